@@ -1,0 +1,12 @@
+/* Lookup of the files compiled into libgolden (see ci/embed-files and the GNUmakefile). */
+#include "golden/embed.h"
+
+#include <string.h>
+
+const golden_embedded_file *golden_embedded_schema(const char *name)
+{
+    for (const golden_embedded_file *f = golden_embedded_schemas; f->name; f++)
+        if (strcmp(f->name, name) == 0)
+            return f;
+    return NULL;
+}

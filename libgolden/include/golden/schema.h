@@ -1,0 +1,34 @@
+/* A JSON Schema (draft 2020-12) validator over golden_doc trees. Schemas are found by
+ * name among those compiled into libgolden (schemas/ of the source tree) or by path. */
+#ifndef GOLDEN_SCHEMA_H
+#define GOLDEN_SCHEMA_H
+#include <stddef.h>
+#include <jansson.h>
+#include "golden/doc.h"
+#include "golden/error.h"
+
+typedef struct golden_schema golden_schema;
+
+/* `ref` is an embedded schema's file name ("calculet-graph-v1.schema.json"), its `$id`,
+ * a format name ("calculet-graph/v1"), or a path to a schema file. */
+int golden_schema_load(const char *ref, golden_schema **out, golden_error *err);
+void golden_schema_free(golden_schema *s);
+
+typedef struct {
+    char where[1024];    /* file:line:col of the offending node (or file) */
+    char pointer[1024];  /* JSON Pointer of the instance location ("" = root) */
+    char keyword[64];    /* the schema keyword that failed, e.g. "required" */
+    char message[1024];  /* one plain sentence */
+} golden_violation;
+
+/* Validate the tree of doc (or `instance`, a node inside it, when non-NULL). Every
+ * violation is collected into *out (caller frees with free()); returns the count,
+ * or -1 on an internal error. */
+long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
+                            const json_t *instance, golden_violation **out, golden_error *err);
+
+/* Convenience for tools that need a valid document: 0 when valid, else -1 with err set to
+ * the first violation (where = file:line:col, what = "pointer: message (keyword)"). */
+int golden_schema_check(const golden_schema *s, const golden_doc *doc, golden_error *err);
+
+#endif

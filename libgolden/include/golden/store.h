@@ -1,0 +1,98 @@
+/* The calculet-golden/v1 HDF5 file: a streaming writer that hashes and measures each tensor
+ * as it is written, and a reader that serves any linear element range of a tensor.
+ * The serial HDF5 library is not thread-safe: every HDF5 call in libgolden goes through
+ * golden_hdf5_lock(); contiguous datasets are read with pread() outside the lock. */
+#ifndef GOLDEN_STORE_H
+#define GOLDEN_STORE_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "golden/dtype.h"
+#include "golden/error.h"
+#include "golden/stats.h"
+
+#define GOLDEN_SCHEMA_GOLDEN "calculet-golden/v1"
+#define GOLDEN_MAX_RANK 32
+
+/* What the contract's dataset attributes say about one tensor. */
+typedef struct {
+    char *name;                       /* without the leading '/' */
+    golden_dtype dtype;
+    int rank;                         /* 0 = scalar */
+    uint64_t shape[GOLDEN_MAX_RANK];
+    uint64_t count;                   /* product of shape (1 for a scalar) */
+    char sha256[65];
+    uint64_t nan_count, posinf_count, neginf_count, zero_count;
+    double min, max, mean, std;
+    bool has_layer, has_chip, has_step;
+    int64_t layer, chip, step;
+    char *op_family;                  /* NULL when absent */
+    char *source;                     /* NULL when absent */
+} golden_tensor_info;
+
+/* Validate a tensor name per the contract (UTF-8, non-empty, no empty/./.. component);
+ * returns 0 or -1 with err saying why. */
+int golden_tensor_name_check(const char *name, golden_error *err);
+/* Product of shape into *count; -1 (err filled) when it overflows uint64 or count*width
+ * overflows size limits. */
+int golden_shape_count(int rank, const uint64_t *shape, golden_dtype dt, uint64_t *count,
+                       golden_error *err);
+
+/* Serialize HDF5 use across threads. */
+void golden_hdf5_lock(void);
+void golden_hdf5_unlock(void);
+
+/* ---- writer ---- */
+typedef struct golden_writer golden_writer;
+
+typedef struct {
+    bool force;       /* replace an existing file */
+    int gzip;         /* 0 = contiguous, 1..9 = chunked + deflate */
+    const char *producer; /* e.g. "golden-dump 0.1.0" */
+} golden_writer_opts;
+
+/* Create a temporary file beside `path`; nothing appears at `path` until commit. */
+int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_writer **out,
+                       golden_error *err);
+/* A root string attribute (--meta KEY=VALUE). */
+int golden_writer_meta(golden_writer *w, const char *key, const char *value, golden_error *err);
+/* Start a tensor: name, dtype, rank, shape and the optional attributes are taken from info
+ * (sha256/statistics fields are ignored and computed). Fails on a duplicate name. */
+int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden_error *err);
+/* Append the next bytes of the tensor, canonical layout (little-endian, C order); any size,
+ * not necessarily a whole number of elements. */
+int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golden_error *err);
+/* Finish the tensor: checks the byte count, writes sha256 and statistics attributes.
+ * If `out` is non-NULL it receives the computed sha256 and statistics. */
+int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *err);
+/* Close the file and rename it into place. */
+int golden_writer_commit(golden_writer *w, golden_error *err);
+/* Drop everything written (also safe after a failure); frees w. */
+void golden_writer_abort(golden_writer *w);
+
+/* ---- reader ---- */
+typedef struct golden_reader golden_reader;
+
+/* Open a golden file, check its schema attribute, and load every tensor's attributes
+ * (tensors sorted by name). Missing or malformed attributes are an error naming the tensor. */
+int golden_reader_open(const char *path, golden_reader **out, golden_error *err);
+void golden_reader_close(golden_reader *r);
+const char *golden_reader_path(const golden_reader *r);
+size_t golden_reader_count(const golden_reader *r);
+const golden_tensor_info *golden_reader_tensor(const golden_reader *r, size_t i);
+/* Index of a tensor by name, or -1. */
+long golden_reader_find(const golden_reader *r, const char *name);
+/* Root attribute value (string attributes only), or NULL. */
+const char *golden_reader_meta(const golden_reader *r, const char *key);
+size_t golden_reader_meta_count(const golden_reader *r);
+void golden_reader_meta_at(const golden_reader *r, size_t i, const char **key, const char **value);
+
+/* Read elements [first, first + n) of tensor i in C order into buf as canonical bytes.
+ * Safe to call from several threads at once. */
+int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, void *buf,
+                       golden_error *err);
+
+/* Recompute sha256 and statistics of tensor i from its data in one streamed pass. */
+int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_stats *stats,
+                            golden_error *err);
+
+#endif
