@@ -61,8 +61,8 @@ static golden_input *list_push(golden_input_list *l, golden_error *err)
 }
 
 /* Fill the common fields of a new input; on failure the slot is not kept. */
-static int input_set(golden_input *in, const char *name, const char *path, golden_dtype dt,
-                     int rank, const uint64_t *shape, golden_error *err)
+static int input_set(golden_input *in, const char *name, const char *path, const char *where,
+                     golden_dtype dt, int rank, const uint64_t *shape, golden_error *err)
 {
     in->info.name = strdup(name);
     in->path = strdup(path);
@@ -79,7 +79,7 @@ static int input_set(golden_input *in, const char *name, const char *path, golde
         char what[sizeof err->what];
         snprintf(what, sizeof what, "%s", err->what);
         input_free(in);
-        return golden_failw(err, what, "%s:%s", path, name);
+        return golden_failw(err, what, "%s:%s", where, name);
     }
     in->nbytes = in->info.count * golden_dtype_size(dt);
     return GOLDEN_OK;
@@ -393,7 +393,7 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
         goto done;
     }
     golden_input *in = list_push(l, err);
-    if (!in || input_set(in, stem, path, dt, rank, shape, err) != GOLDEN_OK)
+    if (!in || input_set(in, stem, path, path, dt, rank, shape, err) != GOLDEN_OK)
         goto done;
     in->format = GOLDEN_INPUT_NPY;
     in->offset = hstart + hlen;
@@ -547,7 +547,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
             goto done;
         }
         golden_input *in = list_push(l, err);
-        if (!in || input_set(in, key, path, dt, rank, shape, err) != GOLDEN_OK)
+        if (!in || input_set(in, key, path, path, dt, rank, shape, err) != GOLDEN_OK)
             goto done;
         in->format = GOLDEN_INPUT_SAFETENSORS;
         if (begin > end || end > data_len) {
@@ -701,7 +701,7 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
     if (!file)
         return GOLDEN_ERR;
     golden_input *in = list_push(l, err);
-    if (!in || input_set(in, name, file, dt, rank, shape, err) != GOLDEN_OK) {
+    if (!in || input_set(in, name, file, ipath, dt, rank, shape, err) != GOLDEN_OK) {
         free(file);
         return GOLDEN_ERR;
     }
