@@ -527,6 +527,10 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
                      in->expected_sha256, out.sha256);
             rc = fail(&err);
         }
+        /* golden_writer_end hands over copies of the strings */
+        free(out.name);
+        free(out.op_family);
+        free(out.source);
     }
     golden_progress_end(&prog);
     if (rc == 0 && golden_writer_commit(w, &err) != GOLDEN_OK)

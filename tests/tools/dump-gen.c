@@ -17,7 +17,7 @@ static uint64_t next(void)
     return rng;
 }
 
-/* A value in about [-4, 4): sign, small exponent, random mantissa. */
+/* A value with 0.5 <= |v| < 8: random sign and mantissa, small exponent. */
 static float value(void)
 {
     uint64_t r = next();
