@@ -7,12 +7,14 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "golden/hash.h"
+#include "golden/report.h"
 
 #define NPY_MAX_HEADER (1u << 20)
 #define ST_MAX_HEADER (100u << 20) /* the safetensors format's own limit */
@@ -1166,6 +1168,130 @@ static int emit(ftx *ft, int k, uint64_t base, uint64_t stride)
     return GOLDEN_OK;
 }
 
+/* Contiguous data, one chunk at a time on the calling thread. */
+static int read_serial(int fd, const golden_input *in, size_t chunk, golden_chunk_fn fn,
+                       void *ctx, golden_error *err)
+{
+    size_t w = golden_dtype_size(in->info.dtype);
+    unsigned char *buf = malloc(in->nbytes < chunk ? (in->nbytes ? in->nbytes : 1) : chunk);
+    if (!buf)
+        return golden_fail(err, in->path, "out of memory");
+    int rc = GOLDEN_OK;
+    for (uint64_t done = 0; done < in->nbytes && rc == GOLDEN_OK;) {
+        size_t n = (size_t)(in->nbytes - done < chunk ? in->nbytes - done : chunk);
+        rc = pread_full(fd, buf, n, in->offset + done, in->path, err);
+        if (rc == GOLDEN_OK) {
+            if (in->big_endian)
+                swap_bytes(buf, n, w);
+            rc = fn(ctx, buf, n, err);
+        }
+        done += n;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Read-ahead: a helper thread reads (and byte-swaps) chunk k+1 while the caller's fn works
+ * on chunk k, so the system-call and copy time of reading leaves the consumer's core. */
+enum { RA_SLOTS = 3 };
+typedef struct {
+    int fd;
+    const golden_input *in;
+    size_t chunk;
+    unsigned char *buf[RA_SLOTS];
+    size_t len[RA_SLOTS];
+    bool full[RA_SLOTS];
+    bool stop;    /* consumer gave up */
+    int rc;       /* reader's status */
+    golden_error err;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} read_ahead_state;
+
+static void *read_ahead_main(void *arg)
+{
+    read_ahead_state *ra = arg;
+    size_t w = golden_dtype_size(ra->in->info.dtype);
+    uint64_t done = 0;
+    for (size_t k = 0; done < ra->in->nbytes; k++) {
+        size_t slot = k % RA_SLOTS;
+        pthread_mutex_lock(&ra->mu);
+        while (ra->full[slot] && !ra->stop)
+            pthread_cond_wait(&ra->cv, &ra->mu);
+        bool stop = ra->stop;
+        pthread_mutex_unlock(&ra->mu);
+        if (stop)
+            return NULL;
+        size_t n = (size_t)(ra->in->nbytes - done < ra->chunk ? ra->in->nbytes - done : ra->chunk);
+        int rc = pread_full(ra->fd, ra->buf[slot], n, ra->in->offset + done, ra->in->path,
+                            &ra->err);
+        if (rc == GOLDEN_OK && ra->in->big_endian)
+            swap_bytes(ra->buf[slot], n, w);
+        pthread_mutex_lock(&ra->mu);
+        ra->len[slot] = n;
+        ra->full[slot] = true;
+        ra->rc = rc;
+        pthread_cond_broadcast(&ra->cv);
+        pthread_mutex_unlock(&ra->mu);
+        if (rc != GOLDEN_OK)
+            return NULL;
+        done += n;
+    }
+    return NULL;
+}
+
+static int read_ahead(int fd, const golden_input *in, size_t chunk, golden_chunk_fn fn,
+                      void *ctx, golden_error *err)
+{
+    read_ahead_state ra = {.fd = fd, .in = in, .chunk = chunk, .rc = GOLDEN_OK};
+    for (int i = 0; i < RA_SLOTS; i++)
+        if (!(ra.buf[i] = malloc(chunk))) {
+            for (int j = 0; j < i; j++)
+                free(ra.buf[j]);
+            return golden_fail(err, in->path, "out of memory");
+        }
+    pthread_mutex_init(&ra.mu, NULL);
+    pthread_cond_init(&ra.cv, NULL);
+    pthread_t tid;
+    int rc;
+    if (pthread_create(&tid, NULL, read_ahead_main, &ra) != 0) {
+        rc = read_serial(fd, in, chunk, fn, ctx, err);
+    } else {
+        rc = GOLDEN_OK;
+        uint64_t done = 0;
+        for (size_t k = 0; done < in->nbytes && rc == GOLDEN_OK; k++) {
+            size_t slot = k % RA_SLOTS;
+            pthread_mutex_lock(&ra.mu);
+            while (!ra.full[slot] && ra.rc == GOLDEN_OK)
+                pthread_cond_wait(&ra.cv, &ra.mu);
+            bool have = ra.full[slot];
+            if (!have) {
+                rc = GOLDEN_ERR;
+                *err = ra.err;
+            }
+            pthread_mutex_unlock(&ra.mu);
+            if (!have)
+                break;
+            rc = fn(ctx, ra.buf[slot], ra.len[slot], err);
+            done += ra.len[slot];
+            pthread_mutex_lock(&ra.mu);
+            ra.full[slot] = false;
+            pthread_cond_broadcast(&ra.cv);
+            pthread_mutex_unlock(&ra.mu);
+        }
+        pthread_mutex_lock(&ra.mu);
+        ra.stop = true;
+        pthread_cond_broadcast(&ra.cv);
+        pthread_mutex_unlock(&ra.mu);
+        pthread_join(tid, NULL);
+    }
+    pthread_cond_destroy(&ra.cv);
+    pthread_mutex_destroy(&ra.mu);
+    for (int i = 0; i < RA_SLOTS; i++)
+        free(ra.buf[i]);
+    return rc;
+}
+
 int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, void *ctx,
                       golden_error *err)
 {
@@ -1192,22 +1318,10 @@ int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, 
     if (!in->fortran_order || ft.rank <= 1 || in->info.count == 0) {
         /* contiguous: one sequential pass */
         posix_fadvise(fd, (off_t)in->offset, (off_t)in->nbytes, POSIX_FADV_SEQUENTIAL);
-        unsigned char *buf = malloc(in->nbytes < chunk ? (in->nbytes ? in->nbytes : 1) : chunk);
-        if (!buf) {
-            close(fd);
-            return golden_fail(err, in->path, "out of memory");
-        }
-        for (uint64_t done = 0; done < in->nbytes && rc == GOLDEN_OK;) {
-            size_t n = (size_t)(in->nbytes - done < chunk ? in->nbytes - done : chunk);
-            rc = pread_full(fd, buf, n, in->offset + done, in->path, err);
-            if (rc == GOLDEN_OK) {
-                if (in->big_endian)
-                    swap_bytes(buf, n, w);
-                rc = fn(ctx, buf, n, err);
-            }
-            done += n;
-        }
-        free(buf);
+        if (in->nbytes > chunk && golden_threads() > 1)
+            rc = read_ahead(fd, in, chunk, fn, ctx, err);
+        else
+            rc = read_serial(fd, in, chunk, fn, ctx, err);
         close(fd);
         return rc;
     }
