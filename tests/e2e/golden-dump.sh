@@ -50,6 +50,24 @@ expect_grep json_layer '"op_family": "moe_expert"' list.json
 expect_exit list_json_stdout 0 golden-dump --list g.h5 --json -
 expect_grep json_stdout_only '^\{' out.txt
 
+# ---- .safetensors: header written by hand (8-byte little-endian length, JSON, data)
+# st FILE HEADER: header padded with spaces to 160 bytes (length 0xa0)
+st() { { printf '\240\000\000\000\000\000\000\000'; printf '%-160s' "$2"; } > "$1"; }
+st m.safetensors '{"__metadata__":{"format":"pt"},"w.bf16":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"e.fp8":{"dtype":"F8_E4M3","shape":[2,1],"data_offsets":[4,6]}}'
+# bf16 1.0, -2.0; fp8_e4m3fn 0x38 = 1.0, 0xc0 = -2.0
+printf '\200\077\000\300\070\300' >> m.safetensors
+expect_exit st_dump 0 golden-dump -o st.h5 m.safetensors
+expect_exit st_list 0 golden-dump --list st.h5
+expect_grep st_bf16 '^w\.bf16 +bf16 +2 +[0-9a-f]{64} +-2 +1 +-0\.5 +1\.5 ' out.txt
+expect_grep st_fp8 '^e\.fp8 +fp8_e4m3fn +2x1 +[0-9a-f]{64} +-2 +1 +-0\.5 +1\.5 ' out.txt
+h=$(printf '\200\077\000\300' | sha256sum | cut -d' ' -f1)
+expect_grep st_hash "^w\.bf16 .* $h " out.txt
+st o.safetensors '{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}}'
+printf '\000\000\000\000\000\000' >> o.safetensors
+expect_exit st_overlap 2 golden-dump -o st2.h5 o.safetensors
+expect_grep st_overlap_message 'o\.safetensors:b: data_offsets overlap' err.txt
+expect_absent st_overlap_no_output st2.h5
+
 # ---- corrupt one byte of one dataset: --verify must fail and name it
 cp g.h5 bad.h5
 off=$(h5dump -p -d /layers/1/attn/out bad.h5 | sed -n 's/.*OFFSET \([0-9]*\).*/\1/p' | head -n 1)
