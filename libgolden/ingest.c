@@ -662,14 +662,22 @@ typedef struct {
     const char *path;
     const char *name;
     uint64_t off, len, fsize;
+    dev_t dev; /* files are told apart by device and inode, however they are spelled */
+    ino_t ino;
 } claim;
+
+static bool same_file(const claim *x, const claim *y)
+{
+    return x->dev == y->dev && x->ino == y->ino;
+}
 
 static int cmp_claim(const void *a, const void *b)
 {
     const claim *x = a, *y = b;
-    int c = strcmp(x->path, y->path);
-    if (c)
-        return c;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
     if (x->off != y->off)
         return x->off < y->off ? -1 : 1;
     return x->len < y->len ? -1 : x->len > y->len;
@@ -799,7 +807,7 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
             goto done;
         }
         claims[i] = (claim){in->path, in->info.name, in->offset, in->nbytes,
-                            (uint64_t)st.st_size};
+                            (uint64_t)st.st_size, st.st_dev, st.st_ino};
         if (in->offset > claims[i].fsize || in->nbytes > claims[i].fsize - in->offset) {
             golden_failw(err, "x", "%s:%s", path, in->info.name);
             snprintf(err->what, sizeof err->what,
@@ -811,8 +819,8 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
     }
     qsort(claims, n, sizeof *claims, cmp_claim);
     for (size_t i = 0; i < n; i++) {
-        bool same_prev = i > 0 && strcmp(claims[i - 1].path, claims[i].path) == 0;
-        bool same_next = i + 1 < n && strcmp(claims[i + 1].path, claims[i].path) == 0;
+        bool same_prev = i > 0 && same_file(&claims[i - 1], &claims[i]);
+        bool same_next = i + 1 < n && same_file(&claims[i + 1], &claims[i]);
         if (same_prev && claims[i].off < claims[i - 1].off + claims[i - 1].len) {
             golden_failw(err, "x", "%s:%s", path, claims[i].name);
             snprintf(err->what, sizeof err->what, "bytes overlap those of '%s' in %s",

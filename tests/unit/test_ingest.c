@@ -486,6 +486,14 @@ static void test_index(void)
         "{\"name\": \"u\", \"file\": \"pack.bin\", \"offset\": 2, \"dtype\": \"u8\","
         " \"shape\": [4]}",
         "overlap");
+    BAD("{\"name\": \"t\", \"file\": \"pack.bin\", \"dtype\": \"u8\", \"shape\": [4]},"
+        "{\"name\": \"u\", \"file\": \"./sub/../pack.bin\", \"offset\": 2, \"dtype\": \"u8\","
+        " \"shape\": [4]}",
+        "leaves the index folder");
+    BAD("{\"name\": \"t\", \"file\": \"pack.bin\", \"dtype\": \"u8\", \"shape\": [4]},"
+        "{\"name\": \"u\", \"file\": \"./pack.bin\", \"offset\": 2, \"dtype\": \"u8\","
+        " \"shape\": [4]}",
+        "overlap");
     BAD("{\"name\": \"t\", \"file\": \"sub/0001.bin\", \"dtype\": \"u8\","
         " \"shape\": [4294967296, 4294967296, 2]}",
         "overflow");
