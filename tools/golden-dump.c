@@ -244,6 +244,8 @@ typedef struct {
     char **problems;   /* per tensor: NULL = agrees, else "; "-joined reasons */
     golden_error err;  /* first read error */
     bool failed;
+    golden_progress prog; /* bytes verified, under mu */
+    unsigned long long done;
 } verify_job;
 
 /* Statistics written by one pass may be merged in a different chunking than the recompute;
@@ -327,6 +329,10 @@ static void *verify_main(void *arg)
             if (!same_stat(stats[k].stored, stats[k].actual))
                 add_problem(p, "%s is %.17g, data gives %.17g", stats[k].name, stats[k].stored,
                             stats[k].actual);
+        pthread_mutex_lock(&job->mu);
+        job->done += t->count * golden_dtype_size(t->dtype);
+        golden_progress_update(&job->prog, job->done);
+        pthread_mutex_unlock(&job->mu);
     }
 }
 
@@ -353,12 +359,18 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
         golden_reader_close(r);
         return fail(&(golden_error){"", "out of memory"});
     }
+    unsigned long long total = 0;
+    for (size_t i = 0; i < job.n; i++)
+        total += golden_reader_tensor(r, i)->count *
+                 golden_dtype_size(golden_reader_tensor(r, i)->dtype);
+    golden_progress_start(&job.prog, TOOL " --verify", total);
     for (int k = 1; k < threads && k < 64; k++)
         if (pthread_create(&tid[started], NULL, verify_main, &job) == 0)
             started++;
     verify_main(&job);
     for (int k = 0; k < started; k++)
         pthread_join(tid[k], NULL);
+    golden_progress_end(&job.prog);
     pthread_mutex_destroy(&job.mu);
     int rc;
     size_t bad = 0;
