@@ -153,14 +153,25 @@ static void num_str(double v, char *buf, size_t n)
 
 enum { COLS = 10 };
 
+/* One table row; the name is kept by pointer because names have no length limit. */
+typedef struct {
+    const char *name;
+    char cell[COLS][80];
+} table_row;
+
+static const char *cell_text(const table_row *row, int c)
+{
+    return c == 0 ? row->name : row->cell[c];
+}
+
 /* Print rows of COLS cells, each column as wide as its widest cell. */
-static void print_table(FILE *out, char (*cells)[COLS][80], size_t rows)
+static void print_table(FILE *out, const table_row *cells, size_t rows)
 {
     size_t width[COLS] = {0};
     for (size_t r = 0; r < rows; r++)
         for (int c = 0; c < COLS; c++)
-            if (strlen(cells[r][c]) > width[c])
-                width[c] = strlen(cells[r][c]);
+            if (strlen(cell_text(&cells[r], c)) > width[c])
+                width[c] = strlen(cell_text(&cells[r], c));
     bool color = golden_use_color(out);
     for (size_t r = 0; r < rows; r++) {
         if (r == 0)
@@ -169,9 +180,10 @@ static void print_table(FILE *out, char (*cells)[COLS][80], size_t rows)
             /* text columns left-aligned, numbers right-aligned */
             bool left = c <= 3;
             if (left)
-                fprintf(out, "%-*s  ", (int)width[c], cells[r][c]);
+                fprintf(out, "%-*s  ", (int)width[c], cell_text(&cells[r], c));
             else
-                fprintf(out, "%*s%s", (int)width[c], cells[r][c], c == COLS - 1 ? "" : "  ");
+                fprintf(out, "%*s%s", (int)width[c], cell_text(&cells[r], c),
+                        c == COLS - 1 ? "" : "  ");
         }
         if (r == 0)
             fputs(golden_color(color, "reset"), out);
@@ -179,9 +191,10 @@ static void print_table(FILE *out, char (*cells)[COLS][80], size_t rows)
     }
 }
 
-static void fill_row(char row[COLS][80], const golden_tensor_info *t)
+static void fill_row(table_row *tr, const golden_tensor_info *t)
 {
-    snprintf(row[0], 80, "%s", t->name);
+    char(*row)[80] = tr->cell;
+    tr->name = t->name;
     snprintf(row[1], 80, "%s", golden_dtype_name(t->dtype));
     shape_str(t, row[2], 80);
     snprintf(row[3], 80, "%s", t->sha256);
@@ -216,17 +229,18 @@ static int do_list(const char *path, const char *json_path, bool force)
         json_decref(doc);
     }
     if (rc == 0 && !(json_path && strcmp(json_path, "-") == 0)) {
-        char(*cells)[COLS][80] = calloc(n + 1, sizeof *cells);
+        table_row *cells = calloc(n + 1, sizeof *cells);
         if (!cells) {
             golden_reader_close(r);
             return fail(&(golden_error){"", "out of memory"});
         }
         const char *head[COLS] = {"name", "dtype", "shape", "sha256", "min",
                                   "max",  "mean",  "std",   "nan",    "inf"};
-        for (int c = 0; c < COLS; c++)
-            snprintf(cells[0][c], 80, "%s", head[c]);
+        cells[0].name = head[0];
+        for (int c = 1; c < COLS; c++)
+            snprintf(cells[0].cell[c], 80, "%s", head[c]);
         for (size_t i = 0; i < n; i++)
-            fill_row(cells[i + 1], golden_reader_tensor(r, i));
+            fill_row(&cells[i + 1], golden_reader_tensor(r, i));
         print_table(stdout, cells, n + 1);
         free(cells);
     }
