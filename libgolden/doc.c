@@ -62,7 +62,6 @@ typedef struct arena_chunk {
 typedef struct golden_arena {
     arena_chunk *chunks; /* owned chunks, each starts with its link */
     char *cur, *end;
-    int heap_fallback;   /* some node came from the heap: free the tree node by node */
 } golden_arena;
 
 static char *region_base;
@@ -138,15 +137,11 @@ static void *golden_json_malloc(size_t n)
         return malloc(n);
     n = (n + 7) & ~(size_t)7; /* jansson's structs need no more than pointer alignment */
     if (n > (size_t)(a->end - a->cur)) {
-        if (n > ARENA_CHUNK / 4) {
-            a->heap_fallback = 1;
+        if (n > ARENA_CHUNK / 4)
             return malloc(n);
-        }
         arena_chunk *c = chunk_get();
-        if (!c) {
-            a->heap_fallback = 1;
+        if (!c)
             return malloc(n);
-        }
         c->next = a->chunks;
         a->chunks = c;
         a->cur = (char *)c + 16;
@@ -393,15 +388,12 @@ void golden_doc_free(golden_doc *doc)
 {
     if (!doc)
         return;
+    /* The walk is cheap (arena frees are no-ops) and frees whatever a caller attached to
+     * the tree after the load, or what came from the heap when the arena ran out. */
+    json_decref(doc->root);
     if (doc->arena) {
-        /* Arena nodes need no freeing one by one; heap ones (made after the load, or when
-         * the arena ran out) do. */
-        if (doc->arena->heap_fallback)
-            json_decref(doc->root);
         chunks_release(doc->arena->chunks);
         free(doc->arena);
-    } else {
-        json_decref(doc->root);
     }
     free(doc->pos);
     free(doc->slots);
