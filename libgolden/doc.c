@@ -1745,6 +1745,21 @@ static int has_suffix(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* line * 2^32 + col of a "file:line:col" where, for comparing how far two readings got. */
+static uint64_t where_rank(const char *where)
+{
+    const char *c2 = strrchr(where, ':');
+    if (!c2 || c2 == where)
+        return 0;
+    const char *c1 = c2 - 1;
+    while (c1 > where && *c1 != ':')
+        c1--;
+    if (*c1 != ':')
+        return 0;
+    unsigned long line = strtoul(c1 + 1, NULL, 10), col = strtoul(c2 + 1, NULL, 10);
+    return ((uint64_t)line << 32) + col;
+}
+
 static int load_any(const char *name, const char *cbuf, size_t len, int force_json,
                     size_t first_line, int discardable, golden_doc **out, golden_error *err)
 {
@@ -1757,27 +1772,45 @@ static int load_any(const char *name, const char *cbuf, size_t len, int force_js
         buf += 3;
         len -= 3;
     }
-    int json = force_json || (name && has_suffix(name, ".json"));
-    if (!json) {
+    int must_json = force_json || (name && has_suffix(name, ".json"));
+    int looks_json = must_json;
+    if (!looks_json) {
         size_t i = 0;
         while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
             i++;
-        json = i < len && (buf[i] == '{' || buf[i] == '[');
+        looks_json = i < len && (buf[i] == '{' || buf[i] == '[');
     }
-    golden_doc *d = doc_new(name, err);
-    if (!d)
-        return GOLDEN_ERR;
-    if (len >= ARENA_MIN_INPUT && !current_arena)
-        d->arena = calloc(1, sizeof *d->arena);
-    current_arena = d->arena;
-    int rc = json ? load_json(d, buf, len, first_line, discardable, err) : load_yaml(d, buf, len, err);
-    current_arena = NULL;
-    if (rc < 0) {
+    /* Text that looks like JSON but is not (a YAML flow mapping such as {k: v}) is read as
+     * YAML; when that fails too, the JSON error is the one reported. Input pages are only
+     * dropped when there will be no second reading. */
+    golden_error json_err = {{0}, {0}};
+    for (int attempt = looks_json ? 0 : 1; attempt < 2; attempt++) {
+        golden_doc *d = doc_new(name, err);
+        if (!d)
+            return GOLDEN_ERR;
+        if (len >= ARENA_MIN_INPUT && !current_arena)
+            d->arena = calloc(1, sizeof *d->arena);
+        current_arena = d->arena;
+        int rc = attempt == 0
+                     ? load_json(d, buf, len, first_line, discardable && must_json,
+                                 must_json ? err : &json_err)
+                     : load_yaml(d, buf, len, err);
+        current_arena = NULL;
+        if (rc == GOLDEN_OK) {
+            *out = d;
+            return GOLDEN_OK;
+        }
         golden_doc_free(d);
-        return GOLDEN_ERR;
+        if (must_json)
+            return GOLDEN_ERR;
+        if (attempt == 1 && looks_json) {
+            /* Both failed: the reading that got further explains it better. */
+            if (err && where_rank(json_err.where) >= where_rank(err->where))
+                *err = json_err;
+            return GOLDEN_ERR;
+        }
     }
-    *out = d;
-    return GOLDEN_OK;
+    return GOLDEN_ERR;
 }
 
 int golden_doc_load_buffer(const char *name, const char *buf, size_t len, golden_doc **out,
