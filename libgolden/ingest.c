@@ -13,8 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "golden/doc.h"
 #include "golden/hash.h"
 #include "golden/report.h"
+#include "golden/schema.h"
 
 #define NPY_MAX_HEADER (1u << 20)
 #define ST_MAX_HEADER (100u << 20) /* the safetensors format's own limit */
@@ -757,10 +759,20 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
 
 int golden_ingest_index(golden_input_list *l, const char *path, golden_error *err)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return golden_failw(err, je.text, "%s:%d:%d", path, je.line, je.column);
+    /* the doc layer gives file:line:col positions, rejects duplicate keys and bad UTF-8;
+     * the schema catches structural mistakes before the rules below run */
+    golden_doc *doc = NULL;
+    golden_schema *schema_v = NULL;
+    if (golden_doc_load_file(path, &doc, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    if (golden_schema_load(GOLDEN_SCHEMA_DUMP_INDEX, &schema_v, err) != GOLDEN_OK ||
+        golden_schema_check(schema_v, doc, err) != GOLDEN_OK) {
+        golden_schema_free(schema_v);
+        golden_doc_free(doc);
+        return GOLDEN_ERR;
+    }
+    golden_schema_free(schema_v);
+    json_t *root = golden_doc_root(doc);
     int rc = GOLDEN_ERR;
     size_t first = l->count;
     claim *claims = NULL;
@@ -846,7 +858,7 @@ done:
     }
     free(claims);
     free(dir);
-    json_decref(root);
+    golden_doc_free(doc);
     return rc;
 }
 
@@ -857,10 +869,21 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* True when a .json file declares the dump-index schema at its top level. */
+/* True when a .json file declares the dump-index schema at its top level; a file that does
+ * not parse counts when its start names the schema, so a broken index is reported, not
+ * silently skipped. */
 static bool is_dump_index(const char *path)
 {
     json_t *root = json_load_file(path, 0, NULL);
+    if (!root) {
+        char head[4097];
+        FILE *f = fopen(path, "rb");
+        size_t n = f ? fread(head, 1, sizeof head - 1, f) : 0;
+        if (f)
+            fclose(f);
+        head[n] = '\0';
+        return memmem(head, n, GOLDEN_SCHEMA_DUMP_INDEX, strlen(GOLDEN_SCHEMA_DUMP_INDEX)) != NULL;
+    }
     json_t *s = json_object_get(root, "schema");
     bool yes = json_is_string(s) && strcmp(json_string_value(s), GOLDEN_SCHEMA_DUMP_INDEX) == 0;
     json_decref(root);

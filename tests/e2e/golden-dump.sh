@@ -47,6 +47,10 @@ expect_grep json_schema '"schema": "calculet-golden/v1"' list.json
 expect_grep json_meta '"run_id": "e2e"' list.json
 expect_grep json_producer '"producer": "golden-dump 0.1.0"' list.json
 expect_grep json_layer '"op_family": "moe_expert"' list.json
+expect_exit list_json_schema 0 schema-check list.json calculet-golden/v1
+sed 's/"nan_count": 0/"nan_count": -1/' list.json > list-bad.json
+expect_exit list_json_schema_can_fail 1 schema-check list-bad.json calculet-golden/v1
+expect_exit index_schema 0 schema-check run/index.json calculet-dump-index/v1
 expect_exit list_json_stdout 0 golden-dump --list g.h5 --json -
 expect_grep json_stdout_only '^\{' out.txt
 
@@ -79,6 +83,7 @@ if [ -n "$off" ]; then
     expect_grep verify_names_tensor '^FAIL layers/1/attn/out: sha256 is' out.txt
     expect_lines verify_one_failure 2 out.txt
     expect_grep verify_json_verdict '"verdict": "fail"' v.json
+    expect_exit verify_json_schema 0 schema-check v.json calculet-golden/v1
     expect_grep verify_junit_failure '<failure' v.xml
 else
     notok verify_corrupt_fails "no dataset offset from h5dump -p"

@@ -476,12 +476,12 @@ static void test_index(void)
         " \"shape\": [2]}",
         "does not fit");
     BAD("{\"name\": \"t\", \"file\": \"sub/0001.bin\", \"dtype\": \"q4\", \"shape\": [8]}",
-        "unknown dtype 'q4'");
+        "\"q4\" is not one of");
     BAD("{\"name\": \"t\", \"file\": \"nope.bin\", \"dtype\": \"u8\", \"shape\": [8]}",
         "cannot open");
     BAD("{\"name\": \"t\", \"file\": \"sub/0001.bin\", \"dtype\": \"u8\", \"shape\": [8],"
         " \"sha256\": \"ABC\"}",
-        "64 lowercase hex");
+        "does not match pattern");
     BAD("{\"name\": \"t\", \"file\": \"pack.bin\", \"dtype\": \"u8\", \"shape\": [4]},"
         "{\"name\": \"u\", \"file\": \"pack.bin\", \"offset\": 2, \"dtype\": \"u8\","
         " \"shape\": [4]}",
@@ -501,6 +501,13 @@ static void test_index(void)
         "named");
 #undef BAD
     index_error("{\"schema\": \"calculet-dump-index/v2\", \"tensors\": []}", "schema");
+    /* schema violations carry the line and column of the offending node */
+    index_error("{\"schema\": \"calculet-dump-index/v1\",\n \"tensors\": [\n"
+                "  {\"name\": \"t\", \"file\": \"x.bin\", \"dtype\": \"u8\"}]}",
+                "bad.json:3:");
+    index_error("{\"schema\": \"calculet-dump-index/v1\",\n \"tensors\": [\n"
+                "  {\"name\": \"t\", \"file\": \"x.bin\", \"dtype\": \"u8\", \"shape\": [-1]}]}",
+                "bad.json:3:");
     index_error("{\"schema\": \"calculet-dump-index/v1\", \"tensors\": [] ", "bad.json");
 }
 
