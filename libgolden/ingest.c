@@ -574,7 +574,8 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
         in->offset = data_start + begin;
         l->count++;
     }
-    qsort(l->items + first, l->count - first, sizeof *l->items, cmp_by_offset);
+    if (l->count > first)
+        qsort(l->items + first, l->count - first, sizeof *l->items, cmp_by_offset);
     for (size_t i = first + 1; i < l->count; i++) {
         const golden_input *a = &l->items[i - 1], *b = &l->items[i];
         if (b->offset < a->offset + a->nbytes) {
@@ -921,7 +922,8 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
         }
         n++;
     }
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n && rc == GOLDEN_OK; i++) {
         size_t pl = strlen(dir) + strlen(names[i]) + 2;
         size_t rl = strlen(rel) + strlen(names[i]) + 2;

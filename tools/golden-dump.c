@@ -507,6 +507,11 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
     }
     if (rc == 0 && golden_input_list_finish(&l, o->prefix, &err) != GOLDEN_OK)
         rc = fail(&err);
+    if (rc == 0 && l.count == 0) {
+        /* almost always a wrong path: an empty golden file would pass every later check */
+        golden_fail(&err, inputs[0], "no tensors found in the inputs");
+        rc = fail(&err);
+    }
     if (rc != 0) {
         golden_input_list_free(&l);
         return rc;

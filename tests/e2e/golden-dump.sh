@@ -147,6 +147,8 @@ bad expected_hash 'bad/hash/x.bin:h/t: expected sha256 0{64}, data hashes to' ba
 printf '{"schema": "calculet-dump-index/v1", "tensors": [{"name": "s", "file": "x.bin", "dtype": "f64", "shape": [1]}]}' > bad/hash/size.json
 bad index_size 'bad/hash/size.json:s: byte size 8 at offset 0 does not fit' bad/hash/size.json
 bad unreadable 'bad/missing.npy: cannot open' bad/missing.npy
+mkdir -p bad/empty
+bad no_tensors 'bad/empty: no tensors found' bad/empty
 if [ "$(id -u)" -ne 0 ]; then
     cp npys/be.npy bad/noperm.npy; chmod 000 bad/noperm.npy
     bad unreadable_perm 'bad/noperm.npy: cannot open' bad/noperm.npy

@@ -387,6 +387,12 @@ static void test_safetensors(void)
             fprintf(stderr, "case %zu: '%s'\n", i, err.what);
         golden_input_list_free(&l);
     }
+    /* only metadata: a valid file with no tensors */
+    write_st("meta.safetensors", "{\"__metadata__\":{}}", "", 0);
+    golden_input_list_init(&l);
+    CU_ASSERT(golden_ingest_safetensors(&l, pathf("meta.safetensors"), &err) == GOLDEN_OK);
+    CU_ASSERT(l.count == 0);
+    golden_input_list_free(&l);
     /* header length larger than the file */
     write_file("len.safetensors", "\xff\x00\x00\x00\x00\x00\x00\x00{}", 10);
     golden_input_list_init(&l);
@@ -546,6 +552,12 @@ static void test_folder_and_names(void)
     CU_ASSERT_FATAL(golden_ingest_path(&l, pathf("tree"), &err) == GOLDEN_OK);
     CU_ASSERT(golden_input_list_finish(&l, "run1", &err) == GOLDEN_ERR);
     CU_ASSERT(strstr(err.what, "duplicate tensor name") != NULL);
+    golden_input_list_free(&l);
+
+    /* an empty folder adds nothing */
+    CU_ASSERT_FATAL(mkdir(pathf("empty"), 0755) == 0);
+    golden_input_list_init(&l);
+    CU_ASSERT(golden_ingest_path(&l, pathf("empty"), &err) == GOLDEN_OK && l.count == 0);
     golden_input_list_free(&l);
 
     golden_input_list_init(&l);
