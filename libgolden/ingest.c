@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,25 @@
 #define NPY_MAX_HEADER (1u << 20)
 #define ST_MAX_HEADER (100u << 20) /* the safetensors format's own limit */
 #define DEFAULT_CHUNK (4u << 20)
+
+/* Fail with where = "file:tensor" (or "file") and a formatted what. */
+static int fail_tensor(golden_error *err, const char *file, const char *tensor, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+static int fail_tensor(golden_error *err, const char *file, const char *tensor, const char *fmt,
+                       ...)
+{
+    if (!err)
+        return GOLDEN_ERR;
+    if (tensor)
+        snprintf(err->where, sizeof err->where, "%s:%s", file, tensor);
+    else
+        snprintf(err->where, sizeof err->where, "%s", file);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->what, sizeof err->what, fmt, ap);
+    va_end(ap);
+    return GOLDEN_ERR;
+}
 
 /* ---------------------------------------------------------------- list */
 
@@ -404,10 +424,9 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
     in->big_endian = big;
     in->fortran_order = fortran && rank > 1;
     if (fsize - in->offset != in->nbytes) {
-        golden_failw(err, "data size does not match the shape", "%s", path);
-        snprintf(err->what, sizeof err->what,
-                 "data size %llu bytes does not match shape and dtype (%llu bytes)",
-                 (unsigned long long)(fsize - in->offset), (unsigned long long)in->nbytes);
+        fail_tensor(err, path, NULL,
+                    "data size %llu bytes does not match shape and dtype (%llu bytes)",
+                    (unsigned long long)(fsize - in->offset), (unsigned long long)in->nbytes);
         input_free(in);
         goto done;
     }
@@ -509,9 +528,9 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     json_error_t je;
     root = json_loadb(text, hlen, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        golden_failw(err, "corrupt .safetensors header", "%s", path);
-        snprintf(err->what, sizeof err->what, "corrupt .safetensors header: %s (column %d)",
-                 je.text, je.column);
+        fail_tensor(err, path, NULL,
+                    "corrupt .safetensors header: %s (column %d)",
+                    je.text, je.column);
         goto done;
     }
     if (!json_is_object(root)) {
@@ -525,7 +544,8 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     {
         if (strcmp(key, "__metadata__") == 0) {
             if (!json_is_object(val)) {
-                golden_fail(err, path, "corrupt .safetensors header: __metadata__ is not an object");
+                golden_fail(err, path,
+                            "corrupt .safetensors header: __metadata__ is not an object");
                 goto done;
             }
             continue;
@@ -545,9 +565,9 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
         }
         golden_dtype dt;
         if (golden_safetensors_dtype(json_string_value(jdt), &dt) != 0) {
-            golden_failw(err, "unknown dtype", "%s:%s", path, key);
-            snprintf(err->what, sizeof err->what, "unknown or unsupported dtype '%s'",
-                     json_string_value(jdt));
+            fail_tensor(err, path, key,
+                        "unknown or unsupported dtype '%s'",
+                        json_string_value(jdt));
             goto done;
         }
         golden_input *in = list_push(l, err);
@@ -556,19 +576,17 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
         in->format = GOLDEN_INPUT_SAFETENSORS;
         if (begin > end || end > data_len) {
             input_free(in);
-            golden_failw(err, "data_offsets out of range", "%s:%s", path, key);
-            snprintf(err->what, sizeof err->what,
-                     "data_offsets [%llu, %llu] out of range (data is %llu bytes)",
-                     (unsigned long long)begin, (unsigned long long)end,
-                     (unsigned long long)data_len);
+            fail_tensor(err, path, key,
+                        "data_offsets [%llu, %llu] out of range (data is %llu bytes)",
+                        (unsigned long long)begin, (unsigned long long)end,
+                        (unsigned long long)data_len);
             goto done;
         }
         if (end - begin != in->nbytes) {
             input_free(in);
-            golden_failw(err, "size does not match", "%s:%s", path, key);
-            snprintf(err->what, sizeof err->what,
-                     "data size %llu bytes does not match shape and dtype (%llu bytes)",
-                     (unsigned long long)(end - begin), (unsigned long long)in->nbytes);
+            fail_tensor(err, path, key,
+                        "data size %llu bytes does not match shape and dtype (%llu bytes)",
+                        (unsigned long long)(end - begin), (unsigned long long)in->nbytes);
             goto done;
         }
         in->offset = data_start + begin;
@@ -579,9 +597,9 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     for (size_t i = first + 1; i < l->count; i++) {
         const golden_input *a = &l->items[i - 1], *b = &l->items[i];
         if (b->offset < a->offset + a->nbytes) {
-            golden_failw(err, "overlapping data_offsets", "%s:%s", path, b->info.name);
-            snprintf(err->what, sizeof err->what, "data_offsets overlap those of '%s'",
-                     a->info.name);
+            fail_tensor(err, path, b->info.name,
+                        "data_offsets overlap those of '%s'",
+                        a->info.name);
             goto done;
         }
     }
@@ -822,11 +840,10 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
         claims[i] = (claim){in->path, in->info.name, in->offset, in->nbytes,
                             (uint64_t)st.st_size, st.st_dev, st.st_ino};
         if (in->offset > claims[i].fsize || in->nbytes > claims[i].fsize - in->offset) {
-            golden_failw(err, "x", "%s:%s", path, in->info.name);
-            snprintf(err->what, sizeof err->what,
-                     "byte size %llu at offset %llu does not fit in %s (%llu bytes)",
-                     (unsigned long long)in->nbytes, (unsigned long long)in->offset, in->path,
-                     (unsigned long long)claims[i].fsize);
+            fail_tensor(err, path, in->info.name,
+                        "byte size %llu at offset %llu does not fit in %s (%llu bytes)",
+                        (unsigned long long)in->nbytes, (unsigned long long)in->offset, in->path,
+                        (unsigned long long)claims[i].fsize);
             goto done;
         }
     }
@@ -835,18 +852,17 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
         bool same_prev = i > 0 && same_file(&claims[i - 1], &claims[i]);
         bool same_next = i + 1 < n && same_file(&claims[i + 1], &claims[i]);
         if (same_prev && claims[i].off < claims[i - 1].off + claims[i - 1].len) {
-            golden_failw(err, "x", "%s:%s", path, claims[i].name);
-            snprintf(err->what, sizeof err->what, "bytes overlap those of '%s' in %s",
-                     claims[i - 1].name, claims[i].path);
+            fail_tensor(err, path, claims[i].name,
+                        "bytes overlap those of '%s' in %s",
+                        claims[i - 1].name, claims[i].path);
             goto done;
         }
         if (!same_prev && !same_next && claims[i].fsize - claims[i].off != claims[i].len) {
-            golden_failw(err, "x", "%s:%s", path, claims[i].name);
-            snprintf(err->what, sizeof err->what,
-                     "byte size of %s from offset %llu is %llu, shape and dtype need %llu",
-                     claims[i].path, (unsigned long long)claims[i].off,
-                     (unsigned long long)(claims[i].fsize - claims[i].off),
-                     (unsigned long long)claims[i].len);
+            fail_tensor(err, path, claims[i].name,
+                        "byte size of %s from offset %llu is %llu, shape and dtype need %llu",
+                        claims[i].path, (unsigned long long)claims[i].off,
+                        (unsigned long long)(claims[i].fsize - claims[i].off),
+                        (unsigned long long)claims[i].len);
             goto done;
         }
     }
@@ -1043,9 +1059,9 @@ int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_er
         if (strcmp(a->info.name, b->info.name) == 0) {
             const golden_input *later = idx[i] > idx[i - 1] ? b : a;
             const golden_input *earlier = later == b ? a : b;
-            golden_failw(err, "x", "%s:%s", later->info.source, later->info.name);
-            snprintf(err->what, sizeof err->what, "duplicate tensor name (also in %s)",
-                     earlier->info.source);
+            fail_tensor(err, later->info.source, later->info.name,
+                        "duplicate tensor name (also in %s)",
+                        earlier->info.source);
             rc = GOLDEN_ERR;
             break;
         }

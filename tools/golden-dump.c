@@ -553,9 +553,10 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
             }
             rc = fail(&err);
         } else if (in->has_expected && strcmp(out.sha256, in->expected_sha256) != 0) {
-            golden_failw(&err, "x", "%s:%s", in->info.source, in->info.name);
-            snprintf(err.what, sizeof err.what, "expected sha256 %s, data hashes to %s",
-                     in->expected_sha256, out.sha256);
+            char where[sizeof err.where];
+            snprintf(where, sizeof where, "%s:%s", in->info.source, in->info.name);
+            golden_fail(&err, where, "expected sha256 %s, data hashes to %s",
+                        in->expected_sha256, out.sha256);
             rc = fail(&err);
         }
         /* golden_writer_end hands over copies of the strings */

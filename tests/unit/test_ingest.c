@@ -17,7 +17,8 @@ static void make_dir(void)
 {
     if (dir[0])
         return;
-    snprintf(dir, sizeof dir, "%s/golden-ingest.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(dir, sizeof dir, "%s/golden-ingest.XXXXXX", tmp);
     CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
 }
 
@@ -294,8 +295,8 @@ static void test_npy_errors(void)
     expect_npy_error("less.npy", "does not match");
     write_npy("missing.npy", 1, "{'descr': '<f4', 'shape': (4,), }", v, 16);
     expect_npy_error("missing.npy", "missing fortran_order");
-    write_npy("dup.npy", 1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,)}",
-              v, 16);
+    write_npy("dup.npy", 1,
+              "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,)}", v, 16);
     expect_npy_error("dup.npy", "repeated key");
     write_npy("extra.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'x': 1}",
               v, 16);
