@@ -221,7 +221,7 @@ static void fortran_case(const char *name, int rank, const uint64_t *shape, bool
     golden_error err;
     CU_ASSERT_FATAL(golden_ingest_npy(&l, pathf(name), NULL, &err) == GOLDEN_OK);
     /* chunk sizes that exercise whole tiles, partial tiles and the recursive fallback */
-    size_t chunks[] = {4, 12, 64, 100, 4096, 0};
+    size_t chunks[] = {4, 12, 64, 100, 4096, 16000, 0};
     for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
         sink s = read_all(&l.items[0], chunks[k]);
         CU_ASSERT_FATAL(s.n == count * 4);
@@ -248,6 +248,79 @@ static void test_npy_fortran(void)
     fortran_case("f5.npy", 3, s5, false);
     fortran_case("f6.npy", 2, s6, true);
     fortran_case("f7.npy", 3, s7, false);
+    /* long runs far apart: direct reads (no window) at chunk 4096 and 16000 */
+    uint64_t s8[] = {1000, 10}, s9[] = {600, 3, 4};
+    fortran_case("f8.npy", 2, s8, false);
+    fortran_case("f9.npy", 3, s9, true);
+    /* pseudo-random shapes up to rank 5 */
+    uint64_t r = 12345;
+    for (int k = 0; k < 12; k++) {
+        uint64_t sh[5];
+        int rank = 2 + (int)(r % 4);
+        for (int i = 0; i < rank; i++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            sh[i] = 1 + (r >> 33) % 9;
+        }
+        fortran_case("fr.npy", rank, sh, k % 2 == 1);
+    }
+}
+
+/* Every header byte of a valid .npy and .safetensors replaced by a few values: the readers
+ * must answer OK or a filled error, never crash or read out of bounds (ASan watches). */
+static void test_mutated_headers(void)
+{
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    write_npy("m.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", v,
+              sizeof v);
+    unsigned char st[256];
+    const char *hdr = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]}}";
+    size_t hl = strlen(hdr);
+    for (int i = 0; i < 8; i++)
+        st[i] = (unsigned char)(hl >> (8 * i));
+    memcpy(st + 8, hdr, hl);
+    memcpy(st + 8 + hl, v, sizeof v);
+    size_t st_len = 8 + hl + sizeof v;
+    FILE *f = fopen(pathf("m.npy"), "rb");
+    CU_ASSERT_FATAL(f != NULL);
+    unsigned char npy[512];
+    size_t npy_len = fread(npy, 1, sizeof npy, f);
+    fclose(f);
+    static const unsigned char vals[] = {0x00, 0x20, 0x22, 0x27, 0x28, 0x2c, 0x31, 0x39, 0x3a,
+                                         0x5b, 0x7b, 0x7d, 0x80, 0xff};
+    size_t ok = 0, failed = 0, bad_err = 0;
+    for (int kind = 0; kind < 2; kind++) {
+        unsigned char *base = kind ? st : npy;
+        size_t len = kind ? st_len : npy_len, hend = kind ? 8 + hl : 128;
+        for (size_t pos = 0; pos < hend; pos++)
+            for (size_t k = 0; k < sizeof vals; k++) {
+                unsigned char buf[512];
+                memcpy(buf, base, len);
+                if (buf[pos] == vals[k])
+                    continue;
+                buf[pos] = vals[k];
+                write_file(kind ? "mut.safetensors" : "mut.npy", buf, len);
+                golden_input_list l;
+                golden_input_list_init(&l);
+                golden_error err;
+                golden_error_clear(&err);
+                int rc = kind ? golden_ingest_safetensors(&l, pathf("mut.safetensors"), &err)
+                              : golden_ingest_npy(&l, pathf("mut.npy"), NULL, &err);
+                if (rc == GOLDEN_OK) {
+                    ok++;
+                    for (size_t i = 0; i < l.count; i++) {
+                        sink s = read_all(&l.items[i], 8);
+                        CU_ASSERT(s.n == l.items[i].nbytes);
+                        free(s.data);
+                    }
+                } else {
+                    failed++;
+                    bad_err += err.what[0] == '\0' || err.where[0] == '\0';
+                }
+                golden_input_list_free(&l);
+            }
+    }
+    CU_ASSERT(bad_err == 0);
+    CU_ASSERT(failed > 0 && ok > 0); /* e.g. padding spaces may change harmlessly */
 }
 
 static void expect_npy_error(const char *file, const char *needle)
@@ -591,6 +664,7 @@ int main(void)
         {"npy_scalar_and_empty", test_npy_scalar_and_empty},
         {"npy_fortran", test_npy_fortran},
         {"npy_errors", test_npy_errors},
+        {"mutated_headers", test_mutated_headers},
         {"safetensors", test_safetensors},
         {"index", test_index},
         {"folder_and_names", test_folder_and_names},
