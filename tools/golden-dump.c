@@ -208,7 +208,8 @@ static void fill_row(table_row *tr, const golden_tensor_info *t)
 
 /* ---------------------------------------------------------------- --list */
 
-static int do_list(const char *path, const char *json_path, bool force)
+/* --list; `table` false when only the JSON is wanted (after a dump). */
+static int do_list(const char *path, const char *json_path, bool force, bool table)
 {
     golden_error err;
     if (json_path && golden_outfile_check(json_path, force, &err) != GOLDEN_OK)
@@ -228,7 +229,7 @@ static int do_list(const char *path, const char *json_path, bool force)
             rc = fail(&err);
         json_decref(doc);
     }
-    if (rc == 0 && !(json_path && strcmp(json_path, "-") == 0)) {
+    if (rc == 0 && table && !(json_path && strcmp(json_path, "-") == 0)) {
         table_row *cells = calloc(n + 1, sizeof *cells);
         if (!cells) {
             golden_reader_close(r);
@@ -576,7 +577,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         if (o->json) {
             /* the JSON is the listing of what was just written, read back */
             golden_input_list_free(&l);
-            return do_list(o->out, o->json, o->force) ? 2 : 0;
+            return do_list(o->out, o->json, o->force, false) ? 2 : 0;
         }
     }
     golden_input_list_free(&l);
@@ -647,7 +648,7 @@ int main(int argc, char **argv)
                 rc = usage_error("--verify and --list take no INPUT");
             else
                 rc = verify ? do_verify(verify, o.json, junit, o.force)
-                            : do_list(list, o.json, o.force);
+                            : do_list(list, o.json, o.force, true);
         } else if (optind >= argc) {
             rc = usage_error("no INPUT given");
         } else {

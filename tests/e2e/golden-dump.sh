@@ -90,7 +90,9 @@ else
 fi
 
 # ---- options
-expect_exit prefix_ok 0 golden-dump -o p.h5 --prefix ref/run1/ npys
+expect_exit prefix_ok 0 golden-dump -o p.h5 --prefix ref/run1/ --json p.json npys
+expect_lines dump_json_summary_only 1 out.txt
+expect_grep dump_json_listing '"name": "ref/run1/sub/ones"' p.json
 expect_exit prefix_list 0 golden-dump --list p.h5
 expect_grep prefix_names '^ref/run1/sub/ones ' out.txt
 expect_exit name_ok 0 golden-dump -o n.h5 --name logits/final npys/be.npy
