@@ -645,18 +645,59 @@ static long validate(golden_findings *out, const golden_schema *s, const golden_
     return n;
 }
 
-/* Load a whole JSON or YAML document, refusing sizes that would not fit bounded memory. */
+/* Load a whole JSON or YAML document, refusing sizes that would not fit bounded memory. Pipes
+ * and other streams are read here, up to the same limit, because their size is not known. */
 static int load_doc(const char *path, golden_doc **doc, golden_error *err)
 {
     struct stat st;
     if (stat(path, &st) != 0)
         return golden_fail(err, path, "cannot open: %s", strerror(errno));
-    if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > GOLDEN_MAX_DOCUMENT_BYTES)
-        return golden_fail(err, path,
-                           "document is %llu bytes, more than the %u-byte limit for a whole "
-                           "document (use JSON Lines for big data)",
-                           (unsigned long long)st.st_size, GOLDEN_MAX_DOCUMENT_BYTES);
-    return golden_doc_load_file(path, doc, err);
+    if (S_ISDIR(st.st_mode))
+        return golden_fail(err, path, "is a folder, not a document");
+    if (S_ISREG(st.st_mode)) {
+        if ((unsigned long long)st.st_size > GOLDEN_MAX_DOCUMENT_BYTES)
+            return golden_fail(err, path,
+                               "document is %llu bytes, more than the %u-byte limit for a whole "
+                               "document (use JSON Lines for big data)",
+                               (unsigned long long)st.st_size, GOLDEN_MAX_DOCUMENT_BYTES);
+        return golden_doc_load_file(path, doc, err);
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int rc = GOLDEN_OK;
+    while (buf) {
+        if (len == cap) {
+            if (cap > GOLDEN_MAX_DOCUMENT_BYTES) {
+                rc = golden_fail(err, path, "document is more than the %u-byte limit for a whole "
+                                 "document (use JSON Lines for big data)",
+                                 GOLDEN_MAX_DOCUMENT_BYTES);
+                break;
+            }
+            char *n = realloc(buf, cap * 2);
+            if (!n) {
+                rc = golden_fail(err, path, "out of memory");
+                break;
+            }
+            buf = n;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (!buf)
+        rc = golden_fail(err, path, "out of memory");
+    else if (rc == GOLDEN_OK && ferror(f))
+        rc = golden_fail(err, path, "read error: %s", strerror(errno));
+    else if (rc == GOLDEN_OK)
+        rc = golden_doc_load_buffer(path, buf, len, doc, err);
+    free(buf);
+    fclose(f);
+    return rc;
 }
 
 /* --schema mode: one JSONL line. */
