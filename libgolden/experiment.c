@@ -676,13 +676,16 @@ static int load_doc(const char *path, golden_doc **doc, golden_error *err)
                                  GOLDEN_MAX_DOCUMENT_BYTES);
                 break;
             }
-            char *n = realloc(buf, cap * 2);
+            /* one byte past the limit is enough to know the document is too big */
+            size_t ncap = cap * 2 > (size_t)GOLDEN_MAX_DOCUMENT_BYTES + 1
+                              ? (size_t)GOLDEN_MAX_DOCUMENT_BYTES + 1 : cap * 2;
+            char *n = realloc(buf, ncap);
             if (!n) {
                 rc = golden_fail(err, path, "out of memory");
                 break;
             }
             buf = n;
-            cap *= 2;
+            cap = ncap;
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
