@@ -881,9 +881,9 @@ static int find_required(vctx *c, const golden_doc *doc, json_t *node, char *ptr
     if (json_is_string(node) && strcmp(json_string_value(node), "REQUIRED") == 0) {
         if (planned)
             return add_node(c, GOLDEN_SEV_TODO, "required-filled", doc, ptr,
-                            "still REQUIRED: fill before the experiment runs");
+                            "%s is still REQUIRED: fill it before the experiment runs", ptr);
         return add_node(c, GOLDEN_SEV_ERROR, "required-filled", doc, ptr,
-                        "left as REQUIRED although status is past planned");
+                        "%s is left as REQUIRED although status is past planned", ptr);
     }
     if (json_is_object(node)) {
         const char *k;

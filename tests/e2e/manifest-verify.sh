@@ -60,7 +60,7 @@ d=$(fresh planned)
 sed -i -e 's/^status: decided/status: planned/' -e 's/^  driver: 2.4.1/  driver: REQUIRED/' "$d/hypothesis.yaml"
 rm "$d/decision.md" "$d/accuracy/result.json"
 expect_exit "planned with REQUIRED passes" 0 manifest-verify "$d"
-expect_grep "planned lists REQUIRED as to-do" "todo required-filled: still REQUIRED" out.txt
+expect_grep "planned lists REQUIRED as to-do" "todo required-filled: /controlled/driver is still REQUIRED" out.txt
 expect_grep "planned lists missing assets as to-do" "decision.md: todo layout" out.txt
 expect_grep "planned summary counts to-dos" "0 errors, 3 to-dos" out.txt
 
