@@ -167,6 +167,46 @@ static json_t *ptr_get(json_t *root, const char *ptr)
     return node;
 }
 
+/* Position of the node a pointer names. jansson shares one true, false and null between all
+ * places, so positions are asked of the parent's slot rather than of the node. */
+static void node_pos(const golden_doc *doc, const char *ptr, int *line, int *col)
+{
+    *line = *col = 0;
+    json_t *root = golden_doc_root(doc);
+    const char *slash = ptr ? strrchr(ptr, '/') : NULL;
+    if (!slash) {
+        golden_doc_line(doc, root, line, col);
+        return;
+    }
+    char parent_ptr[1024], tok[1024];
+    size_t plen = (size_t)(slash - ptr);
+    if (plen >= sizeof parent_ptr)
+        return;
+    memcpy(parent_ptr, ptr, plen);
+    parent_ptr[plen] = '\0';
+    size_t t = 0;
+    for (const char *p = slash + 1; *p && t + 1 < sizeof tok;) {
+        if (p[0] == '~' && (p[1] == '0' || p[1] == '1')) {
+            tok[t++] = p[1] == '0' ? '~' : '/';
+            p += 2;
+        } else {
+            tok[t++] = *p++;
+        }
+    }
+    tok[t] = '\0';
+    json_t *parent = ptr_get(root, parent_ptr);
+    if (json_is_object(parent) && json_object_get(parent, tok)) {
+        golden_doc_child_line(doc, parent, tok, 0, line, col);
+    } else if (json_is_array(parent)) {
+        char *end;
+        unsigned long idx = strtoul(tok, &end, 10);
+        if (*tok && !*end && idx < json_array_size(parent))
+            golden_doc_child_line(doc, parent, NULL, idx, line, col);
+    }
+    if (*line == 0 && parent) /* the slot is absent: point at its parent */
+        node_pos(doc, parent_ptr, line, col);
+}
+
 static const char *sget(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
@@ -261,9 +301,7 @@ static int add_node(vctx *c, golden_severity sev, const char *rule, const golden
                     const char *pointer, const char *fmt, ...)
 {
     int line = 0, col = 0;
-    json_t *node = ptr_get(golden_doc_root(doc), pointer ? pointer : "");
-    if (node)
-        golden_doc_line(doc, node, &line, &col);
+    node_pos(doc, pointer ? pointer : "", &line, &col);
     va_list ap;
     va_start(ap, fmt);
     int rc = findings_vadd(c->out, sev, rule, golden_doc_name(doc), line, col, pointer, c->err,
@@ -632,9 +670,7 @@ static long validate(golden_findings *out, const golden_schema *s, const golden_
     out->documents++;
     for (long i = 0; i < n; i++) {
         int line = 0, col = 0;
-        json_t *node = ptr_get(golden_doc_root(doc), v[i].pointer);
-        if (node)
-            golden_doc_line(doc, node, &line, &col);
+        node_pos(doc, v[i].pointer, &line, &col);
         if (golden_findings_add(out, GOLDEN_SEV_ERROR, "schema", golden_doc_name(doc), line, col,
                                 v[i].pointer, err, "%s (%s)", v[i].message, v[i].keyword) != 0) {
             free(v);
@@ -1929,7 +1965,7 @@ int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
             const char *format = sget(f, "format");
             if (!path)
                 continue;
-            char fp[512];
+            char fp[600];
             snprintf(fp, sizeof fp, "%s/files/%zu/path", ptr, k);
             int line = 0, col = 0;
             golden_doc_line(idx, json_object_get(f, "path"), &line, &col);
@@ -1958,17 +1994,32 @@ int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
     }
     if (run_jobs(&c, NULL, NULL, NULL) != 0)
         goto done;
-    /* a broken index entry or a hash mismatch makes the item that lists the file malformed */
+    /* A broken index entry or a hash mismatch makes the item that lists the file malformed;
+     * so does any finding inside a document the item delivers (its own references included). */
     for (size_t i = 0; i < out->count; i++) {
-        const char *p = out->items[i].pointer;
-        if (strcmp(out->items[i].file, ipath) != 0 ||
-            strcmp(out->items[i].rule, "handoff-missing") == 0)
+        const golden_finding *g = &out->items[i];
+        if (g->severity != GOLDEN_SEV_ERROR || strcmp(g->rule, "handoff-missing") == 0)
             continue;
         for (int k = 0; k < GOLDEN_HANDOFF_ITEMS; k++) {
-            char pre[128];
-            snprintf(pre, sizeof pre, "/items/%s/", handoff_specs[k].key);
-            if (strncmp(p, pre, strlen(pre)) == 0)
-                item_mark(&items[k], GOLDEN_ITEM_MALFORMED, "%s", out->items[i].message);
+            bool hit = false;
+            if (strcmp(g->file, ipath) == 0) {
+                char pre[128];
+                snprintf(pre, sizeof pre, "/items/%s/", handoff_specs[k].key);
+                hit = strncmp(g->pointer, pre, strlen(pre)) == 0;
+            } else {
+                size_t j;
+                json_t *f;
+                json_array_foreach(json_object_get(json_object_get(its, handoff_specs[k].key), "files"), j, f) {
+                    const char *path = sget(f, "path");
+                    char dp[1024];
+                    if (!path)
+                        continue;
+                    disp(&c, path, dp, sizeof dp);
+                    hit = hit || strcmp(dp, g->file) == 0;
+                }
+            }
+            if (hit)
+                item_mark(&items[k], GOLDEN_ITEM_MALFORMED, "%s", g->message);
         }
     }
     rc = GOLDEN_OK;

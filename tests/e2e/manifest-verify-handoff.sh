@@ -53,3 +53,15 @@ expect_grep "junit case per item" '<testcase[^>]*name="limits"' h.xml
 mkdir -p w/empty
 expect_exit "folder without handoff.json exits 2" 2 manifest-verify --handoff w/empty
 expect_grep "names handoff.json" "handoff.json" err.txt
+
+# a reference inside a delivered document (the compile manifest's calbin) is checked too
+d=$(fresh innerref)
+printf 'y' >> "$d/calbins/candidate.calbin"
+sum=$(sha256sum "$d/calbins/candidate.calbin" | cut -c1-64)
+old=$(sha256sum "$HO/calbins/candidate.calbin" | cut -c1-64)
+# the index is updated to the new calbin, the compile manifest is not
+sed -i "s/$old/$sum/" "$d/handoff.json"
+expect_exit "stale compile manifest fails" 1 manifest-verify --handoff "$d"
+[ "$(status_of calbins)" = present ] && ok "calbins present after index update" || notok "calbins present after index update" "$(cat out.txt)"
+[ "$(status_of compile)" = malformed ] && ok "compile malformed by its calbin reference" || notok "compile malformed by its calbin reference" "$(cat out.txt)"
+expect_grep "inner reference points into the manifest" "candidate-manifest.json:[0-9]+:[0-9]+: artifact-hash" out.txt
