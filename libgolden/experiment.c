@@ -1203,7 +1203,10 @@ static int input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *er
     long long p = iget(r, "prompt_tokens", 0), past = iget(r, "past_tokens", 0),
               o = iget(r, "output_tokens", 0);
     bool rej = json_is_true(json_object_get(r, "rejection"));
-    long long total = p + past + o;
+    long long total;
+    /* hostile counts near INT64_MAX must not overflow: saturate, they exceed any limit */
+    if (__builtin_add_overflow(p, past, &total) || __builtin_add_overflow(total, o, &total))
+        total = LLONG_MAX;
     if (total > s->limit && !rej &&
         add_node(c, GOLDEN_SEV_ERROR, "context-limit", d, "/rejection",
                  "case %s totals %lld tokens (prompt %lld + past %lld + output %lld), over the "
@@ -1517,6 +1520,13 @@ static int seal_verify(vctx *c)
         memcpy(hex, buf, 64);
         hex[64] = '\0';
         const char *rel = buf + 66;
+        while (rel[0] == '.' && rel[1] == '/') /* sha256sum ./x writes "./x" */
+            rel += 2;
+        if (strcmp(rel, SEAL_FILE) == 0) {
+            rc = golden_findings_add(c->out, GOLDEN_SEV_ERROR, "seal", file, (int)line_no, 67, "",
+                                     c->err, "SHA256SUMS cannot seal itself");
+            continue;
+        }
         if (!golden_is_sha256_hex(hex)) {
             rc = golden_findings_add(c->out, GOLDEN_SEV_ERROR, "seal", file, (int)line_no, 1, "",
                                      c->err, "digest is not 64 lowercase hex digits");
@@ -2032,6 +2042,24 @@ done:
 
 /* ------------------------------------------------------------------ reports */
 
+/* A JSON string even for bytes that are not UTF-8 (file names can be anything): those bytes
+ * become '?', so the report stays valid JSON. */
+static json_t *jstr(const char *s)
+{
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    char *copy = strdup(s);
+    if (!copy)
+        return NULL;
+    for (unsigned char *p = (unsigned char *)copy; *p; p++)
+        if (*p >= 0x80 || *p < 0x20)
+            *p = '?';
+    v = json_string(copy);
+    free(copy);
+    return v;
+}
+
 json_t *golden_verify_report(const char *mode, const char *target, const golden_findings *f,
                              const golden_handoff_item *items, golden_error *err)
 {
@@ -2047,7 +2075,7 @@ json_t *golden_verify_report(const char *mode, const char *target, const golden_
     if (json_object_set_new(doc, "schema", json_string("calculet-verify-report/v1")) ||
         json_object_set_new(doc, "producer", json_string(producer)) ||
         json_object_set_new(doc, "mode", json_string(mode)) ||
-        json_object_set_new(doc, "target", json_string(target)) ||
+        json_object_set_new(doc, "target", jstr(target)) ||
         json_object_set_new(doc, "verdict", json_string(failed ? "fail" : "pass")) ||
         json_object_set_new(doc, "sealed", json_boolean(f->sealed)) ||
         json_object_set_new(sum, "documents", json_integer((json_int_t)f->documents)) ||
@@ -2068,12 +2096,12 @@ json_t *golden_verify_report(const char *mode, const char *target, const golden_
         if (json_object_set_new(o, "severity",
                                 json_string(g->severity == GOLDEN_SEV_ERROR ? "error" : "todo")) ||
             json_object_set_new(o, "rule", json_string(g->rule)) ||
-            json_object_set_new(o, "file", json_stringn_nocheck(g->file, strlen(g->file))) ||
+            json_object_set_new(o, "file", jstr(g->file)) ||
             (g->line > 0 && (json_object_set_new(o, "line", json_integer(g->line)) ||
                              json_object_set_new(o, "col", json_integer(g->col > 0 ? g->col : 1)))) ||
             (g->pointer[0] &&
-             json_object_set_new(o, "pointer", json_stringn_nocheck(g->pointer, strlen(g->pointer)))) ||
-            json_object_set_new(o, "message", json_stringn_nocheck(g->message, strlen(g->message))))
+             json_object_set_new(o, "pointer", jstr(g->pointer))) ||
+            json_object_set_new(o, "message", jstr(g->message)))
             goto oom;
     }
     if (json_object_set_new(doc, "findings", list)) {
@@ -2093,7 +2121,7 @@ json_t *golden_verify_report(const char *mode, const char *target, const golden_
                 json_object_set_new(o, "title", json_string(items[i].title)) ||
                 json_object_set_new(o, "status", json_string(golden_item_status_name(items[i].status))) ||
                 (items[i].detail[0] &&
-                 json_object_set_new(o, "detail", json_stringn_nocheck(items[i].detail, strlen(items[i].detail)))))
+                 json_object_set_new(o, "detail", jstr(items[i].detail))))
                 goto oom;
         }
     }

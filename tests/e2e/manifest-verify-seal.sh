@@ -53,3 +53,11 @@ d=$(fresh broken); sed -i 's/"pii_review":"passed"/"pii_review":"failed"/' "$d/g
 expect_exit "a failing folder is not sealed" 1 manifest-verify --seal "$d"
 expect_absent "no SHA256SUMS after a failing check" "$d/SHA256SUMS"
 expect_grep "summary says not sealed" "not sealed" out.txt
+
+# a seal written by sha256sum itself (with its "./" prefixes) is accepted, and still catches a change
+d=$(fresh coreutils)
+(cd "$d" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum > ../sums.tmp) && mv "w/coreutils/sums.tmp" "$d/SHA256SUMS"
+expect_exit "sha256sum-made seal accepted" 0 manifest-verify "$d"
+printf 'z' >> "$d/performance/raw-device-trace.csv"
+expect_exit "sha256sum-made seal catches a change" 1 manifest-verify "$d"
+expect_grep "change found through the ./ path" "seal: SHA-256 of 'performance/raw-device-trace.csv'" out.txt

@@ -120,6 +120,9 @@ sed -i 's/"case_id":"prefill-p40959-o1",\(.*\)"rejection":false/"case_id":"prefi
 broken "boundary 40960 is not a rejection" context-limit "$d"
 d=$(fresh limit); sed -i 's/^  context_limit: 40960/  context_limit: 40000/' "$d/hypothesis.yaml"
 broken "hypothesis context limit applies" context-limit "$d"
+d=$(fresh overflow)
+sed -i '1s/"prompt_tokens":1,/"prompt_tokens":9223372036854775807,/' "$d/golden/input-manifest.jsonl"
+broken "token counts near INT64_MAX saturate" context-limit "$d"
 d=$(fresh dup); head -n 1 "$d/golden/input-manifest.jsonl" >> "$d/golden/input-manifest.jsonl"
 broken input-matrix input-matrix "$d"
 expect_grep "duplicate case names its line" "input-manifest.jsonl:20:1: input-matrix: case_id prefill-p1-o1 repeats the one on line 1" out.txt
