@@ -1159,6 +1159,13 @@ static int rules_manifest_pair(vctx *c, const golden_doc *b, const golden_doc *m
 
 /* ------------------------------------------------------------------ JSON Lines rules */
 
+/* Raw requests counted per case of performance/summary.json, side 0 = baseline, 1 = candidate. */
+struct perf_tally {
+    const char *case_id;
+    size_t summary_index;
+    long long warmup[2], steady[2], unsteady[2];
+};
+
 typedef struct {
     char *id;
     size_t line;
@@ -1182,6 +1189,8 @@ typedef struct {
     const char *expected_tokenizer; /* the hypothesis's controlled tokenizer_hash, or NULL */
     /* raw requests */
     bool cases_sorted;
+    struct perf_tally *tally; /* one per summary case (borrowed ids), NULL when no summary */
+    size_t ntally;
 } jl_state;
 
 static long long iget(const json_t *o, const char *k, long long dflt)
@@ -1341,6 +1350,19 @@ static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *
                      "case %s is a rejection case and must never reach a device", id))
             return -1;
     }
+    const char *side = sget(r, "side");
+    for (size_t i = 0; id && side && i < s->ntally; i++) {
+        struct perf_tally *t = &s->tally[i];
+        if (strcmp(t->case_id, id) != 0)
+            continue;
+        int k = strcmp(side, "candidate") == 0;
+        if (json_is_true(json_object_get(r, "warmup")))
+            t->warmup[k]++;
+        else if (json_is_false(json_object_get(r, "steady")))
+            t->unsteady[k]++;
+        else
+            t->steady[k]++;
+    }
     json_t *stages = json_object_get(r, "stages");
     long long prev_end = -1;
     const char *prev = NULL;
@@ -1363,6 +1385,68 @@ static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *
         prev = stage_order[i];
     }
     return 0;
+}
+
+/* The summary must rest on the raw data: each of its cases ran at least warmup_runs warm-ups and
+ * measured_runs_min steady runs per side, and its n is the number of steady measured runs. */
+static int perf_tally_setup(jl_state *s, const golden_doc *sum)
+{
+    json_t *cases = sum ? json_object_get(golden_doc_root(sum), "cases") : NULL;
+    if (!json_is_array(cases) || json_array_size(cases) == 0)
+        return GOLDEN_OK;
+    s->tally = calloc(json_array_size(cases), sizeof *s->tally);
+    if (!s->tally)
+        return golden_fail(s->c->err, NULL, "out of memory");
+    size_t i;
+    json_t *cs;
+    json_array_foreach(cases, i, cs) {
+        const char *id = sget(cs, "case_id");
+        if (!id)
+            continue;
+        s->tally[s->ntally].case_id = id;
+        s->tally[s->ntally].summary_index = i;
+        s->ntally++;
+    }
+    return GOLDEN_OK;
+}
+
+static int perf_rules(jl_state *s, const golden_doc *sum, const jl_state *in)
+{
+    vctx *c = s->c;
+    json_t *root = golden_doc_root(sum);
+    long long warm = iget(root, "warmup_runs", 10), meas = iget(root, "measured_runs_min", 30);
+    for (size_t i = 0; i < s->ntally; i++) {
+        const struct perf_tally *t = &s->tally[i];
+        char p[128];
+        snprintf(p, sizeof p, "/cases/%zu/case_id", t->summary_index);
+        if (in->cases_sorted && !find_case(in, t->case_id) &&
+            add_node(c, GOLDEN_SEV_ERROR, "unknown-case", sum, p,
+                     "case %s is not in golden/input-manifest.jsonl", t->case_id))
+            return GOLDEN_ERR;
+        for (int k = 0; k < 2; k++) {
+            const char *side = k ? "candidate" : "baseline";
+            if (t->warmup[k] < warm &&
+                add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, p,
+                         "case %s %s: %lld warm-up runs in raw-requests.jsonl, summary says %lld",
+                         t->case_id, side, t->warmup[k], warm))
+                return GOLDEN_ERR;
+            if (t->steady[k] < meas &&
+                add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, p,
+                         "case %s %s: %lld steady measured runs in raw-requests.jsonl, at least %lld "
+                         "needed", t->case_id, side, t->steady[k], meas))
+                return GOLDEN_ERR;
+            char np[160];
+            snprintf(np, sizeof np, "/cases/%zu/%s/n", t->summary_index, side);
+            json_t *n = ptr_get(root, np);
+            if (json_is_integer(n) && json_integer_value(n) != t->steady[k] &&
+                add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, np,
+                         "n is %lld but raw-requests.jsonl has %lld steady measured %s runs of "
+                         "case %s (%lld unsteady kept apart)", (long long)json_integer_value(n),
+                         t->steady[k], side, t->case_id, t->unsteady[k]))
+                return GOLDEN_ERR;
+        }
+    }
+    return GOLDEN_OK;
 }
 
 static int fault_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
@@ -1475,6 +1559,7 @@ static void jl_state_free(jl_state *s)
         free(s->sample_ids[i]);
     free(s->sample_ids);
     free(s->sample_lines);
+    free(s->tally);
 }
 
 /* ------------------------------------------------------------------ seal */
@@ -1747,8 +1832,12 @@ int golden_experiment_check(const char *dir, const golden_experiment_opts *opts,
     req.cases = in.cases; /* borrowed for lookups; freed with `in` */
     req.ncases = in.ncases;
     req.cases_sorted = seen;
+    if (perf_tally_setup(&req, sum) != 0)
+        goto done;
     if (folder_jsonl(&c, &sc, "performance/raw-requests.jsonl", "calculet-raw-request/v1",
                      request_line, &req, &seen) != 0)
+        goto done;
+    if (seen && sum && perf_rules(&req, sum, &in) != 0)
         goto done;
     req.cases = NULL;
     req.ncases = 0;
@@ -2139,6 +2228,7 @@ static const char *const experiment_rules[] = {
     "layout", "folder-name", "exp-id", "family", "schema", "required-filled", "one-main-factor",
     "controlled-equal", "manifest-agrees", "artifact-exists", "artifact-hash", "path-escape",
     "context-limit", "input-matrix", "unknown-case", "rejection-submitted", "stage-order",
+    "perf-runs",
     "calibration-unique", "calibration-hash", "calibration-tokenizer", "calibration-pii", "seal",
     NULL};
 

@@ -137,6 +137,16 @@ broken unknown-case unknown-case "$d"
 d=$(fresh stages); sed -i '3s/"npu_wait":{"start_ns":[0-9]*/"npu_wait":{"start_ns":0/' "$d/performance/raw-requests.jsonl"
 broken stage-order stage-order "$d"
 
+# --- the summary rests on the raw requests (section 7: 10 warm-ups, >= 30 measured, unsteady apart)
+d=$(fresh runs); sed -i '/"request_id":"baseline-prefill-p128-o1-039"/d' "$d/performance/raw-requests.jsonl"
+broken perf-runs perf-runs "$d"
+expect_grep "perf-runs counts 29" "29 steady measured runs" out.txt
+d=$(fresh unsteady); sed -i '/"request_id":"candidate-prefill-p512-o1-020"/s/"steady":true/"steady":false/' "$d/performance/raw-requests.jsonl"
+broken "unsteady sample kept apart" perf-runs "$d"
+expect_grep "unsteady counted apart" "n is 30 but raw-requests.jsonl has 29 steady measured candidate runs of case prefill-p512-o1 \\(1 unsteady kept apart\\)" out.txt
+d=$(fresh warm); sed -i '/"request_id":"candidate-prefill-p128-o1-000"/d' "$d/performance/raw-requests.jsonl"
+broken "missing warm-up" perf-runs "$d"
+
 # --- calibration manifest (section 16.1)
 d=$(fresh calunique); sed -i '2s/"sample_id":"cal-0001"/"sample_id":"cal-0000"/' "$d/golden/calibration-manifest.jsonl"
 broken calibration-unique calibration-unique "$d"
