@@ -164,6 +164,74 @@ static void test_empty_folder_layout(void)
     golden_findings_free(&f);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* JSON Lines: every line is its own document; the bad line keeps the file's line number. */
+static void test_verify_documents_jsonl(void)
+{
+    char dir[] = "/tmp/golden-exp-XXXXXX", path[256];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f.jsonl", dir);
+    write_file(path,
+               "{\"time\":\"2026-08-03T04:12:09Z\",\"side\":\"baseline\",\"kind\":\"hang\","
+               "\"severity\":\"error\",\"message\":\"m\",\"recovered\":false,"
+               "\"retest_after_reset\":\"not_run\"}\n"
+               "\n"
+               "{\"time\":\"2026-08-03T04:12:09Z\",\"side\":\"baseline\",\"kind\":\"hang\","
+               "\"severity\":\"loud\",\"message\":\"m\",\"recovered\":false,"
+               "\"retest_after_reset\":\"not_run\"}\n");
+    golden_findings f;
+    golden_error err;
+    golden_findings_init(&f);
+    const char *paths[] = {path};
+    CU_ASSERT_EQUAL_FATAL(golden_verify_documents("calculet-fault/v1", paths, 1, &f, &err), 0);
+    CU_ASSERT_EQUAL(f.documents, 2); /* the empty line is not a document */
+    CU_ASSERT_EQUAL_FATAL(f.errors, 1);
+    CU_ASSERT_STRING_EQUAL(f.items[0].rule, "schema");
+    CU_ASSERT_EQUAL(f.items[0].line, 3);
+    CU_ASSERT_STRING_EQUAL(f.items[0].pointer, "/severity");
+    CU_ASSERT(strstr(f.items[0].message, "(enum)") != NULL);
+    golden_findings_free(&f);
+    /* an unknown schema is "could not check", not a finding */
+    golden_findings_init(&f);
+    CU_ASSERT_EQUAL(golden_verify_documents("calculet-none/v1", paths, 1, &f, &err), -1);
+    CU_ASSERT_EQUAL(f.count, 0);
+    golden_findings_free(&f);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A symbolic link out of the folder is a path-escape finding, never followed. */
+static void test_symlink_escape(void)
+{
+    char dir[] = "/tmp/golden-exp-XXXXXX", path[256];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/decision.md", dir);
+    CU_ASSERT_EQUAL_FATAL(symlink("/etc/hostname", path), 0);
+    golden_findings f;
+    golden_error err;
+    golden_findings_init(&f);
+    golden_experiment_opts opts = {0};
+    CU_ASSERT_EQUAL(golden_experiment_check(dir, &opts, &f, &err), 0);
+    size_t escapes = 0, layout = 0;
+    for (size_t i = 0; i < f.count; i++) {
+        escapes += strcmp(f.items[i].rule, "path-escape") == 0;
+        layout += strcmp(f.items[i].rule, "layout") == 0;
+    }
+    CU_ASSERT_EQUAL(escapes, 1);
+    CU_ASSERT_EQUAL(layout, 12); /* the link does not count as decision.md */
+    CU_ASSERT_EQUAL(f.files_hashed, 0);
+    golden_findings_free(&f);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -173,6 +241,8 @@ int main(void)
         {"findings_where", test_findings_where},
         {"report_json", test_report_json},
         {"empty_folder_layout", test_empty_folder_layout},
+        {"verify_documents_jsonl", test_verify_documents_jsonl},
+        {"symlink_escape", test_symlink_escape},
         {0, 0},
     };
     return golden_test_run("experiment", tests);
