@@ -2284,8 +2284,9 @@ int golden_verify_junit(const char *path, bool force, const char *mode, const ch
         }
         cases[i].details = details[i][0] ? details[i] : NULL;
     }
-    rc = golden_junit_write(path, force, "manifest-verify", cases, ncases, err);
-    (void)target;
+    char suite[1200];
+    snprintf(suite, sizeof suite, "manifest-verify %s", target);
+    rc = golden_junit_write(path, force, suite, cases, ncases, err);
 done:
     if (details)
         for (size_t i = 0; i < ncases; i++)
