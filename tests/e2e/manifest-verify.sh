@@ -180,6 +180,14 @@ expect_exit "report is a valid calculet-verify-report/v1" 0 \
     manifest-verify --schema calculet-verify-report/v1 report.json
 expect_grep "junit has the failing rule" '<testcase[^>]*name="artifact-hash"' junit.xml
 expect_grep "junit has a failure" '<failure' junit.xml
+if command -v python3 > /dev/null 2>&1; then
+    n=$(python3 -c 'import sys, xml.dom.minidom as m; print(len(m.parse(sys.argv[1]).getElementsByTagName("testcase")))' junit.xml 2>&1)
+    # one case per experiment rule, counted from docs/manifest-verify.md's rules table
+    rules=$(awk '/^## Rules of the experiment mode/,/^### EXP_ID families/' "$GOLDEN_ROOT/docs/manifest-verify.md" | grep -c '^| `[a-z-]*` | ')
+    [ "$n" = "$rules" ] && ok "junit parses, one case per documented rule ($n)" || notok "junit parses, one case per documented rule" "$n cases, $rules rules"
+else
+    ok "junit parses # skip: no python3"
+fi
 expect_exit "existing --json refused" 2 manifest-verify --json report.json "$EX"
 expect_exit "--force replaces" 0 manifest-verify --force --json report.json "$EX"
 expect_grep "json verdict pass" '"verdict": "pass"' report.json
