@@ -1278,7 +1278,7 @@ static void *read_ahead_main(void *arg)
             swap_bytes(ra->buf[slot], n, w);
         pthread_mutex_lock(&ra->mu);
         ra->len[slot] = n;
-        ra->full[slot] = true;
+        ra->full[slot] = rc == GOLDEN_OK; /* a failed slot is never handed out */
         ra->rc = rc;
         pthread_cond_broadcast(&ra->cv);
         pthread_mutex_unlock(&ra->mu);

@@ -265,6 +265,40 @@ static void test_npy_fortran(void)
     }
 }
 
+/* A file that shrinks while it is read: the error surfaces, no stale buffer is handed out. */
+typedef struct {
+    sink s;
+    const char *path;
+} shrink_ctx;
+
+static int shrink_after_first(void *ctx, const void *data, size_t n, golden_error *err)
+{
+    shrink_ctx *c = ctx;
+    if (c->s.calls == 0 && truncate(c->path, 0) != 0)
+        return -1;
+    return collect(&c->s, data, n, err);
+}
+
+static void test_shrinking_file(void)
+{
+    unsigned char data[80];
+    for (int i = 0; i < 80; i++)
+        data[i] = (unsigned char)i;
+    write_npy("shrink.npy", 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (80,), }", data,
+              80);
+    golden_input_list l;
+    golden_input_list_init(&l);
+    golden_error err;
+    CU_ASSERT_FATAL(golden_ingest_npy(&l, pathf("shrink.npy"), NULL, &err) == GOLDEN_OK);
+    shrink_ctx c = {.path = pathf("shrink.npy")};
+    CU_ASSERT(golden_input_read(&l.items[0], 8, shrink_after_first, &c, &err) == GOLDEN_ERR);
+    CU_ASSERT(strstr(err.what, "ended early") != NULL);
+    /* whatever was delivered is the file's true prefix */
+    CU_ASSERT(c.s.n < 80 && memcmp(c.s.data, data, c.s.n) == 0);
+    free(c.s.data);
+    golden_input_list_free(&l);
+}
+
 /* Every header byte of a valid .npy and .safetensors replaced by a few values: the readers
  * must answer OK or a filled error, never crash or read out of bounds (ASan watches). */
 static void test_mutated_headers(void)
@@ -665,6 +699,7 @@ int main(void)
         {"npy_fortran", test_npy_fortran},
         {"npy_errors", test_npy_errors},
         {"mutated_headers", test_mutated_headers},
+        {"shrinking_file", test_shrinking_file},
         {"safetensors", test_safetensors},
         {"index", test_index},
         {"folder_and_names", test_folder_and_names},
