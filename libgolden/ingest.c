@@ -52,9 +52,7 @@ void golden_input_list_init(golden_input_list *l)
 
 static void input_free(golden_input *in)
 {
-    free(in->info.name);
-    free(in->info.op_family);
-    free(in->info.source);
+    golden_tensor_info_clear(&in->info);
     free(in->path);
 }
 

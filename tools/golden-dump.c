@@ -561,9 +561,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
             rc = fail(&err);
         }
         /* golden_writer_end hands over copies of the strings */
-        free(out.name);
-        free(out.op_family);
-        free(out.source);
+        golden_tensor_info_clear(&out);
     }
     golden_progress_end(&prog);
     if (rc == 0 && golden_writer_commit(w, &err) != GOLDEN_OK)
