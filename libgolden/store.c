@@ -1087,7 +1087,8 @@ int golden_reader_open(const char *path, golden_reader **out, golden_error *err)
         golden_reader_close(r);
         return rc;
     }
-    qsort(r->t, r->n, sizeof *r->t, cmp_tensor);
+    if (r->n > 1)
+        qsort(r->t, r->n, sizeof *r->t, cmp_tensor);
     *out = r;
     return GOLDEN_OK;
 }
