@@ -146,10 +146,11 @@ static void print_table(const golden_diff_result *r, FILE *f)
         size_t i = order[k2];
         const golden_diff_tensor *t = &r->tensors[i];
         const char *c = golden_color(color, t->passed ? "green" : "red");
-        fprintf(f, "%s%-*s%s  %-*s  %-*s  %-*s  %*s  %*s  %*s  %s\n", c, w[0],
+        const char *first = t->n_reasons ? t->reasons[0] : (t->n_notes ? t->notes[0] : NULL);
+        fprintf(f, "%s%-*s%s  %-*s  %-*s  %-*s  %*s  %*s  %*s%s%s\n", c, w[0],
                 t->passed ? "pass" : "FAIL", reset, w[1], golden_tier_name(t->judge.tier), w[2],
                 t->name, w[3], cells[i][0], w[4], cells[i][1], w[5], cells[i][2], w[6],
-                cells[i][3], t->n_reasons ? t->reasons[0] : (t->n_notes ? t->notes[0] : ""));
+                cells[i][3], first ? "  " : "", first ? first : "");
         for (size_t j = 1; j < t->n_reasons; j++)
             fprintf(f, "%*s%s\n", indent, "", t->reasons[j]);
         for (size_t j = t->n_reasons ? 0 : 1; j < t->n_notes; j++)
