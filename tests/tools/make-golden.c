@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "golden/compare.h"
@@ -21,13 +22,12 @@ static void usage(void)
           stderr);
 }
 
-static uint64_t rng;
-static double next_unit(void)
+static double next_unit(uint64_t *rng)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    return (double)(*rng >> 11) / 9007199254740992.0;
 }
 
 /* f64 -> canonical bits of a float dtype, nearest even (reuses the engine's ULP index,
@@ -103,71 +103,132 @@ static int parse_shape(const char *s, golden_tensor_info *info)
     return 0;
 }
 
-static int apply_step(char *step, double **vp, uint64_t n, golden_tensor_info *info)
+enum { S_VALUES, S_FILE, S_FILL, S_SEQ, S_RAND, S_NOISE, S_SCALE, S_ADD, S_SET, S_TRANSPOSE,
+       S_ROUND };
+
+typedef struct {
+    int kind;
+    double a[5];
+    uint64_t rng;
+    golden_dtype round;
+    const char *text;   /* values= list or file= path */
+    FILE *in;
+} step;
+
+static int parse_step(char *text, step *st)
 {
-    double *v = *vp;
-    char *arg = strchr(step, '=');
+    static const char *const names[] = {"values", "file", "fill", "seq", "rand", "noise",
+                                        "scale", "add", "set", "transpose", "round"};
+    memset(st, 0, sizeof *st);
+    char *arg = strchr(text, '=');
     if (arg)
         *arg++ = '\0';
-    double a[5] = {0, 0, 0, 0, 0};
-    int na = 0;
-    if (arg && strncmp(step, "file", 4) != 0 && strcmp(step, "round") != 0) {
-        char *save = NULL;
-        for (char *tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-            if (na < 5)
-                a[na++] = strtod(tok, NULL);
+    st->kind = -1;
+    for (int k = 0; k < (int)(sizeof names / sizeof *names); k++)
+        if (strcmp(text, names[k]) == 0)
+            st->kind = k;
+    if (st->kind < 0 || (!arg && st->kind != S_TRANSPOSE))
+        return -1;
+    if (st->kind == S_VALUES || st->kind == S_FILE) {
+        st->text = arg;
+        return 0;
     }
-    if (strcmp(step, "fill") == 0) {
-        for (uint64_t i = 0; i < n; i++)
-            v[i] = a[0];
-    } else if (strcmp(step, "seq") == 0) {
-        for (uint64_t i = 0; i < n; i++)
-            v[i] = a[0] + a[1] * (double)i;
-    } else if (strcmp(step, "rand") == 0) {
-        rng = (uint64_t)a[0] * 2654435761u + 88172645463325252ULL;
-        for (uint64_t i = 0; i < n; i++)
-            v[i] = a[1] + (a[2] - a[1]) * next_unit();
-    } else if (strcmp(step, "noise") == 0) {
-        rng = (uint64_t)a[0] * 2654435761u + 1442695040888963407ULL;
-        for (uint64_t i = 0; i < n; i++)
-            v[i] += a[1] * (2 * next_unit() - 1);
-    } else if (strcmp(step, "scale") == 0) {
-        for (uint64_t i = 0; i < n; i++)
-            v[i] *= a[0];
-    } else if (strcmp(step, "add") == 0) {
-        for (uint64_t i = 0; i < n; i++)
-            v[i] += a[0];
-    } else if (strcmp(step, "set") == 0) {
-        if (a[0] < 0 || (uint64_t)a[0] >= n)
+    if (st->kind == S_ROUND)
+        return golden_dtype_parse(arg, &st->round) == 0 && golden_dtype_is_float(st->round) ? 0 : -1;
+    int na = 0;
+    char *save = NULL;
+    for (char *tok = arg ? strtok_r(arg, ",", &save) : NULL; tok && na < 5;
+         tok = strtok_r(NULL, ",", &save))
+        st->a[na++] = strtod(tok, NULL);
+    if (st->kind == S_RAND)
+        st->rng = (uint64_t)st->a[0] * 2654435761u + 88172645463325252ULL;
+    if (st->kind == S_NOISE)
+        st->rng = (uint64_t)st->a[0] * 2654435761u + 1442695040888963407ULL;
+    return 0;
+}
+
+/* Apply one step to elements [off, off + m) held in v. */
+static int run_step(step *st, double *v, uint64_t off, uint64_t m, golden_tensor_info *info,
+                    size_t width, unsigned char *raw)
+{
+    switch (st->kind) {
+    case S_VALUES: {
+        const char *p = st->text;
+        char *end;
+        for (uint64_t i = 0; i < off + m; i++) {
+            double x = strtod(p, &end);
+            if (end == p)
+                return -1;
+            if (i >= off)
+                v[i - off] = x;
+            p = *end == ',' ? end + 1 : end;
+        }
+        st->text = p; /* the next chunk continues from here */
+        return 0;
+    }
+    case S_FILE:
+        if (!st->in && !(st->in = fopen(st->text, "rb")))
             return -1;
-        v[(uint64_t)a[0]] = a[1];
-    } else if (strcmp(step, "transpose") == 0) {
+        return fread(raw, width, m, st->in) == m ? 1 : -1; /* 1: raw bytes are final */
+    case S_FILL:
+        for (uint64_t i = 0; i < m; i++)
+            v[i] = st->a[0];
+        return 0;
+    case S_SEQ:
+        for (uint64_t i = 0; i < m; i++)
+            v[i] = st->a[0] + st->a[1] * (double)(off + i);
+        return 0;
+    case S_RAND:
+        for (uint64_t i = 0; i < m; i++)
+            v[i] = st->a[1] + (st->a[2] - st->a[1]) * next_unit(&st->rng);
+        return 0;
+    case S_NOISE:
+        for (uint64_t i = 0; i < m; i++)
+            v[i] += st->a[1] * (2 * next_unit(&st->rng) - 1);
+        return 0;
+    case S_SCALE:
+        for (uint64_t i = 0; i < m; i++)
+            v[i] *= st->a[0];
+        return 0;
+    case S_ADD:
+        for (uint64_t i = 0; i < m; i++)
+            v[i] += st->a[0];
+        return 0;
+    case S_SET:
+        if (st->a[0] < 0)
+            return -1;
+        if ((uint64_t)st->a[0] >= off && (uint64_t)st->a[0] < off + m)
+            v[(uint64_t)st->a[0] - off] = st->a[1];
+        return 0;
+    case S_TRANSPOSE: {
+        /* only reached with the whole tensor in one chunk */
         if (info->rank < 2)
             return -1;
         uint64_t rows = info->shape[info->rank - 2], cols = info->shape[info->rank - 1];
         uint64_t mat = rows * cols;
-        double *t = malloc((n ? n : 1) * sizeof *t);
+        double *t = malloc((m ? m : 1) * sizeof *t);
         if (!t)
             return -1;
-        for (uint64_t b = 0; mat && b < n / mat; b++)
+        for (uint64_t b = 0; mat && b < m / mat; b++)
             for (uint64_t i = 0; i < rows; i++)
                 for (uint64_t j = 0; j < cols; j++)
                     t[b * mat + j * rows + i] = v[b * mat + i * cols + j];
-        free(v);
-        *vp = t;
+        memcpy(v, t, m * sizeof *t);
+        free(t);
         info->shape[info->rank - 2] = cols;
         info->shape[info->rank - 1] = rows;
-    } else if (strcmp(step, "round") == 0) {
-        golden_dtype t;
-        if (!arg || golden_dtype_parse(arg, &t) != 0 || !golden_dtype_is_float(t))
-            return -1;
-        for (uint64_t i = 0; i < n; i++)
-            v[i] = round_to(t, v[i]);
-    } else {
+        return 0;
+    }
+    case S_ROUND:
+        for (uint64_t i = 0; i < m; i++)
+            v[i] = round_to(st->round, v[i]);
+        return 0;
+    default:
         return -1;
     }
-    return 0;
 }
+
+#define CHUNK (UINT64_C(1) << 20)
 
 static int build(const char *spec, golden_writer *w, golden_error *err)
 {
@@ -182,60 +243,71 @@ static int build(const char *spec, golden_writer *w, golden_error *err)
     }
     golden_tensor_info info;
     memset(&info, 0, sizeof info);
-    int rc = -1;
+    int rc = -1, nsteps = 0;
+    step steps[32];
     double *v = NULL;
     unsigned char *bytes = NULL;
+    bool began = false;
     if (!f[3] || golden_dtype_parse(f[1], &info.dtype) != 0 || parse_shape(f[2], &info) != 0) {
         fprintf(stderr, "make-golden: bad spec '%s'\n", spec);
         goto out;
     }
     info.name = f[0];
+    bool whole = false;
+    char *save = NULL;
+    for (char *t = strtok_r(f[3], ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+        if (nsteps == 32 || parse_step(t, &steps[nsteps]) != 0) {
+            fprintf(stderr, "make-golden: %s: bad step '%s'\n", info.name, t);
+            goto out;
+        }
+        whole |= steps[nsteps].kind == S_TRANSPOSE;
+        nsteps++;
+    }
     uint64_t n = 1;
     for (int d = 0; d < info.rank; d++)
         n *= info.shape[d];
     size_t w1 = golden_dtype_size(info.dtype);
-    v = calloc(n ? n : 1, sizeof *v);
-    bytes = malloc((n ? n : 1) * w1);
+    uint64_t chunk = whole ? (n ? n : 1) : CHUNK;
+    v = calloc(chunk, sizeof *v);
+    bytes = malloc(chunk * w1);
     if (!v || !bytes)
         goto out;
-    bool raw = false;
-    char *save = NULL;
-    for (char *step = strtok_r(f[3], ";", &save); step; step = strtok_r(NULL, ";", &save)) {
-        if (strncmp(step, "values=", 7) == 0) {
-            char *p = step + 7, *end;
-            for (uint64_t i = 0; i < n; i++) {
-                v[i] = strtod(p, &end);
-                if (end == p) {
-                    fprintf(stderr, "make-golden: %s: too few values\n", info.name);
-                    goto out;
-                }
-                p = *end == ',' ? end + 1 : end;
-            }
-        } else if (strncmp(step, "file=", 5) == 0) {
-            FILE *in = fopen(step + 5, "rb");
-            if (!in || fread(bytes, w1, n, in) != n) {
-                fprintf(stderr, "make-golden: %s: cannot read %s\n", info.name, step + 5);
-                if (in)
-                    fclose(in);
+    /* the shape may change (transpose) before the header is written, so run the first chunk
+     * before beginning the tensor */
+    for (uint64_t off = 0; off < n || (n == 0 && off == 0); off += chunk) {
+        uint64_t m = n - off < chunk ? n - off : chunk;
+        bool raw = false;
+        memset(v, 0, m * sizeof *v);
+        for (int k = 0; k < nsteps; k++) {
+            int r = run_step(&steps[k], v, off, m, &info, w1, bytes);
+            if (r < 0) {
+                fprintf(stderr, "make-golden: %s: step %d failed\n", info.name, k + 1);
                 goto out;
             }
-            fclose(in);
-            raw = true;
-        } else if (apply_step(step, &v, n, &info) != 0) {
-            fprintf(stderr, "make-golden: %s: bad step '%s'\n", info.name, step);
-            goto out;
+            raw |= r == 1;
         }
+        if (!raw)
+            encode(info.dtype, v, m, bytes);
+        if (!began) {
+            if (golden_writer_begin(w, &info, err) != 0)
+                goto werr;
+            began = true;
+        }
+        if (m && golden_writer_write(w, bytes, (size_t)(m * w1), err) != 0)
+            goto werr;
+        if (n == 0)
+            break;
     }
-    if (!raw)
-        encode(info.dtype, v, n, bytes);
-    if (golden_writer_begin(w, &info, err) != 0 ||
-        golden_writer_write(w, bytes, (size_t)(n * w1), err) != 0 ||
-        golden_writer_end(w, NULL, err) != 0) {
-        golden_error_print(stderr, "make-golden", err);
-        goto out;
-    }
+    if (golden_writer_end(w, NULL, err) != 0)
+        goto werr;
     rc = 0;
+    goto out;
+werr:
+    golden_error_print(stderr, "make-golden", err);
 out:
+    for (int k = 0; k < nsteps; k++)
+        if (steps[k].in)
+            fclose(steps[k].in);
     free(v);
     free(bytes);
     free(copy);
