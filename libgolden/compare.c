@@ -25,6 +25,7 @@ int golden_tier_parse(const char *name, golden_tier *out)
 /* ---- ULP distance ---- */
 
 typedef struct {
+    int fast;       /* 0 generic, 1 f64 bits, 2 f32 bits, 3 bf16 rounded from f32 bits */
     bool is_f64;
     int mant;       /* explicit mantissa bits */
     int emin;       /* exponent of the smallest normal */
@@ -46,7 +47,7 @@ static int mant_bits(golden_dtype t)
 
 static ulp_format ulp_format_of(golden_dtype t)
 {
-    ulp_format f = {false, 0, 0, 0};
+    ulp_format f = {0, false, 0, 0, 0};
     switch (t) {
     case GOLDEN_F64: f.is_f64 = true; f.mant = 52; f.emin = -1022; f.maxidx = INT64_C(0x7FF0000000000000); break;
     case GOLDEN_F32: f.mant = 23; f.emin = -126; f.maxidx = 0x7F800000; break;
@@ -120,6 +121,28 @@ static inline uint64_t ulp_distance(int64_t a, int64_t b)
     uint64_t ua = a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a;
     uint64_t ub = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
     return ua + ub;
+}
+
+/* The index through the cheapest exact route: when neither side is f64, every value is
+ * exactly an f32, so its f32 bits (or their bf16 rounding) are the index. */
+static inline int64_t ulp_of(const ulp_format *f, double x)
+{
+    if (f->fast == 2 || f->fast == 3) {
+        float v = (float)x;
+        uint32_t b;
+        memcpy(&b, &v, sizeof b);
+        uint32_t mag = b & 0x7FFFFFFFu;
+        if (f->fast == 3)
+            mag = (mag + 0x7FFFu + ((mag >> 16) & 1u)) >> 16;
+        return (b >> 31) ? -(int64_t)mag : (int64_t)mag;
+    }
+    if (f->fast == 1) {
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        int64_t mag = (int64_t)(b & ~(UINT64_C(1) << 63));
+        return (b >> 63) ? -mag : mag;
+    }
+    return ulp_index(f, x);
 }
 
 /* ---- accumulators ---- */
@@ -213,11 +236,108 @@ static void close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
     a->row_pos = 0;
 }
 
-/* The work of one block: elementwise metrics and, for logits/tokens, the row machine.
- * ri/ci (exact integers) decide token equality when given. */
-static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
-                      const double *ref, const double *cand, size_t n, const int64_t *ri,
-                      const int64_t *ci)
+/* Sign-magnitude bits to an ordered index without a branch. */
+static inline int64_t ordered32(uint32_t mag, uint32_t bits)
+{
+    int64_t sgn = -(int64_t)(bits >> 31);
+    return ((int64_t)mag ^ sgn) - sgn;
+}
+
+/* Largest ULP distance of a finite block, one loop per index route. */
+static uint64_t block_max_ulp(const ulp_format *uf, const double *ref, const double *cand,
+                              size_t n, uint64_t mu)
+{
+    if (uf->fast == 2 || uf->fast == 3) {
+        bool to_bf16 = uf->fast == 3;
+        int64_t best = (int64_t)mu;
+        for (size_t k = 0; k < n; k++) {
+            float fr = (float)ref[k], fc = (float)cand[k];
+            uint32_t br, bc;
+            memcpy(&br, &fr, sizeof br);
+            memcpy(&bc, &fc, sizeof bc);
+            uint32_t mr = br & 0x7FFFFFFFu, mc = bc & 0x7FFFFFFFu;
+            if (to_bf16) {
+                mr = (mr + 0x7FFFu + ((mr >> 16) & 1u)) >> 16;
+                mc = (mc + 0x7FFFu + ((mc >> 16) & 1u)) >> 16;
+            }
+            int64_t d = ordered32(mr, br) - ordered32(mc, bc);
+            d = d < 0 ? -d : d;
+            best = d > best ? d : best;
+        }
+        return (uint64_t)best;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint64_t u = ulp_distance(ulp_of(uf, ref[k]), ulp_of(uf, cand[k]));
+        mu = u > mu ? u : mu;
+    }
+    return mu;
+}
+
+/* A block without NaN/Inf: no per-element class tests, two lanes per sum, the index of a
+ * new maximum found by a second look only when the block raises it. */
+static void add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                             const double *ref, const double *cand, size_t n)
+{
+    double sa[2] = {0, 0}, sq[2] = {0, 0}, dt[2] = {0, 0}, nr[2] = {0, 0}, nc[2] = {0, 0};
+    double mx[2] = {-1, -1}, mr[2] = {-1, -1};
+    uint64_t mism = 0;
+    const double atol = s->atol, rtol = s->rtol, eps = s->eps;
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        for (int l = 0; l < 2; l++) {
+            double r = ref[i + l], c = cand[i + l];
+            double d = c - r, ad = fabs(d), ar = fabs(r);
+            sa[l] += ad;
+            sq[l] += d * d;
+            dt[l] += c * r;
+            nr[l] += r * r;
+            nc[l] += c * c;
+            mx[l] = ad > mx[l] ? ad : mx[l];
+            double rel = ad / (ar > eps ? ar : eps);
+            mr[l] = rel > mr[l] ? rel : mr[l];
+            mism += ad > atol + rtol * ar;
+        }
+    }
+    for (; i < n; i++) {
+        double r = ref[i], c = cand[i];
+        double d = c - r, ad = fabs(d), ar = fabs(r);
+        sa[0] += ad;
+        sq[0] += d * d;
+        dt[0] += c * r;
+        nr[0] += r * r;
+        nc[0] += c * c;
+        mx[0] = ad > mx[0] ? ad : mx[0];
+        double rel = ad / (ar > eps ? ar : eps);
+        mr[0] = rel > mr[0] ? rel : mr[0];
+        mism += ad > atol + rtol * ar;
+    }
+    double bmax = mx[0] > mx[1] ? mx[0] : mx[1];
+    if (bmax > a->max_abs) {
+        for (size_t k = 0; k < n; k++)
+            if (fabs(cand[k] - ref[k]) == bmax) {
+                a->max_abs = bmax;
+                a->max_abs_index = a->first + a->n + k;
+                break;
+            }
+    }
+    double brel = mr[0] > mr[1] ? mr[0] : mr[1];
+    if (brel > a->max_rel)
+        a->max_rel = brel;
+    if (uf)
+        a->max_ulp = block_max_ulp(uf, ref, cand, n, a->max_ulp);
+    a->pairs += n;
+    a->finite_pairs += n;
+    a->mismatches += mism;
+    neu_add(&a->sum_abs, &a->sum_abs_c, sa[0] + sa[1]);
+    neu_add(&a->sum_sq, &a->sum_sq_c, sq[0] + sq[1]);
+    neu_add(&a->dot, &a->dot_c, dt[0] + dt[1]);
+    neu_add(&a->norm_r, &a->norm_r_c, nr[0] + nr[1]);
+    neu_add(&a->norm_c, &a->norm_c_c, nc[0] + nc[1]);
+}
+
+/* A block with NaN/Inf somewhere: every pair is classified. */
+static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                          const double *ref, const double *cand, size_t n)
 {
     double bs_abs = 0, bs_sq = 0, bdot = 0, bnr = 0, bnc = 0;
     double max_abs = a->max_abs, max_rel = a->max_rel;
@@ -246,7 +366,7 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
             if (ad > atol + rtol * ar)
                 mism++;
             if (uf) {
-                uint64_t u = ulp_distance(ulp_index(uf, r), ulp_index(uf, c));
+                uint64_t u = ulp_distance(ulp_of(uf, r), ulp_of(uf, c));
                 if (u > max_ulp)
                     max_ulp = u;
             }
@@ -286,6 +406,26 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
     neu_add(&a->dot, &a->dot_c, bdot);
     neu_add(&a->norm_r, &a->norm_r_c, bnr);
     neu_add(&a->norm_c, &a->norm_c_c, bnc);
+}
+
+/* The work of one block: elementwise metrics and, for logits/tokens, the row machine.
+ * ri/ci (exact integers) decide token equality when given. */
+static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                      const double *ref, const double *cand, size_t n, const int64_t *ri,
+                      const int64_t *ci)
+{
+    /* x * 0 is NaN exactly when x is not finite; four lanes keep the adds independent */
+    double p[4] = {0, 0, 0, 0};
+    size_t q = 0;
+    for (; q + 4 <= n; q += 4)
+        for (int l = 0; l < 4; l++)
+            p[l] += ref[q + l] * 0.0 + cand[q + l] * 0.0;
+    for (; q < n; q++)
+        p[0] += ref[q] * 0.0 + cand[q] * 0.0;
+    if (p[0] + p[1] + p[2] + p[3] == 0)
+        add_finite_block(s, a, uf, ref, cand, n);
+    else
+        add_any_block(s, a, uf, ref, cand, n);
 
     if ((s->tier == GOLDEN_TIER_LOGITS || s->tier == GOLDEN_TIER_TOKENS) && s->row_len) {
         uint64_t pos = a->row_pos;
@@ -315,6 +455,13 @@ static bool setup_ulp(const golden_cmp_setup *s, ulp_format *uf)
     if (!golden_cmp_ulp_dtype(s->dtype_ref, s->dtype_cand, &t))
         return false;
     *uf = ulp_format_of(t);
+    bool wide = s->dtype_ref == GOLDEN_F64 || s->dtype_cand == GOLDEN_F64;
+    if (t == GOLDEN_F64)
+        uf->fast = 1;
+    else if (t == GOLDEN_F32 && !wide)
+        uf->fast = 2;
+    else if (t == GOLDEN_BF16 && !wide)
+        uf->fast = 3;
     return true;
 }
 
