@@ -273,44 +273,58 @@ static uint64_t block_max_ulp(const ulp_format *uf, const double *ref, const dou
     return mu;
 }
 
-/* A block without NaN/Inf: no per-element class tests, two lanes per sum, the index of a
- * new maximum found by a second look only when the block raises it. */
-static void add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
-                             const double *ref, const double *cand, size_t n)
+/* One element of the finite path, lane l. ULP route: 0 none (or a separate loop), 2 f32
+ * bits, 3 bf16 rounding of f32 bits. */
+#define FINITE_STEP(l, r, c, route)                                                        \
+    do {                                                                                   \
+        double d_ = (c) - (r), ad_ = fabs(d_), ar_ = fabs(r);                              \
+        pr[l] += (r) * 0.0 + (c) * 0.0;                                                    \
+        sa[l] += ad_;                                                                      \
+        sq[l] += d_ * d_;                                                                  \
+        dt[l] += (c) * (r);                                                                \
+        nr[l] += (r) * (r);                                                                \
+        nc[l] += (c) * (c);                                                                \
+        mx[l] = ad_ > mx[l] ? ad_ : mx[l];                                                 \
+        double rel_ = ad_ / (ar_ > eps ? ar_ : eps);                                       \
+        mr[l] = rel_ > mr[l] ? rel_ : mr[l];                                               \
+        mism += ad_ > atol + rtol * ar_;                                                   \
+        if ((route) >= 2) {                                                                \
+            float fr_ = (float)(r), fc_ = (float)(c);                                      \
+            uint32_t br_, bc_;                                                             \
+            memcpy(&br_, &fr_, sizeof br_);                                                \
+            memcpy(&bc_, &fc_, sizeof bc_);                                                \
+            uint32_t m1_ = br_ & 0x7FFFFFFFu, m2_ = bc_ & 0x7FFFFFFFu;                     \
+            if ((route) == 3) {                                                            \
+                m1_ = (m1_ + 0x7FFFu + ((m1_ >> 16) & 1u)) >> 16;                          \
+                m2_ = (m2_ + 0x7FFFu + ((m2_ >> 16) & 1u)) >> 16;                          \
+            }                                                                              \
+            int64_t u_ = ordered32(m1_, br_) - ordered32(m2_, bc_);                        \
+            u_ = u_ < 0 ? -u_ : u_;                                                        \
+            mu = u_ > mu ? u_ : mu;                                                        \
+        }                                                                                  \
+    } while (0)
+
+/* The path of blocks without NaN/Inf: no per-element class tests, two lanes per sum, the
+ * index of a new maximum found by a second look only when the block raises it. Computes
+ * into locals and returns false (leaving a untouched) when a value turns out not finite. */
+static inline __attribute__((always_inline)) bool
+finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
+             const double *cand, size_t n, int route)
 {
     double sa[2] = {0, 0}, sq[2] = {0, 0}, dt[2] = {0, 0}, nr[2] = {0, 0}, nc[2] = {0, 0};
-    double mx[2] = {-1, -1}, mr[2] = {-1, -1};
+    double mx[2] = {-1, -1}, mr[2] = {-1, -1}, pr[2] = {0, 0};
     uint64_t mism = 0;
+    int64_t mu = (int64_t)a->max_ulp;
     const double atol = s->atol, rtol = s->rtol, eps = s->eps;
     size_t i = 0;
     for (; i + 2 <= n; i += 2) {
-        for (int l = 0; l < 2; l++) {
-            double r = ref[i + l], c = cand[i + l];
-            double d = c - r, ad = fabs(d), ar = fabs(r);
-            sa[l] += ad;
-            sq[l] += d * d;
-            dt[l] += c * r;
-            nr[l] += r * r;
-            nc[l] += c * c;
-            mx[l] = ad > mx[l] ? ad : mx[l];
-            double rel = ad / (ar > eps ? ar : eps);
-            mr[l] = rel > mr[l] ? rel : mr[l];
-            mism += ad > atol + rtol * ar;
-        }
+        FINITE_STEP(0, ref[i], cand[i], route);
+        FINITE_STEP(1, ref[i + 1], cand[i + 1], route);
     }
-    for (; i < n; i++) {
-        double r = ref[i], c = cand[i];
-        double d = c - r, ad = fabs(d), ar = fabs(r);
-        sa[0] += ad;
-        sq[0] += d * d;
-        dt[0] += c * r;
-        nr[0] += r * r;
-        nc[0] += c * c;
-        mx[0] = ad > mx[0] ? ad : mx[0];
-        double rel = ad / (ar > eps ? ar : eps);
-        mr[0] = rel > mr[0] ? rel : mr[0];
-        mism += ad > atol + rtol * ar;
-    }
+    if (i < n)
+        FINITE_STEP(0, ref[i], cand[i], route);
+    if (pr[0] + pr[1] != 0)
+        return false;
     double bmax = mx[0] > mx[1] ? mx[0] : mx[1];
     if (bmax > a->max_abs) {
         for (size_t k = 0; k < n; k++)
@@ -323,8 +337,7 @@ static void add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const
     double brel = mr[0] > mr[1] ? mr[0] : mr[1];
     if (brel > a->max_rel)
         a->max_rel = brel;
-    if (uf)
-        a->max_ulp = block_max_ulp(uf, ref, cand, n, a->max_ulp);
+    a->max_ulp = (uint64_t)mu;
     a->pairs += n;
     a->finite_pairs += n;
     a->mismatches += mism;
@@ -333,6 +346,21 @@ static void add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const
     neu_add(&a->dot, &a->dot_c, dt[0] + dt[1]);
     neu_add(&a->norm_r, &a->norm_r_c, nr[0] + nr[1]);
     neu_add(&a->norm_c, &a->norm_c_c, nc[0] + nc[1]);
+    return true;
+}
+
+static bool add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                             const double *ref, const double *cand, size_t n)
+{
+    if (uf && uf->fast == 2)
+        return finite_block(s, a, ref, cand, n, 2);
+    if (uf && uf->fast == 3)
+        return finite_block(s, a, ref, cand, n, 3);
+    if (!finite_block(s, a, ref, cand, n, 0))
+        return false;
+    if (uf)
+        a->max_ulp = block_max_ulp(uf, ref, cand, n, a->max_ulp);
+    return true;
 }
 
 /* A block with NaN/Inf somewhere: every pair is classified. */
@@ -414,17 +442,8 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
                       const double *ref, const double *cand, size_t n, const int64_t *ri,
                       const int64_t *ci)
 {
-    /* x * 0 is NaN exactly when x is not finite; four lanes keep the adds independent */
-    double p[4] = {0, 0, 0, 0};
-    size_t q = 0;
-    for (; q + 4 <= n; q += 4)
-        for (int l = 0; l < 4; l++)
-            p[l] += ref[q + l] * 0.0 + cand[q + l] * 0.0;
-    for (; q < n; q++)
-        p[0] += ref[q] * 0.0 + cand[q] * 0.0;
-    if (p[0] + p[1] + p[2] + p[3] == 0)
-        add_finite_block(s, a, uf, ref, cand, n);
-    else
+    /* x * 0 is NaN exactly when x is not finite: the fast path finds out by itself */
+    if (!add_finite_block(s, a, uf, ref, cand, n))
         add_any_block(s, a, uf, ref, cand, n);
 
     if ((s->tier == GOLDEN_TIER_LOGITS || s->tier == GOLDEN_TIER_TOKENS) && s->row_len) {
