@@ -154,3 +154,12 @@ done
 # ---- empty and scalar tensors ----
 expect_json empty-count '"name":"empty","tier":"layer","verdict":"pass","reasons":\[\],"dtype_reference":"f32","dtype_candidate":"f32","shape":\[0,4\],"count":0,"max_abs":null' r1.json
 expect_json scalar-entry '"name":"scalar","tier":"layer","verdict":"pass","reasons":\[\],"dtype_reference":"f64","dtype_candidate":"f64","shape":\[\],"count":1,"max_abs":0\.0,"max_abs_index":\[\]' r1.json
+
+# ---- YAML policies are validated against calculet-diff-policy/v1 with line:column ----
+printf 'schema: calculet-diff-policy/v1\nrules:\n  - match: "layers/2/*"\n    tiers: kernel\n' > typo.yaml
+expect_exit policy-yaml-typo 2 golden-diff --policy typo.yaml g32.h5 c16.h5
+expect_grep policy-yaml-where '^golden-diff: typo\.yaml:4:[0-9]+: /rules/0/tiers' err.txt
+printf 'schema: calculet-diff-policy/v1\ndefault_tier: kernel\ndtypes:\n  bf16: {rtol: 1.0e-6}\n' > tight.yaml
+expect_exit policy-yaml-dtype 1 golden-diff --policy tight.yaml g32.h5 c16.h5
+# f32 golden, bf16 candidate: the looser of the two dtypes' rtol (f32's 1.3e-6) wins
+expect_grep policy-yaml-dtype-reason 'atol 1e-05 \+ rtol 1\.3e-06' out.txt
