@@ -163,3 +163,11 @@ printf 'schema: calculet-diff-policy/v1\ndefault_tier: kernel\ndtypes:\n  bf16: 
 expect_exit policy-yaml-dtype 1 golden-diff --policy tight.yaml g32.h5 c16.h5
 # f32 golden, bf16 candidate: the looser of the two dtypes' rtol (f32's 1.3e-6) wins
 expect_grep policy-yaml-dtype-reason 'atol 1e-05 \+ rtol 1\.3e-06' out.txt
+
+# ---- every report written above is a valid calculet-diff-report/v1 document ----
+for f in nan.json tr.json trs.json l100.json lgf.json tk.json bf.json miss.json map-out.json pk.json tw1.json tw2.json r1.json; do
+    expect_exit "schema-$f" 0 schema-check calculet-diff-report/v1 "$f"
+done
+# and the schema can say no
+sed 's/"verdict": "fail"/"verdict": "maybe"/' nan.json > bad-report.json
+expect_exit schema-rejects-bad-verdict 1 schema-check calculet-diff-report/v1 bad-report.json
