@@ -7,7 +7,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -145,17 +144,29 @@ typedef struct {
     golden_cmp_setup setup, bsetup;
     uint64_t count, chunk;          /* elements, elements per item */
     size_t n_chunks, first_item;
-    golden_cmp_acc *acc, *bacc;     /* one per chunk */
-    double *secs;                   /* per chunk */
+    golden_cmp_acc all, ball;       /* the chunks merged so far, in order */
 } pair_job;
 
+/* A finished work item waiting for its turn to be merged. */
+typedef struct {
+    golden_cmp_acc acc, bacc;
+    double secs;
+    bool ready;
+} ring_slot;
+
+/* Workers take items (chunks of every pair, in order) and merge finished ones in item order
+ * through a small ring: memory does not grow with the tensor, and the merge order (hence
+ * every bit of the report) does not depend on the number of threads or their timing. */
 typedef struct {
     golden_reader *ref, *cand, *base;
     pair_job *jobs;
     size_t n_jobs, n_items;
-    atomic_size_t next;
-    atomic_int failed;
+    size_t next, frontier;          /* next item to hand out, next item to merge */
+    ring_slot *ring;
+    size_t ring_n;
+    bool failed;
     pthread_mutex_t lock;
+    pthread_cond_t room;
     golden_error err;
     size_t buf_bytes;
     golden_progress *progress;
@@ -178,11 +189,28 @@ static size_t job_of_item(const pool *p, size_t item)
 static void pool_fail(pool *p, const golden_error *e)
 {
     pthread_mutex_lock(&p->lock);
-    if (!atomic_load(&p->failed)) {
+    if (!p->failed) {
         p->err = *e;
-        atomic_store(&p->failed, 1);
+        p->failed = true;
     }
+    pthread_cond_broadcast(&p->room);
     pthread_mutex_unlock(&p->lock);
+}
+
+/* Under the lock: fold every finished item at the frontier into its pair. */
+static void merge_ready(pool *p)
+{
+    while (p->frontier < p->n_items && p->ring[p->frontier % p->ring_n].ready) {
+        ring_slot *s = &p->ring[p->frontier % p->ring_n];
+        pair_job *j = &p->jobs[job_of_item(p, p->frontier)];
+        golden_cmp_merge(&j->all, &s->acc);
+        if (j->with_base)
+            golden_cmp_merge(&j->ball, &s->bacc);
+        j->t->seconds += s->secs;
+        s->ready = false;
+        p->frontier++;
+    }
+    pthread_cond_broadcast(&p->room);
 }
 
 static void *worker(void *arg)
@@ -190,16 +218,24 @@ static void *worker(void *arg)
     pool *p = arg;
     unsigned char *rb = malloc(p->buf_bytes), *cb = malloc(p->buf_bytes),
                   *bb = p->base ? malloc(p->buf_bytes) : NULL;
+    golden_cmp_acc *acc = malloc(2 * sizeof *acc);
     golden_error e;
-    if (!rb || !cb || (p->base && !bb)) {
+    if (!rb || !cb || (p->base && !bb) || !acc) {
         golden_fail(&e, NULL, "out of memory for chunk buffers");
         pool_fail(p, &e);
         goto out;
     }
     for (;;) {
-        size_t item = atomic_fetch_add(&p->next, 1);
-        if (item >= p->n_items || atomic_load(&p->failed))
+        pthread_mutex_lock(&p->lock);
+        while (!p->failed && p->next < p->n_items && p->next - p->frontier >= p->ring_n)
+            pthread_cond_wait(&p->room, &p->lock);
+        if (p->failed || p->next >= p->n_items) {
+            pthread_mutex_unlock(&p->lock);
             break;
+        }
+        size_t item = p->next++;
+        pthread_mutex_unlock(&p->lock);
+
         pair_job *j = &p->jobs[job_of_item(p, item)];
         size_t k = item - j->first_item;
         uint64_t first = (uint64_t)k * j->chunk;
@@ -211,21 +247,30 @@ static void *worker(void *arg)
             pool_fail(p, &e);
             break;
         }
-        golden_cmp_acc_init(&j->acc[k], first);
-        golden_cmp_add_raw(&j->setup, &j->acc[k], rb, cb, (size_t)n);
+        golden_cmp_acc_init(&acc[0], first);
+        golden_cmp_add_raw(&j->setup, &acc[0], rb, cb, (size_t)n);
         if (j->with_base) {
-            golden_cmp_acc_init(&j->bacc[k], first);
-            golden_cmp_add_raw(&j->bsetup, &j->bacc[k], rb, bb, (size_t)n);
+            golden_cmp_acc_init(&acc[1], first);
+            golden_cmp_add_raw(&j->bsetup, &acc[1], rb, bb, (size_t)n);
         }
-        j->secs[k] = now_seconds() - t0;
+        double secs = now_seconds() - t0;
+
+        pthread_mutex_lock(&p->lock);
+        ring_slot *s = &p->ring[item % p->ring_n];
+        s->acc = acc[0];
+        if (j->with_base)
+            s->bacc = acc[1];
+        s->secs = secs;
+        s->ready = true;
+        merge_ready(p);
         if (p->progress && p->progress->enabled) {
-            pthread_mutex_lock(&p->lock);
             p->done += n;
             golden_progress_update(p->progress, p->done);
-            pthread_mutex_unlock(&p->lock);
         }
+        pthread_mutex_unlock(&p->lock);
     }
 out:
+    free(acc);
     free(rb);
     free(cb);
     free(bb);
@@ -430,16 +475,6 @@ static bool same_shape(const golden_tensor_info *a, const golden_tensor_info *b)
     return true;
 }
 
-static void free_jobs(pair_job *jobs, size_t n)
-{
-    for (size_t i = 0; jobs && i < n; i++) {
-        free(jobs[i].acc);
-        free(jobs[i].bacc);
-        free(jobs[i].secs);
-    }
-    free(jobs);
-}
-
 static golden_cmp_setup make_setup(const golden_diff_tensor *t, golden_dtype cand,
                                    const golden_tensor_info *ri)
 {
@@ -590,14 +625,8 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         j->n_chunks = (size_t)((j->count + j->chunk - 1) / j->chunk);
         j->first_item = n_items;
         n_items += j->n_chunks;
-        size_t nc = j->n_chunks ? j->n_chunks : 1;
-        j->acc = calloc(nc, sizeof *j->acc);
-        j->secs = calloc(nc, sizeof *j->secs);
-        j->bacc = j->with_base ? calloc(nc, sizeof *j->bacc) : NULL;
-        if (!j->acc || !j->secs || (j->with_base && !j->bacc)) {
-            golden_fail(err, NULL, "out of memory");
-            goto out;
-        }
+        golden_cmp_acc_init(&j->all, 0);
+        golden_cmp_acc_init(&j->ball, 0);
         size_t w = golden_dtype_size(ri->dtype);
         if (golden_dtype_size(ci->dtype) > w)
             w = golden_dtype_size(ci->dtype);
@@ -627,22 +656,35 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     p.jobs = jobs;
     p.n_jobs = n_jobs;
     p.n_items = n_items;
-    atomic_init(&p.next, 0);
-    atomic_init(&p.failed, 0);
     p.buf_bytes = buf_bytes;
     p.progress = o->progress;
-    if (pthread_mutex_init(&p.lock, NULL) != 0) {
-        golden_fail(err, NULL, "cannot create a mutex");
-        goto out;
-    }
     int nt = o->threads > 0 ? o->threads : golden_threads();
     if ((size_t)nt > n_items)
         nt = n_items ? (int)n_items : 1;
+    if (nt > 256)
+        nt = 256;
+    p.ring_n = 4 * (size_t)nt;
+    p.ring = calloc(p.ring_n, sizeof *p.ring);
+    if (!p.ring) {
+        golden_fail(err, NULL, "out of memory");
+        goto out;
+    }
+    if (pthread_mutex_init(&p.lock, NULL) != 0) {
+        free(p.ring);
+        golden_fail(err, NULL, "cannot create a mutex");
+        goto out;
+    }
+    if (pthread_cond_init(&p.room, NULL) != 0) {
+        pthread_mutex_destroy(&p.lock);
+        free(p.ring);
+        golden_fail(err, NULL, "cannot create a condition variable");
+        goto out;
+    }
     if (o->progress)
         golden_progress_start(o->progress, "golden-diff", total);
     pthread_t tids[256];
     int started = 0;
-    for (int k = 1; k < nt && k < 256; k++) {
+    for (int k = 1; k < nt; k++) {
         if (pthread_create(&tids[started], NULL, worker, &p) != 0)
             break; /* fewer threads still finish the work */
         started++;
@@ -653,28 +695,21 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         pthread_join(tids[k], NULL);
     if (o->progress)
         golden_progress_end(o->progress);
+    pthread_cond_destroy(&p.room);
     pthread_mutex_destroy(&p.lock);
-    if (atomic_load(&p.failed)) {
+    free(p.ring);
+    if (p.failed) {
         *err = p.err;
         goto out;
     }
 
     for (size_t k = 0; k < n_jobs; k++) {
         pair_job *j = &jobs[k];
-        golden_cmp_acc all, ball;
-        golden_cmp_acc_init(&all, 0);
-        golden_cmp_acc_init(&ball, 0);
-        for (size_t c = 0; c < j->n_chunks; c++) {
-            golden_cmp_merge(&all, &j->acc[c]);
-            if (j->with_base)
-                golden_cmp_merge(&ball, &j->bacc[c]);
-            j->t->seconds += j->secs[c];
-        }
-        golden_cmp_finish(&j->setup, &all, &j->t->m);
-        memcpy(j->t->flips, all.examples, sizeof all.examples);
-        j->t->n_flips = all.n_examples;
+        golden_cmp_finish(&j->setup, &j->all, &j->t->m);
+        memcpy(j->t->flips, j->all.examples, sizeof j->all.examples);
+        j->t->n_flips = j->all.n_examples;
         if (j->with_base)
-            golden_cmp_finish(&j->bsetup, &ball, &j->t->bm);
+            golden_cmp_finish(&j->bsetup, &j->ball, &j->t->bm);
     }
     for (size_t i = 0; i < r->n; i++) {
         if (judge_tensor(&r->tensors[i]) != 0) {
@@ -690,7 +725,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
               (o->allow_missing || (r->n_missing_cand == 0 && r->n_missing_ref == 0));
     rc = 0;
 out:
-    free_jobs(jobs, n_jobs);
+    free(jobs);
     free_named(cn, ncn);
     free_named(bn, nbn);
     golden_reader_close(ref);
