@@ -49,8 +49,7 @@ static void usage(FILE *f)
 
 static int bad_usage(const char *what)
 {
-    fprintf(stderr, TOOL ": %s\n", what);
-    fprintf(stderr, "Try '" TOOL " --help'.\n");
+    fprintf(stderr, TOOL ": %s (see " TOOL " --help)\n", what);
     return 2;
 }
 
@@ -237,14 +236,18 @@ int main(int argc, char **argv)
         case O_FORCE: force = true; break;
         case 'q': quiet = true; break;
         case 'j':
-            if (parse_num("--threads", optarg, &num) || num < 1 || num > 256 || num != floor(num)) {
+            if (parse_num("--threads", optarg, &num))
+                goto done;
+            if (num < 1 || num > 256 || num != floor(num)) {
                 status = bad_usage("--threads: expected an integer from 1 to 256");
                 goto done;
             }
             threads = (int)num;
             break;
         case O_CHUNK:
-            if (parse_num("--chunk", optarg, &num) || num < 1 || num > 1e9 || num != floor(num)) {
+            if (parse_num("--chunk", optarg, &num))
+                goto done;
+            if (num < 1 || num > 1e9 || num != floor(num)) {
                 status = bad_usage("--chunk: expected an integer from 1 to 1000000000");
                 goto done;
             }

@@ -171,3 +171,10 @@ done
 # and the schema can say no
 sed 's/"verdict": "fail"/"verdict": "maybe"/' nan.json > bad-report.json
 expect_exit schema-rejects-bad-verdict 1 schema-check calculet-diff-report/v1 bad-report.json
+
+# ---- usage errors are one line on stderr ----
+expect_exit usage-one-line 2 golden-diff --chunk 0 ref.h5 ref.h5
+expect_lines usage-one-line-count 1 err.txt
+expect_grep usage-one-line-text '^golden-diff: --chunk' err.txt
+expect_exit usage-bad-number 2 golden-diff --threads many ref.h5 ref.h5
+expect_lines usage-bad-number-count 1 err.txt
