@@ -12,7 +12,7 @@
 
 static void usage(void)
 {
-    fputs("Usage: make-golden [--force] OUT.h5 SPEC...\n"
+    fputs("Usage: make-golden [--force] [--gzip=1..9] OUT.h5 SPEC...\n"
           "SPEC = NAME:DTYPE:SHAPE:STEPS   SHAPE = scalar | 4 | 2x3x0 ...\n"
           "STEPS = ';'-separated, a source then modifiers, applied in f64:\n"
           "  values=V,V,...  fill=V  seq=START,STEP  rand=SEED,LO,HI  file=RAW (canonical bytes)\n"
@@ -318,9 +318,15 @@ int main(int argc, char **argv)
 {
     int a = 1;
     golden_writer_opts opts = {false, 0, "make-golden 0.1.0"};
-    if (a < argc && strcmp(argv[a], "--force") == 0) {
-        opts.force = true;
-        a++;
+    for (; a < argc && strncmp(argv[a], "--", 2) == 0; a++) {
+        if (strcmp(argv[a], "--force") == 0)
+            opts.force = true;
+        else if (strncmp(argv[a], "--gzip=", 7) == 0)
+            opts.gzip = atoi(argv[a] + 7);
+        else {
+            usage();
+            return 2;
+        }
     }
     if (argc - a < 1) {
         usage();
