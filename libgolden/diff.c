@@ -507,7 +507,9 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     r->candidate = strdup(o->candidate);
     r->baseline = o->baseline ? strdup(o->baseline) : NULL;
     r->policy = golden_policy_to_json(o->policy);
-    if (!r->reference || !r->candidate || (o->baseline && !r->baseline) || !r->policy) {
+    r->overrides = golden_policy_overrides_json(o->policy);
+    if (!r->reference || !r->candidate || (o->baseline && !r->baseline) || !r->policy ||
+        !r->overrides) {
         golden_fail(err, NULL, "out of memory");
         goto out;
     }
@@ -760,6 +762,7 @@ void golden_diff_free(golden_diff_result *r)
     free(r->candidate);
     free(r->baseline);
     json_decref(r->policy);
+    json_decref(r->overrides);
     free(r);
 }
 
@@ -964,6 +967,7 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
             b.bad = 1;
     put(&b, "tensors", list);
     put(&b, "policy", json_incref(r->policy));
+    put(&b, "overrides", json_incref(r->overrides));
     if (b.bad) {
         json_decref(b.o);
         return NULL;

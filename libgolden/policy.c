@@ -370,3 +370,20 @@ json_t *golden_policy_to_json(const golden_policy *p)
     }
     return root;
 }
+
+json_t *golden_policy_overrides_json(const golden_policy *p)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int bad = 0;
+    if (p->force_tier)
+        bad |= json_object_set_new(o, "tier", json_string(golden_tier_name(p->forced)));
+    bad |= set_num(o, "atol", p->o_atol) | set_num(o, "rtol", p->o_rtol) |
+           set_num(o, "eps", p->o_eps);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}

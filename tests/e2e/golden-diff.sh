@@ -186,3 +186,8 @@ make-golden --gzip=4 gz.h5 'layers/0/out:f32:8x16:rand=1,-1,1;set=37,nan' 'layer
 golden-diff -j 2 --chunk 7 --json gz.json ref.h5 gz.h5 >/dev/null
 grep -v '"seconds"' gz.json | sed 's/"candidate": "gz.h5"/"candidate": "nan.h5"/' > gz.txt
 if cmp -s r1.txt gz.txt; then ok gzip-same-report; else notok gzip-same-report "$(diff r1.txt gz.txt | head -5)"; fi
+
+# ---- the report records the command-line overrides ----
+golden-diff --tier kernel --rtol 1e-6 --json ov.json g32.h5 c16.h5 > /dev/null
+expect_json overrides-recorded '"overrides":\{"tier":"kernel","rtol":(1e-0?6|9\.99999+[0-9]*e-0?7)\}' ov.json
+expect_exit overrides-schema 0 schema-check calculet-diff-report/v1 ov.json

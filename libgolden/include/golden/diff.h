@@ -69,6 +69,7 @@ typedef struct {
     size_t passed, failed;
     bool pass;                      /* the run's verdict */
     json_t *policy;                 /* the policy in effect */
+    json_t *overrides;              /* the command line's tier/atol/rtol/eps */
 } golden_diff_result;
 
 /* Compare. Returns 0 with *out set (whatever the verdict), or -1 when the files cannot be

@@ -55,5 +55,8 @@ void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtyp
 
 /* The policy in effect, as a calculet-diff-policy/v1 tree (for reports); NULL on ENOMEM. */
 json_t *golden_policy_to_json(const golden_policy *p);
+/* The command-line overrides ({"tier", "atol", "rtol", "eps"}, only those set; {} when none);
+ * NULL on ENOMEM. */
+json_t *golden_policy_overrides_json(const golden_policy *p);
 
 #endif
