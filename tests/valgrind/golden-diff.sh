@@ -13,6 +13,12 @@ $VG golden-diff --json r.json --junit r.xml ref.h5 cand.h5 > /dev/null
 [ $? -eq 1 ] || exit 1
 $VG golden-diff --policy pol.json --baseline base.h5 -j 2 --chunk 5 --json - ref.h5 cand.h5 > /dev/null
 [ $? -eq 1 ] || exit 1
+printf 'schema: calculet-diff-policy/v1\nmap:\n  - from: "model\\\\.layers\\\\.([0-9]+)\\\\.out"\n    to: "layers/\\\\1/out"\n    regex: true\n' > map.yaml
+$VG golden-diff --map map.yaml --tier kernel --rtol 0.1 ref.h5 cand.h5 > /dev/null
+[ $? -eq 1 ] || exit 1
+printf 'schema: calculet-diff-policy/v1\ndefault_tier: final\n' > bad.yaml
+$VG golden-diff --policy bad.yaml ref.h5 ref.h5 2> /dev/null
+[ $? -eq 2 ] || exit 1
 $VG golden-diff ref.h5 ref.h5 > /dev/null || exit 1
 $VG golden-diff ref.h5 missing.h5 2> /dev/null
 [ $? -eq 2 ] || exit 1
