@@ -166,11 +166,11 @@ expect_grep policy-yaml-dtype-reason 'atol 1e-05 \+ rtol 1\.3e-06' out.txt
 
 # ---- every report written above is a valid calculet-diff-report/v1 document ----
 for f in nan.json tr.json trs.json l100.json lgf.json tk.json bf.json miss.json map-out.json pk.json tw1.json tw2.json r1.json; do
-    expect_exit "schema-$f" 0 schema-check calculet-diff-report/v1 "$f"
+    expect_exit "schema-$f" 0 schema-check "$f" calculet-diff-report/v1
 done
 # and the schema can say no
 sed 's/"verdict": "fail"/"verdict": "maybe"/' nan.json > bad-report.json
-expect_exit schema-rejects-bad-verdict 1 schema-check calculet-diff-report/v1 bad-report.json
+expect_exit schema-rejects-bad-verdict 1 schema-check bad-report.json calculet-diff-report/v1
 
 # ---- usage errors are one line on stderr ----
 expect_exit usage-one-line 2 golden-diff --chunk 0 ref.h5 ref.h5
@@ -190,4 +190,4 @@ if cmp -s r1.txt gz.txt; then ok gzip-same-report; else notok gzip-same-report "
 # ---- the report records the command-line overrides ----
 golden-diff --tier kernel --rtol 1e-6 --json ov.json g32.h5 c16.h5 > /dev/null
 expect_json overrides-recorded '"overrides":\{"tier":"kernel","rtol":(1e-0?6|9\.99999+[0-9]*e-0?7)\}' ov.json
-expect_exit overrides-schema 0 schema-check calculet-diff-report/v1 ov.json
+expect_exit overrides-schema 0 schema-check ov.json calculet-diff-report/v1
