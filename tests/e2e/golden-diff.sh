@@ -191,3 +191,21 @@ if cmp -s r1.txt gz.txt; then ok gzip-same-report; else notok gzip-same-report "
 golden-diff --tier kernel --rtol 1e-6 --json ov.json g32.h5 c16.h5 > /dev/null
 expect_json overrides-recorded '"overrides":\{"tier":"kernel","rtol":(1e-0?6|9\.99999+[0-9]*e-0?7)\}' ov.json
 expect_exit overrides-schema 0 schema-check ov.json calculet-diff-report/v1
+
+# ---- interoperability: a golden written by golden-dump from a raw dump ----
+if command -v golden-dump >/dev/null 2>&1; then
+    mkdir -p dump
+    # f32 1, 2, 3, 4 little-endian, and 1, 2, 3, 4.5 for a candidate
+    printf '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\200\100' > dump/x.bin
+    printf '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\220\100' > dump/y.bin
+    printf '{"schema": "calculet-dump-index/v1", "tensors": [{"name": "layers/0/x", "file": "x.bin", "offset": 0, "dtype": "f32", "shape": [2, 2]}]}\n' > dump/index.json
+    golden-dump -o dumped.h5 dump > /dev/null 2>&1 || notok golden-dump-wrote
+    printf '{"schema": "calculet-dump-index/v1", "tensors": [{"name": "layers/0/x", "file": "y.bin", "offset": 0, "dtype": "f32", "shape": [2, 2]}]}\n' > dump/index.json
+    golden-dump -o dumped2.h5 dump > /dev/null 2>&1 || notok golden-dump-wrote-2
+    make-golden made.h5 'layers/0/x:f32:2x2:values=1,2,3,4'
+    expect_exit golden-dump-interop 0 golden-diff --tier kernel --atol 0 --rtol 0 made.h5 dumped.h5
+    expect_exit golden-dump-interop-diff 1 golden-diff --tier kernel --json gdd.json made.h5 dumped2.h5
+    expect_json golden-dump-interop-max '"max_abs":0\.5,"max_abs_index":\[1,1\]' gdd.json
+else
+    echo "ok golden-dump-interop # skip golden-dump not built"
+fi
