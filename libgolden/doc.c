@@ -281,7 +281,8 @@ static int ensure_sorted(golden_doc *d)
     if (!d->sorted) {
         rc = sort_positions(d->pos, d->npos);
         if (rc == 0) {
-            qsort(d->slots, d->nslots, sizeof *d->slots, slot_cmp);
+            if (d->nslots)
+                qsort(d->slots, d->nslots, sizeof *d->slots, slot_cmp);
             d->sorted = 1;
         }
     }
@@ -306,6 +307,8 @@ static const pos_entry *pos_find(const golden_doc *d, const json_t *node)
 static const slot_entry *slot_find(const golden_doc *d, const json_t *parent, uint64_t sub)
 {
     slot_entry k = {(uintptr_t)parent, sub, 0, 0};
+    if (!d->nslots)
+        return NULL;
     return bsearch(&k, d->slots, d->nslots, sizeof *d->slots, slot_cmp);
 }
 
