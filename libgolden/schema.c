@@ -1886,7 +1886,8 @@ static int items_parallel(vctx *c, const csch *s, const json_t *a, size_t lo, si
             j->bad = -1;
             continue;
         }
-        memcpy(j->ctx.path, c->path, c->depth * sizeof *c->path);
+        if (c->depth)
+            memcpy(j->ctx.path, c->path, c->depth * sizeof *c->path);
         j->ctx.depth = c->depth;
         j->ctx.capdepth = c->depth + 64;
         j->s = s;
