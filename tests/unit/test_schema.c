@@ -1,6 +1,7 @@
 /* Unit tests of the JSON Schema validator, keyword by keyword, with valid and invalid
  * instances worked out from the 2020-12 specification (counts, pointers, keywords, places). */
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -596,6 +597,99 @@ static void test_many_violations(void)
     golden_schema_free(s);
 }
 
+/* The validator's pattern verdicts against glibc's regexec on the same patterns, written so
+ * that ECMA and POSIX ERE read them alike: many random subjects over a small alphabet. */
+static void test_pattern_differential(void)
+{
+    static const char *patterns[] = {
+        "^[a-c]+x?[0-9]{2,3}$", "b[0-9]*c", "^a?b?c?$", "[xyz]{2}", "^x*$", "^[^ab]+$",
+        "c.a", "^.{2,4}$", "^(ab|c)+$", "^[a-c0-9_.:-]+$", "a{0,2}b{1,}$", "^$",
+        "^sha256:[0-9a-f]{4}$", "x|y", "^[-a]b+[a-]$",
+    };
+    const char alphabet[] = "abcxyz0129_.:- ";
+    unsigned seed = 12345;
+    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+        regex_t re;
+        CU_ASSERT_EQUAL_FATAL(regcomp(&re, patterns[p], REG_EXTENDED | REG_NOSUB), 0);
+        json_t *js = json_pack("{ss}", "pattern", patterns[p]);
+        char *text = json_dumps(js, 0);
+        json_decref(js);
+        golden_schema *s = schema_text(text);
+        free(text);
+        for (int k = 0; k < 400; k++) {
+            char subj[16];
+            seed = seed * 1103515245u + 12345u;
+            int len = (int)((seed >> 16) % 9);
+            for (int i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                subj[i] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+            }
+            subj[len] = '\0';
+            if (p == 12 && k % 3 == 0) /* give the digest pattern some hits */
+                snprintf(subj, sizeof subj, "sha256:%c%c0f", alphabet[k % 6], "0a9f"[k % 4]);
+            int want = regexec(&re, subj, 0, NULL, 0) == 0;
+            json_t *str = json_string(subj);
+            char *inst = json_dumps(str, JSON_ENCODE_ANY);
+            json_decref(str);
+            long got = check(s, inst, NULL);
+            if ((got == 0) != want)
+                fprintf(stderr, "pattern %s on \"%s\": regexec %d, validator %ld violations\n",
+                        patterns[p], subj, want, got);
+            CU_ASSERT_EQUAL(got == 0, want);
+            free(inst);
+        }
+        regfree(&re);
+        golden_schema_free(s);
+    }
+}
+
+/* A big array is split over threads: the violations must be the same, in the same order,
+ * with one thread and with several. */
+static void test_threads_agree(void)
+{
+    golden_schema *s = schema_text("{\"items\": {\"type\": \"object\", \"required\": [\"id\"], "
+                                   "\"properties\": {\"id\": {\"pattern\": \"^op[0-9]+$\"}, "
+                                   "\"n\": {\"minimum\": 0}}}}");
+    size_t n = 9000;
+    char *big = malloc(n * 40 + 8), *p = big;
+    *p++ = '[';
+    for (size_t i = 0; i < n; i++) {
+        if (i % 997 == 5)
+            p += sprintf(p, "%s{\"n\": -1}", i ? "," : "");
+        else if (i % 1499 == 7)
+            p += sprintf(p, "%s{\"id\": \"op-%zu\", \"n\": %zu}", i ? "," : "", i, i);
+        else
+            p += sprintf(p, "%s{\"id\": \"op%zu\", \"n\": %zu}", i ? "," : "", i, i);
+    }
+    sprintf(p, "]");
+    golden_violation *one_t, *many_t;
+    setenv("GOLDEN_THREADS", "1", 1);
+    long n1 = check(s, big, &one_t);
+    setenv("GOLDEN_THREADS", "3", 1);
+    long n3 = check(s, big, &many_t);
+    unsetenv("GOLDEN_THREADS");
+    /* by hand: i % 997 == 5 for i = 5, 1002, ..., 8978 (10 items, two violations each);
+     * i % 1499 == 7 for i = 7, 1506, ..., 7502 (6 items, one each) */
+    CU_ASSERT_EQUAL(n1, 26);
+    CU_ASSERT_EQUAL(n3, n1);
+    for (long i = 0; i < n1 && i < n3; i++) {
+        CU_ASSERT_STRING_EQUAL(one_t[i].pointer, many_t[i].pointer);
+        CU_ASSERT_STRING_EQUAL(one_t[i].keyword, many_t[i].keyword);
+        CU_ASSERT_STRING_EQUAL(one_t[i].where, many_t[i].where);
+    }
+    if (n1 == 26) {
+        CU_ASSERT_STRING_EQUAL(one_t[0].pointer, "/5");
+        CU_ASSERT_STRING_EQUAL(one_t[0].keyword, "required");
+        CU_ASSERT_STRING_EQUAL(one_t[1].pointer, "/5/n");
+        CU_ASSERT_STRING_EQUAL(one_t[2].pointer, "/7/id");
+        CU_ASSERT_STRING_EQUAL(one_t[25].pointer, "/8978/n");
+    }
+    free(one_t);
+    free(many_t);
+    free(big);
+    golden_schema_free(s);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -611,6 +705,8 @@ int main(void)
         {"schema errors", test_schema_errors},
         {"embedded schemas", test_embedded},
         {"many violations", test_many_violations},
+        {"patterns against regexec", test_pattern_differential},
+        {"threads agree", test_threads_agree},
         {0, 0}};
     int rc = golden_test_run("schema", tests);
     unlink("t.schema.json");
