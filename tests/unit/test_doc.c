@@ -641,6 +641,104 @@ static void test_jsonl_long_line(void)
     unlink("nul.jsonl");
 }
 
+/* Hostile input by mutation: thousands of corruptions (byte flips, cuts, inserted brackets,
+ * quotes, tabs, NULs, high bytes) of one JSON and one YAML document. Each load either
+ * succeeds with a tree whose every node it can place, or fails with a place in the named
+ * document and a reason; ASan/UBSan runs of this suite catch any memory error. */
+static int placed_everywhere(const golden_doc *d, const json_t *node, const json_t *parent,
+                             const char *key, size_t idx)
+{
+    int l, c;
+    if (parent)
+        golden_doc_child_line(d, parent, key, idx, &l, &c);
+    else
+        golden_doc_line(d, node, &l, &c);
+    if (parent && l <= 0)
+        return 0;
+    if (json_is_object(node)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)node, k, v)
+        {
+            if (!placed_everywhere(d, v, node, k, 0))
+                return 0;
+        }
+    } else if (json_is_array(node)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(node, i, v)
+        {
+            if (!placed_everywhere(d, v, node, NULL, i))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void mutate_and_load(const char *name, const char *seed_text, unsigned seed, int rounds)
+{
+    static const char inserts[] = "{}[]\"'\t\0\xff\xc3:,-&*!|>#\n\\";
+    size_t n = strlen(seed_text);
+    char *buf = malloc(n + 64);
+    int ok = 0, failed = 0;
+    for (int r = 0; r < rounds; r++) {
+        memcpy(buf, seed_text, n);
+        size_t len = n;
+        int edits = 1 + (int)(seed % 4);
+        for (int e = 0; e < edits; e++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            unsigned kind = (seed >> 20) % 4;
+            char ch = inserts[(seed >> 24) % (sizeof inserts - 1)];
+            if (kind == 0) {
+                buf[at] = ch;
+            } else if (kind == 1 && len < n + 60) {
+                memmove(buf + at + 1, buf + at, len - at);
+                buf[at] = ch;
+                len++;
+            } else if (kind == 2 && len > 1) {
+                memmove(buf + at, buf + at + 1, len - at - 1);
+                len--;
+            } else {
+                len = at + 1; /* cut */
+            }
+        }
+        golden_doc *d = NULL;
+        golden_error err = {0};
+        if (golden_doc_load_buffer(name, buf, len, &d, &err) == GOLDEN_OK) {
+            ok++;
+            int placed = placed_everywhere(d, golden_doc_root(d), NULL, NULL, 0);
+            if (!placed)
+                fprintf(stderr, "\nnot every node placed in: %.*s\n", (int)len, buf);
+            CU_ASSERT(placed);
+            golden_doc_free(d);
+        } else {
+            failed++;
+            CU_ASSERT_PTR_NULL(d);
+            CU_ASSERT(strncmp(err.where, name, strlen(name)) == 0);
+            CU_ASSERT(strchr(err.where, ':') != NULL);
+            CU_ASSERT(err.what[0] != '\0');
+        }
+    }
+    /* both outcomes must occur, or the mutations test nothing */
+    CU_ASSERT(ok > 0);
+    CU_ASSERT(failed > 0);
+    free(buf);
+}
+
+static void test_mutations(void)
+{
+    mutate_and_load("m.json",
+                    "{\"schema\": \"calculet-graph/v1\", \"ops\": [{\"id\": \"a\", \"n\": 1, "
+                    "\"ok\": true, \"x\": null}, {\"id\": \"b\\u00e9\", \"f\": -1.5e3}], "
+                    "\"e\": {}, \"l\": []}",
+                    7, 3000);
+    mutate_and_load("m.yaml",
+                    "base: &b {x: 1, y: [a, b]}\nlist:\n  - *b\n  - {<<: *b, z: \"q\"}\n"
+                    "flag: true\nnothing: ~\ntext: |\n  line one\n  line two\n",
+                    11, 3000);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -660,6 +758,7 @@ int main(void)
         {"large document (arena)", test_large_document},
         {"jsonl", test_jsonl},
         {"jsonl long line", test_jsonl_long_line},
+        {"mutated documents", test_mutations},
         {0, 0}};
     return golden_test_run("doc", tests);
 }
