@@ -1496,6 +1496,7 @@ typedef struct {
     int internal;
     int in_parallel; /* inside a worker: no further splitting */
     golden_error *err;
+    char b1[160], b2[160];
 } vctx;
 
 /* Where an instance node sits: its own position, or its slot's for true/false/null. */
@@ -1896,8 +1897,14 @@ static int items_parallel(vctx *c, const csch *s, const json_t *a, size_t lo, si
         j->hi = j->lo + per < hi ? j->lo + per : hi;
         if (j->lo > hi)
             j->lo = hi;
-        if (t > 0 && pthread_create(&tids[t], NULL, items_worker, j) == 0)
-            started[t] = 1;
+        /* deep schemas recurse: give workers the stack the main thread has */
+        pthread_attr_t attr;
+        if (t > 0 && pthread_attr_init(&attr) == 0) {
+            pthread_attr_setstacksize(&attr, (size_t)16 << 20);
+            if (pthread_create(&tids[t], &attr, items_worker, j) == 0)
+                started[t] = 1;
+            pthread_attr_destroy(&attr);
+        }
     }
     /* the caller's thread takes the first share, and any share a thread could not take */
     for (int t = 0; t < nt; t++)
@@ -2045,10 +2052,11 @@ static int validate(vctx *c, const csch *s, const inst *in, const char *via, int
     }
     int bad = 0;
     const json_t *v = in->node;
-    char b1[160], b2[160];
+    /* message scratch lives in the context: validate() recurses, its frame stays small */
+    char *b1 = c->b1, *b2 = c->b2;
     if (s->types && !type_ok(s->types, v)) {
         if (collect) {
-            types_text(s->types, b2, sizeof b2);
+            types_text(s->types, b2, sizeof c->b2);
             violation(c, in, "type", "%s is not of type %s", show(v, b1, 80), b2);
         }
         bad++;

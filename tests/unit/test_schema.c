@@ -506,6 +506,28 @@ static void test_ref_loop(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "$ref loop"));
     golden_doc_free(d);
     golden_schema_free(s);
+    /* the same loop met by the worker threads of a big array: an error, not a crash */
+    s = schema_text("{\"items\": {\"$ref\": \"#/$defs/a\"}, \"$defs\": {\"a\": {\"$ref\": "
+                    "\"#/$defs/b\"}, \"b\": {\"allOf\": [{\"$ref\": \"#/$defs/a\"}]}}}");
+    size_t n = 5000;
+    char *big = malloc(n * 2 + 2), *p = big;
+    *p++ = '[';
+    for (size_t i = 0; i < n; i++) {
+        *p++ = i ? ',' : '0';
+        if (i)
+            *p++ = '1';
+    }
+    *p++ = ']';
+    *p = '\0';
+    CU_ASSERT_EQUAL_FATAL(golden_doc_load_buffer("big.json", big, strlen(big), &d, &e), GOLDEN_OK);
+    v = (golden_violation *)1;
+    CU_ASSERT_EQUAL(golden_schema_validate(s, d, NULL, &v, &e), -1);
+    CU_ASSERT_PTR_NULL(v);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "$ref loop"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.where, "big.json#/"));
+    golden_doc_free(d);
+    golden_schema_free(s);
+    free(big);
 }
 
 static void test_schema_errors(void)
