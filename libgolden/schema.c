@@ -906,6 +906,20 @@ static int file_exists(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static int has_dotdot(const char *p)
+{
+    for (const char *s = p; *s;) {
+        const char *e = strchr(s, '/');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n == 2 && s[0] == '.' && s[1] == '.')
+            return 1;
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    return 0;
+}
+
 /* Percent-decoding of a URI fragment (JSON pointers in refs may be URI-escaped). */
 static char *pct_decode(const char *s, size_t n)
 {
@@ -990,7 +1004,16 @@ static int resolve_ref(golden_schema *S, resource *r, const json_t *at, const ch
         for (resource *x = S->resources; x && abs; x = x->next)
             if (x->id && !strcmp(x->id, abs))
                 target = x;
-        /* Beside the referring file on disk first, then among the embedded schemas. */
+        /* Beside the referring file on disk first, then among the embedded schemas. A ref
+         * stays in the referring schema's folder or below: no "..", no absolute path. */
+        if (!absolute && (uri[0] == '/' || has_dotdot(uri))) {
+            int rc = sfail(S, r, at, err,
+                           "$ref \"%s\" leaves the schema's folder (no \"..\" or absolute paths)",
+                           ref);
+            free(uri);
+            free(abs);
+            return rc;
+        }
         if (!target && r->path && !absolute) {
             const char *slash = strrchr(r->path, '/');
             size_t dl = slash ? (size_t)(slash - r->path) + 1 : 0;

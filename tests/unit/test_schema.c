@@ -545,6 +545,10 @@ static void test_schema_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "points at nothing"));
     e = schema_fail("{\"$ref\": \"no-such-file.schema.json#/x\"}");
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "no schema"));
+    e = schema_fail("{\"$ref\": \"../t.schema.json\"}");
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "leaves the schema's folder"));
+    e = schema_fail("{\"$ref\": \"/etc/passwd\"}");
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "leaves the schema's folder"));
     e = schema_fail("{\"required\": \"a\"}");
     e = schema_fail("{\"minItems\": -1}");
     e = schema_fail("{\"multipleOf\": 0}");
