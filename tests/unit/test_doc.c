@@ -1,6 +1,7 @@
 /* Unit tests of the document loader: positions counted by hand on small documents, YAML
  * resolution, and every hostile input the loader must refuse with a place and a reason. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -739,6 +740,54 @@ static void test_mutations(void)
                     11, 3000);
 }
 
+/* Two threads loading large documents at once share the arena's address range: each tree
+ * must come out whole. */
+typedef struct {
+    const char *path;
+    int good;
+} load_job;
+
+static void *load_worker(void *arg)
+{
+    load_job *j = arg;
+    j->good = 0;
+    for (int round = 0; round < 3; round++) {
+        golden_doc *d = NULL;
+        golden_error e = {0};
+        if (golden_doc_load_file(j->path, &d, &e) != GOLDEN_OK)
+            return NULL;
+        json_t *items = golden_doc_root(d);
+        size_t n = json_array_size(items), bad = 0;
+        for (size_t i = 0; i < n; i++)
+            bad += json_integer_value(json_object_get(json_array_get(items, i), "v")) !=
+                   (json_int_t)(i * i);
+        int l, c;
+        golden_doc_line(d, json_array_get(items, n - 1), &l, &c);
+        if (n == 50000 && bad == 0 && l == 50000 && c == 1)
+            j->good++;
+        golden_doc_free(d);
+    }
+    return NULL;
+}
+
+static void test_concurrent_loads(void)
+{
+    FILE *f = fopen("c.json", "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    for (size_t i = 0; i < 50000; i++)
+        fprintf(f, "%s{\"v\": %zu, \"pad\": \"xxxxxxxxxxxx\"}%s", i ? "" : "[", i * i,
+                i + 1 < 50000 ? ",\n" : "]\n");
+    fclose(f);
+    load_job jobs[2] = {{"c.json", 0}, {"c.json", 0}};
+    pthread_t t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, load_worker, &jobs[1]), 0);
+    load_worker(&jobs[0]);
+    pthread_join(t, NULL);
+    CU_ASSERT_EQUAL(jobs[0].good, 3);
+    CU_ASSERT_EQUAL(jobs[1].good, 3);
+    unlink("c.json");
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -759,6 +808,7 @@ int main(void)
         {"jsonl", test_jsonl},
         {"jsonl long line", test_jsonl_long_line},
         {"mutated documents", test_mutations},
+        {"concurrent loads", test_concurrent_loads},
         {0, 0}};
     return golden_test_run("doc", tests);
 }
