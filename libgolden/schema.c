@@ -1373,9 +1373,21 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
         }
         c->pattern_src = json_string_value(v);
     }
-    /* $defs are compiled when something refers to them; check their shape only. */
-    if ((v = json_object_get(s, "$defs")) && !json_is_object(v))
-        return sfail(S, r, v, err, "$defs must be an object");
+    /* $defs compile now, used or not, so that a broken definition is a load error for the
+     * schema's author rather than a surprise for whoever first refers to it. */
+    if ((v = json_object_get(s, "$defs"))) {
+        if (!json_is_object(v))
+            return sfail(S, r, v, err, "$defs must be an object");
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x)
+        {
+            if (!json_is_object(x) && !json_is_boolean(x))
+                return sfail(S, r, x, err, "$defs.%s must be a schema", k);
+            if (!compile(S, r, x, err))
+                return -1;
+        }
+    }
     if ((v = json_object_get(s, "$ref"))) {
         if (!json_is_string(v))
             return sfail(S, r, v, err, "$ref must be a string");

@@ -538,6 +538,8 @@ static void test_schema_errors(void)
     e = schema_fail("{\"pattern\": \"(?=x)a\"}");
     CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:1:13");
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "POSIX"));
+    e = schema_fail("{\"$defs\": {\"unused\": {\"pattern\": \"(?<=a)b\"}}}");
+    CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:1:34");
     e = schema_fail("{\"pattern\": \"a(b\"}");
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "regcomp"));
     e = schema_fail("{\"properties\": {\"a\": {\"$ref\": \"#/$defs/missing\"}}}");
