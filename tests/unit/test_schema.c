@@ -718,6 +718,70 @@ static void test_threads_agree(void)
     golden_schema_free(s);
 }
 
+/* Corrupted schemas: each one loads (and then validates an instance without an internal
+ * error) or fails with a place in the schema file and a reason. */
+static void test_mutated_schemas(void)
+{
+    const char *seed_text =
+        "{\"$defs\": {\"id\": {\"type\": \"string\", \"pattern\": \"^[a-z]+[0-9]*$\", "
+        "\"maxLength\": 9}, \"n\": {\"type\": \"integer\", \"minimum\": 0, \"multipleOf\": 2}},"
+        " \"type\": \"object\", \"required\": [\"id\"], \"properties\": {\"id\": {\"$ref\": "
+        "\"#/$defs/id\"}, \"n\": {\"$ref\": \"#/$defs/n\"}, \"l\": {\"type\": \"array\", "
+        "\"prefixItems\": [{\"const\": 1}], \"items\": {\"enum\": [2, 3]}, \"uniqueItems\": "
+        "true, \"contains\": {\"const\": 3}}}, \"patternProperties\": {\"^x\": true}, "
+        "\"additionalProperties\": false, \"oneOf\": [{\"required\": [\"n\"]}, {\"required\": "
+        "[\"l\"]}], \"if\": {\"required\": [\"x1\"]}, \"then\": {\"not\": {\"required\": "
+        "[\"n\"]}}}";
+    const char *instance = "{\"id\": \"abc1\", \"l\": [1, 2, 3], \"x1\": null}";
+    static const char inserts[] = "{}[]\":,#0-~/^$*+?()";
+    size_t n = strlen(seed_text);
+    char *buf = malloc(n + 64);
+    unsigned seed = 99;
+    int ok = 0, failed = 0;
+    for (int r = 0; r < 1500; r++) {
+        memcpy(buf, seed_text, n);
+        size_t len = n;
+        for (int e = 0; e < 1 + (int)(seed % 3); e++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            char ch = inserts[(seed >> 24) % (sizeof inserts - 1)];
+            if ((seed >> 20) % 2) {
+                buf[at] = ch;
+            } else if (len < n + 60) {
+                memmove(buf + at + 1, buf + at, len - at);
+                buf[at] = ch;
+                len++;
+            }
+        }
+        buf[len] = '\0';
+        FILE *f = fopen("m.schema.json", "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(buf, f);
+        fclose(f);
+        golden_schema *s = NULL;
+        golden_error e = {0};
+        if (golden_schema_load("m.schema.json", &s, &e) == GOLDEN_OK) {
+            ok++;
+            long got = check(s, instance, NULL);
+            CU_ASSERT(got >= 0);
+            golden_schema_free(s);
+        } else {
+            failed++;
+            CU_ASSERT_PTR_NULL(s);
+            CU_ASSERT(strncmp(e.where, "m.schema.json", 13) == 0);
+            CU_ASSERT(e.what[0] != '\0');
+        }
+    }
+    CU_ASSERT(ok > 0);
+    CU_ASSERT(failed > 0);
+    /* the unmutated schema accepts the instance: the mutations start from a valid pair */
+    golden_schema *s = schema_text(seed_text);
+    expect_n(s, instance, 0);
+    golden_schema_free(s);
+    free(buf);
+    unlink("m.schema.json");
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -735,6 +799,7 @@ int main(void)
         {"many violations", test_many_violations},
         {"patterns against regexec", test_pattern_differential},
         {"threads agree", test_threads_agree},
+        {"mutated schemas", test_mutated_schemas},
         {0, 0}};
     int rc = golden_test_run("schema", tests);
     unlink("t.schema.json");
