@@ -23,6 +23,8 @@ const char *golden_doc_name(const golden_doc *doc);
 int golden_doc_line(const golden_doc *doc, const json_t *node, int *line, int *col);
 /* "file:line:col" for node (or "file" when unknown) into buf. */
 void golden_doc_where(const golden_doc *doc, const json_t *node, char *buf, size_t n);
+/* Free the doc and its tree (NULL is fine). A loaded doc may be read, and its positions
+ * asked, from several threads at once. */
 void golden_doc_free(golden_doc *doc);
 
 /* Limits every load enforces (docs/documents.md explains them). */
