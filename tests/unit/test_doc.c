@@ -555,6 +555,28 @@ static void test_large_document(void)
         golden_doc_free(d);
     }
     unlink("large.json");
+    /* the same through YAML, with anchors and merges (aliases share arena nodes) */
+    f = fopen("large.yaml", "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "base: &b {kind: item, flag: false}\nitems:\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  - {<<: *b, id: item%zu, n: %zu}\n", i, i * 3);
+    fclose(f);
+    golden_doc *d = NULL;
+    golden_error e = {0};
+    CU_ASSERT_EQUAL_FATAL(golden_doc_load_file("large.yaml", &d, &e), GOLDEN_OK);
+    json_t *items = json_object_get(golden_doc_root(d), "items");
+    CU_ASSERT_EQUAL(json_array_size(items), n);
+    json_t *last = json_array_get(items, n - 1);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(last, "kind")), "item");
+    CU_ASSERT(json_is_false(json_object_get(last, "flag")));
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(last, "n")), (json_int_t)(n - 1) * 3);
+    /* line = index + 3; "  - {" puts the mapping at column 5, and n's value is at 32 */
+    expect_pos(d, last, (int)n + 2, 5);
+    expect_pos(d, json_object_get(last, "n"), (int)n + 2, 32);
+    expect_slot(d, last, "flag", 0, (int)n + 2, 10); /* merged: the place of the *b */
+    golden_doc_free(d);
+    unlink("large.yaml");
 }
 
 typedef struct {
