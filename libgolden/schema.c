@@ -1837,6 +1837,20 @@ static int validate_object(vctx *c, const csch *s, const inst *in, int collect)
     return bad;
 }
 
+typedef struct {
+    uint64_t h;
+    size_t i;
+} hashed_item;
+
+/* by hash, then by index, so that equal items sit together in document order */
+static int hashed_cmp(const void *pa, const void *pb)
+{
+    const hashed_item *a = pa, *b = pb;
+    if (a->h != b->h)
+        return a->h < b->h ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
 static int unique_check(vctx *c, const inst *in, int collect)
 {
     const json_t *a = in->node;
@@ -1849,37 +1863,32 @@ static int unique_check(vctx *c, const inst *in, int collect)
                 if (json_same(json_array_get(a, i), json_array_get(a, j)))
                     dup = 1, first = i, second = j;
     } else {
-        struct hi {
-            uint64_t h;
-            size_t i;
-        } *t = malloc(n * sizeof *t);
+        hashed_item *t = malloc(n * sizeof *t);
         if (!t) {
             c->internal = 1;
             golden_fail(c->err, golden_doc_name(c->doc), "out of memory");
             return -1;
         }
         for (size_t i = 0; i < n; i++)
-            t[i] = (struct hi){json_hash(json_array_get(a, i)), i};
-        /* sort by hash, then index, so the reported pair is the first one */
-        for (size_t gap = n / 2; gap; gap /= 2) /* shell sort: no comparator globals */
-            for (size_t i = gap; i < n; i++) {
-                struct hi x = t[i];
-                size_t j = i;
-                while (j >= gap && (t[j - gap].h > x.h || (t[j - gap].h == x.h && t[j - gap].i > x.i))) {
-                    t[j] = t[j - gap];
-                    j -= gap;
-                }
-                t[j] = x;
-            }
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = i + 1; j < n && t[j].h == t[i].h; j++)
-                if (json_same(json_array_get(a, t[i].i), json_array_get(a, t[j].i))) {
-                    size_t lo = t[i].i < t[j].i ? t[i].i : t[j].i;
-                    size_t hi = t[i].i < t[j].i ? t[j].i : t[i].i;
-                    if (!dup || lo < first || (lo == first && hi < second))
-                        first = lo, second = hi;
-                    dup = 1;
-                }
+            t[i] = (hashed_item){json_hash(json_array_get(a, i)), i};
+        qsort(t, n, sizeof *t, hashed_cmp);
+        /* Within a run of equal hashes (in index order) the first item that equals a later
+         * one gives that run's earliest pair; the run is done then, so a million equal
+         * items cost one pass, not a million squared. */
+        for (size_t i = 0; i < n;) {
+            size_t end = i + 1;
+            while (end < n && t[end].h == t[i].h)
+                end++;
+            int found = 0;
+            for (size_t x = i; x < end && !found; x++)
+                for (size_t y = x + 1; y < end && !found; y++)
+                    if (json_same(json_array_get(a, t[x].i), json_array_get(a, t[y].i))) {
+                        if (!dup || t[x].i < first || (t[x].i == first && t[y].i < second))
+                            first = t[x].i, second = t[y].i;
+                        dup = found = 1;
+                    }
+            i = end;
+        }
         free(t);
     }
     if (!dup)
