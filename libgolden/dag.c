@@ -263,17 +263,6 @@ static int cmp_race(const void *x, const void *y, void *gp)
 /* ---- memory plan ---- */
 static const golden_graph *sort_bgraph;
 
-static int cmp_buffer_addr(const void *x, const void *y)
-{
-    const golden_buffer *a = &sort_bgraph->buffers[*(const uint32_t *)x];
-    const golden_buffer *b = &sort_bgraph->buffers[*(const uint32_t *)y];
-    if (a->domain != b->domain)
-        return a->domain < b->domain ? -1 : 1;
-    if (a->address != b->address)
-        return a->address < b->address ? -1 : 1;
-    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
-}
-
 static int add_alias(golden_dag_result *r, size_t *cap, uint32_t a, uint32_t b, bool inplace,
                      const char *reason)
 {
@@ -312,67 +301,130 @@ static int cmp_alias(const void *x, const void *y)
     return a->b < b->b ? -1 : a->b > b->b;
 }
 
+/* Why two overlapping buffers alias, or NULL when their live ranges are ordered. */
+static const char *alias_reason(const golden_graph *g, const golden_hb *h, uint32_t yi,
+                                uint32_t xi)
+{
+    const golden_buffer *X = &g->buffers[xi], *Y = &g->buffers[yi];
+    if (X->live_first == GOLDEN_NONE || Y->live_first == GOLDEN_NONE)
+        return "overlapping buffers and one has no live range (live for the whole graph)";
+    if (X->inplace_of == yi || Y->inplace_of == xi) {
+        if (!golden_hb_le(h, Y->live_last, X->live_first) &&
+            !golden_hb_le(h, X->live_last, Y->live_first))
+            return "declared in place, but neither live range ends before the other begins in "
+                   "happens-before";
+        return NULL;
+    }
+    if (!golden_hb_before(h, Y->live_last, X->live_first) &&
+        !golden_hb_before(h, X->live_last, Y->live_first))
+        return "live ranges overlap: neither buffer's last use happens before the other's "
+               "first use";
+    return NULL;
+}
+
+typedef struct {
+    golden_dag_result *r;
+    size_t cap;
+    uint32_t cur;
+    u64set seen;
+    int rc;
+} alias_ctx;
+
+static void on_alias_seg(void *ctx, const golden_imap_seg *seg, uint64_t lo, uint64_t hi)
+{
+    (void)lo;
+    (void)hi;
+    alias_ctx *ac = ctx;
+    uint32_t y = seg->write, x = ac->cur;
+    if (y == UINT32_MAX || y == x || ac->rc)
+        return;
+    const char *why = alias_reason(ac->r->g, &ac->r->hb, y, x);
+    if (!why)
+        return;
+    uint32_t a = y < x ? y : x, b = y < x ? x : y;
+    int n = u64set_add(&ac->seen, ((uint64_t)a << 32) | b);
+    const golden_buffer *X = &ac->r->g->buffers[x], *Y = &ac->r->g->buffers[y];
+    if (n < 0 || (n > 0 && add_alias(ac->r, &ac->cap, a, b,
+                                     X->inplace_of == y || Y->inplace_of == x, why) != 0))
+        ac->rc = -1;
+}
+
+static const golden_hb *sort_hb;
+
+static int cmp_live_first(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint32_t ta = sort_hb->topo_index[sort_bgraph->buffers[a].live_first];
+    uint32_t tb = sort_hb->topo_index[sort_bgraph->buffers[b].live_first];
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* Like the race sweep, per byte: buffers without a live range stay in one map (every overlap
+ * with them aliases); buffers with one enter a second map in the topological order of their
+ * first use and are checked against the last buffer that held each byte. Ordered pairs chain,
+ * so a plan with any aliasing pair reports at least one pair for every aliased range. */
 static int check_aliases(golden_dag_result *r)
 {
     const golden_graph *g = r->g;
-    const golden_hb *h = &r->hb;
-    uint32_t n = g->nbuffers;
+    uint32_t n = g->nbuffers, nd = g->ndomains;
     uint32_t *idx = malloc(((size_t)n + 1) * sizeof *idx);
-    uint32_t *active = malloc(((size_t)n + 1) * sizeof *active);
-    size_t cap = 0;
-    if (!idx || !active) {
-        free(idx);
-        free(active);
-        return -1;
-    }
+    golden_imap **fixed = calloc((size_t)nd + 1, sizeof *fixed);
+    golden_imap **live = calloc((size_t)nd + 1, sizeof *live);
+    alias_ctx ac = {.r = r};
     uint32_t m = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (g->buffers[i].size)
+    if (!idx || !fixed || !live)
+        ac.rc = -1;
+    for (uint32_t i = 0; i < n && !ac.rc; i++) {
+        const golden_buffer *b = &g->buffers[i];
+        if (!b->size)
+            continue;
+        if (b->live_first != GOLDEN_NONE) {
             idx[m++] = i;
-    pthread_mutex_lock(&sort_lock);
-    sort_bgraph = g;
-    qsort(idx, m, sizeof *idx, cmp_buffer_addr);
-    pthread_mutex_unlock(&sort_lock);
-    uint32_t nact = 0, dom = GOLDEN_NONE;
-    int rc = 0;
-    for (uint32_t k = 0; k < m && rc == 0; k++) {
-        const golden_buffer *X = &g->buffers[idx[k]];
-        if (X->domain != dom) {
-            nact = 0;
-            dom = X->domain;
+            continue;
         }
-        uint32_t keep = 0;
-        for (uint32_t j = 0; j < nact && rc == 0; j++) {
-            uint32_t yi = active[j];
-            const golden_buffer *Y = &g->buffers[yi];
-            if (Y->address + Y->size <= X->address)
-                continue;
-            active[keep++] = yi;
-            bool inplace = X->inplace_of == yi || Y->inplace_of == idx[k];
-            const char *reason = NULL;
-            if (X->live_first == GOLDEN_NONE || Y->live_first == GOLDEN_NONE) {
-                reason = "overlapping buffers and one has no live range (live for the whole graph)";
-            } else if (inplace) {
-                if (!golden_hb_le(h, Y->live_last, X->live_first) &&
-                    !golden_hb_le(h, X->live_last, Y->live_first))
-                    reason = "declared in place, but neither live range ends before the other "
-                             "begins in happens-before";
-            } else if (!golden_hb_before(h, Y->live_last, X->live_first) &&
-                       !golden_hb_before(h, X->live_last, Y->live_first)) {
-                reason = "live ranges overlap: neither buffer's last use happens before the "
-                         "other's first use";
-            }
-            if (reason && add_alias(r, &cap, yi, idx[k], inplace, reason) != 0)
-                rc = -1;
+        if (!fixed[b->domain] && !(fixed[b->domain] = golden_imap_new())) {
+            ac.rc = -1;
+            break;
         }
-        nact = keep;
-        active[nact++] = idx[k];
+        ac.cur = i;
+        if (golden_imap_access(fixed[b->domain], b->address, b->address + b->size, true, i, 0,
+                               on_alias_seg, &ac) != 0)
+            ac.rc = -1;
     }
+    if (!ac.rc) {
+        pthread_mutex_lock(&sort_lock);
+        sort_bgraph = g;
+        sort_hb = &r->hb;
+        qsort(idx, m, sizeof *idx, cmp_live_first);
+        pthread_mutex_unlock(&sort_lock);
+    }
+    for (uint32_t k = 0; k < m && !ac.rc; k++) {
+        const golden_buffer *b = &g->buffers[idx[k]];
+        ac.cur = idx[k];
+        if (fixed[b->domain])
+            golden_imap_query(fixed[b->domain], b->address, b->address + b->size, on_alias_seg,
+                              &ac);
+        if (!live[b->domain] && !(live[b->domain] = golden_imap_new())) {
+            ac.rc = -1;
+            break;
+        }
+        if (golden_imap_access(live[b->domain], b->address, b->address + b->size, true,
+                               idx[k], 0, on_alias_seg, &ac) != 0)
+            ac.rc = -1;
+    }
+    for (uint32_t d = 0; d < nd && fixed && live; d++) {
+        golden_imap_free(fixed[d]);
+        golden_imap_free(live[d]);
+    }
+    free(fixed);
+    free(live);
     free(idx);
-    free(active);
-    if (rc == 0 && r->naliases > 1)
+    free(ac.seen.keys);
+    if (ac.rc == 0 && r->naliases > 1)
         qsort(r->aliases, r->naliases, sizeof *r->aliases, cmp_alias);
-    return rc;
+    return ac.rc;
 }
 
 /* ---- the check ---- */

@@ -278,6 +278,27 @@ int golden_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uin
     return rc;
 }
 
+static void query(const node *t, uint64_t lo, uint64_t hi, golden_imap_fn fn, void *ctx)
+{
+    if (!t)
+        return;
+    if (t->seg.lo > lo)
+        query(t->l, lo, hi, fn, ctx);
+    if (t->seg.lo < hi && t->seg.hi > lo) {
+        uint64_t a = t->seg.lo > lo ? t->seg.lo : lo, b = t->seg.hi < hi ? t->seg.hi : hi;
+        fn(ctx, &t->seg, a, b);
+    }
+    if (t->seg.lo < hi)
+        query(t->r, lo, hi, fn, ctx);
+}
+
+void golden_imap_query(const golden_imap *m, uint64_t lo, uint64_t hi, golden_imap_fn fn,
+                       void *ctx)
+{
+    if (lo < hi)
+        query(m->root, lo, hi, fn, ctx);
+}
+
 void golden_imap_each(const golden_imap *m, golden_imap_fn fn, void *ctx)
 {
     visit(m->root, fn, ctx);

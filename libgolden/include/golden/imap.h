@@ -34,6 +34,10 @@ void golden_imap_free(golden_imap *m);
 int golden_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t acc,
                        uint32_t slot, golden_imap_fn fn, void *ctx);
 
+/* Call fn for every segment overlapping [lo, hi) without changing the map. */
+void golden_imap_query(const golden_imap *m, uint64_t lo, uint64_t hi, golden_imap_fn fn,
+                       void *ctx);
+
 /* Visit all segments in address order (lo, hi = the segment's own bounds). */
 void golden_imap_each(const golden_imap *m, golden_imap_fn fn, void *ctx);
 size_t golden_imap_count(const golden_imap *m);
