@@ -195,6 +195,20 @@ static int collect(node *t, node_vec *out)
     return collect(r, out);
 }
 
+static node *min_node(node *t)
+{
+    while (t && t->l)
+        t = t->l;
+    return t;
+}
+
+static node *max_node(node *t)
+{
+    while (t && t->r)
+        t = t->r;
+    return t;
+}
+
 static bool same_state(const node *a, const node *b)
 {
     if (a->seg.write != b->seg.write || a->seg.nreads != b->seg.nreads)
@@ -274,6 +288,23 @@ int golden_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uin
         seq = append(m, seq, &last, s);
     }
     free(segs.v);
+    /* merge with the untouched neighbours too, so repeated reads keep the map small */
+    node *lm = max_node(left), *sf = min_node(seq);
+    if (rc == 0 && lm && sf && lm->seg.hi == sf->seg.lo && same_state(lm, sf)) {
+        node *a, *b;
+        lm->seg.hi = sf->seg.hi;
+        split(seq, sf->seg.lo + 1, &a, &b);
+        free_node(m, a);
+        seq = b;
+    }
+    node *sl = seq ? max_node(seq) : lm, *rf = min_node(right);
+    if (rc == 0 && sl && rf && sl->seg.hi == rf->seg.lo && same_state(sl, rf)) {
+        node *a, *b;
+        sl->seg.hi = rf->seg.hi;
+        split(right, rf->seg.lo + 1, &a, &b);
+        free_node(m, a);
+        right = b;
+    }
     m->root = merge(merge(left, seq), right);
     return rc;
 }
