@@ -731,39 +731,35 @@ static uint32_t program_pred(const golden_hb *h, uint32_t n, uint32_t q)
     return GOLDEN_NONE;
 }
 
-static uint32_t program_succ(const golden_hb *h, uint32_t n, uint32_t q)
-{
-    for (uint32_t k = h->succ_first[n]; k < h->succ_first[n + 1]; k++)
-        if (h->succ[k].kind == GOLDEN_EDGE_PROGRAM && h->succ[k].ref == q)
-            return h->succ[k].node;
-    return GOLDEN_NONE;
-}
-
-/* Conservative: every (before on q1, after on q2) pair the barrier joins must stay ordered by
- * a path that cannot pass through the barrier (its end is not after the barrier). */
-static bool barrier_implied(const golden_hb *h, const golden_graph *g, const golden_sync *s)
+/* Conservative: removing a barrier drops its program-order edges (its `after` edges stay).
+ * Every (pred, succ) pair joined through a dropped edge must stay ordered by a path that
+ * cannot pass through the barrier (its last node is not after the barrier). */
+static bool barrier_implied(const golden_hb *h, const golden_sync *s)
 {
     uint32_t B = s->op;
-    const golden_op *op = &g->ops[B];
-    for (uint32_t i = 0; i < op->bq_count; i++) {
-        uint32_t q1 = g->barrier_queues[op->bq_first + i];
-        uint32_t p1 = program_pred(h, B, q1);
-        if (p1 == GOLDEN_NONE)
-            continue;
-        for (uint32_t j = 0; j < op->bq_count; j++) {
-            uint32_t q2 = g->barrier_queues[op->bq_first + j];
-            if (q2 == q1)
-                continue;
-            uint32_t n2 = program_succ(h, B, q2);
-            if (n2 == GOLDEN_NONE)
-                continue;
-            uint32_t p2 = program_pred(h, B, q2);
-            bool ok = p2 != GOLDEN_NONE && golden_hb_le(h, p1, p2);
-            for (uint32_t k = h->pred_first[n2]; k < h->pred_first[n2 + 1] && !ok; k++) {
-                uint32_t x = h->pred[k].node;
-                if (x == B || golden_hb_le(h, B, x))
+    for (uint32_t i = h->pred_first[B]; i < h->pred_first[B + 1]; i++) {
+        const golden_hb_edge *e1 = &h->pred[i];
+        uint32_t p = e1->node;
+        for (uint32_t j = h->succ_first[B]; j < h->succ_first[B + 1]; j++) {
+            const golden_hb_edge *e2 = &h->succ[j];
+            uint32_t n = e2->node;
+            if (e1->kind == GOLDEN_EDGE_AFTER && e2->kind == GOLDEN_EDGE_AFTER)
+                continue; /* both edges stay */
+            bool ok = false;
+            if (e2->kind == GOLDEN_EDGE_PROGRAM) {
+                /* n's queue predecessor becomes the barrier's own predecessor there */
+                uint32_t pq = program_pred(h, B, e2->ref);
+                ok = pq != GOLDEN_NONE && golden_hb_le(h, p, pq);
+            }
+            for (uint32_t k = h->pred_first[n]; k < h->pred_first[n + 1] && !ok; k++) {
+                const golden_hb_edge *e3 = &h->pred[k];
+                if (e3->node == B) {
+                    ok = e3->kind == GOLDEN_EDGE_AFTER && e1->kind == GOLDEN_EDGE_AFTER;
                     continue;
-                ok = golden_hb_le(h, p1, x);
+                }
+                if (golden_hb_le(h, B, e3->node))
+                    continue;
+                ok = golden_hb_le(h, p, e3->node);
             }
             if (!ok)
                 return false;
@@ -856,7 +852,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_error *err)
         const golden_sync *s = &all[i];
         bool implied = s->kind == GOLDEN_SYNC_AFTER ? after_implied(h, g, s)
                        : s->kind == GOLDEN_SYNC_WAIT ? wait_implied(h, g, s)
-                                                     : barrier_implied(h, g, s);
+                                                     : barrier_implied(h, s);
         if (implied)
             out[nout++] = (golden_idle_sync){*s, GOLDEN_IDLE_IMPLIED};
         else

@@ -26,7 +26,7 @@ static inline uint32_t gg_below(uint64_t *s, uint32_t n)
 
 /* A valid calculet-graph/v1 tree (every id known, every event signalled once) with up to
  * max_ops ops; cycles are possible (after edges and waits may point forward). NULL on OOM. */
-static json_t *gg_random(uint64_t seed, uint32_t max_ops)
+static inline json_t *gg_random(uint64_t seed, uint32_t max_ops)
 {
     uint64_t s = seed * 0x2545F4914F6CDD1DULL + 1;
     static const char *fams[] = {"matmul", "rmsnorm", "gather", "dynamic_d2d", "rope"};
@@ -99,7 +99,7 @@ static json_t *gg_random(uint64_t seed, uint32_t max_ops)
                 uint32_t earlier = 0;
                 while (earlier < nsig && sigs[earlier] < i)
                     earlier++;
-                sig = earlier && gg_below(&s, 10) < 9 ? sigs[gg_below(&s, earlier)]
+                sig = earlier && gg_below(&s, 100) < 97 ? sigs[gg_below(&s, earlier)]
                                                       : sigs[gg_below(&s, nsig)];
             }
             snprintf(id, sizeof id, "e%" PRIu32, sig);
@@ -133,7 +133,7 @@ static json_t *gg_random(uint64_t seed, uint32_t max_ops)
                 json_array_append_new(af, json_string(id));
             }
             json_object_set_new(op, "after", af);
-        } else if (r >= 98 && i + 1 < n) {
+        } else if (r >= 99 && gg_below(&s, 2) && i + 1 < n) {
             snprintf(id, sizeof id, "o%" PRIu32, i + 1 + gg_below(&s, n - i - 1));
             json_object_set_new(op, "after", json_pack("[s]", id));
         }
@@ -182,7 +182,7 @@ typedef struct {
     int nacc;
 } gg_out;
 
-static void gg_op_begin(gg_out *o, const char *id, const char *queue, const char *kind,
+static inline void gg_op_begin(gg_out *o, const char *id, const char *queue, const char *kind,
                         const char *family)
 {
     fprintf(o->f, "%s\n  {\"id\":\"%s\",\"queue\":\"%s\"", o->first ? "" : ",", id, queue);
@@ -194,7 +194,7 @@ static void gg_op_begin(gg_out *o, const char *id, const char *queue, const char
     o->p->ops++;
 }
 
-static void gg_sync(gg_out *o, const char *id, const char *queue, const char *kind,
+static inline void gg_sync(gg_out *o, const char *id, const char *queue, const char *kind,
                     const char *event)
 {
     gg_op_begin(o, id, queue, kind, NULL);
@@ -202,7 +202,7 @@ static void gg_sync(gg_out *o, const char *id, const char *queue, const char *ki
 }
 
 /* accesses: "buf:off:size" triples in one string list; writes are split into tiles */
-static void gg_list(gg_out *o, const char *key, const char *const *bufs, const uint32_t *off,
+static inline void gg_list(gg_out *o, const char *key, const char *const *bufs, const uint32_t *off,
                     const uint32_t *size, int n, uint32_t split)
 {
     if (!n)
@@ -220,7 +220,7 @@ static void gg_list(gg_out *o, const char *key, const char *const *bufs, const u
     fputc(']', o->f);
 }
 
-static void gg_compute(gg_out *o, const char *id, const char *queue, const char *family,
+static inline void gg_compute(gg_out *o, const char *id, const char *queue, const char *family,
                        int nr, const char *const *rb, const uint32_t *ro, const uint32_t *rs,
                        int nw, const char *const *wb, const uint32_t *wo, const uint32_t *ws,
                        const char *after, int64_t data_size)
@@ -235,7 +235,7 @@ static void gg_compute(gg_out *o, const char *id, const char *queue, const char 
     fputc('}', o->f);
 }
 
-static uint32_t gg_tiles(const gg_params *p, uint32_t g)
+static inline uint32_t gg_tiles(const gg_params *p, uint32_t g)
 {
     uint64_t s = p->seed ^ ((uint64_t)g * 0x9E3779B97F4A7C15ULL);
     uint32_t half = p->tiles / 2 ? p->tiles / 2 : 1;
@@ -248,7 +248,7 @@ static const uint32_t gg_act_off[] = {0, 1, 4, 5, 6, 7, 8, 9, 10, 12, 13};
 static const uint32_t gg_act_size[] = {GG_H, 3 * GG_H, GG_H, GG_H, GG_H, GG_H, GG_H, 512, 2 * GG_H, GG_H, GG_H};
 
 /* Write the realistic graph as JSON to f. Returns 0, or -1 on a write error. */
-static int gg_realistic(FILE *f, gg_params *p)
+static inline int gg_realistic(FILE *f, gg_params *p)
 {
     uint32_t L = p->layers, S = p->steps, T = p->tiles ? p->tiles : 1;
     if (T > 16)
