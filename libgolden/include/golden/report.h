@@ -26,6 +26,10 @@ int golden_outfile_check(const char *path, bool force, golden_error *err);
 /* Write a JSON document (2-space indent, keys in insertion order, trailing newline). */
 int golden_json_write(const char *path, const json_t *doc, bool force, golden_error *err);
 
+/* A JSON number, or JSON null for NaN/Inf (JSON has no non-finite numbers; jansson would
+ * return NULL). Reports document which keys may be null. */
+json_t *golden_json_real(double v);
+
 /* ---- JUnit XML ---- */
 typedef struct {
     const char *classname; /* e.g. the tool or the tier */

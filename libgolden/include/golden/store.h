@@ -20,6 +20,7 @@ typedef struct {
     int rank;                         /* 0 = scalar */
     uint64_t shape[GOLDEN_MAX_RANK];
     uint64_t count;                   /* product of shape (1 for a scalar) */
+    uint64_t count_attr;              /* the `count` attribute as stored (reader only) */
     char sha256[65];
     uint64_t nan_count, posinf_count, neginf_count, zero_count;
     double min, max, mean, std;

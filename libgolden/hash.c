@@ -1,0 +1,194 @@
+/* SHA-256 through OpenSSL EVP: streamed contexts, files in 1 MiB reads, and many files
+ * hashed by a small pool of threads (one file per worker at a time). */
+#include "golden/hash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "golden/report.h"
+
+struct golden_sha256 {
+    EVP_MD_CTX *ctx;
+};
+
+golden_sha256 *golden_sha256_new(golden_error *err)
+{
+    golden_sha256 *h = calloc(1, sizeof *h);
+    if (!h) {
+        golden_fail(err, NULL, "out of memory");
+        return NULL;
+    }
+    h->ctx = EVP_MD_CTX_new();
+    if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+        golden_sha256_free(h);
+        golden_fail(err, NULL, "OpenSSL could not start a SHA-256 digest");
+        return NULL;
+    }
+    return h;
+}
+
+int golden_sha256_update(golden_sha256 *h, const void *data, size_t n, golden_error *err)
+{
+    if (n && EVP_DigestUpdate(h->ctx, data, n) != 1)
+        return golden_fail(err, NULL, "OpenSSL SHA-256 update failed");
+    return GOLDEN_OK;
+}
+
+int golden_sha256_final(golden_sha256 *h, char hex[65], golden_error *err)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    if (EVP_DigestFinal_ex(h->ctx, md, &len) != 1 || len != 32)
+        return golden_fail(err, NULL, "OpenSSL SHA-256 final failed");
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned i = 0; i < 32; i++) {
+        hex[2 * i] = digits[md[i] >> 4];
+        hex[2 * i + 1] = digits[md[i] & 15];
+    }
+    hex[64] = '\0';
+    return GOLDEN_OK;
+}
+
+int golden_sha256_reset(golden_sha256 *h, golden_error *err)
+{
+    if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1)
+        return golden_fail(err, NULL, "OpenSSL could not restart a SHA-256 digest");
+    return GOLDEN_OK;
+}
+
+void golden_sha256_free(golden_sha256 *h)
+{
+    if (!h)
+        return;
+    EVP_MD_CTX_free(h->ctx);
+    free(h);
+}
+
+int golden_sha256_buffer(const void *data, size_t n, char hex[65], golden_error *err)
+{
+    golden_sha256 *h = golden_sha256_new(err);
+    if (!h)
+        return GOLDEN_ERR;
+    int rc = golden_sha256_update(h, data, n, err);
+    if (rc == GOLDEN_OK)
+        rc = golden_sha256_final(h, hex, err);
+    golden_sha256_free(h);
+    return rc;
+}
+
+static int hash_fd(int fd, const char *path, golden_sha256 *h, unsigned char *buf, size_t cap,
+                   char hex[65], golden_error *err)
+{
+    for (;;) {
+        ssize_t got = read(fd, buf, cap);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return golden_fail(err, path, "cannot read: %s", strerror(errno));
+        }
+        if (got == 0)
+            break;
+        if (golden_sha256_update(h, buf, (size_t)got, err) != GOLDEN_OK)
+            return GOLDEN_ERR;
+    }
+    return golden_sha256_final(h, hex, err);
+}
+
+#define FILE_BUF (1u << 20)
+
+int golden_sha256_file(const char *path, char hex[65], golden_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+    unsigned char *buf = malloc(FILE_BUF);
+    golden_sha256 *h = buf ? golden_sha256_new(err) : NULL;
+    int rc = GOLDEN_ERR;
+    if (!buf)
+        golden_fail(err, path, "out of memory");
+    else if (h)
+        rc = hash_fd(fd, path, h, buf, FILE_BUF, hex, err);
+    close(fd);
+    golden_sha256_free(h);
+    free(buf);
+    return rc;
+}
+
+typedef struct {
+    const char *const *paths;
+    char (*hexes)[65];
+    size_t n;
+    size_t next;
+    int failed;
+    golden_error err;
+    pthread_mutex_t lock;
+} pool_state;
+
+static void *pool_worker(void *arg)
+{
+    pool_state *st = arg;
+    for (;;) {
+        pthread_mutex_lock(&st->lock);
+        size_t i = st->next++;
+        int stop = st->failed;
+        pthread_mutex_unlock(&st->lock);
+        if (stop || i >= st->n)
+            return NULL;
+        golden_error e;
+        if (golden_sha256_file(st->paths[i], st->hexes[i], &e) != GOLDEN_OK) {
+            pthread_mutex_lock(&st->lock);
+            if (!st->failed) {
+                st->failed = 1;
+                st->err = e;
+            }
+            pthread_mutex_unlock(&st->lock);
+        }
+    }
+}
+
+int golden_sha256_files(const char *const *paths, size_t n, char (*hexes)[65], int threads,
+                        golden_error *err)
+{
+    if (threads <= 0)
+        threads = golden_threads();
+    if ((size_t)threads > n)
+        threads = n ? (int)n : 1;
+    pool_state st = {.paths = paths, .hexes = hexes, .n = n};
+    pthread_mutex_init(&st.lock, NULL);
+    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
+    if (!tids) {
+        pthread_mutex_destroy(&st.lock);
+        return golden_fail(err, NULL, "out of memory");
+    }
+    int started = 0;
+    for (int t = 1; t < threads; t++) {
+        if (pthread_create(&tids[t], NULL, pool_worker, &st) != 0)
+            break;
+        started++;
+    }
+    pool_worker(&st);
+    for (int t = 1; t <= started; t++)
+        pthread_join(tids[t], NULL);
+    free(tids);
+    pthread_mutex_destroy(&st.lock);
+    if (st.failed) {
+        if (err)
+            *err = st.err;
+        return GOLDEN_ERR;
+    }
+    return GOLDEN_OK;
+}
+
+int golden_is_sha256_hex(const char *s)
+{
+    size_t i = 0;
+    for (; s[i]; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return i == 64;
+}

@@ -1,0 +1,1254 @@
+/* The calculet-golden/v1 HDF5 file: a streaming writer that hashes (on a helper thread) and
+ * measures each tensor while writing it, and a reader serving any linear element range. */
+#include "golden/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "golden/hash.h"
+#include "golden/report.h"
+
+/* ------------------------------------------------------------------ common */
+
+static pthread_mutex_t hdf5_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t hdf5_once = PTHREAD_ONCE_INIT;
+
+static void hdf5_init(void)
+{
+    /* Errors come back as values; HDF5's own stack printing would break the one-line rule. */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+void golden_hdf5_lock(void)
+{
+    pthread_once(&hdf5_once, hdf5_init);
+    pthread_mutex_lock(&hdf5_mutex);
+}
+
+void golden_hdf5_unlock(void) { pthread_mutex_unlock(&hdf5_mutex); }
+
+static herr_t last_error_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+    (void)n;
+    char *out = data;
+    if (e->desc && e->desc[0])
+        snprintf(out, 256, "%s", e->desc);
+    return 0;
+}
+
+/* Fail with HDF5's innermost description appended ("what (HDF5: ...)"). Lock held. */
+static int hdf5_fail(golden_error *err, const char *where, const char *what)
+{
+    char detail[256] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, last_error_cb, detail);
+    H5Eclear2(H5E_DEFAULT);
+    if (detail[0])
+        return golden_fail(err, where, "%s (HDF5: %s)", what, detail);
+    return golden_fail(err, where, "%s", what);
+}
+
+int golden_tensor_name_check(const char *name, golden_error *err)
+{
+    if (!name || !*name)
+        return golden_fail(err, NULL, "tensor name is empty");
+    const char *p = name;
+    while (*p) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+            return golden_fail(err, name, "tensor name has an empty, '.' or '..' component");
+        p += len;
+        if (*p == '/')
+            p++;
+        if (slash && !*p)
+            return golden_fail(err, name, "tensor name ends with '/'");
+    }
+    /* UTF-8 well-formedness (no overlongs, no surrogates, max U+10FFFF) */
+    const unsigned char *u = (const unsigned char *)name;
+    while (*u) {
+        unsigned c = *u, need;
+        unsigned cp;
+        if (c < 0x80) {
+            u++;
+            continue;
+        } else if (c >= 0xc2 && c <= 0xdf) {
+            need = 1, cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            need = 2, cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            need = 3, cp = c & 0x07;
+        } else {
+            return golden_fail(err, NULL, "tensor name is not valid UTF-8");
+        }
+        u++;
+        for (unsigned k = 0; k < need; k++, u++) {
+            if ((*u & 0xc0) != 0x80)
+                return golden_fail(err, NULL, "tensor name is not valid UTF-8");
+            cp = (cp << 6) | (*u & 0x3f);
+        }
+        if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return golden_fail(err, NULL, "tensor name is not valid UTF-8");
+    }
+    return GOLDEN_OK;
+}
+
+int golden_shape_count(int rank, const uint64_t *shape, golden_dtype dt, uint64_t *count,
+                       golden_error *err)
+{
+    if (rank < 0 || rank > GOLDEN_MAX_RANK)
+        return golden_fail(err, NULL, "rank %d is outside 0..%d", rank, GOLDEN_MAX_RANK);
+    uint64_t c = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] && c > UINT64_MAX / shape[i])
+            return golden_fail(err, NULL, "shape's element count overflows 64 bits");
+        c *= shape[i];
+    }
+    size_t w = golden_dtype_size(dt);
+    if (w == 0)
+        return golden_fail(err, NULL, "unknown element type");
+    if (c > (uint64_t)INT64_MAX / w)
+        return golden_fail(err, NULL, "shape's byte size overflows 63 bits");
+    *count = c;
+    return GOLDEN_OK;
+}
+
+/* A 2-byte IEEE-style float: sign bit 15, exponent above the mantissa. Lock held. */
+static hid_t make_half_type(int exp_bits, int mant_bits, int ebias)
+{
+    hid_t t = H5Tcopy(H5T_IEEE_F32LE);
+    if (t < 0)
+        return -1;
+    if (H5Tset_fields(t, 15, (size_t)mant_bits, (size_t)exp_bits, 0, (size_t)mant_bits) < 0 ||
+        H5Tset_precision(t, 16) < 0 || H5Tset_size(t, 2) < 0 ||
+        H5Tset_ebias(t, (size_t)ebias) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/* The HDF5 type canonical bytes of dt are stored as (a new id to close). Lock held. */
+static hid_t canonical_type(golden_dtype dt)
+{
+    switch (dt) {
+    case GOLDEN_F64: return H5Tcopy(H5T_IEEE_F64LE);
+    case GOLDEN_F32: return H5Tcopy(H5T_IEEE_F32LE);
+    case GOLDEN_F16: return make_half_type(5, 10, 15);
+    case GOLDEN_BF16: return make_half_type(8, 7, 127);
+    case GOLDEN_I8: return H5Tcopy(H5T_STD_I8LE);
+    case GOLDEN_U8:
+    case GOLDEN_BOOL:
+    case GOLDEN_FP8_E4M3FN:
+    case GOLDEN_FP8_E5M2: return H5Tcopy(H5T_STD_U8LE);
+    case GOLDEN_I16: return H5Tcopy(H5T_STD_I16LE);
+    case GOLDEN_U16: return H5Tcopy(H5T_STD_U16LE);
+    case GOLDEN_I32: return H5Tcopy(H5T_STD_I32LE);
+    case GOLDEN_U32: return H5Tcopy(H5T_STD_U32LE);
+    case GOLDEN_I64: return H5Tcopy(H5T_STD_I64LE);
+    case GOLDEN_U64: return H5Tcopy(H5T_STD_U64LE);
+    default: return -1;
+    }
+}
+
+/* Select elements [first, first+n) of a C-order dataspace as a union of at most 2*rank
+ * hyperslab blocks. Lock held. */
+static int select_linear(hid_t space, int rank, const uint64_t *dims, uint64_t first, uint64_t n)
+{
+    if (rank == 0)
+        return H5Sselect_all(space) < 0 ? -1 : 0;
+    if (H5Sselect_none(space) < 0)
+        return -1;
+    uint64_t stride[GOLDEN_MAX_RANK];
+    stride[rank - 1] = 1;
+    for (int k = rank - 2; k >= 0; k--)
+        stride[k] = stride[k + 1] * dims[k + 1];
+    while (n > 0) {
+        hsize_t start[GOLDEN_MAX_RANK], count[GOLDEN_MAX_RANK];
+        uint64_t rem = first;
+        for (int k = 0; k < rank; k++) {
+            start[k] = rem / stride[k];
+            rem %= stride[k];
+        }
+        /* outermost axis at which `first` is aligned and at least one step fits */
+        int j = 0;
+        while (j < rank - 1 && (first % stride[j] != 0 || n < stride[j]))
+            j++;
+        uint64_t steps = n / stride[j];
+        if (steps > dims[j] - start[j])
+            steps = dims[j] - start[j];
+        for (int k = 0; k < rank; k++)
+            count[k] = k < j ? 1 : k == j ? steps : dims[k];
+        if (H5Sselect_hyperslab(space, H5S_SELECT_OR, start, NULL, count, NULL) < 0)
+            return -1;
+        first += steps * stride[j];
+        n -= steps * stride[j];
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ attributes (lock held) */
+
+static int attr_write(hid_t loc, const char *name, hid_t type, const void *value)
+{
+    hid_t space = H5Screate(H5S_SCALAR);
+    if (space < 0)
+        return -1;
+    if (H5Aexists(loc, name) > 0)
+        H5Adelete(loc, name);
+    hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 || H5Awrite(a, type, value) < 0 ? -1 : 0;
+    if (a >= 0)
+        H5Aclose(a);
+    H5Sclose(space);
+    return rc;
+}
+
+static int attr_write_str(hid_t loc, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return -1;
+    int rc = -1;
+    if (H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
+        rc = attr_write(loc, name, t, &value);
+    H5Tclose(t);
+    return rc;
+}
+
+static int attr_write_u64(hid_t loc, const char *name, uint64_t v)
+{
+    return attr_write(loc, name, H5T_STD_U64LE, &v);
+}
+
+static int attr_write_i64(hid_t loc, const char *name, int64_t v)
+{
+    return attr_write(loc, name, H5T_STD_I64LE, &v);
+}
+
+static int attr_write_f64(hid_t loc, const char *name, double v)
+{
+    return attr_write(loc, name, H5T_IEEE_F64LE, &v);
+}
+
+/* Read a scalar string attribute (fixed or variable length) into a new string; NULL if
+ * absent or not a string. */
+static char *attr_read_str(hid_t loc, const char *name)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return NULL;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return NULL;
+    char *out = NULL;
+    hid_t ft = H5Aget_type(a);
+    hid_t sp = H5Aget_space(a);
+    if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_STRING && H5Sget_simple_extent_npoints(sp) == 1) {
+        if (H5Tis_variable_str(ft) > 0) {
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, H5T_VARIABLE);
+            H5Tset_cset(mt, H5Tget_cset(ft));
+            char *v = NULL;
+            if (H5Aread(a, mt, &v) >= 0 && v) {
+                out = strdup(v);
+                H5free_memory(v);
+            }
+            H5Tclose(mt);
+        } else {
+            size_t sz = H5Tget_size(ft);
+            char *v = calloc(1, sz + 1);
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, sz + 1);
+            H5Tset_strpad(mt, H5T_STR_NULLTERM);
+            if (v && H5Aread(a, mt, v) >= 0)
+                out = v;
+            else
+                free(v);
+            H5Tclose(mt);
+        }
+    }
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ft >= 0)
+        H5Tclose(ft);
+    H5Aclose(a);
+    return out;
+}
+
+/* 1 = read, 0 = absent, -1 = present but not a scalar number */
+static int attr_read_num(hid_t loc, const char *name, hid_t memtype, void *out)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    int rc = -1;
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+    if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && sp >= 0 &&
+        H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, memtype, out) >= 0)
+        rc = 1;
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ft >= 0)
+        H5Tclose(ft);
+    H5Aclose(a);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ name set */
+
+typedef struct {
+    char **slots;
+    size_t cap, used;
+} name_set;
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static int name_set_has(const name_set *s, const char *name, size_t n)
+{
+    if (!s->cap)
+        return 0;
+    for (size_t i = hash_str(name, n) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->slots[i])
+            return 0;
+        if (strlen(s->slots[i]) == n && memcmp(s->slots[i], name, n) == 0)
+            return 1;
+    }
+}
+
+static int name_set_add(name_set *s, const char *name, size_t n)
+{
+    if (name_set_has(s, name, n))
+        return 0;
+    if ((s->used + 1) * 2 > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        char **slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->slots[i])
+                continue;
+            size_t j = hash_str(s->slots[i], strlen(s->slots[i])) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = s->slots[i];
+        }
+        free(s->slots);
+        s->slots = slots;
+        s->cap = cap;
+    }
+    size_t i = hash_str(name, n) & (s->cap - 1);
+    while (s->slots[i])
+        i = (i + 1) & (s->cap - 1);
+    if (!(s->slots[i] = strndup(name, n)))
+        return -1;
+    s->used++;
+    return 0;
+}
+
+static void name_set_free(name_set *s)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->slots[i]);
+    free(s->slots);
+    *s = (name_set){0};
+}
+
+/* ------------------------------------------------------------------ writer */
+
+#define WRITE_BUF (4u << 20)
+
+typedef struct {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const unsigned char *data;
+    size_t len;
+    int pending, quit, failed, started;
+    golden_sha256 *sha;
+} hash_worker;
+
+struct golden_writer {
+    char *path, *tmp;
+    bool force;
+    int gzip;
+    hid_t file;
+    name_set names, groups;
+    /* the tensor being written */
+    bool in_tensor;
+    golden_tensor_info cur;
+    hid_t dset, ftype;
+    uint64_t bytes_expected, bytes_done, elems_written;
+    unsigned char *buf;
+    size_t fill;
+    double *f64;
+    golden_stats stats;
+    hash_worker hw;
+};
+
+static void *hash_main(void *arg)
+{
+    hash_worker *hw = arg;
+    pthread_mutex_lock(&hw->mu);
+    for (;;) {
+        while (!hw->pending && !hw->quit)
+            pthread_cond_wait(&hw->cv, &hw->mu);
+        if (hw->quit)
+            break;
+        const unsigned char *data = hw->data;
+        size_t len = hw->len;
+        pthread_mutex_unlock(&hw->mu);
+        int bad = golden_sha256_update(hw->sha, data, len, NULL) != GOLDEN_OK;
+        pthread_mutex_lock(&hw->mu);
+        hw->failed |= bad;
+        hw->pending = 0;
+        pthread_cond_broadcast(&hw->cv);
+    }
+    pthread_mutex_unlock(&hw->mu);
+    return NULL;
+}
+
+static void hash_post(hash_worker *hw, const unsigned char *data, size_t len)
+{
+    if (!hw->started) { /* no thread: hash inline */
+        hw->failed |= golden_sha256_update(hw->sha, data, len, NULL) != GOLDEN_OK;
+        return;
+    }
+    pthread_mutex_lock(&hw->mu);
+    hw->data = data;
+    hw->len = len;
+    hw->pending = 1;
+    pthread_cond_broadcast(&hw->cv);
+    pthread_mutex_unlock(&hw->mu);
+}
+
+static void hash_wait(hash_worker *hw)
+{
+    if (!hw->started)
+        return;
+    pthread_mutex_lock(&hw->mu);
+    while (hw->pending)
+        pthread_cond_wait(&hw->cv, &hw->mu);
+    pthread_mutex_unlock(&hw->mu);
+}
+
+static void free_info_strings(golden_tensor_info *t)
+{
+    free(t->name);
+    free(t->op_family);
+    free(t->source);
+    t->name = t->op_family = t->source = NULL;
+}
+
+static char *iso_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_writer **out,
+                       golden_error *err)
+{
+    *out = NULL;
+    struct stat st;
+    bool force = opts && opts->force;
+    if (lstat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return golden_fail(err, path, "is a folder, not an output file");
+        if (!force)
+            return golden_fail(err, path, "output exists (use --force to replace it)");
+    }
+    golden_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return golden_fail(err, path, "out of memory");
+    w->file = w->dset = w->ftype = -1;
+    w->force = force;
+    w->gzip = opts ? opts->gzip : 0;
+    if (w->gzip < 0 || w->gzip > 9) {
+        free(w);
+        return golden_fail(err, NULL, "--gzip level must be 0..9");
+    }
+    size_t n = strlen(path) + 16;
+    w->path = strdup(path);
+    w->tmp = malloc(n);
+    w->buf = malloc(WRITE_BUF);
+    w->f64 = malloc(sizeof(double) * (1u << 16));
+    w->hw.sha = golden_sha256_new(err);
+    if (!w->path || !w->tmp || !w->buf || !w->f64 || !w->hw.sha) {
+        golden_writer_abort(w);
+        return golden_fail(err, path, "out of memory");
+    }
+    snprintf(w->tmp, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(w->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(w->tmp);
+        w->tmp = NULL;
+        golden_writer_abort(w);
+        return golden_fail(err, path, "cannot create: %s", strerror(e));
+    }
+    close(fd);
+    pthread_mutex_init(&w->hw.mu, NULL);
+    pthread_cond_init(&w->hw.cv, NULL);
+    if (golden_threads() > 1 && pthread_create(&w->hw.tid, NULL, hash_main, &w->hw) == 0)
+        w->hw.started = 1;
+
+    golden_hdf5_lock();
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0)
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    char created[32], producer[128];
+    snprintf(producer, sizeof producer, "%s",
+             opts && opts->producer ? opts->producer : "libgolden " GOLDEN_VERSION);
+    int rc = w->file < 0 ? hdf5_fail(err, path, "cannot create HDF5 file") : GOLDEN_OK;
+    if (rc == GOLDEN_OK &&
+        (attr_write_str(w->file, "schema", GOLDEN_SCHEMA_GOLDEN) < 0 ||
+         attr_write_str(w->file, "producer", producer) < 0 ||
+         attr_write_str(w->file, "created", iso_now(created, sizeof created)) < 0))
+        rc = hdf5_fail(err, path, "cannot write root attributes");
+    golden_hdf5_unlock();
+    if (rc != GOLDEN_OK) {
+        golden_writer_abort(w);
+        return rc;
+    }
+    *out = w;
+    return GOLDEN_OK;
+}
+
+int golden_writer_meta(golden_writer *w, const char *key, const char *value, golden_error *err)
+{
+    if (!key || !*key || strchr(key, '/'))
+        return golden_fail(err, NULL, "--meta key '%s' must be non-empty without '/'", key ? key : "");
+    if (strcmp(key, "schema") == 0 || strcmp(key, "producer") == 0 || strcmp(key, "created") == 0)
+        return golden_fail(err, NULL, "--meta key '%s' is reserved by the format", key);
+    golden_hdf5_lock();
+    int rc = attr_write_str(w->file, key, value) < 0
+                 ? hdf5_fail(err, w->path, "cannot write root attribute") : GOLDEN_OK;
+    golden_hdf5_unlock();
+    return rc;
+}
+
+/* Name conflicts: a duplicate, a tensor where a group must be, or a group where a tensor is. */
+static int check_name_free(golden_writer *w, const char *name, golden_error *err)
+{
+    size_t len = strlen(name);
+    if (name_set_has(&w->names, name, len))
+        return golden_fail(err, name, "duplicate tensor name");
+    if (name_set_has(&w->groups, name, len))
+        return golden_fail(err, name, "tensor name is also a group of other tensors");
+    for (const char *p = strchr(name, '/'); p; p = strchr(p + 1, '/'))
+        if (name_set_has(&w->names, name, (size_t)(p - name)))
+            return golden_fail(err, name, "a parent of this tensor name is itself a tensor");
+    return GOLDEN_OK;
+}
+
+static int remember_name(golden_writer *w, const char *name, golden_error *err)
+{
+    if (name_set_add(&w->names, name, strlen(name)) < 0)
+        return golden_fail(err, name, "out of memory");
+    for (const char *p = strchr(name, '/'); p; p = strchr(p + 1, '/'))
+        if (name_set_add(&w->groups, name, (size_t)(p - name)) < 0)
+            return golden_fail(err, name, "out of memory");
+    return GOLDEN_OK;
+}
+
+int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden_error *err)
+{
+    if (w->in_tensor)
+        return golden_fail(err, info->name, "previous tensor was not ended");
+    if (golden_tensor_name_check(info->name, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    uint64_t count;
+    if (golden_shape_count(info->rank, info->shape, info->dtype, &count, err) != GOLDEN_OK) {
+        snprintf(err->where, sizeof err->where, "%s", info->name);
+        return GOLDEN_ERR;
+    }
+    if (check_name_free(w, info->name, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    free_info_strings(&w->cur);
+    w->cur = *info;
+    w->cur.name = strdup(info->name);
+    w->cur.op_family = info->op_family ? strdup(info->op_family) : NULL;
+    w->cur.source = info->source ? strdup(info->source) : NULL;
+    w->cur.count = count;
+    if (!w->cur.name || (info->op_family && !w->cur.op_family) || (info->source && !w->cur.source))
+        return golden_fail(err, info->name, "out of memory");
+    w->bytes_expected = count * golden_dtype_size(info->dtype);
+    w->bytes_done = w->elems_written = 0;
+    w->fill = 0;
+    golden_stats_init(&w->stats);
+    if (golden_sha256_reset(w->hw.sha, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    w->hw.failed = 0;
+
+    golden_hdf5_lock();
+    int rc = GOLDEN_OK;
+    hid_t space = -1, dcpl = -1, lcpl = -1;
+    w->ftype = canonical_type(info->dtype);
+    if (info->rank == 0) {
+        space = H5Screate(H5S_SCALAR);
+    } else {
+        hsize_t dims[GOLDEN_MAX_RANK];
+        for (int k = 0; k < info->rank; k++)
+            dims[k] = info->shape[k];
+        space = H5Screate_simple(info->rank, dims, NULL);
+    }
+    dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    lcpl = H5Pcreate(H5P_LINK_CREATE);
+    if (w->ftype < 0 || space < 0 || dcpl < 0 || lcpl < 0 ||
+        H5Pset_create_intermediate_group(lcpl, 1) < 0)
+        rc = hdf5_fail(err, info->name, "cannot prepare dataset");
+    if (rc == GOLDEN_OK && w->gzip > 0 && info->rank > 0 && count > 0) {
+        /* chunks of about 1 MiB: whole trailing rows, as many leading ones as fit */
+        hsize_t chunk[GOLDEN_MAX_RANK];
+        uint64_t budget = (1u << 20) / golden_dtype_size(info->dtype);
+        for (int k = info->rank - 1; k >= 0; k--) {
+            uint64_t c = info->shape[k] < budget ? info->shape[k] : budget;
+            chunk[k] = c ? c : 1;
+            budget = budget / chunk[k] ? budget / chunk[k] : 1;
+        }
+        if (H5Pset_chunk(dcpl, info->rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
+            H5Pset_deflate(dcpl, (unsigned)w->gzip) < 0)
+            rc = hdf5_fail(err, info->name, "cannot set up compression");
+    }
+    if (rc == GOLDEN_OK) {
+        w->dset = H5Dcreate2(w->file, info->name, w->ftype, space, lcpl, dcpl, H5P_DEFAULT);
+        if (w->dset < 0)
+            rc = hdf5_fail(err, info->name, "cannot create dataset");
+    }
+    if (space >= 0)
+        H5Sclose(space);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    golden_hdf5_unlock();
+    if (rc != GOLDEN_OK)
+        return rc;
+    if (remember_name(w, info->name, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    w->in_tensor = true;
+    return GOLDEN_OK;
+}
+
+/* Write the whole elements in the buffer: hash on the helper thread while this thread
+ * converts, measures and hands the bytes to HDF5. */
+static int flush_elements(golden_writer *w, golden_error *err)
+{
+    size_t width = golden_dtype_size(w->cur.dtype);
+    size_t elems = w->fill / width, bytes = elems * width;
+    if (elems == 0)
+        return GOLDEN_OK;
+    hash_post(&w->hw, w->buf, bytes);
+    for (size_t done = 0; done < elems;) {
+        size_t step = elems - done < (1u << 16) ? elems - done : (1u << 16);
+        golden_convert_to_f64(w->cur.dtype, w->buf + done * width, step, w->f64);
+        golden_stats_add(&w->stats, w->f64, step);
+        done += step;
+    }
+    golden_hdf5_lock();
+    int rc = GOLDEN_OK;
+    hid_t fspace = H5Dget_space(w->dset);
+    hsize_t mdim = elems;
+    hid_t mspace = H5Screate_simple(1, &mdim, NULL);
+    if (fspace < 0 || mspace < 0 ||
+        select_linear(fspace, w->cur.rank, w->cur.shape, w->elems_written, elems) < 0 ||
+        H5Dwrite(w->dset, w->ftype, w->cur.rank == 0 ? H5S_ALL : mspace,
+                 w->cur.rank == 0 ? H5S_ALL : fspace, H5P_DEFAULT, w->buf) < 0)
+        rc = hdf5_fail(err, w->cur.name, "cannot write tensor data");
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    golden_hdf5_unlock();
+    hash_wait(&w->hw);
+    if (w->hw.failed)
+        rc = golden_fail(err, w->cur.name, "SHA-256 computation failed");
+    w->elems_written += elems;
+    memmove(w->buf, w->buf + bytes, w->fill - bytes);
+    w->fill -= bytes;
+    return rc;
+}
+
+int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golden_error *err)
+{
+    if (!w->in_tensor)
+        return golden_fail(err, NULL, "no tensor started");
+    if (nbytes > w->bytes_expected - w->bytes_done)
+        return golden_fail(err, w->cur.name,
+                           "more data than the shape holds (%llu bytes expected)",
+                           (unsigned long long)w->bytes_expected);
+    const unsigned char *p = data;
+    w->bytes_done += nbytes;
+    while (nbytes > 0) {
+        size_t room = WRITE_BUF - w->fill, take = nbytes < room ? nbytes : room;
+        memcpy(w->buf + w->fill, p, take);
+        w->fill += take;
+        p += take;
+        nbytes -= take;
+        if (w->fill == WRITE_BUF && flush_elements(w, err) != GOLDEN_OK)
+            return GOLDEN_ERR;
+    }
+    return GOLDEN_OK;
+}
+
+int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *err)
+{
+    if (!w->in_tensor)
+        return golden_fail(err, NULL, "no tensor started");
+    w->in_tensor = false;
+    if (w->bytes_done != w->bytes_expected)
+        return golden_fail(err, w->cur.name, "got %llu bytes of data, the shape needs %llu",
+                           (unsigned long long)w->bytes_done,
+                           (unsigned long long)w->bytes_expected);
+    if (flush_elements(w, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    golden_tensor_info *t = &w->cur;
+    if (golden_sha256_final(w->hw.sha, t->sha256, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    t->nan_count = w->stats.nan_count;
+    t->posinf_count = w->stats.posinf_count;
+    t->neginf_count = w->stats.neginf_count;
+    t->zero_count = w->stats.zero_count;
+    t->min = golden_stats_min(&w->stats);
+    t->max = golden_stats_max(&w->stats);
+    t->mean = golden_stats_mean(&w->stats);
+    t->std = golden_stats_std(&w->stats);
+    t->count_attr = t->count;
+
+    golden_hdf5_lock();
+    hid_t d = w->dset;
+    int bad = attr_write_str(d, "dtype", golden_dtype_name(t->dtype)) < 0 ||
+              attr_write_str(d, "sha256", t->sha256) < 0 ||
+              attr_write_u64(d, "count", t->count) < 0 ||
+              attr_write_u64(d, "nan_count", t->nan_count) < 0 ||
+              attr_write_u64(d, "posinf_count", t->posinf_count) < 0 ||
+              attr_write_u64(d, "neginf_count", t->neginf_count) < 0 ||
+              attr_write_u64(d, "zero_count", t->zero_count) < 0 ||
+              attr_write_f64(d, "min", t->min) < 0 || attr_write_f64(d, "max", t->max) < 0 ||
+              attr_write_f64(d, "mean", t->mean) < 0 || attr_write_f64(d, "std", t->std) < 0 ||
+              (t->has_layer && attr_write_i64(d, "layer", t->layer) < 0) ||
+              (t->has_chip && attr_write_i64(d, "chip", t->chip) < 0) ||
+              (t->has_step && attr_write_i64(d, "step", t->step) < 0) ||
+              (t->op_family && attr_write_str(d, "op_family", t->op_family) < 0) ||
+              (t->source && attr_write_str(d, "source", t->source) < 0);
+    int rc = bad ? hdf5_fail(err, t->name, "cannot write tensor attributes") : GOLDEN_OK;
+    if (H5Dclose(d) < 0 && rc == GOLDEN_OK)
+        rc = hdf5_fail(err, t->name, "cannot close dataset");
+    w->dset = -1;
+    H5Tclose(w->ftype);
+    w->ftype = -1;
+    golden_hdf5_unlock();
+    if (rc == GOLDEN_OK && out) {
+        free_info_strings(out);
+        *out = *t;
+        out->name = strdup(t->name);
+        out->op_family = t->op_family ? strdup(t->op_family) : NULL;
+        out->source = t->source ? strdup(t->source) : NULL;
+        if (!out->name)
+            rc = golden_fail(err, t->name, "out of memory");
+    }
+    return rc;
+}
+
+static void writer_free(golden_writer *w)
+{
+    if (w->hw.started) {
+        pthread_mutex_lock(&w->hw.mu);
+        w->hw.quit = 1;
+        pthread_cond_broadcast(&w->hw.cv);
+        pthread_mutex_unlock(&w->hw.mu);
+        pthread_join(w->hw.tid, NULL);
+        pthread_mutex_destroy(&w->hw.mu);
+        pthread_cond_destroy(&w->hw.cv);
+    }
+    golden_sha256_free(w->hw.sha);
+    free_info_strings(&w->cur);
+    name_set_free(&w->names);
+    name_set_free(&w->groups);
+    free(w->buf);
+    free(w->f64);
+    free(w->tmp);
+    free(w->path);
+    free(w);
+}
+
+int golden_writer_commit(golden_writer *w, golden_error *err)
+{
+    if (w->in_tensor) {
+        golden_fail(err, w->cur.name, "tensor was not ended");
+        golden_writer_abort(w);
+        return GOLDEN_ERR;
+    }
+    golden_hdf5_lock();
+    int rc = H5Fclose(w->file) < 0 ? hdf5_fail(err, w->path, "cannot finish HDF5 file") : GOLDEN_OK;
+    golden_hdf5_unlock();
+    w->file = -1;
+    if (rc == GOLDEN_OK && !w->force && access(w->path, F_OK) == 0)
+        rc = golden_fail(err, w->path, "output appeared while writing (use --force to replace it)");
+    if (rc == GOLDEN_OK && rename(w->tmp, w->path) != 0)
+        rc = golden_fail(err, w->path, "cannot rename into place: %s", strerror(errno));
+    if (rc != GOLDEN_OK) {
+        golden_writer_abort(w);
+        return rc;
+    }
+    writer_free(w);
+    return GOLDEN_OK;
+}
+
+void golden_writer_abort(golden_writer *w)
+{
+    if (!w)
+        return;
+    golden_hdf5_lock();
+    if (w->dset >= 0)
+        H5Dclose(w->dset);
+    if (w->ftype >= 0)
+        H5Tclose(w->ftype);
+    if (w->file >= 0)
+        H5Fclose(w->file);
+    H5Eclear2(H5E_DEFAULT);
+    golden_hdf5_unlock();
+    if (w->tmp)
+        unlink(w->tmp);
+    writer_free(w);
+}
+
+/* ------------------------------------------------------------------ reader */
+
+typedef struct {
+    golden_tensor_info info;
+    hid_t dset;       /* opened lazily under the lock, -1 until then */
+    int64_t offset;   /* file offset for direct reads, -1 when HDF5 must read */
+} reader_tensor;
+
+struct golden_reader {
+    char *path;
+    hid_t file;
+    int fd;
+    reader_tensor *t;
+    size_t n, cap;
+    char **meta_keys, **meta_vals;
+    size_t meta_n;
+    golden_error err; /* first error met while visiting */
+    int failed;
+};
+
+static int load_tensor(golden_reader *r, const char *name)
+{
+    golden_error *err = &r->err;
+    reader_tensor rt = {.dset = -1, .offset = -1};
+    golden_tensor_info *t = &rt.info;
+    if (!(t->name = strdup(name)))
+        return golden_fail(err, r->path, "out of memory");
+    char where[1024];
+    snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
+    hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
+    if (d < 0) {
+        free(t->name);
+        return hdf5_fail(err, where, "cannot open dataset");
+    }
+    int rc = GOLDEN_OK;
+    char *dtype = attr_read_str(d, "dtype"), *sha = attr_read_str(d, "sha256");
+    hid_t ft = H5Dget_type(d), sp = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
+    if (!dtype)
+        rc = golden_fail(err, where, "missing string attribute 'dtype'");
+    else if (golden_dtype_parse(dtype, &t->dtype) != 0)
+        rc = golden_fail(err, where, "unknown dtype '%s'", dtype);
+    else if (!sha || !golden_is_sha256_hex(sha))
+        rc = golden_fail(err, where, "attribute 'sha256' is missing or not 64 lowercase hex digits");
+    if (rc == GOLDEN_OK) {
+        snprintf(t->sha256, sizeof t->sha256, "%s", sha);
+        int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+        hsize_t dims[GOLDEN_MAX_RANK];
+        if (rank < 0 || rank > GOLDEN_MAX_RANK)
+            rc = golden_fail(err, where, "unsupported dataspace");
+        else {
+            H5Sget_simple_extent_dims(sp, dims, NULL);
+            t->rank = rank;
+            for (int k = 0; k < rank; k++)
+                t->shape[k] = dims[k];
+            rc = golden_shape_count(rank, t->shape, t->dtype, &t->count, err);
+            if (rc != GOLDEN_OK)
+                snprintf(err->where, sizeof err->where, "%s", where);
+        }
+    }
+    if (rc == GOLDEN_OK) {
+        /* the stored type must be of the class and width the dtype attribute names */
+        H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+        bool is_float_storage = golden_dtype_is_float(t->dtype) &&
+                                t->dtype != GOLDEN_FP8_E4M3FN && t->dtype != GOLDEN_FP8_E5M2;
+        if ((is_float_storage ? cls != H5T_FLOAT : cls != H5T_INTEGER) ||
+            H5Tget_size(ft) != golden_dtype_size(t->dtype))
+            rc = golden_fail(err, where, "stored element type does not match dtype '%s'", dtype);
+    }
+    struct {
+        const char *name;
+        uint64_t *dst;
+    } counts[] = {{"count", &t->count_attr},
+                  {"nan_count", &t->nan_count},
+                  {"posinf_count", &t->posinf_count},
+                  {"neginf_count", &t->neginf_count},
+                  {"zero_count", &t->zero_count}};
+    for (size_t i = 0; rc == GOLDEN_OK && i < sizeof counts / sizeof counts[0]; i++)
+        if (attr_read_num(d, counts[i].name, H5T_NATIVE_UINT64, counts[i].dst) != 1)
+            rc = golden_fail(err, where, "missing integer attribute '%s'", counts[i].name);
+    struct {
+        const char *name;
+        double *dst;
+    } reals[] = {{"min", &t->min}, {"max", &t->max}, {"mean", &t->mean}, {"std", &t->std}};
+    for (size_t i = 0; rc == GOLDEN_OK && i < sizeof reals / sizeof reals[0]; i++)
+        if (attr_read_num(d, reals[i].name, H5T_NATIVE_DOUBLE, reals[i].dst) != 1)
+            rc = golden_fail(err, where, "missing number attribute '%s'", reals[i].name);
+    struct {
+        const char *name;
+        bool *has;
+        int64_t *dst;
+    } opt[] = {{"layer", &t->has_layer, &t->layer},
+               {"chip", &t->has_chip, &t->chip},
+               {"step", &t->has_step, &t->step}};
+    for (size_t i = 0; rc == GOLDEN_OK && i < sizeof opt / sizeof opt[0]; i++) {
+        int got = attr_read_num(d, opt[i].name, H5T_NATIVE_INT64, opt[i].dst);
+        if (got < 0)
+            rc = golden_fail(err, where, "attribute '%s' is not an integer", opt[i].name);
+        *opt[i].has = got == 1;
+    }
+    if (rc == GOLDEN_OK) {
+        t->op_family = attr_read_str(d, "op_family");
+        t->source = attr_read_str(d, "source");
+        /* direct reads: contiguous, unfiltered, allocated, stored exactly as canonical bytes */
+        hid_t canon = canonical_type(t->dtype);
+        haddr_t off = H5Dget_offset(d);
+        if (canon >= 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+            H5Pget_nfilters(dcpl) == 0 && H5Pget_external_count(dcpl) == 0 &&
+            off != HADDR_UNDEF && H5Tequal(ft, canon) > 0 &&
+            H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
+            rt.offset = (int64_t)off;
+        if (canon >= 0)
+            H5Tclose(canon);
+        H5Eclear2(H5E_DEFAULT);
+    }
+    free(dtype);
+    free(sha);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    H5Dclose(d);
+    if (rc == GOLDEN_OK && r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        reader_tensor *nt = realloc(r->t, cap * sizeof *nt);
+        if (!nt)
+            rc = golden_fail(err, where, "out of memory");
+        else
+            r->t = nt, r->cap = cap;
+    }
+    if (rc != GOLDEN_OK) {
+        free_info_strings(t);
+        return GOLDEN_ERR;
+    }
+    r->t[r->n++] = rt;
+    return GOLDEN_OK;
+}
+
+static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    (void)obj;
+    golden_reader *r = data;
+    if (info->type != H5O_TYPE_DATASET)
+        return 0;
+    if (load_tensor(r, name) != GOLDEN_OK) {
+        r->failed = 1;
+        return 1; /* stop */
+    }
+    return 0;
+}
+
+static herr_t meta_cb(hid_t loc, const char *name, const H5A_info_t *ainfo, void *data)
+{
+    (void)ainfo;
+    golden_reader *r = data;
+    char *v = attr_read_str(loc, name);
+    if (!v)
+        return 0; /* non-string root attributes are not metadata */
+    char **k2 = realloc(r->meta_keys, (r->meta_n + 1) * sizeof *k2);
+    if (k2)
+        r->meta_keys = k2;
+    char **v2 = realloc(r->meta_vals, (r->meta_n + 1) * sizeof *v2);
+    if (v2)
+        r->meta_vals = v2;
+    char *k = strdup(name);
+    if (!k2 || !v2 || !k) {
+        free(v);
+        free(k);
+        r->failed = 1;
+        golden_fail(&r->err, r->path, "out of memory");
+        return 1;
+    }
+    r->meta_keys[r->meta_n] = k;
+    r->meta_vals[r->meta_n++] = v;
+    return 0;
+}
+
+static int cmp_tensor(const void *a, const void *b)
+{
+    return strcmp(((const reader_tensor *)a)->info.name, ((const reader_tensor *)b)->info.name);
+}
+
+int golden_reader_open(const char *path, golden_reader **out, golden_error *err)
+{
+    *out = NULL;
+    golden_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return golden_fail(err, path, "out of memory");
+    r->file = -1;
+    r->fd = -1;
+    if (!(r->path = strdup(path))) {
+        free(r);
+        return golden_fail(err, path, "out of memory");
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        golden_fail(err, path, "cannot open: %s", strerror(errno));
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        golden_fail(err, path, "not a regular file");
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        golden_fail(err, path, "cannot open: %s", strerror(errno));
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    golden_hdf5_lock();
+    int rc = GOLDEN_OK;
+    if (H5Fis_hdf5(path) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        rc = golden_fail(err, path, "not an HDF5 file");
+    }
+    if (rc == GOLDEN_OK) {
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+        r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+        H5Pclose(fapl);
+        if (r->file < 0)
+            rc = hdf5_fail(err, path, "cannot open HDF5 file");
+    }
+    if (rc == GOLDEN_OK) {
+        char *schema = attr_read_str(r->file, "schema");
+        if (!schema || strcmp(schema, GOLDEN_SCHEMA_GOLDEN) != 0)
+            rc = golden_fail(err, path, "not a %s file (root attribute schema is %s%s%s)",
+                             GOLDEN_SCHEMA_GOLDEN, schema ? "'" : "missing",
+                             schema ? schema : "", schema ? "'" : "");
+        free(schema);
+    }
+    if (rc == GOLDEN_OK) {
+        hsize_t idx = 0;
+        H5Aiterate2(r->file, H5_INDEX_NAME, H5_ITER_INC, &idx, meta_cb, r);
+        if (!r->failed)
+            H5Ovisit2(r->file, H5_INDEX_NAME, H5_ITER_INC, visit_cb, r, H5O_INFO_BASIC);
+        if (r->failed) {
+            if (err)
+                *err = r->err;
+            rc = GOLDEN_ERR;
+        }
+        H5Eclear2(H5E_DEFAULT);
+    }
+    golden_hdf5_unlock();
+    if (rc != GOLDEN_OK) {
+        golden_reader_close(r);
+        return rc;
+    }
+    if (r->n > 1)
+        qsort(r->t, r->n, sizeof *r->t, cmp_tensor);
+    *out = r;
+    return GOLDEN_OK;
+}
+
+void golden_reader_close(golden_reader *r)
+{
+    if (!r)
+        return;
+    golden_hdf5_lock();
+    for (size_t i = 0; i < r->n; i++)
+        if (r->t[i].dset >= 0)
+            H5Dclose(r->t[i].dset);
+    if (r->file >= 0)
+        H5Fclose(r->file);
+    golden_hdf5_unlock();
+    for (size_t i = 0; i < r->n; i++)
+        free_info_strings(&r->t[i].info);
+    for (size_t i = 0; i < r->meta_n; i++) {
+        free(r->meta_keys[i]);
+        free(r->meta_vals[i]);
+    }
+    free(r->meta_keys);
+    free(r->meta_vals);
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->t);
+    free(r->path);
+    free(r);
+}
+
+const char *golden_reader_path(const golden_reader *r) { return r->path; }
+size_t golden_reader_count(const golden_reader *r) { return r->n; }
+
+const golden_tensor_info *golden_reader_tensor(const golden_reader *r, size_t i)
+{
+    return i < r->n ? &r->t[i].info : NULL;
+}
+
+long golden_reader_find(const golden_reader *r, const char *name)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->t[mid].info.name, name);
+        if (c == 0)
+            return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+const char *golden_reader_meta(const golden_reader *r, const char *key)
+{
+    for (size_t i = 0; i < r->meta_n; i++)
+        if (strcmp(r->meta_keys[i], key) == 0)
+            return r->meta_vals[i];
+    return NULL;
+}
+
+size_t golden_reader_meta_count(const golden_reader *r) { return r->meta_n; }
+
+void golden_reader_meta_at(const golden_reader *r, size_t i, const char **key, const char **value)
+{
+    *key = i < r->meta_n ? r->meta_keys[i] : NULL;
+    *value = i < r->meta_n ? r->meta_vals[i] : NULL;
+}
+
+int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, void *buf,
+                       golden_error *err)
+{
+    if (i >= r->n)
+        return golden_fail(err, r->path, "no tensor %zu", i);
+    reader_tensor *rt = &r->t[i];
+    const golden_tensor_info *t = &rt->info;
+    if (first > t->count || n > t->count - first)
+        return golden_failw(err, "element range is outside the tensor", "%s:%s", r->path, t->name);
+    if (n == 0)
+        return GOLDEN_OK;
+    size_t w = golden_dtype_size(t->dtype);
+    if (rt->offset >= 0) {
+        unsigned char *p = buf;
+        uint64_t left = n * w;
+        off_t at = (off_t)(rt->offset + (int64_t)(first * w));
+        while (left > 0) {
+            ssize_t got = pread(r->fd, p, left > (1u << 30) ? (1u << 30) : left, at);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                return golden_failw(err, got < 0 ? strerror(errno) : "file is truncated",
+                                    "%s:%s", r->path, t->name);
+            p += got;
+            at += got;
+            left -= (uint64_t)got;
+        }
+        return GOLDEN_OK;
+    }
+    char where[1024];
+    snprintf(where, sizeof where, "%.600s:%.400s", r->path, t->name);
+    golden_hdf5_lock();
+    int rc = GOLDEN_OK;
+    if (rt->dset < 0)
+        rt->dset = H5Dopen2(r->file, t->name, H5P_DEFAULT);
+    hid_t mt = canonical_type(t->dtype), fspace = -1, mspace = -1;
+    if (rt->dset < 0 || mt < 0) {
+        rc = hdf5_fail(err, where, "cannot open dataset");
+    } else if (t->rank == 0) {
+        if (H5Dread(rt->dset, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+            rc = hdf5_fail(err, where, "cannot read tensor data");
+    } else {
+        hsize_t mdim = n;
+        fspace = H5Dget_space(rt->dset);
+        mspace = H5Screate_simple(1, &mdim, NULL);
+        if (fspace < 0 || mspace < 0 || select_linear(fspace, t->rank, t->shape, first, n) < 0 ||
+            H5Dread(rt->dset, mt, mspace, fspace, H5P_DEFAULT, buf) < 0)
+            rc = hdf5_fail(err, where, "cannot read tensor data");
+    }
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    if (mt >= 0)
+        H5Tclose(mt);
+    golden_hdf5_unlock();
+    return rc;
+}
+
+#define RECOMPUTE_ELEMS (1u << 18)
+
+int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_stats *stats,
+                            golden_error *err)
+{
+    if (i >= r->n)
+        return golden_fail(err, r->path, "no tensor %zu", i);
+    const golden_tensor_info *t = &r->t[i].info;
+    size_t w = golden_dtype_size(t->dtype);
+    unsigned char *buf = malloc(RECOMPUTE_ELEMS * w);
+    double *f = malloc(RECOMPUTE_ELEMS * sizeof *f);
+    golden_sha256 *h = buf && f ? golden_sha256_new(err) : NULL;
+    int rc = h ? GOLDEN_OK : GOLDEN_ERR;
+    if (!buf || !f)
+        golden_fail(err, r->path, "out of memory");
+    golden_stats_init(stats);
+    for (uint64_t at = 0; rc == GOLDEN_OK && at < t->count;) {
+        uint64_t n = t->count - at < RECOMPUTE_ELEMS ? t->count - at : RECOMPUTE_ELEMS;
+        rc = golden_reader_read(r, i, at, n, buf, err);
+        if (rc == GOLDEN_OK)
+            rc = golden_sha256_update(h, buf, n * w, err);
+        if (rc == GOLDEN_OK) {
+            golden_convert_to_f64(t->dtype, buf, n, f);
+            golden_stats_add(stats, f, n);
+        }
+        at += n;
+    }
+    if (rc == GOLDEN_OK)
+        rc = golden_sha256_final(h, sha256, err);
+    golden_sha256_free(h);
+    free(buf);
+    free(f);
+    return rc;
+}
