@@ -75,6 +75,56 @@ void golden_sync_name(const golden_graph *g, const golden_sync *s, char *buf, si
         snprintf(buf, n, "%s", g->ops[s->op].id);
 }
 
+/* Orderings a check relied on ("a before b", or "a before or equal b"): the sweeps visit the
+ * same pairs whatever the clocks say, so a graph without one sync is race- and alias-free
+ * exactly when each recorded ordering survives there (see golden_dag_redundant). */
+typedef struct {
+    u64set seen;
+    uint32_t *a, *b;
+    uint8_t *le;
+    size_t n, cap;
+    int oom;
+} witness_set;
+
+static void wit_add(witness_set *w, uint32_t a, uint32_t b, bool le)
+{
+    if (a == b)
+        return;
+    int r = u64set_add(&w->seen, (((uint64_t)a << 32) | b) ^ (le ? 0x8000000000000000ULL : 0));
+    if (r <= 0) {
+        w->oom |= r < 0;
+        return;
+    }
+    if (w->n == w->cap) {
+        size_t nc = w->cap ? w->cap * 2 : 1024;
+        uint32_t *na = realloc(w->a, nc * sizeof *na);
+        if (na)
+            w->a = na;
+        uint32_t *nb = realloc(w->b, nc * sizeof *nb);
+        if (nb)
+            w->b = nb;
+        uint8_t *nl = realloc(w->le, nc);
+        if (nl)
+            w->le = nl;
+        if (!na || !nb || !nl) {
+            w->oom = 1;
+            return;
+        }
+        w->cap = nc;
+    }
+    w->a[w->n] = a;
+    w->b[w->n] = b;
+    w->le[w->n++] = le;
+}
+
+static void wit_free(witness_set *w)
+{
+    free(w->seen.keys);
+    free(w->a);
+    free(w->b);
+    free(w->le);
+}
+
 /* ---- races ---- */
 typedef struct {
     const golden_graph *g;
@@ -84,6 +134,7 @@ typedef struct {
     u64set seen;
     uint32_t cur;
     int oom;
+    witness_set *wit;
 } race_acc;
 
 static void add_race(race_acc *ra, uint32_t p, uint32_t q)
@@ -128,6 +179,8 @@ static void check_prior(race_acc *ra, uint32_t prev)
     uint32_t pa = ra->g->accesses[prev].op, pb = ra->g->accesses[ra->cur].op;
     if (pa != pb && !golden_hb_before(ra->h, pa, pb))
         add_race(ra, prev, ra->cur);
+    else if (ra->wit && ra->g->ops[pa].queue != ra->g->ops[pb].queue)
+        wit_add(ra->wit, pa, pb, false);
 }
 
 static void on_segment(void *ctx, const golden_imap_seg *seg, uint64_t lo, uint64_t hi)
@@ -328,6 +381,7 @@ typedef struct {
     uint32_t cur;
     u64set seen;
     int rc;
+    witness_set *wit;
 } alias_ctx;
 
 static void on_alias_seg(void *ctx, const golden_imap_seg *seg, uint64_t lo, uint64_t hi)
@@ -339,6 +393,16 @@ static void on_alias_seg(void *ctx, const golden_imap_seg *seg, uint64_t lo, uin
     if (y == UINT32_MAX || y == x || ac->rc)
         return;
     const char *why = alias_reason(ac->r->g, &ac->r->hb, y, x);
+    if (!why && ac->wit) {
+        const golden_buffer *X = &ac->r->g->buffers[x], *Y = &ac->r->g->buffers[y];
+        bool le = X->inplace_of == y || Y->inplace_of == x;
+        const golden_hb *h = &ac->r->hb;
+        if (le ? golden_hb_le(h, Y->live_last, X->live_first)
+               : golden_hb_before(h, Y->live_last, X->live_first))
+            wit_add(ac->wit, Y->live_last, X->live_first, le);
+        else
+            wit_add(ac->wit, X->live_last, Y->live_first, le);
+    }
     if (!why)
         return;
     uint32_t a = y < x ? y : x, b = y < x ? x : y;
@@ -365,14 +429,14 @@ static int cmp_live_first(const void *x, const void *y)
  * with them aliases); buffers with one enter a second map in the topological order of their
  * first use and are checked against the last buffer that held each byte. Ordered pairs chain,
  * so a plan with any aliasing pair reports at least one pair for every aliased range. */
-static int check_aliases(golden_dag_result *r)
+static int check_aliases(golden_dag_result *r, witness_set *wit)
 {
     const golden_graph *g = r->g;
     uint32_t n = g->nbuffers, nd = g->ndomains;
     uint32_t *idx = malloc(((size_t)n + 1) * sizeof *idx);
     golden_imap **fixed = calloc((size_t)nd + 1, sizeof *fixed);
     golden_imap **live = calloc((size_t)nd + 1, sizeof *live);
-    alias_ctx ac = {.r = r};
+    alias_ctx ac = {.r = r, .wit = wit};
     uint32_t m = 0;
     if (!idx || !fixed || !live)
         ac.rc = -1;
@@ -451,7 +515,7 @@ int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all
         qsort_r(ra.v, ra.n, sizeof *ra.v, cmp_race, (void *)g);
     r->races = ra.v;
     r->nraces = ra.n;
-    if (check_aliases(r) != 0) {
+    if (check_aliases(r, NULL) != 0) {
         golden_dag_result_free(r);
         return golden_fail(err, g->name, "out of memory in the memory-plan check");
     }
@@ -776,26 +840,115 @@ typedef struct {
     size_t next;
     size_t base_all_races;
     bool use_all;
+    bool fast;                  /* base race-free: witnesses decide waits and after edges */
+    const uint32_t *wfirst;     /* witnesses grouped by their later op b */
+    const uint32_t *wa;
+    const uint8_t *wle;
     pthread_mutex_t lock;
     int failed;
     golden_error err;
 } idle_job;
 
+typedef struct {
+    uint32_t *clock;   /* the base clocks, patched for one removal then restored */
+    uint32_t *tmp;
+    uint8_t *changed;
+    uint32_t *list;
+    size_t nlist;
+} fast_state;
+
+/* Remove one wait or after edge: recompute clocks in the base topological order (still valid
+ * without an edge), only where something changed, then re-test the witnesses of changed ops. */
+static bool fast_idle(const idle_job *job, fast_state *fs, const golden_sync *s)
+{
+    const golden_hb *h = &job->base->hb;
+    const golden_graph *g = job->base->g;
+    uint32_t K = h->K, v = s->op;
+    uint32_t horizon = h->topo_index[v];
+    bool idle = true;
+    for (uint32_t t = h->topo_index[v]; t < h->norder && t <= horizon; t++) {
+        uint32_t u = h->order[t];
+        bool redo = u == v;
+        for (uint32_t k = h->pred_first[u]; k < h->pred_first[u + 1] && !redo; k++)
+            redo = fs->changed[h->pred[k].node];
+        if (!redo)
+            continue;
+        memset(fs->tmp, 0, K * sizeof *fs->tmp);
+        for (uint32_t k = h->pred_first[u]; k < h->pred_first[u + 1]; k++) {
+            const golden_hb_edge *e = &h->pred[k];
+            if (u == v && ((s->kind == GOLDEN_SYNC_WAIT && e->kind == GOLDEN_EDGE_SIGNAL) ||
+                           (s->kind == GOLDEN_SYNC_AFTER && e->kind == GOLDEN_EDGE_AFTER &&
+                            e->ref == s->after)))
+                continue;
+            const uint32_t *c = &fs->clock[(size_t)e->node * K];
+            for (uint32_t j = 0; j < K; j++)
+                if (c[j] > fs->tmp[j])
+                    fs->tmp[j] = c[j];
+        }
+        /* own positions never move when an edge goes */
+        const golden_op *op = &g->ops[u];
+        const uint32_t *base = &h->clock[(size_t)u * K];
+        if (op->kind == GOLDEN_OP_BARRIER) {
+            for (uint32_t m = 0; m < op->bq_count; m++) {
+                uint32_t q = g->barrier_queues[op->bq_first + m];
+                fs->tmp[q] = base[q];
+            }
+        } else {
+            fs->tmp[op->queue] = base[op->queue];
+        }
+        uint32_t *cu = &fs->clock[(size_t)u * K];
+        if (memcmp(cu, fs->tmp, K * sizeof *cu) == 0)
+            continue;
+        memcpy(cu, fs->tmp, K * sizeof *cu);
+        fs->changed[u] = 1;
+        fs->list[fs->nlist++] = u;
+        for (uint32_t k = h->succ_first[u]; k < h->succ_first[u + 1]; k++)
+            if (h->topo_index[h->succ[k].node] > horizon)
+                horizon = h->topo_index[h->succ[k].node];
+    }
+    for (size_t i = 0; i < fs->nlist && idle; i++) {
+        uint32_t b = fs->list[i];
+        for (uint32_t k = job->wfirst[b]; k < job->wfirst[b + 1] && idle; k++) {
+            uint32_t a = job->wa[k];
+            uint32_t q = h->home_queue[a];
+            bool before = q != GOLDEN_NONE && fs->clock[(size_t)b * K + q] >= h->home_pos[a];
+            idle = before || (job->wle[k] && a == b);
+        }
+    }
+    for (size_t i = 0; i < fs->nlist; i++) {
+        uint32_t u = fs->list[i];
+        memcpy(&fs->clock[(size_t)u * K], &h->clock[(size_t)u * K], K * sizeof(uint32_t));
+        fs->changed[u] = 0;
+    }
+    fs->nlist = 0;
+    return idle;
+}
+
 static void *idle_worker(void *arg)
 {
     idle_job *job = arg;
     const golden_graph *g = job->base->g;
+    const golden_hb *h = &job->base->hb;
     uint8_t *dop = calloc((size_t)g->nops + 1, 1), *daf = calloc((size_t)g->nafter + 1, 1);
-    if (!dop || !daf) {
+    fast_state fs = {0};
+    bool ok = dop && daf;
+    if (ok && job->fast) {
+        size_t cells = (size_t)h->nnodes * h->K;
+        fs.clock = malloc((cells ? cells : 1) * sizeof *fs.clock);
+        fs.tmp = malloc(((size_t)h->K + 1) * sizeof *fs.tmp);
+        fs.changed = calloc((size_t)h->nnodes + 1, 1);
+        fs.list = malloc(((size_t)h->nnodes + 1) * sizeof *fs.list);
+        ok = fs.clock && fs.tmp && fs.changed && fs.list;
+        if (ok)
+            memcpy(fs.clock, h->clock, cells * sizeof *fs.clock);
+    }
+    if (!ok) {
         pthread_mutex_lock(&job->lock);
         job->failed = 1;
         golden_fail(&job->err, g->name, "out of memory");
         pthread_mutex_unlock(&job->lock);
-        free(dop);
-        free(daf);
-        return NULL;
     }
-    for (;;) {
+    for (; ok;) {
         pthread_mutex_lock(&job->lock);
         size_t i = job->next++;
         int stop = job->failed;
@@ -803,6 +956,10 @@ static void *idle_worker(void *arg)
         if (stop || i >= job->ncand)
             break;
         const golden_sync *s = &job->cands[i];
+        if (job->fast && s->kind != GOLDEN_SYNC_BARRIER) {
+            job->idle[i] = fast_idle(job, &fs, s);
+            continue;
+        }
         uint8_t *slot = s->kind == GOLDEN_SYNC_AFTER ? &daf[s->after] : &dop[s->op];
         *slot = 1;
         golden_hb_drop drop = {dop, daf};
@@ -822,9 +979,56 @@ static void *idle_worker(void *arg)
                        t.naliases == job->base->naliases;
         golden_dag_result_free(&t);
     }
+    free(fs.clock);
+    free(fs.tmp);
+    free(fs.changed);
+    free(fs.list);
     free(dop);
     free(daf);
     return NULL;
+}
+
+/* The orderings the base check relied on, grouped by the later op. */
+static int collect_witnesses(golden_dag_result *r, uint32_t **first, uint32_t **wa, uint8_t **wle)
+{
+    const golden_graph *g = r->g;
+    witness_set w = {0};
+    race_acc ra = {.g = g, .h = &r->hb, .wit = &w};
+    int rc = sweep_races(&ra);
+    free(ra.seen.keys);
+    free(ra.v);
+    golden_dag_result scratch = *r;
+    scratch.aliases = NULL;
+    scratch.naliases = 0;
+    if (rc == 0)
+        rc = check_aliases(&scratch, &w);
+    free(scratch.aliases);
+    uint32_t n = g->nops;
+    *first = calloc((size_t)n + 2, sizeof **first);
+    *wa = malloc((w.n + 1) * sizeof **wa);
+    *wle = malloc(w.n + 1);
+    if (rc != 0 || w.oom || !*first || !*wa || !*wle) {
+        wit_free(&w);
+        return -1;
+    }
+    for (size_t i = 0; i < w.n; i++)
+        (*first)[w.b[i] + 1]++;
+    for (uint32_t i = 0; i < n; i++)
+        (*first)[i + 1] += (*first)[i];
+    uint32_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
+    if (!fill) {
+        wit_free(&w);
+        return -1;
+    }
+    memcpy(fill, *first, ((size_t)n + 1) * sizeof *fill);
+    for (size_t i = 0; i < w.n; i++) {
+        uint32_t at = fill[w.b[i]]++;
+        (*wa)[at] = w.a[i];
+        (*wle)[at] = w.le[i];
+    }
+    free(fill);
+    wit_free(&w);
+    return 0;
 }
 
 int golden_dag_redundant(golden_dag_result *r, int threads, golden_error *err)
@@ -860,6 +1064,18 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_error *err)
     }
     idle_job job = {.base = r, .cands = rest, .ncand = nrest, .idle = idle};
     int rc = GOLDEN_OK;
+    uint32_t *wfirst = NULL, *wa = NULL;
+    uint8_t *wle = NULL;
+    if (r->nraces == 0) {
+        if (collect_witnesses(r, &wfirst, &wa, &wle) != 0) {
+            rc = golden_fail(err, g->name, "out of memory");
+            goto done;
+        }
+        job.fast = true;
+        job.wfirst = wfirst;
+        job.wa = wa;
+        job.wle = wle;
+    }
     job.use_all = r->nraces > 0;
     job.base_all_races = r->nraces;
     if (job.use_all && !r->all) {
@@ -894,6 +1110,9 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_error *err)
         if (idle[i])
             out[nout++] = (golden_idle_sync){rest[i], GOLDEN_IDLE_NO_CONFLICT};
 done:
+    free(wfirst);
+    free(wa);
+    free(wle);
     free(all);
     free(rest);
     free(idle);

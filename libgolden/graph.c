@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "golden/schema.h"
 
 /* ---- a small string -> index hash map (keys are borrowed) ---- */
 typedef struct {
@@ -740,6 +739,18 @@ void golden_graph_free(golden_graph *g)
     }
     free(g->name);
     free(g);
+}
+
+int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err)
+{
+    *out = NULL;
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return golden_failw(err, je.text, "%s:%d:%d", path, je.line, je.column);
+    int rc = golden_graph_from_json(root, path, NULL, out, err);
+    json_decref(root);
+    return rc;
 }
 
 uint32_t golden_graph_find_op(const golden_graph *g, const char *id)
