@@ -101,13 +101,18 @@ static const char *str_at(json_t *o, const char *k)
     return s ? s : "";
 }
 
-static void join_list(json_t *arr, char *buf, size_t n)
+static void join_sep(json_t *arr, const char *sep, char *buf, size_t n)
 {
     buf[0] = '\0';
     for (size_t i = 0; i < json_array_size(arr); i++) {
         size_t l = strlen(buf);
-        snprintf(buf + l, n - l, "%s%s", i ? ", " : "", json_string_value(json_array_get(arr, i)));
+        snprintf(buf + l, n - l, "%s%s", i ? sep : "", json_string_value(json_array_get(arr, i)));
     }
+}
+
+static void join_list(json_t *arr, char *buf, size_t n)
+{
+    join_sep(arr, ", ", buf, n);
 }
 
 static int print_report(json_t *rep, FILE *f, size_t limit)
@@ -126,7 +131,7 @@ static int print_report(json_t *rep, FILE *f, size_t limit)
     json_t *cycles = json_object_get(rep, "cycles");
     for (size_t i = 0; i < json_array_size(cycles); i++) {
         json_t *c = json_array_get(cycles, i);
-        join_list(c, buf, sizeof buf);
+        join_sep(c, " -> ", buf, sizeof buf);
         fprintf(f, "\n%sCYCLE (deadlock)%s: %s -> %s\n", bold, reset, buf,
                 json_string_value(json_array_get(c, 0)));
     }
@@ -261,7 +266,7 @@ static int write_junit(const char *path, bool force, json_t *rep, golden_error *
                  str_at(r0, "kind"), str_at(r0, "a"), str_at(r0, "queue_a"), str_at(r0, "b"),
                  str_at(r0, "queue_b"), str_at(r0, "buffer"), str_at(r0, "hint"));
     if (json_array_size(cycles)) {
-        join_list(json_array_get(cycles, 0), m2, sizeof m2 - 16);
+        join_sep(json_array_get(cycles, 0), " -> ", m2, sizeof m2 - 16);
         strcat(m2, " (deadlock)");
     }
     json_t *a0 = NULL;
