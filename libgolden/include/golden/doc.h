@@ -24,8 +24,30 @@ int golden_doc_line(const golden_doc *doc, const json_t *node, int *line, int *c
 void golden_doc_where(const golden_doc *doc, const json_t *node, char *buf, size_t n);
 void golden_doc_free(golden_doc *doc);
 
+/* Limits every load enforces (docs/documents.md explains them). */
+#define GOLDEN_DOC_MAX_BYTES ((size_t)1 << 30)      /* a whole document file: 1 GiB */
+#define GOLDEN_DOC_MAX_DEPTH 512                    /* nested arrays/objects */
+#define GOLDEN_JSONL_MAX_LINE ((size_t)64 << 20)    /* one JSON Lines line: 64 MiB */
+#define GOLDEN_YAML_MAX_EXPANSION 1000000           /* alias-expanded nodes beyond 10x the real ones */
+
+/* Position of a child slot: parent[key] (object; key NUL-terminated) or parent[index]
+ * (array; key NULL). Unlike golden_doc_line this also answers for true/false/null, which
+ * jansson shares between all places (one pointer each), so they have no position of their
+ * own. 0 when unknown. */
+int golden_doc_child_line(const golden_doc *doc, const json_t *parent, const char *key,
+                          size_t index, int *line, int *col);
+/* "file:line:col" of that slot (or "file") into buf. */
+void golden_doc_child_where(const golden_doc *doc, const json_t *parent, const char *key,
+                            size_t index, char *buf, size_t n);
+/* Load from memory as JSON only (strict RFC 8259), whatever the name; `first_line` is the
+ * line number the buffer starts at (1 normally; a JSON Lines line's number otherwise). */
+int golden_doc_load_json(const char *name, const char *buf, size_t len, size_t first_line,
+                         golden_doc **out, golden_error *err);
+
 /* JSON Lines: call fn for each non-empty line as its own doc (line numbers are the file's).
- * Stops at the first load error or when fn returns non-zero (that value is returned). */
+ * Stops at the first load error or when fn returns non-zero (that value is returned).
+ * line_doc is freed when fn returns (json_incref its root to keep the tree). A line longer
+ * than GOLDEN_JSONL_MAX_LINE is an error; memory stays bounded by that. */
 typedef int (*golden_jsonl_fn)(void *ctx, golden_doc *line_doc, size_t line_no,
                                golden_error *err);
 int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golden_error *err);

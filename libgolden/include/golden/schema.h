@@ -21,9 +21,13 @@ typedef struct {
     char message[1024];  /* one plain sentence */
 } golden_violation;
 
+/* At most this many violations are collected; the last one then says that it stopped. */
+#define GOLDEN_SCHEMA_MAX_VIOLATIONS 10000
+
 /* Validate the tree of doc (or `instance`, a node inside it, when non-NULL). Every
  * violation is collected into *out (caller frees with free()); returns the count,
- * or -1 on an internal error. */
+ * or -1 on an internal error (err set: out of memory, or a $ref loop that recurses
+ * without end). */
 long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
                             const json_t *instance, golden_violation **out, golden_error *err);
 
