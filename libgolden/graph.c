@@ -2,10 +2,14 @@
  * known and unique, every event signalled exactly once, every range inside its buffer. */
 #include "golden/graph.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "golden/schema.h"
 
 
 /* ---- a small string -> index hash map (keys are borrowed) ---- */
@@ -91,6 +95,14 @@ typedef struct {
 } graph_index;
 
 /* ---- building ---- */
+/* A reference to an op resolved once every op is known (ops may name later ops). */
+typedef struct {
+    uint32_t owner;       /* op (after) or buffer (live, inplace_of) index */
+    uint32_t k;           /* after: entry index; live: 0 or 1; inplace_of: 2 */
+    char *name;
+    const json_t *node;   /* the tree's node when the tree outlives the build, else NULL */
+} pending_ref;
+
 typedef struct {
     const char *name;
     const golden_doc *doc;
@@ -99,7 +111,28 @@ typedef struct {
     strmap events, spaces, families, domains;
     char **domain_keys;
     uint32_t ndomain_keys;
+    size_t cap_queues, cap_buffers, cap_ops, cap_acc, cap_after, cap_bq;
+    pending_ref *after_refs, *buf_refs;
+    size_t nafter_refs, cap_after_refs, nbuf_refs, cap_buf_refs;
+    bool keep_nodes;      /* the tree lives until the build ends (not streamed) */
+    const json_t *ops_arr; /* the tree's ops, when kept */
 } builder;
+
+/* Grow *arr (element size sz) so that index n fits; 0 or -1. */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc <= n)
+        nc *= 2;
+    void *na = realloc(*arr, nc * sz);
+    if (!na)
+        return -1;
+    *arr = na;
+    *cap = nc;
+    return 0;
+}
 
 /* Fail at a node: file:line:col when the document knows it, else name#pointer. */
 static int fail_at(builder *b, const json_t *node, const char *pointer, const char *fmt, ...)
@@ -108,8 +141,10 @@ static int fail_at(builder *b, const json_t *node, const char *pointer, const ch
 {
     if (!b->err)
         return GOLDEN_ERR;
-    (void)node;
-    snprintf(b->err->where, sizeof b->err->where, "%s#%s", b->name, pointer);
+    if (b->doc && node)
+        golden_doc_where(b->doc, node, b->err->where, sizeof b->err->where);
+    else
+        snprintf(b->err->where, sizeof b->err->where, "%s#%s", b->name, pointer);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(b->err->what, sizeof b->err->what, fmt, ap);
@@ -202,39 +237,36 @@ static const json_t *get_array(builder *b, const json_t *obj, const char *key, c
     return v;
 }
 
-static int load_queues(builder *b, const json_t *arr)
+/* ---- element loaders: one queue, buffer or op at a time (from a tree or a stream) ---- */
+static int add_queue(builder *b, const json_t *q, size_t i)
 {
     golden_graph *g = b->g;
     graph_index *ix = g->index;
-    size_t n = json_array_size(arr);
-    if (n >= GOLDEN_NONE)
-        return fail_at(b, arr, "/queues", "too many queues");
-    if (n && !(g->queues = calloc(n, sizeof *g->queues)))
+    char ptr[64];
+    snprintf(ptr, sizeof ptr, "/queues/%zu", i);
+    if (!json_is_object(q))
+        return fail_at(b, q, ptr, "a queue must be an object");
+    int bad = 0;
+    const char *id = get_string(b, q, "id", ptr, true, &bad);
+    if (bad)
+        return GOLDEN_ERR;
+    uint64_t chip;
+    if (get_uint(b, q, "chip", ptr, true, &chip) != 0)
+        return GOLDEN_ERR;
+    if (g->nqueues >= GOLDEN_NONE - 1)
+        return fail_at(b, q, ptr, "too many queues");
+    if (grow((void **)&g->queues, &b->cap_queues, g->nqueues, sizeof *g->queues) != 0)
         return nomem(b);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *q = json_array_get(arr, i);
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "/queues/%zu", i);
-        if (!json_is_object(q))
-            return fail_at(b, q, ptr, "a queue must be an object");
-        int bad = 0;
-        const char *id = get_string(b, q, "id", ptr, true, &bad);
-        if (bad)
-            return GOLDEN_ERR;
-        uint64_t chip;
-        if (get_uint(b, q, "chip", ptr, true, &chip) != 0)
-            return GOLDEN_ERR;
-        golden_queue *gq = &g->queues[g->nqueues];
-        if (!(gq->id = strdup(id)))
-            return nomem(b);
-        gq->chip = (int64_t)chip;
-        g->nqueues++;
-        int r = strmap_put(&ix->queues, gq->id, (uint32_t)i);
-        if (r < 0)
-            return nomem(b);
-        if (r > 0)
-            return fail_at(b, q, ptr, "duplicate queue id \"%s\"", id);
-    }
+    golden_queue *gq = &g->queues[g->nqueues];
+    if (!(gq->id = strdup(id)))
+        return nomem(b);
+    gq->chip = (int64_t)chip;
+    int r = strmap_put(&ix->queues, gq->id, g->nqueues);
+    g->nqueues++;
+    if (r < 0)
+        return nomem(b);
+    if (r > 0)
+        return fail_at(b, q, ptr, "duplicate queue id \"%s\"", id);
     return GOLDEN_OK;
 }
 
@@ -262,96 +294,85 @@ static int domain_of(builder *b, int64_t chip, uint32_t space, uint32_t *out)
     return GOLDEN_OK;
 }
 
-static int load_buffers(builder *b, const json_t *arr)
+static int add_ref(builder *b, pending_ref **v, size_t *n, size_t *cap, uint32_t owner,
+                   uint32_t k, const char *name, const json_t *node)
 {
-    golden_graph *g = b->g;
-    graph_index *ix = g->index;
-    size_t n = json_array_size(arr);
-    if (n >= GOLDEN_NONE)
-        return fail_at(b, arr, "/buffers", "too many buffers");
-    if (n && !(g->buffers = calloc(n, sizeof *g->buffers)))
+    if (grow((void **)v, cap, *n, sizeof **v) != 0)
         return nomem(b);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *o = json_array_get(arr, i);
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "/buffers/%zu", i);
-        if (!json_is_object(o))
-            return fail_at(b, o, ptr, "a buffer must be an object");
-        int bad = 0;
-        const char *id = get_string(b, o, "id", ptr, true, &bad);
-        const char *space = bad ? NULL : get_string(b, o, "space", ptr, true, &bad);
-        if (bad)
-            return GOLDEN_ERR;
-        uint64_t chip, addr, size;
-        if (get_uint(b, o, "chip", ptr, true, &chip) != 0 ||
-            get_uint(b, o, "address", ptr, true, &addr) != 0 ||
-            get_uint(b, o, "size", ptr, true, &size) != 0)
-            return GOLDEN_ERR;
-        if (addr + size < addr)
-            return fail_at(b, o, ptr, "buffer \"%s\" ends beyond the address space", id);
-        golden_buffer *gb = &g->buffers[g->nbuffers];
-        if (!(gb->id = strdup(id)))
-            return nomem(b);
-        g->nbuffers++;
-        gb->chip = (int64_t)chip;
-        gb->address = addr;
-        gb->size = size;
-        gb->live_first = gb->live_last = gb->inplace_of = GOLDEN_NONE;
-        if (intern(b, &b->spaces, &g->spaces, &g->nspaces, space, &gb->space) != 0 ||
-            domain_of(b, gb->chip, gb->space, &gb->domain) != 0)
-            return GOLDEN_ERR;
-        int r = strmap_put(&ix->buffers, gb->id, (uint32_t)i);
-        if (r < 0)
-            return nomem(b);
-        if (r > 0)
-            return fail_at(b, o, ptr, "duplicate buffer id \"%s\"", id);
-    }
+    pending_ref *r = &(*v)[*n];
+    if (!(r->name = strdup(name)))
+        return nomem(b);
+    r->owner = owner;
+    r->k = k;
+    r->node = b->keep_nodes ? node : NULL;
+    (*n)++;
     return GOLDEN_OK;
 }
 
-/* Second look at buffers once ops are known: live ranges and in-place declarations. */
-static int link_buffers(builder *b, const json_t *arr)
+static int add_buffer(builder *b, const json_t *o, size_t i)
 {
     golden_graph *g = b->g;
-    for (uint32_t i = 0; i < g->nbuffers; i++) {
-        const json_t *o = json_array_get(arr, i);
-        golden_buffer *gb = &g->buffers[i];
-        char ptr[96];
-        const json_t *live = json_object_get(o, "live");
-        if (live) {
-            snprintf(ptr, sizeof ptr, "/buffers/%" PRIu32 "/live", i);
-            if (!json_is_array(live) || json_array_size(live) != 2 ||
-                !json_is_string(json_array_get(live, 0)) ||
-                !json_is_string(json_array_get(live, 1)))
-                return fail_at(b, live, ptr, "\"live\" must be [first_op, last_op]");
-            for (int k = 0; k < 2; k++) {
-                const char *opid = json_string_value(json_array_get(live, (size_t)k));
-                uint32_t op = golden_graph_find_op(g, opid);
-                if (op == GOLDEN_NONE) {
-                    char p2[128];
-                    snprintf(p2, sizeof p2, "%s/%d", ptr, k);
-                    return fail_at(b, json_array_get(live, (size_t)k), p2,
-                                   "buffer \"%s\": live names unknown op \"%s\"", gb->id, opid);
-                }
-                if (k == 0)
-                    gb->live_first = op;
-                else
-                    gb->live_last = op;
-            }
+    graph_index *ix = g->index;
+    char ptr[64];
+    snprintf(ptr, sizeof ptr, "/buffers/%zu", i);
+    if (!json_is_object(o))
+        return fail_at(b, o, ptr, "a buffer must be an object");
+    int bad = 0;
+    const char *id = get_string(b, o, "id", ptr, true, &bad);
+    const char *space = bad ? NULL : get_string(b, o, "space", ptr, true, &bad);
+    if (bad)
+        return GOLDEN_ERR;
+    uint64_t chip, addr, size;
+    if (get_uint(b, o, "chip", ptr, true, &chip) != 0 ||
+        get_uint(b, o, "address", ptr, true, &addr) != 0 ||
+        get_uint(b, o, "size", ptr, true, &size) != 0)
+        return GOLDEN_ERR;
+    if (addr + size < addr)
+        return fail_at(b, o, ptr, "buffer \"%s\" ends beyond the address space", id);
+    if (g->nbuffers >= GOLDEN_NONE - 1)
+        return fail_at(b, o, ptr, "too many buffers");
+    if (grow((void **)&g->buffers, &b->cap_buffers, g->nbuffers, sizeof *g->buffers) != 0)
+        return nomem(b);
+    uint32_t bi = g->nbuffers;
+    golden_buffer *gb = &g->buffers[bi];
+    memset(gb, 0, sizeof *gb);
+    if (!(gb->id = strdup(id)))
+        return nomem(b);
+    g->nbuffers++;
+    gb->chip = (int64_t)chip;
+    gb->address = addr;
+    gb->size = size;
+    gb->live_first = gb->live_last = gb->inplace_of = GOLDEN_NONE;
+    if (intern(b, &b->spaces, &g->spaces, &g->nspaces, space, &gb->space) != 0 ||
+        domain_of(b, gb->chip, gb->space, &gb->domain) != 0)
+        return GOLDEN_ERR;
+    int r = strmap_put(&ix->buffers, gb->id, bi);
+    if (r < 0)
+        return nomem(b);
+    if (r > 0)
+        return fail_at(b, o, ptr, "duplicate buffer id \"%s\"", id);
+    const json_t *live = json_object_get(o, "live");
+    if (live) {
+        char p[96];
+        snprintf(p, sizeof p, "%s/live", ptr);
+        if (!json_is_array(live) || json_array_size(live) != 2 ||
+            !json_is_string(json_array_get(live, 0)) || !json_is_string(json_array_get(live, 1)))
+            return fail_at(b, live, p, "\"live\" must be [first_op, last_op]");
+        for (uint32_t k = 0; k < 2; k++)
+            if (add_ref(b, &b->buf_refs, &b->nbuf_refs, &b->cap_buf_refs, bi, k,
+                        json_string_value(json_array_get(live, k)), json_array_get(live, k)) != 0)
+                return GOLDEN_ERR;
+    }
+    const json_t *ip = json_object_get(o, "inplace_of");
+    if (ip) {
+        if (!json_is_string(ip)) {
+            char p[96];
+            snprintf(p, sizeof p, "%s/inplace_of", ptr);
+            return fail_at(b, ip, p, "\"inplace_of\" must be a buffer id");
         }
-        const json_t *ip = json_object_get(o, "inplace_of");
-        if (ip) {
-            snprintf(ptr, sizeof ptr, "/buffers/%" PRIu32 "/inplace_of", i);
-            if (!json_is_string(ip))
-                return fail_at(b, ip, ptr, "\"inplace_of\" must be a buffer id");
-            uint32_t other = golden_graph_find_buffer(g, json_string_value(ip));
-            if (other == GOLDEN_NONE)
-                return fail_at(b, ip, ptr, "buffer \"%s\": inplace_of names unknown buffer \"%s\"",
-                               gb->id, json_string_value(ip));
-            if (other == i)
-                return fail_at(b, ip, ptr, "buffer \"%s\" is declared in place of itself", gb->id);
-            gb->inplace_of = other;
-        }
+        if (add_ref(b, &b->buf_refs, &b->nbuf_refs, &b->cap_buf_refs, bi, 2,
+                    json_string_value(ip), ip) != 0)
+            return GOLDEN_ERR;
     }
     return GOLDEN_OK;
 }
@@ -386,6 +407,13 @@ static int load_accesses(builder *b, const json_t *arr, const char *ptr, uint32_
         snprintf(p, sizeof p, "%s/%zu", ptr, i);
         if (!json_is_object(a))
             return fail_at(b, a, p, "an access must be an object");
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)a, key, val) {
+            if (strcmp(key, "buffer") && strcmp(key, "offset") && strcmp(key, "size"))
+                return fail_at(b, val, p, "op \"%s\": an access has buffer, offset and size, not "
+                               "\"%s\"", g->ops[op].id, key);
+        }
         int bad = 0;
         const char *bid = get_string(b, a, "buffer", p, true, &bad);
         if (bad)
@@ -409,6 +437,10 @@ static int load_accesses(builder *b, const json_t *arr, const char *ptr, uint32_
                            "of %" PRIu64 " bytes", g->ops[op].id, off, off + size, bid, gb->size);
         if (size == 0)
             continue; /* an empty range touches no byte and cannot conflict */
+        if (g->naccesses >= GOLDEN_NONE - 1)
+            return fail_at(b, a, p, "too many accesses");
+        if (grow((void **)&g->accesses, &b->cap_acc, g->naccesses, sizeof *g->accesses) != 0)
+            return nomem(b);
         golden_access *ga = &g->accesses[g->naccesses++];
         ga->op = op;
         ga->buffer = buf;
@@ -420,198 +452,210 @@ static int load_accesses(builder *b, const json_t *arr, const char *ptr, uint32_
     return GOLDEN_OK;
 }
 
-static int load_ops(builder *b, const json_t *arr)
+static int add_op(builder *b, const json_t *o, size_t idx)
 {
     golden_graph *g = b->g;
     graph_index *ix = g->index;
-    size_t n = json_array_size(arr);
-    if (n >= GOLDEN_NONE)
-        return fail_at(b, arr, "/ops", "too many ops");
-    if (n && !(g->ops = calloc(n, sizeof *g->ops)))
+    char ptr[64], p[128];
+    snprintf(ptr, sizeof ptr, "/ops/%zu", idx);
+    if (!json_is_object(o))
+        return fail_at(b, o, ptr, "an op must be an object");
+    int bad = 0;
+    const char *id = get_string(b, o, "id", ptr, true, &bad);
+    const char *kind = bad ? NULL : get_string(b, o, "kind", ptr, false, &bad);
+    if (bad)
+        return GOLDEN_ERR;
+    if (g->nops >= GOLDEN_NONE - 1)
+        return fail_at(b, o, ptr, "too many ops");
+    if (grow((void **)&g->ops, &b->cap_ops, g->nops, sizeof *g->ops) != 0)
         return nomem(b);
-    /* Pass 1: ids, kinds, and how much room accesses and edges need. */
-    size_t nacc = 0, naft = 0, nbq = 0;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *o = json_array_get(arr, i);
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "/ops/%zu", i);
-        if (!json_is_object(o))
-            return fail_at(b, o, ptr, "an op must be an object");
-        int bad = 0;
-        const char *id = get_string(b, o, "id", ptr, true, &bad);
-        const char *kind = bad ? NULL : get_string(b, o, "kind", ptr, false, &bad);
-        if (bad)
-            return GOLDEN_ERR;
-        golden_op *op = &g->ops[g->nops];
-        if (!(op->id = strdup(id)))
-            return nomem(b);
-        g->nops++;
-        op->kind = GOLDEN_OP_COMPUTE;
-        if (kind && parse_kind(kind, &op->kind) != 0) {
-            char p[96];
-            snprintf(p, sizeof p, "%s/kind", ptr);
-            return fail_at(b, json_object_get(o, "kind"), p,
-                           "op \"%s\": unknown kind \"%s\" (compute, signal, wait or barrier)",
-                           id, kind);
-        }
-        int r = strmap_put(&ix->ops, op->id, (uint32_t)i);
-        if (r < 0)
-            return nomem(b);
-        if (r > 0)
-            return fail_at(b, o, ptr, "duplicate op id \"%s\"", id);
-        const json_t *rd = get_array(b, o, "reads", ptr, false, &bad);
-        const json_t *wr = bad ? NULL : get_array(b, o, "writes", ptr, false, &bad);
-        const json_t *af = bad ? NULL : get_array(b, o, "after", ptr, false, &bad);
-        const json_t *qs = bad ? NULL : get_array(b, o, "queues", ptr, op->kind == GOLDEN_OP_BARRIER, &bad);
-        if (bad)
-            return GOLDEN_ERR;
-        if (op->kind != GOLDEN_OP_COMPUTE && (json_array_size(rd) || json_array_size(wr)))
-            return fail_at(b, o, ptr, "op \"%s\": a %s makes no buffer accesses", id,
-                           golden_op_kind_name(op->kind));
-        if (op->kind != GOLDEN_OP_BARRIER && qs)
-            return fail_at(b, o, ptr, "op \"%s\": only a barrier lists \"queues\"", id);
-        nacc += json_array_size(rd) + json_array_size(wr);
-        naft += json_array_size(af);
-        nbq += json_array_size(qs);
+    uint32_t i = g->nops;
+    golden_op *op = &g->ops[i];
+    memset(op, 0, sizeof *op);
+    if (!(op->id = strdup(id)))
+        return nomem(b);
+    g->nops++;
+    op->kind = GOLDEN_OP_COMPUTE;
+    op->queue = op->family = op->event = GOLDEN_NONE;
+    op->acc_first = g->naccesses;
+    op->after_first = (uint32_t)b->nafter_refs;
+    op->bq_first = g->nbarrier_queues;
+    if (kind && parse_kind(kind, &op->kind) != 0) {
+        snprintf(p, sizeof p, "%s/kind", ptr);
+        return fail_at(b, json_object_get(o, "kind"), p,
+                       "op \"%s\": unknown kind \"%s\" (compute, signal, wait or barrier)", id,
+                       kind);
     }
-    if (nacc >= GOLDEN_NONE || naft >= GOLDEN_NONE || nbq >= GOLDEN_NONE)
-        return fail_at(b, arr, "/ops", "too many accesses or edges");
-    if ((nacc && !(g->accesses = malloc(nacc * sizeof *g->accesses))) ||
-        (naft && !(g->after = malloc(naft * sizeof *g->after))) ||
-        (nbq && !(g->barrier_queues = malloc(nbq * sizeof *g->barrier_queues))))
+    int r = strmap_put(&ix->ops, op->id, i);
+    if (r < 0)
         return nomem(b);
-
-    /* Pass 2: everything else, now that every op id resolves. */
-    for (uint32_t i = 0; i < g->nops; i++) {
-        const json_t *o = json_array_get(arr, i);
-        golden_op *op = &g->ops[i];
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "/ops/%" PRIu32, i);
-        int bad = 0;
-        const char *qid = get_string(b, o, "queue", ptr, op->kind != GOLDEN_OP_BARRIER, &bad);
-        const char *fam = bad ? NULL : get_string(b, o, "family", ptr, false, &bad);
-        const char *ev = bad ? NULL : get_string(b, o, "event", ptr,
-                                                 op->kind == GOLDEN_OP_SIGNAL ||
-                                                     op->kind == GOLDEN_OP_WAIT, &bad);
-        if (bad)
-            return GOLDEN_ERR;
-        op->queue = op->family = op->event = GOLDEN_NONE;
-        if (op->kind == GOLDEN_OP_BARRIER && qid)
-            return fail_at(b, o, ptr, "op \"%s\": a barrier lists \"queues\", not \"queue\"", op->id);
-        if (qid && (op->queue = golden_graph_find_queue(g, qid)) == GOLDEN_NONE) {
-            char p[96];
-            snprintf(p, sizeof p, "%s/queue", ptr);
-            return fail_at(b, json_object_get(o, "queue"), p, "op \"%s\": unknown queue \"%s\"",
-                           op->id, qid);
+    if (r > 0)
+        return fail_at(b, o, ptr, "duplicate op id \"%s\"", id);
+    const json_t *rd = get_array(b, o, "reads", ptr, false, &bad);
+    const json_t *wr = bad ? NULL : get_array(b, o, "writes", ptr, false, &bad);
+    const json_t *af = bad ? NULL : get_array(b, o, "after", ptr, false, &bad);
+    const json_t *qs = bad ? NULL : get_array(b, o, "queues", ptr, op->kind == GOLDEN_OP_BARRIER, &bad);
+    if (bad)
+        return GOLDEN_ERR;
+    if (op->kind != GOLDEN_OP_COMPUTE && (json_array_size(rd) || json_array_size(wr)))
+        return fail_at(b, o, ptr, "op \"%s\": a %s makes no buffer accesses", id,
+                       golden_op_kind_name(op->kind));
+    if (op->kind != GOLDEN_OP_BARRIER && qs)
+        return fail_at(b, o, ptr, "op \"%s\": only a barrier lists \"queues\"", id);
+    const char *qid = get_string(b, o, "queue", ptr, op->kind != GOLDEN_OP_BARRIER, &bad);
+    const char *fam = bad ? NULL : get_string(b, o, "family", ptr, false, &bad);
+    const char *ev = bad ? NULL : get_string(b, o, "event", ptr,
+                                             op->kind == GOLDEN_OP_SIGNAL ||
+                                                 op->kind == GOLDEN_OP_WAIT, &bad);
+    if (bad)
+        return GOLDEN_ERR;
+    if (op->kind == GOLDEN_OP_BARRIER && qid)
+        return fail_at(b, o, ptr, "op \"%s\": a barrier lists \"queues\", not \"queue\"", op->id);
+    if (qid && (op->queue = golden_graph_find_queue(g, qid)) == GOLDEN_NONE) {
+        snprintf(p, sizeof p, "%s/queue", ptr);
+        return fail_at(b, json_object_get(o, "queue"), p, "op \"%s\": unknown queue \"%s\"",
+                       op->id, qid);
+    }
+    if (fam && intern(b, &b->families, &g->families, &g->nfamilies, fam, &op->family) != 0)
+        return GOLDEN_ERR;
+    if (ev && op->kind != GOLDEN_OP_SIGNAL && op->kind != GOLDEN_OP_WAIT)
+        return fail_at(b, o, ptr, "op \"%s\": only a signal or a wait names an event", op->id);
+    if (ev) {
+        uint32_t e = strmap_get(&b->events, ev);
+        if (e == GOLDEN_NONE) {
+            golden_event *ne = realloc(g->events, (g->nevents + 1) * sizeof *ne);
+            if (!ne)
+                return nomem(b);
+            g->events = ne;
+            e = g->nevents;
+            ne[e].signal = GOLDEN_NONE;
+            ne[e].first_op = i;
+            if (!(ne[e].id = strdup(ev)))
+                return nomem(b);
+            g->nevents++;
+            if (strmap_put(&b->events, ne[e].id, e) < 0)
+                return nomem(b);
         }
-        if (fam && intern(b, &b->families, &g->families, &g->nfamilies, fam, &op->family) != 0)
-            return GOLDEN_ERR;
-        if (ev && op->kind != GOLDEN_OP_SIGNAL && op->kind != GOLDEN_OP_WAIT)
-            return fail_at(b, o, ptr, "op \"%s\": only a signal or a wait names an event", op->id);
-        if (ev) {
-            uint32_t before = g->nevents;
-            uint32_t e = strmap_get(&b->events, ev);
-            if (e == GOLDEN_NONE) {
-                golden_event *ne = realloc(g->events, (g->nevents + 1) * sizeof *ne);
-                if (!ne)
-                    return nomem(b);
-                g->events = ne;
-                e = g->nevents;
-                ne[e].signal = GOLDEN_NONE;
-                if (!(ne[e].id = strdup(ev)))
-                    return nomem(b);
-                g->nevents++;
-                if (strmap_put(&b->events, ne[e].id, e) < 0)
-                    return nomem(b);
+        op->event = e;
+        if (op->kind == GOLDEN_OP_SIGNAL) {
+            if (g->events[e].signal != GOLDEN_NONE) {
+                snprintf(p, sizeof p, "%s/event", ptr);
+                return fail_at(b, json_object_get(o, "event"), p,
+                               "event \"%s\" is signalled twice (by \"%s\" and \"%s\")", ev,
+                               g->ops[g->events[e].signal].id, op->id);
             }
-            (void)before;
-            op->event = e;
-            if (op->kind == GOLDEN_OP_SIGNAL) {
-                if (g->events[e].signal != GOLDEN_NONE) {
-                    char p[96];
-                    snprintf(p, sizeof p, "%s/event", ptr);
-                    return fail_at(b, json_object_get(o, "event"), p,
-                                   "event \"%s\" is signalled twice (by \"%s\" and \"%s\")", ev,
-                                   g->ops[g->events[e].signal].id, op->id);
-                }
-                g->events[e].signal = i;
-            }
+            g->events[e].signal = i;
         }
-        int64_t ds = -1;
-        uint64_t dsu;
-        int r = get_uint(b, o, "data_size", ptr, false, &dsu);
-        if (r < 0)
-            return GOLDEN_ERR;
-        if (r == 0) {
-            if (dsu > INT64_MAX)
-                return fail_at(b, o, ptr, "op \"%s\": data_size too large", op->id);
-            ds = (int64_t)dsu;
-        }
-        op->data_size = ds;
-
-        op->acc_first = g->naccesses;
-        char p[96];
-        snprintf(p, sizeof p, "%s/reads", ptr);
-        const json_t *rd = json_object_get(o, "reads");
-        if (rd && load_accesses(b, rd, p, i, false) != 0)
-            return GOLDEN_ERR;
-        snprintf(p, sizeof p, "%s/writes", ptr);
-        const json_t *wr = json_object_get(o, "writes");
-        if (wr && load_accesses(b, wr, p, i, true) != 0)
-            return GOLDEN_ERR;
-        op->acc_count = g->naccesses - op->acc_first;
-
-        op->after_first = g->nafter;
-        const json_t *af = json_object_get(o, "after");
-        for (size_t k = 0; k < json_array_size(af); k++) {
-            const json_t *s = json_array_get(af, k);
+    }
+    uint64_t dsu;
+    r = get_uint(b, o, "data_size", ptr, false, &dsu);
+    if (r < 0)
+        return GOLDEN_ERR;
+    op->data_size = -1;
+    if (r == 0) {
+        if (dsu > INT64_MAX)
+            return fail_at(b, o, ptr, "op \"%s\": data_size too large", op->id);
+        op->data_size = (int64_t)dsu;
+    }
+    snprintf(p, sizeof p, "%s/reads", ptr);
+    if (rd && load_accesses(b, rd, p, i, false) != 0)
+        return GOLDEN_ERR;
+    snprintf(p, sizeof p, "%s/writes", ptr);
+    if (wr && load_accesses(b, wr, p, i, true) != 0)
+        return GOLDEN_ERR;
+    op = &g->ops[i];
+    op->acc_count = g->naccesses - op->acc_first;
+    for (size_t k = 0; k < json_array_size(af); k++) {
+        const json_t *sv = json_array_get(af, k);
+        if (!json_is_string(sv)) {
             snprintf(p, sizeof p, "%s/after/%zu", ptr, k);
-            uint32_t pred = json_is_string(s) ? golden_graph_find_op(g, json_string_value(s))
-                                              : GOLDEN_NONE;
-            if (!json_is_string(s))
-                return fail_at(b, s, p, "op \"%s\": \"after\" lists op ids", op->id);
-            if (pred == GOLDEN_NONE)
-                return fail_at(b, s, p, "op \"%s\": after names unknown op \"%s\"", op->id,
-                               json_string_value(s));
-            if (pred == i)
-                return fail_at(b, s, p, "op \"%s\" is listed after itself", op->id);
-            g->after[g->nafter++] = pred;
+            return fail_at(b, sv, p, "op \"%s\": \"after\" lists op ids", op->id);
         }
-        op->after_count = g->nafter - op->after_first;
+        if (add_ref(b, &b->after_refs, &b->nafter_refs, &b->cap_after_refs, i, (uint32_t)k,
+                    json_string_value(sv), sv) != 0)
+            return GOLDEN_ERR;
+    }
+    op->after_count = (uint32_t)b->nafter_refs - op->after_first;
+    for (size_t k = 0; k < json_array_size(qs); k++) {
+        const json_t *sv = json_array_get(qs, k);
+        snprintf(p, sizeof p, "%s/queues/%zu", ptr, k);
+        uint32_t q = json_is_string(sv) ? golden_graph_find_queue(g, json_string_value(sv))
+                                        : GOLDEN_NONE;
+        if (!json_is_string(sv))
+            return fail_at(b, sv, p, "barrier \"%s\": \"queues\" lists queue ids", op->id);
+        if (q == GOLDEN_NONE)
+            return fail_at(b, sv, p, "barrier \"%s\" names unknown queue \"%s\"", op->id,
+                           json_string_value(sv));
+        for (uint32_t m = op->bq_first; m < g->nbarrier_queues; m++)
+            if (g->barrier_queues[m] == q)
+                return fail_at(b, sv, p, "barrier \"%s\" names queue \"%s\" twice", op->id,
+                               json_string_value(sv));
+        if (grow((void **)&g->barrier_queues, &b->cap_bq, g->nbarrier_queues,
+                 sizeof *g->barrier_queues) != 0)
+            return nomem(b);
+        g->barrier_queues[g->nbarrier_queues++] = q;
+    }
+    op->bq_count = g->nbarrier_queues - op->bq_first;
+    if (op->kind == GOLDEN_OP_BARRIER && op->bq_count == 0)
+        return fail_at(b, o, ptr, "barrier \"%s\" names no queue", op->id);
+    return GOLDEN_OK;
+}
 
-        op->bq_first = g->nbarrier_queues;
-        const json_t *qs = json_object_get(o, "queues");
-        for (size_t k = 0; k < json_array_size(qs); k++) {
-            const json_t *s = json_array_get(qs, k);
-            snprintf(p, sizeof p, "%s/queues/%zu", ptr, k);
-            uint32_t q = json_is_string(s) ? golden_graph_find_queue(g, json_string_value(s))
-                                           : GOLDEN_NONE;
-            if (!json_is_string(s))
-                return fail_at(b, s, p, "barrier \"%s\": \"queues\" lists queue ids", op->id);
-            if (q == GOLDEN_NONE)
-                return fail_at(b, s, p, "barrier \"%s\" names unknown queue \"%s\"", op->id,
-                               json_string_value(s));
-            for (uint32_t m = op->bq_first; m < g->nbarrier_queues; m++)
-                if (g->barrier_queues[m] == q)
-                    return fail_at(b, s, p, "barrier \"%s\" names queue \"%s\" twice", op->id,
-                                   json_string_value(s));
-            g->barrier_queues[g->nbarrier_queues++] = q;
-        }
-        op->bq_count = g->nbarrier_queues - op->bq_first;
-        if (op->kind == GOLDEN_OP_BARRIER && op->bq_count == 0)
-            return fail_at(b, o, ptr, "barrier \"%s\" names no queue", op->id);
+/* Once every op is known: after edges, live ranges, in-place declarations, waits' signals. */
+static int resolve(builder *b)
+{
+    golden_graph *g = b->g;
+    if (b->nafter_refs && !(g->after = malloc(b->nafter_refs * sizeof *g->after)))
+        return nomem(b);
+    for (size_t i = 0; i < b->nafter_refs; i++) {
+        const pending_ref *r = &b->after_refs[i];
+        uint32_t pred = golden_graph_find_op(g, r->name);
+        char p[128];
+        snprintf(p, sizeof p, "/ops/%" PRIu32 "/after/%" PRIu32, r->owner, r->k);
+        if (pred == GOLDEN_NONE)
+            return fail_at(b, r->node, p, "op \"%s\": after names unknown op \"%s\"",
+                           g->ops[r->owner].id, r->name);
+        if (pred == r->owner)
+            return fail_at(b, r->node, p, "op \"%s\" is listed after itself", g->ops[r->owner].id);
+        g->after[i] = pred;
     }
-    /* Every wait needs the one signal of its event. */
-    for (uint32_t i = 0; i < g->nops; i++) {
-        const golden_op *op = &g->ops[i];
-        if (op->kind == GOLDEN_OP_WAIT && g->events[op->event].signal == GOLDEN_NONE) {
-            char ptr[96];
-            snprintf(ptr, sizeof ptr, "/ops/%" PRIu32 "/event", i);
-            return fail_at(b, json_object_get(json_array_get(arr, i), "event"), ptr,
-                           "wait \"%s\": event \"%s\" is never signalled", op->id,
-                           g->events[op->event].id);
+    g->nafter = (uint32_t)b->nafter_refs;
+    for (size_t i = 0; i < b->nbuf_refs; i++) {
+        const pending_ref *r = &b->buf_refs[i];
+        golden_buffer *gb = &g->buffers[r->owner];
+        char p[128];
+        if (r->k < 2) {
+            snprintf(p, sizeof p, "/buffers/%" PRIu32 "/live/%" PRIu32, r->owner, r->k);
+            uint32_t op = golden_graph_find_op(g, r->name);
+            if (op == GOLDEN_NONE)
+                return fail_at(b, r->node, p, "buffer \"%s\": live names unknown op \"%s\"",
+                               gb->id, r->name);
+            if (r->k == 0)
+                gb->live_first = op;
+            else
+                gb->live_last = op;
+        } else {
+            snprintf(p, sizeof p, "/buffers/%" PRIu32 "/inplace_of", r->owner);
+            uint32_t other = golden_graph_find_buffer(g, r->name);
+            if (other == GOLDEN_NONE)
+                return fail_at(b, r->node, p, "buffer \"%s\": inplace_of names unknown buffer \"%s\"",
+                               gb->id, r->name);
+            if (other == r->owner)
+                return fail_at(b, r->node, p, "buffer \"%s\" is declared in place of itself", gb->id);
+            gb->inplace_of = other;
         }
     }
+    for (uint32_t e = 0; e < g->nevents; e++)
+        if (g->events[e].signal == GOLDEN_NONE) {
+            char p[96];
+            uint32_t w = g->events[e].first_op;
+            snprintf(p, sizeof p, "/ops/%" PRIu32 "/event", w);
+            const json_t *node = b->ops_arr ? json_object_get(json_array_get(b->ops_arr, w), "event")
+                                            : NULL;
+            return fail_at(b, node, p,
+                           "wait \"%s\": event \"%s\" is never signalled", g->ops[w].id,
+                           g->events[e].id);
+        }
     return GOLDEN_OK;
 }
 
@@ -652,52 +696,333 @@ static int build_queue_orders(builder *b)
     return GOLDEN_OK;
 }
 
+static void builder_free(builder *b)
+{
+    strmap_free(&b->events);
+    strmap_free(&b->spaces);
+    strmap_free(&b->families);
+    strmap_free(&b->domains);
+    for (uint32_t i = 0; i < b->ndomain_keys; i++)
+        free(b->domain_keys[i]);
+    free(b->domain_keys);
+    for (size_t i = 0; i < b->nafter_refs; i++)
+        free(b->after_refs[i].name);
+    free(b->after_refs);
+    for (size_t i = 0; i < b->nbuf_refs; i++)
+        free(b->buf_refs[i].name);
+    free(b->buf_refs);
+}
+
+static int builder_init(builder *b, const char *name, const golden_doc *doc, golden_error *err)
+{
+    memset(b, 0, sizeof *b);
+    b->name = name ? name : "graph";
+    b->doc = doc;
+    b->err = err;
+    golden_graph *g = calloc(1, sizeof *g);
+    if (!g || !(g->index = calloc(1, sizeof(graph_index))) || !(g->name = strdup(b->name))) {
+        golden_graph_free(g);
+        return golden_fail(err, b->name, "out of memory");
+    }
+    b->g = g;
+    return GOLDEN_OK;
+}
+
+static int check_schema_name(builder *b, const json_t *schema, const json_t *root)
+{
+    if (!json_is_string(schema) || strcmp(json_string_value(schema), "calculet-graph/v1") != 0)
+        return fail_at(b, schema ? schema : root, schema ? "/schema" : "",
+                       "\"schema\" must be \"calculet-graph/v1\"");
+    return GOLDEN_OK;
+}
+
 int golden_graph_from_json(const json_t *root, const char *name, const golden_doc *doc,
                            golden_graph **out, golden_error *err)
 {
     *out = NULL;
-    builder b = {.name = name ? name : "graph", .doc = doc, .err = err};
-    golden_graph *g = calloc(1, sizeof *g);
-    if (!g || !(g->index = calloc(1, sizeof(graph_index))) || !(g->name = strdup(b.name))) {
-        golden_graph_free(g);
-        return golden_fail(err, b.name, "out of memory");
-    }
-    b.g = g;
-    int rc = GOLDEN_ERR;
+    builder b;
+    if (builder_init(&b, name, doc, err) != 0)
+        return GOLDEN_ERR;
+    b.keep_nodes = true;
+    int rc = GOLDEN_ERR, bad = 0;
     if (!json_is_object(root)) {
         fail_at(&b, root, "", "a graph must be a JSON object");
         goto done;
     }
-    const json_t *schema = json_object_get(root, "schema");
-    if (!json_is_string(schema) || strcmp(json_string_value(schema), "calculet-graph/v1") != 0) {
-        fail_at(&b, schema ? schema : root, schema ? "/schema" : "",
-                "\"schema\" must be \"calculet-graph/v1\"");
+    if (check_schema_name(&b, json_object_get(root, "schema"), root) != 0)
         goto done;
-    }
-    int bad = 0;
     const json_t *qs = get_array(&b, root, "queues", "", true, &bad);
     const json_t *bs = bad ? NULL : get_array(&b, root, "buffers", "", false, &bad);
     const json_t *os = bad ? NULL : get_array(&b, root, "ops", "", true, &bad);
     if (bad)
         goto done;
-    if (load_queues(&b, qs) != 0 || (bs && load_buffers(&b, bs) != 0) || load_ops(&b, os) != 0 ||
-        (bs && link_buffers(&b, bs) != 0) || build_queue_orders(&b) != 0)
+    b.ops_arr = os;
+    for (size_t i = 0; i < json_array_size(qs); i++)
+        if (add_queue(&b, json_array_get(qs, i), i) != 0)
+            goto done;
+    for (size_t i = 0; i < json_array_size(bs); i++)
+        if (add_buffer(&b, json_array_get(bs, i), i) != 0)
+            goto done;
+    for (size_t i = 0; i < json_array_size(os); i++)
+        if (add_op(&b, json_array_get(os, i), i) != 0)
+            goto done;
+    if (resolve(&b) != 0 || build_queue_orders(&b) != 0)
         goto done;
     rc = GOLDEN_OK;
 done:
-    strmap_free(&b.events);
-    strmap_free(&b.spaces);
-    strmap_free(&b.families);
-    strmap_free(&b.domains);
-    for (uint32_t i = 0; i < b.ndomain_keys; i++)
-        free(b.domain_keys[i]);
-    free(b.domain_keys);
+    builder_free(&b);
     if (rc != GOLDEN_OK) {
-        golden_graph_free(g);
+        golden_graph_free(b.g);
         return rc;
     }
-    *out = g;
+    *out = b.g;
     return GOLDEN_OK;
+}
+
+/* ---- streaming JSON: the top level is scanned here and each element of queues, buffers and
+ * ops is parsed on its own, so a graph of millions of ops never becomes one tree ---- */
+typedef struct {
+    const char *buf;
+    size_t len;
+    const char *path;
+    golden_error *err;
+} scan;
+
+static size_t skip_ws(const scan *s, size_t p)
+{
+    while (p < s->len && (s->buf[p] == ' ' || s->buf[p] == '\n' || s->buf[p] == '\t' ||
+                          s->buf[p] == '\r'))
+        p++;
+    return p;
+}
+
+static int scan_fail(const scan *s, size_t at, const char *what)
+{
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < at && i < s->len; i++) {
+        if (s->buf[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    return golden_failw(s->err, what, "%s:%zu:%zu", s->path, line, col);
+}
+
+/* End of the JSON value starting at p (strings and nesting skipped), or 0 on bad input. */
+static size_t skip_value(const scan *s, size_t p)
+{
+    size_t depth = 0;
+    do {
+        if (p >= s->len)
+            return 0;
+        char c = s->buf[p];
+        if (c == '"') {
+            for (p++; p < s->len && s->buf[p] != '"'; p++)
+                if (s->buf[p] == '\\')
+                    p++;
+            if (p >= s->len)
+                return 0;
+            p++;
+        } else if (c == '{' || c == '[') {
+            depth++;
+            p++;
+        } else if (c == '}' || c == ']') {
+            if (!depth)
+                return 0;
+            depth--;
+            p++;
+        } else if (depth) {
+            p++;
+        } else {
+            while (p < s->len && !strchr(",]} \t\r\n", s->buf[p]))
+                p++;
+        }
+    } while (depth);
+    return p;
+}
+
+typedef int (*element_fn)(builder *b, const json_t *elem, size_t i);
+
+static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const char *key,
+                        element_fn fn)
+{
+    size_t p = skip_ws(s, lo);
+    if (p >= hi || s->buf[p] != '[') {
+        char what[128];
+        snprintf(what, sizeof what, "\"%s\" must be an array", key);
+        return scan_fail(s, p, what);
+    }
+    p = skip_ws(s, p + 1);
+    if (p < hi && s->buf[p] == ']')
+        return GOLDEN_OK;
+    for (size_t i = 0;; i++) {
+        size_t end = skip_value(s, p);
+        if (!end || end > hi)
+            return scan_fail(s, p, "malformed JSON value");
+        json_error_t je;
+        json_t *elem = json_loadb(s->buf + p, end - p, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+        if (!elem)
+            return scan_fail(s, p + (je.position > 0 ? (size_t)je.position - 1 : 0), je.text);
+        int rc = fn(b, elem, i);
+        json_decref(elem);
+        if (rc != 0)
+            return rc;
+        p = skip_ws(s, end);
+        if (p < hi && s->buf[p] == ',') {
+            p = skip_ws(s, p + 1);
+            continue;
+        }
+        if (p < hi && s->buf[p] == ']')
+            return GOLDEN_OK;
+        return scan_fail(s, p, "expected ',' or ']'");
+    }
+}
+
+static int stream_load(const char *path, const char *buf, size_t len, golden_graph **out,
+                       golden_error *err)
+{
+    scan s = {buf, len, path, err};
+    builder b;
+    if (builder_init(&b, path, NULL, err) != 0)
+        return GOLDEN_ERR;
+    static const char *keys[] = {"schema", "queues", "buffers", "ops"};
+    size_t span[4][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+    int rc = GOLDEN_ERR;
+    size_t p = skip_ws(&s, 0);
+    if (p >= len || buf[p] != '{') {
+        scan_fail(&s, p, "a graph must be a JSON object");
+        goto done;
+    }
+    p = skip_ws(&s, p + 1);
+    while (p < len && buf[p] != '}') {
+        size_t kend = skip_value(&s, p);
+        if (buf[p] != '"' || !kend) {
+            scan_fail(&s, p, "expected a key");
+            goto done;
+        }
+        size_t colon = skip_ws(&s, kend);
+        if (colon >= len || buf[colon] != ':') {
+            scan_fail(&s, colon, "expected ':'");
+            goto done;
+        }
+        size_t v = skip_ws(&s, colon + 1), vend = skip_value(&s, v);
+        if (!vend) {
+            scan_fail(&s, v, "malformed JSON value");
+            goto done;
+        }
+        for (int k = 0; k < 4; k++)
+            if (kend - p - 2 == strlen(keys[k]) && memcmp(buf + p + 1, keys[k], kend - p - 2) == 0) {
+                if (span[k][1]) {
+                    scan_fail(&s, p, "duplicate key");
+                    goto done;
+                }
+                span[k][0] = v;
+                span[k][1] = vend;
+            }
+        p = skip_ws(&s, vend);
+        if (p < len && buf[p] == ',')
+            p = skip_ws(&s, p + 1);
+        else if (p >= len || buf[p] != '}') {
+            scan_fail(&s, p, "expected ',' or '}'");
+            goto done;
+        }
+    }
+    if (p >= len || skip_ws(&s, p + 1) != len) {
+        scan_fail(&s, p, "trailing data after the graph object");
+        goto done;
+    }
+    json_error_t je;
+    json_t *schema = span[0][1] ? json_loadb(buf + span[0][0], span[0][1] - span[0][0],
+                                             JSON_DECODE_ANY, &je)
+                                : NULL;
+    int bad = check_schema_name(&b, schema, NULL);
+    json_decref(schema);
+    if (bad)
+        goto done;
+    for (int k = 1; k < 4; k++)
+        if (!span[k][1] && k != 2) {
+            golden_fail(err, path, "missing required \"%s\"", keys[k]);
+            goto done;
+        }
+    if (stream_array(&b, &s, span[1][0], span[1][1], "queues", add_queue) != 0 ||
+        (span[2][1] && stream_array(&b, &s, span[2][0], span[2][1], "buffers", add_buffer) != 0) ||
+        stream_array(&b, &s, span[3][0], span[3][1], "ops", add_op) != 0)
+        goto done;
+    if (resolve(&b) != 0 || build_queue_orders(&b) != 0)
+        goto done;
+    rc = GOLDEN_OK;
+done:
+    builder_free(&b);
+    if (rc != GOLDEN_OK) {
+        golden_graph_free(b.g);
+        return rc;
+    }
+    *out = b.g;
+    return GOLDEN_OK;
+}
+
+/* Files at least this big stream (GOLDEN_GRAPH_STREAM_BYTES overrides; JSON only). */
+static size_t stream_threshold(void)
+{
+    const char *e = getenv("GOLDEN_GRAPH_STREAM_BYTES");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end)
+            return (size_t)v;
+    }
+    return (size_t)32 << 20;
+}
+
+int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return golden_fail(err, path, "%s", strerror(errno));
+    char head[64];
+    size_t nh = fread(head, 1, sizeof head, f);
+    size_t i = 0;
+    while (i < nh && strchr(" \t\r\n", head[i]))
+        i++;
+    bool json = i < nh && head[i] == '{';
+    struct stat st;
+    if (json && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+        (size_t)st.st_size >= stream_threshold()) {
+        size_t len = (size_t)st.st_size;
+        char *buf = malloc(len + 1);
+        if (!buf) {
+            fclose(f);
+            return golden_fail(err, path, "out of memory reading %zu bytes", len);
+        }
+        rewind(f);
+        size_t got = fread(buf, 1, len, f);
+        int rd = ferror(f);
+        fclose(f);
+        if (got != len || rd) {
+            free(buf);
+            return golden_fail(err, path, "read error");
+        }
+        buf[len] = '\0';
+        int rc = stream_load(path, buf, len, out, err);
+        free(buf);
+        return rc;
+    }
+    fclose(f);
+    golden_doc *doc = NULL;
+    golden_schema *schema = NULL;
+    int rc = golden_doc_load_file(path, &doc, err);
+    if (rc == 0)
+        rc = golden_schema_load("calculet-graph/v1", &schema, err);
+    if (rc == 0)
+        rc = golden_schema_check(schema, doc, err);
+    if (rc == 0)
+        rc = golden_graph_from_json(golden_doc_root(doc), path, doc, out, err);
+    golden_schema_free(schema);
+    golden_doc_free(doc);
+    return rc;
 }
 
 void golden_graph_free(golden_graph *g)
@@ -739,18 +1064,6 @@ void golden_graph_free(golden_graph *g)
     }
     free(g->name);
     free(g);
-}
-
-int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err)
-{
-    *out = NULL;
-    json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return golden_failw(err, je.text, "%s:%d:%d", path, je.line, je.column);
-    int rc = golden_graph_from_json(root, path, NULL, out, err);
-    json_decref(root);
-    return rc;
 }
 
 uint32_t golden_graph_find_op(const golden_graph *g, const char *id)

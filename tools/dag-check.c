@@ -5,12 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "golden/dag.h"
 #include "golden/graph.h"
 #include "golden/report.h"
 
 #define TOOL "dag-check"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 static void usage(FILE *f)
 {
@@ -31,6 +39,7 @@ static void usage(FILE *f)
           "  --json FILE       write the calculet-dag-report/v1 report (- = stdout)\n"
           "  --junit FILE      write JUnit XML\n"
           "  --force           overwrite existing output files\n"
+          "  --timings         print seconds spent loading, checking and reporting to stderr\n"
           "  --help, --version\n"
           "Exit status: 0 race-, alias- and cycle-free (with --baseline or --remove: nothing\n"
           "new), 1 findings, 2 invalid input or usage.\n", f);
@@ -437,8 +446,8 @@ int main(int argc, char **argv)
         {"limit", required_argument, 0, 'l'},  {"json", required_argument, 0, 'j'},
         {"junit", required_argument, 0, 'u'},  {"force", no_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
-        {0, 0, 0, 0}};
-    bool all = false, redundant = false, force = false;
+        {"timings", no_argument, 0, 'T'},      {0, 0, 0, 0}};
+    bool all = false, redundant = false, force = false, timings = false;
     const char *baseline = NULL, *remove = NULL, *json_path = NULL, *junit_path = NULL;
     size_t limit = 50;
     int c;
@@ -464,6 +473,7 @@ int main(int argc, char **argv)
         case 'f': force = true; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf(TOOL " %s\n", GOLDEN_VERSION); return 0;
+        case 'T': timings = true; break;
         default: usage(stderr); return 2;
         }
     }
@@ -496,8 +506,10 @@ int main(int argc, char **argv)
     json_t *rep = NULL;
     const golden_dag_result *shown = &r;
     const char *mode = "check";
+    double t0 = now();
     if (golden_graph_load_file(path, &g, &err) != 0)
         goto out;
+    double t1 = now();
     if (baseline) {
         mode = "baseline";
         if (golden_graph_load_file(baseline, &bg, &err) != 0 ||
@@ -525,6 +537,7 @@ int main(int argc, char **argv)
     }
     if (redundant && !r.cyclic && golden_dag_redundant(&r, golden_threads(), &err) != 0)
         goto out;
+    double t2 = now();
     rep = golden_dag_report_json(shown, path, baseline, mode);
     if (!rep) {
         golden_fail(&err, NULL, "out of memory building the report");
@@ -539,6 +552,9 @@ int main(int argc, char **argv)
         goto out;
     }
     rc = golden_dag_passed(shown) ? 0 : 1;
+    if (timings)
+        fprintf(stderr, TOOL ": timings: load %.3f s, check %.3f s, report %.3f s\n", t1 - t0,
+                t2 - t1, now() - t2);
 out:
     if (rc == 2)
         golden_error_print(stderr, TOOL, &err);

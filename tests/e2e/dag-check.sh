@@ -24,8 +24,41 @@ expect_grep missing-file-msg '^dag-check: nope\.json' err.txt
 
 # structure error: one line with the JSON pointer, exit 2
 expect_exit duplicate-op 2 dag-check "$G/bad-duplicate-op.json"
-expect_grep duplicate-op-msg 'bad-duplicate-op\.json#/ops/1: duplicate op id "x"$' err.txt
+expect_grep duplicate-op-msg 'bad-duplicate-op\.json:3:37: duplicate op id "x"$' err.txt
 expect_lines duplicate-op-one-line 1 err.txt
+# big JSON graphs stream; forced here, the same finding names a JSON pointer instead
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit stream-duplicate-op 2 dag-check "$G/bad-duplicate-op.json"
+expect_grep stream-duplicate-op-msg 'bad-duplicate-op\.json#/ops/1: duplicate op id "x"$' err.txt
+printf '{"schema": "calculet-graph/v1", "queues": [{"id": "A", "chip": 0}], "ops": [{"id": "x", "queue": "A"},]}' > trailing.json
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit stream-syntax 2 dag-check trailing.json
+expect_grep stream-syntax-msg '^dag-check: trailing\.json:1:[0-9]+: ' err.txt
+expect_exit doc-syntax 2 dag-check trailing.json
+expect_grep doc-syntax-msg '^dag-check: trailing\.json:1:[0-9]+: ' err.txt
+# the schema is checked: a chip must be an integer
+printf '{"schema": "calculet-graph/v1", "queues": [{"id": "A", "chip": "zero"}], "ops": []}' > badchip.json
+expect_exit schema-violation 2 dag-check badchip.json
+expect_grep schema-violation-msg '^dag-check: badchip\.json:1:[0-9]+: .*chip' err.txt
+# YAML is the same tree
+cat > war.yaml <<'Y'
+schema: calculet-graph/v1
+queues:
+  - {id: A, chip: 0}
+  - {id: B, chip: 0}
+buffers:
+  - {id: t, chip: 0, space: sram, address: 0, size: 256}
+ops:
+  - {id: p, queue: A, writes: [{buffer: t, offset: 0, size: 256}]}
+  - {id: s, queue: A, kind: signal, event: e}
+  - {id: w, queue: B, kind: wait, event: e}
+  - {id: r, queue: B, reads: [{buffer: t, offset: 0, size: 256}]}
+  - {id: p2, queue: A, writes: [{buffer: t, offset: 128, size: 128}]}
+  - {id: p3, queue: A, writes: [{buffer: nope, offset: 0, size: 1}]}
+Y
+expect_exit yaml-unknown-buffer 2 dag-check war.yaml
+expect_grep yaml-unknown-buffer-msg '^dag-check: war\.yaml:13:[0-9]+: op "p3": unknown buffer "nope"$' err.txt
+sed -i '$d' war.yaml
+expect_exit yaml-war 1 dag-check war.yaml
+expect_grep yaml-war-row 'WAR +r +B +p2 +A +t +\[128, 256\)' out.txt
 
 # a removed barrier exposes a RAW across chips
 expect_exit base-clean 0 dag-check "$G/raw-across-chips-base.json"
@@ -94,7 +127,9 @@ jcheck all-pairs-json 'sorted((x["a"],x["b"]) for x in r["races"])==[("a","bb"),
 # generated realistic graphs: clean, and with one dropped wait
 gen-graph --ops 3000 -o real.json 2> gen.txt
 expect_grep gen-counts 'ops, [0-9]+ accesses' gen.txt
-expect_exit real-clean 0 dag-check real.json
+expect_exit real-clean 0 dag-check --json real-doc.json real.json
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit real-clean-stream 0 dag-check --json real-stream.json real.json
+if cmp -s real-doc.json real-stream.json; then ok stream-same-report; else notok stream-same-report; fi
 gen-graph --ops 3000 --race -o real-race.json 2> /dev/null
 expect_exit real-race 1 dag-check --json rr.json --baseline real.json real-race.json
 jcheck real-race-json 'r["removed_syncs"]==["s0l24c0.w3"] and all(x["exposed_by"]==["s0l24c0.w3"] for x in r["races"]) and {x["kind"] for x in r["races"]}=={"RAW"}' rr.json

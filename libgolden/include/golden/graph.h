@@ -56,6 +56,7 @@ typedef struct {
 typedef struct {
     char *id;
     uint32_t signal;      /* op index of its one signal */
+    uint32_t first_op;    /* the first op naming it */
 } golden_event;
 
 typedef struct golden_graph {
@@ -83,7 +84,9 @@ typedef struct golden_graph {
 int golden_graph_from_json(const json_t *root, const char *name, const golden_doc *doc,
                            golden_graph **out, golden_error *err);
 
-/* Load a JSON or YAML file, validate it against calculet-graph/v1 and build the graph. */
+/* Load a JSON or YAML file, validate it against calculet-graph/v1 and build the graph.
+ * JSON files of 32 MiB or more (GOLDEN_GRAPH_STREAM_BYTES) stream instead: each queue, buffer
+ * and op is parsed and checked on its own, positions are name#/json/pointer. */
 int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err);
 
 void golden_graph_free(golden_graph *g);
