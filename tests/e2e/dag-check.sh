@@ -140,3 +140,8 @@ expect_grep diff-structural 'data_size sum \(structural, not traffic\)' out.txt
 expect_grep diff-wait 'syncs: wait +[0-9]+ +[0-9]+ +-1' out.txt
 jcheck diff-json 'r["mode"]=="diff" and r["diff"]["delta"]["syncs"]["wait"]==-1 and "never measured traffic" in r["diff"]["note"]' diff.json
 expect_exit diff-usage 2 dag-check diff real.json
+
+# the walk-through's fix: a signal after the copy and a wait before the consumer instead
+expect_exit baseline-fixed 0 dag-check --baseline "$G/raw-across-chips-base.json" "$G/raw-across-chips-fixed.json"
+expect_grep baseline-fixed-removed 'REMOVED SYNCS \(1\): bar0' out.txt
+expect_grep baseline-fixed-added 'ADDED SYNCS \(1\): w1' out.txt
