@@ -20,4 +20,9 @@ run 1 dag-check "$G/cycle-two-waits.json"
 run 2 dag-check "$G/bad-duplicate-op.json"
 run 2 dag-check --remove nope "$G/redundant-wait.json"
 run 0 dag-check diff --json d.json real.json race.json
+# the streaming loader too
+export GOLDEN_GRAPH_STREAM_BYTES=0
+run 1 dag-check --json r4.json --baseline real.json race.json
+run 2 dag-check "$G/bad-duplicate-op.json"
+unset GOLDEN_GRAPH_STREAM_BYTES
 exit 0
