@@ -281,7 +281,8 @@ static int ensure_sorted(golden_doc *d)
     if (!d->sorted) {
         rc = sort_positions(d->pos, d->npos);
         if (rc == 0) {
-            qsort(d->slots, d->nslots, sizeof *d->slots, slot_cmp);
+            if (d->nslots) /* qsort(NULL, 0, ...) is undefined behaviour (UBSan) */
+                qsort(d->slots, d->nslots, sizeof *d->slots, slot_cmp);
             d->sorted = 1;
         }
     }
