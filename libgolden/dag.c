@@ -841,6 +841,8 @@ typedef struct {
     size_t base_all_races;
     bool use_all;
     bool fast;                  /* base race-free: witnesses decide waits and after edges */
+    golden_progress *progress;  /* updated by the calling thread only */
+    pthread_t owner;
     const uint32_t *wfirst;     /* witnesses grouped by their later op b */
     const uint32_t *wa;
     const uint8_t *wle;
@@ -955,6 +957,8 @@ static void *idle_worker(void *arg)
         pthread_mutex_unlock(&job->lock);
         if (stop || i >= job->ncand)
             break;
+        if (job->progress && pthread_equal(pthread_self(), job->owner))
+            golden_progress_update(job->progress, i);
         const golden_sync *s = &job->cands[i];
         if (job->fast && s->kind != GOLDEN_SYNC_BARRIER) {
             job->idle[i] = fast_idle(job, &fs, s);
@@ -1031,7 +1035,8 @@ static int collect_witnesses(golden_dag_result *r, uint32_t **first, uint32_t **
     return 0;
 }
 
-int golden_dag_redundant(golden_dag_result *r, int threads, golden_error *err)
+int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *progress,
+                         golden_error *err)
 {
     const golden_graph *g = r->g;
     const golden_hb *h = &r->hb;
@@ -1062,7 +1067,10 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_error *err)
         else
             rest[nrest++] = *s;
     }
-    idle_job job = {.base = r, .cands = rest, .ncand = nrest, .idle = idle};
+    idle_job job = {.base = r, .cands = rest, .ncand = nrest, .idle = idle,
+                    .progress = progress, .owner = pthread_self()};
+    if (progress)
+        progress->total = nrest;
     int rc = GOLDEN_OK;
     uint32_t *wfirst = NULL, *wa = NULL;
     uint8_t *wle = NULL;

@@ -786,6 +786,7 @@ typedef struct {
     size_t len;
     const char *path;
     golden_error *err;
+    golden_progress *progress;
 } scan;
 
 static size_t skip_ws(const scan *s, size_t p)
@@ -869,6 +870,8 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
         json_decref(elem);
         if (rc != 0)
             return rc;
+        if (s->progress)
+            golden_progress_update(s->progress, end);
         p = skip_ws(s, end);
         if (p < hi && s->buf[p] == ',') {
             p = skip_ws(s, p + 1);
@@ -880,10 +883,10 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
     }
 }
 
-static int stream_load(const char *path, const char *buf, size_t len, golden_graph **out,
-                       golden_error *err)
+static int stream_load(const char *path, const char *buf, size_t len, golden_progress *progress,
+                       golden_graph **out, golden_error *err)
 {
-    scan s = {buf, len, path, err};
+    scan s = {buf, len, path, err, progress};
     builder b;
     if (builder_init(&b, path, NULL, err) != 0)
         return GOLDEN_ERR;
@@ -978,6 +981,12 @@ static size_t stream_threshold(void)
 
 int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err)
 {
+    return golden_graph_load_file_progress(path, NULL, out, err);
+}
+
+int golden_graph_load_file_progress(const char *path, golden_progress *progress,
+                                    golden_graph **out, golden_error *err)
+{
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -1006,7 +1015,9 @@ int golden_graph_load_file(const char *path, golden_graph **out, golden_error *e
             return golden_fail(err, path, "read error");
         }
         buf[len] = '\0';
-        int rc = stream_load(path, buf, len, out, err);
+        if (progress)
+            progress->total = len;
+        int rc = stream_load(path, buf, len, progress, out, err);
         free(buf);
         return rc;
     }

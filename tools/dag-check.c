@@ -507,7 +507,11 @@ int main(int argc, char **argv)
     const golden_dag_result *shown = &r;
     const char *mode = "check";
     double t0 = now();
-    if (golden_graph_load_file(path, &g, &err) != 0)
+    golden_progress prog;
+    golden_progress_start(&prog, "loading graph", 0);
+    int lrc = golden_graph_load_file_progress(path, &prog, &g, &err);
+    golden_progress_end(&prog);
+    if (lrc != 0)
         goto out;
     double t1 = now();
     if (baseline) {
@@ -535,8 +539,13 @@ int main(int argc, char **argv)
             shown = &cr;
         }
     }
-    if (redundant && !r.cyclic && golden_dag_redundant(&r, golden_threads(), &err) != 0)
-        goto out;
+    if (redundant && !r.cyclic) {
+        golden_progress_start(&prog, "idle syncs", 0);
+        int rrc = golden_dag_redundant(&r, golden_threads(), &prog, &err);
+        golden_progress_end(&prog);
+        if (rrc != 0)
+            goto out;
+    }
     double t2 = now();
     rep = golden_dag_report_json(shown, path, baseline, mode);
     if (!rep) {

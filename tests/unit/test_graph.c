@@ -333,7 +333,7 @@ static void test_idle_and_removal(void)
     golden_dag_result r;
     CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
     CU_ASSERT_TRUE(golden_dag_passed(&r));
-    CU_ASSERT_EQUAL_FATAL(golden_dag_redundant(&r, 2, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_redundant(&r, 2, NULL, &err), GOLDEN_OK);
     /* c:after:w2 duplicates program order: implied. w1 and w2 each order p before c, but
      * either alone is enough (p -> s1 -> w1 -> w2 -> c, p -> s1 -> s2 -> w2 -> c): each is
      * idle on its own, and removing both exposes the RAW p -> c. */

@@ -304,7 +304,7 @@ static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, 
     CU_ASSERT_EQUAL(golden_dag_passed(&one), nt == 0 && na == 0);
     /* idle syncs, on the smaller graphs: each one, removed alone, changes nothing that matters */
     if (b->n <= 80) {
-        CU_ASSERT_EQUAL_FATAL(golden_dag_redundant(&one, 1, &err), GOLDEN_OK);
+        CU_ASSERT_EQUAL_FATAL(golden_dag_redundant(&one, 1, NULL, &err), GOLDEN_OK);
         unsigned char *reach0 = malloc((size_t)b->n * b->n);
         memcpy(reach0, b->reach, (size_t)b->n * b->n);
         for (size_t i = 0; i < one.nidle; i++) {

@@ -9,6 +9,7 @@
 #include "golden/error.h"
 #include "golden/graph.h"
 #include "golden/hb.h"
+#include "golden/report.h"
 
 typedef enum { GOLDEN_RACE_RAW = 0, GOLDEN_RACE_WAR, GOLDEN_RACE_WAW } golden_race_kind;
 
@@ -71,7 +72,8 @@ int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all
 
 /* Idle syncs of a checked acyclic graph: implied by others (transitive), or ordering no
  * conflicting pair (each found by re-checking without it; uses `threads` workers). */
-int golden_dag_redundant(golden_dag_result *r, int threads, golden_error *err);
+int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *progress,
+                         golden_error *err);
 
 /* Parse "ID,ID,..." into syncs of g: a wait or barrier id, or "OP:after:PRED". */
 int golden_dag_parse_syncs(const golden_graph *g, const char *list, golden_sync **out,

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include "golden/doc.h"
 #include "golden/error.h"
+#include "golden/report.h"
 
 #define GOLDEN_NONE UINT32_MAX
 
@@ -88,6 +89,9 @@ int golden_graph_from_json(const json_t *root, const char *name, const golden_do
  * JSON files of 32 MiB or more (GOLDEN_GRAPH_STREAM_BYTES) stream instead: each queue, buffer
  * and op is parsed and checked on its own, positions are name#/json/pointer. */
 int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err);
+/* The same, updating `progress` (bytes read of the file; may be NULL) while streaming. */
+int golden_graph_load_file_progress(const char *path, golden_progress *progress,
+                                    golden_graph **out, golden_error *err);
 
 void golden_graph_free(golden_graph *g);
 
