@@ -42,7 +42,8 @@ int main(int argc, char **argv)
                        max_ops = 60;
     int random = 0, race = 0, c;
     const char *out = "-";
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    int li = 0;
+    while ((c = getopt_long(argc, argv, "o:h", opts, &li)) != -1) {
         unsigned long long *dst = NULL;
         switch (c) {
         case 'n': dst = &ops; break;
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
         if (dst && parse_u64(optarg, dst) != 0) {
-            fprintf(stderr, "gen-graph: --%s: not a number: %s\n", opts[0].name, optarg);
+            fprintf(stderr, "gen-graph: --%s: not a number: %s\n", opts[li].name, optarg);
             return 2;
         }
     }
