@@ -859,13 +859,17 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
     if (p < hi && s->buf[p] == ']')
         return GOLDEN_OK;
     for (size_t i = 0;; i++) {
-        size_t end = skip_value(s, p);
-        if (!end || end > hi)
-            return scan_fail(s, p, "malformed JSON value");
+        /* jansson stops after the element's closing bracket and says where */
         json_error_t je;
-        json_t *elem = json_loadb(s->buf + p, end - p, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+        json_t *elem = json_loadb(s->buf + p, hi - p,
+                                  JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
         if (!elem)
             return scan_fail(s, p + (je.position > 0 ? (size_t)je.position - 1 : 0), je.text);
+        size_t end = p + (size_t)je.position;
+        if (je.position <= 0 || end > hi || (s->buf[end - 1] != '}' && s->buf[end - 1] != ']')) {
+            json_decref(elem);
+            return scan_fail(s, p, "malformed JSON value");
+        }
         int rc = fn(b, elem, i);
         json_decref(elem);
         if (rc != 0)
