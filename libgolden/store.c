@@ -448,7 +448,7 @@ static void hash_wait(hash_worker *hw)
     pthread_mutex_unlock(&hw->mu);
 }
 
-static void free_info_strings(golden_tensor_info *t)
+void golden_tensor_info_clear(golden_tensor_info *t)
 {
     free(t->name);
     free(t->op_family);
@@ -587,7 +587,7 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     }
     if (check_name_free(w, info->name, err) != GOLDEN_OK)
         return GOLDEN_ERR;
-    free_info_strings(&w->cur);
+    golden_tensor_info_clear(&w->cur);
     w->cur = *info;
     w->cur.name = strdup(info->name);
     w->cur.op_family = info->op_family ? strdup(info->op_family) : NULL;
@@ -762,7 +762,7 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
     w->ftype = -1;
     golden_hdf5_unlock();
     if (rc == GOLDEN_OK && out) {
-        free_info_strings(out);
+        golden_tensor_info_clear(out);
         *out = *t;
         out->name = strdup(t->name);
         out->op_family = t->op_family ? strdup(t->op_family) : NULL;
@@ -785,7 +785,7 @@ static void writer_free(golden_writer *w)
         pthread_cond_destroy(&w->hw.cv);
     }
     golden_sha256_free(w->hw.sha);
-    free_info_strings(&w->cur);
+    golden_tensor_info_clear(&w->cur);
     name_set_free(&w->names);
     name_set_free(&w->groups);
     free(w->buf);
@@ -968,7 +968,7 @@ static int load_tensor(golden_reader *r, const char *name)
             r->t = nt, r->cap = cap;
     }
     if (rc != GOLDEN_OK) {
-        free_info_strings(t);
+        golden_tensor_info_clear(t);
         return GOLDEN_ERR;
     }
     r->t[r->n++] = rt;
@@ -1105,7 +1105,7 @@ void golden_reader_close(golden_reader *r)
         H5Fclose(r->file);
     golden_hdf5_unlock();
     for (size_t i = 0; i < r->n; i++)
-        free_info_strings(&r->t[i].info);
+        golden_tensor_info_clear(&r->t[i].info);
     for (size_t i = 0; i < r->meta_n; i++) {
         free(r->meta_keys[i]);
         free(r->meta_vals[i]);

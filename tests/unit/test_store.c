@@ -75,9 +75,8 @@ static void roundtrip(int gzip)
     CU_ASSERT_DOUBLE_EQUAL(done.mean, 52.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(done.std, sqrt((105.0 * 105.0 - 1) / 12.0), 1e-9);
     CU_ASSERT_EQUAL(done.zero_count, 1);
-    free(done.name);
-    free(done.op_family);
-    free(done.source);
+    golden_tensor_info_clear(&done);
+    CU_ASSERT_PTR_NULL(done.name);
 
     /* bf16 with NaN and Infs: 1.0, NaN, +Inf, -Inf, -2.0, 0 */
     uint64_t s1[] = {6};

@@ -30,6 +30,10 @@ typedef struct {
     char *source;                     /* NULL when absent */
 } golden_tensor_info;
 
+/* Free the strings a golden_tensor_info owns (name, op_family, source) and set them to NULL:
+ * for infos filled by golden_writer_end or built by readers; never for reader-owned infos. */
+void golden_tensor_info_clear(golden_tensor_info *t);
+
 /* Validate a tensor name per the contract (UTF-8, non-empty, no empty/./.. component);
  * returns 0 or -1 with err saying why. */
 int golden_tensor_name_check(const char *name, golden_error *err);
@@ -63,7 +67,8 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
  * not necessarily a whole number of elements. */
 int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golden_error *err);
 /* Finish the tensor: checks the byte count, writes sha256 and statistics attributes.
- * If `out` is non-NULL it receives the computed sha256 and statistics. */
+ * If `out` is non-NULL it receives the computed sha256 and statistics, with its own copies
+ * of the strings: release them with golden_tensor_info_clear. */
 int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *err);
 /* Close the file and rename it into place. */
 int golden_writer_commit(golden_writer *w, golden_error *err);

@@ -1,0 +1,78 @@
+/* Input readers of golden-dump: numpy .npy, .safetensors, raw dumps with a
+ * calculet-dump-index/v1 index, and folders of those, each tensor served as canonical bytes. */
+#ifndef GOLDEN_INGEST_H
+#define GOLDEN_INGEST_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "golden/dtype.h"
+#include "golden/error.h"
+#include "golden/store.h"
+
+#define GOLDEN_SCHEMA_DUMP_INDEX "calculet-dump-index/v1"
+
+typedef enum {
+    GOLDEN_INPUT_NPY,
+    GOLDEN_INPUT_SAFETENSORS,
+    GOLDEN_INPUT_RAW
+} golden_input_format;
+
+/* One tensor found in the inputs: where its bytes are and how they are laid out there. */
+typedef struct {
+    golden_tensor_info info;  /* name, dtype, rank, shape, count, optional attributes;
+                                 info.source = the file the bytes come from */
+    char *path;               /* file holding the data (as given, or joined to its folder) */
+    golden_input_format format;
+    uint64_t offset;          /* first data byte in path */
+    uint64_t nbytes;          /* info.count * element width */
+    bool big_endian;          /* stored big-endian: swapped to little-endian when read */
+    bool fortran_order;       /* stored in Fortran order: transposed to C order when read */
+    bool has_expected;        /* index entries may carry the expected canonical sha256 */
+    char expected_sha256[65];
+} golden_input;
+
+/* The inputs of one run, in the order they were found. */
+typedef struct {
+    golden_input *items;
+    size_t count, cap;
+} golden_input_list;
+
+void golden_input_list_init(golden_input_list *l);
+void golden_input_list_free(golden_input_list *l);
+
+/* Map a numpy descr ('<f4', '>i8', '|b1', ...) to our dtype and byte order; -1 if unknown. */
+int golden_npy_descr(const char *descr, golden_dtype *dt, bool *big_endian);
+/* Map a safetensors dtype name ("BF16", "F8_E4M3", ...) to ours; -1 if unknown. */
+int golden_safetensors_dtype(const char *name, golden_dtype *dt);
+
+/* Add the tensor of one .npy file (format 1.0, 2.0 or 3.0). `name` NULL = the file's base
+ * name without ".npy". The header is checked strictly, and the data size against the shape. */
+int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
+                      golden_error *err);
+/* Add every tensor of a .safetensors file (names kept; __metadata__ ignored). Offsets are
+ * checked against the file and against each other (no overlap). */
+int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_error *err);
+/* Add every tensor of a calculet-dump-index/v1 JSON index. Each `file` must stay inside the
+ * index's folder (also through symlinks) and hold the tensor's bytes at `offset`. */
+int golden_ingest_index(golden_input_list *l, const char *path, golden_error *err);
+/* Walk a folder recursively in sorted order and add every .npy (named by its path in the
+ * folder without ".npy"), .safetensors and index (.json whose schema is the dump index). */
+int golden_ingest_folder(golden_input_list *l, const char *path, golden_error *err);
+/* Add one input of any kind, chosen by what it is: folder, .npy, .safetensors, else index. */
+int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err);
+
+/* Put every name under `prefix` (e.g. "run1/"), then check every name against the contract
+ * and reject duplicates (naming both sources). prefix may be NULL. */
+int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_error *err);
+
+/* Called with consecutive pieces of a tensor's canonical bytes (whole elements each); the data
+ * is only valid during the call. Return 0 to go on, -1 (err filled) to stop. */
+typedef int (*golden_chunk_fn)(void *ctx, const void *data, size_t n, golden_error *err);
+
+/* Stream one input's canonical bytes (little-endian, C order) through fn in pieces of at most
+ * `chunk` bytes (0 = 4 MiB). Memory stays bounded by a few chunks whatever the tensor's size:
+ * byte order is swapped in place, Fortran order is transposed tile by tile (docs/formats.md). */
+int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, void *ctx,
+                      golden_error *err);
+
+#endif

@@ -1,0 +1,658 @@
+/* golden-dump: turn raw dumps (+ index), .npy and .safetensors into one calculet-golden/v1
+ * HDF5 file with SHA-256 and statistics per tensor; also verifies and lists golden files. */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "golden/dtype.h"
+#include "golden/error.h"
+#include "golden/ingest.h"
+#include "golden/report.h"
+#include "golden/stats.h"
+#include "golden/store.h"
+
+#define TOOL "golden-dump"
+#define CHUNK (4u << 20)
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: " TOOL " [OPTIONS] -o OUT.h5 INPUT...\n"
+            "       " TOOL " --verify FILE.h5 [--json FILE] [--junit FILE]\n"
+            "       " TOOL " --list FILE.h5 [--json FILE]\n"
+            "\n"
+            "Write one calculet-golden/v1 HDF5 file from raw dumps with a\n"
+            "calculet-dump-index/v1 index, numpy .npy files, .safetensors files or folders of\n"
+            "them (walked recursively in sorted order). Every tensor gets its canonical SHA-256\n"
+            "and statistics, computed in one streamed pass while it is written.\n"
+            "\n"
+            "  -o, --output OUT.h5    the golden file to write (never left half-written)\n"
+            "      --meta KEY=VALUE   a root string attribute (repeatable)\n"
+            "      --prefix P/        put every tensor under group P\n"
+            "      --name NAME        tensor name for a single .npy input\n"
+            "      --force            replace an existing output\n"
+            "      --gzip N           deflate level 1-9 (chunked datasets); 0 = contiguous\n"
+            "      --verify FILE.h5   recompute every SHA-256 and statistic; exit 1 when any\n"
+            "                         tensor's attributes disagree with its data\n"
+            "      --list FILE.h5     print name, dtype, shape, sha256, min, max, mean, std,\n"
+            "                         NaN and Inf counts per tensor\n"
+            "      --json FILE        also write the result as JSON ('-' = stdout)\n"
+            "      --junit FILE       with --verify: one JUnit test case per tensor\n"
+            "      --help             this text\n"
+            "      --version          print the version\n"
+            "\n"
+            "Exit status: 0 done / verified, 1 verification found a mismatch, 2 bad input.\n");
+}
+
+static int fail(const golden_error *err)
+{
+    golden_error_print(stderr, TOOL, err);
+    return 2;
+}
+
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, TOOL ": %s (see --help)\n", msg);
+    return 2;
+}
+
+/* ---------------------------------------------------------------- JSON of a golden file */
+
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* One tensor as the calculet-golden/v1 JSON listing shows it. */
+static json_t *tensor_json(const golden_tensor_info *t)
+{
+    json_t *o = json_object(), *shape = json_array();
+    if (!o || !shape) {
+        json_decref(o);
+        json_decref(shape);
+        return NULL;
+    }
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(shape, json_integer((json_int_t)t->shape[d]));
+    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "dtype", json_string(golden_dtype_name(t->dtype)));
+    json_object_set_new(o, "shape", shape);
+    json_object_set_new(o, "count", json_integer((json_int_t)t->count));
+    json_object_set_new(o, "sha256", json_string(t->sha256));
+    json_object_set_new(o, "nan_count", json_integer((json_int_t)t->nan_count));
+    json_object_set_new(o, "posinf_count", json_integer((json_int_t)t->posinf_count));
+    json_object_set_new(o, "neginf_count", json_integer((json_int_t)t->neginf_count));
+    json_object_set_new(o, "zero_count", json_integer((json_int_t)t->zero_count));
+    json_object_set_new(o, "min", jnum(t->min));
+    json_object_set_new(o, "max", jnum(t->max));
+    json_object_set_new(o, "mean", jnum(t->mean));
+    json_object_set_new(o, "std", jnum(t->std));
+    if (t->has_layer)
+        json_object_set_new(o, "layer", json_integer(t->layer));
+    if (t->has_chip)
+        json_object_set_new(o, "chip", json_integer(t->chip));
+    if (t->has_step)
+        json_object_set_new(o, "step", json_integer(t->step));
+    if (t->op_family)
+        json_object_set_new(o, "op_family", json_string(t->op_family));
+    if (t->source)
+        json_object_set_new(o, "source", json_string(t->source));
+    return o;
+}
+
+/* The root of the listing: file, root attributes, tensors (array filled by the caller). */
+static json_t *golden_json(golden_reader *r, json_t **tensors_out)
+{
+    json_t *doc = json_object(), *attrs = json_object(), *tensors = json_array();
+    if (!doc || !attrs || !tensors) {
+        json_decref(doc);
+        json_decref(attrs);
+        json_decref(tensors);
+        return NULL;
+    }
+    json_object_set_new(doc, "schema", json_string(GOLDEN_SCHEMA_GOLDEN));
+    json_object_set_new(doc, "file", json_string(golden_reader_path(r)));
+    for (size_t i = 0; i < golden_reader_meta_count(r); i++) {
+        const char *k, *v;
+        golden_reader_meta_at(r, i, &k, &v);
+        json_object_set_new(attrs, k, json_string(v));
+    }
+    json_object_set_new(doc, "attributes", attrs);
+    json_object_set_new(doc, "tensors", tensors);
+    *tensors_out = tensors;
+    return doc;
+}
+
+/* ---------------------------------------------------------------- table */
+
+static void shape_str(const golden_tensor_info *t, char *buf, size_t n)
+{
+    if (t->rank == 0) {
+        snprintf(buf, n, "scalar");
+        return;
+    }
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < t->rank && at < n; d++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%llu", d ? "x" : "",
+                               (unsigned long long)t->shape[d]);
+}
+
+static void num_str(double v, char *buf, size_t n)
+{
+    if (isnan(v))
+        snprintf(buf, n, "nan");
+    else
+        snprintf(buf, n, "%.6g", v);
+}
+
+enum { COLS = 10 };
+
+/* One table row; the name is kept by pointer because names have no length limit. */
+typedef struct {
+    const char *name;
+    char cell[COLS][80];
+} table_row;
+
+static const char *cell_text(const table_row *row, int c)
+{
+    return c == 0 ? row->name : row->cell[c];
+}
+
+/* Print rows of COLS cells, each column as wide as its widest cell. */
+static void print_table(FILE *out, const table_row *cells, size_t rows)
+{
+    size_t width[COLS] = {0};
+    for (size_t r = 0; r < rows; r++)
+        for (int c = 0; c < COLS; c++)
+            if (strlen(cell_text(&cells[r], c)) > width[c])
+                width[c] = strlen(cell_text(&cells[r], c));
+    bool color = golden_use_color(out);
+    for (size_t r = 0; r < rows; r++) {
+        if (r == 0)
+            fputs(golden_color(color, "bold"), out);
+        for (int c = 0; c < COLS; c++) {
+            /* text columns left-aligned, numbers right-aligned */
+            bool left = c <= 3;
+            if (left)
+                fprintf(out, "%-*s  ", (int)width[c], cell_text(&cells[r], c));
+            else
+                fprintf(out, "%*s%s", (int)width[c], cell_text(&cells[r], c),
+                        c == COLS - 1 ? "" : "  ");
+        }
+        if (r == 0)
+            fputs(golden_color(color, "reset"), out);
+        fputc('\n', out);
+    }
+}
+
+static void fill_row(table_row *tr, const golden_tensor_info *t)
+{
+    char(*row)[80] = tr->cell;
+    tr->name = t->name;
+    snprintf(row[1], 80, "%s", golden_dtype_name(t->dtype));
+    shape_str(t, row[2], 80);
+    snprintf(row[3], 80, "%s", t->sha256);
+    num_str(t->min, row[4], 80);
+    num_str(t->max, row[5], 80);
+    num_str(t->mean, row[6], 80);
+    num_str(t->std, row[7], 80);
+    snprintf(row[8], 80, "%llu", (unsigned long long)t->nan_count);
+    snprintf(row[9], 80, "%llu", (unsigned long long)(t->posinf_count + t->neginf_count));
+}
+
+/* ---------------------------------------------------------------- --list */
+
+/* --list; `table` false when only the JSON is wanted (after a dump). */
+static int do_list(const char *path, const char *json_path, bool force, bool table)
+{
+    golden_error err;
+    if (json_path && golden_outfile_check(json_path, force, &err) != GOLDEN_OK)
+        return fail(&err);
+    golden_reader *r;
+    if (golden_reader_open(path, &r, &err) != GOLDEN_OK)
+        return fail(&err);
+    size_t n = golden_reader_count(r);
+    int rc = 0;
+    if (json_path) {
+        json_t *tensors, *doc = golden_json(r, &tensors);
+        for (size_t i = 0; doc && i < n; i++)
+            json_array_append_new(tensors, tensor_json(golden_reader_tensor(r, i)));
+        if (!doc)
+            rc = fail(&(golden_error){"", "out of memory"});
+        else if (golden_json_write(json_path, doc, force, &err) != GOLDEN_OK)
+            rc = fail(&err);
+        json_decref(doc);
+    }
+    if (rc == 0 && table && !(json_path && strcmp(json_path, "-") == 0)) {
+        table_row *cells = calloc(n + 1, sizeof *cells);
+        if (!cells) {
+            golden_reader_close(r);
+            return fail(&(golden_error){"", "out of memory"});
+        }
+        const char *head[COLS] = {"name", "dtype", "shape", "sha256", "min",
+                                  "max",  "mean",  "std",   "nan",    "inf"};
+        cells[0].name = head[0];
+        for (int c = 1; c < COLS; c++)
+            snprintf(cells[0].cell[c], 80, "%s", head[c]);
+        for (size_t i = 0; i < n; i++)
+            fill_row(&cells[i + 1], golden_reader_tensor(r, i));
+        print_table(stdout, cells, n + 1);
+        free(cells);
+    }
+    golden_reader_close(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- --verify */
+
+typedef struct {
+    golden_reader *r;
+    size_t n;
+    size_t next;
+    pthread_mutex_t mu;
+    char **problems;   /* per tensor: NULL = agrees, else "; "-joined reasons */
+    golden_error err;  /* first read error */
+    bool failed;
+    golden_progress prog; /* bytes verified, under mu */
+    unsigned long long done;
+} verify_job;
+
+/* Statistics written by one pass may be merged in a different chunking than the recompute;
+ * allow the last few bits of mean and std to differ. */
+static bool same_stat(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    if (a == b)
+        return true;
+    return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b)) + 1e-300;
+}
+
+static void add_problem(char **p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_problem(char **p, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t old = *p ? strlen(*p) : 0;
+    char *s = realloc(*p, old + strlen(msg) + 3);
+    if (!s)
+        return;
+    snprintf(s + old, strlen(msg) + 3, "%s%s", old ? "; " : "", msg);
+    *p = s;
+}
+
+static void *verify_main(void *arg)
+{
+    verify_job *job = arg;
+    for (;;) {
+        pthread_mutex_lock(&job->mu);
+        size_t i = job->next++;
+        bool stop = job->failed;
+        pthread_mutex_unlock(&job->mu);
+        if (i >= job->n || stop)
+            return NULL;
+        const golden_tensor_info *t = golden_reader_tensor(job->r, i);
+        char sha[65];
+        golden_stats s;
+        golden_error err;
+        if (golden_reader_recompute(job->r, i, sha, &s, &err) != GOLDEN_OK) {
+            pthread_mutex_lock(&job->mu);
+            if (!job->failed) {
+                job->failed = true;
+                job->err = err;
+            }
+            pthread_mutex_unlock(&job->mu);
+            return NULL;
+        }
+        char **p = &job->problems[i];
+        if (strcmp(sha, t->sha256) != 0)
+            add_problem(p, "sha256 is %s, data hashes to %s", t->sha256, sha);
+        const struct {
+            const char *name;
+            uint64_t stored, actual;
+        } counts[] = {
+            {"count", t->count_attr, s.count},
+            {"nan_count", t->nan_count, s.nan_count},
+            {"posinf_count", t->posinf_count, s.posinf_count},
+            {"neginf_count", t->neginf_count, s.neginf_count},
+            {"zero_count", t->zero_count, s.zero_count},
+        };
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+            if (counts[k].stored != counts[k].actual)
+                add_problem(p, "%s is %llu, data has %llu", counts[k].name,
+                            (unsigned long long)counts[k].stored,
+                            (unsigned long long)counts[k].actual);
+        const struct {
+            const char *name;
+            double stored, actual;
+        } stats[] = {
+            {"min", t->min, golden_stats_min(&s)},
+            {"max", t->max, golden_stats_max(&s)},
+            {"mean", t->mean, golden_stats_mean(&s)},
+            {"std", t->std, golden_stats_std(&s)},
+        };
+        for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++)
+            if (!same_stat(stats[k].stored, stats[k].actual))
+                add_problem(p, "%s is %.17g, data gives %.17g", stats[k].name, stats[k].stored,
+                            stats[k].actual);
+        pthread_mutex_lock(&job->mu);
+        job->done += t->count * golden_dtype_size(t->dtype);
+        golden_progress_update(&job->prog, job->done);
+        pthread_mutex_unlock(&job->mu);
+    }
+}
+
+static int do_verify(const char *path, const char *json_path, const char *junit_path,
+                     bool force)
+{
+    golden_error err;
+    if (json_path && golden_outfile_check(json_path, force, &err) != GOLDEN_OK)
+        return fail(&err);
+    if (junit_path && golden_outfile_check(junit_path, force, &err) != GOLDEN_OK)
+        return fail(&err);
+    golden_reader *r;
+    if (golden_reader_open(path, &r, &err) != GOLDEN_OK)
+        return fail(&err);
+    verify_job job = {.r = r, .n = golden_reader_count(r)};
+    pthread_mutex_init(&job.mu, NULL);
+    job.problems = calloc(job.n ? job.n : 1, sizeof *job.problems);
+    int threads = golden_threads();
+    if ((size_t)threads > job.n)
+        threads = job.n ? (int)job.n : 1;
+    pthread_t tid[64];
+    int started = 0;
+    if (!job.problems) {
+        golden_reader_close(r);
+        return fail(&(golden_error){"", "out of memory"});
+    }
+    unsigned long long total = 0;
+    for (size_t i = 0; i < job.n; i++)
+        total += golden_reader_tensor(r, i)->count *
+                 golden_dtype_size(golden_reader_tensor(r, i)->dtype);
+    golden_progress_start(&job.prog, TOOL " --verify", total);
+    for (int k = 1; k < threads && k < 64; k++)
+        if (pthread_create(&tid[started], NULL, verify_main, &job) == 0)
+            started++;
+    verify_main(&job);
+    for (int k = 0; k < started; k++)
+        pthread_join(tid[k], NULL);
+    golden_progress_end(&job.prog);
+    pthread_mutex_destroy(&job.mu);
+    int rc;
+    size_t bad = 0;
+    if (job.failed) {
+        rc = fail(&job.err);
+    } else {
+        for (size_t i = 0; i < job.n; i++)
+            bad += job.problems[i] != NULL;
+        rc = bad ? 1 : 0;
+        bool to_stdout = json_path && strcmp(json_path, "-") == 0;
+        if (!to_stdout) {
+            bool color = golden_use_color(stdout);
+            for (size_t i = 0; i < job.n; i++)
+                if (job.problems[i])
+                    printf("%sFAIL%s %s: %s\n", golden_color(color, "red"),
+                           golden_color(color, "reset"), golden_reader_tensor(r, i)->name,
+                           job.problems[i]);
+            printf("%s: %zu tensors, %zu verified, %zu mismatched: %s%s%s\n", path, job.n,
+                   job.n - bad, bad, golden_color(color, bad ? "red" : "green"),
+                   bad ? "FAIL" : "PASS", golden_color(color, "reset"));
+        }
+        if (json_path) {
+            json_t *tensors, *doc = golden_json(r, &tensors);
+            if (doc) {
+                json_object_set_new(doc, "verdict", json_string(bad ? "fail" : "pass"));
+                for (size_t i = 0; i < job.n; i++) {
+                    json_t *t = tensor_json(golden_reader_tensor(r, i));
+                    json_object_set_new(t, "verified", json_boolean(!job.problems[i]));
+                    if (job.problems[i])
+                        json_object_set_new(t, "problems", json_string(job.problems[i]));
+                    json_array_append_new(tensors, t);
+                }
+            }
+            if (!doc || golden_json_write(json_path, doc, force, &err) != GOLDEN_OK)
+                rc = fail(doc ? &err : &(golden_error){"", "out of memory"});
+            json_decref(doc);
+        }
+        if (junit_path && rc != 2) {
+            golden_junit_case *cases = calloc(job.n ? job.n : 1, sizeof *cases);
+            if (!cases) {
+                rc = fail(&(golden_error){"", "out of memory"});
+            } else {
+                for (size_t i = 0; i < job.n; i++)
+                    cases[i] = (golden_junit_case){.classname = TOOL ".verify",
+                                                   .name = golden_reader_tensor(r, i)->name,
+                                                   .failed = job.problems[i] != NULL,
+                                                   .message = job.problems[i],
+                                                   .details = job.problems[i]};
+                if (golden_junit_write(junit_path, force, TOOL " --verify", cases, job.n,
+                                       &err) != GOLDEN_OK)
+                    rc = fail(&err);
+                free(cases);
+            }
+        }
+    }
+    for (size_t i = 0; i < job.n; i++)
+        free(job.problems[i]);
+    free(job.problems);
+    golden_reader_close(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- dump */
+
+typedef struct {
+    golden_writer *w;
+    golden_progress *prog;
+    unsigned long long done;
+} dump_ctx;
+
+static int write_chunk(void *ctx, const void *data, size_t n, golden_error *err)
+{
+    dump_ctx *d = ctx;
+    if (golden_writer_write(d->w, data, n, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    d->done += n;
+    golden_progress_update(d->prog, d->done);
+    return GOLDEN_OK;
+}
+
+typedef struct {
+    const char *out;
+    bool force;
+    int gzip;
+    const char *prefix;
+    const char *name;
+    const char *json;
+    const char **meta;
+    size_t nmeta;
+} dump_opts;
+
+static int do_dump(const dump_opts *o, char **inputs, int ninputs)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    if (golden_outfile_check(o->out, o->force, &err) != GOLDEN_OK)
+        return fail(&err);
+    if (o->json && golden_outfile_check(o->json, o->force, &err) != GOLDEN_OK)
+        return fail(&err);
+    for (size_t i = 0; i < o->nmeta; i++) {
+        const char *eq = strchr(o->meta[i], '=');
+        if (!eq || eq == o->meta[i])
+            return usage_error("--meta needs KEY=VALUE with a non-empty KEY");
+    }
+    golden_input_list l;
+    golden_input_list_init(&l);
+    int rc = 0;
+    if (o->name) {
+        size_t n = strlen(inputs[0]);
+        if (ninputs != 1 || n < 4 || strcmp(inputs[0] + n - 4, ".npy") != 0) {
+            golden_input_list_free(&l);
+            return usage_error("--name needs exactly one .npy input");
+        }
+        if (golden_ingest_npy(&l, inputs[0], o->name, &err) != GOLDEN_OK)
+            rc = fail(&err);
+    } else {
+        for (int i = 0; i < ninputs && rc == 0; i++)
+            if (golden_ingest_path(&l, inputs[i], &err) != GOLDEN_OK)
+                rc = fail(&err);
+    }
+    if (rc == 0 && golden_input_list_finish(&l, o->prefix, &err) != GOLDEN_OK)
+        rc = fail(&err);
+    if (rc == 0 && l.count == 0) {
+        /* almost always a wrong path: an empty golden file would pass every later check */
+        golden_fail(&err, inputs[0], "no tensors found in the inputs");
+        rc = fail(&err);
+    }
+    if (rc != 0) {
+        golden_input_list_free(&l);
+        return rc;
+    }
+    golden_writer_opts wo = {.force = o->force, .gzip = o->gzip,
+                             .producer = TOOL " " GOLDEN_VERSION};
+    golden_writer *w = NULL;
+    if (golden_writer_open(o->out, &wo, &w, &err) != GOLDEN_OK) {
+        golden_input_list_free(&l);
+        return fail(&err);
+    }
+    for (size_t i = 0; i < o->nmeta && rc == 0; i++) {
+        const char *eq = strchr(o->meta[i], '=');
+        char *key = strndup(o->meta[i], (size_t)(eq - o->meta[i]));
+        if (!key)
+            rc = fail(&(golden_error){"", "out of memory"});
+        else if (golden_writer_meta(w, key, eq + 1, &err) != GOLDEN_OK)
+            rc = fail(&err);
+        free(key);
+    }
+    unsigned long long total = 0;
+    for (size_t i = 0; i < l.count; i++)
+        total += l.items[i].nbytes;
+    golden_progress prog;
+    golden_progress_start(&prog, TOOL, total);
+    dump_ctx d = {.w = w, .prog = &prog};
+    for (size_t i = 0; i < l.count && rc == 0; i++) {
+        const golden_input *in = &l.items[i];
+        golden_tensor_info out;
+        memset(&out, 0, sizeof out);
+        if (golden_writer_begin(w, &in->info, &err) != GOLDEN_OK ||
+            golden_input_read(in, CHUNK, write_chunk, &d, &err) != GOLDEN_OK ||
+            golden_writer_end(w, &out, &err) != GOLDEN_OK) {
+            /* name the tensor whenever the error does not already */
+            if (!strstr(err.where, in->info.name)) {
+                char what[sizeof err.what];
+                snprintf(what, sizeof what, "%s", err.what);
+                golden_failw(&err, what, "%s:%s", in->info.source, in->info.name);
+            }
+            rc = fail(&err);
+        } else if (in->has_expected && strcmp(out.sha256, in->expected_sha256) != 0) {
+            char where[sizeof err.where];
+            snprintf(where, sizeof where, "%s:%s", in->info.source, in->info.name);
+            golden_fail(&err, where, "expected sha256 %s, data hashes to %s",
+                        in->expected_sha256, out.sha256);
+            rc = fail(&err);
+        }
+        /* golden_writer_end hands over copies of the strings */
+        golden_tensor_info_clear(&out);
+    }
+    golden_progress_end(&prog);
+    if (rc == 0 && golden_writer_commit(w, &err) != GOLDEN_OK)
+        rc = fail(&err);
+    else if (rc != 0)
+        golden_writer_abort(w);
+    if (rc == 0) {
+        bool quiet = o->json && strcmp(o->json, "-") == 0;
+        if (!quiet)
+            printf("%s: %zu tensors, %llu bytes\n", o->out, l.count, total);
+        if (o->json) {
+            /* the JSON is the listing of what was just written, read back */
+            golden_input_list_free(&l);
+            return do_list(o->out, o->json, o->force, false) ? 2 : 0;
+        }
+    }
+    golden_input_list_free(&l);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_META = 256, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_GZIP, OPT_VERIFY, OPT_LIST,
+           OPT_JSON, OPT_JUNIT, OPT_HELP, OPT_VERSION };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},  {"meta", required_argument, NULL, OPT_META},
+        {"prefix", required_argument, NULL, OPT_PREFIX},
+        {"name", required_argument, NULL, OPT_NAME}, {"force", no_argument, NULL, OPT_FORCE},
+        {"gzip", required_argument, NULL, OPT_GZIP},
+        {"verify", required_argument, NULL, OPT_VERIFY},
+        {"list", required_argument, NULL, OPT_LIST}, {"json", required_argument, NULL, OPT_JSON},
+        {"junit", required_argument, NULL, OPT_JUNIT}, {"help", no_argument, NULL, OPT_HELP},
+        {"version", no_argument, NULL, OPT_VERSION}, {NULL, 0, NULL, 0},
+    };
+    dump_opts o = {0};
+    const char *verify = NULL, *list = NULL, *junit = NULL;
+    o.meta = calloc((size_t)argc + 1, sizeof *o.meta);
+    if (!o.meta)
+        return usage_error("out of memory");
+    int c, rc = -1;
+    opterr = 0;
+    while (rc < 0 && (c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.out = optarg; break;
+        case OPT_META: o.meta[o.nmeta++] = optarg; break;
+        case OPT_PREFIX: o.prefix = optarg; break;
+        case OPT_NAME: o.name = optarg; break;
+        case OPT_FORCE: o.force = true; break;
+        case OPT_GZIP: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end || v < 0 || v > 9)
+                rc = usage_error("--gzip needs a level from 0 to 9");
+            o.gzip = (int)v;
+            break;
+        }
+        case OPT_VERIFY: verify = optarg; break;
+        case OPT_LIST: list = optarg; break;
+        case OPT_JSON: o.json = optarg; break;
+        case OPT_JUNIT: junit = optarg; break;
+        case OPT_HELP: usage(stdout); rc = 0; break;
+        case OPT_VERSION: printf(TOOL " " GOLDEN_VERSION "\n"); rc = 0; break;
+        default: {
+            char msg[256];
+            if (optopt && optopt < 256)
+                snprintf(msg, sizeof msg, "bad option or missing argument for -%c", optopt);
+            else
+                snprintf(msg, sizeof msg, "bad option or missing argument: %s",
+                         argv[optind - 1]);
+            rc = usage_error(msg);
+        }
+        }
+    }
+    if (rc < 0) {
+        int modes = (verify != NULL) + (list != NULL) + (o.out != NULL);
+        if (modes != 1)
+            rc = usage_error("give exactly one of -o OUT.h5, --verify FILE.h5, --list FILE.h5");
+        else if (junit && !verify)
+            rc = usage_error("--junit goes with --verify");
+        else if (verify || list) {
+            if (optind < argc)
+                rc = usage_error("--verify and --list take no INPUT");
+            else
+                rc = verify ? do_verify(verify, o.json, junit, o.force)
+                            : do_list(list, o.json, o.force, true);
+        } else if (optind >= argc) {
+            rc = usage_error("no INPUT given");
+        } else {
+            rc = do_dump(&o, argv + optind, argc - optind);
+        }
+    }
+    free(o.meta);
+    return rc;
+}
