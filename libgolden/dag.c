@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "golden/imap.h"
+#include "golden/report.h"
 
 /* ---- small helpers ---- */
 typedef struct {
@@ -196,7 +197,7 @@ static void on_segment(void *ctx, const golden_imap_seg *seg, uint64_t lo, uint6
 }
 
 /* The FastTrack-style sweep: accesses in topological order against per-domain shadow maps. */
-static int sweep_races(race_acc *ra)
+static int sweep_domains(race_acc *ra, const uint8_t *mine)
 {
     const golden_graph *g = ra->g;
     const golden_hb *h = ra->h;
@@ -210,6 +211,8 @@ static int sweep_races(race_acc *ra)
             uint32_t ai = op->acc_first + k;
             const golden_access *a = &g->accesses[ai];
             uint32_t d = g->buffers[a->buffer].domain;
+            if (mine && !mine[d])
+                continue;
             if (!maps[d] && !(maps[d] = golden_imap_new())) {
                 rc = -1;
                 break;
@@ -223,6 +226,92 @@ static int sweep_races(race_acc *ra)
     for (uint32_t d = 0; d < g->ndomains; d++)
         golden_imap_free(maps[d]);
     free(maps);
+    return rc;
+}
+
+typedef struct {
+    race_acc ra;
+    uint8_t *mine;
+    int rc;
+} sweep_part;
+
+static void *sweep_thread(void *arg)
+{
+    sweep_part *p = arg;
+    p->rc = sweep_domains(&p->ra, p->mine);
+    return NULL;
+}
+
+/* Domains (chip, space) never conflict with each other, so they sweep on separate cores:
+ * each worker takes whole domains, balanced by access count. */
+static int sweep_races(race_acc *ra)
+{
+    const golden_graph *g = ra->g;
+    uint32_t nd = g->ndomains;
+    int T = golden_threads();
+    if (ra->wit || T < 2 || nd < 2)
+        return sweep_domains(ra, NULL);
+    if ((uint32_t)T > nd)
+        T = (int)nd;
+    if (T > 8)
+        T = 8;
+    uint64_t *count = calloc(nd, sizeof *count), load[8] = {0};
+    sweep_part *parts = calloc((size_t)T, sizeof *parts);
+    int rc = count && parts ? 0 : -1;
+    for (int t = 0; t < T && rc == 0; t++) {
+        parts[t].ra = (race_acc){.g = g, .h = ra->h};
+        if (!(parts[t].mine = calloc(nd, 1)))
+            rc = -1;
+    }
+    if (rc == 0) {
+        for (uint32_t i = 0; i < g->naccesses; i++)
+            count[g->buffers[g->accesses[i].buffer].domain]++;
+        /* biggest domain first, each to the least loaded worker */
+        for (uint32_t k = 0; k < nd; k++) {
+            uint32_t best = 0;
+            for (uint32_t d = 0; d < nd; d++)
+                if (count[d] != UINT64_MAX && (count[best] == UINT64_MAX || count[d] > count[best]))
+                    best = d;
+            int w = 0;
+            for (int t = 1; t < T; t++)
+                if (load[t] < load[w])
+                    w = t;
+            parts[w].mine[best] = 1;
+            load[w] += count[best];
+            count[best] = UINT64_MAX;
+        }
+        pthread_t tid[8];
+        int started[8] = {0};
+        for (int t = 1; t < T; t++)
+            started[t] = pthread_create(&tid[t], NULL, sweep_thread, &parts[t]) == 0;
+        sweep_thread(&parts[0]);
+        for (int t = 1; t < T; t++) {
+            if (started[t])
+                pthread_join(tid[t], NULL);
+            else
+                sweep_thread(&parts[t]);
+        }
+        size_t total = 0;
+        for (int t = 0; t < T; t++) {
+            rc |= parts[t].rc;
+            total += parts[t].ra.n;
+        }
+        if (rc == 0 && total && !(ra->v = malloc(total * sizeof *ra->v)))
+            rc = -1;
+        for (int t = 0; t < T && rc == 0; t++) {
+            if (parts[t].ra.n)
+                memcpy(ra->v + ra->n, parts[t].ra.v, parts[t].ra.n * sizeof *ra->v);
+            ra->n += parts[t].ra.n;
+        }
+        ra->cap = ra->n;
+    }
+    for (int t = 0; parts && t < T; t++) {
+        free(parts[t].ra.v);
+        free(parts[t].ra.seen.keys);
+        free(parts[t].mine);
+    }
+    free(parts);
+    free(count);
     return rc;
 }
 
