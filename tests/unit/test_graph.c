@@ -1,7 +1,10 @@
 /* Unit tests for the graph model, vector clocks, the interval map, races, aliases and idle
  * syncs, on small graphs whose answers were worked out by hand. */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../tools/gengraph.h"
 #include "cunit_main.h"
 #include "golden/dag.h"
 #include "golden/graph.h"
@@ -412,6 +415,90 @@ static void test_inplace(void)
     golden_graph_free(g);
 }
 
+/* The streaming loader must build exactly the model the tree loader builds. */
+static bool same_model(const golden_graph *a, const golden_graph *b)
+{
+    if (a->nops != b->nops || a->nqueues != b->nqueues || a->nbuffers != b->nbuffers ||
+        a->naccesses != b->naccesses || a->nafter != b->nafter ||
+        a->nbarrier_queues != b->nbarrier_queues || a->nevents != b->nevents)
+        return false;
+    for (uint32_t i = 0; i < a->nops; i++) {
+        const golden_op *x = &a->ops[i], *y = &b->ops[i];
+        if (strcmp(x->id, y->id) || x->kind != y->kind || x->queue != y->queue ||
+            x->event != y->event || x->acc_first != y->acc_first ||
+            x->acc_count != y->acc_count || x->after_first != y->after_first ||
+            x->after_count != y->after_count || x->bq_first != y->bq_first ||
+            x->bq_count != y->bq_count || x->data_size != y->data_size ||
+            (x->family == GOLDEN_NONE) != (y->family == GOLDEN_NONE) ||
+            (x->family != GOLDEN_NONE && strcmp(a->families[x->family], b->families[y->family])))
+            return false;
+    }
+    for (uint32_t i = 0; i < a->naccesses; i++) {
+        const golden_access *x = &a->accesses[i], *y = &b->accesses[i];
+        if (x->op != y->op || x->buffer != y->buffer || x->index != y->index ||
+            x->write != y->write || x->lo != y->lo || x->hi != y->hi)
+            return false;
+    }
+    for (uint32_t i = 0; i < a->nbuffers; i++) {
+        const golden_buffer *x = &a->buffers[i], *y = &b->buffers[i];
+        if (strcmp(x->id, y->id) || x->domain != y->domain || x->live_first != y->live_first ||
+            x->live_last != y->live_last || x->inplace_of != y->inplace_of)
+            return false;
+    }
+    return memcmp(a->after, b->after, a->nafter * sizeof *a->after) == 0 &&
+           memcmp(a->barrier_queues, b->barrier_queues,
+                  a->nbarrier_queues * sizeof *a->barrier_queues) == 0;
+}
+
+static void test_stream_equals_tree(void)
+{
+    char path[] = "/tmp/golden-graph-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    setenv("GOLDEN_GRAPH_STREAM_BYTES", "0", 1);
+    int same = 0, runs = 0;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        json_t *root = gg_random(seed, 80);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+        CU_ASSERT_EQUAL_FATAL(json_dump_file(root, path, seed % 2 ? JSON_INDENT(2) : JSON_COMPACT), 0);
+        golden_graph *a = NULL, *b = NULL;
+        golden_error err;
+        CU_ASSERT_EQUAL(golden_graph_from_json(root, path, NULL, &a, &err), GOLDEN_OK);
+        CU_ASSERT_EQUAL(golden_graph_load_file(path, &b, &err), GOLDEN_OK);
+        if (a && b) {
+            runs++;
+            same += same_model(a, b);
+        }
+        golden_graph_free(a);
+        golden_graph_free(b);
+        json_decref(root);
+    }
+    CU_ASSERT_EQUAL(runs, 300);
+    CU_ASSERT_EQUAL(same, runs);
+    /* and the realistic graph */
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    gg_params p = {.layers = 4, .steps = 2, .tiles = 8, .split = 4, .seed = 3};
+    CU_ASSERT_EQUAL(gg_realistic(f, &p), 0);
+    CU_ASSERT_EQUAL(fclose(f), 0);
+    golden_graph *b = NULL, *a = NULL;
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_graph_load_file(path, &b, &err), GOLDEN_OK);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL(root);
+    CU_ASSERT_EQUAL(golden_graph_from_json(root, path, NULL, &a, &err), GOLDEN_OK);
+    CU_ASSERT_TRUE(a && b && same_model(a, b));
+    CU_ASSERT_EQUAL(b ? b->nops : 0, p.ops);
+    CU_ASSERT_EQUAL(b ? b->naccesses : 0, p.accesses);
+    golden_graph_free(a);
+    golden_graph_free(b);
+    json_decref(root);
+    unsetenv("GOLDEN_GRAPH_STREAM_BYTES");
+    unlink(path);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -423,6 +510,7 @@ int main(void)
         {"races with ranges and fix hint", test_races_hand},
         {"idle syncs and removal verification", test_idle_and_removal},
         {"in-place fusion: safe and unsafe", test_inplace},
+        {"streaming loader builds the same model as the tree", test_stream_equals_tree},
         {0, 0}};
     return golden_test_run("graph", tests);
 }
