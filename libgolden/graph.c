@@ -846,8 +846,427 @@ static size_t skip_value(const scan *s, size_t p)
 
 typedef int (*element_fn)(builder *b, const json_t *elem, size_t i);
 
+/* ---- a fast path for ops in the stream: a strict little parser for the common shape of an op
+ * (ASCII strings without escapes, plain non-negative integers, known keys). It checks
+ * everything first and changes nothing unless the op is valid; anything else (and every
+ * error) falls back to jansson and add_op, so messages and rules stay those of one code. ---- */
+typedef struct {
+    const char *s;
+    uint32_t n;
+} slice;
+
+typedef struct {
+    slice buffer;
+    uint64_t offset, size;
+    bool has_offset, has_size, write;
+} flat_access;
+
+typedef struct {
+    slice id, kind, queue, family, event;
+    bool has_id, has_kind, has_queue, has_family, has_event, has_data_size;
+    bool has_reads, has_writes, has_after, has_queues;
+    uint64_t data_size;
+    flat_access *acc;
+    size_t nacc, cap_acc;
+    slice *after, *queues;
+    size_t nafter, cap_after, nqueues, cap_queues;
+    char *tmp[2];
+    size_t tmp_cap[2];
+} flat_op;
+
+static void flat_free(flat_op *f)
+{
+    free(f->acc);
+    free(f->after);
+    free(f->queues);
+    free(f->tmp[0]);
+    free(f->tmp[1]);
+}
+
+/* 0 = parsed; 1 = not the simple shape (use jansson); -1 = out of memory */
+static int flat_str(const scan *s, size_t *p, size_t hi, slice *out)
+{
+    size_t q = *p;
+    if (q >= hi || s->buf[q] != '"')
+        return 1;
+    for (q++; q < hi && s->buf[q] != '"'; q++) {
+        unsigned char c = (unsigned char)s->buf[q];
+        if (c == '\\' || c < 0x20 || c >= 0x80)
+            return 1;
+    }
+    if (q >= hi || q - *p - 1 > UINT32_MAX)
+        return 1;
+    out->s = s->buf + *p + 1;
+    out->n = (uint32_t)(q - *p - 1);
+    *p = q + 1;
+    return 0;
+}
+
+static int flat_uint(const scan *s, size_t *p, size_t hi, uint64_t *out)
+{
+    size_t q = *p;
+    uint64_t v = 0;
+    while (q < hi && s->buf[q] >= '0' && s->buf[q] <= '9' && q - *p < 18)
+        v = v * 10 + (uint64_t)(s->buf[q++] - '0');
+    if (q == *p || q >= hi || (s->buf[*p] == '0' && q - *p > 1) ||
+        !strchr(",}] \t\r\n", s->buf[q]))
+        return 1;
+    *out = v;
+    *p = q;
+    return 0;
+}
+
+static bool slice_is(slice x, const char *lit)
+{
+    size_t n = strlen(lit);
+    return x.n == n && memcmp(x.s, lit, n) == 0;
+}
+
+static int flat_push(void **arr, size_t *n, size_t *cap, size_t sz)
+{
+    if (grow(arr, cap, *n, sz) != 0)
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+static int flat_str_array(const scan *s, size_t *p, size_t hi, slice **arr, size_t *n,
+                          size_t *cap)
+{
+    size_t q = *p;
+    if (q >= hi || s->buf[q] != '[')
+        return 1;
+    q = skip_ws(s, q + 1);
+    if (q < hi && s->buf[q] == ']') {
+        *p = q + 1;
+        return 0;
+    }
+    for (;;) {
+        slice x;
+        if (flat_str(s, &q, hi, &x) != 0)
+            return 1;
+        if (flat_push((void **)arr, n, cap, sizeof **arr) != 0)
+            return -1;
+        (*arr)[*n - 1] = x;
+        q = skip_ws(s, q);
+        if (q < hi && s->buf[q] == ',') {
+            q = skip_ws(s, q + 1);
+            continue;
+        }
+        if (q < hi && s->buf[q] == ']') {
+            *p = q + 1;
+            return 0;
+        }
+        return 1;
+    }
+}
+
+static int flat_accesses(const scan *s, size_t *p, size_t hi, flat_op *f, bool write)
+{
+    size_t q = *p;
+    if (q >= hi || s->buf[q] != '[')
+        return 1;
+    q = skip_ws(s, q + 1);
+    if (q < hi && s->buf[q] == ']') {
+        *p = q + 1;
+        return 0;
+    }
+    for (;;) {
+        if (q >= hi || s->buf[q] != '{')
+            return 1;
+        if (flat_push((void **)&f->acc, &f->nacc, &f->cap_acc, sizeof *f->acc) != 0)
+            return -1;
+        flat_access *a = &f->acc[f->nacc - 1];
+        memset(a, 0, sizeof *a);
+        a->write = write;
+        bool has_buffer = false;
+        q = skip_ws(s, q + 1);
+        while (q < hi && s->buf[q] != '}') {
+            slice key;
+            if (flat_str(s, &q, hi, &key) != 0)
+                return 1;
+            q = skip_ws(s, q);
+            if (q >= hi || s->buf[q] != ':')
+                return 1;
+            q = skip_ws(s, q + 1);
+            int r;
+            if (slice_is(key, "buffer") && !has_buffer) {
+                r = flat_str(s, &q, hi, &a->buffer);
+                has_buffer = true;
+            } else if (slice_is(key, "offset") && !a->has_offset) {
+                r = flat_uint(s, &q, hi, &a->offset);
+                a->has_offset = true;
+            } else if (slice_is(key, "size") && !a->has_size) {
+                r = flat_uint(s, &q, hi, &a->size);
+                a->has_size = true;
+            } else {
+                return 1;
+            }
+            if (r != 0)
+                return r;
+            q = skip_ws(s, q);
+            if (q < hi && s->buf[q] == ',')
+                q = skip_ws(s, q + 1);
+            else if (q >= hi || s->buf[q] != '}')
+                return 1;
+        }
+        if (q >= hi || !has_buffer)
+            return 1;
+        q = skip_ws(s, q + 1);
+        if (q < hi && s->buf[q] == ',') {
+            q = skip_ws(s, q + 1);
+            continue;
+        }
+        if (q < hi && s->buf[q] == ']') {
+            *p = q + 1;
+            return 0;
+        }
+        return 1;
+    }
+}
+
+static int flat_parse_op(const scan *s, size_t p, size_t hi, flat_op *f, size_t *end)
+{
+    f->has_id = f->has_kind = f->has_queue = f->has_family = f->has_event = false;
+    f->has_data_size = f->has_reads = f->has_writes = f->has_after = f->has_queues = false;
+    f->nacc = f->nafter = f->nqueues = 0;
+    if (p >= hi || s->buf[p] != '{')
+        return 1;
+    size_t q = skip_ws(s, p + 1);
+    while (q < hi && s->buf[q] != '}') {
+        slice key;
+        if (flat_str(s, &q, hi, &key) != 0)
+            return 1;
+        q = skip_ws(s, q);
+        if (q >= hi || s->buf[q] != ':')
+            return 1;
+        q = skip_ws(s, q + 1);
+        int r = 1;
+        struct {
+            const char *name;
+            slice *dst;
+            bool *seen;
+        } strs[] = {{"id", &f->id, &f->has_id}, {"kind", &f->kind, &f->has_kind},
+                    {"queue", &f->queue, &f->has_queue}, {"family", &f->family, &f->has_family},
+                    {"event", &f->event, &f->has_event}};
+        bool matched = false;
+        for (int k = 0; k < 5 && !matched; k++)
+            if (slice_is(key, strs[k].name)) {
+                matched = true;
+                if (*strs[k].seen)
+                    return 1;
+                *strs[k].seen = true;
+                r = flat_str(s, &q, hi, strs[k].dst);
+            }
+        if (matched) {
+        } else if (slice_is(key, "data_size") && !f->has_data_size) {
+            f->has_data_size = true;
+            r = flat_uint(s, &q, hi, &f->data_size);
+        } else if (slice_is(key, "reads") && !f->has_reads) {
+            f->has_reads = true;
+            r = flat_accesses(s, &q, hi, f, false);
+        } else if (slice_is(key, "writes") && !f->has_writes) {
+            f->has_writes = true;
+            r = flat_accesses(s, &q, hi, f, true);
+        } else if (slice_is(key, "after") && !f->has_after) {
+            f->has_after = true;
+            r = flat_str_array(s, &q, hi, &f->after, &f->nafter, &f->cap_after);
+        } else if (slice_is(key, "queues") && !f->has_queues) {
+            f->has_queues = true;
+            r = flat_str_array(s, &q, hi, &f->queues, &f->nqueues, &f->cap_queues);
+        }
+        if (r != 0)
+            return r;
+        q = skip_ws(s, q);
+        if (q < hi && s->buf[q] == ',')
+            q = skip_ws(s, q + 1);
+        else if (q >= hi || s->buf[q] != '}')
+            return 1;
+    }
+    if (q >= hi)
+        return 1;
+    *end = q + 1;
+    return 0;
+}
+
+/* A NUL-terminated copy of x in scratch slot k (valid until the next call for that slot). */
+static const char *flat_cstr(flat_op *f, int k, slice x)
+{
+    if (grow((void **)&f->tmp[k], &f->tmp_cap[k], x.n, 1) != 0)
+        return NULL;
+    memcpy(f->tmp[k], x.s, x.n);
+    f->tmp[k][x.n] = '\0';
+    return f->tmp[k];
+}
+
+/* 0 = added; 1 = not added, let add_op say why; -1 = out of memory (err set). */
+static int add_op_flat(builder *b, flat_op *f, size_t idx)
+{
+    golden_graph *g = b->g;
+    graph_index *ix = g->index;
+    /* check everything first: any problem goes to add_op for its one message */
+    if (!f->has_id || !f->id.n)
+        return 1;
+    golden_op_kind kind = GOLDEN_OP_COMPUTE;
+    if (f->has_kind) {
+        const char *k = flat_cstr(f, 0, f->kind);
+        if (!k)
+            return nomem(b);
+        if (!f->kind.n || parse_kind(k, &kind) != 0)
+            return 1;
+    }
+    const char *id = flat_cstr(f, 0, f->id);
+    if (!id)
+        return nomem(b);
+    if (strmap_get(&ix->ops, id) != GOLDEN_NONE || g->nops >= GOLDEN_NONE - 1)
+        return 1;
+    bool barrier = kind == GOLDEN_OP_BARRIER, sync = kind == GOLDEN_OP_SIGNAL || kind == GOLDEN_OP_WAIT;
+    if ((kind != GOLDEN_OP_COMPUTE && f->nacc) || (!barrier && f->has_queues) ||
+        (barrier && (!f->has_queues || !f->nqueues || f->has_queue)) ||
+        (!barrier && !f->has_queue) || (sync && !f->has_event) || (!sync && f->has_event) ||
+        (f->has_queue && !f->queue.n) || (f->has_family && !f->family.n) ||
+        (f->has_event && !f->event.n))
+        return 1;
+    uint32_t queue = GOLDEN_NONE;
+    if (f->has_queue) {
+        const char *qn = flat_cstr(f, 1, f->queue);
+        if (!qn)
+            return nomem(b);
+        if ((queue = golden_graph_find_queue(g, qn)) == GOLDEN_NONE)
+            return 1;
+    }
+    if (f->has_event && kind == GOLDEN_OP_SIGNAL) {
+        const char *en = flat_cstr(f, 1, f->event);
+        if (!en)
+            return nomem(b);
+        uint32_t e = strmap_get(&b->events, en);
+        if (e != GOLDEN_NONE && g->events[e].signal != GOLDEN_NONE)
+            return 1;
+    }
+    for (size_t k = 0; k < f->nacc; k++) {
+        flat_access *a = &f->acc[k];
+        const char *bn = flat_cstr(f, 1, a->buffer);
+        if (!bn)
+            return nomem(b);
+        uint32_t buf = a->buffer.n ? golden_graph_find_buffer(g, bn) : GOLDEN_NONE;
+        if (buf == GOLDEN_NONE)
+            return 1;
+        uint64_t bs = g->buffers[buf].size, off = a->has_offset ? a->offset : 0;
+        uint64_t size = a->has_size ? a->size : (off <= bs ? bs - off : 0);
+        if (off > bs || size > bs - off)
+            return 1;
+        a->offset = off;
+        a->size = size;
+        a->has_offset = true;
+        a->buffer.n = buf; /* reuse: the buffer index from here on */
+        a->buffer.s = NULL;
+    }
+    for (size_t k = 0; k < f->nqueues; k++) {
+        const char *qn = flat_cstr(f, 1, f->queues[k]);
+        if (!qn)
+            return nomem(b);
+        uint32_t q = f->queues[k].n ? golden_graph_find_queue(g, qn) : GOLDEN_NONE;
+        if (q == GOLDEN_NONE)
+            return 1;
+        for (size_t m = 0; m < k; m++)
+            if ((uint32_t)(uintptr_t)f->queues[m].s == q)
+                return 1;
+        f->queues[k].s = (const char *)(uintptr_t)q; /* reuse: the queue index */
+    }
+    for (size_t k = 0; k < f->nafter; k++)
+        if (!f->after[k].n)
+            return 1;
+    if (g->naccesses + f->nacc >= GOLDEN_NONE - 1)
+        return 1;
+    /* now build, in add_op's order so interned indices come out the same */
+    if (grow((void **)&g->ops, &b->cap_ops, g->nops, sizeof *g->ops) != 0)
+        return nomem(b);
+    uint32_t i = g->nops;
+    golden_op *op = &g->ops[i];
+    memset(op, 0, sizeof *op);
+    if (!(op->id = strdup(id)))
+        return nomem(b);
+    g->nops++;
+    op->kind = kind;
+    op->queue = queue;
+    op->family = op->event = GOLDEN_NONE;
+    op->acc_first = g->naccesses;
+    op->after_first = (uint32_t)b->nafter_refs;
+    op->bq_first = g->nbarrier_queues;
+    op->data_size = f->has_data_size ? (int64_t)f->data_size : -1;
+    if (strmap_put(&ix->ops, op->id, i) < 0)
+        return nomem(b);
+    if (f->has_family) {
+        const char *fn = flat_cstr(f, 1, f->family);
+        if (!fn || intern(b, &b->families, &g->families, &g->nfamilies, fn, &op->family) != 0)
+            return nomem(b);
+    }
+    if (f->has_event) {
+        const char *en = flat_cstr(f, 1, f->event);
+        if (!en)
+            return nomem(b);
+        uint32_t e = strmap_get(&b->events, en);
+        if (e == GOLDEN_NONE) {
+            golden_event *ne = realloc(g->events, (g->nevents + 1) * sizeof *ne);
+            if (!ne)
+                return nomem(b);
+            g->events = ne;
+            e = g->nevents;
+            ne[e].signal = GOLDEN_NONE;
+            ne[e].first_op = i;
+            if (!(ne[e].id = strdup(en)))
+                return nomem(b);
+            g->nevents++;
+            if (strmap_put(&b->events, ne[e].id, e) < 0)
+                return nomem(b);
+        }
+        op->event = e;
+        if (kind == GOLDEN_OP_SIGNAL)
+            g->events[e].signal = i;
+    }
+    /* reads keep their list index, then writes theirs, as add_op does */
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t index = 0;
+        for (size_t k = 0; k < f->nacc; k++) {
+            const flat_access *a = &f->acc[k];
+            if (a->write != (pass == 1))
+                continue;
+            uint32_t at = index++;
+            if (!a->size)
+                continue;
+            if (grow((void **)&g->accesses, &b->cap_acc, g->naccesses, sizeof *g->accesses) != 0)
+                return nomem(b);
+            golden_access *ga = &g->accesses[g->naccesses++];
+            ga->op = i;
+            ga->buffer = a->buffer.n;
+            ga->index = at;
+            ga->write = a->write;
+            ga->lo = g->buffers[a->buffer.n].address + a->offset;
+            ga->hi = ga->lo + a->size;
+        }
+    }
+    op = &g->ops[i];
+    op->acc_count = g->naccesses - op->acc_first;
+    for (size_t k = 0; k < f->nafter; k++) {
+        const char *an = flat_cstr(f, 1, f->after[k]);
+        if (!an || add_ref(b, &b->after_refs, &b->nafter_refs, &b->cap_after_refs, i,
+                           (uint32_t)k, an, NULL) != 0)
+            return nomem(b);
+    }
+    op->after_count = (uint32_t)b->nafter_refs - op->after_first;
+    for (size_t k = 0; k < f->nqueues; k++) {
+        if (grow((void **)&g->barrier_queues, &b->cap_bq, g->nbarrier_queues,
+                 sizeof *g->barrier_queues) != 0)
+            return nomem(b);
+        g->barrier_queues[g->nbarrier_queues++] = (uint32_t)(uintptr_t)f->queues[k].s;
+    }
+    op->bq_count = g->nbarrier_queues - op->bq_first;
+    (void)idx;
+    return 0;
+}
+
 static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const char *key,
-                        element_fn fn)
+                        element_fn fn, bool fast)
 {
     size_t p = skip_ws(s, lo);
     if (p >= hi || s->buf[p] != '[') {
@@ -858,22 +1277,45 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
     p = skip_ws(s, p + 1);
     if (p < hi && s->buf[p] == ']')
         return GOLDEN_OK;
+    flat_op *f = NULL;
+    if (fast && !(f = calloc(1, sizeof *f)))
+        return nomem(b);
+    int rc = GOLDEN_OK;
     for (size_t i = 0;; i++) {
-        /* jansson stops after the element's closing bracket and says where */
-        json_error_t je;
-        json_t *elem = json_loadb(s->buf + p, hi - p,
-                                  JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
-        if (!elem)
-            return scan_fail(s, p + (je.position > 0 ? (size_t)je.position - 1 : 0), je.text);
-        size_t end = p + (size_t)je.position;
-        if (je.position <= 0 || end > hi || (s->buf[end - 1] != '}' && s->buf[end - 1] != ']')) {
-            json_decref(elem);
-            return scan_fail(s, p, "malformed JSON value");
+        size_t end = 0;
+        int r = 1;
+        if (f) {
+            r = flat_parse_op(s, p, hi, f, &end);
+            if (r == 0)
+                r = add_op_flat(b, f, i);
+            else if (r < 0)
+                r = nomem(b);
         }
-        int rc = fn(b, elem, i);
-        json_decref(elem);
-        if (rc != 0)
-            return rc;
+        if (r < 0) {
+            rc = GOLDEN_ERR;
+            break;
+        }
+        if (r > 0) {
+            /* jansson stops after the element's closing bracket and says where */
+            json_error_t je;
+            json_t *elem = json_loadb(s->buf + p, hi - p,
+                                      JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
+            if (!elem) {
+                rc = scan_fail(s, p + (je.position > 0 ? (size_t)je.position - 1 : 0), je.text);
+                break;
+            }
+            end = p + (size_t)je.position;
+            if (je.position <= 0 || end > hi ||
+                (s->buf[end - 1] != '}' && s->buf[end - 1] != ']')) {
+                json_decref(elem);
+                rc = scan_fail(s, p, "malformed JSON value");
+                break;
+            }
+            rc = fn(b, elem, i);
+            json_decref(elem);
+            if (rc != 0)
+                break;
+        }
         if (s->progress)
             golden_progress_update(s->progress, end);
         p = skip_ws(s, end);
@@ -881,10 +1323,21 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
             p = skip_ws(s, p + 1);
             continue;
         }
-        if (p < hi && s->buf[p] == ']')
-            return GOLDEN_OK;
-        return scan_fail(s, p, "expected ',' or ']'");
+        if (!(p < hi && s->buf[p] == ']'))
+            rc = scan_fail(s, p, "expected ',' or ']'");
+        break;
     }
+    if (f)
+        flat_free(f);
+    free(f);
+    return rc;
+}
+
+/* GOLDEN_GRAPH_FAST_OPS=0 turns the fast path off (tests compare both). */
+static bool fast_ops(void)
+{
+    const char *e = getenv("GOLDEN_GRAPH_FAST_OPS");
+    return !(e && strcmp(e, "0") == 0);
 }
 
 static int stream_load(const char *path, const char *buf, size_t len, golden_progress *progress,
@@ -953,9 +1406,9 @@ static int stream_load(const char *path, const char *buf, size_t len, golden_pro
             golden_fail(err, path, "missing required \"%s\"", keys[k]);
             goto done;
         }
-    if (stream_array(&b, &s, span[1][0], span[1][1], "queues", add_queue) != 0 ||
-        (span[2][1] && stream_array(&b, &s, span[2][0], span[2][1], "buffers", add_buffer) != 0) ||
-        stream_array(&b, &s, span[3][0], span[3][1], "ops", add_op) != 0)
+    if (stream_array(&b, &s, span[1][0], span[1][1], "queues", add_queue, false) != 0 ||
+        (span[2][1] && stream_array(&b, &s, span[2][0], span[2][1], "buffers", add_buffer, false) != 0) ||
+        stream_array(&b, &s, span[3][0], span[3][1], "ops", add_op, fast_ops()) != 0)
         goto done;
     if (resolve(&b) != 0 || build_queue_orders(&b) != 0)
         goto done;
