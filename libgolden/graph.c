@@ -1265,6 +1265,121 @@ static int add_op_flat(builder *b, flat_op *f, size_t idx)
     return 0;
 }
 
+typedef struct {
+    slice id, space, inplace_of;
+    bool has_id, has_space, has_inplace, has_chip, has_address, has_size, has_live;
+    uint64_t chip, address, size;
+    slice *live;
+    size_t nlive, cap_live;
+    char *tmp;
+    size_t tmp_cap;
+} flat_buffer;
+
+static int flat_parse_buffer(const scan *s, size_t p, size_t hi, flat_buffer *f, size_t *end)
+{
+    f->has_id = f->has_space = f->has_inplace = f->has_chip = false;
+    f->has_address = f->has_size = f->has_live = false;
+    f->nlive = 0;
+    if (p >= hi || s->buf[p] != '{')
+        return 1;
+    size_t q = skip_ws(s, p + 1);
+    while (q < hi && s->buf[q] != '}') {
+        slice key;
+        if (flat_str(s, &q, hi, &key) != 0)
+            return 1;
+        q = skip_ws(s, q);
+        if (q >= hi || s->buf[q] != ':')
+            return 1;
+        q = skip_ws(s, q + 1);
+        int r = 1;
+        bool *seen = NULL;
+        if (slice_is(key, "id"))
+            r = (seen = &f->has_id, *seen) ? 1 : flat_str(s, &q, hi, &f->id);
+        else if (slice_is(key, "space"))
+            r = (seen = &f->has_space, *seen) ? 1 : flat_str(s, &q, hi, &f->space);
+        else if (slice_is(key, "inplace_of"))
+            r = (seen = &f->has_inplace, *seen) ? 1 : flat_str(s, &q, hi, &f->inplace_of);
+        else if (slice_is(key, "chip"))
+            r = (seen = &f->has_chip, *seen) ? 1 : flat_uint(s, &q, hi, &f->chip);
+        else if (slice_is(key, "address"))
+            r = (seen = &f->has_address, *seen) ? 1 : flat_uint(s, &q, hi, &f->address);
+        else if (slice_is(key, "size"))
+            r = (seen = &f->has_size, *seen) ? 1 : flat_uint(s, &q, hi, &f->size);
+        else if (slice_is(key, "live"))
+            r = (seen = &f->has_live, *seen) ? 1
+                                             : flat_str_array(s, &q, hi, &f->live, &f->nlive,
+                                                              &f->cap_live);
+        if (r != 0)
+            return r;
+        *seen = true;
+        q = skip_ws(s, q);
+        if (q < hi && s->buf[q] == ',')
+            q = skip_ws(s, q + 1);
+        else if (q >= hi || s->buf[q] != '}')
+            return 1;
+    }
+    if (q >= hi)
+        return 1;
+    *end = q + 1;
+    return 0;
+}
+
+static const char *flat_bcstr(flat_buffer *f, slice x)
+{
+    if (grow((void **)&f->tmp, &f->tmp_cap, x.n, 1) != 0)
+        return NULL;
+    memcpy(f->tmp, x.s, x.n);
+    f->tmp[x.n] = '\0';
+    return f->tmp;
+}
+
+/* 0 = added; 1 = not added, let add_buffer say why; -1 = out of memory (err set). */
+static int add_buffer_flat(builder *b, flat_buffer *f)
+{
+    golden_graph *g = b->g;
+    graph_index *ix = g->index;
+    if (!f->has_id || !f->id.n || !f->has_space || !f->space.n || !f->has_chip ||
+        !f->has_address || !f->has_size || (f->has_live && f->nlive != 2) ||
+        g->nbuffers >= GOLDEN_NONE - 1)
+        return 1;
+    const char *id = flat_bcstr(f, f->id);
+    if (!id)
+        return nomem(b);
+    if (strmap_get(&ix->buffers, id) != GOLDEN_NONE)
+        return 1;
+    if (grow((void **)&g->buffers, &b->cap_buffers, g->nbuffers, sizeof *g->buffers) != 0)
+        return nomem(b);
+    uint32_t bi = g->nbuffers;
+    golden_buffer *gb = &g->buffers[bi];
+    memset(gb, 0, sizeof *gb);
+    if (!(gb->id = strdup(id)))
+        return nomem(b);
+    g->nbuffers++;
+    gb->chip = (int64_t)f->chip;
+    gb->address = f->address;
+    gb->size = f->size;
+    gb->live_first = gb->live_last = gb->inplace_of = GOLDEN_NONE;
+    const char *space = flat_bcstr(f, f->space);
+    if (!space)
+        return nomem(b);
+    if (intern(b, &b->spaces, &g->spaces, &g->nspaces, space, &gb->space) != 0 ||
+        domain_of(b, gb->chip, gb->space, &gb->domain) != 0)
+        return GOLDEN_ERR;
+    if (strmap_put(&ix->buffers, gb->id, bi) < 0)
+        return nomem(b);
+    for (uint32_t k = 0; k < f->nlive; k++) {
+        const char *n = flat_bcstr(f, f->live[k]);
+        if (!n || add_ref(b, &b->buf_refs, &b->nbuf_refs, &b->cap_buf_refs, bi, k, n, NULL) != 0)
+            return nomem(b);
+    }
+    if (f->has_inplace) {
+        const char *n = flat_bcstr(f, f->inplace_of);
+        if (!n || add_ref(b, &b->buf_refs, &b->nbuf_refs, &b->cap_buf_refs, bi, 2, n, NULL) != 0)
+            return nomem(b);
+    }
+    return 0;
+}
+
 static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const char *key,
                         element_fn fn, bool fast)
 {
@@ -1278,7 +1393,11 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
     if (p < hi && s->buf[p] == ']')
         return GOLDEN_OK;
     flat_op *f = NULL;
-    if (fast && !(f = calloc(1, sizeof *f)))
+    flat_buffer *fb = NULL;
+    bool ops = fn == add_op;
+    if (fast && ops && !(f = calloc(1, sizeof *f)))
+        return nomem(b);
+    if (fast && fn == add_buffer && !(fb = calloc(1, sizeof *fb)))
         return nomem(b);
     int rc = GOLDEN_OK;
     for (size_t i = 0;; i++) {
@@ -1288,6 +1407,12 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
             r = flat_parse_op(s, p, hi, f, &end);
             if (r == 0)
                 r = add_op_flat(b, f, i);
+            else if (r < 0)
+                r = nomem(b);
+        } else if (fb) {
+            r = flat_parse_buffer(s, p, hi, fb, &end);
+            if (r == 0)
+                r = add_buffer_flat(b, fb);
             else if (r < 0)
                 r = nomem(b);
         }
@@ -1330,6 +1455,11 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
     if (f)
         flat_free(f);
     free(f);
+    if (fb) {
+        free(fb->live);
+        free(fb->tmp);
+    }
+    free(fb);
     return rc;
 }
 
@@ -1407,7 +1537,7 @@ static int stream_load(const char *path, const char *buf, size_t len, golden_pro
             goto done;
         }
     if (stream_array(&b, &s, span[1][0], span[1][1], "queues", add_queue, false) != 0 ||
-        (span[2][1] && stream_array(&b, &s, span[2][0], span[2][1], "buffers", add_buffer, false) != 0) ||
+        (span[2][1] && stream_array(&b, &s, span[2][0], span[2][1], "buffers", add_buffer, fast_ops()) != 0) ||
         stream_array(&b, &s, span[3][0], span[3][1], "ops", add_op, fast_ops()) != 0)
         goto done;
     if (resolve(&b) != 0 || build_queue_orders(&b) != 0)
