@@ -130,6 +130,20 @@ expect_grep gen-counts 'ops, [0-9]+ accesses' gen.txt
 expect_exit real-clean 0 dag-check --json real-doc.json real.json
 GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit real-clean-stream 0 dag-check --json real-stream.json real.json
 if cmp -s real-doc.json real-stream.json; then ok stream-same-report; else notok stream-same-report; fi
+# the streaming loader's fast path for plain ops and buffers against jansson for every element
+GOLDEN_GRAPH_STREAM_BYTES=0 GOLDEN_GRAPH_FAST_OPS=0 expect_exit real-clean-slow 0 dag-check --json real-slow.json real.json
+if cmp -s real-slow.json real-stream.json; then ok fast-path-same-report; else notok fast-path-same-report; fi
+# escapes, a float and an unknown key send single elements down the slow path, mid-stream
+sed -e 's/"id": "p2"/"id": "p\\u0032"/' -e 's/"size": 256}\]},/"size": 256}], "note": 1},/' \
+    -e 's/"offset": 128, "size": 128/"offset": 128, "size": 128.0/' "$G/war-reused-buffer.json" > mixed.json
+expect_exit mixed-doc 2 dag-check mixed.json
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit mixed-stream 2 dag-check mixed.json
+expect_grep mixed-stream-msg 'mixed\.json#/ops/4/writes/0/size: "size" must be a non-negative integer' err.txt
+sed -i 's/"size": 128.0/"size": 128/' mixed.json
+expect_exit mixed-doc-ok 1 dag-check --json mixed-doc.json mixed.json
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit mixed-stream-ok 1 dag-check --json mixed-stream.json mixed.json
+if cmp -s mixed-doc.json mixed-stream.json; then ok mixed-same-report; else notok mixed-same-report; fi
+jcheck mixed-race 'r["races"][0]["b"]=="p2" and r["races"][0]["kind"]=="WAR"' mixed-stream.json
 gen-graph --ops 3000 --race -o real-race.json 2> /dev/null
 expect_exit real-race 1 dag-check --json rr.json --baseline real.json real-race.json
 jcheck real-race-json 'r["removed_syncs"]==["s0l24c0.w3"] and all(x["exposed_by"]==["s0l24c0.w3"] for x in r["races"]) and {x["kind"] for x in r["races"]}=={"RAW"}' rr.json
