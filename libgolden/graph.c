@@ -1381,7 +1381,7 @@ static int add_buffer_flat(builder *b, flat_buffer *f)
 }
 
 static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const char *key,
-                        element_fn fn, bool fast)
+                        element_fn fn, bool fast, size_t *endp)
 {
     size_t p = skip_ws(s, lo);
     if (p >= hi || s->buf[p] != '[') {
@@ -1390,8 +1390,10 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
         return scan_fail(s, p, what);
     }
     p = skip_ws(s, p + 1);
-    if (p < hi && s->buf[p] == ']')
+    if (p < hi && s->buf[p] == ']') {
+        *endp = p + 1;
         return GOLDEN_OK;
+    }
     flat_op *f = NULL;
     flat_buffer *fb = NULL;
     bool ops = fn == add_op;
@@ -1450,6 +1452,7 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
         }
         if (!(p < hi && s->buf[p] == ']'))
             rc = scan_fail(s, p, "expected ',' or ']'");
+        *endp = p + 1;
         break;
     }
     if (f)
@@ -1479,6 +1482,7 @@ static int stream_load(const char *path, const char *buf, size_t len, golden_pro
         return GOLDEN_ERR;
     static const char *keys[] = {"schema", "queues", "buffers", "ops"};
     size_t span[4][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+    bool done_arrays[4] = {false, false, false, false};
     int rc = GOLDEN_ERR;
     size_t p = skip_ws(&s, 0);
     if (p >= len || buf[p] != '{') {
@@ -1497,20 +1501,31 @@ static int stream_load(const char *path, const char *buf, size_t len, golden_pro
             scan_fail(&s, colon, "expected ':'");
             goto done;
         }
-        size_t v = skip_ws(&s, colon + 1), vend = skip_value(&s, v);
-        if (!vend) {
+        size_t v = skip_ws(&s, colon + 1), vend = 0;
+        int which = -1;
+        for (int k = 0; k < 4; k++)
+            if (kend - p - 2 == strlen(keys[k]) && memcmp(buf + p + 1, keys[k], kend - p - 2) == 0)
+                which = k;
+        if (which >= 0 && span[which][1]) {
+            scan_fail(&s, p, "duplicate key");
+            goto done;
+        }
+        /* arrays whose prerequisites are loaded are read in place, in one pass: queues and
+         * buffers at once, ops once both came; anything else waits for the end */
+        bool now = which == 1 || which == 2 || (which == 3 && done_arrays[1] && done_arrays[2]);
+        if (now) {
+            element_fn fn = which == 1 ? add_queue : which == 2 ? add_buffer : add_op;
+            if (stream_array(&b, &s, v, len, keys[which], fn, which > 1 && fast_ops(), &vend) != 0)
+                goto done;
+            done_arrays[which] = true;
+        } else if (!(vend = skip_value(&s, v))) {
             scan_fail(&s, v, "malformed JSON value");
             goto done;
         }
-        for (int k = 0; k < 4; k++)
-            if (kend - p - 2 == strlen(keys[k]) && memcmp(buf + p + 1, keys[k], kend - p - 2) == 0) {
-                if (span[k][1]) {
-                    scan_fail(&s, p, "duplicate key");
-                    goto done;
-                }
-                span[k][0] = v;
-                span[k][1] = vend;
-            }
+        if (which >= 0) {
+            span[which][0] = v;
+            span[which][1] = vend;
+        }
         p = skip_ws(&s, vend);
         if (p < len && buf[p] == ',')
             p = skip_ws(&s, p + 1);
@@ -1536,9 +1551,13 @@ static int stream_load(const char *path, const char *buf, size_t len, golden_pro
             golden_fail(err, path, "missing required \"%s\"", keys[k]);
             goto done;
         }
-    if (stream_array(&b, &s, span[1][0], span[1][1], "queues", add_queue, false) != 0 ||
-        (span[2][1] && stream_array(&b, &s, span[2][0], span[2][1], "buffers", add_buffer, fast_ops()) != 0) ||
-        stream_array(&b, &s, span[3][0], span[3][1], "ops", add_op, fast_ops()) != 0)
+    size_t end;
+    if ((!done_arrays[1] &&
+         stream_array(&b, &s, span[1][0], span[1][1], "queues", add_queue, false, &end) != 0) ||
+        (span[2][1] && !done_arrays[2] &&
+         stream_array(&b, &s, span[2][0], span[2][1], "buffers", add_buffer, fast_ops(), &end) != 0) ||
+        (!done_arrays[3] &&
+         stream_array(&b, &s, span[3][0], span[3][1], "ops", add_op, fast_ops(), &end) != 0))
         goto done;
     if (resolve(&b) != 0 || build_queue_orders(&b) != 0)
         goto done;
