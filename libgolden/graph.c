@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -872,6 +873,7 @@ typedef struct {
     size_t nafter, cap_after, nqueues, cap_queues;
     char *tmp[2];
     size_t tmp_cap[2];
+    uint32_t last_buf;    /* the buffer the previous access named (a cache; any value is safe) */
 } flat_op;
 
 static void flat_free(flat_op *f)
@@ -1145,12 +1147,21 @@ static int add_op_flat(builder *b, flat_op *f, size_t idx)
     }
     for (size_t k = 0; k < f->nacc; k++) {
         flat_access *a = &f->acc[k];
-        const char *bn = flat_cstr(f, 1, a->buffer);
-        if (!bn)
-            return nomem(b);
-        uint32_t buf = a->buffer.n ? golden_graph_find_buffer(g, bn) : GOLDEN_NONE;
+        /* tiles of one buffer come in runs: try the last buffer before hashing */
+        uint32_t buf = GOLDEN_NONE;
+        if (f->last_buf < g->nbuffers && a->buffer.n &&
+            strncmp(g->buffers[f->last_buf].id, a->buffer.s, a->buffer.n) == 0 &&
+            g->buffers[f->last_buf].id[a->buffer.n] == '\0') {
+            buf = f->last_buf;
+        } else if (a->buffer.n) {
+            const char *bn = flat_cstr(f, 1, a->buffer);
+            if (!bn)
+                return nomem(b);
+            buf = golden_graph_find_buffer(g, bn);
+        }
         if (buf == GOLDEN_NONE)
             return 1;
+        f->last_buf = buf;
         uint64_t bs = g->buffers[buf].size, off = a->has_offset ? a->offset : 0;
         uint64_t size = a->has_size ? a->size : (off <= bs ? bs - off : 0);
         if (off > bs || size > bs - off)
@@ -1607,24 +1618,16 @@ int golden_graph_load_file_progress(const char *path, golden_progress *progress,
     if (json && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
         (size_t)st.st_size >= stream_threshold()) {
         size_t len = (size_t)st.st_size;
-        char *buf = malloc(len + 1);
-        if (!buf) {
-            fclose(f);
-            return golden_fail(err, path, "out of memory reading %zu bytes", len);
-        }
-        rewind(f);
-        size_t got = fread(buf, 1, len, f);
-        int rd = ferror(f);
+        /* mapped, not copied: the scanner is bounded by len and needs no NUL */
+        void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(f), 0);
         fclose(f);
-        if (got != len || rd) {
-            free(buf);
-            return golden_fail(err, path, "read error");
-        }
-        buf[len] = '\0';
+        if (map == MAP_FAILED)
+            return golden_fail(err, path, "%s", strerror(errno));
+        madvise(map, len, MADV_SEQUENTIAL);
         if (progress)
             progress->total = len;
-        int rc = stream_load(path, buf, len, progress, out, err);
-        free(buf);
+        int rc = stream_load(path, map, len, progress, out, err);
+        munmap(map, len);
         return rc;
     }
     fclose(f);
