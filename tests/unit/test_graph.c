@@ -445,9 +445,10 @@ static bool same_model(const golden_graph *a, const golden_graph *b)
             x->live_last != y->live_last || x->inplace_of != y->inplace_of)
             return false;
     }
-    return memcmp(a->after, b->after, a->nafter * sizeof *a->after) == 0 &&
-           memcmp(a->barrier_queues, b->barrier_queues,
-                  a->nbarrier_queues * sizeof *a->barrier_queues) == 0;
+    /* memcmp with NULL is undefined even for 0 bytes */
+    return (!a->nafter || memcmp(a->after, b->after, a->nafter * sizeof *a->after) == 0) &&
+           (!a->nbarrier_queues || memcmp(a->barrier_queues, b->barrier_queues,
+                                          a->nbarrier_queues * sizeof *a->barrier_queues) == 0);
 }
 
 static void test_stream_equals_tree(void)
