@@ -307,6 +307,8 @@ static const pos_entry *pos_find(const golden_doc *d, const json_t *node)
 static const slot_entry *slot_find(const golden_doc *d, const json_t *parent, uint64_t sub)
 {
     slot_entry k = {(uintptr_t)parent, sub, 0, 0};
+    if (!d->nslots)
+        return NULL;
     return bsearch(&k, d->slots, d->nslots, sizeof *d->slots, slot_cmp);
 }
 
@@ -1446,7 +1448,12 @@ static int yattach(yloader *y, json_t *v, const yaml_mark_t *m, int is_alias)
             json_decref(v);
             return yfail(y, m, "a merge key \"<<\" needs a mapping or a list of mappings");
         }
-        if (json_array_append_new(f->merges, v) != 0)
+        /* kept with where the merge was written: merged true/false/null get that place */
+        json_t *entry = json_array();
+        if (!entry || json_array_append_new(entry, v) != 0 ||
+            json_array_append_new(entry, json_integer((json_int_t)line)) != 0 ||
+            json_array_append_new(entry, json_integer((json_int_t)col)) != 0 ||
+            json_array_append_new(f->merges, entry) != 0)
             return yfail(y, m, "out of memory");
         return GOLDEN_OK;
     }
@@ -1546,9 +1553,12 @@ static int ypop(yloader *y, const yaml_event_t *ev)
     if (f.merges) {
         /* Explicit keys win over merged ones; earlier merge sources win over later ones. */
         size_t i;
-        json_t *src;
-        json_array_foreach(f.merges, i, src)
+        json_t *entry;
+        json_array_foreach(f.merges, i, entry)
         {
+            json_t *src = json_array_get(entry, 0);
+            size_t mline = (size_t)json_integer_value(json_array_get(entry, 1));
+            size_t mcol = (size_t)json_integer_value(json_array_get(entry, 2));
             json_t *list = json_is_array(src) ? src : NULL;
             size_t nsrc = list ? json_array_size(list) : 1;
             for (size_t j = 0; j < nsrc; j++) {
@@ -1560,7 +1570,9 @@ static int ypop(yloader *y, const yaml_event_t *ev)
                 {
                     if (json_object_getn(f.node, k, kl))
                         continue;
-                    if (json_object_setn_nocheck(f.node, k, kl, v) != 0) {
+                    if (json_object_setn_nocheck(f.node, k, kl, v) != 0 ||
+                        (is_singleton(v) &&
+                         slot_add(y->doc, f.node, key_hash(k, kl), mline, mcol) < 0)) {
                         frame_release(&f);
                         return yfail(y, &ev->start_mark, "out of memory");
                     }

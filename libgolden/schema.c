@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 
 #include "golden/embed.h"
+#include "golden/report.h"
+
+#include <pthread.h>
 
 #define ID_PREFIX "https://calculet.invalid/schemas/"
 #define MAX_RECURSION 2048
@@ -29,6 +32,25 @@ enum {
 
 typedef struct csch csch;
 
+/* Simple patterns (classes and literals with quantifiers, no groups or alternation: the
+ * identifiers and hex digests schemas are full of) run on a bit-parallel matcher; the
+ * rest on regexec, which is slower and takes a lock per call. */
+typedef struct {
+    uint64_t w[2];
+} bits128;
+
+typedef struct {
+    bits128 byte[256]; /* atoms that accept each byte */
+    bits128 opt, loop, final, all;
+    int anchored_start, anchored_end, empty_ok;
+    int ascii_only; /* some atom matches a non-ASCII character: multi-byte input goes to regexec */
+} fastre;
+
+typedef struct {
+    regex_t re;
+    fastre *fast;
+} pattern_t;
+
 typedef struct {
     const char *key;
     size_t len;
@@ -36,7 +58,7 @@ typedef struct {
 } prop;
 
 typedef struct {
-    regex_t re;
+    pattern_t re;
     const char *src;
     csch *s;
 } patprop;
@@ -82,7 +104,7 @@ struct csch {
     long long min_contains, max_contains;
     json_t *minimum, *maximum, *xminimum, *xmaximum, *multiple;
     long long min_len, max_len;
-    regex_t *pattern;
+    pattern_t *pattern;
     const char *pattern_src;
     csch **allof, **anyof, **oneof;
     size_t nallof, nanyof, noneof;
@@ -536,26 +558,279 @@ static char *translate_pattern(const char *src, const char **bad)
     return out;
 }
 
-static int compile_regex(regex_t *re, const char *src, const char **why)
+static void b_set(bits128 *b, int i)
 {
+    b->w[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+static bits128 b_and(bits128 a, bits128 b)
+{
+    return (bits128){{a.w[0] & b.w[0], a.w[1] & b.w[1]}};
+}
+
+static bits128 b_or(bits128 a, bits128 b)
+{
+    return (bits128){{a.w[0] | b.w[0], a.w[1] | b.w[1]}};
+}
+
+static bits128 b_shl(bits128 a)
+{
+    return (bits128){{a.w[0] << 1, (a.w[1] << 1) | (a.w[0] >> 63)}};
+}
+
+static int b_any(bits128 a)
+{
+    return (a.w[0] | a.w[1]) != 0;
+}
+
+static int b_eq(bits128 a, bits128 b)
+{
+    return a.w[0] == b.w[0] && a.w[1] == b.w[1];
+}
+
+/* One character class of the pattern at *pp into set (256 bits); 0 when not simple. */
+static int fast_class_escape(char e, uint8_t set[32], int *wide)
+{
+    switch (e) {
+    case 'd':
+        for (int c = '0'; c <= '9'; c++)
+            set[c >> 3] |= (uint8_t)(1u << (c & 7));
+        return 1;
+    case 'w':
+        for (int c = 0; c < 128; c++)
+            if (isalnum(c) || c == '_')
+                set[c >> 3] |= (uint8_t)(1u << (c & 7));
+        return 1;
+    case 's':
+        for (const char *w = " \t\n\r\f\v"; *w; w++)
+            set[(unsigned char)*w >> 3] |= (uint8_t)(1u << (*w & 7));
+        return 1;
+    case 'D':
+    case 'W':
+    case 'S': {
+        uint8_t pos[32] = {0};
+        fast_class_escape((char)(e | 0x20), pos, wide);
+        for (int k = 0; k < 32; k++)
+            set[k] |= (uint8_t)~pos[k];
+        *wide = 1;
+        return 1;
+    }
+    default:
+        if (strchr(".[]{}()\\*+?^$|/-:", e) && e) {
+            set[(unsigned char)e >> 3] |= (uint8_t)(1u << (e & 7));
+            return 1;
+        }
+        return 0;
+    }
+}
+
+static fastre *fast_compile(const char *src)
+{
+    uint8_t sets[128][32];
+    int opt[128], loop[128], n = 0, wide = 0;
+    const char *p = src;
+    int astart = 0, aend = 0;
+    if (*p == '^')
+        astart = 1, p++;
+    while (*p) {
+        if (p[0] == '$' && p[1] == '\0') {
+            aend = 1;
+            break;
+        }
+        uint8_t set[32] = {0};
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x80 || strchr("()|{}*+?^$]", c))
+            return NULL;
+        if (c == '.') {
+            for (int k = 0; k < 256; k++)
+                if (k != '\n' && k != '\r')
+                    set[k >> 3] |= (uint8_t)(1u << (k & 7));
+            wide = 1;
+            p++;
+        } else if (c == '\\') {
+            if (!fast_class_escape(p[1], set, &wide))
+                return NULL;
+            p += 2;
+        } else if (c == '[') {
+            p++;
+            int neg = 0;
+            if (*p == '^')
+                neg = 1, p++;
+            int first = 1;
+            while (*p && (*p != ']' || first)) {
+                first = 0;
+                unsigned char lo = (unsigned char)*p;
+                if (lo >= 0x80 || lo == '[')
+                    return NULL;
+                if (lo == '\\') {
+                    if (!p[1] || !fast_class_escape(p[1], set, &wide))
+                        return NULL;
+                    p += 2;
+                    continue;
+                }
+                if (p[1] == '-' && p[2] && p[2] != ']') {
+                    unsigned char hi = (unsigned char)p[2];
+                    if (hi >= 0x80 || hi == '\\' || hi == '[' || hi < lo)
+                        return NULL;
+                    for (unsigned k = lo; k <= hi; k++)
+                        set[k >> 3] |= (uint8_t)(1u << (k & 7));
+                    p += 3;
+                } else {
+                    set[lo >> 3] |= (uint8_t)(1u << (lo & 7));
+                    p++;
+                }
+            }
+            if (*p != ']')
+                return NULL;
+            p++;
+            if (neg) {
+                for (int k = 0; k < 32; k++)
+                    set[k] = (uint8_t)~set[k];
+                wide = 1;
+            }
+        } else {
+            set[c >> 3] |= (uint8_t)(1u << (c & 7));
+            p++;
+        }
+        /* quantifier */
+        long lo = 1, hi = 1; /* hi < 0: unbounded */
+        if (*p == '?')
+            lo = 0, hi = 1, p++;
+        else if (*p == '*')
+            lo = 0, hi = -1, p++;
+        else if (*p == '+')
+            lo = 1, hi = -1, p++;
+        else if (*p == '{') {
+            char *e;
+            if (!isdigit((unsigned char)p[1]))
+                return NULL;
+            lo = strtol(p + 1, &e, 10);
+            hi = lo;
+            if (*e == ',') {
+                if (e[1] == '}')
+                    hi = -1, e++;
+                else {
+                    if (!isdigit((unsigned char)e[1]))
+                        return NULL;
+                    hi = strtol(e + 1, &e, 10);
+                }
+            }
+            if (*e != '}' || lo > 128 || (hi >= 0 && (hi < lo || hi > 128)))
+                return NULL;
+            p = e + 1;
+        }
+        if (*p == '?' || *p == '*' || *p == '+' || *p == '{')
+            return NULL; /* lazy or stacked quantifiers */
+        long copies = hi < 0 ? (lo ? lo + 1 : 1) : hi;
+        if (copies == 0)
+            continue; /* x{0}: matches nothing, consumes nothing */
+        if (n + copies > 128)
+            return NULL;
+        for (long k = 0; k < copies; k++) {
+            memcpy(sets[n], set, 32);
+            opt[n] = k >= lo;
+            loop[n] = hi < 0 && k == copies - 1;
+            n++;
+        }
+    }
+    fastre *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->anchored_start = astart;
+    f->anchored_end = aend;
+    f->ascii_only = !wide;
+    f->empty_ok = 1;
+    for (int i = 0; i < n; i++) {
+        for (int b = 0; b < 256; b++)
+            if (sets[i][b >> 3] & (1u << (b & 7)))
+                b_set(&f->byte[b], i);
+        if (opt[i])
+            b_set(&f->opt, i);
+        if (loop[i])
+            b_set(&f->loop, i);
+        b_set(&f->all, i);
+        f->empty_ok &= opt[i];
+    }
+    /* final: atoms after which only optional atoms remain */
+    for (int i = n - 1; i >= 0; i--) {
+        b_set(&f->final, i);
+        if (!opt[i])
+            break;
+    }
+    if (n == 0)
+        f->empty_ok = 1;
+    return f;
+}
+
+/* next candidates: after each active atom, plus the first atom when a match may start
+ * here, closed over optional atoms (which may be skipped). */
+static bits128 fast_next(const fastre *f, bits128 d, int start_here)
+{
+    bits128 nx = b_shl(d);
+    if (start_here)
+        nx.w[0] |= 1;
+    for (;;) {
+        bits128 more = b_or(nx, b_shl(b_and(nx, f->opt)));
+        more = b_and(more, f->all);
+        if (b_eq(more, nx))
+            break;
+        nx = more;
+    }
+    return b_and(nx, f->all);
+}
+
+static int fast_search(const fastre *f, const unsigned char *s, size_t len)
+{
+    if (f->empty_ok && (!f->anchored_end || !f->anchored_start || len == 0))
+        return 1;
+    bits128 d = {{0, 0}};
+    for (size_t i = 0; i < len; i++) {
+        bits128 cand = b_or(fast_next(f, d, !f->anchored_start || i == 0), b_and(d, f->loop));
+        d = b_and(cand, f->byte[s[i]]);
+        if (!f->anchored_end && b_any(b_and(d, f->final)))
+            return 1;
+        if (f->anchored_start && !b_any(d))
+            return 0;
+    }
+    return f->anchored_end && b_any(b_and(d, f->final));
+}
+
+static int compile_regex(pattern_t *p, const char *src, const char **why)
+{
+    p->fast = NULL;
     char *ere = translate_pattern(src, why);
     if (!ere)
         return -1;
-    int rc = regcomp(re, ere, REG_EXTENDED | REG_NOSUB);
+    int rc = regcomp(&p->re, ere, REG_EXTENDED | REG_NOSUB);
     free(ere);
     if (rc != 0) {
         *why = "regcomp rejected it (not valid POSIX ERE)";
         return -1;
     }
+    p->fast = fast_compile(src);
     return 0;
 }
 
-static int regex_search(const regex_t *re, const char *s, size_t len)
+static void pattern_free(pattern_t *p)
 {
+    regfree(&p->re);
+    free(p->fast);
+}
+
+static int regex_search(const pattern_t *p, const char *s, size_t len)
+{
+    if (p->fast) {
+        int ascii = 1;
+        if (!p->fast->ascii_only)
+            for (size_t i = 0; i < len && ascii; i++)
+                ascii = (unsigned char)s[i] < 0x80;
+        if (ascii)
+            return fast_search(p->fast, (const unsigned char *)s, len);
+    }
     regmatch_t m[1];
     m[0].rm_so = 0;
     m[0].rm_eo = (regoff_t)len;
-    return regexec(re, s, 1, m, REG_STARTEND) == 0;
+    return regexec(&p->re, s, 1, m, REG_STARTEND) == 0;
 }
 
 /* ---------------------------------------------------------------- loading resources */
@@ -629,6 +904,20 @@ static int file_exists(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int has_dotdot(const char *p)
+{
+    for (const char *s = p; *s;) {
+        const char *e = strchr(s, '/');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n == 2 && s[0] == '.' && s[1] == '.')
+            return 1;
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    return 0;
 }
 
 /* Percent-decoding of a URI fragment (JSON pointers in refs may be URI-escaped). */
@@ -715,7 +1004,16 @@ static int resolve_ref(golden_schema *S, resource *r, const json_t *at, const ch
         for (resource *x = S->resources; x && abs; x = x->next)
             if (x->id && !strcmp(x->id, abs))
                 target = x;
-        /* Beside the referring file on disk first, then among the embedded schemas. */
+        /* Beside the referring file on disk first, then among the embedded schemas. A ref
+         * stays in the referring schema's folder or below: no "..", no absolute path. */
+        if (!absolute && (uri[0] == '/' || has_dotdot(uri))) {
+            int rc = sfail(S, r, at, err,
+                           "$ref \"%s\" leaves the schema's folder (no \"..\" or absolute paths)",
+                           ref);
+            free(uri);
+            free(abs);
+            return rc;
+        }
         if (!target && r->path && !absolute) {
             const char *slash = strrchr(r->path, '/');
             size_t dl = slash ? (size_t)(slash - r->path) + 1 : 0;
@@ -1075,9 +1373,21 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
         }
         c->pattern_src = json_string_value(v);
     }
-    /* $defs are compiled when something refers to them; check their shape only. */
-    if ((v = json_object_get(s, "$defs")) && !json_is_object(v))
-        return sfail(S, r, v, err, "$defs must be an object");
+    /* $defs compile now, used or not, so that a broken definition is a load error for the
+     * schema's author rather than a surprise for whoever first refers to it. */
+    if ((v = json_object_get(s, "$defs"))) {
+        if (!json_is_object(v))
+            return sfail(S, r, v, err, "$defs must be an object");
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x)
+        {
+            if (!json_is_object(x) && !json_is_boolean(x))
+                return sfail(S, r, x, err, "$defs.%s must be a schema", k);
+            if (!compile(S, r, x, err))
+                return -1;
+        }
+    }
     if ((v = json_object_get(s, "$ref"))) {
         if (!json_is_string(v))
             return sfail(S, r, v, err, "$ref must be a string");
@@ -1130,13 +1440,13 @@ void golden_schema_free(golden_schema *S)
         n = c->next_alloc;
         free(c->props);
         for (size_t i = 0; i < c->npats; i++)
-            regfree(&c->pats[i].re);
+            pattern_free(&c->pats[i].re);
         free(c->pats);
         free(c->deps);
         free(c->depschemas);
         free(c->prefix);
         if (c->pattern) {
-            regfree(c->pattern);
+            pattern_free(c->pattern);
             free(c->pattern);
         }
         free(c->allof);
@@ -1219,7 +1529,9 @@ typedef struct {
     size_t depth, capdepth;
     int rdepth;
     int internal;
+    int in_parallel; /* inside a worker: no further splitting */
     golden_error *err;
+    char b1[160], b2[160];
 } vctx;
 
 /* Where an instance node sits: its own position, or its slot's for true/false/null. */
@@ -1380,10 +1692,32 @@ static int child(vctx *c, const csch *s, const json_t *parent, const char *key, 
     return rc;
 }
 
+/* The same order as prop_cmp, inline: property names are short, and this runs for every
+ * member of every object (a library memcmp call per probe showed in profiles). */
+static int key_cmp(const unsigned char *a, size_t al, const unsigned char *b, size_t bl)
+{
+    size_t n = al < bl ? al : bl;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return (al > bl) - (al < bl);
+}
+
 static const prop *find_prop(const csch *s, const char *k, size_t kl)
 {
-    prop key = {k, kl, NULL};
-    return s->nprops ? bsearch(&key, s->props, s->nprops, sizeof *s->props, prop_cmp) : NULL;
+    size_t lo = 0, hi = s->nprops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const prop *p = &s->props[mid];
+        int c = key_cmp((const unsigned char *)p->key, p->len, (const unsigned char *)k, kl);
+        if (c == 0)
+            return p;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 #define FAIL_OR_RETURN()                                                                       \
@@ -1503,6 +1837,20 @@ static int validate_object(vctx *c, const csch *s, const inst *in, int collect)
     return bad;
 }
 
+typedef struct {
+    uint64_t h;
+    size_t i;
+} hashed_item;
+
+/* by hash, then by index, so that equal items sit together in document order */
+static int hashed_cmp(const void *pa, const void *pb)
+{
+    const hashed_item *a = pa, *b = pb;
+    if (a->h != b->h)
+        return a->h < b->h ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
 static int unique_check(vctx *c, const inst *in, int collect)
 {
     const json_t *a = in->node;
@@ -1515,37 +1863,32 @@ static int unique_check(vctx *c, const inst *in, int collect)
                 if (json_same(json_array_get(a, i), json_array_get(a, j)))
                     dup = 1, first = i, second = j;
     } else {
-        struct hi {
-            uint64_t h;
-            size_t i;
-        } *t = malloc(n * sizeof *t);
+        hashed_item *t = malloc(n * sizeof *t);
         if (!t) {
             c->internal = 1;
             golden_fail(c->err, golden_doc_name(c->doc), "out of memory");
             return -1;
         }
         for (size_t i = 0; i < n; i++)
-            t[i] = (struct hi){json_hash(json_array_get(a, i)), i};
-        /* sort by hash, then index, so the reported pair is the first one */
-        for (size_t gap = n / 2; gap; gap /= 2) /* shell sort: no comparator globals */
-            for (size_t i = gap; i < n; i++) {
-                struct hi x = t[i];
-                size_t j = i;
-                while (j >= gap && (t[j - gap].h > x.h || (t[j - gap].h == x.h && t[j - gap].i > x.i))) {
-                    t[j] = t[j - gap];
-                    j -= gap;
-                }
-                t[j] = x;
-            }
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = i + 1; j < n && t[j].h == t[i].h; j++)
-                if (json_same(json_array_get(a, t[i].i), json_array_get(a, t[j].i))) {
-                    size_t lo = t[i].i < t[j].i ? t[i].i : t[j].i;
-                    size_t hi = t[i].i < t[j].i ? t[j].i : t[i].i;
-                    if (!dup || lo < first || (lo == first && hi < second))
-                        first = lo, second = hi;
-                    dup = 1;
-                }
+            t[i] = (hashed_item){json_hash(json_array_get(a, i)), i};
+        qsort(t, n, sizeof *t, hashed_cmp);
+        /* Within a run of equal hashes (in index order) the first item that equals a later
+         * one gives that run's earliest pair; the run is done then, so a million equal
+         * items cost one pass, not a million squared. */
+        for (size_t i = 0; i < n;) {
+            size_t end = i + 1;
+            while (end < n && t[end].h == t[i].h)
+                end++;
+            int found = 0;
+            for (size_t x = i; x < end && !found; x++)
+                for (size_t y = x + 1; y < end && !found; y++)
+                    if (json_same(json_array_get(a, t[x].i), json_array_get(a, t[y].i))) {
+                        if (!dup || t[x].i < first || (t[x].i == first && t[y].i < second))
+                            first = t[x].i, second = t[y].i;
+                        dup = found = 1;
+                    }
+            i = end;
+        }
         free(t);
     }
     if (!dup)
@@ -1554,6 +1897,129 @@ static int unique_check(vctx *c, const inst *in, int collect)
         violation(c, in, "uniqueItems", "items %zu and %zu are equal (uniqueItems)", first,
                   second);
     return 1;
+}
+
+#define PARALLEL_MIN_ITEMS 4096
+
+typedef struct {
+    vctx ctx;
+    golden_error err;
+    const csch *s;
+    const json_t *a;
+    size_t lo, hi;
+    int bad;
+} items_job;
+
+static void *items_worker(void *arg)
+{
+    items_job *j = arg;
+    for (size_t i = j->lo; i < j->hi && !j->ctx.full; i++) {
+        int r = child(&j->ctx, j->s, j->a, NULL, 0, i, json_array_get(j->a, i), "items", 1);
+        if (r < 0) {
+            j->bad = -1;
+            break;
+        }
+        j->bad += r;
+    }
+    return NULL;
+}
+
+/* Items lo..hi of array a against s, split over golden_threads() workers, each with its own
+ * violation list; the lists are joined in item order, so the result does not depend on the
+ * number of threads. */
+static int items_parallel(vctx *c, const csch *s, const json_t *a, size_t lo, size_t hi)
+{
+    int nt = golden_threads();
+    if (nt > 16)
+        nt = 16;
+    if (nt < 1)
+        nt = 1;
+    items_job jobs[16];
+    pthread_t tids[16];
+    int started[16] = {0};
+    size_t per = (hi - lo + (size_t)nt - 1) / (size_t)nt;
+    int rc = 0;
+    for (int t = 0; t < nt; t++) {
+        items_job *j = &jobs[t];
+        memset(j, 0, sizeof *j);
+        j->ctx.doc = c->doc;
+        j->ctx.err = &j->err;
+        j->ctx.in_parallel = 1;
+        j->ctx.rdepth = c->rdepth;
+        j->ctx.path = malloc((c->depth + 64) * sizeof *j->ctx.path);
+        if (!j->ctx.path) {
+            rc = -1;
+            golden_fail(&j->err, golden_doc_name(c->doc), "out of memory");
+            j->bad = -1;
+            continue;
+        }
+        if (c->depth)
+            memcpy(j->ctx.path, c->path, c->depth * sizeof *c->path);
+        j->ctx.depth = c->depth;
+        j->ctx.capdepth = c->depth + 64;
+        j->s = s;
+        j->a = a;
+        j->lo = lo + per * (size_t)t;
+        j->hi = j->lo + per < hi ? j->lo + per : hi;
+        if (j->lo > hi)
+            j->lo = hi;
+        /* deep schemas recurse: give workers the stack the main thread has */
+        pthread_attr_t attr;
+        if (t > 0 && pthread_attr_init(&attr) == 0) {
+            pthread_attr_setstacksize(&attr, (size_t)16 << 20);
+            if (pthread_create(&tids[t], &attr, items_worker, j) == 0)
+                started[t] = 1;
+            pthread_attr_destroy(&attr);
+        }
+    }
+    /* the caller's thread takes the first share, and any share a thread could not take */
+    for (int t = 0; t < nt; t++)
+        if (!started[t] && jobs[t].ctx.path)
+            items_worker(&jobs[t]);
+    int bad = 0;
+    for (int t = 0; t < nt; t++) {
+        if (started[t])
+            pthread_join(tids[t], NULL);
+    }
+    for (int t = 0; t < nt; t++) {
+        items_job *j = &jobs[t];
+        if (j->bad < 0 && rc == 0) {
+            rc = -1;
+            if (c->err)
+                *c->err = j->err;
+        }
+        for (size_t k = 0; k < j->ctx.nv && !c->full && rc == 0; k++) {
+            if (c->nv == c->capv) {
+                size_t cap = c->capv ? c->capv * 2 : 16;
+                golden_violation *nv = realloc(c->v, cap * sizeof *nv);
+                if (!nv) {
+                    rc = -1;
+                    golden_fail(c->err, golden_doc_name(c->doc), "out of memory");
+                    break;
+                }
+                c->v = nv;
+                c->capv = cap;
+            }
+            c->v[c->nv++] = j->ctx.v[k];
+            if (c->nv == GOLDEN_SCHEMA_MAX_VIOLATIONS) {
+                golden_violation *last = &c->v[c->nv - 1];
+                snprintf(last->keyword, sizeof last->keyword, "maxViolations");
+                snprintf(last->message, sizeof last->message,
+                         "too many violations: stopped after %d (fix these first)",
+                         GOLDEN_SCHEMA_MAX_VIOLATIONS);
+                c->full = 1;
+            }
+        }
+        if (j->bad > 0)
+            bad += j->bad;
+        free(j->ctx.v);
+        free(j->ctx.path);
+    }
+    if (rc < 0) {
+        c->internal = 1;
+        return -1;
+    }
+    return bad;
 }
 
 static int validate_array(vctx *c, const csch *s, const inst *in, int collect)
@@ -1575,7 +2041,21 @@ static int validate_array(vctx *c, const csch *s, const inst *in, int collect)
     }
     if (s->unique)
         SUBCHECK(unique_check(c, in, collect));
-    for (size_t i = 0; i < n; i++) {
+    if (collect && !c->in_parallel && !c->full && n - (n < s->nprefix ? n : s->nprefix) >=
+                                                      PARALLEL_MIN_ITEMS &&
+        s->items) {
+        /* A big array (a graph's ops): its items are checked on all cores. */
+        size_t from = s->nprefix < n ? s->nprefix : n;
+        for (size_t i = 0; i < from; i++)
+            SUBCHECK(child(c, s->prefix[i], a, NULL, 0, i, json_array_get(a, i), "prefixItems",
+                           collect));
+        int r = items_parallel(c, s->items, a, from, n);
+        if (r < 0)
+            return -1;
+        bad += r;
+        if (r && c->full)
+            return bad;
+    } else for (size_t i = 0; i < n; i++) {
         const csch *is = i < s->nprefix ? s->prefix[i] : s->items;
         if (is)
             SUBCHECK(child(c, is, a, NULL, 0, i, json_array_get(a, i),
@@ -1638,10 +2118,11 @@ static int validate(vctx *c, const csch *s, const inst *in, const char *via, int
     }
     int bad = 0;
     const json_t *v = in->node;
-    char b1[160], b2[160];
+    /* message scratch lives in the context: validate() recurses, its frame stays small */
+    char *b1 = c->b1, *b2 = c->b2;
     if (s->types && !type_ok(s->types, v)) {
         if (collect) {
-            types_text(s->types, b2, sizeof b2);
+            types_text(s->types, b2, sizeof c->b2);
             violation(c, in, "type", "%s is not of type %s", show(v, b1, 80), b2);
         }
         bad++;

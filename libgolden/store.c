@@ -239,15 +239,10 @@ static int attr_write_f64(hid_t loc, const char *name, double v)
     return attr_write(loc, name, H5T_IEEE_F64LE, &v);
 }
 
-/* Read a scalar string attribute (fixed or variable length) into a new string; NULL if
- * absent or not a string. */
-static char *attr_read_str(hid_t loc, const char *name)
+/* The value of an open scalar string attribute (fixed or variable length) as a new string;
+ * NULL when it is not a scalar string. */
+static char *attr_str_of(hid_t a)
 {
-    if (H5Aexists(loc, name) <= 0)
-        return NULL;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0)
-        return NULL;
     char *out = NULL;
     hid_t ft = H5Aget_type(a);
     hid_t sp = H5Aget_space(a);
@@ -279,29 +274,34 @@ static char *attr_read_str(hid_t loc, const char *name)
         H5Sclose(sp);
     if (ft >= 0)
         H5Tclose(ft);
+    return out;
+}
+
+/* A scalar string attribute by name; NULL if absent or not a string. */
+static char *attr_read_str(hid_t loc, const char *name)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return NULL;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return NULL;
+    char *out = attr_str_of(a);
     H5Aclose(a);
     return out;
 }
 
-/* 1 = read, 0 = absent, -1 = present but not a scalar number */
-static int attr_read_num(hid_t loc, const char *name, hid_t memtype, void *out)
+/* An open attribute holding one number, converted to memtype: 1 = read, -1 = not a scalar
+ * number. `data_size` (from H5A_info_t) spares a dataspace query. */
+static int attr_num_of(hid_t a, hsize_t data_size, hid_t memtype, void *out)
 {
-    if (H5Aexists(loc, name) <= 0)
-        return 0;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0)
-        return -1;
     int rc = -1;
-    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    hid_t ft = H5Aget_type(a);
     H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
-    if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && sp >= 0 &&
-        H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, memtype, out) >= 0)
+    if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && data_size == H5Tget_size(ft) &&
+        H5Aread(a, memtype, out) >= 0)
         rc = 1;
-    if (sp >= 0)
-        H5Sclose(sp);
     if (ft >= 0)
         H5Tclose(ft);
-    H5Aclose(a);
     return rc;
 }
 
@@ -856,6 +856,99 @@ struct golden_reader {
     int failed;
 };
 
+/* The dataset attributes of the contract, read in one pass over a dataset's attributes. */
+enum { ATTR_STRING, ATTR_U64, ATTR_I64, ATTR_F64 };
+enum {
+    A_DTYPE, A_SHA, A_COUNT, A_NAN, A_POSINF, A_NEGINF, A_ZERO, A_MIN, A_MAX, A_MEAN, A_STD,
+    A_LAYER, A_CHIP, A_STEP, A_OPFAM, A_SOURCE, ATTR_COUNT
+};
+static const struct {
+    const char *name;
+    int kind;
+    bool required;
+} attr_table[ATTR_COUNT] = {
+    [A_DTYPE] = {"dtype", ATTR_STRING, false}, /* absence reported with its own message */
+    [A_SHA] = {"sha256", ATTR_STRING, false},
+    [A_COUNT] = {"count", ATTR_U64, true},
+    [A_NAN] = {"nan_count", ATTR_U64, true},
+    [A_POSINF] = {"posinf_count", ATTR_U64, true},
+    [A_NEGINF] = {"neginf_count", ATTR_U64, true},
+    [A_ZERO] = {"zero_count", ATTR_U64, true},
+    [A_MIN] = {"min", ATTR_F64, true},
+    [A_MAX] = {"max", ATTR_F64, true},
+    [A_MEAN] = {"mean", ATTR_F64, true},
+    [A_STD] = {"std", ATTR_F64, true},
+    [A_LAYER] = {"layer", ATTR_I64, false},
+    [A_CHIP] = {"chip", ATTR_I64, false},
+    [A_STEP] = {"step", ATTR_I64, false},
+    [A_OPFAM] = {"op_family", ATTR_STRING, false},
+    [A_SOURCE] = {"source", ATTR_STRING, false},
+};
+
+typedef struct {
+    golden_tensor_info *t;
+    unsigned seen, bad;
+    char *dtype, *sha, *op_family, *source;
+} tensor_attrs;
+
+static void *attr_slot(tensor_attrs *ta, int k)
+{
+    golden_tensor_info *t = ta->t;
+    switch (k) {
+    case A_DTYPE: return &ta->dtype;
+    case A_SHA: return &ta->sha;
+    case A_OPFAM: return &ta->op_family;
+    case A_SOURCE: return &ta->source;
+    case A_COUNT: return &t->count_attr;
+    case A_NAN: return &t->nan_count;
+    case A_POSINF: return &t->posinf_count;
+    case A_NEGINF: return &t->neginf_count;
+    case A_ZERO: return &t->zero_count;
+    case A_MIN: return &t->min;
+    case A_MAX: return &t->max;
+    case A_MEAN: return &t->mean;
+    case A_STD: return &t->std;
+    case A_LAYER: return &t->layer;
+    case A_CHIP: return &t->chip;
+    default: return &t->step;
+    }
+}
+
+static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *data)
+{
+    tensor_attrs *ta = data;
+    int k = 0;
+    while (k < ATTR_COUNT && strcmp(attr_table[k].name, name) != 0)
+        k++;
+    if (k == ATTR_COUNT)
+        return 0; /* other attributes are the user's business */
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    int ok = 0;
+    if (a >= 0) {
+        void *slot = attr_slot(ta, k);
+        switch (attr_table[k].kind) {
+        case ATTR_STRING: {
+            char *v = attr_str_of(a);
+            if (v) {
+                free(*(char **)slot);
+                *(char **)slot = v;
+                ok = 1;
+            }
+            break;
+        }
+        case ATTR_U64: ok = attr_num_of(a, ai->data_size, H5T_NATIVE_UINT64, slot) == 1; break;
+        case ATTR_I64: ok = attr_num_of(a, ai->data_size, H5T_NATIVE_INT64, slot) == 1; break;
+        default: ok = attr_num_of(a, ai->data_size, H5T_NATIVE_DOUBLE, slot) == 1; break;
+        }
+        H5Aclose(a);
+    }
+    if (ok)
+        ta->seen |= 1u << k;
+    else
+        ta->bad |= 1u << k;
+    return 0;
+}
+
 static int load_tensor(golden_reader *r, const char *name)
 {
     golden_error *err = &r->err;
@@ -871,7 +964,10 @@ static int load_tensor(golden_reader *r, const char *name)
         return hdf5_fail(err, where, "cannot open dataset");
     }
     int rc = GOLDEN_OK;
-    char *dtype = attr_read_str(d, "dtype"), *sha = attr_read_str(d, "sha256");
+    tensor_attrs ta = {.t = t};
+    H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, tensor_attr_cb, &ta);
+    H5Eclear2(H5E_DEFAULT);
+    char *dtype = ta.dtype, *sha = ta.sha;
     hid_t ft = H5Dget_type(d), sp = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
     if (!dtype)
         rc = golden_fail(err, where, "missing string attribute 'dtype'");
@@ -904,40 +1000,24 @@ static int load_tensor(golden_reader *r, const char *name)
             H5Tget_size(ft) != golden_dtype_size(t->dtype))
             rc = golden_fail(err, where, "stored element type does not match dtype '%s'", dtype);
     }
-    struct {
-        const char *name;
-        uint64_t *dst;
-    } counts[] = {{"count", &t->count_attr},
-                  {"nan_count", &t->nan_count},
-                  {"posinf_count", &t->posinf_count},
-                  {"neginf_count", &t->neginf_count},
-                  {"zero_count", &t->zero_count}};
-    for (size_t i = 0; rc == GOLDEN_OK && i < sizeof counts / sizeof counts[0]; i++)
-        if (attr_read_num(d, counts[i].name, H5T_NATIVE_UINT64, counts[i].dst) != 1)
-            rc = golden_fail(err, where, "missing integer attribute '%s'", counts[i].name);
-    struct {
-        const char *name;
-        double *dst;
-    } reals[] = {{"min", &t->min}, {"max", &t->max}, {"mean", &t->mean}, {"std", &t->std}};
-    for (size_t i = 0; rc == GOLDEN_OK && i < sizeof reals / sizeof reals[0]; i++)
-        if (attr_read_num(d, reals[i].name, H5T_NATIVE_DOUBLE, reals[i].dst) != 1)
-            rc = golden_fail(err, where, "missing number attribute '%s'", reals[i].name);
-    struct {
-        const char *name;
-        bool *has;
-        int64_t *dst;
-    } opt[] = {{"layer", &t->has_layer, &t->layer},
-               {"chip", &t->has_chip, &t->chip},
-               {"step", &t->has_step, &t->step}};
-    for (size_t i = 0; rc == GOLDEN_OK && i < sizeof opt / sizeof opt[0]; i++) {
-        int got = attr_read_num(d, opt[i].name, H5T_NATIVE_INT64, opt[i].dst);
-        if (got < 0)
-            rc = golden_fail(err, where, "attribute '%s' is not an integer", opt[i].name);
-        *opt[i].has = got == 1;
+    for (int k = 0; rc == GOLDEN_OK && k < ATTR_COUNT; k++) {
+        if (ta.bad & (1u << k))
+            rc = golden_fail(err, where, "attribute '%s' is not a %s", attr_table[k].name,
+                             attr_table[k].kind == ATTR_STRING ? "string" : "number");
+        else if (attr_table[k].required && !(ta.seen & (1u << k)))
+            rc = golden_fail(err, where, "missing %s attribute '%s'",
+                             attr_table[k].kind == ATTR_F64 ? "number" : "integer",
+                             attr_table[k].name);
     }
-    if (rc == GOLDEN_OK) {
-        t->op_family = attr_read_str(d, "op_family");
-        t->source = attr_read_str(d, "source");
+    t->has_layer = (ta.seen >> A_LAYER) & 1;
+    t->has_chip = (ta.seen >> A_CHIP) & 1;
+    t->has_step = (ta.seen >> A_STEP) & 1;
+    if (rc != GOLDEN_OK) {
+        free(ta.op_family);
+        free(ta.source);
+    } else {
+        t->op_family = ta.op_family;
+        t->source = ta.source;
         /* direct reads: contiguous, unfiltered, allocated, stored exactly as canonical bytes */
         hid_t canon = canonical_type(t->dtype);
         haddr_t off = H5Dget_offset(d);

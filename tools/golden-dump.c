@@ -3,7 +3,6 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "golden/report.h"
 #include "golden/stats.h"
 #include "golden/store.h"
+#include "golden/verify.h"
 
 #define TOOL "golden-dump"
 #define CHUNK (4u << 20)
@@ -59,73 +59,6 @@ static int usage_error(const char *msg)
 {
     fprintf(stderr, TOOL ": %s (see --help)\n", msg);
     return 2;
-}
-
-/* ---------------------------------------------------------------- JSON of a golden file */
-
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* One tensor as the calculet-golden/v1 JSON listing shows it. */
-static json_t *tensor_json(const golden_tensor_info *t)
-{
-    json_t *o = json_object(), *shape = json_array();
-    if (!o || !shape) {
-        json_decref(o);
-        json_decref(shape);
-        return NULL;
-    }
-    for (int d = 0; d < t->rank; d++)
-        json_array_append_new(shape, json_integer((json_int_t)t->shape[d]));
-    json_object_set_new(o, "name", json_string(t->name));
-    json_object_set_new(o, "dtype", json_string(golden_dtype_name(t->dtype)));
-    json_object_set_new(o, "shape", shape);
-    json_object_set_new(o, "count", json_integer((json_int_t)t->count));
-    json_object_set_new(o, "sha256", json_string(t->sha256));
-    json_object_set_new(o, "nan_count", json_integer((json_int_t)t->nan_count));
-    json_object_set_new(o, "posinf_count", json_integer((json_int_t)t->posinf_count));
-    json_object_set_new(o, "neginf_count", json_integer((json_int_t)t->neginf_count));
-    json_object_set_new(o, "zero_count", json_integer((json_int_t)t->zero_count));
-    json_object_set_new(o, "min", jnum(t->min));
-    json_object_set_new(o, "max", jnum(t->max));
-    json_object_set_new(o, "mean", jnum(t->mean));
-    json_object_set_new(o, "std", jnum(t->std));
-    if (t->has_layer)
-        json_object_set_new(o, "layer", json_integer(t->layer));
-    if (t->has_chip)
-        json_object_set_new(o, "chip", json_integer(t->chip));
-    if (t->has_step)
-        json_object_set_new(o, "step", json_integer(t->step));
-    if (t->op_family)
-        json_object_set_new(o, "op_family", json_string(t->op_family));
-    if (t->source)
-        json_object_set_new(o, "source", json_string(t->source));
-    return o;
-}
-
-/* The root of the listing: file, root attributes, tensors (array filled by the caller). */
-static json_t *golden_json(golden_reader *r, json_t **tensors_out)
-{
-    json_t *doc = json_object(), *attrs = json_object(), *tensors = json_array();
-    if (!doc || !attrs || !tensors) {
-        json_decref(doc);
-        json_decref(attrs);
-        json_decref(tensors);
-        return NULL;
-    }
-    json_object_set_new(doc, "schema", json_string(GOLDEN_SCHEMA_GOLDEN));
-    json_object_set_new(doc, "file", json_string(golden_reader_path(r)));
-    for (size_t i = 0; i < golden_reader_meta_count(r); i++) {
-        const char *k, *v;
-        golden_reader_meta_at(r, i, &k, &v);
-        json_object_set_new(attrs, k, json_string(v));
-    }
-    json_object_set_new(doc, "attributes", attrs);
-    json_object_set_new(doc, "tensors", tensors);
-    *tensors_out = tensors;
-    return doc;
 }
 
 /* ---------------------------------------------------------------- table */
@@ -220,9 +153,9 @@ static int do_list(const char *path, const char *json_path, bool force, bool tab
     size_t n = golden_reader_count(r);
     int rc = 0;
     if (json_path) {
-        json_t *tensors, *doc = golden_json(r, &tensors);
+        json_t *tensors, *doc = golden_file_json(r, &tensors);
         for (size_t i = 0; doc && i < n; i++)
-            json_array_append_new(tensors, tensor_json(golden_reader_tensor(r, i)));
+            json_array_append_new(tensors, golden_tensor_json(golden_reader_tensor(r, i)));
         if (!doc)
             rc = fail(&(golden_error){"", "out of memory"});
         else if (golden_json_write(json_path, doc, force, &err) != GOLDEN_OK)
@@ -251,106 +184,6 @@ static int do_list(const char *path, const char *json_path, bool force, bool tab
 
 /* ---------------------------------------------------------------- --verify */
 
-typedef struct {
-    golden_reader *r;
-    size_t n;
-    size_t next;
-    pthread_mutex_t mu;
-    char **problems;   /* per tensor: NULL = agrees, else "; "-joined reasons */
-    golden_error err;  /* first read error */
-    bool failed;
-    golden_progress prog; /* bytes verified, under mu */
-    unsigned long long done;
-} verify_job;
-
-/* Statistics written by one pass may be merged in a different chunking than the recompute;
- * allow the last few bits of mean and std to differ. */
-static bool same_stat(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) && isnan(b);
-    if (a == b)
-        return true;
-    return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b)) + 1e-300;
-}
-
-static void add_problem(char **p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_problem(char **p, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    size_t old = *p ? strlen(*p) : 0;
-    char *s = realloc(*p, old + strlen(msg) + 3);
-    if (!s)
-        return;
-    snprintf(s + old, strlen(msg) + 3, "%s%s", old ? "; " : "", msg);
-    *p = s;
-}
-
-static void *verify_main(void *arg)
-{
-    verify_job *job = arg;
-    for (;;) {
-        pthread_mutex_lock(&job->mu);
-        size_t i = job->next++;
-        bool stop = job->failed;
-        pthread_mutex_unlock(&job->mu);
-        if (i >= job->n || stop)
-            return NULL;
-        const golden_tensor_info *t = golden_reader_tensor(job->r, i);
-        char sha[65];
-        golden_stats s;
-        golden_error err;
-        if (golden_reader_recompute(job->r, i, sha, &s, &err) != GOLDEN_OK) {
-            pthread_mutex_lock(&job->mu);
-            if (!job->failed) {
-                job->failed = true;
-                job->err = err;
-            }
-            pthread_mutex_unlock(&job->mu);
-            return NULL;
-        }
-        char **p = &job->problems[i];
-        if (strcmp(sha, t->sha256) != 0)
-            add_problem(p, "sha256 is %s, data hashes to %s", t->sha256, sha);
-        const struct {
-            const char *name;
-            uint64_t stored, actual;
-        } counts[] = {
-            {"count", t->count_attr, s.count},
-            {"nan_count", t->nan_count, s.nan_count},
-            {"posinf_count", t->posinf_count, s.posinf_count},
-            {"neginf_count", t->neginf_count, s.neginf_count},
-            {"zero_count", t->zero_count, s.zero_count},
-        };
-        for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
-            if (counts[k].stored != counts[k].actual)
-                add_problem(p, "%s is %llu, data has %llu", counts[k].name,
-                            (unsigned long long)counts[k].stored,
-                            (unsigned long long)counts[k].actual);
-        const struct {
-            const char *name;
-            double stored, actual;
-        } stats[] = {
-            {"min", t->min, golden_stats_min(&s)},
-            {"max", t->max, golden_stats_max(&s)},
-            {"mean", t->mean, golden_stats_mean(&s)},
-            {"std", t->std, golden_stats_std(&s)},
-        };
-        for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++)
-            if (!same_stat(stats[k].stored, stats[k].actual))
-                add_problem(p, "%s is %.17g, data gives %.17g", stats[k].name, stats[k].stored,
-                            stats[k].actual);
-        pthread_mutex_lock(&job->mu);
-        job->done += t->count * golden_dtype_size(t->dtype);
-        golden_progress_update(&job->prog, job->done);
-        pthread_mutex_unlock(&job->mu);
-    }
-}
-
 static int do_verify(const char *path, const char *json_path, const char *junit_path,
                      bool force)
 {
@@ -362,60 +195,45 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
     golden_reader *r;
     if (golden_reader_open(path, &r, &err) != GOLDEN_OK)
         return fail(&err);
-    verify_job job = {.r = r, .n = golden_reader_count(r)};
-    pthread_mutex_init(&job.mu, NULL);
-    job.problems = calloc(job.n ? job.n : 1, sizeof *job.problems);
-    int threads = golden_threads();
-    if ((size_t)threads > job.n)
-        threads = job.n ? (int)job.n : 1;
-    pthread_t tid[64];
-    int started = 0;
-    if (!job.problems) {
-        golden_reader_close(r);
-        return fail(&(golden_error){"", "out of memory"});
-    }
+    size_t n = golden_reader_count(r);
+    char **problems = NULL;
+    golden_progress prog;
     unsigned long long total = 0;
-    for (size_t i = 0; i < job.n; i++)
+    for (size_t i = 0; i < n; i++)
         total += golden_reader_tensor(r, i)->count *
                  golden_dtype_size(golden_reader_tensor(r, i)->dtype);
-    golden_progress_start(&job.prog, TOOL " --verify", total);
-    for (int k = 1; k < threads && k < 64; k++)
-        if (pthread_create(&tid[started], NULL, verify_main, &job) == 0)
-            started++;
-    verify_main(&job);
-    for (int k = 0; k < started; k++)
-        pthread_join(tid[k], NULL);
-    golden_progress_end(&job.prog);
-    pthread_mutex_destroy(&job.mu);
+    golden_progress_start(&prog, TOOL " --verify", total);
+    int vrc = golden_verify_tensors(r, &problems, &prog, &err);
+    golden_progress_end(&prog);
     int rc;
     size_t bad = 0;
-    if (job.failed) {
-        rc = fail(&job.err);
+    if (vrc != GOLDEN_OK) {
+        rc = fail(&err);
     } else {
-        for (size_t i = 0; i < job.n; i++)
-            bad += job.problems[i] != NULL;
+        for (size_t i = 0; i < n; i++)
+            bad += problems[i] != NULL;
         rc = bad ? 1 : 0;
         bool to_stdout = json_path && strcmp(json_path, "-") == 0;
         if (!to_stdout) {
             bool color = golden_use_color(stdout);
-            for (size_t i = 0; i < job.n; i++)
-                if (job.problems[i])
+            for (size_t i = 0; i < n; i++)
+                if (problems[i])
                     printf("%sFAIL%s %s: %s\n", golden_color(color, "red"),
                            golden_color(color, "reset"), golden_reader_tensor(r, i)->name,
-                           job.problems[i]);
-            printf("%s: %zu tensors, %zu verified, %zu mismatched: %s%s%s\n", path, job.n,
-                   job.n - bad, bad, golden_color(color, bad ? "red" : "green"),
+                           problems[i]);
+            printf("%s: %zu tensors, %zu verified, %zu mismatched: %s%s%s\n", path, n,
+                   n - bad, bad, golden_color(color, bad ? "red" : "green"),
                    bad ? "FAIL" : "PASS", golden_color(color, "reset"));
         }
         if (json_path) {
-            json_t *tensors, *doc = golden_json(r, &tensors);
+            json_t *tensors, *doc = golden_file_json(r, &tensors);
             if (doc) {
                 json_object_set_new(doc, "verdict", json_string(bad ? "fail" : "pass"));
-                for (size_t i = 0; i < job.n; i++) {
-                    json_t *t = tensor_json(golden_reader_tensor(r, i));
-                    json_object_set_new(t, "verified", json_boolean(!job.problems[i]));
-                    if (job.problems[i])
-                        json_object_set_new(t, "problems", json_string(job.problems[i]));
+                for (size_t i = 0; i < n; i++) {
+                    json_t *t = golden_tensor_json(golden_reader_tensor(r, i));
+                    json_object_set_new(t, "verified", json_boolean(!problems[i]));
+                    if (problems[i])
+                        json_object_set_new(t, "problems", json_string(problems[i]));
                     json_array_append_new(tensors, t);
                 }
             }
@@ -424,26 +242,24 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
             json_decref(doc);
         }
         if (junit_path && rc != 2) {
-            golden_junit_case *cases = calloc(job.n ? job.n : 1, sizeof *cases);
+            golden_junit_case *cases = calloc(n ? n : 1, sizeof *cases);
             if (!cases) {
                 rc = fail(&(golden_error){"", "out of memory"});
             } else {
-                for (size_t i = 0; i < job.n; i++)
+                for (size_t i = 0; i < n; i++)
                     cases[i] = (golden_junit_case){.classname = TOOL ".verify",
                                                    .name = golden_reader_tensor(r, i)->name,
-                                                   .failed = job.problems[i] != NULL,
-                                                   .message = job.problems[i],
-                                                   .details = job.problems[i]};
-                if (golden_junit_write(junit_path, force, TOOL " --verify", cases, job.n,
+                                                   .failed = problems[i] != NULL,
+                                                   .message = problems[i],
+                                                   .details = problems[i]};
+                if (golden_junit_write(junit_path, force, TOOL " --verify", cases, n,
                                        &err) != GOLDEN_OK)
                     rc = fail(&err);
                 free(cases);
             }
         }
     }
-    for (size_t i = 0; i < job.n; i++)
-        free(job.problems[i]);
-    free(job.problems);
+    golden_verify_free(problems, n);
     golden_reader_close(r);
     return rc;
 }

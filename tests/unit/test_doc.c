@@ -1,6 +1,7 @@
 /* Unit tests of the document loader: positions counted by hand on small documents, YAML
  * resolution, and every hostile input the loader must refuse with a place and a reason. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -554,6 +555,28 @@ static void test_large_document(void)
         golden_doc_free(d);
     }
     unlink("large.json");
+    /* the same through YAML, with anchors and merges (aliases share arena nodes) */
+    f = fopen("large.yaml", "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "base: &b {kind: item, flag: false}\nitems:\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  - {<<: *b, id: item%zu, n: %zu}\n", i, i * 3);
+    fclose(f);
+    golden_doc *d = NULL;
+    golden_error e = {0};
+    CU_ASSERT_EQUAL_FATAL(golden_doc_load_file("large.yaml", &d, &e), GOLDEN_OK);
+    json_t *items = json_object_get(golden_doc_root(d), "items");
+    CU_ASSERT_EQUAL(json_array_size(items), n);
+    json_t *last = json_array_get(items, n - 1);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(last, "kind")), "item");
+    CU_ASSERT(json_is_false(json_object_get(last, "flag")));
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(last, "n")), (json_int_t)(n - 1) * 3);
+    /* line = index + 3; "  - {" puts the mapping at column 5, and n's value is at 32 */
+    expect_pos(d, last, (int)n + 2, 5);
+    expect_pos(d, json_object_get(last, "n"), (int)n + 2, 32);
+    expect_slot(d, last, "flag", 0, (int)n + 2, 10); /* merged: the place of the *b */
+    golden_doc_free(d);
+    unlink("large.yaml");
 }
 
 typedef struct {
@@ -641,6 +664,152 @@ static void test_jsonl_long_line(void)
     unlink("nul.jsonl");
 }
 
+/* Hostile input by mutation: thousands of corruptions (byte flips, cuts, inserted brackets,
+ * quotes, tabs, NULs, high bytes) of one JSON and one YAML document. Each load either
+ * succeeds with a tree whose every node it can place, or fails with a place in the named
+ * document and a reason; ASan/UBSan runs of this suite catch any memory error. */
+static int placed_everywhere(const golden_doc *d, const json_t *node, const json_t *parent,
+                             const char *key, size_t idx)
+{
+    int l, c;
+    if (parent)
+        golden_doc_child_line(d, parent, key, idx, &l, &c);
+    else
+        golden_doc_line(d, node, &l, &c);
+    if (parent && l <= 0)
+        return 0;
+    if (json_is_object(node)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)node, k, v)
+        {
+            if (!placed_everywhere(d, v, node, k, 0))
+                return 0;
+        }
+    } else if (json_is_array(node)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(node, i, v)
+        {
+            if (!placed_everywhere(d, v, node, NULL, i))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void mutate_and_load(const char *name, const char *seed_text, unsigned seed, int rounds)
+{
+    static const char inserts[] = "{}[]\"'\t\0\xff\xc3:,-&*!|>#\n\\";
+    size_t n = strlen(seed_text);
+    char *buf = malloc(n + 64);
+    int ok = 0, failed = 0;
+    for (int r = 0; r < rounds; r++) {
+        memcpy(buf, seed_text, n);
+        size_t len = n;
+        int edits = 1 + (int)(seed % 4);
+        for (int e = 0; e < edits; e++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            unsigned kind = (seed >> 20) % 4;
+            char ch = inserts[(seed >> 24) % (sizeof inserts - 1)];
+            if (kind == 0) {
+                buf[at] = ch;
+            } else if (kind == 1 && len < n + 60) {
+                memmove(buf + at + 1, buf + at, len - at);
+                buf[at] = ch;
+                len++;
+            } else if (kind == 2 && len > 1) {
+                memmove(buf + at, buf + at + 1, len - at - 1);
+                len--;
+            } else {
+                len = at + 1; /* cut */
+            }
+        }
+        golden_doc *d = NULL;
+        golden_error err = {0};
+        if (golden_doc_load_buffer(name, buf, len, &d, &err) == GOLDEN_OK) {
+            ok++;
+            int placed = placed_everywhere(d, golden_doc_root(d), NULL, NULL, 0);
+            if (!placed)
+                fprintf(stderr, "\nnot every node placed in: %.*s\n", (int)len, buf);
+            CU_ASSERT(placed);
+            golden_doc_free(d);
+        } else {
+            failed++;
+            CU_ASSERT_PTR_NULL(d);
+            CU_ASSERT(strncmp(err.where, name, strlen(name)) == 0);
+            CU_ASSERT(strchr(err.where, ':') != NULL);
+            CU_ASSERT(err.what[0] != '\0');
+        }
+    }
+    /* both outcomes must occur, or the mutations test nothing */
+    CU_ASSERT(ok > 0);
+    CU_ASSERT(failed > 0);
+    free(buf);
+}
+
+static void test_mutations(void)
+{
+    mutate_and_load("m.json",
+                    "{\"schema\": \"calculet-graph/v1\", \"ops\": [{\"id\": \"a\", \"n\": 1, "
+                    "\"ok\": true, \"x\": null}, {\"id\": \"b\\u00e9\", \"f\": -1.5e3}], "
+                    "\"e\": {}, \"l\": []}",
+                    7, 3000);
+    mutate_and_load("m.yaml",
+                    "base: &b {x: 1, y: [a, b]}\nlist:\n  - *b\n  - {<<: *b, z: \"q\"}\n"
+                    "flag: true\nnothing: ~\ntext: |\n  line one\n  line two\n",
+                    11, 3000);
+}
+
+/* Two threads loading large documents at once share the arena's address range: each tree
+ * must come out whole. */
+typedef struct {
+    const char *path;
+    int good;
+} load_job;
+
+static void *load_worker(void *arg)
+{
+    load_job *j = arg;
+    j->good = 0;
+    for (int round = 0; round < 3; round++) {
+        golden_doc *d = NULL;
+        golden_error e = {0};
+        if (golden_doc_load_file(j->path, &d, &e) != GOLDEN_OK)
+            return NULL;
+        json_t *items = golden_doc_root(d);
+        size_t n = json_array_size(items), bad = 0;
+        for (size_t i = 0; i < n; i++)
+            bad += json_integer_value(json_object_get(json_array_get(items, i), "v")) !=
+                   (json_int_t)(i * i);
+        int l, c;
+        golden_doc_line(d, json_array_get(items, n - 1), &l, &c);
+        if (n == 50000 && bad == 0 && l == 50000 && c == 1)
+            j->good++;
+        golden_doc_free(d);
+    }
+    return NULL;
+}
+
+static void test_concurrent_loads(void)
+{
+    FILE *f = fopen("c.json", "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    for (size_t i = 0; i < 50000; i++)
+        fprintf(f, "%s{\"v\": %zu, \"pad\": \"xxxxxxxxxxxx\"}%s", i ? "" : "[", i * i,
+                i + 1 < 50000 ? ",\n" : "]\n");
+    fclose(f);
+    load_job jobs[2] = {{"c.json", 0}, {"c.json", 0}};
+    pthread_t t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, load_worker, &jobs[1]), 0);
+    load_worker(&jobs[0]);
+    pthread_join(t, NULL);
+    CU_ASSERT_EQUAL(jobs[0].good, 3);
+    CU_ASSERT_EQUAL(jobs[1].good, 3);
+    unlink("c.json");
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -660,6 +829,8 @@ int main(void)
         {"large document (arena)", test_large_document},
         {"jsonl", test_jsonl},
         {"jsonl long line", test_jsonl_long_line},
+        {"mutated documents", test_mutations},
+        {"concurrent loads", test_concurrent_loads},
         {0, 0}};
     return golden_test_run("doc", tests);
 }

@@ -15,13 +15,16 @@ int golden_doc_load_file(const char *path, golden_doc **out, golden_error *err);
 /* The same from memory; `name` is used in positions. */
 int golden_doc_load_buffer(const char *name, const char *buf, size_t len, golden_doc **out,
                            golden_error *err);
-/* The tree (borrowed; lives as long as the doc). */
+/* The tree (borrowed; lives as long as the doc: nodes must not outlive golden_doc_free, so
+ * json_deep_copy what you keep). See docs/documents.md for the loader's rules. */
 json_t *golden_doc_root(const golden_doc *doc);
 const char *golden_doc_name(const golden_doc *doc);
 /* 1-based line and column of a node of this doc's tree; 0 when unknown. */
 int golden_doc_line(const golden_doc *doc, const json_t *node, int *line, int *col);
 /* "file:line:col" for node (or "file" when unknown) into buf. */
 void golden_doc_where(const golden_doc *doc, const json_t *node, char *buf, size_t n);
+/* Free the doc and its tree (NULL is fine). A loaded doc may be read, and its positions
+ * asked, from several threads at once. */
 void golden_doc_free(golden_doc *doc);
 
 /* Limits every load enforces (docs/documents.md explains them). */
@@ -46,7 +49,7 @@ int golden_doc_load_json(const char *name, const char *buf, size_t len, size_t f
 
 /* JSON Lines: call fn for each non-empty line as its own doc (line numbers are the file's).
  * Stops at the first load error or when fn returns non-zero (that value is returned).
- * line_doc is freed when fn returns (json_incref its root to keep the tree). A line longer
+ * line_doc is freed when fn returns (json_deep_copy what you keep). A line longer
  * than GOLDEN_JSONL_MAX_LINE is an error; memory stays bounded by that. */
 typedef int (*golden_jsonl_fn)(void *ctx, golden_doc *line_doc, size_t line_no,
                                golden_error *err);

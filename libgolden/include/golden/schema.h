@@ -12,6 +12,7 @@ typedef struct golden_schema golden_schema;
 /* `ref` is an embedded schema's file name ("calculet-graph-v1.schema.json"), its `$id`,
  * a format name ("calculet-graph/v1"), or a path to a schema file. */
 int golden_schema_load(const char *ref, golden_schema **out, golden_error *err);
+/* Free a schema (NULL is fine). A loaded schema may validate from several threads at once. */
 void golden_schema_free(golden_schema *s);
 
 typedef struct {
@@ -24,8 +25,9 @@ typedef struct {
 /* At most this many violations are collected; the last one then says that it stopped. */
 #define GOLDEN_SCHEMA_MAX_VIOLATIONS 10000
 
-/* Validate the tree of doc (or `instance`, a node inside it, when non-NULL). Every
- * violation is collected into *out (caller frees with free()); returns the count,
+/* Validate the tree of doc (or `instance`, a node inside it, when non-NULL; pointers are
+ * then relative to it). Every violation is collected into *out, in document order (caller
+ * frees with free(); NULL when none); returns the count,
  * or -1 on an internal error (err set: out of memory, or a $ref loop that recurses
  * without end). */
 long golden_schema_validate(const golden_schema *s, const golden_doc *doc,

@@ -1,0 +1,102 @@
+# golden-diff speed and memory, side by side with what users would run instead:
+# `h5diff -d` and numpy through h5py computing the same metrics (chunked, float64).
+# Cases: one 256 MiB f32 tensor, one 256 MiB bf16 tensor, 1,000 small tensors, and a 2 GiB
+# f32 tensor for peak RSS (GOLDEN_BENCH_BIG=0 skips it). Prints ratios; asserts nothing.
+set -u
+PY=""
+/usr/bin/python3 -c 'import numpy, h5py' 2>/dev/null && PY=/usr/bin/python3
+TIME=""
+[ -x /usr/bin/time ] && TIME=/usr/bin/time
+
+# run LABEL CMD...: wall seconds, CPU seconds and peak RSS (KiB) into $wall $cpu $rss
+run() {
+    label=$1; shift
+    if [ -n "$TIME" ]; then
+        $TIME -f '%e %U %S %M' -o t.txt "$@" > /dev/null 2> run.err
+        read -r wall u s rss <<TEOF
+$(tail -n 1 t.txt)
+TEOF
+        cpu=$(awk "BEGIN{print $u + $s}")
+    else
+        t0=$(date +%s.%N); "$@" > /dev/null 2> run.err; t1=$(date +%s.%N)
+        wall=$(awk "BEGIN{print $t1 - $t0}"); cpu="?"; rss="?"
+    fi
+    echo "  $label: ${wall} s wall, ${cpu} s CPU, ${rss} KiB peak RSS"
+}
+ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.2f\", $1 / $2; else print \"-\" }"; }
+
+cat > np_metrics.py <<'PYEOF'
+# The same metrics as golden-diff (max_abs and where, mean_abs, rmse, max_rel, cosine,
+# mismatches, non-finite counts) in float64, reading 4 Mi elements at a time.
+import sys, h5py, numpy as np
+ref, cand = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+names = []
+ref.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+for name in names:
+    a, b = ref[name], cand[name]
+    rows = a.shape[0] if a.ndim else 1
+    per = max(1, (1 << 22) // max(1, a.size // max(rows, 1)))
+    mx, arg, sa, ss, dot, nr, nc, mr, mism, bad, seen = -1.0, -1, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0, 0, 0
+    for start in range(0, rows, per):
+        r = np.asarray(a[start:start + per] if a.ndim else a[()], dtype=np.float64).reshape(-1)
+        c = np.asarray(b[start:start + per] if b.ndim else b[()], dtype=np.float64).reshape(-1)
+        fin = np.isfinite(r) & np.isfinite(c)
+        bad += int((~fin).sum())
+        rf, cf = r[fin], c[fin]
+        d = np.abs(cf - rf)
+        if d.size:
+            k = int(d.argmax())
+            if d[k] > mx:
+                mx, arg = float(d[k]), seen + k
+            sa += float(d.sum()); ss += float(d @ d)
+            dot += float(rf @ cf); nr += float(rf @ rf); nc += float(cf @ cf)
+            mr = max(mr, float((d / np.maximum(np.abs(rf), 1e-6)).max()))
+            mism += int((d > 1e-5 + 1.3e-6 * np.abs(rf)).sum())
+        seen += r.size
+    cos = dot / (np.sqrt(nr) * np.sqrt(nc)) if nr and nc else 1.0
+PYEOF
+
+compare_all() {
+    case_name=$1 a=$2 b=$3
+    echo "$case_name"
+    run "golden-diff (2 threads)" golden-diff -q "$a" "$b"; gw=$wall; gc=$cpu; gr=$rss
+    run "golden-diff (1 thread) " golden-diff -q -j 1 "$a" "$b"; g1=$wall
+    run "h5diff -d 0.01        " h5diff -d 0.01 "$a" "$b"; hw=$wall; hc=$cpu
+    if [ -n "$PY" ]; then run "numpy via h5py        " "$PY" np_metrics.py "$a" "$b"; nw=$wall; else nw=0; fi
+    echo "  ratios: h5diff/golden-diff $(ratio "$hw" "$gw") wall, $(ratio "$hc" "$gc") CPU;" \
+         "numpy/golden-diff $(ratio "$nw" "$gw") wall; 1 thread/2 threads $(ratio "$g1" "$gw");" \
+         "golden-diff CPU/wall $(ratio "$gc" "$gw")"
+}
+
+N=67108864   # 256 MiB of f32
+make-golden a32.h5 "t:f32:8192x8192:rand=1,-4,4" && \
+make-golden b32.h5 "t:f32:8192x8192:rand=1,-4,4;noise=2,0.001" || { echo "generation failed"; exit 1; }
+compare_all "256 MiB f32 tensor" a32.h5 b32.h5
+rm -f a32.h5 b32.h5
+
+make-golden a16.h5 "t:bf16:8192x16384:rand=1,-4,4" && \
+make-golden b16.h5 "t:bf16:8192x16384:rand=1,-4,4;noise=2,0.01" || { echo "generation failed"; exit 1; }
+compare_all "256 MiB bf16 tensor" a16.h5 b16.h5
+rm -f a16.h5 b16.h5
+
+specs_a=""; specs_b=""
+i=0
+while [ $i -lt 1000 ]; do
+    specs_a="$specs_a layers/$i/out:f32:16x256:rand=$i,-1,1"
+    specs_b="$specs_b layers/$i/out:f32:16x256:rand=$i,-1,1;noise=$i,0.0001"
+    i=$((i + 1))
+done
+# shellcheck disable=SC2086
+make-golden sa.h5 $specs_a && make-golden sb.h5 $specs_b || { echo "generation failed"; exit 1; }
+compare_all "1,000 small f32 tensors (16 KiB each)" sa.h5 sb.h5
+rm -f sa.h5 sb.h5
+
+if [ "${GOLDEN_BENCH_BIG:-1}" != 0 ]; then
+    make-golden big_a.h5 "t:f32:536870912:rand=1,-4,4" && \
+    make-golden big_b.h5 "t:f32:536870912:rand=1,-4,4;noise=2,0.001" || { echo "generation failed"; exit 1; }
+    echo "2 GiB f32 tensor (memory bound check: peak RSS must stay under 256 MiB)"
+    run "golden-diff (2 threads)" golden-diff -q big_a.h5 big_b.h5
+    echo "  peak RSS $(awk "BEGIN{printf \"%.1f\", $rss / 1024}") MiB for $(awk "BEGIN{printf \"%.0f\", 2 * 2048}") MiB of input"
+    rm -f big_a.h5 big_b.h5
+fi
+echo "($N f32 elements per 256 MiB case; load from other processes inflates wall times)"

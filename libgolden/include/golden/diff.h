@@ -1,0 +1,90 @@
+/* A golden-diff run: pair the tensors of a reference and a candidate golden file (and
+ * optionally a baseline), stream every pair through the metrics engine on all cores, judge
+ * each under the policy, and build the calculet-diff-report/v1 document. */
+#ifndef GOLDEN_DIFF_H
+#define GOLDEN_DIFF_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "golden/compare.h"
+#include "golden/error.h"
+#include "golden/namemap.h"
+#include "golden/policy.h"
+#include "golden/report.h"
+#include "golden/store.h"
+
+#define GOLDEN_SCHEMA_DIFF_REPORT "calculet-diff-report/v1"
+/* Elements per work item by default (a row-tier chunk holds whole rows). */
+#define GOLDEN_DIFF_CHUNK (UINT64_C(1) << 20)
+/* Longest logits/tokens row that fits one work item. */
+#define GOLDEN_DIFF_MAX_ROW (UINT64_C(1) << 24)
+
+typedef struct {
+    const char *reference, *candidate;
+    const char *baseline;           /* three-way mode when non-NULL */
+    const golden_policy *policy;
+    const golden_namemap *map;      /* renames candidate and baseline names; may be NULL */
+    const char *const *only;        /* globs on reference names; none = all */
+    size_t n_only;
+    bool allow_missing;
+    int threads;                    /* 0 = golden_threads() */
+    uint64_t chunk_elems;           /* 0 = GOLDEN_DIFF_CHUNK */
+    golden_progress *progress;      /* may be NULL */
+} golden_diff_opts;
+
+typedef struct {
+    char *name;                     /* the reference's name (after mapping, the common one) */
+    char *candidate_name;           /* the candidate's own name */
+    char *baseline_name;            /* NULL when there is no baseline tensor */
+    golden_judge judge;
+    golden_dtype dtype_ref, dtype_cand, dtype_base;
+    int rank, rank_cand;
+    uint64_t shape[GOLDEN_MAX_RANK], shape_cand[GOLDEN_MAX_RANK];
+    bool compared;                  /* metrics computed (shapes equal) */
+    bool passed;
+    char **reasons;                 /* failed checks, in plain words */
+    size_t n_reasons;
+    char **notes;                   /* excused checks in three-way mode */
+    size_t n_notes;
+    golden_cmp_metrics m;
+    golden_cmp_flip flips[GOLDEN_CMP_EXAMPLES];
+    int n_flips;
+    int64_t *first_divergence;      /* tokens tier: one per row */
+    uint64_t n_rows;
+    bool has_baseline;
+    golden_cmp_metrics bm;
+    bool baseline_passed;
+    const char *error_metric;       /* the tier's headline error, e.g. "1 - cosine" */
+    double error_candidate, error_baseline, ratio; /* ratio NaN when undefined */
+    double seconds;
+} golden_diff_tensor;
+
+typedef struct {
+    char *reference, *candidate, *baseline;
+    golden_diff_tensor *tensors;    /* reference name order */
+    size_t n;
+    char **missing_in_candidate, **missing_in_reference, **missing_in_baseline;
+    size_t n_missing_cand, n_missing_ref, n_missing_base;
+    bool allow_missing;
+    size_t passed, failed;
+    bool pass;                      /* the run's verdict */
+    json_t *policy;                 /* the policy in effect */
+    json_t *overrides;              /* the command line's tier/atol/rtol/eps */
+} golden_diff_result;
+
+/* Compare. Returns 0 with *out set (whatever the verdict), or -1 when the files cannot be
+ * compared (unreadable, duplicate mapped names, a row too long, an I/O error). */
+int golden_diff_run(const golden_diff_opts *opts, golden_diff_result **out, golden_error *err);
+void golden_diff_free(golden_diff_result *r);
+
+/* The calculet-diff-report/v1 document; NULL on ENOMEM. */
+json_t *golden_diff_to_json(const golden_diff_result *r);
+
+/* One JUnit testcase per tensor (missing tensors included). */
+int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
+                      golden_error *err);
+
+/* "[2, 3]" into buf. */
+void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,389 @@
+/* Tolerance policy of golden-diff: built-in first-round numbers of handbook section 6,
+ * overridden by calculet-diff-policy/v1 files and the command line, resolved per tensor. */
+#include "golden/policy.h"
+
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden/doc.h"
+#include "golden/schema.h"
+
+typedef struct {
+    char *match;
+    bool has_tier;
+    golden_tier tier;
+    double atol, rtol, eps; /* NaN = not set */
+    golden_tier_limits limits; /* NaN = not set */
+} policy_rule;
+
+struct golden_policy {
+    golden_tier default_tier;
+    double eps;
+    golden_tier_limits tiers[GOLDEN_TIER_COUNT];
+    double atol[GOLDEN_DTYPE_COUNT], rtol[GOLDEN_DTYPE_COUNT];
+    policy_rule *rules;
+    size_t n_rules;
+    bool force_tier;
+    golden_tier forced;
+    double o_atol, o_rtol, o_eps;
+};
+
+void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol)
+{
+    switch (t) {
+    case GOLDEN_F64: *atol = 1e-7; *rtol = 1e-7; break;
+    case GOLDEN_F32: *atol = 1e-5; *rtol = 1.3e-6; break;
+    case GOLDEN_F16: *atol = 1e-5; *rtol = 1e-3; break;
+    case GOLDEN_BF16: *atol = 1e-5; *rtol = 1.6e-2; break;
+    /* torch.testing has no fp8 defaults: one step of the format's mantissa, as for bf16 */
+    case GOLDEN_FP8_E4M3FN: *atol = 1e-5; *rtol = 0.125; break;
+    case GOLDEN_FP8_E5M2: *atol = 1e-5; *rtol = 0.25; break;
+    default: *atol = 0; *rtol = 0; break;
+    }
+}
+
+static golden_tier_limits unset_limits(void)
+{
+    golden_tier_limits l = {NAN, NAN, NAN, NAN, NAN};
+    return l;
+}
+
+static int add_rule(golden_policy *p, const char *match, bool has_tier, golden_tier tier,
+                    bool at_front)
+{
+    policy_rule *nr = realloc(p->rules, (p->n_rules + 1) * sizeof *nr);
+    if (!nr)
+        return -1;
+    p->rules = nr;
+    char *m = strdup(match);
+    if (!m)
+        return -1;
+    if (at_front) {
+        memmove(&p->rules[1], &p->rules[0], p->n_rules * sizeof *nr);
+        nr = &p->rules[0];
+    } else {
+        nr = &p->rules[p->n_rules];
+    }
+    p->n_rules++;
+    memset(nr, 0, sizeof *nr);
+    nr->match = m;
+    nr->has_tier = has_tier;
+    nr->tier = tier;
+    nr->atol = nr->rtol = nr->eps = NAN;
+    nr->limits = unset_limits();
+    return 0;
+}
+
+golden_policy *golden_policy_new(void)
+{
+    golden_policy *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->default_tier = GOLDEN_TIER_LAYER;
+    p->eps = 1e-6;
+    for (int t = 0; t < GOLDEN_TIER_COUNT; t++) {
+        golden_tier_limits *l = &p->tiers[t];
+        l->cosine_min = 0.999;
+        l->top1_min = 0.999;
+        l->top5_min = 0.999;
+        l->near_tie_margin = 0.1;
+        l->baseline_ratio = 1.25;
+    }
+    for (int d = 0; d < GOLDEN_DTYPE_COUNT; d++)
+        golden_policy_dtype_default((golden_dtype)d, &p->atol[d], &p->rtol[d]);
+    /* conventional names of the final outputs */
+    static const char *const logit_names[] = {"logits", "*/logits"};
+    static const char *const token_names[] = {"tokens", "*/tokens"};
+    for (int i = 0; i < 2; i++)
+        if (add_rule(p, logit_names[i], true, GOLDEN_TIER_LOGITS, false) ||
+            add_rule(p, token_names[i], true, GOLDEN_TIER_TOKENS, false)) {
+            golden_policy_free(p);
+            return NULL;
+        }
+    p->o_atol = p->o_rtol = p->o_eps = NAN;
+    return p;
+}
+
+void golden_policy_free(golden_policy *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_rules; i++)
+        free(p->rules[i].match);
+    free(p->rules);
+    free(p);
+}
+
+/* A number field of obj into *dst when present; error when present but not a number. */
+static int get_num(const json_t *obj, const char *key, double *dst, const char *where,
+                   const char *ctx, golden_error *err)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (!json_is_number(v))
+        return golden_failw(err, "expected a number", "%s#%s/%s", where, ctx, key);
+    double x = json_number_value(v);
+    if (!(x >= 0))
+        return golden_failw(err, "expected a number >= 0", "%s#%s/%s", where, ctx, key);
+    *dst = x;
+    return 0;
+}
+
+static int get_limits(const json_t *obj, golden_tier_limits *l, const char *where,
+                      const char *ctx, golden_error *err)
+{
+    if (get_num(obj, "cosine_min", &l->cosine_min, where, ctx, err) ||
+        get_num(obj, "top1_min", &l->top1_min, where, ctx, err) ||
+        get_num(obj, "top5_min", &l->top5_min, where, ctx, err) ||
+        get_num(obj, "near_tie_margin", &l->near_tie_margin, where, ctx, err) ||
+        get_num(obj, "baseline_ratio", &l->baseline_ratio, where, ctx, err))
+        return -1;
+    return 0;
+}
+
+static int get_tier(const json_t *v, golden_tier *t, const char *where, const char *ptr,
+                    golden_error *err)
+{
+    if (!json_is_string(v) || golden_tier_parse(json_string_value(v), t) != 0)
+        return golden_failw(err, "expected one of kernel, layer, logits, tokens", "%s#%s",
+                            where, ptr);
+    return 0;
+}
+
+int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *where,
+                             golden_error *err)
+{
+    if (!json_is_object(root))
+        return golden_fail(err, where, "a policy must be an object");
+    json_t *v = json_object_get(root, "schema");
+    if (!json_is_string(v) || strcmp(json_string_value(v), GOLDEN_SCHEMA_DIFF_POLICY) != 0)
+        return golden_failw(err, "schema must be \"" GOLDEN_SCHEMA_DIFF_POLICY "\"",
+                            "%s#/schema", where);
+    if ((v = json_object_get(root, "default_tier")) &&
+        get_tier(v, &p->default_tier, where, "/default_tier", err))
+        return -1;
+    if (get_num(root, "eps", &p->eps, where, "", err))
+        return -1;
+    json_t *tiers = json_object_get(root, "tiers");
+    if (tiers) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(tiers, key, val) {
+            golden_tier t;
+            char ctx[300];
+            snprintf(ctx, sizeof ctx, "/tiers/%s", key);
+            if (golden_tier_parse(key, &t) != 0 || !json_is_object(val))
+                return golden_failw(err, "unknown tier (kernel, layer, logits, tokens)",
+                                    "%s#%s", where, ctx);
+            if (get_limits(val, &p->tiers[t], where, ctx, err))
+                return -1;
+        }
+    }
+    json_t *dtypes = json_object_get(root, "dtypes");
+    if (dtypes) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(dtypes, key, val) {
+            golden_dtype d;
+            char ctx[300];
+            snprintf(ctx, sizeof ctx, "/dtypes/%s", key);
+            if (golden_dtype_parse(key, &d) != 0 || !json_is_object(val))
+                return golden_failw(err, "unknown dtype", "%s#%s", where, ctx);
+            if (get_num(val, "atol", &p->atol[d], where, ctx, err) ||
+                get_num(val, "rtol", &p->rtol[d], where, ctx, err))
+                return -1;
+        }
+    }
+    json_t *rules = json_object_get(root, "rules");
+    if (rules) {
+        if (!json_is_array(rules))
+            return golden_failw(err, "expected an array", "%s#/rules", where);
+        /* The file's rules go before the ones already there, keeping their own order. */
+        size_t n = json_array_size(rules);
+        for (size_t k = n; k-- > 0;) {
+            json_t *r = json_array_get(rules, k);
+            char ctx[64];
+            snprintf(ctx, sizeof ctx, "/rules/%zu", k);
+            json_t *m = json_object_get(r, "match");
+            if (!json_is_object(r) || !json_is_string(m))
+                return golden_failw(err, "a rule needs a string \"match\"", "%s#%s", where, ctx);
+            golden_tier t = GOLDEN_TIER_KERNEL;
+            json_t *tv = json_object_get(r, "tier");
+            if (tv) {
+                char tctx[80];
+                snprintf(tctx, sizeof tctx, "%s/tier", ctx);
+                if (get_tier(tv, &t, where, tctx, err))
+                    return -1;
+            }
+            if (add_rule(p, json_string_value(m), tv != NULL, t, true))
+                return golden_fail(err, where, "out of memory");
+            policy_rule *pr = &p->rules[0];
+            if (get_num(r, "atol", &pr->atol, where, ctx, err) ||
+                get_num(r, "rtol", &pr->rtol, where, ctx, err) ||
+                get_num(r, "eps", &pr->eps, where, ctx, err) ||
+                get_limits(r, &pr->limits, where, ctx, err))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int golden_policy_load(golden_policy *p, const char *path, golden_error *err)
+{
+    golden_doc *doc = NULL;
+    golden_schema *schema = NULL;
+    int rc = -1;
+    if (golden_doc_load_file(path, &doc, err) != 0)
+        goto out;
+    if (golden_schema_load(GOLDEN_SCHEMA_DIFF_POLICY, &schema, err) != 0)
+        goto out;
+    if (golden_schema_check(schema, doc, err) != 0)
+        goto out;
+    rc = golden_policy_apply_json(p, golden_doc_root(doc), path, err);
+out:
+    golden_schema_free(schema);
+    golden_doc_free(doc);
+    return rc;
+}
+
+void golden_policy_force_tier(golden_policy *p, golden_tier t)
+{
+    p->force_tier = true;
+    p->forced = t;
+}
+
+void golden_policy_override(golden_policy *p, double atol, double rtol, double eps)
+{
+    if (!isnan(atol))
+        p->o_atol = atol;
+    if (!isnan(rtol))
+        p->o_rtol = rtol;
+    if (!isnan(eps))
+        p->o_eps = eps;
+}
+
+static void take(double *dst, double v)
+{
+    if (!isnan(v))
+        *dst = v;
+}
+
+void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
+                           golden_dtype cand, golden_judge *out)
+{
+    const policy_rule *rule = NULL;
+    out->rule = -1;
+    for (size_t i = 0; i < p->n_rules; i++)
+        if (fnmatch(p->rules[i].match, name, 0) == 0) {
+            rule = &p->rules[i];
+            out->rule = (int)i;
+            break;
+        }
+    out->tier = rule && rule->has_tier ? rule->tier : p->default_tier;
+    if (p->force_tier)
+        out->tier = p->forced;
+    out->limits = p->tiers[out->tier];
+    /* mixed dtypes (f32 golden, bf16 candidate) are judged at the looser tolerance */
+    out->atol = p->atol[ref] > p->atol[cand] ? p->atol[ref] : p->atol[cand];
+    out->rtol = p->rtol[ref] > p->rtol[cand] ? p->rtol[ref] : p->rtol[cand];
+    out->eps = p->eps;
+    if (rule) {
+        take(&out->atol, rule->atol);
+        take(&out->rtol, rule->rtol);
+        take(&out->eps, rule->eps);
+        take(&out->limits.cosine_min, rule->limits.cosine_min);
+        take(&out->limits.top1_min, rule->limits.top1_min);
+        take(&out->limits.top5_min, rule->limits.top5_min);
+        take(&out->limits.near_tie_margin, rule->limits.near_tie_margin);
+        take(&out->limits.baseline_ratio, rule->limits.baseline_ratio);
+    }
+    take(&out->atol, p->o_atol);
+    take(&out->rtol, p->o_rtol);
+    take(&out->eps, p->o_eps);
+}
+
+static int set_num(json_t *obj, const char *key, double v)
+{
+    if (isnan(v))
+        return 0;
+    return json_object_set_new(obj, key, json_real(v));
+}
+
+static int limits_json(json_t *obj, const golden_tier_limits *l)
+{
+    return set_num(obj, "cosine_min", l->cosine_min) | set_num(obj, "top1_min", l->top1_min) |
+           set_num(obj, "top5_min", l->top5_min) |
+           set_num(obj, "near_tie_margin", l->near_tie_margin) |
+           set_num(obj, "baseline_ratio", l->baseline_ratio);
+}
+
+json_t *golden_policy_to_json(const golden_policy *p)
+{
+    json_t *root = json_object(), *tiers = json_object(), *dtypes = json_object(),
+           *rules = json_array();
+    int bad = !root || !tiers || !dtypes || !rules;
+    if (!bad) {
+        bad |= json_object_set_new(root, "schema", json_string(GOLDEN_SCHEMA_DIFF_POLICY));
+        bad |= json_object_set_new(root, "default_tier",
+                                   json_string(golden_tier_name(p->default_tier)));
+        bad |= set_num(root, "eps", p->eps);
+        for (int t = 0; t < GOLDEN_TIER_COUNT; t++) {
+            json_t *o = json_object();
+            bad |= !o || limits_json(o, &p->tiers[t]);
+            bad |= json_object_set_new(tiers, golden_tier_name((golden_tier)t), o);
+        }
+        for (int d = 0; d < GOLDEN_DTYPE_COUNT; d++) {
+            json_t *o = json_object();
+            bad |= !o || set_num(o, "atol", p->atol[d]) || set_num(o, "rtol", p->rtol[d]);
+            bad |= json_object_set_new(dtypes, golden_dtype_name((golden_dtype)d), o);
+        }
+        for (size_t i = 0; i < p->n_rules; i++) {
+            const policy_rule *r = &p->rules[i];
+            json_t *o = json_object();
+            bad |= !o || json_object_set_new(o, "match", json_string(r->match));
+            if (!o)
+                continue;
+            if (r->has_tier)
+                bad |= json_object_set_new(o, "tier", json_string(golden_tier_name(r->tier)));
+            bad |= set_num(o, "atol", r->atol) | set_num(o, "rtol", r->rtol) |
+                   set_num(o, "eps", r->eps) | limits_json(o, &r->limits);
+            bad |= json_array_append_new(rules, o);
+        }
+    }
+    if (!bad) {
+        bad |= json_object_set_new(root, "tiers", tiers);
+        tiers = NULL;
+        bad |= json_object_set_new(root, "dtypes", dtypes);
+        dtypes = NULL;
+        bad |= json_object_set_new(root, "rules", rules);
+        rules = NULL;
+    }
+    json_decref(tiers);
+    json_decref(dtypes);
+    json_decref(rules);
+    if (bad) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+json_t *golden_policy_overrides_json(const golden_policy *p)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int bad = 0;
+    if (p->force_tier)
+        bad |= json_object_set_new(o, "tier", json_string(golden_tier_name(p->forced)));
+    bad |= set_num(o, "atol", p->o_atol) | set_num(o, "rtol", p->o_rtol) |
+           set_num(o, "eps", p->o_eps);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}

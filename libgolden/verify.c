@@ -1,0 +1,215 @@
+/* Checks of a golden file against itself, on every core, and its description as JSON:
+ * what golden-dump --verify and --list report, kept here so any tool can verify a golden. */
+#include "golden/verify.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden/dtype.h"
+#include "golden/stats.h"
+
+/* One tensor as the calculet-golden/v1 JSON listing shows it. */
+json_t *golden_tensor_json(const golden_tensor_info *t)
+{
+    json_t *o = json_object(), *shape = json_array();
+    if (!o || !shape) {
+        json_decref(o);
+        json_decref(shape);
+        return NULL;
+    }
+    for (int d = 0; d < t->rank; d++)
+        json_array_append_new(shape, json_integer((json_int_t)t->shape[d]));
+    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "dtype", json_string(golden_dtype_name(t->dtype)));
+    json_object_set_new(o, "shape", shape);
+    json_object_set_new(o, "count", json_integer((json_int_t)t->count));
+    json_object_set_new(o, "sha256", json_string(t->sha256));
+    json_object_set_new(o, "nan_count", json_integer((json_int_t)t->nan_count));
+    json_object_set_new(o, "posinf_count", json_integer((json_int_t)t->posinf_count));
+    json_object_set_new(o, "neginf_count", json_integer((json_int_t)t->neginf_count));
+    json_object_set_new(o, "zero_count", json_integer((json_int_t)t->zero_count));
+    json_object_set_new(o, "min", golden_json_real(t->min));
+    json_object_set_new(o, "max", golden_json_real(t->max));
+    json_object_set_new(o, "mean", golden_json_real(t->mean));
+    json_object_set_new(o, "std", golden_json_real(t->std));
+    if (t->has_layer)
+        json_object_set_new(o, "layer", json_integer(t->layer));
+    if (t->has_chip)
+        json_object_set_new(o, "chip", json_integer(t->chip));
+    if (t->has_step)
+        json_object_set_new(o, "step", json_integer(t->step));
+    if (t->op_family)
+        json_object_set_new(o, "op_family", json_string(t->op_family));
+    if (t->source)
+        json_object_set_new(o, "source", json_string(t->source));
+    return o;
+}
+
+/* The root of the listing: file, root attributes, tensors (array filled by the caller). */
+json_t *golden_file_json(golden_reader *r, json_t **tensors)
+{
+    json_t *doc = json_object(), *attrs = json_object(), *arr = json_array();
+    if (!doc || !attrs || !arr) {
+        json_decref(doc);
+        json_decref(attrs);
+        json_decref(arr);
+        return NULL;
+    }
+    json_object_set_new(doc, "schema", json_string(GOLDEN_SCHEMA_GOLDEN));
+    json_object_set_new(doc, "file", json_string(golden_reader_path(r)));
+    for (size_t i = 0; i < golden_reader_meta_count(r); i++) {
+        const char *k, *v;
+        golden_reader_meta_at(r, i, &k, &v);
+        json_object_set_new(attrs, k, json_string(v));
+    }
+    json_object_set_new(doc, "attributes", attrs);
+    json_object_set_new(doc, "tensors", arr);
+    *tensors = arr;
+    return doc;
+}
+
+
+typedef struct {
+    golden_reader *r;
+    size_t n;
+    size_t next;
+    pthread_mutex_t mu;
+    char **problems;   /* per tensor: NULL = agrees, else "; "-joined reasons */
+    golden_error err;  /* first read error */
+    bool failed;
+    golden_progress *prog; /* bytes verified, under mu */
+    unsigned long long done;
+} verify_job;
+
+/* Statistics written by one pass may be merged in a different chunking than the recompute;
+ * allow the last few bits of mean and std to differ. */
+static bool same_stat(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    if (a == b)
+        return true;
+    return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b)) + 1e-300;
+}
+
+static void add_problem(char **p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_problem(char **p, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t old = *p ? strlen(*p) : 0;
+    char *s = realloc(*p, old + strlen(msg) + 3);
+    if (!s)
+        return;
+    snprintf(s + old, strlen(msg) + 3, "%s%s", old ? "; " : "", msg);
+    *p = s;
+}
+
+static void *verify_main(void *arg)
+{
+    verify_job *job = arg;
+    for (;;) {
+        pthread_mutex_lock(&job->mu);
+        size_t i = job->next++;
+        bool stop = job->failed;
+        pthread_mutex_unlock(&job->mu);
+        if (i >= job->n || stop)
+            return NULL;
+        const golden_tensor_info *t = golden_reader_tensor(job->r, i);
+        char sha[65];
+        golden_stats s;
+        golden_error err;
+        if (golden_reader_recompute(job->r, i, sha, &s, &err) != GOLDEN_OK) {
+            pthread_mutex_lock(&job->mu);
+            if (!job->failed) {
+                job->failed = true;
+                job->err = err;
+            }
+            pthread_mutex_unlock(&job->mu);
+            return NULL;
+        }
+        char **p = &job->problems[i];
+        if (strcmp(sha, t->sha256) != 0)
+            add_problem(p, "sha256 is %s, data hashes to %s", t->sha256, sha);
+        const struct {
+            const char *name;
+            uint64_t stored, actual;
+        } counts[] = {
+            {"count", t->count_attr, s.count},
+            {"nan_count", t->nan_count, s.nan_count},
+            {"posinf_count", t->posinf_count, s.posinf_count},
+            {"neginf_count", t->neginf_count, s.neginf_count},
+            {"zero_count", t->zero_count, s.zero_count},
+        };
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+            if (counts[k].stored != counts[k].actual)
+                add_problem(p, "%s is %llu, data has %llu", counts[k].name,
+                            (unsigned long long)counts[k].stored,
+                            (unsigned long long)counts[k].actual);
+        const struct {
+            const char *name;
+            double stored, actual;
+        } stats[] = {
+            {"min", t->min, golden_stats_min(&s)},
+            {"max", t->max, golden_stats_max(&s)},
+            {"mean", t->mean, golden_stats_mean(&s)},
+            {"std", t->std, golden_stats_std(&s)},
+        };
+        for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++)
+            if (!same_stat(stats[k].stored, stats[k].actual))
+                add_problem(p, "%s is %.17g, data gives %.17g", stats[k].name, stats[k].stored,
+                            stats[k].actual);
+        pthread_mutex_lock(&job->mu);
+        job->done += t->count * golden_dtype_size(t->dtype);
+        golden_progress_update(job->prog, job->done);
+        pthread_mutex_unlock(&job->mu);
+    }
+}
+
+int golden_verify_tensors(golden_reader *r, char ***problems, golden_progress *prog,
+                          golden_error *err)
+{
+    *problems = NULL;
+    golden_progress quiet = {0};
+    verify_job job = {.r = r, .n = golden_reader_count(r), .prog = prog ? prog : &quiet};
+    job.problems = calloc(job.n ? job.n : 1, sizeof *job.problems);
+    if (!job.problems)
+        return golden_fail(err, golden_reader_path(r), "out of memory");
+    pthread_mutex_init(&job.mu, NULL);
+    int threads = golden_threads();
+    if ((size_t)threads > job.n)
+        threads = job.n ? (int)job.n : 1;
+    pthread_t tid[64];
+    int started = 0;
+    for (int k = 1; k < threads && k < 64; k++)
+        if (pthread_create(&tid[started], NULL, verify_main, &job) == 0)
+            started++;
+    verify_main(&job);
+    for (int k = 0; k < started; k++)
+        pthread_join(tid[k], NULL);
+    pthread_mutex_destroy(&job.mu);
+    if (job.failed) {
+        golden_verify_free(job.problems, job.n);
+        if (err)
+            *err = job.err;
+        return GOLDEN_ERR;
+    }
+    *problems = job.problems;
+    return GOLDEN_OK;
+}
+
+void golden_verify_free(char **problems, size_t n)
+{
+    if (!problems)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(problems[i]);
+    free(problems);
+}

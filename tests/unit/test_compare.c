@@ -1,0 +1,443 @@
+/* CUnit tests of the metrics engine on hand-worked vectors, plus a naive second
+ * implementation that chunked and merged passes must agree with. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cunit_main.h"
+#include "golden/compare.h"
+
+static golden_cmp_setup setup(golden_tier tier, golden_dtype t, double atol, double rtol)
+{
+    golden_cmp_setup s;
+    memset(&s, 0, sizeof s);
+    s.tier = tier;
+    s.dtype_ref = t;
+    s.dtype_cand = t;
+    s.atol = atol;
+    s.rtol = rtol;
+    s.eps = 1e-6;
+    s.near_tie_margin = 0.5;
+    return s;
+}
+
+static void run(const golden_cmp_setup *s, const double *r, const double *c, size_t n,
+                golden_cmp_metrics *m)
+{
+    golden_cmp_acc a;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_f64(s, &a, r, c, n);
+    golden_cmp_finish(s, &a, m);
+}
+
+static void test_basic_metrics(void)
+{
+    const double r[] = {1, 2, 3, 4}, c[] = {1, 2.5, 2, 4};
+    golden_cmp_setup s = setup(GOLDEN_TIER_KERNEL, GOLDEN_F64, 0.1, 0.1);
+    golden_cmp_metrics m;
+    run(&s, r, c, 4, &m);
+    CU_ASSERT_EQUAL(m.count, 4);
+    CU_ASSERT_EQUAL(m.finite_pairs, 4);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 1.0, 0);
+    CU_ASSERT_EQUAL(m.max_abs_index, 2);
+    CU_ASSERT_DOUBLE_EQUAL(m.mean_abs, 0.375, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(m.rmse, sqrt(0.3125), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_rel, 1.0 / 3.0, 1e-15);
+    /* dot 28, |r|^2 30, |c|^2 27.25 */
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 28.0 / sqrt(30.0 * 27.25), 1e-15);
+    /* tolerances .2 .3 .4 .5 against differences 0 .5 1 0 */
+    CU_ASSERT_EQUAL(m.mismatches, 2);
+    CU_ASSERT_TRUE(m.has_ulp);
+    /* f64 spacing in [2,4) is 2^-51: 2 -> 3 is 2^51 steps */
+    CU_ASSERT_EQUAL(m.max_ulp, UINT64_C(1) << 51);
+    s.dtype_ref = s.dtype_cand = GOLDEN_F32;
+    run(&s, r, c, 4, &m);
+    CU_ASSERT_EQUAL(m.max_ulp, UINT64_C(1) << 22);
+    s.dtype_ref = s.dtype_cand = GOLDEN_I32;
+    run(&s, r, c, 4, &m);
+    CU_ASSERT_FALSE(m.has_ulp);
+    CU_ASSERT_EQUAL(m.max_ulp, 0);
+}
+
+static void test_nonfinite(void)
+{
+    const double inf = INFINITY, nan = NAN;
+    const double r[] = {nan, 1, inf, inf, nan, 1, -inf};
+    const double c[] = {nan, nan, inf, -inf, inf, inf, 5};
+    golden_cmp_setup s = setup(GOLDEN_TIER_KERNEL, GOLDEN_F32, 1e-5, 1e-3);
+    golden_cmp_metrics m;
+    run(&s, r, c, 7, &m);
+    CU_ASSERT_EQUAL(m.finite_pairs, 0);
+    CU_ASSERT_FALSE(m.has_finite);
+    CU_ASSERT_TRUE(isnan(m.max_abs));
+    CU_ASSERT_TRUE(isnan(m.mean_abs));
+    CU_ASSERT_TRUE(isnan(m.rmse));
+    CU_ASSERT_TRUE(isnan(m.max_rel));
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 1.0, 0); /* both norms are 0 */
+    /* NaN/NaN and Inf/Inf agree; the other five pairs differ */
+    CU_ASSERT_EQUAL(m.mismatches, 5);
+    CU_ASSERT_EQUAL(m.nan_ref, 2);
+    CU_ASSERT_EQUAL(m.nan_cand, 2);
+    CU_ASSERT_EQUAL(m.inf_ref, 3);
+    CU_ASSERT_EQUAL(m.inf_cand, 4);
+    CU_ASSERT_EQUAL(m.new_nan, 1);
+    CU_ASSERT_EQUAL(m.new_inf, 1);
+}
+
+static void test_nan_among_finite(void)
+{
+    /* one NaN must not poison the finite metrics */
+    const double r[] = {1, 2, 3}, c[] = {1, NAN, 3.5};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LAYER, GOLDEN_F32, 0, 0);
+    golden_cmp_metrics m;
+    run(&s, r, c, 3, &m);
+    CU_ASSERT_EQUAL(m.finite_pairs, 2);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 0.5, 0);
+    CU_ASSERT_EQUAL(m.max_abs_index, 2);
+    CU_ASSERT_DOUBLE_EQUAL(m.mean_abs, 0.25, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, (1 + 10.5) / (sqrt(10.0) * sqrt(13.25)), 1e-15);
+    CU_ASSERT_EQUAL(m.new_nan, 1);
+    CU_ASSERT_EQUAL(m.mismatches, 2);
+}
+
+static void test_zero_norms(void)
+{
+    const double z[] = {0, 0}, one[] = {1, 0}, negz[] = {-0.0, 0};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LAYER, GOLDEN_F32, 0, 0);
+    golden_cmp_metrics m;
+    run(&s, z, negz, 2, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 1.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 0.0, 0);
+    CU_ASSERT_EQUAL(m.max_abs_index, 0);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_rel, 0.0, 0);
+    CU_ASSERT_EQUAL(m.mismatches, 0);
+    CU_ASSERT_EQUAL(m.max_ulp, 0); /* -0 and +0 are the same step */
+    run(&s, z, one, 2, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 0.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_rel, 1e6, 1e-6); /* 1 / eps */
+    run(&s, one, z, 2, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 0.0, 0);
+}
+
+static void test_single_and_empty(void)
+{
+    const double r[] = {-2}, c[] = {2};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LAYER, GOLDEN_F64, 0, 0);
+    golden_cmp_metrics m;
+    run(&s, r, c, 1, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, -1.0, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 4.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_rel, 2.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(m.rmse, 4.0, 0);
+    run(&s, r, c, 0, &m);
+    CU_ASSERT_EQUAL(m.count, 0);
+    CU_ASSERT_FALSE(m.has_finite);
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 1.0, 0);
+    CU_ASSERT_EQUAL(m.mismatches, 0);
+}
+
+static void test_max_abs_first_index(void)
+{
+    const double r[] = {0, 0, 0, 0}, c[] = {0.5, 1, -1, 1};
+    golden_cmp_setup s = setup(GOLDEN_TIER_KERNEL, GOLDEN_F32, 0, 0);
+    golden_cmp_metrics m;
+    run(&s, r, c, 4, &m);
+    CU_ASSERT_EQUAL(m.max_abs_index, 1);
+    /* the same with the maxima split over two merged chunks */
+    golden_cmp_acc a, b;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_f64(&s, &a, r, c, 2);
+    golden_cmp_acc_init(&b, 2);
+    golden_cmp_add_f64(&s, &b, r + 2, c + 2, 2);
+    golden_cmp_merge(&a, &b);
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(m.max_abs_index, 1);
+    uint64_t shape[3] = {2, 3, 4}, co[3];
+    golden_cmp_unravel(23, 3, shape, co);
+    CU_ASSERT(co[0] == 1 && co[1] == 2 && co[2] == 3);
+    golden_cmp_unravel(6, 3, shape, co);
+    CU_ASSERT(co[0] == 0 && co[1] == 1 && co[2] == 2);
+}
+
+static void test_ulp_index(void)
+{
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F32, 1.0), 0x3F800000);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F32, -1.0), -0x3F800000);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F32, -0.0), 0);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F32, ldexp(1, -149)), 1); /* denormal */
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F32, ldexp(1, -148)), 2);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F32, ldexp(1, -126)), 0x00800000);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F32, 3.4028234663852886e38), 0x7F7FFFFF);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F32, 1e39), 0x7F800000);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_BF16, 1.0), 0x3F80);
+    /* ties go to even: 1 + 2^-8 -> 1.0, 1 + 3 * 2^-8 -> 1 + 2^-6 */
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_BF16, 1.0 + ldexp(1, -8)), 0x3F80);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_BF16, 1.0 + 3 * ldexp(1, -8)), 0x3F82);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_BF16, 1.0 + 1.1 * ldexp(1, -8)), 0x3F81);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F16, 1.0), 0x3C00);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F16, 65504.0), 0x7BFF);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F16, 65520.0), 0x7C00);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F16, ldexp(1, -24)), 1);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F16, ldexp(1, -25)), 0);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F16, 1.5 * ldexp(1, -25)), 1);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F16, ldexp(1, -14)), 0x0400);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_FP8_E4M3FN, 448.0), 0x7E);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_FP8_E4M3FN, 1000.0), 0x7E);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_FP8_E4M3FN, 1.0), 0x38);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_FP8_E5M2, 1.0), 0x3C);
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F64, 1.0), INT64_C(0x3FF0000000000000));
+    CU_ASSERT_EQUAL(golden_cmp_ulp_index(GOLDEN_F64, 4.9406564584124654e-324), 1);
+    golden_dtype t;
+    CU_ASSERT_TRUE(golden_cmp_ulp_dtype(GOLDEN_F32, GOLDEN_BF16, &t));
+    CU_ASSERT_EQUAL(t, GOLDEN_BF16);
+    CU_ASSERT_TRUE(golden_cmp_ulp_dtype(GOLDEN_F16, GOLDEN_BF16, &t));
+    CU_ASSERT_EQUAL(t, GOLDEN_BF16);
+    CU_ASSERT_FALSE(golden_cmp_ulp_dtype(GOLDEN_F32, GOLDEN_I32, &t));
+}
+
+static void test_denormal_metrics(void)
+{
+    /* two f32 denormals one step apart; relative error uses eps because |r| < eps */
+    const double r[] = {ldexp(1, -149)}, c[] = {ldexp(1, -148)};
+    golden_cmp_setup s = setup(GOLDEN_TIER_KERNEL, GOLDEN_F32, 0, 0);
+    golden_cmp_metrics m;
+    run(&s, r, c, 1, &m);
+    CU_ASSERT_EQUAL(m.max_ulp, 1);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, ldexp(1, -149), 0);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_rel, ldexp(1, -149) / 1e-6, 1e-300);
+    CU_ASSERT_EQUAL(m.mismatches, 1); /* atol 0 rtol 0: any difference */
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 1.0, 1e-15);
+}
+
+/* f32 reference, bf16 candidate = the reference rounded: 0 bf16 steps apart */
+static void test_raw_mixed_dtypes(void)
+{
+    const float rf[2] = {1.0f, 0.1f};
+    const uint16_t cb[2] = {0x3F80, 0x3DCD};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LAYER, GOLDEN_F32, 1e-5, 1.6e-2);
+    s.dtype_cand = GOLDEN_BF16;
+    golden_cmp_acc a;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_raw(&s, &a, rf, cb, 2);
+    golden_cmp_metrics m;
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(m.max_ulp, 0);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 0.10009765625 - 0.100000001490116119384765625, 0);
+    CU_ASSERT_EQUAL(m.max_abs_index, 1);
+    CU_ASSERT_EQUAL(m.mismatches, 0);
+}
+
+static void test_logits(void)
+{
+    const double r[] = {
+        1, 5, 3, 2,     /* decisive flip: 5 vs 3 */
+        2, 2, 1, 0,     /* tie at the top: first index wins on both sides */
+        3, 2.9, 0, 0,   /* near tie, flipped */
+        7, 7, 7, 7,     /* a row of equal logits */
+    };
+    const double c[] = {
+        1, 4, 4.5, 2,
+        2, 2, 0, 1,
+        2.8, 3, 0, 0,
+        7, 7, 7, 7,
+    };
+    golden_cmp_setup s = setup(GOLDEN_TIER_LOGITS, GOLDEN_F32, 0, 0);
+    s.row_len = 4;
+    golden_cmp_metrics m;
+    golden_cmp_acc a;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_f64(&s, &a, r, c, 16);
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(m.rows, 4);
+    CU_ASSERT_DOUBLE_EQUAL(m.top1_match, 0.5, 0);
+    CU_ASSERT_EQUAL(m.flips, 2);
+    CU_ASSERT_EQUAL(m.near_tie_rows, 3);
+    CU_ASSERT_EQUAL(m.near_tie_flips, 1);
+    CU_ASSERT_DOUBLE_EQUAL(m.top5_overlap, 1.0, 0); /* k = 4 = the whole row */
+    CU_ASSERT_EQUAL(a.n_examples, 2);
+    CU_ASSERT_EQUAL(a.examples[0].row, 0);
+    CU_ASSERT_EQUAL(a.examples[0].ref_top1, 1);
+    CU_ASSERT_EQUAL(a.examples[0].cand_top1, 2);
+    CU_ASSERT_DOUBLE_EQUAL(a.examples[0].margin, 2.0, 0);
+    CU_ASSERT_FALSE(a.examples[0].near_tie);
+    CU_ASSERT_EQUAL(a.examples[1].row, 2);
+    CU_ASSERT_TRUE(a.examples[1].near_tie);
+    CU_ASSERT_DOUBLE_EQUAL(a.examples[1].margin, 0.1, 1e-15);
+}
+
+static void test_top5_overlap(void)
+{
+    const double r[] = {0, 1, 2, 3, 4, 5, 6, /* */ 1, 1, 1, 1, 1, 1, 1};
+    const double c[] = {6, 5, 4, 3, 0, 1, 2, /* */ 1, 1, 1, 1, 1, 1, 2};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LOGITS, GOLDEN_F32, 0, 0);
+    s.row_len = 7;
+    golden_cmp_metrics m;
+    run(&s, r, c, 14, &m);
+    /* row 0: {6,5,4,3,2} vs {0,1,2,3,6}: 3 common; row 1: {0..4} vs {6,0,1,2,3}: 4 common */
+    CU_ASSERT_DOUBLE_EQUAL(m.top5_overlap, 7.0 / 10.0, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(m.top1_match, 0.0, 0);
+    CU_ASSERT_EQUAL(m.near_tie_rows, 1); /* row 1 has margin 0 */
+}
+
+static void test_tokens(void)
+{
+    const int32_t r[] = {1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 9, 9, 9, 9, 9};
+    const int32_t c[] = {1, 2, 3, 4, 5, 1, 2, 7, 4, 5, 9, 9, 9, 9, 8};
+    int64_t div[3] = {99, 99, 99};
+    golden_cmp_setup s = setup(GOLDEN_TIER_TOKENS, GOLDEN_I32, 0, 0);
+    s.row_len = 5;
+    s.first_divergence = div;
+    golden_cmp_acc a, b;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_raw(&s, &a, r, c, 7); /* a chunk ending mid-row is fine within one acc */
+    golden_cmp_add_raw(&s, &a, r + 7, c + 7, 3);
+    golden_cmp_acc_init(&b, 10);
+    golden_cmp_add_raw(&s, &b, r + 10, c + 10, 5);
+    golden_cmp_merge(&a, &b);
+    golden_cmp_metrics m;
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(m.sequences, 3);
+    CU_ASSERT_EQUAL(m.sequences_exact, 1);
+    CU_ASSERT_EQUAL(div[0], -1);
+    CU_ASSERT_EQUAL(div[1], 2);
+    CU_ASSERT_EQUAL(div[2], 4);
+    CU_ASSERT_EQUAL(m.earliest_divergence, 2);
+    CU_ASSERT_EQUAL(m.earliest_divergence_row, 1);
+    CU_ASSERT_FALSE(m.has_ulp);
+
+    /* ids equal in f64 but not as integers: the exact path must see the difference */
+    const int64_t br[2] = {INT64_C(9007199254740992), 1};
+    const int64_t bc[2] = {INT64_C(9007199254740993), 1};
+    int64_t div2[1] = {99};
+    s.dtype_ref = s.dtype_cand = GOLDEN_I64;
+    s.row_len = 2;
+    s.first_divergence = div2;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_raw(&s, &a, br, bc, 2);
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(div2[0], 0);
+    CU_ASSERT_EQUAL(m.sequences_exact, 0);
+}
+
+/* ---- a naive second implementation on pseudo-random data ---- */
+
+static uint64_t rng_state = 88172645463325252ULL;
+static double rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static void test_chunked_against_naive(void)
+{
+    enum { N = 50000, ROW = 100 };
+    double *r = malloc(N * sizeof *r), *c = malloc(N * sizeof *c);
+    CU_ASSERT_FATAL(r && c);
+    for (int i = 0; i < N; i++) {
+        r[i] = (rnd() - 0.5) * 8;
+        c[i] = r[i] + (rnd() - 0.5) * 0.01;
+        if (i % 997 == 5)
+            c[i] = NAN;
+        if (i % 1301 == 7)
+            r[i] = INFINITY;
+    }
+    double max_abs = -1, max_rel = -1, sa = 0, ss = 0, dot = 0, nr = 0, nc = 0;
+    uint64_t idx = 0, fin = 0, mism = 0, top1 = 0;
+    for (int i = 0; i < N; i++) {
+        if (!isfinite(r[i]) || !isfinite(c[i])) {
+            mism++;
+            continue;
+        }
+        double d = fabs(c[i] - r[i]);
+        fin++;
+        if (d > max_abs) {
+            max_abs = d;
+            idx = (uint64_t)i;
+        }
+        double rel = d / fmax(fabs(r[i]), 1e-6);
+        if (rel > max_rel)
+            max_rel = rel;
+        sa += d;
+        ss += d * d;
+        dot += r[i] * c[i];
+        nr += r[i] * r[i];
+        nc += c[i] * c[i];
+        if (d > 1e-3 + 1e-3 * fabs(r[i]))
+            mism++;
+    }
+    for (int row = 0; row < N / ROW; row++) {
+        int br = -1, bc = -1;
+        for (int j = 0; j < ROW; j++) {
+            double x = r[row * ROW + j], y = c[row * ROW + j];
+            if (x == x && (br < 0 || x > r[row * ROW + br]))
+                br = j;
+            if (y == y && (bc < 0 || y > c[row * ROW + bc]))
+                bc = j;
+        }
+        top1 += br == bc;
+    }
+    golden_cmp_setup s = setup(GOLDEN_TIER_LOGITS, GOLDEN_F64, 1e-3, 1e-3);
+    s.row_len = ROW;
+    const size_t splits[] = {N, 100, 1700, 12300}; /* row-aligned, as merge needs */
+    for (size_t k = 0; k < sizeof splits / sizeof *splits; k++) {
+        golden_cmp_acc all, part;
+        golden_cmp_acc_init(&all, 0);
+        for (size_t off = 0; off < N; off += splits[k]) {
+            size_t n = N - off < splits[k] ? N - off : splits[k];
+            golden_cmp_acc_init(&part, off);
+            golden_cmp_add_f64(&s, &part, r + off, c + off, n);
+            if (off == 0)
+                all = part;
+            else
+                golden_cmp_merge(&all, &part);
+        }
+        golden_cmp_metrics m;
+        golden_cmp_finish(&s, &all, &m);
+        CU_ASSERT_EQUAL(m.finite_pairs, fin);
+        CU_ASSERT_EQUAL(m.mismatches, mism);
+        CU_ASSERT_DOUBLE_EQUAL(m.max_abs, max_abs, 0);
+        CU_ASSERT_EQUAL(m.max_abs_index, idx);
+        CU_ASSERT_DOUBLE_EQUAL(m.max_rel, max_rel, 0);
+        CU_ASSERT_DOUBLE_EQUAL(m.mean_abs, sa / (double)fin, 1e-12 * sa / (double)fin);
+        CU_ASSERT_DOUBLE_EQUAL(m.rmse, sqrt(ss / (double)fin), 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(m.cosine, dot / (sqrt(nr) * sqrt(nc)), 1e-12);
+        CU_ASSERT_EQUAL(m.rows, N / ROW);
+        CU_ASSERT_DOUBLE_EQUAL(m.top1_match, (double)top1 / (N / ROW), 1e-15);
+    }
+    free(r);
+    free(c);
+}
+
+static void test_tier_names(void)
+{
+    golden_tier t;
+    CU_ASSERT_EQUAL(golden_tier_parse("logits", &t), 0);
+    CU_ASSERT_EQUAL(t, GOLDEN_TIER_LOGITS);
+    CU_ASSERT_STRING_EQUAL(golden_tier_name(GOLDEN_TIER_TOKENS), "tokens");
+    CU_ASSERT_EQUAL(golden_tier_parse("final", &t), -1);
+}
+
+int main(void)
+{
+    static const golden_test tests[] = {
+        {"basic metrics", test_basic_metrics},
+        {"non-finite pairs", test_nonfinite},
+        {"NaN among finite values", test_nan_among_finite},
+        {"cosine with zero norms", test_zero_norms},
+        {"single element and empty", test_single_and_empty},
+        {"max_abs first index", test_max_abs_first_index},
+        {"ULP index", test_ulp_index},
+        {"denormals", test_denormal_metrics},
+        {"raw mixed dtypes", test_raw_mixed_dtypes},
+        {"logits tier", test_logits},
+        {"top5 overlap and ties", test_top5_overlap},
+        {"tokens tier", test_tokens},
+        {"chunked against naive", test_chunked_against_naive},
+        {"tier names", test_tier_names},
+        {0, 0},
+    };
+    return golden_test_run("compare", tests);
+}
