@@ -956,30 +956,41 @@ static bool fast_idle(const idle_job *job, fast_state *fs, const golden_sync *s)
     const golden_graph *g = job->base->g;
     uint32_t K = h->K, v = s->op;
     uint32_t horizon = h->topo_index[v];
-    bool idle = true;
+    bool idle = true, barrier = s->kind == GOLDEN_SYNC_BARRIER;
     for (uint32_t t = h->topo_index[v]; t < h->norder && t <= horizon; t++) {
         uint32_t u = h->order[t];
         bool redo = u == v;
         for (uint32_t k = h->pred_first[u]; k < h->pred_first[u + 1] && !redo; k++)
-            redo = fs->changed[h->pred[k].node];
+            redo = fs->changed[h->pred[k].node] || (barrier && h->pred[k].node == v);
         if (!redo)
             continue;
         memset(fs->tmp, 0, K * sizeof *fs->tmp);
         for (uint32_t k = h->pred_first[u]; k < h->pred_first[u + 1]; k++) {
             const golden_hb_edge *e = &h->pred[k];
+            uint32_t from = e->node;
             if (u == v && ((s->kind == GOLDEN_SYNC_WAIT && e->kind == GOLDEN_EDGE_SIGNAL) ||
                            (s->kind == GOLDEN_SYNC_AFTER && e->kind == GOLDEN_EDGE_AFTER &&
-                            e->ref == s->after)))
+                            e->ref == s->after) ||
+                           (barrier && e->kind == GOLDEN_EDGE_PROGRAM)))
                 continue;
-            const uint32_t *c = &fs->clock[(size_t)e->node * K];
+            /* without the barrier each of its queues runs straight through: the op after it
+             * on a queue follows the op before it there (same reachability as dropping it) */
+            if (barrier && from == v && e->kind == GOLDEN_EDGE_PROGRAM) {
+                from = program_pred(h, v, e->ref);
+                if (from == GOLDEN_NONE)
+                    continue;
+            }
+            const uint32_t *c = &fs->clock[(size_t)from * K];
             for (uint32_t j = 0; j < K; j++)
                 if (c[j] > fs->tmp[j])
                     fs->tmp[j] = c[j];
         }
-        /* own positions never move when an edge goes */
+        /* own positions never move when an edge goes; a removed barrier has none that it
+         * could pass on (it no longer follows anything on its queues) */
         const golden_op *op = &g->ops[u];
         const uint32_t *base = &h->clock[(size_t)u * K];
-        if (op->kind == GOLDEN_OP_BARRIER) {
+        if (barrier && u == v) {
+        } else if (op->kind == GOLDEN_OP_BARRIER) {
             for (uint32_t m = 0; m < op->bq_count; m++) {
                 uint32_t q = g->barrier_queues[op->bq_first + m];
                 fs->tmp[q] = base[q];
@@ -1001,6 +1012,10 @@ static bool fast_idle(const idle_job *job, fast_state *fs, const golden_sync *s)
         uint32_t b = fs->list[i];
         for (uint32_t k = job->wfirst[b]; k < job->wfirst[b + 1] && idle; k++) {
             uint32_t a = job->wa[k];
+            if (barrier && (a == v || b == v)) {
+                idle = false; /* an ordering that starts or ends at the barrier itself */
+                break;
+            }
             uint32_t q = h->home_queue[a];
             bool before = q != GOLDEN_NONE && fs->clock[(size_t)b * K + q] >= h->home_pos[a];
             idle = before || (job->wle[k] && a == b);
@@ -1049,7 +1064,7 @@ static void *idle_worker(void *arg)
         if (job->progress && pthread_equal(pthread_self(), job->owner))
             golden_progress_update(job->progress, i);
         const golden_sync *s = &job->cands[i];
-        if (job->fast && s->kind != GOLDEN_SYNC_BARRIER) {
+        if (job->fast) {
             job->idle[i] = fast_idle(job, &fs, s);
             continue;
         }
