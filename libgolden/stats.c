@@ -35,8 +35,8 @@ static void merge_moments(golden_stats *s, uint64_t nb, double mean_b, double m2
  * compiler can keep several additions in flight. Returns 0 when a non-finite value is seen. */
 static int add_block_finite(golden_stats *s, const double *x, size_t n)
 {
-    double sum[4] = {0, 0, 0, 0}, lo[4], hi[4], bad[4] = {0, 0, 0, 0};
-    uint64_t zeros[4] = {0, 0, 0, 0};
+    /* all lanes are doubles (zeros counted as 1.0) so the loop stays in vector registers */
+    double sum[4] = {0, 0, 0, 0}, lo[4], hi[4], bad[4] = {0, 0, 0, 0}, zeros[4] = {0, 0, 0, 0};
     for (int k = 0; k < 4; k++)
         lo[k] = s->min, hi[k] = s->max;
     size_t i = 0;
@@ -47,7 +47,7 @@ static int add_block_finite(golden_stats *s, const double *x, size_t n)
             sum[k] += v;
             lo[k] = v < lo[k] ? v : lo[k];
             hi[k] = v > hi[k] ? v : hi[k];
-            zeros[k] += v == 0;
+            zeros[k] += v == 0 ? 1.0 : 0.0;
         }
     for (; i < n; i++) {
         double v = x[i];
@@ -55,7 +55,7 @@ static int add_block_finite(golden_stats *s, const double *x, size_t n)
         sum[0] += v;
         lo[0] = v < lo[0] ? v : lo[0];
         hi[0] = v > hi[0] ? v : hi[0];
-        zeros[0] += v == 0;
+        zeros[0] += v == 0 ? 1.0 : 0.0;
     }
     if (bad[0] + bad[1] + bad[2] + bad[3] != 0)
         return 0;
@@ -82,7 +82,7 @@ static int add_block_finite(golden_stats *s, const double *x, size_t n)
             s->min = lo[k];
         if (hi[k] > s->max)
             s->max = hi[k];
-        s->zero_count += zeros[k];
+        s->zero_count += (uint64_t)zeros[k];
     }
     s->count += n;
     merge_moments(s, n, mean, m < 0 ? 0 : m);

@@ -7,6 +7,7 @@
 #include <hdf5.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -373,7 +374,13 @@ static void name_set_free(name_set *s)
 /* ------------------------------------------------------------------ writer */
 
 #define WRITE_BUF (4u << 20)
+#define STATS_SUB (1u << 14) /* elements per statistics sub-block */
 
+struct golden_writer;
+
+/* One stage of the writer's pipeline on its own thread (hashing, statistics): it is handed
+ * each full buffer and the caller waits for it before the buffer is reused. Without a thread
+ * (GOLDEN_THREADS=1) the stage runs inline. */
 typedef struct {
     pthread_t tid;
     pthread_mutex_t mu;
@@ -381,8 +388,9 @@ typedef struct {
     const unsigned char *data;
     size_t len;
     int pending, quit, failed, started;
-    golden_sha256 *sha;
-} hash_worker;
+    int (*run)(struct golden_writer *w, const unsigned char *data, size_t len);
+    struct golden_writer *w;
+} stage;
 
 struct golden_writer {
     char *path, *tmp;
@@ -397,55 +405,120 @@ struct golden_writer {
     uint64_t bytes_expected, bytes_done, elems_written;
     unsigned char *buf;
     size_t fill;
-    double *f64;
+    double *f64[3];       /* conversion scratch: statistics stage, hash stage, caller */
     golden_stats stats;
-    hash_worker hw;
+    /* statistics of the buffer being flushed, in sub-blocks that any of the three threads
+     * may take; merged in sub-block order, so the result does not depend on who took what */
+    golden_stats sub[WRITE_BUF / STATS_SUB];
+    size_t nsub, sub_elems;
+    const unsigned char *sub_data;
+    _Atomic size_t next_sub;
+    golden_sha256 *sha;
+    stage hash_stage, stats_stage;
 };
 
-static void *hash_main(void *arg)
+/* Take statistics sub-blocks of the buffer being flushed until none is left. */
+static void stats_pull(struct golden_writer *w, double *scratch)
 {
-    hash_worker *hw = arg;
-    pthread_mutex_lock(&hw->mu);
+    size_t width = golden_dtype_size(w->cur.dtype);
     for (;;) {
-        while (!hw->pending && !hw->quit)
-            pthread_cond_wait(&hw->cv, &hw->mu);
-        if (hw->quit)
-            break;
-        const unsigned char *data = hw->data;
-        size_t len = hw->len;
-        pthread_mutex_unlock(&hw->mu);
-        int bad = golden_sha256_update(hw->sha, data, len, NULL) != GOLDEN_OK;
-        pthread_mutex_lock(&hw->mu);
-        hw->failed |= bad;
-        hw->pending = 0;
-        pthread_cond_broadcast(&hw->cv);
+        size_t i = atomic_fetch_add(&w->next_sub, 1);
+        if (i >= w->nsub)
+            return;
+        size_t first = i * STATS_SUB;
+        size_t n = w->sub_elems - first < STATS_SUB ? w->sub_elems - first : STATS_SUB;
+        golden_convert_to_f64(w->cur.dtype, w->sub_data + first * width, n, scratch);
+        golden_stats_init(&w->sub[i]);
+        golden_stats_add(&w->sub[i], scratch, n);
     }
-    pthread_mutex_unlock(&hw->mu);
+}
+
+static int run_hash(struct golden_writer *w, const unsigned char *data, size_t len)
+{
+    int rc = golden_sha256_update(w->sha, data, len, NULL);
+    stats_pull(w, w->f64[1]); /* then help with the statistics */
+    return rc;
+}
+
+static int run_stats(struct golden_writer *w, const unsigned char *data, size_t len)
+{
+    (void)data;
+    (void)len;
+    stats_pull(w, w->f64[0]);
+    return GOLDEN_OK;
+}
+
+static void *stage_main(void *arg)
+{
+    stage *st = arg;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        while (!st->pending && !st->quit)
+            pthread_cond_wait(&st->cv, &st->mu);
+        if (st->quit)
+            break;
+        const unsigned char *data = st->data;
+        size_t len = st->len;
+        pthread_mutex_unlock(&st->mu);
+        int bad = st->run(st->w, data, len) != GOLDEN_OK;
+        pthread_mutex_lock(&st->mu);
+        st->failed |= bad;
+        st->pending = 0;
+        pthread_cond_broadcast(&st->cv);
+    }
+    pthread_mutex_unlock(&st->mu);
     return NULL;
 }
 
-static void hash_post(hash_worker *hw, const unsigned char *data, size_t len)
+static void stage_init(stage *st, struct golden_writer *w,
+                       int (*run)(struct golden_writer *, const unsigned char *, size_t),
+                       bool threaded)
 {
-    if (!hw->started) { /* no thread: hash inline */
-        hw->failed |= golden_sha256_update(hw->sha, data, len, NULL) != GOLDEN_OK;
-        return;
-    }
-    pthread_mutex_lock(&hw->mu);
-    hw->data = data;
-    hw->len = len;
-    hw->pending = 1;
-    pthread_cond_broadcast(&hw->cv);
-    pthread_mutex_unlock(&hw->mu);
+    st->w = w;
+    st->run = run;
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_cond_init(&st->cv, NULL);
+    if (threaded && pthread_create(&st->tid, NULL, stage_main, st) == 0)
+        st->started = 1;
 }
 
-static void hash_wait(hash_worker *hw)
+static void stage_post(stage *st, const unsigned char *data, size_t len)
 {
-    if (!hw->started)
+    if (!st->started) {
+        st->failed |= st->run(st->w, data, len) != GOLDEN_OK;
         return;
-    pthread_mutex_lock(&hw->mu);
-    while (hw->pending)
-        pthread_cond_wait(&hw->cv, &hw->mu);
-    pthread_mutex_unlock(&hw->mu);
+    }
+    pthread_mutex_lock(&st->mu);
+    st->data = data;
+    st->len = len;
+    st->pending = 1;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void stage_wait(stage *st)
+{
+    if (!st->started)
+        return;
+    pthread_mutex_lock(&st->mu);
+    while (st->pending)
+        pthread_cond_wait(&st->cv, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void stage_stop(stage *st)
+{
+    if (!st->run)
+        return; /* never initialised */
+    if (st->started) {
+        pthread_mutex_lock(&st->mu);
+        st->quit = 1;
+        pthread_cond_broadcast(&st->cv);
+        pthread_mutex_unlock(&st->mu);
+        pthread_join(st->tid, NULL);
+    }
+    pthread_mutex_destroy(&st->mu);
+    pthread_cond_destroy(&st->cv);
 }
 
 void golden_tensor_info_clear(golden_tensor_info *t)
@@ -491,9 +564,10 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
     w->path = strdup(path);
     w->tmp = malloc(n);
     w->buf = malloc(WRITE_BUF);
-    w->f64 = malloc(sizeof(double) * (1u << 16));
-    w->hw.sha = golden_sha256_new(err);
-    if (!w->path || !w->tmp || !w->buf || !w->f64 || !w->hw.sha) {
+    for (int k = 0; k < 3; k++)
+        w->f64[k] = malloc(sizeof(double) * STATS_SUB);
+    w->sha = golden_sha256_new(err);
+    if (!w->path || !w->tmp || !w->buf || !w->f64[0] || !w->f64[1] || !w->f64[2] || !w->sha) {
         golden_writer_abort(w);
         return golden_fail(err, path, "out of memory");
     }
@@ -507,10 +581,9 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
         return golden_fail(err, path, "cannot create: %s", strerror(e));
     }
     close(fd);
-    pthread_mutex_init(&w->hw.mu, NULL);
-    pthread_cond_init(&w->hw.cv, NULL);
-    if (golden_threads() > 1 && pthread_create(&w->hw.tid, NULL, hash_main, &w->hw) == 0)
-        w->hw.started = 1;
+    bool threaded = golden_threads() > 1;
+    stage_init(&w->hash_stage, w, run_hash, threaded);
+    stage_init(&w->stats_stage, w, run_stats, threaded);
 
     golden_hdf5_lock();
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -599,9 +672,9 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     w->bytes_done = w->elems_written = 0;
     w->fill = 0;
     golden_stats_init(&w->stats);
-    if (golden_sha256_reset(w->hw.sha, err) != GOLDEN_OK)
+    if (golden_sha256_reset(w->sha, err) != GOLDEN_OK)
         return GOLDEN_ERR;
-    w->hw.failed = 0;
+    w->hash_stage.failed = 0;
 
     golden_hdf5_lock();
     int rc = GOLDEN_OK;
@@ -653,21 +726,20 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     return GOLDEN_OK;
 }
 
-/* Write the whole elements in the buffer: hash on the helper thread while this thread
- * converts, measures and hands the bytes to HDF5. */
+/* Write the whole elements in the buffer: one thread hashes, one measures, this one hands
+ * the bytes to HDF5; whoever is done first helps with the statistics sub-blocks. */
 static int flush_elements(golden_writer *w, golden_error *err)
 {
     size_t width = golden_dtype_size(w->cur.dtype);
     size_t elems = w->fill / width, bytes = elems * width;
     if (elems == 0)
         return GOLDEN_OK;
-    hash_post(&w->hw, w->buf, bytes);
-    for (size_t done = 0; done < elems;) {
-        size_t step = elems - done < (1u << 16) ? elems - done : (1u << 16);
-        golden_convert_to_f64(w->cur.dtype, w->buf + done * width, step, w->f64);
-        golden_stats_add(&w->stats, w->f64, step);
-        done += step;
-    }
+    w->sub_data = w->buf;
+    w->sub_elems = elems;
+    w->nsub = (elems + STATS_SUB - 1) / STATS_SUB;
+    atomic_store(&w->next_sub, 0);
+    stage_post(&w->stats_stage, w->buf, bytes);
+    stage_post(&w->hash_stage, w->buf, bytes);
     golden_hdf5_lock();
     int rc = GOLDEN_OK;
     hid_t fspace = H5Dget_space(w->dset);
@@ -683,8 +755,12 @@ static int flush_elements(golden_writer *w, golden_error *err)
     if (mspace >= 0)
         H5Sclose(mspace);
     golden_hdf5_unlock();
-    hash_wait(&w->hw);
-    if (w->hw.failed)
+    stats_pull(w, w->f64[2]);
+    stage_wait(&w->hash_stage);
+    stage_wait(&w->stats_stage);
+    for (size_t i = 0; i < w->nsub; i++)
+        golden_stats_merge(&w->stats, &w->sub[i]);
+    if (w->hash_stage.failed && rc == GOLDEN_OK)
         rc = golden_fail(err, w->cur.name, "SHA-256 computation failed");
     w->elems_written += elems;
     memmove(w->buf, w->buf + bytes, w->fill - bytes);
@@ -726,7 +802,7 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
     if (flush_elements(w, err) != GOLDEN_OK)
         return GOLDEN_ERR;
     golden_tensor_info *t = &w->cur;
-    if (golden_sha256_final(w->hw.sha, t->sha256, err) != GOLDEN_OK)
+    if (golden_sha256_final(w->sha, t->sha256, err) != GOLDEN_OK)
         return GOLDEN_ERR;
     t->nan_count = w->stats.nan_count;
     t->posinf_count = w->stats.posinf_count;
@@ -775,21 +851,15 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
 
 static void writer_free(golden_writer *w)
 {
-    if (w->hw.started) {
-        pthread_mutex_lock(&w->hw.mu);
-        w->hw.quit = 1;
-        pthread_cond_broadcast(&w->hw.cv);
-        pthread_mutex_unlock(&w->hw.mu);
-        pthread_join(w->hw.tid, NULL);
-        pthread_mutex_destroy(&w->hw.mu);
-        pthread_cond_destroy(&w->hw.cv);
-    }
-    golden_sha256_free(w->hw.sha);
+    stage_stop(&w->hash_stage);
+    stage_stop(&w->stats_stage);
+    golden_sha256_free(w->sha);
     golden_tensor_info_clear(&w->cur);
     name_set_free(&w->names);
     name_set_free(&w->groups);
     free(w->buf);
-    free(w->f64);
+    for (int k = 0; k < 3; k++)
+        free(w->f64[k]);
     free(w->tmp);
     free(w->path);
     free(w);
