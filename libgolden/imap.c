@@ -1,0 +1,341 @@
+/* Interval map as a treap of disjoint segments keyed by their start: an access splits at most
+ * two segments, visits the ones it covers and replaces or annotates them in O(log n + k). */
+#include "golden/imap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct node {
+    golden_imap_seg seg;
+    uint32_t rcap;
+    uint32_t prio;
+    struct node *l, *r;
+} node;
+
+struct golden_imap {
+    node *root;
+    size_t count;
+    uint64_t rng;
+    int oom;
+};
+
+static uint32_t next_prio(golden_imap *m)
+{
+    m->rng ^= m->rng << 13;
+    m->rng ^= m->rng >> 7;
+    m->rng ^= m->rng << 17;
+    return (uint32_t)(m->rng >> 16);
+}
+
+static node *new_node(golden_imap *m, uint64_t lo, uint64_t hi, uint32_t write)
+{
+    node *n = calloc(1, sizeof *n);
+    if (!n) {
+        m->oom = 1;
+        return NULL;
+    }
+    n->seg.lo = lo;
+    n->seg.hi = hi;
+    n->seg.write = write;
+    n->prio = next_prio(m);
+    m->count++;
+    return n;
+}
+
+static void free_node(golden_imap *m, node *n)
+{
+    free(n->seg.reads);
+    free(n);
+    m->count--;
+}
+
+static void free_tree(golden_imap *m, node *t)
+{
+    if (!t)
+        return;
+    free_tree(m, t->l);
+    free_tree(m, t->r);
+    free_node(m, t);
+}
+
+golden_imap *golden_imap_new(void)
+{
+    golden_imap *m = calloc(1, sizeof *m);
+    if (m)
+        m->rng = 0x9E3779B97F4A7C15ULL;
+    return m;
+}
+
+void golden_imap_free(golden_imap *m)
+{
+    if (!m)
+        return;
+    free_tree(m, m->root);
+    free(m);
+}
+
+/* Split t into keys < key and keys >= key. */
+static void split(node *t, uint64_t key, node **a, node **b)
+{
+    if (!t) {
+        *a = *b = NULL;
+        return;
+    }
+    if (t->seg.lo < key) {
+        split(t->r, key, &t->r, b);
+        *a = t;
+    } else {
+        split(t->l, key, a, &t->l);
+        *b = t;
+    }
+}
+
+static node *merge(node *a, node *b)
+{
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    if (a->prio > b->prio) {
+        a->r = merge(a->r, b);
+        return a;
+    }
+    b->l = merge(a, b->l);
+    return b;
+}
+
+static int set_read(golden_imap *m, node *n, uint32_t slot, uint32_t acc)
+{
+    for (uint32_t i = 0; i < n->seg.nreads; i++)
+        if (n->seg.reads[i].slot == slot) {
+            n->seg.reads[i].acc = acc;
+            return 0;
+        }
+    if (n->seg.nreads == n->rcap) {
+        uint32_t nc = n->rcap ? n->rcap * 2 : 2;
+        golden_imap_read *r = realloc(n->seg.reads, nc * sizeof *r);
+        if (!r) {
+            m->oom = 1;
+            return -1;
+        }
+        n->seg.reads = r;
+        n->rcap = nc;
+    }
+    n->seg.reads[n->seg.nreads++] = (golden_imap_read){slot, acc};
+    return 0;
+}
+
+static int copy_state(golden_imap *m, node *dst, const node *src)
+{
+    dst->seg.write = src->seg.write;
+    for (uint32_t i = 0; i < src->seg.nreads; i++)
+        if (set_read(m, dst, src->seg.reads[i].slot, src->seg.reads[i].acc) != 0)
+            return -1;
+    return 0;
+}
+
+/* Make `at` a segment boundary: cut the segment that strictly contains it. */
+static int cut_at(golden_imap *m, uint64_t at)
+{
+    node *t = m->root, *hit = NULL;
+    while (t) {
+        if (t->seg.lo <= at) {
+            hit = t;
+            t = t->r;
+        } else {
+            t = t->l;
+        }
+    }
+    if (!hit || hit->seg.lo == at || hit->seg.hi <= at)
+        return 0;
+    node *tail = new_node(m, at, hit->seg.hi, UINT32_MAX);
+    if (!tail || copy_state(m, tail, hit) != 0) {
+        if (tail)
+            free_node(m, tail);
+        return -1;
+    }
+    hit->seg.hi = at;
+    node *a, *b;
+    split(m->root, at, &a, &b);
+    m->root = merge(merge(a, tail), b);
+    return 0;
+}
+
+static void visit(node *t, golden_imap_fn fn, void *ctx)
+{
+    if (!t)
+        return;
+    visit(t->l, fn, ctx);
+    fn(ctx, &t->seg, t->seg.lo, t->seg.hi);
+    visit(t->r, fn, ctx);
+}
+
+typedef struct {
+    node **v;
+    size_t n, cap;
+} node_vec;
+
+static int collect(node *t, node_vec *out)
+{
+    if (!t)
+        return 0;
+    if (collect(t->l, out) != 0)
+        return -1;
+    if (out->n == out->cap) {
+        size_t nc = out->cap ? out->cap * 2 : 16;
+        node **nv = realloc(out->v, nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        out->v = nv;
+        out->cap = nc;
+    }
+    out->v[out->n++] = t;
+    node *r = t->r;
+    t->l = t->r = NULL;
+    return collect(r, out);
+}
+
+static node *min_node(node *t)
+{
+    while (t && t->l)
+        t = t->l;
+    return t;
+}
+
+static node *max_node(node *t)
+{
+    while (t && t->r)
+        t = t->r;
+    return t;
+}
+
+static bool same_state(const node *a, const node *b)
+{
+    if (a->seg.write != b->seg.write || a->seg.nreads != b->seg.nreads)
+        return false;
+    for (uint32_t i = 0; i < a->seg.nreads; i++) {
+        bool found = false;
+        for (uint32_t j = 0; j < b->seg.nreads && !found; j++)
+            found = a->seg.reads[i].slot == b->seg.reads[j].slot &&
+                    a->seg.reads[i].acc == b->seg.reads[j].acc;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* Append n to the sequence ending in *last, merging it into *last when contiguous and equal. */
+static node *append(golden_imap *m, node *seq, node **last, node *n)
+{
+    if (*last && (*last)->seg.hi == n->seg.lo && same_state(*last, n)) {
+        (*last)->seg.hi = n->seg.hi;
+        free_node(m, n);
+        return seq;
+    }
+    *last = n;
+    return merge(seq, n);
+}
+
+int golden_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t acc,
+                       uint32_t slot, golden_imap_fn fn, void *ctx)
+{
+    if (m->oom || lo >= hi)
+        return m->oom ? -1 : 0;
+    if (cut_at(m, lo) != 0 || cut_at(m, hi) != 0)
+        return -1;
+    node *left, *mid, *right;
+    split(m->root, lo, &left, &mid);
+    split(mid, hi, &mid, &right);
+    if (fn)
+        visit(mid, fn, ctx);
+    if (write) {
+        free_tree(m, mid);
+        node *n = new_node(m, lo, hi, acc);
+        if (!n) {
+            m->root = merge(left, right);
+            return -1;
+        }
+        m->root = merge(merge(left, n), right);
+        return 0;
+    }
+    node_vec segs = {0};
+    if (collect(mid, &segs) != 0) {
+        free(segs.v);
+        m->oom = 1;
+        return -1;
+    }
+    node *seq = NULL, *last = NULL;
+    uint64_t at = lo;
+    int rc = 0;
+    for (size_t i = 0; i <= segs.n; i++) {
+        uint64_t next = i < segs.n ? segs.v[i]->seg.lo : hi;
+        if (rc == 0 && at < next) {
+            node *gap = new_node(m, at, next, UINT32_MAX);
+            if (!gap || set_read(m, gap, slot, acc) != 0) {
+                if (gap)
+                    free_node(m, gap);
+                rc = -1;
+            } else {
+                seq = append(m, seq, &last, gap);
+            }
+        }
+        if (i == segs.n)
+            break;
+        node *s = segs.v[i];
+        if (rc == 0 && set_read(m, s, slot, acc) != 0)
+            rc = -1;
+        at = s->seg.hi;
+        seq = append(m, seq, &last, s);
+    }
+    free(segs.v);
+    /* merge with the untouched neighbours too, so repeated reads keep the map small */
+    node *lm = max_node(left), *sf = min_node(seq);
+    if (rc == 0 && lm && sf && lm->seg.hi == sf->seg.lo && same_state(lm, sf)) {
+        node *a, *b;
+        lm->seg.hi = sf->seg.hi;
+        split(seq, sf->seg.lo + 1, &a, &b);
+        free_node(m, a);
+        seq = b;
+    }
+    node *sl = seq ? max_node(seq) : lm, *rf = min_node(right);
+    if (rc == 0 && sl && rf && sl->seg.hi == rf->seg.lo && same_state(sl, rf)) {
+        node *a, *b;
+        sl->seg.hi = rf->seg.hi;
+        split(right, rf->seg.lo + 1, &a, &b);
+        free_node(m, a);
+        right = b;
+    }
+    m->root = merge(merge(left, seq), right);
+    return rc;
+}
+
+static void query(const node *t, uint64_t lo, uint64_t hi, golden_imap_fn fn, void *ctx)
+{
+    if (!t)
+        return;
+    if (t->seg.lo > lo)
+        query(t->l, lo, hi, fn, ctx);
+    if (t->seg.lo < hi && t->seg.hi > lo) {
+        uint64_t a = t->seg.lo > lo ? t->seg.lo : lo, b = t->seg.hi < hi ? t->seg.hi : hi;
+        fn(ctx, &t->seg, a, b);
+    }
+    if (t->seg.lo < hi)
+        query(t->r, lo, hi, fn, ctx);
+}
+
+void golden_imap_query(const golden_imap *m, uint64_t lo, uint64_t hi, golden_imap_fn fn,
+                       void *ctx)
+{
+    if (lo < hi)
+        query(m->root, lo, hi, fn, ctx);
+}
+
+void golden_imap_each(const golden_imap *m, golden_imap_fn fn, void *ctx)
+{
+    visit(m->root, fn, ctx);
+}
+
+size_t golden_imap_count(const golden_imap *m)
+{
+    return m->count;
+}

@@ -1,0 +1,65 @@
+/* Happens-before over a graph: queue program order + `after` + signal->wait + barriers, as
+ * K-wide vector clocks (K = queues) from one topological pass, with O(1) ordering queries. */
+#ifndef GOLDEN_HB_H
+#define GOLDEN_HB_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "golden/error.h"
+#include "golden/graph.h"
+
+typedef enum { GOLDEN_EDGE_PROGRAM = 0, GOLDEN_EDGE_AFTER, GOLDEN_EDGE_SIGNAL } golden_edge_kind;
+
+typedef struct {
+    uint32_t node;   /* the other end */
+    uint8_t kind;    /* golden_edge_kind */
+    uint32_t ref;    /* PROGRAM: queue; AFTER: index into g->after; SIGNAL: event */
+} golden_hb_edge;
+
+/* Syncs left out when building (to test a removal): may be NULL. */
+typedef struct {
+    const uint8_t *drop_op;    /* per op: 1 = drop this wait (its signal edge) or barrier */
+    const uint8_t *drop_after; /* per entry of g->after: 1 = drop this edge */
+} golden_hb_drop;
+
+typedef struct {
+    uint32_t nnodes, K;
+    uint32_t *clock;      /* nnodes x K: clock[n*K+q] = last position on q that is <= n */
+    uint32_t *home_queue; /* per node: a queue it sits on (GOLDEN_NONE for a dropped barrier) */
+    uint32_t *home_pos;   /* its 1-based position there */
+    uint32_t *order;      /* topological order (length norder) */
+    uint32_t norder;
+    uint32_t *topo_index; /* per node: position in order (GOLDEN_NONE when on a cycle) */
+    uint32_t *cycle;      /* one cycle's nodes in order, when norder < nnodes */
+    uint32_t ncycle;
+    /* edges both ways, CSR */
+    uint32_t *succ_first; golden_hb_edge *succ;
+    uint32_t *pred_first; golden_hb_edge *pred;
+} golden_hb;
+
+/* Build edges, clocks and a topological order. A cycle is not an error: norder < nnodes and
+ * cycle/ncycle hold one cycle (clocks are then meaningful only for nodes not on or after it). */
+int golden_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb *h,
+                    golden_error *err);
+void golden_hb_free(golden_hb *h);
+
+/* a happens strictly before b (a != b). */
+static inline bool golden_hb_before(const golden_hb *h, uint32_t a, uint32_t b)
+{
+    uint32_t q = h->home_queue[a];
+    if (a == b || q == UINT32_MAX)
+        return false;
+    return h->clock[(uint64_t)b * h->K + q] >= h->home_pos[a];
+}
+
+/* a == b or a happens before b. */
+static inline bool golden_hb_le(const golden_hb *h, uint32_t a, uint32_t b)
+{
+    return a == b || golden_hb_before(h, a, b);
+}
+
+static inline bool golden_hb_ordered(const golden_hb *h, uint32_t a, uint32_t b)
+{
+    return golden_hb_before(h, a, b) || golden_hb_before(h, b, a);
+}
+
+#endif

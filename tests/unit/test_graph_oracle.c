@@ -1,0 +1,382 @@
+/* The oracle: thousands of random small graphs checked by the library and by a brute-force
+ * reachability + all-pairs implementation written here independently; they must agree. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tools/gengraph.h"
+#include "cunit_main.h"
+#include "golden/dag.h"
+
+#define MAXN 1024
+#define MAXA 4096
+
+/* ---- the brute force, straight from the contract's words ---- */
+typedef struct {
+    int op, write, index, chip, space;
+    long lo, hi;
+} bf_access;
+
+typedef struct {
+    int n;
+    char ids[MAXN][16];
+    unsigned char *adj;   /* n x n: direct edge */
+    unsigned char *reach; /* n x n: path of length >= 1 */
+    bf_access acc[MAXA];
+    int nacc;
+    int cyclic;
+} brute;
+
+static int find_id(json_t *arr, const char *id)
+{
+    for (size_t i = 0; i < json_array_size(arr); i++)
+        if (strcmp(json_string_value(json_object_get(json_array_get(arr, i), "id")), id) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* drop_op: a wait (its signal edge) or a barrier to leave out; drop_after_op/k: the k-th
+ * entry of that op's `after` list to leave out (-1: none) */
+static void bf_edges(brute *b, json_t *root, const char *drop_op, int drop_after_op,
+                     int drop_after_k)
+{
+    json_t *ops = json_object_get(root, "ops"), *queues = json_object_get(root, "queues");
+    int n = b->n;
+    memset(b->adj, 0, (size_t)n * n);
+    /* program order per queue, barriers included on each queue they list */
+    for (size_t q = 0; q < json_array_size(queues); q++) {
+        const char *qid = json_string_value(json_object_get(json_array_get(queues, q), "id"));
+        int last = -1;
+        for (int i = 0; i < n; i++) {
+            json_t *op = json_array_get(ops, (size_t)i);
+            json_t *qq = json_object_get(op, "queue"), *ql = json_object_get(op, "queues");
+            int on = 0;
+            if (qq)
+                on = strcmp(json_string_value(qq), qid) == 0;
+            for (size_t k = 0; ql && k < json_array_size(ql); k++)
+                on |= strcmp(json_string_value(json_array_get(ql, k)), qid) == 0;
+            if (ql && drop_op && strcmp(b->ids[i], drop_op) == 0)
+                on = 0; /* a removed barrier sits on no queue */
+            if (!on)
+                continue;
+            if (last >= 0)
+                b->adj[(size_t)last * n + i] = 1;
+            last = i;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        json_t *op = json_array_get(ops, (size_t)i);
+        json_t *af = json_object_get(op, "after");
+        for (size_t k = 0; af && k < json_array_size(af); k++) {
+            const char *p = json_string_value(json_array_get(af, k));
+            if (i == drop_after_op && (int)k == drop_after_k)
+                continue;
+            b->adj[(size_t)find_id(ops, p) * n + i] = 1;
+        }
+        json_t *kind = json_object_get(op, "kind");
+        if (kind && strcmp(json_string_value(kind), "wait") == 0 &&
+            !(drop_op && strcmp(b->ids[i], drop_op) == 0)) {
+            const char *ev = json_string_value(json_object_get(op, "event"));
+            for (int s = 0; s < n; s++) {
+                json_t *so = json_array_get(ops, (size_t)s);
+                json_t *sk = json_object_get(so, "kind");
+                if (sk && strcmp(json_string_value(sk), "signal") == 0 &&
+                    strcmp(json_string_value(json_object_get(so, "event")), ev) == 0)
+                    b->adj[(size_t)s * n + i] = 1;
+            }
+        }
+    }
+}
+
+static void bf_reach(brute *b)
+{
+    int n = b->n;
+    int *stack = malloc(sizeof(int) * (size_t)n * n + sizeof(int));
+    memset(b->reach, 0, (size_t)n * n);
+    b->cyclic = 0;
+    for (int s = 0; s < n; s++) {
+        int top = 0;
+        for (int v = 0; v < n; v++)
+            if (b->adj[(size_t)s * n + v] && !b->reach[(size_t)s * n + v]) {
+                b->reach[(size_t)s * n + v] = 1;
+                stack[top++] = v;
+            }
+        while (top) {
+            int u = stack[--top];
+            for (int v = 0; v < n; v++)
+                if (b->adj[(size_t)u * n + v] && !b->reach[(size_t)s * n + v]) {
+                    b->reach[(size_t)s * n + v] = 1;
+                    stack[top++] = v;
+                }
+        }
+        if (b->reach[(size_t)s * n + s])
+            b->cyclic = 1;
+    }
+    free(stack);
+}
+
+static void bf_load(brute *b, json_t *root)
+{
+    json_t *ops = json_object_get(root, "ops"), *bufs = json_object_get(root, "buffers");
+    b->n = (int)json_array_size(ops);
+    b->nacc = 0;
+    for (int i = 0; i < b->n; i++) {
+        json_t *op = json_array_get(ops, (size_t)i);
+        snprintf(b->ids[i], sizeof b->ids[i], "%s", json_string_value(json_object_get(op, "id")));
+        for (int w = 0; w < 2; w++) {
+            json_t *list = json_object_get(op, w ? "writes" : "reads");
+            for (size_t k = 0; list && k < json_array_size(list); k++) {
+                json_t *a = json_array_get(list, k);
+                json_t *buf = json_array_get(bufs, (size_t)find_id(bufs, json_string_value(
+                                                                 json_object_get(a, "buffer"))));
+                bf_access *x = &b->acc[b->nacc++];
+                x->op = i;
+                x->write = w;
+                x->index = (int)k;
+                x->chip = (int)json_integer_value(json_object_get(buf, "chip"));
+                x->space = strcmp(json_string_value(json_object_get(buf, "space")), "ddr") == 0;
+                x->lo = (long)json_integer_value(json_object_get(buf, "address")) +
+                        (long)json_integer_value(json_object_get(a, "offset"));
+                x->hi = x->lo + (long)json_integer_value(json_object_get(a, "size"));
+            }
+        }
+    }
+}
+
+static int hb(const brute *b, int x, int y)
+{
+    return b->reach[(size_t)x * b->n + y];
+}
+
+/* every racing pair as sorted keys; returns the count */
+static size_t bf_races(const brute *b, uint64_t *keys)
+{
+    size_t k = 0;
+    for (int i = 0; i < b->nacc; i++)
+        for (int j = i + 1; j < b->nacc; j++) {
+            const bf_access *x = &b->acc[i], *y = &b->acc[j];
+            if (x->op == y->op || x->chip != y->chip || x->space != y->space)
+                continue;
+            if (!(x->write || y->write) || x->hi <= y->lo || y->hi <= x->lo)
+                continue;
+            if (hb(b, x->op, y->op) || hb(b, y->op, x->op))
+                continue;
+            const bf_access *a = x->op < y->op ? x : y, *c = x->op < y->op ? y : x;
+            keys[k++] = ((uint64_t)a->op << 48) | ((uint64_t)a->write << 47) |
+                        ((uint64_t)a->index << 32) | ((uint64_t)c->op << 16) |
+                        ((uint64_t)c->write << 15) | (uint64_t)c->index;
+        }
+    return k;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static uint64_t lib_key(const golden_graph *g, uint32_t ai, uint32_t bi)
+{
+    const golden_access *a = &g->accesses[ai], *c = &g->accesses[bi];
+    return ((uint64_t)a->op << 48) | ((uint64_t)a->write << 47) | ((uint64_t)a->index << 32) |
+           ((uint64_t)c->op << 16) | ((uint64_t)c->write << 15) | (uint64_t)c->index;
+}
+
+/* aliases by the contract: overlapping buffers must have ordered live ranges */
+static int bf_aliases(const brute *b, json_t *root, int *pairs)
+{
+    json_t *bufs = json_object_get(root, "buffers"), *ops = json_object_get(root, "ops");
+    int nb = (int)json_array_size(bufs), k = 0;
+    for (int i = 0; i < nb; i++)
+        for (int j = i + 1; j < nb; j++) {
+            json_t *x = json_array_get(bufs, (size_t)i), *y = json_array_get(bufs, (size_t)j);
+            long xa = (long)json_integer_value(json_object_get(x, "address"));
+            long ya = (long)json_integer_value(json_object_get(y, "address"));
+            long xe = xa + (long)json_integer_value(json_object_get(x, "size"));
+            long ye = ya + (long)json_integer_value(json_object_get(y, "size"));
+            if (json_integer_value(json_object_get(x, "chip")) !=
+                    json_integer_value(json_object_get(y, "chip")) ||
+                strcmp(json_string_value(json_object_get(x, "space")),
+                       json_string_value(json_object_get(y, "space"))) ||
+                xe <= ya || ye <= xa)
+                continue;
+            json_t *xl = json_object_get(x, "live"), *yl = json_object_get(y, "live");
+            int alias;
+            if (!xl || !yl) {
+                alias = 1;
+            } else {
+                int xf = find_id(ops, json_string_value(json_array_get(xl, 0)));
+                int xt = find_id(ops, json_string_value(json_array_get(xl, 1)));
+                int yf = find_id(ops, json_string_value(json_array_get(yl, 0)));
+                int yt = find_id(ops, json_string_value(json_array_get(yl, 1)));
+                json_t *xi = json_object_get(x, "inplace_of"), *yi = json_object_get(y, "inplace_of");
+                int inplace = (xi && strcmp(json_string_value(xi), json_string_value(json_object_get(y, "id"))) == 0) ||
+                              (yi && strcmp(json_string_value(yi), json_string_value(json_object_get(x, "id"))) == 0);
+                if (inplace)
+                    alias = !(xt == yf || hb(b, xt, yf) || yt == xf || hb(b, yt, xf));
+                else
+                    alias = !(hb(b, xt, yf) || hb(b, yt, xf));
+            }
+            if (alias)
+                pairs[k++] = i * 64 + j;
+        }
+    return k;
+}
+
+/* bytes covered by races, per (chip, space) domain, as bit sets over 0..127 */
+static void cover(uint64_t bits[2][2][2], int chip, int space, long lo, long hi)
+{
+    for (long x = lo; x < hi; x++)
+        bits[chip][space][x / 64] |= 1ULL << (x % 64);
+}
+
+static int seeds_run, graphs_cyclic, graphs_racy, graphs_alias, idle_checked;
+
+static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, uint64_t *lk)
+{
+    json_t *root = gg_random(seed, max_ops);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    golden_graph *g = NULL;
+    golden_error err;
+    if (golden_graph_from_json(root, "rand", NULL, &g, &err) != GOLDEN_OK) {
+        CU_FAIL("random graph rejected");
+        fprintf(stderr, "\nseed %llu: %s: %s\n", (unsigned long long)seed, err.where, err.what);
+        json_decref(root);
+        return;
+    }
+    bf_load(b, root);
+    bf_edges(b, root, NULL, -1, -1);
+    bf_reach(b);
+    seeds_run++;
+    golden_dag_result all, one;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, true, &all, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &one, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL(all.cyclic, b->cyclic);
+    CU_ASSERT_EQUAL(one.cyclic, b->cyclic);
+    if (b->cyclic) {
+        graphs_cyclic++;
+        /* the reported cycle must be real: an edge between each op and the next */
+        for (uint32_t i = 0; i < one.hb.ncycle; i++) {
+            uint32_t x = one.hb.cycle[i], y = one.hb.cycle[(i + 1) % one.hb.ncycle];
+            CU_ASSERT_TRUE(b->adj[(size_t)x * b->n + y]);
+        }
+        CU_ASSERT_TRUE(one.hb.ncycle >= 2);
+        goto done;
+    }
+    size_t nt = bf_races(b, tk);
+    qsort(tk, nt, sizeof *tk, cmp_u64);
+    for (size_t i = 0; i < all.nraces; i++)
+        lk[i] = lib_key(g, all.races[i].a, all.races[i].b);
+    qsort(lk, all.nraces, sizeof *lk, cmp_u64);
+    CU_ASSERT_EQUAL(all.nraces, nt);
+    if (all.nraces == nt)
+        CU_ASSERT_EQUAL(memcmp(lk, tk, nt * sizeof *tk), 0);
+    if (nt)
+        graphs_racy++;
+    /* default mode: a subset that covers every racing byte */
+    uint64_t want[2][2][2] = {{{0}}}, got[2][2][2] = {{{0}}};
+    for (size_t i = 0; i < all.nraces; i++) {
+        const golden_access *a = &g->accesses[all.races[i].a];
+        const golden_buffer *bb = &g->buffers[a->buffer];
+        cover(want, (int)bb->chip, strcmp(g->spaces[bb->space], "ddr") == 0, (long)all.races[i].lo,
+              (long)all.races[i].hi);
+    }
+    for (size_t i = 0; i < one.nraces; i++) {
+        uint64_t key = lib_key(g, one.races[i].a, one.races[i].b);
+        CU_ASSERT_PTR_NOT_NULL(bsearch(&key, tk, nt, sizeof *tk, cmp_u64));
+        const golden_access *a = &g->accesses[one.races[i].a];
+        const golden_buffer *bb = &g->buffers[a->buffer];
+        cover(got, (int)bb->chip, strcmp(g->spaces[bb->space], "ddr") == 0, (long)one.races[i].lo,
+              (long)one.races[i].hi);
+    }
+    CU_ASSERT_EQUAL(memcmp(want, got, sizeof want), 0);
+    /* aliases: every reported pair is real, and a plan with any alias reports one */
+    int pairs[64 * 64];
+    int na = bf_aliases(b, root, pairs);
+    if (na)
+        graphs_alias++;
+    CU_ASSERT_EQUAL(na > 0, one.naliases > 0);
+    for (size_t i = 0; i < one.naliases; i++) {
+        int key = (int)one.aliases[i].a * 64 + (int)one.aliases[i].b, found = 0;
+        for (int k = 0; k < na; k++)
+            found |= pairs[k] == key;
+        CU_ASSERT_TRUE(found);
+    }
+    CU_ASSERT_EQUAL(golden_dag_passed(&one), nt == 0 && na == 0);
+    /* idle syncs, on the smaller graphs: each one, removed alone, changes nothing that matters */
+    if (b->n <= 80) {
+        CU_ASSERT_EQUAL_FATAL(golden_dag_redundant(&one, 1, NULL, &err), GOLDEN_OK);
+        unsigned char *reach0 = malloc((size_t)b->n * b->n);
+        memcpy(reach0, b->reach, (size_t)b->n * b->n);
+        for (size_t i = 0; i < one.nidle; i++) {
+            const golden_sync *s = &one.idle[i].sync;
+            const char *dop = s->kind == GOLDEN_SYNC_AFTER ? NULL : g->ops[s->op].id;
+            bf_edges(b, root, dop, s->kind == GOLDEN_SYNC_AFTER ? (int)s->op : -1,
+                     s->kind == GOLDEN_SYNC_AFTER ? (int)(s->after - g->ops[s->op].after_first)
+                                                  : -1);
+            bf_reach(b);
+            idle_checked++;
+            if (one.idle[i].why == GOLDEN_IDLE_IMPLIED) {
+                /* same reachability among every op but a removed barrier */
+                int same = 1;
+                for (int x = 0; x < b->n; x++)
+                    for (int y = 0; y < b->n; y++) {
+                        if (dop && s->kind == GOLDEN_SYNC_BARRIER &&
+                            (strcmp(b->ids[x], dop) == 0 || strcmp(b->ids[y], dop) == 0))
+                            continue;
+                        same &= reach0[(size_t)x * b->n + y] == b->reach[(size_t)x * b->n + y];
+                    }
+                CU_ASSERT_TRUE(same);
+                if (!same) {
+                    char nm[128];
+                    golden_sync_name(g, s, nm, sizeof nm);
+                    fprintf(stderr, "\nseed %llu: %s (%s) is not implied\n",
+                            (unsigned long long)seed, nm, golden_sync_kind_name(s->kind));
+                }
+            } else {
+                CU_ASSERT_EQUAL(bf_races(b, tk), nt);
+                CU_ASSERT_EQUAL(bf_aliases(b, root, pairs), na);
+            }
+        }
+        memcpy(b->reach, reach0, (size_t)b->n * b->n);
+        free(reach0);
+    }
+done:
+    golden_dag_result_free(&all);
+    golden_dag_result_free(&one);
+    golden_graph_free(g);
+    json_decref(root);
+}
+
+static void test_oracle(void)
+{
+    brute *b = calloc(1, sizeof *b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    b->adj = malloc((size_t)MAXN * MAXN);
+    b->reach = malloc((size_t)MAXN * MAXN);
+    uint64_t *tk = malloc(sizeof(uint64_t) * MAXA * MAXA / 8);
+    uint64_t *lk = malloc(sizeof(uint64_t) * MAXA * MAXA / 8);
+    CU_ASSERT_FATAL(b->adj && b->reach && tk && lk);
+    /* most graphs small (fast, and every corner is likelier), every 25th up to 300 ops */
+    for (uint64_t seed = 1; seed <= 3000; seed++)
+        check_seed(seed, seed % 25 == 0 ? 300 : 40, b, tk, lk);
+    fprintf(stderr, "\n  oracle: %d graphs, %d cyclic, %d with races, %d with aliases, "
+                    "%d idle syncs re-checked\n",
+            seeds_run, graphs_cyclic, graphs_racy, graphs_alias, idle_checked);
+    /* the generator must exercise every verdict, or the agreement means little */
+    CU_ASSERT_TRUE(graphs_cyclic > 50);
+    CU_ASSERT_TRUE(graphs_racy > 300);
+    CU_ASSERT_TRUE(graphs_alias > 300);
+    CU_ASSERT_TRUE(seeds_run - graphs_cyclic - graphs_racy > 100);
+    free(b->adj);
+    free(b->reach);
+    free(b);
+    free(tk);
+    free(lk);
+}
+
+int main(void)
+{
+    static const golden_test tests[] = {
+        {"library agrees with brute force on 3000 random graphs", test_oracle}, {0, 0}};
+    return golden_test_run("graph_oracle", tests);
+}
