@@ -198,12 +198,17 @@ static void close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
             a->top1_match++;
         else
             a->flips++;
+        /* A row's top-k set is its k largest non-NaN entries, k = min(5, such entries), so
+         * identical rows overlap fully even with NaN or fewer than five entries. The share
+         * common/k is kept exact as an integer in 60ths (60 is divisible by 1..5). */
+        int common = 0, k = r->n > c->n ? r->n : c->n;
         for (int i = 0; i < r->n; i++)
             for (int j = 0; j < c->n; j++)
                 if (r->idx[i] == c->idx[j]) {
-                    a->top5_common++;
+                    common++;
                     break;
                 }
+        a->top5_common += k ? (uint64_t)(common * (60 / k)) : 60;
         double margin = r->n >= 2 ? r->val[0] - r->val[1] : NAN;
         bool near = margin < s->near_tie_margin;
         if (near) {
@@ -611,10 +616,9 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     m->near_tie_rows = a->near_tie_rows;
     m->near_tie_flips = a->near_tie_flips;
     m->flips = a->flips;
-    uint64_t k = s->row_len < GOLDEN_CMP_TOPK ? s->row_len : GOLDEN_CMP_TOPK;
     if (a->rows && s->tier == GOLDEN_TIER_LOGITS) {
         m->top1_match = (double)a->top1_match / (double)a->rows;
-        m->top5_overlap = k ? (double)a->top5_common / ((double)k * (double)a->rows) : 1.0;
+        m->top5_overlap = (double)a->top5_common / (60.0 * (double)a->rows);
     } else {
         m->top1_match = NAN;
         m->top5_overlap = NAN;

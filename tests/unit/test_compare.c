@@ -280,6 +280,22 @@ static void test_top5_overlap(void)
     CU_ASSERT_EQUAL(m.near_tie_rows, 1); /* row 1 has margin 0 */
 }
 
+static void test_top5_with_nan(void)
+{
+    /* NaN never ranks, so a row's top set holds its non-NaN entries (at most five) */
+    const double r[] = {1, 2, NAN, -INFINITY, /* */ 1, 2, NAN, -INFINITY, /* */ NAN, NAN, NAN, NAN};
+    const double c[] = {1, 2, NAN, -INFINITY, /* */ 1, NAN, NAN, -INFINITY, /* */ NAN, NAN, NAN, NAN};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LOGITS, GOLDEN_F32, 0, 0);
+    s.row_len = 4;
+    golden_cmp_metrics m;
+    run(&s, r, c, 4, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.top5_overlap, 1.0, 0); /* identical rows overlap fully */
+    run(&s, r, c, 12, &m);
+    /* row 0: 3 of 3; row 1: {1,0,3} vs {0,3}: 2 of 3; row 2: both empty, counts as equal */
+    CU_ASSERT_DOUBLE_EQUAL(m.top5_overlap, (1.0 + 2.0 / 3.0 + 1.0) / 3.0, 1e-15);
+    CU_ASSERT_EQUAL(m.rows, 3);
+}
+
 static void test_tokens(void)
 {
     const int32_t r[] = {1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 9, 9, 9, 9, 9};
@@ -433,6 +449,7 @@ int main(void)
         {"denormals", test_denormal_metrics},
         {"raw mixed dtypes", test_raw_mixed_dtypes},
         {"logits tier", test_logits},
+        {"top-5 overlap with NaN and short rows", test_top5_with_nan},
         {"top5 overlap and ties", test_top5_overlap},
         {"tokens tier", test_tokens},
         {"chunked against naive", test_chunked_against_naive},

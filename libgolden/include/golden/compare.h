@@ -80,7 +80,8 @@ typedef struct {
     uint64_t max_ulp;
     uint64_t nan_ref, nan_cand, inf_ref, inf_cand, new_nan, new_inf;
     /* logits */
-    uint64_t rows, top1_match, top5_common, near_tie_rows, near_tie_flips, flips;
+    uint64_t rows, top1_match, near_tie_rows, near_tie_flips, flips;
+    uint64_t top5_common; /* sum over rows of 60 * common / k (exact; see compare.c) */
     golden_cmp_flip examples[GOLDEN_CMP_EXAMPLES];
     int n_examples;
     /* tokens */
