@@ -513,9 +513,11 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         golden_fail(err, NULL, "out of memory");
         goto out;
     }
-    if (golden_reader_open(o->reference, &ref, err) != 0 ||
-        golden_reader_open(o->candidate, &cand, err) != 0 ||
-        (o->baseline && golden_reader_open(o->baseline, &base, err) != 0))
+    /* every metric comes from the data: the stored hash and statistics are not needed */
+    if (golden_reader_open_flags(o->reference, GOLDEN_READ_DATA_ONLY, &ref, err) != 0 ||
+        golden_reader_open_flags(o->candidate, GOLDEN_READ_DATA_ONLY, &cand, err) != 0 ||
+        (o->baseline &&
+         golden_reader_open_flags(o->baseline, GOLDEN_READ_DATA_ONLY, &base, err) != 0))
         goto out;
     ncn = golden_reader_count(cand);
     if (map_names(cand, o->map, &cn, err) != 0)

@@ -924,6 +924,7 @@ struct golden_reader {
     size_t meta_n;
     golden_error err; /* first error met while visiting */
     int failed;
+    unsigned flags;   /* GOLDEN_READ_* */
 };
 
 /* The dataset attributes of the contract, read in one pass over a dataset's attributes. */
@@ -957,6 +958,7 @@ static const struct {
 
 typedef struct {
     golden_tensor_info *t;
+    bool values_unread; /* GOLDEN_READ_DATA_ONLY: hash and statistics need only be present */
     unsigned seen, bad;
     char *dtype, *sha, *op_family, *source;
 } tensor_attrs;
@@ -992,6 +994,10 @@ static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, 
         k++;
     if (k == ATTR_COUNT)
         return 0; /* other attributes are the user's business */
+    if (ta->values_unread && k >= A_SHA && k <= A_STD) {
+        ta->seen |= 1u << k;
+        return 0;
+    }
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     int ok = 0;
     if (a >= 0) {
@@ -1034,7 +1040,7 @@ static int load_tensor(golden_reader *r, const char *name)
         return hdf5_fail(err, where, "cannot open dataset");
     }
     int rc = GOLDEN_OK;
-    tensor_attrs ta = {.t = t};
+    tensor_attrs ta = {.t = t, .values_unread = (r->flags & GOLDEN_READ_DATA_ONLY) != 0};
     H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, tensor_attr_cb, &ta);
     H5Eclear2(H5E_DEFAULT);
     char *dtype = ta.dtype, *sha = ta.sha;
@@ -1043,10 +1049,14 @@ static int load_tensor(golden_reader *r, const char *name)
         rc = golden_fail(err, where, "missing string attribute 'dtype'");
     else if (golden_dtype_parse(dtype, &t->dtype) != 0)
         rc = golden_fail(err, where, "unknown dtype '%s'", dtype);
-    else if (!sha || !golden_is_sha256_hex(sha))
+    else if (ta.values_unread && !(ta.seen & (1u << A_SHA)))
+        rc = golden_fail(err, where, "missing attribute 'sha256'");
+    else if (!ta.values_unread && (!sha || !golden_is_sha256_hex(sha)))
         rc = golden_fail(err, where, "attribute 'sha256' is missing or not 64 lowercase hex digits");
     if (rc == GOLDEN_OK) {
-        snprintf(t->sha256, sizeof t->sha256, "%s", sha);
+        snprintf(t->sha256, sizeof t->sha256, "%s", sha ? sha : "");
+        if (ta.values_unread)
+            t->min = t->max = t->mean = t->std = NAN;
         int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
         hsize_t dims[GOLDEN_MAX_RANK];
         if (rank < 0 || rank > GOLDEN_MAX_RANK)
@@ -1171,12 +1181,19 @@ static int cmp_tensor(const void *a, const void *b)
 
 int golden_reader_open(const char *path, golden_reader **out, golden_error *err)
 {
+    return golden_reader_open_flags(path, 0, out, err);
+}
+
+int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **out,
+                             golden_error *err)
+{
     *out = NULL;
     golden_reader *r = calloc(1, sizeof *r);
     if (!r)
         return golden_fail(err, path, "out of memory");
     r->file = -1;
     r->fd = -1;
+    r->flags = flags;
     if (!(r->path = strdup(path))) {
         free(r);
         return golden_fail(err, path, "out of memory");

@@ -1,6 +1,7 @@
 /* golden_verify_tensors: a clean file verifies; a changed attribute or changed data bytes is
  * reported for exactly that tensor, with the stored and recomputed values. */
 #include <hdf5.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -86,9 +87,40 @@ static void test_clean_and_tampered(void)
     unlink(path);
 }
 
+static void test_data_only_open(void)
+{
+    make_file();
+    golden_reader *r;
+    golden_error err;
+    CU_ASSERT_EQUAL_FATAL(golden_reader_open_flags(path, GOLDEN_READ_DATA_ONLY, &r, &err), GOLDEN_OK);
+    const golden_tensor_info *t = golden_reader_tensor(r, 1);
+    CU_ASSERT_STRING_EQUAL(t->name, "b");
+    CU_ASSERT_EQUAL(t->dtype, GOLDEN_F64);
+    CU_ASSERT_EQUAL(t->count, 4);
+    CU_ASSERT_STRING_EQUAL(t->sha256, ""); /* not read in this mode */
+    CU_ASSERT(isnan(t->mean));
+    double x[4];
+    CU_ASSERT_EQUAL(golden_reader_read(r, 1, 0, 4, x, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL(x[0], 2.0);
+    golden_reader_close(r);
+    /* a missing contract attribute is still an error in both modes */
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "b", H5P_DEFAULT);
+    H5Adelete(d, "mean");
+    H5Dclose(d);
+    H5Fclose(f);
+    CU_ASSERT_EQUAL(golden_reader_open_flags(path, GOLDEN_READ_DATA_ONLY, &r, &err), GOLDEN_ERR);
+    CU_ASSERT_STRING_EQUAL(err.what, "missing number attribute 'mean'");
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.where, ":b"));
+    CU_ASSERT_EQUAL(golden_reader_open(path, &r, &err), GOLDEN_ERR);
+    CU_ASSERT_STRING_EQUAL(err.what, "missing number attribute 'mean'");
+    unlink(path);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {{"clean and tampered files", test_clean_and_tampered},
+                                        {"data-only open", test_data_only_open},
                                         {0, 0}};
     return golden_test_run("verify", tests);
 }
