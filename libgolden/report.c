@@ -32,6 +32,26 @@ int golden_outfile_check(const char *path, bool force, golden_error *err)
     return GOLDEN_OK;
 }
 
+int golden_tmpfile_beside(const char *path, char **tmp, golden_error *err)
+{
+    size_t n = strlen(path) + 16;
+    *tmp = malloc(n);
+    if (!*tmp)
+        return golden_fail(err, path, "out of memory");
+    snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(*tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(*tmp);
+        *tmp = NULL;
+        return golden_fail(err, path, "cannot create: %s", strerror(e));
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
+    return fd;
+}
+
 int golden_outfile_open(const char *path, bool force, golden_outfile **out, golden_error *err)
 {
     *out = NULL;
@@ -47,25 +67,15 @@ int golden_outfile_open(const char *path, bool force, golden_outfile **out, gold
         return GOLDEN_OK;
     }
     f->path = strdup(path);
-    size_t n = strlen(path) + 16;
-    f->tmp = malloc(n);
-    if (!f->path || !f->tmp) {
+    if (!f->path) {
         golden_outfile_abort(f);
         return golden_fail(err, path, "out of memory");
     }
-    snprintf(f->tmp, n, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(f->tmp);
+    int fd = golden_tmpfile_beside(path, &f->tmp, err);
     if (fd < 0) {
-        int e = errno;
-        free(f->tmp);
-        f->tmp = NULL;
         golden_outfile_abort(f);
-        return golden_fail(err, path, "cannot create: %s", strerror(e));
+        return GOLDEN_ERR;
     }
-    /* mkstemp makes 0600; an output is an ordinary file under the user's umask */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
     f->stream = fdopen(fd, "w");
     if (!f->stream) {
         int e = errno;

@@ -560,25 +560,19 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
         free(w);
         return golden_fail(err, NULL, "--gzip level must be 0..9");
     }
-    size_t n = strlen(path) + 16;
     w->path = strdup(path);
-    w->tmp = malloc(n);
     w->buf = malloc(WRITE_BUF);
     for (int k = 0; k < 3; k++)
         w->f64[k] = malloc(sizeof(double) * STATS_SUB);
     w->sha = golden_sha256_new(err);
-    if (!w->path || !w->tmp || !w->buf || !w->f64[0] || !w->f64[1] || !w->f64[2] || !w->sha) {
+    if (!w->path || !w->buf || !w->f64[0] || !w->f64[1] || !w->f64[2] || !w->sha) {
         golden_writer_abort(w);
         return golden_fail(err, path, "out of memory");
     }
-    snprintf(w->tmp, n, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(w->tmp);
+    int fd = golden_tmpfile_beside(path, &w->tmp, err);
     if (fd < 0) {
-        int e = errno;
-        free(w->tmp);
-        w->tmp = NULL;
         golden_writer_abort(w);
-        return golden_fail(err, path, "cannot create: %s", strerror(e));
+        return GOLDEN_ERR;
     }
     close(fd);
     bool threaded = golden_threads() > 1;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cunit_main.h"
@@ -270,8 +271,13 @@ static void test_existing_and_bad_files(void)
     CU_ASSERT_STRING_EQUAL(err.what, "not an HDF5 file");
     CU_ASSERT_EQUAL(golden_reader_open("no-such.h5", &r, &err), GOLDEN_ERR);
     o.force = true;
+    mode_t old_mask = umask(022);
     CU_ASSERT_EQUAL_FATAL(golden_writer_open(path, &o, &w, &err), GOLDEN_OK);
     CU_ASSERT_EQUAL(golden_writer_commit(w, &err), GOLDEN_OK);
+    umask(old_mask);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(path, &st), 0);
+    CU_ASSERT_EQUAL(st.st_mode & 0777, 0644); /* an ordinary file under the umask, not 0600 */
     CU_ASSERT_EQUAL_FATAL(golden_reader_open(path, &r, &err), GOLDEN_OK);
     CU_ASSERT_EQUAL(golden_reader_count(r), 0);
     golden_reader_close(r);

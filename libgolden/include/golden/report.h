@@ -23,6 +23,11 @@ void golden_outfile_abort(golden_outfile *f);
  * Tools call this for every output before doing long work. */
 int golden_outfile_check(const char *path, bool force, golden_error *err);
 
+/* Create an empty file `PATH.tmp.XXXXXX` beside path, with the permissions an ordinary new
+ * file gets under the umask (mkstemp alone makes 0600). *tmp receives its name (free it);
+ * returns the open descriptor, or -1 with err naming path. */
+int golden_tmpfile_beside(const char *path, char **tmp, golden_error *err);
+
 /* Write a JSON document (2-space indent, keys in insertion order, trailing newline). */
 int golden_json_write(const char *path, const json_t *doc, bool force, golden_error *err);
 
