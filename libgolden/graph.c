@@ -453,6 +453,30 @@ static int load_accesses(builder *b, const json_t *arr, const char *ptr, uint32_
     return GOLDEN_OK;
 }
 
+/* The index of event `name`, created on first mention by op `first_op`. Both loaders use
+ * it, so events are numbered the same way whichever path built the graph. */
+static int intern_event(builder *b, const char *name, uint32_t first_op, uint32_t *out)
+{
+    golden_graph *g = b->g;
+    uint32_t e = strmap_get(&b->events, name);
+    if (e == GOLDEN_NONE) {
+        golden_event *ne = realloc(g->events, (g->nevents + 1) * sizeof *ne);
+        if (!ne)
+            return nomem(b);
+        g->events = ne;
+        e = g->nevents;
+        ne[e].signal = GOLDEN_NONE;
+        ne[e].first_op = first_op;
+        if (!(ne[e].id = strdup(name)))
+            return nomem(b);
+        g->nevents++;
+        if (strmap_put(&b->events, ne[e].id, e) < 0)
+            return nomem(b);
+    }
+    *out = e;
+    return 0;
+}
+
 static int add_op(builder *b, const json_t *o, size_t idx)
 {
     golden_graph *g = b->g;
@@ -522,21 +546,9 @@ static int add_op(builder *b, const json_t *o, size_t idx)
     if (ev && op->kind != GOLDEN_OP_SIGNAL && op->kind != GOLDEN_OP_WAIT)
         return fail_at(b, o, ptr, "op \"%s\": only a signal or a wait names an event", op->id);
     if (ev) {
-        uint32_t e = strmap_get(&b->events, ev);
-        if (e == GOLDEN_NONE) {
-            golden_event *ne = realloc(g->events, (g->nevents + 1) * sizeof *ne);
-            if (!ne)
-                return nomem(b);
-            g->events = ne;
-            e = g->nevents;
-            ne[e].signal = GOLDEN_NONE;
-            ne[e].first_op = i;
-            if (!(ne[e].id = strdup(ev)))
-                return nomem(b);
-            g->nevents++;
-            if (strmap_put(&b->events, ne[e].id, e) < 0)
-                return nomem(b);
-        }
+        uint32_t e;
+        if (intern_event(b, ev, i, &e) != 0)
+            return GOLDEN_ERR;
         op->event = e;
         if (op->kind == GOLDEN_OP_SIGNAL) {
             if (g->events[e].signal != GOLDEN_NONE) {
@@ -1216,21 +1228,9 @@ static int add_op_flat(builder *b, flat_op *f, size_t idx)
         const char *en = flat_cstr(f, 1, f->event);
         if (!en)
             return nomem(b);
-        uint32_t e = strmap_get(&b->events, en);
-        if (e == GOLDEN_NONE) {
-            golden_event *ne = realloc(g->events, (g->nevents + 1) * sizeof *ne);
-            if (!ne)
-                return nomem(b);
-            g->events = ne;
-            e = g->nevents;
-            ne[e].signal = GOLDEN_NONE;
-            ne[e].first_op = i;
-            if (!(ne[e].id = strdup(en)))
-                return nomem(b);
-            g->nevents++;
-            if (strmap_put(&b->events, ne[e].id, e) < 0)
-                return nomem(b);
-        }
+        uint32_t e;
+        if (intern_event(b, en, i, &e) != 0)
+            return GOLDEN_ERR;
         op->event = e;
         if (kind == GOLDEN_OP_SIGNAL)
             g->events[e].signal = i;

@@ -1134,6 +1134,32 @@ static int sub(golden_schema *S, resource *r, json_t *s, const char *kw, csch **
     return *out ? 0 : -1;
 }
 
+/* A keyword whose value maps names to schemas (properties, dependentSchemas). */
+static int compile_schema_map(golden_schema *S, resource *r, json_t *v, const char *kw,
+                              prop **out, size_t *n, golden_error *err)
+{
+    if (!json_is_object(v))
+        return sfail(S, r, v, err, "%s must be an object", kw);
+    *out = calloc(json_object_size(v) + 1, sizeof **out);
+    if (!*out)
+        return sfail(S, r, v, err, "out of memory");
+    const char *k;
+    size_t kl;
+    json_t *x;
+    json_object_keylen_foreach(v, k, kl, x)
+    {
+        if (!json_is_object(x) && !json_is_boolean(x))
+            return sfail(S, r, x, err, "%s.%s must be a schema", kw, k);
+        prop *p = &(*out)[*n];
+        p->key = k;
+        p->len = kl;
+        if (!(p->s = compile(S, r, x, err)))
+            return -1;
+        (*n)++;
+    }
+    return 0;
+}
+
 static int sub_list(golden_schema *S, resource *r, json_t *s, const char *kw, csch ***out,
                     size_t *n, golden_error *err)
 {
@@ -1234,25 +1260,8 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
         c->has_const = 1;
     }
     if ((v = json_object_get(s, "properties"))) {
-        if (!json_is_object(v))
-            return sfail(S, r, v, err, "properties must be an object");
-        c->props = calloc(json_object_size(v) + 1, sizeof *c->props);
-        if (!c->props)
-            return sfail(S, r, v, err, "out of memory");
-        const char *k;
-        size_t kl;
-        json_t *x;
-        json_object_keylen_foreach(v, k, kl, x)
-        {
-            if (!json_is_object(x) && !json_is_boolean(x))
-                return sfail(S, r, x, err, "properties.%s must be a schema", k);
-            prop *p = &c->props[c->nprops];
-            p->key = k;
-            p->len = kl;
-            if (!(p->s = compile(S, r, x, err)))
-                return -1;
-            c->nprops++;
-        }
+        if (compile_schema_map(S, r, v, "properties", &c->props, &c->nprops, err) < 0)
+            return -1;
         qsort(c->props, c->nprops, sizeof *c->props, prop_cmp);
     }
     if ((v = json_object_get(s, "patternProperties"))) {
@@ -1308,27 +1317,9 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
             c->deps[c->ndeps++].names = x;
         }
     }
-    if ((v = json_object_get(s, "dependentSchemas"))) {
-        if (!json_is_object(v))
-            return sfail(S, r, v, err, "dependentSchemas must be an object");
-        c->depschemas = calloc(json_object_size(v) + 1, sizeof *c->depschemas);
-        if (!c->depschemas)
-            return sfail(S, r, v, err, "out of memory");
-        const char *k;
-        size_t kl;
-        json_t *x;
-        json_object_keylen_foreach(v, k, kl, x)
-        {
-            if (!json_is_object(x) && !json_is_boolean(x))
-                return sfail(S, r, x, err, "dependentSchemas.%s must be a schema", k);
-            prop *p = &c->depschemas[c->ndepschemas];
-            p->key = k;
-            p->len = kl;
-            if (!(p->s = compile(S, r, x, err)))
-                return -1;
-            c->ndepschemas++;
-        }
-    }
+    if ((v = json_object_get(s, "dependentSchemas")) &&
+        compile_schema_map(S, r, v, "dependentSchemas", &c->depschemas, &c->ndepschemas, err) < 0)
+        return -1;
     if (sub(S, r, s, "propertyNames", &c->propnames, err) < 0 ||
         nonneg(S, r, s, "minProperties", &c->min_props, err) < 0 ||
         nonneg(S, r, s, "maxProperties", &c->max_props, err) < 0 ||
