@@ -166,6 +166,7 @@ void golden_cmp_acc_init(golden_cmp_acc *a, uint64_t first)
     a->max_rel = -1.0;
     a->earliest_divergence = -1;
     a->cur_div = -1;
+    a->first_new_nonfinite = -1;
 }
 
 static void topk_push(golden_cmp_topk *t, double v, int64_t idx)
@@ -410,6 +411,8 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
                 else
                     a->inf_ref++;
             }
+            if (!fc && fr && a->first_new_nonfinite < 0)
+                a->first_new_nonfinite = (int64_t)(base + i);
             if (!fc) {
                 if (isnan(c)) {
                     a->nan_cand++;
@@ -558,6 +561,8 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     into->inf_ref += b->inf_ref;
     into->inf_cand += b->inf_cand;
     into->new_nan += b->new_nan;
+    if (into->first_new_nonfinite < 0)
+        into->first_new_nonfinite = b->first_new_nonfinite; /* b covers later elements */
     into->new_inf += b->new_inf;
     into->rows += b->rows;
     into->top1_match += b->top1_match;
@@ -611,6 +616,7 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     m->inf_ref = a->inf_ref;
     m->inf_cand = a->inf_cand;
     m->new_nan = a->new_nan;
+    m->first_new_nonfinite = a->first_new_nonfinite;
     m->new_inf = a->new_inf;
     m->rows = a->rows;
     m->near_tie_rows = a->near_tie_rows;

@@ -317,10 +317,17 @@ static int run_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, 
     }
     if (m->new_nan + m->new_inf > 0) {
         ck[CK_NONFINITE] = (check){true, true, (double)(m->new_nan + m->new_inf), NULL};
-        if (want_text)
+        if (want_text) {
+            char idx[400] = "?";
+            if (m->first_new_nonfinite >= 0) {
+                uint64_t co[GOLDEN_MAX_RANK];
+                golden_cmp_unravel((uint64_t)m->first_new_nonfinite, t->rank, t->shape, co);
+                golden_diff_shape_str(t->rank, co, idx, sizeof idx);
+            }
             ck[CK_NONFINITE].text =
                 fmt("%" PRIu64 " new NaN and %" PRIu64 " new Inf in the candidate where the "
-                    "reference is finite", m->new_nan, m->new_inf);
+                    "reference is finite (first at %s)", m->new_nan, m->new_inf, idx);
+        }
     }
     switch (j->tier) {
     case GOLDEN_TIER_KERNEL:
@@ -834,6 +841,13 @@ static void put_metrics(jb *b, const golden_diff_tensor *t, const golden_cmp_met
     put(b, "max_ulp", ok && m->has_ulp ? juint(m->max_ulp) : json_null());
     put(b, "new_nan", ok ? juint(m->new_nan) : json_null());
     put(b, "new_inf", ok ? juint(m->new_inf) : json_null());
+    if (ok && m->first_new_nonfinite >= 0) {
+        uint64_t co[GOLDEN_MAX_RANK];
+        golden_cmp_unravel((uint64_t)m->first_new_nonfinite, t->rank, t->shape, co);
+        put(b, "first_new_nonfinite_index", jshape(t->rank, co));
+    } else {
+        put(b, "first_new_nonfinite_index", json_null());
+    }
 }
 
 static json_t *tensor_json(const golden_diff_tensor *t)

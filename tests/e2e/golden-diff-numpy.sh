@@ -164,6 +164,10 @@ for name, sides in specs.items():
     exact(name, "inf_candidate", t["inf_candidate"], int(np.isinf(cf).sum()))
     exact(name, "new_nan", t["new_nan"], int((np.isnan(cf) & np.isfinite(rf)).sum()))
     exact(name, "new_inf", t["new_inf"], int((np.isinf(cf) & np.isfinite(rf)).sum()))
+    new_nf = np.flatnonzero(~np.isfinite(cf) & np.isfinite(rf))
+    exact(name, "first_new_nonfinite_index", t["first_new_nonfinite_index"],
+          ([int(i) for i in np.unravel_index(int(new_nf[0]), r.shape)] if r.ndim else [])
+          if new_nf.size else None)
     dr, dc = sides["ref"][0], sides["cand"][0]
     if dr == dc and dr in ("f16", "bf16", "f32", "f64") and fin.any():
         ir, ic = ulp_index(dr, rbits), ulp_index(dc, cbits)

@@ -26,7 +26,7 @@ make-golden nan.h5 'layers/0/out:f32:8x16:rand=1,-1,1;set=37,nan' 'layers/1/out:
     'logits:f32:2000x16:rand=2,-5,5;set=3,9;set=4,9.05' 'tokens:i32:4x12:seq=100,3' \
     'empty:f32:0x4:fill=0' 'scalar:f64:scalar:values=2.5'
 expect_exit nan-fails 1 golden-diff --json nan.json ref.h5 nan.h5
-expect_json nan-reason '"name":"layers/0/out","tier":"layer","verdict":"fail","reasons":\["1newNaNand0newInfinthecandidatewherethereferenceisfinite"\]' nan.json
+expect_json nan-reason '"name":"layers/0/out","tier":"layer","verdict":"fail","reasons":\["1newNaNand0newInfinthecandidatewherethereferenceisfinite\(firstat\[2,5\]\)"\]' nan.json
 expect_json nan-counts '"nan_reference":0,"nan_candidate":1' nan.json
 expect_json nan-only-one-fails '"tensors":6,"passed":5,"failed":1' nan.json
 golden-diff ref.h5 nan.h5 > nan.txt

@@ -296,6 +296,37 @@ static void test_top5_with_nan(void)
     CU_ASSERT_EQUAL(m.rows, 3);
 }
 
+static void test_first_new_nonfinite(void)
+{
+    /* element 1 is NaN on both sides (not new), element 4 is the first new one, 6 the next */
+    const double r[] = {1, NAN, 3, 4, 5, 6, 7, 8};
+    const double c[] = {1, NAN, 3, 4, INFINITY, 6, NAN, 8};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LAYER, GOLDEN_F32, 0, 0);
+    golden_cmp_metrics m;
+    run(&s, r, c, 8, &m);
+    CU_ASSERT_EQUAL(m.first_new_nonfinite, 4);
+    CU_ASSERT_EQUAL(m.new_nan, 1);
+    CU_ASSERT_EQUAL(m.new_inf, 1);
+    /* split in two chunks: the earlier chunk's index wins, whichever chunk has one */
+    golden_cmp_acc a, b;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_f64(&s, &a, r, c, 5);
+    golden_cmp_acc_init(&b, 5);
+    golden_cmp_add_f64(&s, &b, r + 5, c + 5, 3);
+    golden_cmp_merge(&a, &b);
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(m.first_new_nonfinite, 4);
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_f64(&s, &a, r, r, 5); /* no new non-finite in the first chunk */
+    golden_cmp_acc_init(&b, 5);
+    golden_cmp_add_f64(&s, &b, r + 5, c + 5, 3);
+    golden_cmp_merge(&a, &b);
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(m.first_new_nonfinite, 6);
+    run(&s, r, r, 8, &m);
+    CU_ASSERT_EQUAL(m.first_new_nonfinite, -1);
+}
+
 static void test_tokens(void)
 {
     const int32_t r[] = {1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 9, 9, 9, 9, 9};
@@ -449,6 +480,7 @@ int main(void)
         {"denormals", test_denormal_metrics},
         {"raw mixed dtypes", test_raw_mixed_dtypes},
         {"logits tier", test_logits},
+        {"first new NaN/Inf located", test_first_new_nonfinite},
         {"top-5 overlap with NaN and short rows", test_top5_with_nan},
         {"top5 overlap and ties", test_top5_overlap},
         {"tokens tier", test_tokens},

@@ -79,6 +79,7 @@ typedef struct {
     bool has_ulp;
     uint64_t max_ulp;
     uint64_t nan_ref, nan_cand, inf_ref, inf_cand, new_nan, new_inf;
+    int64_t first_new_nonfinite;     /* linear index of the first new NaN/Inf, -1 none */
     /* logits */
     uint64_t rows, top1_match, near_tie_rows, near_tie_flips, flips;
     uint64_t top5_common; /* sum over rows of 60 * common / k (exact; see compare.c) */
@@ -122,6 +123,7 @@ typedef struct {
     bool has_ulp;
     uint64_t max_ulp;
     uint64_t nan_ref, nan_cand, inf_ref, inf_cand, new_nan, new_inf;
+    int64_t first_new_nonfinite;     /* linear index of the first new NaN/Inf, -1 none */
     uint64_t rows, near_tie_rows, near_tie_flips, flips;
     double top1_match, top5_overlap;
     uint64_t sequences, sequences_exact;
