@@ -2,6 +2,8 @@
  * JUnit XML writers, colour and progress that appear only on a terminal. */
 #include "golden/report.h"
 
+#include "golden/guard.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -49,6 +51,7 @@ int golden_tmpfile_beside(const char *path, char **tmp, golden_error *err)
     mode_t mask = umask(0);
     umask(mask);
     (void)fchmod(fd, 0666 & ~mask);
+    golden_guard_add_temp(*tmp);
     return fd;
 }
 
@@ -105,6 +108,7 @@ int golden_outfile_commit(golden_outfile *f, golden_error *err)
     f->stream = NULL;
     if (!bad && !f->force && access(f->path, F_OK) == 0)
         bad = 2;
+    golden_guard_remove_temp(f->tmp);
     if (!bad && rename(f->tmp, f->path) != 0)
         bad = 1, e = errno;
     if (bad) {
@@ -129,8 +133,10 @@ void golden_outfile_abort(golden_outfile *f)
         return;
     if (f->stream && f->stream != stdout)
         fclose(f->stream);
-    if (f->tmp)
+    if (f->tmp) {
+        golden_guard_remove_temp(f->tmp);
         unlink(f->tmp);
+    }
     free(f->tmp);
     free(f->path);
     free(f);

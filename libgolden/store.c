@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "golden/guard.h"
 #include "golden/hash.h"
 #include "golden/report.h"
 
@@ -32,9 +33,21 @@ void golden_hdf5_lock(void)
 {
     pthread_once(&hdf5_once, hdf5_init);
     pthread_mutex_lock(&hdf5_mutex);
+    golden_guard_enter_hdf5(NULL);
 }
 
-void golden_hdf5_unlock(void) { pthread_mutex_unlock(&hdf5_mutex); }
+void golden_hdf5_unlock(void)
+{
+    golden_guard_leave_hdf5();
+    pthread_mutex_unlock(&hdf5_mutex);
+}
+
+/* Lock, naming the file HDF5 is about to work on (for the crash guard's message). */
+static void lock_file(const char *path)
+{
+    golden_hdf5_lock();
+    golden_guard_enter_hdf5(path);
+}
 
 static herr_t last_error_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
@@ -579,10 +592,14 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
     stage_init(&w->hash_stage, w, run_hash, threaded);
     stage_init(&w->stats_stage, w, run_stats, threaded);
 
-    golden_hdf5_lock();
+    lock_file(path);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl >= 0)
+    /* The 1.8 file format checksums every metadata block, so a corrupted golden file is
+     * refused by HDF5 instead of being parsed; h5py and h5dump 1.8+ read it. */
+    if (fapl >= 0) {
         H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+        H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18);
+    }
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (fapl >= 0)
         H5Pclose(fapl);
@@ -610,7 +627,7 @@ int golden_writer_meta(golden_writer *w, const char *key, const char *value, gol
         return golden_fail(err, NULL, "--meta key '%s' must be non-empty without '/'", key ? key : "");
     if (strcmp(key, "schema") == 0 || strcmp(key, "producer") == 0 || strcmp(key, "created") == 0)
         return golden_fail(err, NULL, "--meta key '%s' is reserved by the format", key);
-    golden_hdf5_lock();
+    lock_file(w->path);
     int rc = attr_write_str(w->file, key, value) < 0
                  ? hdf5_fail(err, w->path, "cannot write root attribute") : GOLDEN_OK;
     golden_hdf5_unlock();
@@ -670,7 +687,7 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
         return GOLDEN_ERR;
     w->hash_stage.failed = 0;
 
-    golden_hdf5_lock();
+    lock_file(w->path);
     int rc = GOLDEN_OK;
     hid_t space = -1, dcpl = -1, lcpl = -1;
     w->ftype = canonical_type(info->dtype);
@@ -734,7 +751,7 @@ static int flush_elements(golden_writer *w, golden_error *err)
     atomic_store(&w->next_sub, 0);
     stage_post(&w->stats_stage, w->buf, bytes);
     stage_post(&w->hash_stage, w->buf, bytes);
-    golden_hdf5_lock();
+    lock_file(w->path);
     int rc = GOLDEN_OK;
     hid_t fspace = H5Dget_space(w->dset);
     hsize_t mdim = elems;
@@ -808,7 +825,7 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
     t->std = golden_stats_std(&w->stats);
     t->count_attr = t->count;
 
-    golden_hdf5_lock();
+    lock_file(w->path);
     hid_t d = w->dset;
     int bad = attr_write_str(d, "dtype", golden_dtype_name(t->dtype)) < 0 ||
               attr_write_str(d, "sha256", t->sha256) < 0 ||
@@ -866,12 +883,13 @@ int golden_writer_commit(golden_writer *w, golden_error *err)
         golden_writer_abort(w);
         return GOLDEN_ERR;
     }
-    golden_hdf5_lock();
+    lock_file(w->path);
     int rc = H5Fclose(w->file) < 0 ? hdf5_fail(err, w->path, "cannot finish HDF5 file") : GOLDEN_OK;
     golden_hdf5_unlock();
     w->file = -1;
     if (rc == GOLDEN_OK && !w->force && access(w->path, F_OK) == 0)
         rc = golden_fail(err, w->path, "output appeared while writing (use --force to replace it)");
+    golden_guard_remove_temp(w->tmp);
     if (rc == GOLDEN_OK && rename(w->tmp, w->path) != 0)
         rc = golden_fail(err, w->path, "cannot rename into place: %s", strerror(errno));
     if (rc != GOLDEN_OK) {
@@ -886,7 +904,7 @@ void golden_writer_abort(golden_writer *w)
 {
     if (!w)
         return;
-    golden_hdf5_lock();
+    lock_file(w->path);
     if (w->dset >= 0)
         H5Dclose(w->dset);
     if (w->ftype >= 0)
@@ -895,8 +913,10 @@ void golden_writer_abort(golden_writer *w)
         H5Fclose(w->file);
     H5Eclear2(H5E_DEFAULT);
     golden_hdf5_unlock();
-    if (w->tmp)
+    if (w->tmp) {
+        golden_guard_remove_temp(w->tmp);
         unlink(w->tmp);
+    }
     writer_free(w);
 }
 
@@ -1209,7 +1229,7 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
         golden_reader_close(r);
         return GOLDEN_ERR;
     }
-    golden_hdf5_lock();
+    lock_file(path);
     int rc = GOLDEN_OK;
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
@@ -1258,7 +1278,7 @@ void golden_reader_close(golden_reader *r)
 {
     if (!r)
         return;
-    golden_hdf5_lock();
+    lock_file(r->path);
     for (size_t i = 0; i < r->n; i++)
         if (r->t[i].dset >= 0)
             H5Dclose(r->t[i].dset);
@@ -1351,7 +1371,7 @@ int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, v
     }
     char where[1024];
     snprintf(where, sizeof where, "%.600s:%.400s", r->path, t->name);
-    golden_hdf5_lock();
+    lock_file(r->path);
     int rc = GOLDEN_OK;
     if (rt->dset < 0)
         rt->dset = H5Dopen2(r->file, t->name, H5P_DEFAULT);

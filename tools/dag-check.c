@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "golden/guard.h"
 #include "golden/dag.h"
 #include "golden/graph.h"
 #include "golden/report.h"
@@ -438,6 +439,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    golden_guard_install(TOOL);
     if (argc > 1 && strcmp(argv[1], "diff") == 0)
         return run_diff(argc - 1, argv + 1);
     static const struct option opts[] = {

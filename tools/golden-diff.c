@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "golden/guard.h"
 #include "golden/diff.h"
 #include "golden/report.h"
 
@@ -178,6 +179,7 @@ static void print_table(const golden_diff_result *r, FILE *f)
 
 int main(int argc, char **argv)
 {
+    golden_guard_install(TOOL);
     enum { O_ATOL = 256, O_RTOL, O_EPS, O_ALLOW, O_JSON, O_JUNIT, O_FORCE, O_CHUNK };
     static const struct option longs[] = {
         {"policy", required_argument, NULL, 'p'},

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "golden/guard.h"
 #include "golden/dtype.h"
 #include "golden/error.h"
 #include "golden/ingest.h"
@@ -400,6 +401,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
 
 int main(int argc, char **argv)
 {
+    golden_guard_install(TOOL);
     enum { OPT_META = 256, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_GZIP, OPT_VERIFY, OPT_LIST,
            OPT_JSON, OPT_JUNIT, OPT_HELP, OPT_VERSION };
     static const struct option longopts[] = {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "golden/guard.h"
 #include "golden/error.h"
 #include "golden/experiment.h"
 #include "golden/report.h"
@@ -82,6 +83,7 @@ static void print_items(FILE *out, const golden_handoff_item *items)
 
 int main(int argc, char **argv)
 {
+    golden_guard_install(TOOL);
     enum { OPT_SEAL = 256, OPT_JSON, OPT_JUNIT };
     static const struct option longopts[] = {
         {"schema", required_argument, NULL, 's'},

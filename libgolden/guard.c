@@ -1,0 +1,147 @@
+/* Turns a crash or a hang inside the HDF5 library (malformed metadata) into the contract's error
+ * line and exit status 2, with no partial output left. The signal path is async-signal-safe. */
+#include "golden/guard.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GUARD_TEMPS 32
+#define GUARD_PATH 1024
+
+static const char *guard_tool = "libgolden";
+static volatile sig_atomic_t in_hdf5;
+static char hdf5_file[GUARD_PATH];
+static char temps[GUARD_TEMPS][GUARD_PATH];
+static volatile sig_atomic_t temp_used[GUARD_TEMPS];
+static pthread_mutex_t temps_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic long long entered_ms; /* when the current HDF5 section began */
+static long long limit_ms = 120000;  /* GOLDEN_HDF5_TIMEOUT seconds */
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void put(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, s, n);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static void die_in_hdf5(const char *what)
+{
+    for (int i = 0; i < GUARD_TEMPS; i++)
+        if (temp_used[i])
+            unlink(temps[i]);
+    put(guard_tool);
+    put(": ");
+    put(hdf5_file[0] ? hdf5_file : "(an HDF5 file)");
+    put(": the HDF5 library ");
+    put(what);
+    put(" reading this file: its metadata is corrupt or hostile\n");
+    _exit(2);
+}
+
+static void on_crash(int sig)
+{
+    if (!in_hdf5) {
+        signal(sig, SIG_DFL); /* our own bug: crash as usual, with a core and a signal */
+        raise(sig);
+        return;
+    }
+    die_in_hdf5("crashed");
+}
+
+/* No single HDF5 call of ours takes long (metadata, or a few MiB of data), so one that runs
+ * for minutes is looping on hostile metadata. */
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        sleep(1);
+        long long t = atomic_load(&entered_ms);
+        if (in_hdf5 && t && now_ms() - t > limit_ms) {
+            char what[96];
+            snprintf(what, sizeof what, "stopped responding (over %lld s)", limit_ms / 1000);
+            die_in_hdf5(what);
+        }
+    }
+    return NULL;
+}
+
+void golden_guard_install(const char *tool)
+{
+    guard_tool = tool;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_crash;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    const char *env = getenv("GOLDEN_HDF5_TIMEOUT");
+    if (env && atoll(env) > 0)
+        limit_ms = atoll(env) * 1000;
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, watchdog, NULL) == 0)
+        pthread_detach(tid);
+}
+
+/* Called with the HDF5 lock held, so one writer at a time. */
+void golden_guard_enter_hdf5(const char *file)
+{
+    if (file) {
+        size_t n = strlen(file);
+        if (n >= GUARD_PATH)
+            n = GUARD_PATH - 1;
+        memcpy(hdf5_file, file, n);
+        hdf5_file[n] = '\0';
+    }
+    if (!in_hdf5)
+        atomic_store(&entered_ms, now_ms());
+    in_hdf5 = 1;
+}
+
+void golden_guard_leave_hdf5(void)
+{
+    in_hdf5 = 0;
+    atomic_store(&entered_ms, 0);
+}
+
+void golden_guard_add_temp(const char *path)
+{
+    if (strlen(path) >= GUARD_PATH)
+        return;
+    pthread_mutex_lock(&temps_lock);
+    for (int i = 0; i < GUARD_TEMPS; i++)
+        if (!temp_used[i]) {
+            strcpy(temps[i], path);
+            temp_used[i] = 1;
+            break;
+        }
+    pthread_mutex_unlock(&temps_lock);
+}
+
+void golden_guard_remove_temp(const char *path)
+{
+    pthread_mutex_lock(&temps_lock);
+    for (int i = 0; i < GUARD_TEMPS; i++)
+        if (temp_used[i] && strcmp(temps[i], path) == 0) {
+            temp_used[i] = 0;
+            break;
+        }
+    pthread_mutex_unlock(&temps_lock);
+}

@@ -1,0 +1,19 @@
+/* A last line of defence for the tools: HDF5 1.10 can crash, or loop, on malformed metadata. A
+ * crash while libgolden is inside the HDF5 library, or one HDF5 section running longer than
+ * GOLDEN_HDF5_TIMEOUT seconds (default 120), becomes one error line and exit status 2 after
+ * the temporary outputs being written are removed; a crash anywhere else stays a crash. */
+#ifndef GOLDEN_GUARD_H
+#define GOLDEN_GUARD_H
+
+/* Install SIGSEGV/SIGBUS handlers and the watchdog thread for tool `tool` (a string that lives
+ * as long as the process). */
+void golden_guard_install(const char *tool);
+
+/* libgolden bookkeeping (also usable by callers writing their own temporary files):
+ * entering/leaving the HDF5 library, the file it is working on, temporary outputs. */
+void golden_guard_enter_hdf5(const char *file);
+void golden_guard_leave_hdf5(void);
+void golden_guard_add_temp(const char *path);
+void golden_guard_remove_temp(const char *path);
+
+#endif
