@@ -54,13 +54,6 @@ void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n)
         snprintf(buf + o, n - o, "]");
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A value printed with as few digits as keep it on the right side of its limit. */
 static void num_vs(char *buf, size_t n, double v, double limit)
 {
@@ -240,7 +233,7 @@ static void *worker(void *arg)
         size_t k = item - j->first_item;
         uint64_t first = (uint64_t)k * j->chunk;
         uint64_t n = j->count - first < j->chunk ? j->count - first : j->chunk;
-        double t0 = now_seconds();
+        double t0 = golden_seconds();
         if (golden_reader_read(p->ref, j->ri, first, n, rb, &e) != 0 ||
             golden_reader_read(p->cand, j->ci, first, n, cb, &e) != 0 ||
             (j->with_base && golden_reader_read(p->base, j->bi, first, n, bb, &e) != 0)) {
@@ -253,7 +246,7 @@ static void *worker(void *arg)
             golden_cmp_acc_init(&acc[1], first);
             golden_cmp_add_raw(&j->bsetup, &acc[1], rb, bb, (size_t)n);
         }
-        double secs = now_seconds() - t0;
+        double secs = golden_seconds() - t0;
 
         pthread_mutex_lock(&p->lock);
         ring_slot *s = &p->ring[item % p->ring_n];
@@ -778,11 +771,6 @@ void golden_diff_free(golden_diff_result *r)
 /* ---- the report ---- */
 
 /* Non-finite numbers have no JSON form: they are null. */
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *juint(uint64_t v)
 {
     return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
@@ -825,7 +813,7 @@ static void put_metrics(jb *b, const golden_diff_tensor *t, const golden_cmp_met
                         bool ok)
 {
     bool f = ok && m->has_finite;
-    put(b, "max_abs", f ? jnum(m->max_abs) : json_null());
+    put(b, "max_abs", f ? golden_json_real(m->max_abs) : json_null());
     if (f) {
         uint64_t co[GOLDEN_MAX_RANK];
         golden_cmp_unravel(m->max_abs_index, t->rank, t->shape, co);
@@ -833,10 +821,10 @@ static void put_metrics(jb *b, const golden_diff_tensor *t, const golden_cmp_met
     } else {
         put(b, "max_abs_index", json_null());
     }
-    put(b, "mean_abs", f ? jnum(m->mean_abs) : json_null());
-    put(b, "rmse", f ? jnum(m->rmse) : json_null());
-    put(b, "max_rel", f ? jnum(m->max_rel) : json_null());
-    put(b, "cosine", ok ? jnum(m->cosine) : json_null());
+    put(b, "mean_abs", f ? golden_json_real(m->mean_abs) : json_null());
+    put(b, "rmse", f ? golden_json_real(m->rmse) : json_null());
+    put(b, "max_rel", f ? golden_json_real(m->max_rel) : json_null());
+    put(b, "cosine", ok ? golden_json_real(m->cosine) : json_null());
     put(b, "mismatches", ok ? juint(m->mismatches) : json_null());
     put(b, "max_ulp", ok && m->has_ulp ? juint(m->max_ulp) : json_null());
     put(b, "new_nan", ok ? juint(m->new_nan) : json_null());
@@ -875,9 +863,9 @@ static json_t *tensor_json(const golden_diff_tensor *t)
         count *= t->shape[d];
     put(&b, "count", juint(count));
     put_metrics(&b, t, m, ok);
-    put(&b, "eps", jnum(t->judge.eps));
-    put(&b, "atol", jnum(t->judge.atol));
-    put(&b, "rtol", jnum(t->judge.rtol));
+    put(&b, "eps", golden_json_real(t->judge.eps));
+    put(&b, "atol", golden_json_real(t->judge.atol));
+    put(&b, "rtol", golden_json_real(t->judge.rtol));
     golden_dtype ud;
     if (golden_cmp_ulp_dtype(t->dtype_ref, t->dtype_cand, &ud))
         put(&b, "ulp_dtype", json_string(golden_dtype_name(ud)));
@@ -886,22 +874,22 @@ static json_t *tensor_json(const golden_diff_tensor *t)
     put(&b, "inf_reference", ok ? juint(m->inf_ref) : json_null());
     put(&b, "inf_candidate", ok ? juint(m->inf_cand) : json_null());
     if (t->judge.tier == GOLDEN_TIER_LAYER)
-        put(&b, "cosine_min", jnum(t->judge.limits.cosine_min));
+        put(&b, "cosine_min", golden_json_real(t->judge.limits.cosine_min));
     if (t->judge.tier == GOLDEN_TIER_LOGITS) {
         put(&b, "rows", ok ? juint(m->rows) : json_null());
-        put(&b, "top1_match", ok ? jnum(m->top1_match) : json_null());
-        put(&b, "top5_overlap", ok ? jnum(m->top5_overlap) : json_null());
+        put(&b, "top1_match", ok ? golden_json_real(m->top1_match) : json_null());
+        put(&b, "top5_overlap", ok ? golden_json_real(m->top5_overlap) : json_null());
         put(&b, "near_tie_rows", ok ? juint(m->near_tie_rows) : json_null());
         put(&b, "near_tie_flips", ok ? juint(m->near_tie_flips) : json_null());
-        put(&b, "near_tie_margin", jnum(t->judge.limits.near_tie_margin));
-        put(&b, "top1_min", jnum(t->judge.limits.top1_min));
-        put(&b, "top5_min", jnum(t->judge.limits.top5_min));
+        put(&b, "near_tie_margin", golden_json_real(t->judge.limits.near_tie_margin));
+        put(&b, "top1_min", golden_json_real(t->judge.limits.top1_min));
+        put(&b, "top5_min", golden_json_real(t->judge.limits.top5_min));
         json_t *fl = json_array();
         for (int i = 0; fl && i < t->n_flips; i++) {
             const golden_cmp_flip *f = &t->flips[i];
             json_t *e = json_pack("{s:I,s:I,s:I,s:o,s:b}", "row", (json_int_t)f->row,
                                   "reference_top1", (json_int_t)f->ref_top1, "candidate_top1",
-                                  (json_int_t)f->cand_top1, "margin", jnum(f->margin),
+                                  (json_int_t)f->cand_top1, "margin", golden_json_real(f->margin),
                                   "near_tie", f->near_tie);
             if (!e || json_array_append_new(fl, e))
                 b.bad = 1;
@@ -929,22 +917,22 @@ static json_t *tensor_json(const golden_diff_tensor *t)
                 put(&bb, "verdict", json_string(t->baseline_passed ? "pass" : "fail"));
                 put_metrics(&bb, t, &t->bm, true);
                 if (t->judge.tier == GOLDEN_TIER_LOGITS) {
-                    put(&bb, "top1_match", jnum(t->bm.top1_match));
-                    put(&bb, "top5_overlap", jnum(t->bm.top5_overlap));
+                    put(&bb, "top1_match", golden_json_real(t->bm.top1_match));
+                    put(&bb, "top5_overlap", golden_json_real(t->bm.top5_overlap));
                 }
                 if (t->judge.tier == GOLDEN_TIER_TOKENS)
                     put(&bb, "sequences_exact", juint(t->bm.sequences_exact));
                 put(&bb, "error_metric", json_string(t->error_metric));
-                put(&bb, "error_candidate", jnum(t->error_candidate));
-                put(&bb, "error_baseline", jnum(t->error_baseline));
-                put(&bb, "ratio", jnum(t->ratio));
-                put(&bb, "ratio_limit", jnum(t->judge.limits.baseline_ratio));
+                put(&bb, "error_candidate", golden_json_real(t->error_candidate));
+                put(&bb, "error_baseline", golden_json_real(t->error_baseline));
+                put(&bb, "ratio", golden_json_real(t->ratio));
+                put(&bb, "ratio_limit", golden_json_real(t->judge.limits.baseline_ratio));
             }
             b.bad |= bb.bad;
             put(&b, "baseline", bb.o);
         }
     }
-    put(&b, "seconds", jnum(t->seconds));
+    put(&b, "seconds", golden_json_real(t->seconds));
     if (b.bad) {
         json_decref(b.o);
         return NULL;

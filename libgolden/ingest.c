@@ -1399,3 +1399,51 @@ int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, 
     close(fd);
     return rc;
 }
+
+/* ---------------------------------------------------------------- into a golden file */
+
+typedef struct {
+    golden_writer *w;
+    golden_progress *prog;
+    unsigned long long *done;
+} write_ctx;
+
+static int write_piece(void *ctx, const void *data, size_t n, golden_error *err)
+{
+    write_ctx *c = ctx;
+    if (golden_writer_write(c->w, data, n, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    if (c->done) {
+        *c->done += n;
+        if (c->prog)
+            golden_progress_update(c->prog, *c->done);
+    }
+    return GOLDEN_OK;
+}
+
+int golden_input_write(const golden_input *in, golden_writer *w, golden_progress *prog,
+                       unsigned long long *done, golden_error *err)
+{
+    golden_tensor_info out;
+    memset(&out, 0, sizeof out);
+    write_ctx c = {.w = w, .prog = prog, .done = done};
+    int rc = GOLDEN_OK;
+    if (golden_writer_begin(w, &in->info, err) != GOLDEN_OK ||
+        golden_input_read(in, 0, write_piece, &c, err) != GOLDEN_OK ||
+        golden_writer_end(w, &out, err) != GOLDEN_OK) {
+        /* name the tensor whenever the error does not already */
+        if (err && !strstr(err->where, in->info.name)) {
+            char what[sizeof err->what];
+            snprintf(what, sizeof what, "%s", err->what);
+            golden_failw(err, what, "%.500s:%.500s", in->info.source, in->info.name);
+        }
+        rc = GOLDEN_ERR;
+    } else if (in->has_expected && strcmp(out.sha256, in->expected_sha256) != 0) {
+        char where[1024];
+        snprintf(where, sizeof where, "%.500s:%.500s", in->info.source, in->info.name);
+        rc = golden_fail(err, where, "expected sha256 %s, data hashes to %s",
+                         in->expected_sha256, out.sha256);
+    }
+    golden_tensor_info_clear(&out);
+    return rc;
+}

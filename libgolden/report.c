@@ -264,7 +264,7 @@ const char *golden_color(bool on, const char *which)
     return "\033[0m";
 }
 
-static double now_seconds(void)
+double golden_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -283,7 +283,7 @@ void golden_progress_update(golden_progress *p, unsigned long long done)
 {
     if (!p->enabled)
         return;
-    double t = now_seconds();
+    double t = golden_seconds();
     if (t - p->last < 0.1)
         return;
     p->last = t;

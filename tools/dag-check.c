@@ -14,13 +14,6 @@
 
 #define TOOL "dag-check"
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void usage(FILE *f)
 {
     fputs("usage: dag-check [OPTIONS] GRAPH\n"
@@ -508,14 +501,14 @@ int main(int argc, char **argv)
     json_t *rep = NULL;
     const golden_dag_result *shown = &r;
     const char *mode = "check";
-    double t0 = now();
+    double t0 = golden_seconds();
     golden_progress prog;
     golden_progress_start(&prog, "loading graph", 0);
     int lrc = golden_graph_load_file_progress(path, &prog, &g, &err);
     golden_progress_end(&prog);
     if (lrc != 0)
         goto out;
-    double t1 = now();
+    double t1 = golden_seconds();
     if (baseline) {
         mode = "baseline";
         if (golden_graph_load_file(baseline, &bg, &err) != 0 ||
@@ -548,7 +541,7 @@ int main(int argc, char **argv)
         if (rrc != 0)
             goto out;
     }
-    double t2 = now();
+    double t2 = golden_seconds();
     rep = golden_dag_report_json(shown, path, baseline, mode);
     if (!rep) {
         golden_fail(&err, NULL, "out of memory building the report");
@@ -565,7 +558,7 @@ int main(int argc, char **argv)
     rc = golden_dag_passed(shown) ? 0 : 1;
     if (timings)
         fprintf(stderr, TOOL ": timings: load %.3f s, check %.3f s, report %.3f s\n", t1 - t0,
-                t2 - t1, now() - t2);
+                t2 - t1, golden_seconds() - t2);
 out:
     if (rc == 2)
         golden_error_print(stderr, TOOL, &err);

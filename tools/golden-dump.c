@@ -18,7 +18,6 @@
 #include "golden/verify.h"
 
 #define TOOL "golden-dump"
-#define CHUNK (4u << 20)
 
 static void usage(FILE *out)
 {
@@ -268,22 +267,6 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
 /* ---------------------------------------------------------------- dump */
 
 typedef struct {
-    golden_writer *w;
-    golden_progress *prog;
-    unsigned long long done;
-} dump_ctx;
-
-static int write_chunk(void *ctx, const void *data, size_t n, golden_error *err)
-{
-    dump_ctx *d = ctx;
-    if (golden_writer_write(d->w, data, n, err) != GOLDEN_OK)
-        return GOLDEN_ERR;
-    d->done += n;
-    golden_progress_update(d->prog, d->done);
-    return GOLDEN_OK;
-}
-
-typedef struct {
     const char *out;
     bool force;
     int gzip;
@@ -355,31 +338,10 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         total += l.items[i].nbytes;
     golden_progress prog;
     golden_progress_start(&prog, TOOL, total);
-    dump_ctx d = {.w = w, .prog = &prog};
-    for (size_t i = 0; i < l.count && rc == 0; i++) {
-        const golden_input *in = &l.items[i];
-        golden_tensor_info out;
-        memset(&out, 0, sizeof out);
-        if (golden_writer_begin(w, &in->info, &err) != GOLDEN_OK ||
-            golden_input_read(in, CHUNK, write_chunk, &d, &err) != GOLDEN_OK ||
-            golden_writer_end(w, &out, &err) != GOLDEN_OK) {
-            /* name the tensor whenever the error does not already */
-            if (!strstr(err.where, in->info.name)) {
-                char what[sizeof err.what];
-                snprintf(what, sizeof what, "%s", err.what);
-                golden_failw(&err, what, "%s:%s", in->info.source, in->info.name);
-            }
+    unsigned long long done = 0;
+    for (size_t i = 0; i < l.count && rc == 0; i++)
+        if (golden_input_write(&l.items[i], w, &prog, &done, &err) != GOLDEN_OK)
             rc = fail(&err);
-        } else if (in->has_expected && strcmp(out.sha256, in->expected_sha256) != 0) {
-            char where[sizeof err.where];
-            snprintf(where, sizeof where, "%s:%s", in->info.source, in->info.name);
-            golden_fail(&err, where, "expected sha256 %s, data hashes to %s",
-                        in->expected_sha256, out.sha256);
-            rc = fail(&err);
-        }
-        /* golden_writer_end hands over copies of the strings */
-        golden_tensor_info_clear(&out);
-    }
     golden_progress_end(&prog);
     if (rc == 0 && golden_writer_commit(w, &err) != GOLDEN_OK)
         rc = fail(&err);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "golden/dtype.h"
 #include "golden/error.h"
+#include "golden/report.h"
 #include "golden/store.h"
 
 #define GOLDEN_SCHEMA_DUMP_INDEX "calculet-dump-index/v1"
@@ -74,5 +75,12 @@ typedef int (*golden_chunk_fn)(void *ctx, const void *data, size_t n, golden_err
  * byte order is swapped in place, Fortran order is transposed tile by tile (docs/formats.md). */
 int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, void *ctx,
                       golden_error *err);
+
+/* Write one input as a tensor of w: begin, stream its bytes, end, then check the index's
+ * expected sha256 (if any) against the hash the writer computed. Errors name the source and
+ * the tensor. `done` (may be NULL) is advanced by the bytes written and reported to `prog`
+ * (may be NULL). */
+int golden_input_write(const golden_input *in, golden_writer *w, golden_progress *prog,
+                       unsigned long long *done, golden_error *err);
 
 #endif

@@ -68,6 +68,9 @@ void golden_progress_start(golden_progress *p, const char *label, unsigned long 
 void golden_progress_update(golden_progress *p, unsigned long long done);
 void golden_progress_end(golden_progress *p);
 
+/* Seconds on the monotonic clock (for durations). */
+double golden_seconds(void);
+
 /* Number of worker threads to use: GOLDEN_THREADS if set, else online cores (>= 1). */
 int golden_threads(void);
 
