@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "golden/guard.h"
+#include "util/guard.h"
 #include "golden/dag.h"
 #include "golden/graph.h"
 #include "golden/report.h"
@@ -399,13 +399,13 @@ static int run_diff(int argc, char **argv)
         st[i] = golden_dag_stats(g[i], &h);
         golden_hb_free(&h);
         if (!st[i]) {
-            golden_fail(&err, argv[optind + i], "out of memory");
+            golden_fail_what(&err, GOLDEN_ENOMEM, argv[optind + i], "out of memory");
             goto out;
         }
     }
     json_t *doc = golden_dag_diff_json(argv[optind], st[0], argv[optind + 1], st[1]);
     if (!doc) {
-        golden_fail(&err, NULL, "out of memory");
+        golden_fail_what(&err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
     }
     bool to_stdout = json_path && strcmp(json_path, "-") == 0;
@@ -415,7 +415,7 @@ static int run_diff(int argc, char **argv)
     }
     if (!to_stdout && print_diff(doc, stdout) != 0) {
         json_decref(doc);
-        golden_fail(&err, NULL, "out of memory");
+        golden_fail_what(&err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
     }
     json_decref(doc);
@@ -515,7 +515,7 @@ int main(int argc, char **argv)
             golden_dag_check(bg, NULL, all, &br, &err) != 0)
             goto out;
         if (br.cyclic) {
-            golden_fail(&err, baseline, "the baseline has a cycle (%s ...); it cannot be compared",
+            golden_fail_what(&err, GOLDEN_EINVAL, baseline, "the baseline has a cycle (%s ...); it cannot be compared",
                         bg->ops[br.hb.cycle[0]].id);
             goto out;
         }
@@ -544,7 +544,7 @@ int main(int argc, char **argv)
     double t2 = golden_seconds();
     rep = golden_dag_report_json(shown, path, baseline, mode);
     if (!rep) {
-        golden_fail(&err, NULL, "out of memory building the report");
+        golden_fail_what(&err, GOLDEN_ENOMEM, NULL, "out of memory building the report");
         goto out;
     }
     if (json_path && golden_json_write(json_path, rep, force, &err) != 0)
@@ -552,7 +552,7 @@ int main(int argc, char **argv)
     if (junit_path && write_junit(junit_path, force, rep, &err) != 0)
         goto out;
     if (!(json_path && strcmp(json_path, "-") == 0) && print_report(rep, stdout, limit) != 0) {
-        golden_fail(&err, NULL, "out of memory printing the report");
+        golden_fail_what(&err, GOLDEN_ENOMEM, NULL, "out of memory printing the report");
         goto out;
     }
     rc = golden_dag_passed(shown) ? 0 : 1;

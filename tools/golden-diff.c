@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "golden/guard.h"
+#include "util/guard.h"
 #include "golden/diff.h"
 #include "golden/report.h"
 
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
     if (json_path) {
         json_t *doc = golden_diff_to_json(res);
         if (!doc) {
-            golden_fail(&err, json_path, "out of memory building the report");
+            golden_fail_what(&err, GOLDEN_ENOMEM, json_path, "out of memory building the report");
             goto fail;
         }
         int rc = golden_json_write(json_path, doc, force, &err);

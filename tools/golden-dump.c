@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "golden/guard.h"
+#include "util/guard.h"
 #include "golden/dtype.h"
 #include "golden/error.h"
 #include "golden/ingest.h"
@@ -157,7 +157,7 @@ static int do_list(const char *path, const char *json_path, bool force, bool tab
         for (size_t i = 0; doc && i < n; i++)
             json_array_append_new(tensors, golden_tensor_json(golden_reader_tensor(r, i)));
         if (!doc)
-            rc = fail(&(golden_error){"", "out of memory"});
+            rc = fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
         else if (golden_json_write(json_path, doc, force, &err) != GOLDEN_OK)
             rc = fail(&err);
         json_decref(doc);
@@ -166,7 +166,7 @@ static int do_list(const char *path, const char *json_path, bool force, bool tab
         table_row *cells = calloc(n + 1, sizeof *cells);
         if (!cells) {
             golden_reader_close(r);
-            return fail(&(golden_error){"", "out of memory"});
+            return fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
         }
         const char *head[COLS] = {"name", "dtype", "shape", "sha256", "min",
                                   "max",  "mean",  "std",   "nan",    "inf"};
@@ -238,13 +238,13 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
                 }
             }
             if (!doc || golden_json_write(json_path, doc, force, &err) != GOLDEN_OK)
-                rc = fail(doc ? &err : &(golden_error){"", "out of memory"});
+                rc = fail(doc ? &err : &(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
             json_decref(doc);
         }
         if (junit_path && rc != 2) {
             golden_junit_case *cases = calloc(n ? n : 1, sizeof *cases);
             if (!cases) {
-                rc = fail(&(golden_error){"", "out of memory"});
+                rc = fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
             } else {
                 for (size_t i = 0; i < n; i++)
                     cases[i] = (golden_junit_case){.classname = TOOL ".verify",
@@ -310,7 +310,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         rc = fail(&err);
     if (rc == 0 && l.count == 0) {
         /* almost always a wrong path: an empty golden file would pass every later check */
-        golden_fail(&err, inputs[0], "no tensors found in the inputs");
+        golden_fail_what(&err, GOLDEN_EINVAL, inputs[0], "no tensors found in the inputs");
         rc = fail(&err);
     }
     if (rc != 0) {
@@ -328,7 +328,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         const char *eq = strchr(o->meta[i], '=');
         char *key = strndup(o->meta[i], (size_t)(eq - o->meta[i]));
         if (!key)
-            rc = fail(&(golden_error){"", "out of memory"});
+            rc = fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
         else if (golden_writer_meta(w, key, eq + 1, &err) != GOLDEN_OK)
             rc = fail(&err);
         free(key);

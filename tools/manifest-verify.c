@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "golden/guard.h"
+#include "util/guard.h"
 #include "golden/error.h"
 #include "golden/experiment.h"
 #include "golden/report.h"

@@ -9,7 +9,7 @@
 #include "golden/dag.h"
 #include "golden/graph.h"
 #include "golden/hb.h"
-#include "golden/imap.h"
+#include "graph/imap.h"
 
 static golden_graph *load(const char *text, golden_error *err)
 {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cunit_main.h"
-#include "golden/embed.h"
+#include "util/embed.h"
 #include "golden/schema.h"
 
 /* The source tree, found from this binary (BUILD/tests/test_schema), for tests/data. */

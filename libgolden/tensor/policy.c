@@ -124,10 +124,10 @@ static int get_num(const json_t *obj, const char *key, double *dst, const char *
     if (!v)
         return 0;
     if (!json_is_number(v))
-        return golden_failw(err, "expected a number", "%s#%s/%s", where, ctx, key);
+        return golden_fail_where(err, GOLDEN_EINVAL, "expected a number", "%s#%s/%s", where, ctx, key);
     double x = json_number_value(v);
     if (!(x >= 0))
-        return golden_failw(err, "expected a number >= 0", "%s#%s/%s", where, ctx, key);
+        return golden_fail_where(err, GOLDEN_EINVAL, "expected a number >= 0", "%s#%s/%s", where, ctx, key);
     *dst = x;
     return 0;
 }
@@ -148,7 +148,7 @@ static int get_tier(const json_t *v, golden_tier *t, const char *where, const ch
                     golden_error *err)
 {
     if (!json_is_string(v) || golden_tier_parse(json_string_value(v), t) != 0)
-        return golden_failw(err, "expected one of kernel, layer, logits, tokens", "%s#%s",
+        return golden_fail_where(err, GOLDEN_EINVAL, "expected one of kernel, layer, logits, tokens", "%s#%s",
                             where, ptr);
     return 0;
 }
@@ -157,10 +157,10 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
                              golden_error *err)
 {
     if (!json_is_object(root))
-        return golden_fail(err, where, "a policy must be an object");
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "a policy must be an object");
     json_t *v = json_object_get(root, "schema");
     if (!json_is_string(v) || strcmp(json_string_value(v), GOLDEN_SCHEMA_DIFF_POLICY) != 0)
-        return golden_failw(err, "schema must be \"" GOLDEN_SCHEMA_DIFF_POLICY "\"",
+        return golden_fail_where(err, GOLDEN_EINVAL, "schema must be \"" GOLDEN_SCHEMA_DIFF_POLICY "\"",
                             "%s#/schema", where);
     if ((v = json_object_get(root, "default_tier")) &&
         get_tier(v, &p->default_tier, where, "/default_tier", err))
@@ -176,7 +176,7 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
             char ctx[300];
             snprintf(ctx, sizeof ctx, "/tiers/%s", key);
             if (golden_tier_parse(key, &t) != 0 || !json_is_object(val))
-                return golden_failw(err, "unknown tier (kernel, layer, logits, tokens)",
+                return golden_fail_where(err, GOLDEN_EINVAL, "unknown tier (kernel, layer, logits, tokens)",
                                     "%s#%s", where, ctx);
             if (get_limits(val, &p->tiers[t], where, ctx, err))
                 return -1;
@@ -191,7 +191,7 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
             char ctx[300];
             snprintf(ctx, sizeof ctx, "/dtypes/%s", key);
             if (golden_dtype_parse(key, &d) != 0 || !json_is_object(val))
-                return golden_failw(err, "unknown dtype", "%s#%s", where, ctx);
+                return golden_fail_where(err, GOLDEN_EINVAL, "unknown dtype", "%s#%s", where, ctx);
             if (get_num(val, "atol", &p->atol[d], where, ctx, err) ||
                 get_num(val, "rtol", &p->rtol[d], where, ctx, err))
                 return -1;
@@ -200,7 +200,7 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
     json_t *rules = json_object_get(root, "rules");
     if (rules) {
         if (!json_is_array(rules))
-            return golden_failw(err, "expected an array", "%s#/rules", where);
+            return golden_fail_where(err, GOLDEN_EINVAL, "expected an array", "%s#/rules", where);
         /* The file's rules go before the ones already there, keeping their own order. */
         size_t n = json_array_size(rules);
         for (size_t k = n; k-- > 0;) {
@@ -209,7 +209,7 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
             snprintf(ctx, sizeof ctx, "/rules/%zu", k);
             json_t *m = json_object_get(r, "match");
             if (!json_is_object(r) || !json_is_string(m))
-                return golden_failw(err, "a rule needs a string \"match\"", "%s#%s", where, ctx);
+                return golden_fail_where(err, GOLDEN_EINVAL, "a rule needs a string \"match\"", "%s#%s", where, ctx);
             golden_tier t = GOLDEN_TIER_KERNEL;
             json_t *tv = json_object_get(r, "tier");
             if (tv) {
@@ -219,7 +219,7 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
                     return -1;
             }
             if (add_rule(p, json_string_value(m), tv != NULL, t, true))
-                return golden_fail(err, where, "out of memory");
+                return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
             policy_rule *pr = &p->rules[0];
             if (get_num(r, "atol", &pr->atol, where, ctx, err) ||
                 get_num(r, "rtol", &pr->rtol, where, ctx, err) ||

@@ -20,13 +20,13 @@ golden_sha256 *golden_sha256_new(golden_error *err)
 {
     golden_sha256 *h = calloc(1, sizeof *h);
     if (!h) {
-        golden_fail(err, NULL, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         return NULL;
     }
     h->ctx = EVP_MD_CTX_new();
     if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
         golden_sha256_free(h);
-        golden_fail(err, NULL, "OpenSSL could not start a SHA-256 digest");
+        golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL could not start a SHA-256 digest");
         return NULL;
     }
     return h;
@@ -35,7 +35,7 @@ golden_sha256 *golden_sha256_new(golden_error *err)
 int golden_sha256_update(golden_sha256 *h, const void *data, size_t n, golden_error *err)
 {
     if (n && EVP_DigestUpdate(h->ctx, data, n) != 1)
-        return golden_fail(err, NULL, "OpenSSL SHA-256 update failed");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL SHA-256 update failed");
     return GOLDEN_OK;
 }
 
@@ -44,7 +44,7 @@ int golden_sha256_final(golden_sha256 *h, char hex[65], golden_error *err)
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned len = 0;
     if (EVP_DigestFinal_ex(h->ctx, md, &len) != 1 || len != 32)
-        return golden_fail(err, NULL, "OpenSSL SHA-256 final failed");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL SHA-256 final failed");
     static const char digits[] = "0123456789abcdef";
     for (unsigned i = 0; i < 32; i++) {
         hex[2 * i] = digits[md[i] >> 4];
@@ -57,7 +57,7 @@ int golden_sha256_final(golden_sha256 *h, char hex[65], golden_error *err)
 int golden_sha256_reset(golden_sha256 *h, golden_error *err)
 {
     if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1)
-        return golden_fail(err, NULL, "OpenSSL could not restart a SHA-256 digest");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL could not restart a SHA-256 digest");
     return GOLDEN_OK;
 }
 
@@ -89,7 +89,7 @@ static int hash_fd(int fd, const char *path, golden_sha256 *h, unsigned char *bu
         if (got < 0) {
             if (errno == EINTR)
                 continue;
-            return golden_fail(err, path, "cannot read: %s", strerror(errno));
+            return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot read: %s", strerror(errno));
         }
         if (got == 0)
             break;
@@ -105,12 +105,12 @@ int golden_sha256_file(const char *path, char hex[65], golden_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     unsigned char *buf = malloc(FILE_BUF);
     golden_sha256 *h = buf ? golden_sha256_new(err) : NULL;
     int rc = GOLDEN_ERR;
     if (!buf)
-        golden_fail(err, path, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     else if (h)
         rc = hash_fd(fd, path, h, buf, FILE_BUF, hex, err);
     close(fd);
@@ -163,7 +163,7 @@ int golden_sha256_files(const char *const *paths, size_t n, char (*hexes)[65], i
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
     if (!tids) {
         pthread_mutex_destroy(&st.lock);
-        return golden_fail(err, NULL, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     }
     int started = 0;
     for (int t = 1; t < threads; t++) {

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "golden/guard.h"
+#include "util/guard.h"
 #include "golden/hash.h"
 #include "golden/report.h"
 
@@ -65,25 +65,25 @@ static int hdf5_fail(golden_error *err, const char *where, const char *what)
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, last_error_cb, detail);
     H5Eclear2(H5E_DEFAULT);
     if (detail[0])
-        return golden_fail(err, where, "%s (HDF5: %s)", what, detail);
-    return golden_fail(err, where, "%s", what);
+        return golden_fail_what(err, GOLDEN_EIO, where, "%s (HDF5: %s)", what, detail);
+    return golden_fail_what(err, GOLDEN_EINVAL, where, "%s", what);
 }
 
 int golden_tensor_name_check(const char *name, golden_error *err)
 {
     if (!name || !*name)
-        return golden_fail(err, NULL, "tensor name is empty");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is empty");
     const char *p = name;
     while (*p) {
         const char *slash = strchr(p, '/');
         size_t len = slash ? (size_t)(slash - p) : strlen(p);
         if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-            return golden_fail(err, name, "tensor name has an empty, '.' or '..' component");
+            return golden_fail_what(err, GOLDEN_EINVAL, name, "tensor name has an empty, '.' or '..' component");
         p += len;
         if (*p == '/')
             p++;
         if (slash && !*p)
-            return golden_fail(err, name, "tensor name ends with '/'");
+            return golden_fail_what(err, GOLDEN_EINVAL, name, "tensor name ends with '/'");
     }
     /* UTF-8 well-formedness (no overlongs, no surrogates, max U+10FFFF) */
     const unsigned char *u = (const unsigned char *)name;
@@ -100,17 +100,17 @@ int golden_tensor_name_check(const char *name, golden_error *err)
         } else if (c >= 0xf0 && c <= 0xf4) {
             need = 3, cp = c & 0x07;
         } else {
-            return golden_fail(err, NULL, "tensor name is not valid UTF-8");
+            return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
         }
         u++;
         for (unsigned k = 0; k < need; k++, u++) {
             if ((*u & 0xc0) != 0x80)
-                return golden_fail(err, NULL, "tensor name is not valid UTF-8");
+                return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
             cp = (cp << 6) | (*u & 0x3f);
         }
         if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
             (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-            return golden_fail(err, NULL, "tensor name is not valid UTF-8");
+            return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
     }
     return GOLDEN_OK;
 }
@@ -119,18 +119,18 @@ int golden_shape_count(int rank, const uint64_t *shape, golden_dtype dt, uint64_
                        golden_error *err)
 {
     if (rank < 0 || rank > GOLDEN_MAX_RANK)
-        return golden_fail(err, NULL, "rank %d is outside 0..%d", rank, GOLDEN_MAX_RANK);
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "rank %d is outside 0..%d", rank, GOLDEN_MAX_RANK);
     uint64_t c = 1;
     for (int i = 0; i < rank; i++) {
         if (shape[i] && c > UINT64_MAX / shape[i])
-            return golden_fail(err, NULL, "shape's element count overflows 64 bits");
+            return golden_fail_what(err, GOLDEN_EINVAL, NULL, "shape's element count overflows 64 bits");
         c *= shape[i];
     }
     size_t w = golden_dtype_size(dt);
     if (w == 0)
-        return golden_fail(err, NULL, "unknown element type");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "unknown element type");
     if (c > (uint64_t)INT64_MAX / w)
-        return golden_fail(err, NULL, "shape's byte size overflows 63 bits");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "shape's byte size overflows 63 bits");
     *count = c;
     return GOLDEN_OK;
 }
@@ -559,19 +559,19 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
     bool force = opts && opts->force;
     if (lstat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return golden_fail(err, path, "is a folder, not an output file");
+            return golden_fail_what(err, GOLDEN_EINVAL, path, "is a folder, not an output file");
         if (!force)
-            return golden_fail(err, path, "output exists (use --force to replace it)");
+            return golden_fail_what(err, GOLDEN_EEXISTS, path, "output exists (use --force to replace it)");
     }
     golden_writer *w = calloc(1, sizeof *w);
     if (!w)
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     w->file = w->dset = w->ftype = -1;
     w->force = force;
     w->gzip = opts ? opts->gzip : 0;
     if (w->gzip < 0 || w->gzip > 9) {
         free(w);
-        return golden_fail(err, NULL, "--gzip level must be 0..9");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--gzip level must be 0..9");
     }
     w->path = strdup(path);
     w->buf = malloc(WRITE_BUF);
@@ -580,7 +580,7 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
     w->sha = golden_sha256_new(err);
     if (!w->path || !w->buf || !w->f64[0] || !w->f64[1] || !w->f64[2] || !w->sha) {
         golden_writer_abort(w);
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     }
     int fd = golden_tmpfile_beside(path, &w->tmp, err);
     if (fd < 0) {
@@ -624,9 +624,9 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
 int golden_writer_meta(golden_writer *w, const char *key, const char *value, golden_error *err)
 {
     if (!key || !*key || strchr(key, '/'))
-        return golden_fail(err, NULL, "--meta key '%s' must be non-empty without '/'", key ? key : "");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta key '%s' must be non-empty without '/'", key ? key : "");
     if (strcmp(key, "schema") == 0 || strcmp(key, "producer") == 0 || strcmp(key, "created") == 0)
-        return golden_fail(err, NULL, "--meta key '%s' is reserved by the format", key);
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta key '%s' is reserved by the format", key);
     lock_file(w->path);
     int rc = attr_write_str(w->file, key, value) < 0
                  ? hdf5_fail(err, w->path, "cannot write root attribute") : GOLDEN_OK;
@@ -639,29 +639,29 @@ static int check_name_free(golden_writer *w, const char *name, golden_error *err
 {
     size_t len = strlen(name);
     if (name_set_has(&w->names, name, len))
-        return golden_fail(err, name, "duplicate tensor name");
+        return golden_fail_what(err, GOLDEN_EINVAL, name, "duplicate tensor name");
     if (name_set_has(&w->groups, name, len))
-        return golden_fail(err, name, "tensor name is also a group of other tensors");
+        return golden_fail_what(err, GOLDEN_EINVAL, name, "tensor name is also a group of other tensors");
     for (const char *p = strchr(name, '/'); p; p = strchr(p + 1, '/'))
         if (name_set_has(&w->names, name, (size_t)(p - name)))
-            return golden_fail(err, name, "a parent of this tensor name is itself a tensor");
+            return golden_fail_what(err, GOLDEN_EINVAL, name, "a parent of this tensor name is itself a tensor");
     return GOLDEN_OK;
 }
 
 static int remember_name(golden_writer *w, const char *name, golden_error *err)
 {
     if (name_set_add(&w->names, name, strlen(name)) < 0)
-        return golden_fail(err, name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, name, "out of memory");
     for (const char *p = strchr(name, '/'); p; p = strchr(p + 1, '/'))
         if (name_set_add(&w->groups, name, (size_t)(p - name)) < 0)
-            return golden_fail(err, name, "out of memory");
+            return golden_fail_what(err, GOLDEN_ENOMEM, name, "out of memory");
     return GOLDEN_OK;
 }
 
 int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden_error *err)
 {
     if (w->in_tensor)
-        return golden_fail(err, info->name, "previous tensor was not ended");
+        return golden_fail_what(err, GOLDEN_EINVAL, info->name, "previous tensor was not ended");
     if (golden_tensor_name_check(info->name, err) != GOLDEN_OK)
         return GOLDEN_ERR;
     uint64_t count;
@@ -678,7 +678,7 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     w->cur.source = info->source ? strdup(info->source) : NULL;
     w->cur.count = count;
     if (!w->cur.name || (info->op_family && !w->cur.op_family) || (info->source && !w->cur.source))
-        return golden_fail(err, info->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, info->name, "out of memory");
     w->bytes_expected = count * golden_dtype_size(info->dtype);
     w->bytes_done = w->elems_written = 0;
     w->fill = 0;
@@ -772,7 +772,7 @@ static int flush_elements(golden_writer *w, golden_error *err)
     for (size_t i = 0; i < w->nsub; i++)
         golden_stats_merge(&w->stats, &w->sub[i]);
     if (w->hash_stage.failed && rc == GOLDEN_OK)
-        rc = golden_fail(err, w->cur.name, "SHA-256 computation failed");
+        rc = golden_fail_what(err, GOLDEN_EINVAL, w->cur.name, "SHA-256 computation failed");
     w->elems_written += elems;
     memmove(w->buf, w->buf + bytes, w->fill - bytes);
     w->fill -= bytes;
@@ -782,9 +782,9 @@ static int flush_elements(golden_writer *w, golden_error *err)
 int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golden_error *err)
 {
     if (!w->in_tensor)
-        return golden_fail(err, NULL, "no tensor started");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "no tensor started");
     if (nbytes > w->bytes_expected - w->bytes_done)
-        return golden_fail(err, w->cur.name,
+        return golden_fail_what(err, GOLDEN_EINVAL, w->cur.name,
                            "more data than the shape holds (%llu bytes expected)",
                            (unsigned long long)w->bytes_expected);
     const unsigned char *p = data;
@@ -804,10 +804,10 @@ int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golde
 int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *err)
 {
     if (!w->in_tensor)
-        return golden_fail(err, NULL, "no tensor started");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "no tensor started");
     w->in_tensor = false;
     if (w->bytes_done != w->bytes_expected)
-        return golden_fail(err, w->cur.name, "got %llu bytes of data, the shape needs %llu",
+        return golden_fail_what(err, GOLDEN_EINVAL, w->cur.name, "got %llu bytes of data, the shape needs %llu",
                            (unsigned long long)w->bytes_done,
                            (unsigned long long)w->bytes_expected);
     if (flush_elements(w, err) != GOLDEN_OK)
@@ -855,7 +855,7 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
         out->op_family = t->op_family ? strdup(t->op_family) : NULL;
         out->source = t->source ? strdup(t->source) : NULL;
         if (!out->name)
-            rc = golden_fail(err, t->name, "out of memory");
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, t->name, "out of memory");
     }
     return rc;
 }
@@ -879,7 +879,7 @@ static void writer_free(golden_writer *w)
 int golden_writer_commit(golden_writer *w, golden_error *err)
 {
     if (w->in_tensor) {
-        golden_fail(err, w->cur.name, "tensor was not ended");
+        golden_fail_what(err, GOLDEN_EINVAL, w->cur.name, "tensor was not ended");
         golden_writer_abort(w);
         return GOLDEN_ERR;
     }
@@ -888,10 +888,10 @@ int golden_writer_commit(golden_writer *w, golden_error *err)
     golden_hdf5_unlock();
     w->file = -1;
     if (rc == GOLDEN_OK && !w->force && access(w->path, F_OK) == 0)
-        rc = golden_fail(err, w->path, "output appeared while writing (use --force to replace it)");
+        rc = golden_fail_what(err, GOLDEN_EEXISTS, w->path, "output appeared while writing (use --force to replace it)");
     golden_guard_remove_temp(w->tmp);
     if (rc == GOLDEN_OK && rename(w->tmp, w->path) != 0)
-        rc = golden_fail(err, w->path, "cannot rename into place: %s", strerror(errno));
+        rc = golden_fail_what(err, golden_code_from_errno(errno), w->path, "cannot rename into place: %s", strerror(errno));
     if (rc != GOLDEN_OK) {
         golden_writer_abort(w);
         return rc;
@@ -1045,7 +1045,7 @@ static int load_tensor(golden_reader *r, const char *name)
     reader_tensor rt = {.dset = -1, .offset = -1};
     golden_tensor_info *t = &rt.info;
     if (!(t->name = strdup(name)))
-        return golden_fail(err, r->path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, r->path, "out of memory");
     char where[1024];
     snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
     hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
@@ -1060,13 +1060,13 @@ static int load_tensor(golden_reader *r, const char *name)
     char *dtype = ta.dtype, *sha = ta.sha;
     hid_t ft = H5Dget_type(d), sp = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
     if (!dtype)
-        rc = golden_fail(err, where, "missing string attribute 'dtype'");
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "missing string attribute 'dtype'");
     else if (golden_dtype_parse(dtype, &t->dtype) != 0)
-        rc = golden_fail(err, where, "unknown dtype '%s'", dtype);
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "unknown dtype '%s'", dtype);
     else if (ta.values_unread && !(ta.seen & (1u << A_SHA)))
-        rc = golden_fail(err, where, "missing attribute 'sha256'");
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "missing attribute 'sha256'");
     else if (!ta.values_unread && (!sha || !golden_is_sha256_hex(sha)))
-        rc = golden_fail(err, where, "attribute 'sha256' is missing or not 64 lowercase hex digits");
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "attribute 'sha256' is missing or not 64 lowercase hex digits");
     if (rc == GOLDEN_OK) {
         snprintf(t->sha256, sizeof t->sha256, "%s", sha ? sha : "");
         if (ta.values_unread)
@@ -1074,7 +1074,7 @@ static int load_tensor(golden_reader *r, const char *name)
         int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
         hsize_t dims[GOLDEN_MAX_RANK];
         if (rank < 0 || rank > GOLDEN_MAX_RANK)
-            rc = golden_fail(err, where, "unsupported dataspace");
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "unsupported dataspace");
         else {
             H5Sget_simple_extent_dims(sp, dims, NULL);
             t->rank = rank;
@@ -1092,14 +1092,14 @@ static int load_tensor(golden_reader *r, const char *name)
                                 t->dtype != GOLDEN_FP8_E4M3FN && t->dtype != GOLDEN_FP8_E5M2;
         if ((is_float_storage ? cls != H5T_FLOAT : cls != H5T_INTEGER) ||
             H5Tget_size(ft) != golden_dtype_size(t->dtype))
-            rc = golden_fail(err, where, "stored element type does not match dtype '%s'", dtype);
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "stored element type does not match dtype '%s'", dtype);
     }
     for (int k = 0; rc == GOLDEN_OK && k < ATTR_COUNT; k++) {
         if (ta.bad & (1u << k))
-            rc = golden_fail(err, where, "attribute '%s' is not a %s", attr_table[k].name,
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "attribute '%s' is not a %s", attr_table[k].name,
                              attr_table[k].kind == ATTR_STRING ? "string" : "number");
         else if (attr_table[k].required && !(ta.seen & (1u << k)))
-            rc = golden_fail(err, where, "missing %s attribute '%s'",
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "missing %s attribute '%s'",
                              attr_table[k].kind == ATTR_F64 ? "number" : "integer",
                              attr_table[k].name);
     }
@@ -1137,7 +1137,7 @@ static int load_tensor(golden_reader *r, const char *name)
         size_t cap = r->cap ? r->cap * 2 : 16;
         reader_tensor *nt = realloc(r->t, cap * sizeof *nt);
         if (!nt)
-            rc = golden_fail(err, where, "out of memory");
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
         else
             r->t = nt, r->cap = cap;
     }
@@ -1180,7 +1180,7 @@ static herr_t meta_cb(hid_t loc, const char *name, const H5A_info_t *ainfo, void
         free(v);
         free(k);
         r->failed = 1;
-        golden_fail(&r->err, r->path, "out of memory");
+        golden_fail_what(&r->err, GOLDEN_ENOMEM, r->path, "out of memory");
         return 1;
     }
     r->meta_keys[r->meta_n] = k;
@@ -1204,28 +1204,28 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
     *out = NULL;
     golden_reader *r = calloc(1, sizeof *r);
     if (!r)
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     r->file = -1;
     r->fd = -1;
     r->flags = flags;
     if (!(r->path = strdup(path))) {
         free(r);
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     }
     struct stat st;
     if (stat(path, &st) != 0) {
-        golden_fail(err, path, "cannot open: %s", strerror(errno));
+        golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
         golden_reader_close(r);
         return GOLDEN_ERR;
     }
     if (!S_ISREG(st.st_mode)) {
-        golden_fail(err, path, "not a regular file");
+        golden_fail_what(err, GOLDEN_EINVAL, path, "not a regular file");
         golden_reader_close(r);
         return GOLDEN_ERR;
     }
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (r->fd < 0) {
-        golden_fail(err, path, "cannot open: %s", strerror(errno));
+        golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
         golden_reader_close(r);
         return GOLDEN_ERR;
     }
@@ -1233,7 +1233,7 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
     int rc = GOLDEN_OK;
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        rc = golden_fail(err, path, "not an HDF5 file");
+        rc = golden_fail_what(err, GOLDEN_ECORRUPT, path, "not an HDF5 file");
     }
     if (rc == GOLDEN_OK) {
         hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -1246,7 +1246,7 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
     if (rc == GOLDEN_OK) {
         char *schema = attr_read_str(r->file, "schema");
         if (!schema || strcmp(schema, GOLDEN_SCHEMA_GOLDEN) != 0)
-            rc = golden_fail(err, path, "not a %s file (root attribute schema is %s%s%s)",
+            rc = golden_fail_what(err, GOLDEN_EINVAL, path, "not a %s file (root attribute schema is %s%s%s)",
                              GOLDEN_SCHEMA_GOLDEN, schema ? "'" : "missing",
                              schema ? schema : "", schema ? "'" : "");
         free(schema);
@@ -1344,11 +1344,11 @@ int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, v
                        golden_error *err)
 {
     if (i >= r->n)
-        return golden_fail(err, r->path, "no tensor %zu", i);
+        return golden_fail_what(err, GOLDEN_EINVAL, r->path, "no tensor %zu", i);
     reader_tensor *rt = &r->t[i];
     const golden_tensor_info *t = &rt->info;
     if (first > t->count || n > t->count - first)
-        return golden_failw(err, "element range is outside the tensor", "%s:%s", r->path, t->name);
+        return golden_fail_where(err, GOLDEN_EINVAL, "element range is outside the tensor", "%s:%s", r->path, t->name);
     if (n == 0)
         return GOLDEN_OK;
     size_t w = golden_dtype_size(t->dtype);
@@ -1361,7 +1361,7 @@ int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, v
             if (got < 0 && errno == EINTR)
                 continue;
             if (got <= 0)
-                return golden_failw(err, got < 0 ? strerror(errno) : "file is truncated",
+                return golden_fail_where(err, golden_code_from_errno(errno), got < 0 ? strerror(errno) : "file is truncated",
                                     "%s:%s", r->path, t->name);
             p += got;
             at += got;
@@ -1405,7 +1405,7 @@ int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_
                             golden_error *err)
 {
     if (i >= r->n)
-        return golden_fail(err, r->path, "no tensor %zu", i);
+        return golden_fail_what(err, GOLDEN_EINVAL, r->path, "no tensor %zu", i);
     const golden_tensor_info *t = &r->t[i].info;
     size_t w = golden_dtype_size(t->dtype);
     unsigned char *buf = malloc(RECOMPUTE_ELEMS * w);
@@ -1413,7 +1413,7 @@ int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_
     golden_sha256 *h = buf && f ? golden_sha256_new(err) : NULL;
     int rc = h ? GOLDEN_OK : GOLDEN_ERR;
     if (!buf || !f)
-        golden_fail(err, r->path, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, r->path, "out of memory");
     golden_stats_init(stats);
     for (uint64_t at = 0; rc == GOLDEN_OK && at < t->count;) {
         uint64_t n = t->count - at < RECOMPUTE_ELEMS ? t->count - at : RECOMPUTE_ELEMS;

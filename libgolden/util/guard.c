@@ -1,6 +1,6 @@
 /* Turns a crash or a hang inside the HDF5 library (malformed metadata) into the contract's error
  * line and exit status 2, with no partial output left. The signal path is async-signal-safe. */
-#include "golden/guard.h"
+#include "util/guard.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
 /* Interval map as a treap of disjoint segments keyed by their start: an access splits at most
  * two segments, visits the ones it covers and replaces or annotates them in O(log n + k). */
-#include "golden/imap.h"
+#include "graph/imap.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "golden/embed.h"
+#include "util/embed.h"
 #include "golden/report.h"
 
 #include <pthread.h>
@@ -149,7 +149,7 @@ static int sfail(golden_schema *S, const resource *r, const json_t *at, golden_e
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return golden_fail(err, where, "%s", msg);
+    return golden_fail_what(err, GOLDEN_EINVAL, where, "%s", msg);
 }
 
 static uint64_t ptr_hash(const void *p)
@@ -850,7 +850,7 @@ static resource *resource_add(golden_schema *S, golden_doc *doc, const char *pat
     resource *r = calloc(1, sizeof *r);
     if (!r) {
         golden_doc_free(doc);
-        golden_fail(err, path ? path : name, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path ? path : name, "out of memory");
         return NULL;
     }
     r->doc = doc;
@@ -861,7 +861,7 @@ static resource *resource_add(golden_schema *S, golden_doc *doc, const char *pat
         r->id = strdup(json_string_value(id));
     if ((path && !r->path) || (name && !r->name) || (json_is_string(id) && !r->id)) {
         resource_free(r);
-        golden_fail(err, path ? path : name, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path ? path : name, "out of memory");
         return NULL;
     }
     /* A trailing empty fragment is the same resource. */
@@ -1457,10 +1457,10 @@ int golden_schema_load(const char *ref, golden_schema **out, golden_error *err)
 {
     *out = NULL;
     if (!ref || !*ref)
-        return golden_fail(err, NULL, "no schema named");
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "no schema named");
     golden_schema *S = calloc(1, sizeof *S);
     if (!S)
-        return golden_fail(err, ref, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, ref, "out of memory");
     const golden_embedded_file *f = golden_embedded_schema(ref);
     if (!f && !strncmp(ref, ID_PREFIX, strlen(ID_PREFIX)))
         f = golden_embedded_schema(ref + strlen(ID_PREFIX));
@@ -1482,7 +1482,7 @@ int golden_schema_load(const char *ref, golden_schema **out, golden_error *err)
         r = load_path(S, ref, err);
     } else {
         golden_schema_free(S);
-        return golden_fail(err, ref, "no such schema (not embedded, not a format name, not a "
+        return golden_fail_what(err, GOLDEN_EINVAL, ref, "no such schema (not embedded, not a format name, not a "
                                      "file)");
     }
     if (!r) {
@@ -1492,7 +1492,7 @@ int golden_schema_load(const char *ref, golden_schema **out, golden_error *err)
     json_t *root = golden_doc_root(r->doc);
     if (!json_is_object(root) && !json_is_boolean(root)) {
         golden_schema_free(S);
-        return golden_fail(err, ref, "a schema must be an object or a boolean");
+        return golden_fail_what(err, GOLDEN_EINVAL, ref, "a schema must be an object or a boolean");
     }
     S->root = compile(S, r, root, err);
     if (!S->root) {
@@ -1576,7 +1576,7 @@ static void violation(vctx *c, const inst *in, const char *keyword, const char *
         golden_violation *nv = realloc(c->v, cap * sizeof *nv);
         if (!nv) {
             c->internal = 1;
-            golden_fail(c->err, golden_doc_name(c->doc), "out of memory collecting violations");
+            golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory collecting violations");
             return;
         }
         c->v = nv;
@@ -1610,7 +1610,7 @@ static int push(vctx *c, const char *key, size_t len, size_t idx)
         seg *p = realloc(c->path, cap * sizeof *p);
         if (!p) {
             c->internal = 1;
-            golden_fail(c->err, golden_doc_name(c->doc), "out of memory");
+            golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
             return -1;
         }
         c->path = p;
@@ -1786,7 +1786,7 @@ static int validate_object(vctx *c, const csch *s, const inst *in, int collect)
                 json_t *name = json_stringn_nocheck(k, kl);
                 if (!name) {
                     c->internal = 1;
-                    golden_fail(c->err, golden_doc_name(c->doc), "out of memory");
+                    golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
                     return -1;
                 }
                 if (push(c, k, kl, 0) < 0) {
@@ -1857,7 +1857,7 @@ static int unique_check(vctx *c, const inst *in, int collect)
         hashed_item *t = malloc(n * sizeof *t);
         if (!t) {
             c->internal = 1;
-            golden_fail(c->err, golden_doc_name(c->doc), "out of memory");
+            golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
             return -1;
         }
         for (size_t i = 0; i < n; i++)
@@ -1940,7 +1940,7 @@ static int items_parallel(vctx *c, const csch *s, const json_t *a, size_t lo, si
         j->ctx.path = malloc((c->depth + 64) * sizeof *j->ctx.path);
         if (!j->ctx.path) {
             rc = -1;
-            golden_fail(&j->err, golden_doc_name(c->doc), "out of memory");
+            golden_fail_what(&j->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
             j->bad = -1;
             continue;
         }
@@ -1985,7 +1985,7 @@ static int items_parallel(vctx *c, const csch *s, const json_t *a, size_t lo, si
                 golden_violation *nv = realloc(c->v, cap * sizeof *nv);
                 if (!nv) {
                     rc = -1;
-                    golden_fail(c->err, golden_doc_name(c->doc), "out of memory");
+                    golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
                     break;
                 }
                 c->v = nv;
@@ -2103,7 +2103,7 @@ static int validate(vctx *c, const csch *s, const inst *in, const char *via, int
         char ptr[512];
         pointer_of(c, ptr, sizeof ptr);
         c->internal = 1;
-        golden_failw(c->err, "schema recursion deeper than 2048 levels (a $ref loop?)",
+        golden_fail_where(c->err, GOLDEN_EINVAL, "schema recursion deeper than 2048 levels (a $ref loop?)",
                      "%s#%s", golden_doc_name(c->doc), ptr);
         return -1;
     }
@@ -2312,7 +2312,7 @@ long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
 {
     *out = NULL;
     if (!s || !doc)
-        return golden_fail(err, NULL, "no schema or no document"), -1;
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "no schema or no document"), -1;
     vctx c = {0};
     c.doc = doc;
     c.err = err;
@@ -2337,7 +2337,7 @@ int golden_schema_check(const golden_schema *s, const golden_doc *doc, golden_er
         free(v);
         return GOLDEN_OK;
     }
-    golden_fail(err, v[0].where, "%s: %s (%s)", v[0].pointer[0] ? v[0].pointer : "(root)",
+    golden_fail_what(err, GOLDEN_EINVAL, v[0].where, "%s: %s (%s)", v[0].pointer[0] ? v[0].pointer : "(root)",
                 v[0].message, v[0].keyword);
     free(v);
     return GOLDEN_ERR;

@@ -410,13 +410,13 @@ static golden_doc *doc_new(const char *name, golden_error *err)
     golden_doc *d = calloc(1, sizeof *d);
     if (!d || !(d->name = strdup(name ? name : ""))) {
         free(d);
-        golden_fail(err, name, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, name, "out of memory");
         return NULL;
     }
     if (pthread_mutex_init(&d->lock, NULL) != 0) {
         free(d->name);
         free(d);
-        golden_fail(err, name, "cannot create a mutex");
+        golden_fail_what(err, GOLDEN_EIO, name, "cannot create a mutex");
         return NULL;
     }
     return d;
@@ -464,7 +464,7 @@ static int check_text(const char *name, const unsigned char *p, size_t len, size
     while (p < end) {
         unsigned c = *p;
         if (c == 0)
-            return golden_failw(err, "NUL byte in a text document", "%s:%zu:%zu", name, line,
+            return golden_fail_where(err, GOLDEN_EINVAL, "NUL byte in a text document", "%s:%zu:%zu", name, line,
                                 col);
         if (c < 0x80) {
             p++;
@@ -478,7 +478,7 @@ static int check_text(const char *name, const unsigned char *p, size_t len, size
         }
         size_t n = utf8_len(p, end);
         if (!n)
-            return golden_failw(err, "invalid UTF-8", "%s:%zu:%zu", name, line, col);
+            return golden_fail_where(err, GOLDEN_EINVAL, "invalid UTF-8", "%s:%zu:%zu", name, line, col);
         p += n;
         col++;
     }
@@ -613,7 +613,7 @@ static json_t *jfail(jparser *jp, const unsigned char *at, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        golden_failw(jp->err, msg, "%s:%zu:%zu", jp->name, jp->line, jcol(jp, at));
+        golden_fail_where(jp->err, GOLDEN_EINVAL, msg, "%s:%zu:%zu", jp->name, jp->line, jcol(jp, at));
     }
     return NULL;
 }
@@ -964,7 +964,7 @@ static json_t *jobject(jparser *jp, size_t line, size_t col)
                 char msg[sizeof jp->err->what];
                 snprintf(msg, sizeof msg, "duplicate key \"%.*s\"", (int)(klen > 200 ? 200 : klen),
                          k);
-                golden_failw(jp->err, msg, "%s:%zu:%zu", jp->name, kline, kcol);
+                golden_fail_where(jp->err, GOLDEN_EINVAL, msg, "%s:%zu:%zu", jp->name, kline, kcol);
             }
             free(kcopy);
             return jcontainer_fail(obj);
@@ -1180,7 +1180,7 @@ static int yfail(yloader *y, const yaml_mark_t *m, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        golden_failw(y->err, msg, "%s:%zu:%zu", y->doc->name, m->line + 1, m->column + 1);
+        golden_fail_where(y->err, GOLDEN_EINVAL, msg, "%s:%zu:%zu", y->doc->name, m->line + 1, m->column + 1);
     }
     return GOLDEN_ERR;
 }
@@ -1699,7 +1699,7 @@ static int load_yaml(golden_doc *d, const unsigned char *buf, size_t len, golden
         return GOLDEN_ERR;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser))
-        return golden_fail(err, d->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, d->name, "out of memory");
     yaml_parser_set_input_string(&parser, buf, len);
     yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
     yloader y = {0};
@@ -1779,7 +1779,7 @@ static int load_any(const char *name, const char *cbuf, size_t len, int force_js
     *out = NULL;
     const unsigned char *buf = (const unsigned char *)cbuf;
     if (len > GOLDEN_DOC_MAX_BYTES)
-        return golden_fail(err, name, "document larger than %zu bytes",
+        return golden_fail_what(err, GOLDEN_EINVAL, name, "document larger than %zu bytes",
                            (size_t)GOLDEN_DOC_MAX_BYTES);
     if (len >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF) {
         buf += 3;
@@ -1796,7 +1796,7 @@ static int load_any(const char *name, const char *cbuf, size_t len, int force_js
     /* Text that looks like JSON but is not (a YAML flow mapping such as {k: v}) is read as
      * YAML; when that fails too, the JSON error is the one reported. Input pages are only
      * dropped when there will be no second reading. */
-    golden_error json_err = {{0}, {0}};
+    golden_error json_err = {0};
     for (int attempt = looks_json ? 0 : 1; attempt < 2; attempt++) {
         golden_doc *d = doc_new(name, err);
         if (!d)
@@ -1848,20 +1848,20 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
     *mapped = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return golden_fail(err, path, "cannot stat: %s", strerror(e));
+        return golden_fail_what(err, golden_code_from_errno(e), path, "cannot stat: %s", strerror(e));
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        return golden_fail(err, path, "is a directory, not a document");
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "is a directory, not a document");
     }
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > GOLDEN_DOC_MAX_BYTES) {
         close(fd);
-        return golden_fail(err, path, "document larger than %zu bytes (the loader's limit)",
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "document larger than %zu bytes (the loader's limit)",
                            (size_t)GOLDEN_DOC_MAX_BYTES);
     }
     int regular = S_ISREG(st.st_mode);
@@ -1877,7 +1877,7 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
     }
     if (!buf) {
         close(fd);
-        return golden_fail(err, path, "out of memory reading %zu bytes", cap);
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory reading %zu bytes", cap);
     }
     for (;;) {
         if (len == cap) {
@@ -1886,7 +1886,7 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
             if (cap > GOLDEN_DOC_MAX_BYTES) {
                 free(buf);
                 close(fd);
-                return golden_fail(err, path, "document larger than %zu bytes (the loader's limit)",
+                return golden_fail_what(err, GOLDEN_EINVAL, path, "document larger than %zu bytes (the loader's limit)",
                                    (size_t)GOLDEN_DOC_MAX_BYTES);
             }
             size_t ncap = cap * 2 > GOLDEN_DOC_MAX_BYTES + 1 ? GOLDEN_DOC_MAX_BYTES + 1 : cap * 2;
@@ -1894,7 +1894,7 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
             if (!nb) {
                 free(buf);
                 close(fd);
-                return golden_fail(err, path, "out of memory");
+                return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
             }
             buf = nb;
             cap = ncap;
@@ -1909,7 +1909,7 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
             else
                 free(buf);
             close(fd);
-            return golden_fail(err, path, "read error: %s", strerror(e));
+            return golden_fail_what(err, golden_code_from_errno(e), path, "read error: %s", strerror(e));
         }
         if (r == 0)
             break;
@@ -1921,7 +1921,7 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
             munmap(buf, *mapped);
         else
             free(buf);
-        return golden_fail(err, path, "document larger than %zu bytes (the loader's limit)",
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "document larger than %zu bytes (the loader's limit)",
                            (size_t)GOLDEN_DOC_MAX_BYTES);
     }
     *out = buf;
@@ -1950,24 +1950,24 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         close(fd);
-        return golden_fail(err, path, "is a directory, not a document");
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "is a directory, not a document");
     }
     size_t cap = 1 << 20, start = 0, len = 0, scan = 0, line_no = 1;
     char *buf = malloc(cap);
     if (!buf) {
         close(fd);
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     }
     int rc = GOLDEN_OK, eof = 0;
     while (rc == GOLDEN_OK) {
         char *nl = scan < len ? memchr(buf + scan, '\n', len - scan) : NULL;
         if (!nl && !eof) {
             if (len - start > GOLDEN_JSONL_MAX_LINE) {
-                rc = golden_failw(err, "line longer than the 64 MiB limit of JSON Lines",
+                rc = golden_fail_where(err, GOLDEN_EINVAL, "line longer than the 64 MiB limit of JSON Lines",
                                   "%s:%zu", path, line_no);
                 break;
             }
@@ -1983,7 +1983,7 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
                     ncap = GOLDEN_JSONL_MAX_LINE + 2;
                 char *nb = realloc(buf, ncap);
                 if (!nb) {
-                    rc = golden_fail(err, path, "out of memory");
+                    rc = golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
                     break;
                 }
                 buf = nb;
@@ -1993,7 +1993,7 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
             if (r < 0) {
                 if (errno == EINTR)
                     continue;
-                rc = golden_fail(err, path, "read error: %s", strerror(errno));
+                rc = golden_fail_what(err, golden_code_from_errno(errno), path, "read error: %s", strerror(errno));
                 break;
             }
             if (r == 0)
@@ -2007,7 +2007,7 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
             break;
         size_t llen = end - start;
         if (llen > GOLDEN_JSONL_MAX_LINE) {
-            rc = golden_failw(err, "line longer than the 64 MiB limit of JSON Lines", "%s:%zu",
+            rc = golden_fail_where(err, GOLDEN_EINVAL, "line longer than the 64 MiB limit of JSON Lines", "%s:%zu",
                               path, line_no);
             break;
         }

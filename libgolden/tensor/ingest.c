@@ -71,7 +71,7 @@ static golden_input *list_push(golden_input_list *l, golden_error *err)
         size_t cap = l->cap ? l->cap * 2 : 16;
         golden_input *p = realloc(l->items, cap * sizeof *p);
         if (!p) {
-            golden_fail(err, NULL, "out of memory");
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             return NULL;
         }
         l->items = p;
@@ -91,7 +91,7 @@ static int input_set(golden_input *in, const char *name, const char *path, const
     in->info.source = strdup(path);
     if (!in->info.name || !in->path || !in->info.source) {
         input_free(in);
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     }
     in->info.dtype = dt;
     in->info.rank = rank;
@@ -101,7 +101,7 @@ static int input_set(golden_input *in, const char *name, const char *path, const
         char what[sizeof err->what];
         snprintf(what, sizeof what, "%s", err->what);
         input_free(in);
-        return golden_failw(err, what, "%s:%s", where, name);
+        return golden_fail_where(err, GOLDEN_EINVAL, what, "%s:%s", where, name);
     }
     in->nbytes = in->info.count * golden_dtype_size(dt);
     return GOLDEN_OK;
@@ -113,16 +113,16 @@ static int open_regular(const char *path, int *fd_out, uint64_t *size, golden_er
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return golden_fail(err, path, "cannot stat: %s", strerror(e));
+        return golden_fail_what(err, golden_code_from_errno(e), path, "cannot stat: %s", strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return golden_fail(err, path, "not a regular file");
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "not a regular file");
     }
     *fd_out = fd;
     *size = (uint64_t)st.st_size;
@@ -139,10 +139,10 @@ static int pread_full(int fd, void *buf, size_t n, uint64_t off, const char *pat
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            return golden_fail(err, path, "read error: %s", strerror(errno));
+            return golden_fail_what(err, golden_code_from_errno(errno), path, "read error: %s", strerror(errno));
         }
         if (r == 0)
-            return golden_fail(err, path, "file ended early (truncated?)");
+            return golden_fail_what(err, GOLDEN_ECORRUPT, path, "file ended early (truncated?)");
         p += r;
         n -= (size_t)r;
         off += (uint64_t)r;
@@ -253,21 +253,21 @@ static int parse_npy_dict(const char *text, size_t len, const char *path, char *
     cursor c = {text, text + len};
     bool seen_descr = false, seen_fortran = false, seen_shape = false;
     if (!take(&c, '{'))
-        return golden_fail(err, path, "corrupt .npy header: not a dict literal");
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: not a dict literal");
     for (;;) {
         if (take(&c, '}'))
             break;
         char key[32];
         if (!parse_pystr(&c, key, sizeof key) || !take(&c, ':'))
-            return golden_fail(err, path, "corrupt .npy header: expected 'key':");
+            return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: expected 'key':");
         if (strcmp(key, "descr") == 0 && !seen_descr) {
             seen_descr = true;
             skip_ws(&c);
             if (c.p < c.end && *c.p == '[')
-                return golden_fail(err, path,
+                return golden_fail_what(err, GOLDEN_EINVAL, path,
                                    "unsupported dtype: structured arrays are not tensors");
             if (!parse_pystr(&c, descr, descr_n))
-                return golden_fail(err, path, "corrupt .npy header: bad descr");
+                return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad descr");
         } else if (strcmp(key, "fortran_order") == 0 && !seen_fortran) {
             seen_fortran = true;
             skip_ws(&c);
@@ -278,44 +278,44 @@ static int parse_npy_dict(const char *text, size_t len, const char *path, char *
                 *fortran = false;
                 c.p += 5;
             } else {
-                return golden_fail(err, path, "corrupt .npy header: bad fortran_order");
+                return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad fortran_order");
             }
         } else if (strcmp(key, "shape") == 0 && !seen_shape) {
             seen_shape = true;
             if (!take(&c, '('))
-                return golden_fail(err, path, "corrupt .npy header: bad shape");
+                return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad shape");
             *rank = 0;
             bool need_comma = false;
             for (;;) {
                 if (take(&c, ')'))
                     break;
                 if (need_comma)
-                    return golden_fail(err, path, "corrupt .npy header: bad shape");
+                    return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad shape");
                 if (*rank >= GOLDEN_MAX_RANK)
-                    return golden_fail(err, path, "shape has more than %d dimensions",
+                    return golden_fail_what(err, GOLDEN_EINVAL, path, "shape has more than %d dimensions",
                                        GOLDEN_MAX_RANK);
                 if (!parse_pyuint(&c, &shape[*rank]))
-                    return golden_fail(err, path, "corrupt .npy header: bad shape");
+                    return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad shape");
                 (*rank)++;
                 need_comma = !take(&c, ',');
             }
             /* (3) is not a tuple: Python needs (3,) for rank 1 */
             if (*rank == 1 && need_comma)
-                return golden_fail(err, path, "corrupt .npy header: bad shape");
+                return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad shape");
         } else {
-            return golden_fail(err, path, "corrupt .npy header: unexpected or repeated key '%s'",
+            return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: unexpected or repeated key '%s'",
                                key);
         }
         if (take(&c, '}'))
             break;
         if (!take(&c, ','))
-            return golden_fail(err, path, "corrupt .npy header: expected ',' or '}'");
+            return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: expected ',' or '}'");
     }
     skip_ws(&c);
     if (c.p != c.end)
-        return golden_fail(err, path, "corrupt .npy header: text after the dict");
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: text after the dict");
     if (!seen_descr || !seen_fortran || !seen_shape)
-        return golden_fail(err, path, "corrupt .npy header: missing %s",
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: missing %s",
                            !seen_descr ? "descr" : !seen_fortran ? "fortran_order" : "shape");
     return GOLDEN_OK;
 }
@@ -342,14 +342,14 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
     char *text = NULL, *stem = NULL;
     unsigned char pre[12];
     if (fsize < 10) {
-        golden_fail(err, path, "corrupt .npy header: file too short (%llu bytes)",
+        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: file too short (%llu bytes)",
                     (unsigned long long)fsize);
         goto done;
     }
     if (pread_full(fd, pre, fsize < 12 ? 10 : 12, 0, path, err) != GOLDEN_OK)
         goto done;
     if (memcmp(pre, "\x93NUMPY", 6) != 0) {
-        golden_fail(err, path, "corrupt .npy header: bad magic");
+        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad magic");
         goto done;
     }
     unsigned major = pre[6], minor = pre[7];
@@ -359,28 +359,28 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
         hstart = 10;
     } else if (major == 2 || major == 3) {
         if (fsize < 12) {
-            golden_fail(err, path, "corrupt .npy header: file too short");
+            golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: file too short");
             goto done;
         }
         hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 |
                (uint64_t)pre[11] << 24;
         hstart = 12;
     } else {
-        golden_fail(err, path, "unsupported .npy format version %u.%u", major, minor);
+        golden_fail_what(err, GOLDEN_EINVAL, path, "unsupported .npy format version %u.%u", major, minor);
         goto done;
     }
     if (minor != 0) {
-        golden_fail(err, path, "unsupported .npy format version %u.%u", major, minor);
+        golden_fail_what(err, GOLDEN_EINVAL, path, "unsupported .npy format version %u.%u", major, minor);
         goto done;
     }
     if (hlen > NPY_MAX_HEADER || hstart + hlen > fsize) {
-        golden_fail(err, path, "corrupt .npy header: header length %llu exceeds the file",
+        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: header length %llu exceeds the file",
                     (unsigned long long)hlen);
         goto done;
     }
     text = malloc(hlen + 1);
     if (!text) {
-        golden_fail(err, path, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
     if (pread_full(fd, text, hlen, hstart, path, err) != GOLDEN_OK)
@@ -391,7 +391,7 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
         /* v1/v2 headers are latin-1 but only ASCII is meaningful; v3 allows UTF-8 in
          * structured field names, which we reject anyway */
         if (ch == 0 || ch >= 0x80) {
-            golden_fail(err, path, "corrupt .npy header: non-ASCII byte at %llu",
+            golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: non-ASCII byte at %llu",
                         (unsigned long long)(hstart + i));
             goto done;
         }
@@ -406,12 +406,12 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
     golden_dtype dt;
     bool big;
     if (golden_npy_descr(descr, &dt, &big) != 0) {
-        golden_fail(err, path, "unknown or unsupported dtype '%s'", descr);
+        golden_fail_what(err, GOLDEN_EINVAL, path, "unknown or unsupported dtype '%s'", descr);
         goto done;
     }
     stem = name ? strdup(name) : stem_of(path, ".npy");
     if (!stem) {
-        golden_fail(err, path, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
     golden_input *in = list_push(l, err);
@@ -503,7 +503,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     size_t first = l->count;
     unsigned char lenb[8];
     if (fsize < 8) {
-        golden_fail(err, path, "corrupt .safetensors: file too short");
+        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .safetensors: file too short");
         goto done;
     }
     if (pread_full(fd, lenb, 8, 0, path, err) != GOLDEN_OK)
@@ -512,13 +512,13 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     for (int i = 7; i >= 0; i--)
         hlen = hlen << 8 | lenb[i];
     if (hlen > ST_MAX_HEADER || hlen > fsize - 8) {
-        golden_fail(err, path, "corrupt .safetensors: header length %llu exceeds the file",
+        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .safetensors: header length %llu exceeds the file",
                     (unsigned long long)hlen);
         goto done;
     }
     text = malloc(hlen + 1);
     if (!text) {
-        golden_fail(err, path, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
     if (pread_full(fd, text, hlen, 8, path, err) != GOLDEN_OK)
@@ -532,7 +532,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
         goto done;
     }
     if (!json_is_object(root)) {
-        golden_fail(err, path, "corrupt .safetensors header: not a JSON object");
+        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .safetensors header: not a JSON object");
         goto done;
     }
     uint64_t data_start = 8 + hlen, data_len = fsize - data_start;
@@ -542,7 +542,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     {
         if (strcmp(key, "__metadata__") == 0) {
             if (!json_is_object(val)) {
-                golden_fail(err, path,
+                golden_fail_what(err, GOLDEN_ECORRUPT, path,
                             "corrupt .safetensors header: __metadata__ is not an object");
                 goto done;
             }
@@ -557,7 +557,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
             !json_is_array(joff) || json_array_size(joff) != 2 ||
             !json_uint(json_array_get(joff, 0), &begin) ||
             !json_uint(json_array_get(joff, 1), &end)) {
-            golden_failw(err, "corrupt .safetensors header: needs dtype, shape and data_offsets",
+            golden_fail_where(err, GOLDEN_ECORRUPT, "corrupt .safetensors header: needs dtype, shape and data_offsets",
                          "%s:%s", path, key);
             goto done;
         }
@@ -621,7 +621,7 @@ static char *resolve_inside(const char *dir, const char *file, const char *where
                             golden_error *err)
 {
     if (file[0] == '\0' || file[0] == '/') {
-        golden_fail(err, where, "file '%s' must be a relative path inside the index folder",
+        golden_fail_what(err, GOLDEN_EINVAL, where, "file '%s' must be a relative path inside the index folder",
                     file);
         return NULL;
     }
@@ -629,7 +629,7 @@ static char *resolve_inside(const char *dir, const char *file, const char *where
         const char *slash = strchr(p, '/');
         size_t n = slash ? (size_t)(slash - p) : strlen(p);
         if (n == 2 && p[0] == '.' && p[1] == '.') {
-            golden_fail(err, where, "file '%s' leaves the index folder (..)", file);
+            golden_fail_what(err, GOLDEN_EINVAL, where, "file '%s' leaves the index folder (..)", file);
             return NULL;
         }
         p += n;
@@ -639,20 +639,20 @@ static char *resolve_inside(const char *dir, const char *file, const char *where
     size_t n = strlen(dir) + strlen(file) + 2;
     char *joined = malloc(n);
     if (!joined) {
-        golden_fail(err, where, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
         return NULL;
     }
     snprintf(joined, n, "%s/%s", dir, file);
     char *rdir = realpath(dir, NULL);
     char *rfile = realpath(joined, NULL);
     if (!rdir || !rfile) {
-        golden_fail(err, where, "cannot open '%s': %s", joined, strerror(errno));
+        golden_fail_what(err, golden_code_from_errno(errno), where, "cannot open '%s': %s", joined, strerror(errno));
         goto fail;
     }
     size_t dn = strlen(rdir);
     bool inside = strncmp(rfile, rdir, dn) == 0 && (rfile[dn] == '/' || dn == 1);
     if (!inside) {
-        golden_fail(err, where, "file '%s' leaves the index folder (resolves to %s)", file,
+        golden_fail_what(err, GOLDEN_EINVAL, where, "file '%s' leaves the index folder (resolves to %s)", file,
                     rfile);
         goto fail;
     }
@@ -707,7 +707,7 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
 {
     json_t *jname = json_object_get(t, "name");
     if (!json_is_string(jname))
-        return golden_failw(err, "tensor entry needs a string name", "%s:/tensors/%zu", ipath, k);
+        return golden_fail_where(err, GOLDEN_EINVAL, "tensor entry needs a string name", "%s:/tensors/%zu", ipath, k);
     const char *name = json_string_value(jname);
     char where[1024];
     snprintf(where, sizeof where, "%s:%s", ipath, name);
@@ -716,16 +716,16 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
     uint64_t shape[GOLDEN_MAX_RANK], offset = 0;
     if (!json_is_string(jfile) || !json_is_string(jdt) ||
         !json_shape(json_object_get(t, "shape"), &rank, shape))
-        return golden_fail(err, where, "tensor entry needs file, dtype and shape");
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "tensor entry needs file, dtype and shape");
     json_t *joff = json_object_get(t, "offset");
     if (joff && !json_uint(joff, &offset))
-        return golden_fail(err, where, "offset must be a non-negative integer");
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "offset must be a non-negative integer");
     golden_dtype dt;
     if (golden_dtype_parse(json_string_value(jdt), &dt) != 0)
-        return golden_fail(err, where, "unknown dtype '%s'", json_string_value(jdt));
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "unknown dtype '%s'", json_string_value(jdt));
     json_t *jsha = json_object_get(t, "sha256");
     if (jsha && (!json_is_string(jsha) || !golden_is_sha256_hex(json_string_value(jsha))))
-        return golden_fail(err, where, "sha256 must be 64 lowercase hex digits");
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "sha256 must be 64 lowercase hex digits");
     char *file = resolve_inside(dir, json_string_value(jfile), where, err);
     if (!file)
         return GOLDEN_ERR;
@@ -746,7 +746,7 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
     json_t *jnb = json_object_get(t, "nbytes");
     if (jnb && (!json_uint(jnb, &nb) || nb != in->nbytes)) {
         input_free(in);
-        return golden_fail(err, where, "nbytes does not match shape and dtype (%llu bytes)",
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "nbytes does not match shape and dtype (%llu bytes)",
                            (unsigned long long)in->nbytes);
     }
     static const char *const ints[] = {"layer", "chip", "step"};
@@ -758,7 +758,7 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
             continue;
         if (!json_is_integer(v)) {
             input_free(in);
-            return golden_fail(err, where, "%s must be an integer", ints[i]);
+            return golden_fail_what(err, GOLDEN_EINVAL, where, "%s must be an integer", ints[i]);
         }
         *has[i] = true;
         *val[i] = json_integer_value(v);
@@ -767,7 +767,7 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
     if (jop) {
         if (!json_is_string(jop) || !(in->info.op_family = strdup(json_string_value(jop)))) {
             input_free(in);
-            return golden_fail(err, where, "op_family must be a string");
+            return golden_fail_what(err, GOLDEN_EINVAL, where, "op_family must be a string");
         }
     }
     l->count++;
@@ -795,17 +795,17 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
     claim *claims = NULL;
     char *dir = dir_of(path);
     if (!dir) {
-        golden_fail(err, path, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
     json_t *schema = json_object_get(root, "schema");
     json_t *tensors = json_object_get(root, "tensors");
     if (!json_is_string(schema) || strcmp(json_string_value(schema), GOLDEN_SCHEMA_DUMP_INDEX)) {
-        golden_fail(err, path, "schema must be \"%s\"", GOLDEN_SCHEMA_DUMP_INDEX);
+        golden_fail_what(err, GOLDEN_EINVAL, path, "schema must be \"%s\"", GOLDEN_SCHEMA_DUMP_INDEX);
         goto done;
     }
     if (!json_is_array(tensors)) {
-        golden_fail(err, path, "tensors must be a list");
+        golden_fail_what(err, GOLDEN_EINVAL, path, "tensors must be a list");
         goto done;
     }
     size_t k;
@@ -813,7 +813,7 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
     json_array_foreach(tensors, k, t)
     {
         if (!json_is_object(t)) {
-            golden_failw(err, "tensor entry must be an object", "%s:/tensors/%zu", path, k);
+            golden_fail_where(err, GOLDEN_EINVAL, "tensor entry must be an object", "%s:/tensors/%zu", path, k);
             goto done;
         }
         if (index_entry(l, path, dir, t, k, err) != GOLDEN_OK)
@@ -824,14 +824,14 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
     size_t n = l->count - first;
     claims = calloc(n ? n : 1, sizeof *claims);
     if (!claims) {
-        golden_fail(err, path, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
         const golden_input *in = &l->items[first + i];
         struct stat st;
         if (stat(in->path, &st) != 0 || !S_ISREG(st.st_mode)) {
-            golden_failw(err, "data file is not a readable regular file", "%s:%s", path,
+            golden_fail_where(err, GOLDEN_EINVAL, "data file is not a readable regular file", "%s:%s", path,
                          in->info.name);
             goto done;
         }
@@ -909,10 +909,10 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
                 int depth, golden_error *err)
 {
     if (depth > 64)
-        return golden_fail(err, dir, "folder nesting deeper than 64 levels");
+        return golden_fail_what(err, GOLDEN_EINVAL, dir, "folder nesting deeper than 64 levels");
     DIR *d = opendir(dir);
     if (!d)
-        return golden_fail(err, dir, "cannot open folder: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), dir, "cannot open folder: %s", strerror(errno));
     char **names = NULL;
     size_t n = 0, cap = 0;
     int rc = GOLDEN_OK;
@@ -925,13 +925,13 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
             cap = cap ? cap * 2 : 32;
             char **p = realloc(names, cap * sizeof *p);
             if (!p) {
-                rc = golden_fail(err, dir, "out of memory");
+                rc = golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
                 goto done;
             }
             names = p;
         }
         if (!(names[n] = strdup(e->d_name))) {
-            rc = golden_fail(err, dir, "out of memory");
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
             goto done;
         }
         n++;
@@ -945,14 +945,14 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
         if (!p || !r) {
             free(p);
             free(r);
-            rc = golden_fail(err, dir, "out of memory");
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
             break;
         }
         snprintf(p, pl, "%s/%s", dir, names[i]);
         snprintf(r, rl, "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
         struct stat lst, st;
         if (lstat(p, &lst) != 0 || stat(p, &st) != 0) {
-            rc = golden_fail(err, p, "cannot stat: %s", strerror(errno));
+            rc = golden_fail_what(err, golden_code_from_errno(errno), p, "cannot stat: %s", strerror(errno));
         } else if (S_ISLNK(lst.st_mode) && S_ISDIR(st.st_mode)) {
             /* symlinked folders are not followed: no loops, no escapes */
         } else if (S_ISDIR(st.st_mode)) {
@@ -964,13 +964,13 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
                 char *real = realpath(p, NULL);
                 size_t rn = strlen(root_real);
                 if (!real || strncmp(real, root_real, rn) != 0 || real[rn] != '/')
-                    rc = golden_fail(err, p, "symlink leaves the input folder");
+                    rc = golden_fail_what(err, GOLDEN_EINVAL, p, "symlink leaves the input folder");
                 free(real);
             }
             if (rc != GOLDEN_OK) {
             } else if (npy) {
                 char *nm = strndup(r, strlen(r) - 4);
-                rc = nm ? golden_ingest_npy(l, p, nm, err) : golden_fail(err, p, "out of memory");
+                rc = nm ? golden_ingest_npy(l, p, nm, err) : golden_fail_what(err, GOLDEN_ENOMEM, p, "out of memory");
                 free(nm);
             } else if (st_) {
                 rc = golden_ingest_safetensors(l, p, err);
@@ -993,7 +993,7 @@ int golden_ingest_folder(golden_input_list *l, const char *path, golden_error *e
 {
     char *real = realpath(path, NULL);
     if (!real)
-        return golden_fail(err, path, "cannot open folder: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open folder: %s", strerror(errno));
     int rc = walk(l, real, path, "", 0, err);
     free(real);
     return rc;
@@ -1003,7 +1003,7 @@ int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     if (S_ISDIR(st.st_mode))
         return golden_ingest_folder(l, path, err);
     if (has_suffix(path, ".npy"))
@@ -1031,7 +1031,7 @@ int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_er
             size_t n = pn + 1 + strlen(l->items[i].info.name) + 1;
             char *s = malloc(n);
             if (!s)
-                return golden_fail(err, NULL, "out of memory");
+                return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             snprintf(s, n, "%.*s/%s", (int)pn, prefix, l->items[i].info.name);
             free(l->items[i].info.name);
             l->items[i].info.name = s;
@@ -1041,13 +1041,13 @@ int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_er
         if (golden_tensor_name_check(l->items[i].info.name, err) != GOLDEN_OK) {
             char what[sizeof err->what];
             snprintf(what, sizeof what, "%s", err->what);
-            return golden_failw(err, what, "%s:%s", l->items[i].info.source,
+            return golden_fail_where(err, GOLDEN_EINVAL, what, "%s:%s", l->items[i].info.source,
                                 l->items[i].info.name);
         }
     }
     size_t *idx = malloc((l->count ? l->count : 1) * sizeof *idx);
     if (!idx)
-        return golden_fail(err, NULL, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < l->count; i++)
         idx[i] = i;
     qsort_r(idx, l->count, sizeof *idx, cmp_name_idx, l->items);
@@ -1236,7 +1236,7 @@ static int read_serial(int fd, const golden_input *in, size_t chunk, golden_chun
     size_t w = golden_dtype_size(in->info.dtype);
     unsigned char *buf = malloc(in->nbytes < chunk ? (in->nbytes ? in->nbytes : 1) : chunk);
     if (!buf)
-        return golden_fail(err, in->path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, in->path, "out of memory");
     int rc = GOLDEN_OK;
     for (uint64_t done = 0; done < in->nbytes && rc == GOLDEN_OK;) {
         size_t n = (size_t)(in->nbytes - done < chunk ? in->nbytes - done : chunk);
@@ -1309,7 +1309,7 @@ static int read_ahead(int fd, const golden_input *in, size_t chunk, golden_chunk
         if (!(ra.buf[i] = malloc(chunk))) {
             for (int j = 0; j < i; j++)
                 free(ra.buf[j]);
-            return golden_fail(err, in->path, "out of memory");
+            return golden_fail_what(err, GOLDEN_ENOMEM, in->path, "out of memory");
         }
     pthread_mutex_init(&ra.mu, NULL);
     pthread_cond_init(&ra.cv, NULL);
@@ -1368,7 +1368,7 @@ int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, 
         return GOLDEN_ERR;
     if (in->offset > fsize || in->nbytes > fsize - in->offset) {
         close(fd);
-        return golden_failw(err, "file is shorter than the tensor (changed while reading?)",
+        return golden_fail_where(err, GOLDEN_EINVAL, "file is shorter than the tensor (changed while reading?)",
                             "%s:%s", in->path, in->info.name);
     }
     ftx ft = {.in = in, .fd = fd, .w = w, .tile_cap = chunk, .fn = fn, .ctx = ctx, .err = err};
@@ -1390,7 +1390,7 @@ int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, 
     ft.scratch = malloc(chunk);
     ft.win = malloc(WINDOW);
     if (!ft.tile || !ft.scratch || !ft.win)
-        rc = golden_fail(err, in->path, "out of memory");
+        rc = golden_fail_what(err, GOLDEN_ENOMEM, in->path, "out of memory");
     else
         rc = emit(&ft, 0, 0, 1);
     free(ft.tile);
@@ -1435,13 +1435,13 @@ int golden_input_write(const golden_input *in, golden_writer *w, golden_progress
         if (err && !strstr(err->where, in->info.name)) {
             char what[sizeof err->what];
             snprintf(what, sizeof what, "%s", err->what);
-            golden_failw(err, what, "%.500s:%.500s", in->info.source, in->info.name);
+            golden_fail_where(err, GOLDEN_EINVAL, what, "%.500s:%.500s", in->info.source, in->info.name);
         }
         rc = GOLDEN_ERR;
     } else if (in->has_expected && strcmp(out.sha256, in->expected_sha256) != 0) {
         char where[1024];
         snprintf(where, sizeof where, "%.500s:%.500s", in->info.source, in->info.name);
-        rc = golden_fail(err, where, "expected sha256 %s, data hashes to %s",
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "expected sha256 %s, data hashes to %s",
                          in->expected_sha256, out.sha256);
     }
     golden_tensor_info_clear(&out);

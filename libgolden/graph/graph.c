@@ -167,7 +167,7 @@ static int fail_at(builder *b, const json_t *node, const char *pointer, const ch
 
 static int nomem(builder *b)
 {
-    return golden_fail(b->err, b->name, "out of memory");
+    return golden_fail_what(b->err, GOLDEN_ENOMEM, b->name, "out of memory");
 }
 
 static const char *get_string(builder *b, const json_t *obj, const char *key, const char *ptr,
@@ -747,7 +747,7 @@ static int builder_init(builder *b, const char *name, const golden_doc *doc, gol
     golden_graph *g = calloc(1, sizeof *g);
     if (!g || !(g->index = calloc(1, sizeof(graph_index))) || !(g->name = strdup(b->name))) {
         golden_graph_free(g);
-        return golden_fail(err, b->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, b->name, "out of memory");
     }
     b->g = g;
     return GOLDEN_OK;
@@ -833,7 +833,7 @@ static int scan_fail(const scan *s, size_t at, const char *what)
             col++;
         }
     }
-    return golden_failw(s->err, what, "%s:%zu:%zu", s->path, line, col);
+    return golden_fail_where(s->err, GOLDEN_EINVAL, what, "%s:%zu:%zu", s->path, line, col);
 }
 
 /* End of the JSON value starting at p (strings and nesting skipped), or 0 on bad input. */
@@ -1571,7 +1571,7 @@ static int stream_load(const char *path, const char *buf, size_t len, golden_pro
         goto done;
     for (int k = 1; k < 4; k++)
         if (!span[k][1] && k != 2) {
-            golden_fail(err, path, "missing required \"%s\"", keys[k]);
+            golden_fail_what(err, GOLDEN_EINVAL, path, "missing required \"%s\"", keys[k]);
             goto done;
         }
     size_t end;
@@ -1619,7 +1619,7 @@ int golden_graph_load_file_progress(const char *path, golden_progress *progress,
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return golden_fail(err, path, "%s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
     char head[64];
     size_t nh = fread(head, 1, sizeof head, f);
     size_t i = 0;
@@ -1634,7 +1634,7 @@ int golden_graph_load_file_progress(const char *path, golden_progress *progress,
         void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(f), 0);
         fclose(f);
         if (map == MAP_FAILED)
-            return golden_fail(err, path, "%s", strerror(errno));
+            return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
         madvise(map, len, MADV_SEQUENTIAL);
         if (progress)
             progress->total = len;

@@ -1,5 +1,5 @@
 /* Lookup of the files compiled into libgolden (see ci/embed-files and the GNUmakefile). */
-#include "golden/embed.h"
+#include "util/embed.h"
 
 #include <string.h>
 

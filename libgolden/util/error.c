@@ -2,20 +2,24 @@
  * Tools turn a record into the single stderr line the contracts ask for. */
 #include "golden/error.h"
 
+#include <errno.h>
 #include <string.h>
 
 void golden_error_clear(golden_error *err)
 {
     if (err) {
+        err->code = GOLDEN_ENONE;
         err->where[0] = '\0';
         err->what[0] = '\0';
     }
 }
 
-int golden_fail(golden_error *err, const char *where, const char *fmt, ...)
+int golden_fail_what(golden_error *err, golden_code code, const char *where,
+                     const char *fmt, ...)
 {
     if (!err)
         return GOLDEN_ERR;
+    err->code = code;
     snprintf(err->where, sizeof err->where, "%s", where ? where : "");
     va_list ap;
     va_start(ap, fmt);
@@ -24,16 +28,38 @@ int golden_fail(golden_error *err, const char *where, const char *fmt, ...)
     return GOLDEN_ERR;
 }
 
-int golden_failw(golden_error *err, const char *what, const char *wfmt, ...)
+int golden_fail_where(golden_error *err, golden_code code, const char *what,
+                      const char *wfmt, ...)
 {
     if (!err)
         return GOLDEN_ERR;
+    err->code = code;
     va_list ap;
     va_start(ap, wfmt);
     vsnprintf(err->where, sizeof err->where, wfmt, ap);
     va_end(ap);
     snprintf(err->what, sizeof err->what, "%s", what);
     return GOLDEN_ERR;
+}
+
+golden_code golden_code_from_errno(int errnum)
+{
+    switch (errnum) {
+    case ENOENT: case ENOTDIR: return GOLDEN_ENOTFOUND;
+    case ENOMEM: return GOLDEN_ENOMEM;
+    case EEXIST: return GOLDEN_EEXISTS;
+    case EINVAL: return GOLDEN_EINVAL;
+    default: return GOLDEN_EIO;
+    }
+}
+
+const char *golden_code_name(golden_code code)
+{
+    static const char *const names[] = {"ENONE", "EINVAL", "ENOTFOUND", "ECORRUPT", "EIO",
+                                        "ENOMEM", "EEXISTS", "EUNSUPPORTED", "EINTERNAL"};
+    if ((unsigned)code < sizeof names / sizeof names[0])
+        return names[code];
+    return "EUNKNOWN";
 }
 
 void golden_error_print(FILE *stream, const char *tool, const golden_error *err)

@@ -181,7 +181,7 @@ int golden_verify_tensors(golden_reader *r, char ***problems, golden_progress *p
     verify_job job = {.r = r, .n = golden_reader_count(r), .prog = prog ? prog : &quiet};
     job.problems = calloc(job.n ? job.n : 1, sizeof *job.problems);
     if (!job.problems)
-        return golden_fail(err, golden_reader_path(r), "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, golden_reader_path(r), "out of memory");
     pthread_mutex_init(&job.mu, NULL);
     int threads = golden_threads();
     if ((size_t)threads > job.n)

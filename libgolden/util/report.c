@@ -2,7 +2,7 @@
  * JUnit XML writers, colour and progress that appear only on a terminal. */
 #include "golden/report.h"
 
-#include "golden/guard.h"
+#include "util/guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,9 +27,9 @@ int golden_outfile_check(const char *path, bool force, golden_error *err)
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return golden_fail(err, path, "is a folder, not an output file");
+            return golden_fail_what(err, GOLDEN_EINVAL, path, "is a folder, not an output file");
         if (!force)
-            return golden_fail(err, path, "output exists (use --force to replace it)");
+            return golden_fail_what(err, GOLDEN_EEXISTS, path, "output exists (use --force to replace it)");
     }
     return GOLDEN_OK;
 }
@@ -39,14 +39,14 @@ int golden_tmpfile_beside(const char *path, char **tmp, golden_error *err)
     size_t n = strlen(path) + 16;
     *tmp = malloc(n);
     if (!*tmp)
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(*tmp);
     if (fd < 0) {
         int e = errno;
         free(*tmp);
         *tmp = NULL;
-        return golden_fail(err, path, "cannot create: %s", strerror(e));
+        return golden_fail_what(err, golden_code_from_errno(e), path, "cannot create: %s", strerror(e));
     }
     mode_t mask = umask(0);
     umask(mask);
@@ -62,7 +62,7 @@ int golden_outfile_open(const char *path, bool force, golden_outfile **out, gold
         return GOLDEN_ERR;
     golden_outfile *f = calloc(1, sizeof *f);
     if (!f)
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     f->force = force;
     if (strcmp(path, "-") == 0) {
         f->stream = stdout;
@@ -72,7 +72,7 @@ int golden_outfile_open(const char *path, bool force, golden_outfile **out, gold
     f->path = strdup(path);
     if (!f->path) {
         golden_outfile_abort(f);
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     }
     int fd = golden_tmpfile_beside(path, &f->tmp, err);
     if (fd < 0) {
@@ -84,7 +84,7 @@ int golden_outfile_open(const char *path, bool force, golden_outfile **out, gold
         int e = errno;
         close(fd);
         golden_outfile_abort(f);
-        return golden_fail(err, path, "cannot write: %s", strerror(e));
+        return golden_fail_what(err, golden_code_from_errno(e), path, "cannot write: %s", strerror(e));
     }
     *out = f;
     return GOLDEN_OK;
@@ -97,7 +97,7 @@ int golden_outfile_commit(golden_outfile *f, golden_error *err)
     if (!f->path) {
         int bad = fflush(stdout) != 0 || ferror(stdout);
         free(f);
-        return bad ? golden_fail(err, "-", "cannot write to standard output") : GOLDEN_OK;
+        return bad ? golden_fail_what(err, GOLDEN_EIO, "-", "cannot write to standard output") : GOLDEN_OK;
     }
     int bad = fflush(f->stream) != 0 || ferror(f->stream);
     int e = errno;
@@ -114,7 +114,7 @@ int golden_outfile_commit(golden_outfile *f, golden_error *err)
     if (bad) {
         char *path = strdup(f->path);
         golden_outfile_abort(f);
-        golden_fail(err, path ? path : "output",
+        golden_fail_what(err, golden_code_from_errno(e), path ? path : "output",
                     bad == 2 ? "output appeared while writing (use --force to replace it)"
                              : "cannot write: %s",
                     strerror(e));
@@ -155,7 +155,7 @@ int golden_json_write(const char *path, const json_t *doc, bool force, golden_er
     if (json_dumpf(doc, golden_outfile_stream(f), JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0 ||
         fputc('\n', golden_outfile_stream(f)) == EOF) {
         golden_outfile_abort(f);
-        return golden_fail(err, path, "cannot write JSON");
+        return golden_fail_what(err, GOLDEN_EIO, path, "cannot write JSON");
     }
     return golden_outfile_commit(f, err);
 }
@@ -237,7 +237,7 @@ int golden_junit_write(const char *path, bool force, const char *suite_name,
     free(suite);
     if (bad) {
         golden_outfile_abort(f);
-        return golden_fail(err, path, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     }
     return golden_outfile_commit(f, err);
 }

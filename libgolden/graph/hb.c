@@ -211,7 +211,7 @@ int golden_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb
     free(bpos);
     if (h->norder < n && find_cycle(h) != 0) {
         golden_hb_free(h);
-        return golden_fail(err, g->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
     }
     return GOLDEN_OK;
 nomem:
@@ -221,7 +221,7 @@ nomem:
     free(bpos);
     free(indeg);
     golden_hb_free(h);
-    return golden_fail(err, g->name, "out of memory for %u ops x %u queues of clocks", n, K);
+    return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory for %u ops x %u queues of clocks", n, K);
 }
 
 void golden_hb_free(golden_hb *h)

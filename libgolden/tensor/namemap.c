@@ -93,11 +93,11 @@ int golden_namemap_add(golden_namemap *m, const char *from, const char *to, bool
         pattern = glob_to_regex(from);
     }
     if (!pattern)
-        return golden_fail(err, from, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, from, "out of memory");
     map_rule *nr = realloc(m->rules, (m->n + 1) * sizeof *nr);
     if (!nr) {
         free(pattern);
-        return golden_fail(err, from, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, from, "out of memory");
     }
     m->rules = nr;
     map_rule *r = &m->rules[m->n];
@@ -106,12 +106,12 @@ int golden_namemap_add(golden_namemap *m, const char *from, const char *to, bool
     if (rc != 0) {
         char msg[256];
         regerror(rc, &r->re, msg, sizeof msg);
-        return golden_fail(err, from, "bad map pattern: %s", msg);
+        return golden_fail_what(err, GOLDEN_EINVAL, from, "bad map pattern: %s", msg);
     }
     r->to = strdup(to);
     if (!r->to) {
         regfree(&r->re);
-        return golden_fail(err, from, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, from, "out of memory");
     }
     r->glob = !regex;
     m->n++;
@@ -125,19 +125,19 @@ int golden_namemap_add_json(golden_namemap *m, const json_t *root, const char *w
     if (!map)
         return 0;
     if (!json_is_array(map))
-        return golden_failw(err, "expected an array", "%s#/map", where);
+        return golden_fail_where(err, GOLDEN_EINVAL, "expected an array", "%s#/map", where);
     size_t i;
     json_t *r;
     json_array_foreach(map, i, r) {
         json_t *from = json_object_get(r, "from"), *to = json_object_get(r, "to"),
                *re = json_object_get(r, "regex");
         if (!json_is_string(from) || !json_is_string(to) || (re && !json_is_boolean(re)))
-            return golden_failw(err, "a map rule needs strings \"from\" and \"to\"",
+            return golden_fail_where(err, GOLDEN_EINVAL, "a map rule needs strings \"from\" and \"to\"",
                                 "%s#/map/%zu", where, i);
         golden_error e2;
         if (golden_namemap_add(m, json_string_value(from), json_string_value(to),
                                re && json_is_true(re), &e2) != 0)
-            return golden_failw(err, e2.what, "%s#/map/%zu/from", where, i);
+            return golden_fail_where(err, GOLDEN_EINVAL, e2.what, "%s#/map/%zu/from", where, i);
     }
     return 0;
 }
@@ -213,13 +213,13 @@ char *golden_namemap_apply(const golden_namemap *m, const char *name, golden_err
         sb_put(&b, "", 0);
         if (b.oom) {
             free(b.s);
-            golden_fail(err, name, "out of memory");
+            golden_fail_what(err, GOLDEN_ENOMEM, name, "out of memory");
             return NULL;
         }
         return b.s;
     }
     char *s = strdup(name);
     if (!s)
-        golden_fail(err, name, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, name, "out of memory");
     return s;
 }

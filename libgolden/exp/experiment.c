@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "golden/doc.h"
-#include "golden/embed.h"
+#include "util/embed.h"
 #include "golden/hash.h"
 #include "golden/report.h"
 #include "golden/schema.h"
@@ -42,7 +42,7 @@ static int findings_vadd(golden_findings *f, golden_severity sev, const char *ru
         size_t cap = f->cap ? f->cap * 2 : 32;
         golden_finding *n = realloc(f->items, cap * sizeof *n);
         if (!n)
-            return golden_fail(err, NULL, "out of memory collecting findings");
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory collecting findings");
         f->items = n;
         f->cap = cap;
     }
@@ -98,7 +98,7 @@ static char *xstrdup(const char *s, golden_error *err)
 {
     char *d = strdup(s);
     if (!d)
-        golden_fail(err, NULL, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     return d;
 }
 
@@ -330,11 +330,11 @@ static int vctx_init(vctx *c, const char *dir, const golden_experiment_opts *opt
     c->threads = opts && opts->threads > 0 ? opts->threads : golden_threads();
     struct stat st;
     if (stat(dir, &st) != 0)
-        return golden_fail(err, dir, "cannot open folder: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), dir, "cannot open folder: %s", strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return golden_fail(err, dir, "not a folder");
+        return golden_fail_what(err, GOLDEN_EINVAL, dir, "not a folder");
     if (!realpath(dir, c->root))
-        return golden_fail(err, dir, "cannot resolve folder: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), dir, "cannot resolve folder: %s", strerror(errno));
     return GOLDEN_OK;
 }
 
@@ -413,7 +413,7 @@ static int add_job(vctx *c, const char *rel, const char *expect, const char *rul
         size_t cap = c->capjobs ? c->capjobs * 2 : 64;
         hash_job *n = realloc(c->jobs, cap * sizeof *n);
         if (!n)
-            return golden_fail(c->err, NULL, "out of memory");
+            return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
         c->jobs = n;
         c->capjobs = cap;
     }
@@ -518,7 +518,7 @@ static int run_jobs(vctx *c, char ***paths_out, char (**hexes_out)[65], size_t *
     rc = GOLDEN_OK;
     goto done;
 oom:
-    golden_fail(c->err, NULL, "out of memory");
+    golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
 done:
     if (full)
         for (size_t i = 0; i < n; i++)
@@ -539,7 +539,7 @@ static int add_asset(vctx *c, const char *rel)
         size_t cap = c->capassets ? c->capassets * 2 : 64;
         char **n = realloc(c->assets, cap * sizeof *n);
         if (!n)
-            return golden_fail(c->err, NULL, "out of memory");
+            return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
         c->assets = n;
         c->capassets = cap;
     }
@@ -562,7 +562,7 @@ static int walk(vctx *c, const char *rel_dir, int depth)
     if (!d) {
         char w[1024];
         disp(c, rel_dir, w, sizeof w);
-        return golden_fail(c->err, w, "cannot read folder: %s", strerror(errno));
+        return golden_fail_what(c->err, golden_code_from_errno(errno), w, "cannot read folder: %s", strerror(errno));
     }
     int rc = GOLDEN_OK;
     struct dirent *e;
@@ -571,7 +571,7 @@ static int walk(vctx *c, const char *rel_dir, int depth)
             continue;
         char rel[PATH_MAX];
         if ((rel_dir ? strlen(rel_dir) + 1 : 0) + strlen(e->d_name) + strlen(c->root) + 2 >= PATH_MAX) {
-            rc = golden_fail(c->err, c->given, "a path under the folder is longer than PATH_MAX");
+            rc = golden_fail_what(c->err, GOLDEN_EINVAL, c->given, "a path under the folder is longer than PATH_MAX");
             break;
         }
         if (rel_dir)
@@ -582,7 +582,7 @@ static int walk(vctx *c, const char *rel_dir, int depth)
         snprintf(full, sizeof full, "%s/%s", c->root, rel);
         struct stat st;
         if (lstat(full, &st) != 0) {
-            rc = golden_fail(c->err, full, "cannot stat: %s", strerror(errno));
+            rc = golden_fail_what(c->err, golden_code_from_errno(errno), full, "cannot stat: %s", strerror(errno));
             break;
         }
         if (strpbrk(e->d_name, "\n\\")) {
@@ -640,7 +640,7 @@ static golden_schema *schema_get(schema_cache *sc, const char *format, golden_er
         if (strcmp(sc->slots[i].format, format) == 0)
             return sc->slots[i].schema;
     if (sc->n == sizeof sc->slots / sizeof sc->slots[0]) {
-        golden_fail(err, format, "too many schemas in one run");
+        golden_fail_what(err, GOLDEN_EINVAL, format, "too many schemas in one run");
         return NULL;
     }
     golden_schema *s = NULL;
@@ -687,12 +687,12 @@ static int load_doc(const char *path, golden_doc **doc, golden_error *err)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     if (S_ISDIR(st.st_mode))
-        return golden_fail(err, path, "is a folder, not a document");
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "is a folder, not a document");
     if (S_ISREG(st.st_mode)) {
         if ((unsigned long long)st.st_size > GOLDEN_MAX_DOCUMENT_BYTES)
-            return golden_fail(err, path,
+            return golden_fail_what(err, GOLDEN_EINVAL, path,
                                "document is %llu bytes, more than the %u-byte limit for a whole "
                                "document (use JSON Lines for big data)",
                                (unsigned long long)st.st_size, GOLDEN_MAX_DOCUMENT_BYTES);
@@ -700,14 +700,14 @@ static int load_doc(const char *path, golden_doc **doc, golden_error *err)
     }
     FILE *f = fopen(path, "rb");
     if (!f)
-        return golden_fail(err, path, "cannot open: %s", strerror(errno));
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     int rc = GOLDEN_OK;
     while (buf) {
         if (len == cap) {
             if (cap > GOLDEN_MAX_DOCUMENT_BYTES) {
-                rc = golden_fail(err, path, "document is more than the %u-byte limit for a whole "
+                rc = golden_fail_what(err, GOLDEN_EINVAL, path, "document is more than the %u-byte limit for a whole "
                                  "document (use JSON Lines for big data)",
                                  GOLDEN_MAX_DOCUMENT_BYTES);
                 break;
@@ -717,7 +717,7 @@ static int load_doc(const char *path, golden_doc **doc, golden_error *err)
                               ? (size_t)GOLDEN_MAX_DOCUMENT_BYTES + 1 : cap * 2;
             char *n = realloc(buf, ncap);
             if (!n) {
-                rc = golden_fail(err, path, "out of memory");
+                rc = golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
                 break;
             }
             buf = n;
@@ -729,9 +729,9 @@ static int load_doc(const char *path, golden_doc **doc, golden_error *err)
             break;
     }
     if (!buf)
-        rc = golden_fail(err, path, "out of memory");
+        rc = golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     else if (rc == GOLDEN_OK && ferror(f))
-        rc = golden_fail(err, path, "read error: %s", strerror(errno));
+        rc = golden_fail_what(err, golden_code_from_errno(errno), path, "read error: %s", strerror(errno));
     else if (rc == GOLDEN_OK)
         rc = golden_doc_load_buffer(path, buf, len, doc, err);
     free(buf);
@@ -860,23 +860,23 @@ int golden_exp_id_parse(const char *id, char prefix[16], char family[32], int *n
     const char *a = strchr(id, '-');
     const char *b = a ? strrchr(id, '-') : NULL;
     if (!a || b == a)
-        return golden_fail(err, id, "EXP_ID is not PREFIX-FAMILY-NNNN");
+        return golden_fail_what(err, GOLDEN_EINVAL, id, "EXP_ID is not PREFIX-FAMILY-NNNN");
     size_t pl = (size_t)(a - id), fl = (size_t)(b - a - 1);
     if (pl == 0 || pl >= 16 || fl == 0 || fl >= 32)
-        return golden_fail(err, id, "EXP_ID is not PREFIX-FAMILY-NNNN");
+        return golden_fail_what(err, GOLDEN_EINVAL, id, "EXP_ID is not PREFIX-FAMILY-NNNN");
     for (const char *p = id; p < a; p++)
         if (*p < 'A' || *p > 'Z')
-            return golden_fail(err, id, "EXP_ID prefix must be upper-case letters");
+            return golden_fail_what(err, GOLDEN_EINVAL, id, "EXP_ID prefix must be upper-case letters");
     for (const char *p = a + 1; p < b; p++)
         if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-            return golden_fail(err, id, "EXP_ID family must be upper-case letters and digits");
+            return golden_fail_what(err, GOLDEN_EINVAL, id, "EXP_ID family must be upper-case letters and digits");
     if (a[1] < 'A' || a[1] > 'Z')
-        return golden_fail(err, id, "EXP_ID family must start with a letter");
+        return golden_fail_what(err, GOLDEN_EINVAL, id, "EXP_ID family must start with a letter");
     if (strlen(b + 1) != 4)
-        return golden_fail(err, id, "EXP_ID must end in exactly four digits");
+        return golden_fail_what(err, GOLDEN_EINVAL, id, "EXP_ID must end in exactly four digits");
     for (const char *p = b + 1; *p; p++)
         if (*p < '0' || *p > '9')
-            return golden_fail(err, id, "EXP_ID must end in exactly four digits");
+            return golden_fail_what(err, GOLDEN_EINVAL, id, "EXP_ID must end in exactly four digits");
     memcpy(prefix, id, pl);
     prefix[pl] = '\0';
     memcpy(family, a + 1, fl);
@@ -1231,7 +1231,7 @@ static int input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *er
         size_t cap = s->capcases ? s->capcases * 2 : 64;
         input_case *n = realloc(s->cases, cap * sizeof *n);
         if (!n)
-            return golden_fail(err, NULL, "out of memory");
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         s->cases = n;
         s->capcases = cap;
     }
@@ -1396,7 +1396,7 @@ static int perf_tally_setup(jl_state *s, const golden_doc *sum)
         return GOLDEN_OK;
     s->tally = calloc(json_array_size(cases), sizeof *s->tally);
     if (!s->tally)
-        return golden_fail(s->c->err, NULL, "out of memory");
+        return golden_fail_what(s->c->err, GOLDEN_ENOMEM, NULL, "out of memory");
     size_t i;
     json_t *cs;
     json_array_foreach(cases, i, cs) {
@@ -1491,11 +1491,11 @@ static int calibration_line(void *ctx, golden_doc *d, size_t line_no, golden_err
             size_t cap = s->capsamples ? s->capsamples * 2 : 64;
             char **n = realloc(s->sample_ids, cap * sizeof *n);
             if (!n)
-                return golden_fail(err, NULL, "out of memory");
+                return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             s->sample_ids = n;
             size_t *l = realloc(s->sample_lines, cap * sizeof *l);
             if (!l)
-                return golden_fail(err, NULL, "out of memory");
+                return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             s->sample_lines = l;
             s->capsamples = cap;
         }
@@ -1531,7 +1531,7 @@ static int calibration_unique(jl_state *s, const char *rel)
         return GOLDEN_OK;
     id_line *v = malloc(s->nsamples * sizeof *v);
     if (!v)
-        return golden_fail(s->c->err, NULL, "out of memory");
+        return golden_fail_what(s->c->err, GOLDEN_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < s->nsamples; i++) {
         v[i].id = s->sample_ids[i];
         v[i].line = s->sample_lines[i];
@@ -1575,7 +1575,7 @@ static int seal_verify(vctx *c)
     disp(c, SEAL_FILE, file, sizeof file);
     FILE *f = fopen(full, "r");
     if (!f)
-        return golden_fail(c->err, file, "cannot open: %s", strerror(errno));
+        return golden_fail_what(c->err, golden_code_from_errno(errno), file, "cannot open: %s", strerror(errno));
     char buf[8192];
     size_t line_no = 0;
     char **listed = NULL;
@@ -1639,7 +1639,7 @@ static int seal_verify(vctx *c)
                 cap = cap ? cap * 2 : 64;
                 char **n = realloc(listed, cap * sizeof *n);
                 if (!n) {
-                    rc = golden_fail(c->err, NULL, "out of memory");
+                    rc = golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
                     break;
                 }
                 listed = n;
@@ -1651,7 +1651,7 @@ static int seal_verify(vctx *c)
         }
     }
     if (rc == GOLDEN_OK && ferror(f))
-        rc = golden_fail(c->err, file, "read error");
+        rc = golden_fail_what(c->err, GOLDEN_EIO, file, "read error");
     fclose(f);
     if (rc == GOLDEN_OK) {
         if (nlisted)
@@ -1683,7 +1683,7 @@ static int seal_write(vctx *c, bool force, char **paths, char (*hexes)[65], size
             continue;
         if (fprintf(s, "%s  %s\n", hexes[i], paths[i]) < 0) {
             golden_outfile_abort(of);
-            return golden_fail(c->err, full, "write error");
+            return golden_fail_what(c->err, GOLDEN_EIO, full, "write error");
         }
     }
     if (golden_outfile_commit(of, c->err) != 0)
@@ -1783,7 +1783,7 @@ int golden_experiment_check(const char *dir, const golden_experiment_opts *opts,
     struct stat st;
     bool has_seal = lstat(sealpath, &st) == 0;
     if (seal && has_seal && !force) {
-        golden_fail(err, sealpath, "already sealed; use --force to seal again");
+        golden_fail_what(err, GOLDEN_EEXISTS, sealpath, "already sealed; use --force to seal again");
         goto done;
     }
     if (walk(&c, NULL, 0) != 0)
@@ -2011,7 +2011,7 @@ int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
         goto done;
     if (ok == 0) {
         /* no usable index: the delivery cannot be checked at all */
-        golden_fail(err, ipath, "%s", out->items[out->count - 1].message);
+        golden_fail_what(err, GOLDEN_EINVAL, ipath, "%s", out->items[out->count - 1].message);
         out->errors--;
         out->count--;
         goto done;
@@ -2219,7 +2219,7 @@ oom:
     json_decref(doc);
     json_decref(list);
     json_decref(sum);
-    golden_fail(err, NULL, "out of memory building the report");
+    golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory building the report");
     return NULL;
 }
 
@@ -2246,7 +2246,7 @@ int golden_verify_junit(const char *path, bool force, const char *mode, const ch
     char **details = calloc(ncases, sizeof *details);
     int rc = GOLDEN_ERR;
     if (!cases || !details) {
-        golden_fail(err, NULL, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < ncases; i++) {
@@ -2263,7 +2263,7 @@ int golden_verify_junit(const char *path, bool force, const char *mode, const ch
         size_t len = 0;
         FILE *mem = open_memstream(&details[i], &len);
         if (!mem) {
-            golden_fail(err, NULL, "out of memory");
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             goto done;
         }
         for (size_t k = 0; k < f->count; k++) {
@@ -2279,7 +2279,7 @@ int golden_verify_junit(const char *path, bool force, const char *mode, const ch
             }
         }
         if (fclose(mem) != 0 || !details[i]) {
-            golden_fail(err, NULL, "out of memory");
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             goto done;
         }
         cases[i].details = details[i][0] ? details[i] : NULL;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "golden/imap.h"
+#include "graph/imap.h"
 #include "golden/report.h"
 
 /* ---- small helpers ---- */
@@ -598,7 +598,7 @@ int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all
     if (rc != 0) {
         free(ra.v);
         golden_dag_result_free(r);
-        return golden_fail(err, g->name, "out of memory in the race sweep");
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory in the race sweep");
     }
     if (ra.n > 1)
         qsort_r(ra.v, ra.n, sizeof *ra.v, cmp_race, (void *)g);
@@ -606,7 +606,7 @@ int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all
     r->nraces = ra.n;
     if (check_aliases(r, NULL) != 0) {
         golden_dag_result_free(r);
-        return golden_fail(err, g->name, "out of memory in the memory-plan check");
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory in the memory-plan check");
     }
     return GOLDEN_OK;
 }
@@ -687,14 +687,14 @@ int golden_dag_parse_syncs(const golden_graph *g, const char *list, golden_sync 
     *n = 0;
     char *copy = strdup(list);
     if (!copy)
-        return golden_fail(err, "--remove", "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, "--remove", "out of memory");
     size_t cap = 1;
     for (const char *p = list; *p; p++)
         cap += *p == ',';
     golden_sync *v = malloc(cap * sizeof *v);
     if (!v) {
         free(copy);
-        return golden_fail(err, "--remove", "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, "--remove", "out of memory");
     }
     size_t k = 0;
     char *save = NULL;
@@ -711,7 +711,7 @@ int golden_dag_parse_syncs(const golden_graph *g, const char *list, golden_sync 
                         break;
                     }
             if (s.op == GOLDEN_NONE) {
-                golden_failw(err, "no such after edge in the graph", "--remove %s:after:%s", tok,
+                golden_fail_where(err, GOLDEN_EINVAL, "no such after edge in the graph", "--remove %s:after:%s", tok,
                              sep + 7);
                 free(copy);
                 free(v);
@@ -721,7 +721,7 @@ int golden_dag_parse_syncs(const golden_graph *g, const char *list, golden_sync 
             uint32_t op = golden_graph_find_op(g, tok);
             if (op == GOLDEN_NONE || (g->ops[op].kind != GOLDEN_OP_WAIT &&
                                       g->ops[op].kind != GOLDEN_OP_BARRIER)) {
-                golden_failw(err, op == GOLDEN_NONE ? "no such op in the graph"
+                golden_fail_where(err, GOLDEN_EINVAL, op == GOLDEN_NONE ? "no such op in the graph"
                                                     : "not a wait or a barrier (name an after "
                                                       "edge as OP:after:PRED)",
                              "--remove %s", tok);
@@ -737,7 +737,7 @@ int golden_dag_parse_syncs(const golden_graph *g, const char *list, golden_sync 
     free(copy);
     if (!k) {
         free(v);
-        return golden_fail(err, "--remove", "no sync named");
+        return golden_fail_what(err, GOLDEN_EINVAL, "--remove", "no sync named");
     }
     *out = v;
     *n = k;
@@ -789,12 +789,12 @@ int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, s
 {
     const golden_graph *g = base->g;
     if (base->cyclic)
-        return golden_fail(err, g->name, "the graph has a cycle; fix it before removing syncs");
+        return golden_fail_what(err, GOLDEN_EINVAL, g->name, "the graph has a cycle; fix it before removing syncs");
     uint8_t *dop = calloc((size_t)g->nops + 1, 1), *daf = calloc((size_t)g->nafter + 1, 1);
     if (!dop || !daf) {
         free(dop);
         free(daf);
-        return golden_fail(err, g->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
         if (set[i].kind == GOLDEN_SYNC_AFTER)
@@ -814,7 +814,7 @@ int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, s
     cand->base_races = base->nraces;
     if (!(cand->removed = malloc(n * sizeof *cand->removed))) {
         golden_dag_result_free(cand);
-        return golden_fail(err, g->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
     }
     memcpy(cand->removed, set, n * sizeof *set);
     cand->nremoved = n;
@@ -828,7 +828,7 @@ int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, s
         bool ab = golden_hb_before(&base->hb, a, b);
         if (set_exposed(x, g, &base->hb, set, n, ab ? a : b, ab ? b : a) != 0) {
             golden_dag_result_free(cand);
-            return golden_fail(err, g->name, "out of memory");
+            return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
         }
     }
     for (size_t i = 0; i < cand->naliases; i++) {
@@ -1051,7 +1051,7 @@ static void *idle_worker(void *arg)
     if (!ok) {
         pthread_mutex_lock(&job->lock);
         job->failed = 1;
-        golden_fail(&job->err, g->name, "out of memory");
+        golden_fail_what(&job->err, GOLDEN_ENOMEM, g->name, "out of memory");
         pthread_mutex_unlock(&job->lock);
     }
     for (; ok;) {
@@ -1145,11 +1145,11 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
     const golden_graph *g = r->g;
     const golden_hb *h = &r->hb;
     if (r->cyclic)
-        return golden_fail(err, g->name, "the graph has a cycle; idle syncs are undefined");
+        return golden_fail_what(err, GOLDEN_EINVAL, g->name, "the graph has a cycle; idle syncs are undefined");
     golden_sync *all = NULL;
     size_t n = 0;
     if (list_syncs(g, &all, &n) != 0)
-        return golden_fail(err, g->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
     golden_idle_sync *out = malloc((n ? n : 1) * sizeof *out);
     golden_sync *rest = malloc((n ? n : 1) * sizeof *rest);
     uint8_t *idle = calloc(n ? n : 1, 1);
@@ -1158,7 +1158,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
         free(out);
         free(rest);
         free(idle);
-        return golden_fail(err, g->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
     }
     size_t nout = 0, nrest = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1180,7 +1180,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
     uint8_t *wle = NULL;
     if (r->nraces == 0) {
         if (collect_witnesses(r, &wfirst, &wa, &wle) != 0) {
-            rc = golden_fail(err, g->name, "out of memory");
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
             goto done;
         }
         job.fast = true;
@@ -1328,12 +1328,12 @@ int golden_dag_compare(const golden_dag_result *base, golden_dag_result *cand, g
 {
     const golden_graph *b = base->g, *c = cand->g;
     if (base->cyclic)
-        return golden_fail(err, b->name, "the baseline has a cycle; it cannot be compared");
+        return golden_fail_what(err, GOLDEN_EINVAL, b->name, "the baseline has a cycle; it cannot be compared");
     golden_sync *bs = NULL, *cs = NULL;
     size_t nb = 0, nc = 0;
     if (list_syncs(b, &bs, &nb) != 0 || list_syncs(c, &cs, &nc) != 0) {
         free(bs);
-        return golden_fail(err, c->name, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, c->name, "out of memory");
     }
     cand->compared = true;
     cand->base_g = b;
@@ -1345,7 +1345,7 @@ int golden_dag_compare(const golden_dag_result *base, golden_dag_result *cand, g
     int rc = GOLDEN_OK;
     size_t ngone = 0;
     if (!cand->removed || !cand->moved || !cand->added || !gone) {
-        rc = golden_fail(err, c->name, "out of memory");
+        rc = golden_fail_what(err, GOLDEN_ENOMEM, c->name, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < nb; i++) {
@@ -1374,7 +1374,7 @@ int golden_dag_compare(const golden_dag_result *base, golden_dag_result *cand, g
         char name[1024];
         golden_sync_name(c, &cs[i], name, sizeof name);
         if (!(cand->added[cand->nadded] = strdup(name))) {
-            rc = golden_fail(err, c->name, "out of memory");
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, c->name, "out of memory");
             goto done;
         }
         cand->nadded++;
@@ -1392,7 +1392,7 @@ int golden_dag_compare(const golden_dag_result *base, golden_dag_result *cand, g
         if (ia != GOLDEN_NONE && ib != GOLDEN_NONE && golden_hb_ordered(&base->hb, ia, ib)) {
             bool ab = golden_hb_before(&base->hb, ia, ib);
             if (set_exposed(x, b, &base->hb, gone, ngone, ab ? ia : ib, ab ? ib : ia) != 0) {
-                rc = golden_fail(err, c->name, "out of memory");
+                rc = golden_fail_what(err, GOLDEN_ENOMEM, c->name, "out of memory");
                 goto done;
             }
         }

@@ -90,7 +90,7 @@ static int map_names(golden_reader *r, const golden_namemap *map, named **out, g
     size_t n = golden_reader_count(r);
     named *v = calloc(n ? n : 1, sizeof *v);
     if (!v)
-        return golden_fail(err, golden_reader_path(r), "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, golden_reader_path(r), "out of memory");
     for (size_t i = 0; i < n; i++) {
         v[i].index = i;
         v[i].mapped = golden_namemap_apply(map, golden_reader_tensor(r, i)->name, err);
@@ -102,7 +102,7 @@ static int map_names(golden_reader *r, const golden_namemap *map, named **out, g
     qsort(v, n, sizeof *v, cmp_named);
     for (size_t i = 1; i < n; i++)
         if (strcmp(v[i - 1].mapped, v[i].mapped) == 0) {
-            golden_fail(err, golden_reader_path(r), "tensors %s and %s both map to %s",
+            golden_fail_what(err, GOLDEN_EINVAL, golden_reader_path(r), "tensors %s and %s both map to %s",
                         golden_reader_tensor(r, v[i - 1].index)->name,
                         golden_reader_tensor(r, v[i].index)->name, v[i].mapped);
             free_named(v, n);
@@ -214,7 +214,7 @@ static void *worker(void *arg)
     golden_cmp_acc *acc = malloc(2 * sizeof *acc);
     golden_error e;
     if (!rb || !cb || (p->base && !bb) || !acc) {
-        golden_fail(&e, NULL, "out of memory for chunk buffers");
+        golden_fail_what(&e, GOLDEN_ENOMEM, NULL, "out of memory for chunk buffers");
         pool_fail(p, &e);
         goto out;
     }
@@ -501,7 +501,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     golden_diff_result *r = calloc(1, sizeof *r);
     int rc = -1;
     if (!r)
-        return golden_fail(err, NULL, "out of memory");
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     r->allow_missing = o->allow_missing;
     r->reference = strdup(o->reference);
     r->candidate = strdup(o->candidate);
@@ -510,7 +510,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     r->overrides = golden_policy_overrides_json(o->policy);
     if (!r->reference || !r->candidate || (o->baseline && !r->baseline) || !r->policy ||
         !r->overrides) {
-        golden_fail(err, NULL, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
     }
     /* every metric comes from the data: the stored hash and statistics are not needed */
@@ -532,7 +532,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     r->tensors = calloc(nref ? nref : 1, sizeof *r->tensors);
     jobs = calloc(nref ? nref : 1, sizeof *jobs);
     if (!r->tensors || !jobs) {
-        golden_fail(err, NULL, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
     }
     uint64_t chunk = o->chunk_elems ? o->chunk_elems : GOLDEN_DIFF_CHUNK;
@@ -546,7 +546,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         if (!c) {
             char *s = strdup(ri->name);
             if (!s || push_str(&r->missing_in_candidate, &r->n_missing_cand, s)) {
-                golden_fail(err, NULL, "out of memory");
+                golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
                 goto out;
             }
             continue;
@@ -564,7 +564,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         memcpy(t->shape_cand, ci->shape, sizeof t->shape_cand);
         t->ratio = NAN;
         if (!t->name || !t->candidate_name) {
-            golden_fail(err, NULL, "out of memory");
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             goto out;
         }
         golden_policy_resolve(o->policy, ri->name, ri->dtype, ci->dtype, &t->judge);
@@ -583,7 +583,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             const golden_tensor_info *bi = golden_reader_tensor(base, b->index);
             t->baseline_name = strdup(bi->name);
             if (!t->baseline_name) {
-                golden_fail(err, NULL, "out of memory");
+                golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
                 goto out;
             }
             t->dtype_base = bi->dtype;
@@ -596,7 +596,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         } else if (base) {
             char *s = strdup(ri->name);
             if (!s || push_str(&r->missing_in_baseline, &r->n_missing_base, s)) {
-                golden_fail(err, NULL, "out of memory");
+                golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
                 goto out;
             }
         }
@@ -606,7 +606,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             if (j->setup.row_len > GOLDEN_DIFF_MAX_ROW) {
                 char where[1024];
                 snprintf(where, sizeof where, "%s:%s", o->reference, ri->name);
-                golden_fail(err, where,
+                golden_fail_what(err, GOLDEN_EINVAL, where,
                             "a %s row of %" PRIu64 " elements is longer than the %" PRIu64
                             " golden-diff compares at once", golden_tier_name(t->judge.tier),
                             j->setup.row_len, GOLDEN_DIFF_MAX_ROW);
@@ -619,7 +619,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             t->n_rows = j->count / j->setup.row_len;
             t->first_divergence = malloc((t->n_rows ? t->n_rows : 1) * sizeof(int64_t));
             if (!t->first_divergence) {
-                golden_fail(err, NULL, "out of memory");
+                golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
                 goto out;
             }
             for (uint64_t k = 0; k < t->n_rows; k++)
@@ -646,7 +646,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         if (!cn[i].used && wanted(o, cn[i].mapped)) {
             char *s = strdup(cn[i].mapped);
             if (!s || push_str(&r->missing_in_reference, &r->n_missing_ref, s)) {
-                golden_fail(err, NULL, "out of memory");
+                golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
                 goto out;
             }
         }
@@ -670,18 +670,18 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     p.ring_n = 4 * (size_t)nt;
     p.ring = calloc(p.ring_n, sizeof *p.ring);
     if (!p.ring) {
-        golden_fail(err, NULL, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
     }
     if (pthread_mutex_init(&p.lock, NULL) != 0) {
         free(p.ring);
-        golden_fail(err, NULL, "cannot create a mutex");
+        golden_fail_what(err, GOLDEN_EIO, NULL, "cannot create a mutex");
         goto out;
     }
     if (pthread_cond_init(&p.room, NULL) != 0) {
         pthread_mutex_destroy(&p.lock);
         free(p.ring);
-        golden_fail(err, NULL, "cannot create a condition variable");
+        golden_fail_what(err, GOLDEN_EIO, NULL, "cannot create a condition variable");
         goto out;
     }
     if (o->progress)
@@ -717,7 +717,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     }
     for (size_t i = 0; i < r->n; i++) {
         if (judge_tensor(&r->tensors[i]) != 0) {
-            golden_fail(err, NULL, "out of memory");
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             goto out;
         }
         if (r->tensors[i].passed)
@@ -987,7 +987,7 @@ int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
     char **classes = calloc(n ? n : 1, sizeof *classes), **details = calloc(n ? n : 1, sizeof *details);
     int rc = -1;
     if (!cases || !classes || !details) {
-        golden_fail(err, path, "out of memory");
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto out;
     }
     size_t k = 0;
@@ -999,7 +999,7 @@ int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
             len += strlen(t->reasons[j]) + 1;
         details[k] = malloc(len);
         if (!classes[k] || !details[k]) {
-            golden_fail(err, path, "out of memory");
+            golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
             goto out;
         }
         details[k][0] = '\0';
