@@ -1,0 +1,120 @@
+/* The shared mechanisms of libgolden/util: error codes, the string map (keys with NULs, growth,
+ * duplicates) and the worker pool (every item once, first failure by item order). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cunit_main.h"
+#include "golden/error.h"
+#include "util/pool.h"
+#include "util/strmap.h"
+
+static void test_error_codes(void)
+{
+    golden_error e = {0};
+    CU_ASSERT_EQUAL(golden_fail_what(&e, GOLDEN_EIO, "f.h5", "cannot read %d bytes", 7), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(e.code, GOLDEN_EIO);
+    CU_ASSERT_STRING_EQUAL(e.where, "f.h5");
+    CU_ASSERT_STRING_EQUAL(e.what, "cannot read 7 bytes");
+    CU_ASSERT_EQUAL(golden_fail_where(&e, GOLDEN_ENOTFOUND, "no such tensor", "%s:%s", "g.h5", "x"),
+                    GOLDEN_ERR);
+    CU_ASSERT_EQUAL(e.code, GOLDEN_ENOTFOUND);
+    CU_ASSERT_STRING_EQUAL(e.where, "g.h5:x");
+    CU_ASSERT_STRING_EQUAL(e.what, "no such tensor");
+    CU_ASSERT_EQUAL(golden_code_from_errno(ENOENT), GOLDEN_ENOTFOUND);
+    CU_ASSERT_EQUAL(golden_code_from_errno(ENOMEM), GOLDEN_ENOMEM);
+    CU_ASSERT_EQUAL(golden_code_from_errno(EEXIST), GOLDEN_EEXISTS);
+    CU_ASSERT_EQUAL(golden_code_from_errno(EACCES), GOLDEN_EIO);
+    CU_ASSERT_STRING_EQUAL(golden_code_name(GOLDEN_ECORRUPT), "ECORRUPT");
+    golden_error_clear(&e);
+    CU_ASSERT_EQUAL(e.code, GOLDEN_ENONE);
+    CU_ASSERT_STRING_EQUAL(e.what, "");
+    /* a NULL record is allowed and still reports failure */
+    CU_ASSERT_EQUAL(golden_fail_what(NULL, GOLDEN_EINVAL, NULL, "x"), GOLDEN_ERR);
+}
+
+static void test_strmap(void)
+{
+    golden_strmap m = {0};
+    static const char a[] = "a\0b", b[] = "a\0c";
+    uint64_t v = 0;
+    CU_ASSERT_EQUAL(golden_strmap_put(&m, a, 3, 1, NULL), 0);
+    CU_ASSERT_EQUAL(golden_strmap_put(&m, b, 3, 2, NULL), 0); /* differs after the NUL */
+    CU_ASSERT_EQUAL(golden_strmap_put(&m, "a", 1, 3, NULL), 0);
+    CU_ASSERT_EQUAL(golden_strmap_put(&m, "", 0, 4, NULL), 0);
+    CU_ASSERT_EQUAL(golden_strmap_put(&m, a, 3, 9, &v), 1);
+    CU_ASSERT_EQUAL(v, 1);
+    CU_ASSERT_EQUAL(golden_strmap_get(&m, b, 3, &v), 1);
+    CU_ASSERT_EQUAL(v, 2);
+    CU_ASSERT_EQUAL(golden_strmap_get(&m, "", 0, &v), 1);
+    CU_ASSERT_EQUAL(v, 4);
+    CU_ASSERT_EQUAL(golden_strmap_get(&m, "a\0d", 3, NULL), 0);
+    /* growth keeps every key: 10^4 distinct keys, then each found with its value */
+    static char keys[10000][8];
+    for (int i = 0; i < 10000; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i);
+        CU_ASSERT_EQUAL_FATAL(golden_strmap_put(&m, keys[i], strlen(keys[i]), (uint64_t)i + 100, NULL), 0);
+    }
+    CU_ASSERT_EQUAL(m.n, 10004u);
+    int bad = 0;
+    for (int i = 0; i < 10000; i++)
+        if (golden_strmap_get(&m, keys[i], strlen(keys[i]), &v) != 1 || v != (uint64_t)i + 100)
+            bad++;
+    CU_ASSERT_EQUAL(bad, 0);
+    golden_strmap_free(&m);
+    CU_ASSERT_EQUAL(m.cap, 0u);
+    CU_ASSERT_EQUAL(golden_strmap_get(&m, "k1", 2, NULL), 0);
+}
+
+typedef struct {
+    atomic_int hits[1000];
+    size_t fail_from;
+} pool_ctx;
+
+static int count_item(void *ctx, size_t item, int worker, golden_error *err)
+{
+    pool_ctx *c = ctx;
+    CU_ASSERT(worker >= 0 && worker < 4);
+    atomic_fetch_add(&c->hits[item], 1);
+    if (item >= c->fail_from)
+        return golden_fail_what(err, GOLDEN_EINVAL, "item", "failed at %zu", item);
+    return 0;
+}
+
+static void test_pool(void)
+{
+    static pool_ctx c;
+    for (int threads = 1; threads <= 4; threads++) {
+        memset(&c, 0, sizeof c);
+        c.fail_from = (size_t)-1;
+        golden_error e = {0};
+        CU_ASSERT_EQUAL(golden_parallel_for(1000, threads, count_item, &c, &e), 0);
+        int wrong = 0;
+        for (int i = 0; i < 1000; i++)
+            wrong += c.hits[i] != 1;
+        CU_ASSERT_EQUAL(wrong, 0);
+        /* a failure stops new items; the failure reported is the lowest item that failed */
+        memset(&c, 0, sizeof c);
+        c.fail_from = 500;
+        CU_ASSERT_EQUAL(golden_parallel_for(1000, threads, count_item, &c, &e), GOLDEN_ERR);
+        CU_ASSERT_STRING_EQUAL(e.what, "failed at 500");
+        CU_ASSERT_EQUAL(e.code, GOLDEN_EINVAL);
+        for (int i = 0; i < 500; i++)
+            wrong += c.hits[i] != 1;
+        CU_ASSERT_EQUAL(wrong, 0);
+    }
+    /* zero items: nothing runs, success */
+    CU_ASSERT_EQUAL(golden_parallel_for(0, 2, count_item, &c, NULL), 0);
+    CU_ASSERT(golden_cpu_count() >= 1);
+}
+
+int main(void)
+{
+    static const golden_test tests[] = {
+        {"error records carry codes", test_error_codes},
+        {"string map: NUL bytes, growth, duplicates", test_strmap},
+        {"parallel for: every item once, first failure", test_pool},
+        {0, 0}};
+    return golden_test_run("util", tests);
+}
