@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,8 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exp/command.h"
 #include "golden/doc.h"
 #include "util/embed.h"
+#include "util/strmap.h"
 #include "golden/hash.h"
 #include "golden/report.h"
 #include "golden/schema.h"
@@ -212,40 +215,60 @@ static const char *sget(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-/* Scalars compared by their text, so that YAML's 0.7 (a number) equals JSON's "0.7". */
-static bool scalar_text(const json_t *v, char *buf, size_t n)
+/* A scalar's text, so that YAML's 0.7 (a number) equals JSON's "0.7". Strings are returned in
+ * place and whole (any length, NUL bytes included); numbers and booleans are printed into small. */
+static bool scalar_text(const json_t *v, char small[64], const char **text, size_t *len)
 {
-    if (json_is_string(v))
-        snprintf(buf, n, "%s", json_string_value(v));
-    else if (json_is_integer(v))
-        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+    if (json_is_string(v)) {
+        *text = json_string_value(v);
+        *len = json_string_length(v);
+        return true;
+    }
+    if (json_is_integer(v))
+        snprintf(small, 64, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v))
-        snprintf(buf, n, "%.15g", json_real_value(v));
+        snprintf(small, 64, "%.17g", json_real_value(v));
     else if (json_is_true(v))
-        snprintf(buf, n, "true");
+        snprintf(small, 64, "true");
     else if (json_is_false(v))
-        snprintf(buf, n, "false");
+        snprintf(small, 64, "false");
     else
         return false;
+    /* a whole number written as a real (65536.0) reads as the integer it stands for */
+    if (json_is_real(v)) {
+        double x = json_real_value(v);
+        if (x == floor(x) && fabs(x) < 9007199254740992.0)
+            snprintf(small, 64, "%lld", (long long)x);
+    }
+    *text = small;
+    *len = strlen(small);
     return true;
 }
 
+/* Whole values compared, at any length: scalars by their text, the rest structurally. */
 static bool value_eq(const json_t *a, const json_t *b)
 {
-    char x[512], y[512];
-    if (scalar_text(a, x, sizeof x) && scalar_text(b, y, sizeof y))
-        return strcmp(x, y) == 0;
+    char sa[64], sb[64];
+    const char *ta, *tb;
+    size_t la, lb;
+    if (scalar_text(a, sa, &ta, &la) && scalar_text(b, sb, &tb, &lb))
+        return la == lb && memcmp(ta, tb, la) == 0;
     return a && b && json_equal((json_t *)a, (json_t *)b);
 }
 
 static void value_show(const json_t *v, char *buf, size_t n)
 {
-    if (!v) {
+    char small[64];
+    const char *t;
+    size_t len;
+    if (!v)
         snprintf(buf, n, "(absent)");
-        return;
-    }
-    if (!scalar_text(v, buf, n))
+    else if (!scalar_text(v, small, &t, &len))
         snprintf(buf, n, "(%s)", json_is_object(v) ? "object" : json_is_array(v) ? "array" : "null");
+    else if (len + 1 > n && n > 16)
+        snprintf(buf, n, "%.*s...(%zu bytes)", (int)(n - 16), t, len);
+    else
+        snprintf(buf, n, "%.*s", (int)len, t);
 }
 
 /* ------------------------------------------------------------------ checking context */
@@ -308,6 +331,39 @@ static int add_node(vctx *c, golden_severity sev, const char *rule, const golden
                            fmt, ap);
     va_end(ap);
     return rc;
+}
+
+/* The one reader of "an integer-valued number" every rule uses: a JSON integer, or a real that
+ * is a whole number inside int64 (65536.0, 1e6 are read as the integers they are). 1 = *out set;
+ * 0 = absent or not a number (the schema reports that); 2 = a number that is no integer in
+ * range (0.5, 9223372036854775808, 1e300): a finding of `rule` at ptr was added; -1 = error. */
+static int int_at(vctx *c, const golden_doc *d, const json_t *v, const char *ptr,
+                  const char *rule, long long *out)
+{
+    if (json_is_integer(v)) {
+        *out = (long long)json_integer_value(v);
+        return 1;
+    }
+    if (!json_is_real(v))
+        return 0;
+    double x = json_real_value(v);
+    /* -2^63 is exact in a double; 2^63 is the first value past the range */
+    if (x == floor(x) && x >= -9223372036854775808.0 && x < 9223372036854775808.0) {
+        *out = (long long)x;
+        return 1;
+    }
+    return add_node(c, GOLDEN_SEV_ERROR, rule, d, ptr,
+                    "%s is %.17g, not an integer between -2^63 and 2^63-1", ptr, x) ? -1 : 2;
+}
+
+/* int_at for obj[key], the pointer built from base + key. */
+static int int_key(vctx *c, const golden_doc *d, const json_t *obj, const char *base,
+                   const char *key, const char *rule, long long *out)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s", base);
+    ptr_push(p, sizeof p, key);
+    return int_at(c, d, json_object_get(obj, key), p, rule, out);
 }
 
 static void vctx_free(vctx *c)
@@ -743,12 +799,14 @@ static int load_doc(const char *path, golden_doc **doc, golden_error *err)
 typedef struct {
     golden_findings *out;
     const golden_schema *schema;
+    size_t records;
 } plain_jl;
 
 static int plain_line(void *ctx, golden_doc *line_doc, size_t line_no, golden_error *err)
 {
     (void)line_no;
     plain_jl *p = ctx;
+    p->records++;
     return validate(p->out, p->schema, line_doc, err) < 0 ? -1 : 0;
 }
 
@@ -761,7 +819,7 @@ int golden_verify_documents(const char *schema_ref, const char *const *paths, si
     int rc = GOLDEN_OK;
     for (size_t i = 0; i < n && rc == GOLDEN_OK; i++) {
         if (has_suffix(paths[i], ".jsonl")) {
-            plain_jl p = {out, s};
+            plain_jl p = {out, s, 0};
             if (golden_doc_each_jsonl(paths[i], plain_line, &p, err) != 0)
                 rc = GOLDEN_ERR;
         } else {
@@ -1085,9 +1143,7 @@ static int rules_manifest(vctx *c, const golden_doc *h, const golden_doc *m, con
     return GOLDEN_OK;
 }
 
-/* Baseline against candidate: controlled values equal (also those the hypothesis does not name),
- * and the flags that differ are exactly the declared changed_flags. */
-static int rules_manifest_pair(vctx *c, const golden_doc *b, const golden_doc *m)
+static int controlled_pair(vctx *c, const golden_doc *b, const golden_doc *m)
 {
     json_t *bc = json_object_get(golden_doc_root(b), "controlled");
     json_t *cc = json_object_get(golden_doc_root(m), "controlled");
@@ -1116,19 +1172,38 @@ static int rules_manifest_pair(vctx *c, const golden_doc *b, const golden_doc *m
             }
         }
     }
+    return GOLDEN_OK;
+}
+
+/* The flags that differ between the two manifests' compile.flags: the candidate's own
+ * changed_flags must list exactly them with their values; so must the hypothesis's
+ * changed_flags (h may be NULL in hand-off mode), and one-main-factor counts them. */
+static int flags_pair(vctx *c, const golden_doc *h, const golden_doc *b, const golden_doc *m)
+{
+    const char *k;
+    json_t *v;
     json_t *bf = ptr_get(golden_doc_root(b), "/compile/flags");
     json_t *cf = ptr_get(golden_doc_root(m), "/compile/flags");
     json_t *changed = json_object_get(golden_doc_root(m), "changed_flags");
-    if (!json_is_object(bf) || !json_is_object(cf) || !json_is_object(changed))
+    json_t *hroot = h ? golden_doc_root(h) : NULL;
+    json_t *hchanged = ptr_get(hroot, "/candidate/changed_flags");
+    if (!json_is_object(bf) || !json_is_object(cf))
         return GOLDEN_OK;
+    size_t ndiff = 0;
+    char names[256] = "";
     json_object_foreach(cf, k, v) {
         bool differs = !value_eq(json_object_get(bf, k), v);
-        json_t *declared = json_object_get(changed, k);
+        json_t *declared = json_is_object(changed) ? json_object_get(changed, k) : NULL;
         char p[512] = "";
         ptr_push(p, sizeof p, "compile");
         ptr_push(p, sizeof p, "flags");
         ptr_push(p, sizeof p, k);
-        if (differs && !declared) {
+        if (differs) {
+            ndiff++;
+            size_t used = strlen(names);
+            snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", k);
+        }
+        if (differs && json_is_object(changed) && !declared) {
             if (add_node(c, GOLDEN_SEV_ERROR, "manifest-agrees", m, p,
                          "flag %s differs from the baseline but is not in changed_flags", k))
                 return GOLDEN_ERR;
@@ -1137,24 +1212,121 @@ static int rules_manifest_pair(vctx *c, const golden_doc *b, const golden_doc *m
                          "flag %s differs from its changed_flags value", k))
                 return GOLDEN_ERR;
         }
+        if (differs && json_is_object(hchanged) && !json_object_get(hchanged, k) &&
+            add_node(c, GOLDEN_SEV_ERROR, "manifest-agrees", m, p,
+                     "flag %s differs from the baseline but the hypothesis's changed_flags "
+                     "(%s) does not list it", k, golden_doc_name(h)))
+            return GOLDEN_ERR;
     }
     json_object_foreach(bf, k, v) {
-        if (!json_object_get(cf, k) &&
-            add_node(c, GOLDEN_SEV_ERROR, "manifest-agrees", m, "/compile/flags",
+        if (json_object_get(cf, k))
+            continue;
+        ndiff++;
+        if (add_node(c, GOLDEN_SEV_ERROR, "manifest-agrees", m, "/compile/flags",
                      "baseline flag %s is missing from the candidate's flags", k))
             return GOLDEN_ERR;
     }
-    json_object_foreach(changed, k, v) {
-        json_t *bv = json_object_get(bf, k);
-        char p[512] = "";
-        ptr_push(p, sizeof p, "changed_flags");
-        ptr_push(p, sizeof p, k);
-        if (bv && value_eq(bv, v) &&
-            add_node(c, GOLDEN_SEV_ERROR, "manifest-agrees", m, p,
-                     "changed flag %s has the baseline's value", k))
-            return GOLDEN_ERR;
+    if (json_is_object(changed)) {
+        json_object_foreach(changed, k, v) {
+            json_t *bv = json_object_get(bf, k);
+            char p[512] = "";
+            ptr_push(p, sizeof p, "changed_flags");
+            ptr_push(p, sizeof p, k);
+            if (bv && value_eq(bv, v) &&
+                add_node(c, GOLDEN_SEV_ERROR, "manifest-agrees", m, p,
+                         "changed flag %s has the baseline's value", k))
+                return GOLDEN_ERR;
+        }
     }
+    if (!h)
+        return GOLDEN_OK;
+    const char *design = sget(hroot, "design");
+    bool exempt = design && (strcmp(design, "factorial") == 0 ||
+                             strcmp(design, "not_attributable") == 0);
+    if (!exempt && ndiff != 1 &&
+        add_node(c, GOLDEN_SEV_ERROR, "one-main-factor", m, "/compile/flags",
+                 "the manifests' compile flags differ in %zu flags (%s); one experiment changes "
+                 "one main factor unless design is factorial or not_attributable", ndiff,
+                 ndiff ? names : "none"))
+        return GOLDEN_ERR;
     return GOLDEN_OK;
+}
+
+/* compile.flags without the flags map's spelling: '-' and '_' are one. */
+static json_t *flag_lookup(json_t *flags, const char *norm)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(flags, k, v) {
+        size_t i = 0;
+        while (k[i] && norm[i] && (k[i] == norm[i] || (k[i] == '-' && norm[i] == '_')))
+            i++;
+        if (!k[i] && !norm[i])
+            return v;
+    }
+    return NULL;
+}
+
+/* The compile command must set exactly compile.flags, with their values: a flag typed on the
+ * command line only (--unsafe-fp-reassoc) changes the build without the manifest saying so. */
+static int command_agrees(vctx *c, const golden_doc *m)
+{
+    json_t *root = golden_doc_root(m);
+    json_t *cmd = ptr_get(root, "/compile/command"), *flags = ptr_get(root, "/compile/flags");
+    if (!json_is_string(cmd) || !json_is_object(flags))
+        return GOLDEN_OK;
+    char why[256];
+    json_t *parsed = golden_exp_command_flags(json_string_value(cmd), why, sizeof why);
+    if (!parsed && !why[0])
+        return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
+    if (!parsed)
+        return add_node(c, GOLDEN_SEV_ERROR, "compile-command", m, "/compile/command",
+                        "cannot read the flags of compile.command: %s", why);
+    int rc = GOLDEN_OK;
+    const char *k;
+    json_t *v;
+    json_object_foreach(parsed, k, v) {
+        json_t *fv = flag_lookup(flags, k);
+        char a[128], b[128];
+        value_show(v, a, sizeof a);
+        value_show(fv, b, sizeof b);
+        if (!fv)
+            rc = add_node(c, GOLDEN_SEV_ERROR, "compile-command", m, "/compile/command",
+                          "compile.command sets %s (%s) but compile.flags does not list it", k,
+                          a);
+        else if (!value_eq(fv, v))
+            rc = add_node(c, GOLDEN_SEV_ERROR, "compile-command", m, "/compile/command",
+                          "compile.command sets %s to '%s' but compile.flags says '%s'", k, a, b);
+        if (rc)
+            break;
+    }
+    json_object_foreach(flags, k, v) {
+        if (rc)
+            break;
+        char norm[256];
+        size_t i = 0;
+        for (; k[i] && i + 1 < sizeof norm; i++)
+            norm[i] = k[i] == '-' ? '_' : k[i];
+        norm[i] = '\0';
+        if (!json_object_get(parsed, norm)) {
+            char p[512] = "/compile/flags";
+            ptr_push(p, sizeof p, k);
+            rc = add_node(c, GOLDEN_SEV_ERROR, "compile-command", m, p,
+                          "compile.flags lists %s but compile.command does not set it", k);
+        }
+    }
+    json_decref(parsed);
+    return rc;
+}
+
+/* Baseline against candidate: controlled values equal (also those the hypothesis does not name),
+ * and the flags that differ are exactly the declared changed_flags. */
+static int rules_manifest_pair(vctx *c, const golden_doc *h, const golden_doc *b,
+                               const golden_doc *m)
+{
+    if (controlled_pair(c, b, m) != 0)
+        return GOLDEN_ERR;
+    return flags_pair(c, h, b, m);
 }
 
 /* ------------------------------------------------------------------ JSON Lines rules */
@@ -1191,13 +1363,38 @@ typedef struct {
     bool cases_sorted;
     struct perf_tally *tally; /* one per summary case (borrowed ids), NULL when no summary */
     size_t ntally;
+    golden_strmap request_ids; /* request_id -> line, so a copied line is not a second run */
+    char **id_copies;          /* the map's keys (the line docs they came from are freed) */
+    size_t nid_copies, capid_copies;
 } jl_state;
 
-static long long iget(const json_t *o, const char *k, long long dflt)
+/* Remember request_id at line_no: 1 = new, 0 = seen before (*first_line says where), -1 = OOM. */
+static int request_id_first(jl_state *s, const char *id, size_t len, size_t line_no,
+                            size_t *first_line, golden_error *err)
 {
-    json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
+    uint64_t prev;
+    if (golden_strmap_get(&s->request_ids, id, len, &prev)) {
+        *first_line = (size_t)prev;
+        return 0;
+    }
+    if (s->nid_copies == s->capid_copies) {
+        size_t cap = s->capid_copies ? s->capid_copies * 2 : 256;
+        char **n = realloc(s->id_copies, cap * sizeof *n);
+        if (!n)
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        s->id_copies = n;
+        s->capid_copies = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    memcpy(copy, id, len + 1);
+    s->id_copies[s->nid_copies++] = copy;
+    if (golden_strmap_put(&s->request_ids, copy, len, line_no, NULL) < 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    return 1;
 }
+
 
 static int input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
@@ -1209,13 +1406,22 @@ static int input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *er
     const char *id = sget(r, "case_id");
     if (!id)
         return 0;
-    long long p = iget(r, "prompt_tokens", 0), past = iget(r, "past_tokens", 0),
-              o = iget(r, "output_tokens", 0);
+    long long p = 0, past = 0, o = 0;
+    int kp = int_key(c, d, r, "", "prompt_tokens", "context-limit", &p);
+    int ka = int_key(c, d, r, "", "past_tokens", "context-limit", &past);
+    int ko = int_key(c, d, r, "", "output_tokens", "context-limit", &o);
+    if (kp < 0 || ka < 0 || ko < 0)
+        return -1;
+    if (doc_refs(c, d) != 0) /* the case's input token file is an artifact like any other */
+        return -1;
+    bool unreadable = kp == 2 || ka == 2 || ko == 2;
     bool rej = json_is_true(json_object_get(r, "rejection"));
     long long total;
     /* hostile counts near INT64_MAX must not overflow: saturate, they exceed any limit */
     if (__builtin_add_overflow(p, past, &total) || __builtin_add_overflow(total, o, &total))
         total = LLONG_MAX;
+    if (unreadable)
+        total = LLONG_MAX; /* a count past int64 exceeds any limit; the finding says why */
     if (total > s->limit && !rej &&
         add_node(c, GOLDEN_SEV_ERROR, "context-limit", d, "/rejection",
                  "case %s totals %lld tokens (prompt %lld + past %lld + output %lld), over the "
@@ -1299,9 +1505,18 @@ static int input_matrix_rules(jl_state *s, const golden_doc *h, const char *rel)
     json_t *pv, *ov;
     json_array_foreach(prompts, i, pv) {
         json_array_foreach(outs, j, ov) {
-            if (!json_is_integer(pv) || !json_is_integer(ov))
+            long long p, o;
+            char pp[64], op[64];
+            snprintf(pp, sizeof pp, "/matrix/prompt_tokens/%zu", i);
+            snprintf(op, sizeof op, "/matrix/output_tokens/%zu", j);
+            int kp = int_at(c, h, pv, pp, "input-matrix", &p);
+            if (kp < 0)
+                return GOLDEN_ERR;
+            int ko = kp == 1 ? int_at(c, h, ov, op, "input-matrix", &o) : 0;
+            if (ko < 0)
+                return GOLDEN_ERR;
+            if (ko != 1)
                 continue;
-            long long p = json_integer_value(pv), o = json_integer_value(ov);
             bool found = false;
             for (size_t k = 0; k < s->ncases && !found; k++)
                 found = !s->cases[k].decode && s->cases[k].prompt == p && s->cases[k].output == o;
@@ -1313,9 +1528,14 @@ static int input_matrix_rules(jl_state *s, const golden_doc *h, const char *rel)
         }
     }
     json_array_foreach(pasts, i, pv) {
-        if (!json_is_integer(pv))
+        long long past;
+        char pp[64];
+        snprintf(pp, sizeof pp, "/matrix/past_tokens/%zu", i);
+        int kp = int_at(c, h, pv, pp, "input-matrix", &past);
+        if (kp < 0)
+            return GOLDEN_ERR;
+        if (kp != 1)
             continue;
-        long long past = json_integer_value(pv);
         bool found = past == 0; /* prefill cases have no past */
         for (size_t k = 0; k < s->ncases && !found; k++)
             found = s->cases[k].decode && s->cases[k].past == past;
@@ -1333,7 +1553,6 @@ static const char *const stage_order[] = {"client_queue", "service_queue", "inpu
 
 static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
-    (void)line_no;
     jl_state *s = ctx;
     vctx *c = s->c;
     if (validate(c->out, s->schema, d, err) < 0)
@@ -1349,6 +1568,18 @@ static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *
             add_node(c, GOLDEN_SEV_ERROR, "rejection-submitted", d, "/case_id",
                      "case %s is a rejection case and must never reach a device", id))
             return -1;
+    }
+    json_t *rid = json_object_get(r, "request_id");
+    if (json_is_string(rid)) {
+        size_t first = 0;
+        int fresh = request_id_first(s, json_string_value(rid), json_string_length(rid), line_no,
+                                     &first, err);
+        if (fresh < 0)
+            return -1;
+        if (fresh == 0)
+            return add_node(c, GOLDEN_SEV_ERROR, "request-unique", d, "/request_id",
+                            "request_id %s repeats the one on line %zu; a copied line is not "
+                            "another run", json_string_value(rid), first) ? -1 : 0;
     }
     const char *side = sget(r, "side");
     for (size_t i = 0; id && side && i < s->ntally; i++) {
@@ -1368,12 +1599,15 @@ static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *
     const char *prev = NULL;
     for (size_t i = 0; i < sizeof stage_order / sizeof stage_order[0]; i++) {
         json_t *st = json_object_get(stages, stage_order[i]);
-        json_t *a = json_object_get(st, "start_ns"), *b = json_object_get(st, "end_ns");
-        if (!json_is_integer(a) || !json_is_integer(b))
-            continue;
-        long long start = json_integer_value(a), end = json_integer_value(b);
         char p[128] = "/stages";
         ptr_push(p, sizeof p, stage_order[i]);
+        long long start, end;
+        int ka = int_key(c, d, st, p, "start_ns", "stage-order", &start);
+        int kb = ka < 0 ? -1 : int_key(c, d, st, p, "end_ns", "stage-order", &end);
+        if (ka < 0 || kb < 0)
+            return -1;
+        if (ka != 1 || kb != 1)
+            continue;
         if (end < start && add_node(c, GOLDEN_SEV_ERROR, "stage-order", d, p,
                                     "stage %s ends before it starts", stage_order[i]))
             return -1;
@@ -1414,7 +1648,10 @@ static int perf_rules(jl_state *s, const golden_doc *sum, const jl_state *in)
 {
     vctx *c = s->c;
     json_t *root = golden_doc_root(sum);
-    long long warm = iget(root, "warmup_runs", 10), meas = iget(root, "measured_runs_min", 30);
+    long long warm = 10, meas = 30;
+    if (int_key(c, sum, root, "", "warmup_runs", "perf-runs", &warm) < 0 ||
+        int_key(c, sum, root, "", "measured_runs_min", "perf-runs", &meas) < 0)
+        return GOLDEN_ERR;
     for (size_t i = 0; i < s->ntally; i++) {
         const struct perf_tally *t = &s->tally[i];
         char p[128];
@@ -1437,11 +1674,14 @@ static int perf_rules(jl_state *s, const golden_doc *sum, const jl_state *in)
                 return GOLDEN_ERR;
             char np[160];
             snprintf(np, sizeof np, "/cases/%zu/%s/n", t->summary_index, side);
-            json_t *n = ptr_get(root, np);
-            if (json_is_integer(n) && json_integer_value(n) != t->steady[k] &&
+            long long n;
+            int kn = int_at(c, sum, ptr_get(root, np), np, "perf-runs", &n);
+            if (kn < 0)
+                return GOLDEN_ERR;
+            if (kn == 1 && n != t->steady[k] &&
                 add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, np,
                          "n is %lld but raw-requests.jsonl has %lld steady measured %s runs of "
-                         "case %s (%lld unsteady kept apart)", (long long)json_integer_value(n),
+                         "case %s (%lld unsteady kept apart)", n,
                          t->steady[k], side, t->case_id, t->unsteady[k]))
                 return GOLDEN_ERR;
         }
@@ -1560,6 +1800,10 @@ static void jl_state_free(jl_state *s)
     free(s->sample_ids);
     free(s->sample_lines);
     free(s->tally);
+    for (size_t i = 0; i < s->nid_copies; i++)
+        free(s->id_copies[i]);
+    free(s->id_copies);
+    golden_strmap_free(&s->request_ids);
 }
 
 /* ------------------------------------------------------------------ seal */
@@ -1752,6 +1996,221 @@ static int folder_jsonl(vctx *c, schema_cache *sc, const char *rel, const char *
     return golden_doc_each_jsonl(path, fn, st, c->err) != 0 ? GOLDEN_ERR : GOLDEN_OK;
 }
 
+/* ------------------------------------------------------------------ accuracy contradictions */
+
+/* The shortest %g text that reads back as x, so both sides of a comparison print apart. */
+static void num_show(double x, char buf[32])
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
+
+/* "file:line" of a node, for a message that names a second place. */
+static void place(const golden_doc *d, const char *ptr, char *buf, size_t n)
+{
+    int line = 0, col = 0;
+    node_pos(d, ptr, &line, &col);
+    if (line > 0)
+        snprintf(buf, n, "%s:%d (%s)", golden_doc_name(d), line, ptr);
+    else
+        snprintf(buf, n, "%s#%s", golden_doc_name(d), ptr);
+}
+
+/* One number of a passing result (or report) against one acceptance bound. */
+static int bound_check(vctx *c, const golden_doc *d, const char *ptr, double value,
+                       const golden_doc *h, const char *hptr, double bound, bool is_min,
+                       const char *what)
+{
+    if (is_min ? value >= bound : value <= bound)
+        return GOLDEN_OK;
+    char a[32], b[32], where[1200];
+    num_show(value, a);
+    num_show(bound, b);
+    place(h, hptr, where, sizeof where);
+    return add_node(c, GOLDEN_SEV_ERROR, "accuracy-agrees", d, ptr,
+                    "%s: %s is %s, %s the acceptance bound %s in %s", what, ptr, a,
+                    is_min ? "below" : "above", b, where);
+}
+
+/* Every numeric leaf named `stem` under node (reports are skipped: they are read on their own). */
+static int stem_walk(vctx *c, const golden_doc *d, json_t *node, char *ptr, size_t cap,
+                     const char *stem, const golden_doc *h, const char *hptr, double bound,
+                     bool is_min, const char *what)
+{
+    size_t keep = strlen(ptr);
+    const char *k;
+    json_t *v;
+    int rc = GOLDEN_OK;
+    if (!json_is_object(node))
+        return GOLDEN_OK;
+    json_object_foreach(node, k, v) {
+        if (strcmp(k, "reports") == 0 || strcmp(k, "task") == 0)
+            continue;
+        ptr_push(ptr, cap, k);
+        if (json_is_number(v) && strcmp(k, stem) == 0)
+            rc = bound_check(c, d, ptr, json_number_value(v), h, hptr, bound, is_min, what);
+        else if (json_is_object(v))
+            rc = stem_walk(c, d, v, ptr, cap, stem, h, hptr, bound, is_min, what);
+        ptr[keep] = '\0';
+        if (rc)
+            return rc;
+    }
+    return GOLDEN_OK;
+}
+
+/* acceptance.NAME_min / NAME_max bound every number called NAME; cosine_min and
+ * layer_cosine_min bound the layer tier's min_cosine. */
+static int acceptance_walk(vctx *c, const golden_doc *h, const golden_doc *d, json_t *node,
+                           const char *base, bool is_report, const char *what)
+{
+    json_t *acc = ptr_get(golden_doc_root(h), "/acceptance");
+    const char *k;
+    json_t *v;
+    json_object_foreach(acc, k, v) {
+        if (!json_is_number(v))
+            continue;
+        size_t n = strlen(k);
+        bool is_min = n > 4 && strcmp(k + n - 4, "_min") == 0;
+        bool is_max = n > 4 && strcmp(k + n - 4, "_max") == 0;
+        if (!is_min && !is_max)
+            continue;
+        char stem[128], hptr[256] = "/acceptance", ptr[512];
+        snprintf(ptr, sizeof ptr, "%s", base);
+        snprintf(stem, sizeof stem, "%.*s", (int)(n - 4), k);
+        if (strcmp(stem, "cosine") == 0 || strcmp(stem, "layer_cosine") == 0)
+            snprintf(stem, sizeof stem, "%s", is_report ? "cosine" : "min_cosine");
+        ptr_push(hptr, sizeof hptr, k);
+        if (stem_walk(c, d, node, ptr, sizeof ptr, stem, h, hptr, json_number_value(v), is_min,
+                      what))
+            return GOLDEN_ERR;
+    }
+    return GOLDEN_OK;
+}
+
+/* The result's own tiers: a pass with a failed tier inside it is a contradiction too. */
+static int tiers_agree(vctx *c, const golden_doc *a)
+{
+    json_t *r = golden_doc_root(a);
+    static const char *const zero[] = {"/kernel/shape_mismatches", "/kernel/new_nan",
+                                       "/kernel/new_inf"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *v = ptr_get(r, zero[i]);
+        if (json_is_number(v) && json_number_value(v) != 0 &&
+            add_node(c, GOLDEN_SEV_ERROR, "accuracy-agrees", a, zero[i],
+                     "verdict is pass but %s is %g (the kernel tier allows none)", zero[i],
+                     json_number_value(v)))
+            return GOLDEN_ERR;
+    }
+    json_t *cos = ptr_get(r, "/layer/min_cosine"), *thr = ptr_get(r, "/layer/threshold");
+    if (json_is_number(cos) && json_is_number(thr) &&
+        json_number_value(cos) < json_number_value(thr)) {
+        char x[32], y[32];
+        num_show(json_number_value(cos), x);
+        num_show(json_number_value(thr), y);
+        if (add_node(c, GOLDEN_SEV_ERROR, "accuracy-agrees", a, "/layer/min_cosine",
+                     "verdict is pass but min_cosine %s is below the layer threshold %s "
+                     "(/layer/threshold)", x, y))
+            return GOLDEN_ERR;
+    }
+    json_t *pr = ptr_get(r, "/greedy_tokens/prompts"), *ex = ptr_get(r, "/greedy_tokens/exact");
+    if (json_is_number(pr) && json_is_number(ex) && json_number_value(ex) < json_number_value(pr) &&
+        add_node(c, GOLDEN_SEV_ERROR, "accuracy-agrees", a, "/greedy_tokens/exact",
+                 "verdict is pass but only %g of %g greedy sequences are exact (the token tier "
+                 "wants all)", json_number_value(ex), json_number_value(pr)))
+        return GOLDEN_ERR;
+    return GOLDEN_OK;
+}
+
+/* One golden-diff report the result names: its verdict and its tensors' verdicts, each tensor's
+ * numbers against the hypothesis's acceptance, and layer cosines against the result's threshold. */
+static int report_agrees(vctx *c, schema_cache *sc, const golden_doc *h, const golden_doc *a,
+                         const char *rel, const char *refptr)
+{
+    char path[1024];
+    disp(c, rel, path, sizeof path);
+    golden_doc *rep = NULL;
+    golden_schema *s = schema_get(sc, "calculet-diff-report/v1", c->err);
+    if (!s || load_doc(path, &rep, c->err) != 0 || validate(c->out, s, rep, c->err) < 0) {
+        golden_doc_free(rep);
+        return GOLDEN_ERR;
+    }
+    json_t *root = golden_doc_root(rep);
+    json_t *thr = ptr_get(golden_doc_root(a), "/layer/threshold");
+    int rc = GOLDEN_OK;
+    const char *verdict = sget(root, "verdict");
+    char where[1200], what[1300];
+    place(a, refptr, where, sizeof where);
+    snprintf(what, sizeof what, "%s says pass", where);
+    if (verdict && strcmp(verdict, "pass") != 0)
+        rc = add_node(c, GOLDEN_SEV_ERROR, "accuracy-agrees", rep, "/verdict",
+                      "this golden-diff report says %s, but %s", verdict, what);
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(root, "tensors"), i, t) {
+        char tp[64];
+        const char *tv = sget(t, "verdict"), *tier = sget(t, "tier");
+        const char *name = sget(t, "name") ? sget(t, "name") : "?";
+        snprintf(tp, sizeof tp, "/tensors/%zu", i);
+        if (!rc && tv && strcmp(tv, "pass") != 0 && verdict && strcmp(verdict, "pass") == 0) {
+            char vp[80];
+            snprintf(vp, sizeof vp, "%s/verdict", tp);
+            rc = add_node(c, GOLDEN_SEV_ERROR, "accuracy-agrees", rep, vp,
+                          "tensor %s fails in this report, but %s", name, what);
+        }
+        if (!rc && h)
+            rc = acceptance_walk(c, h, rep, t, tp, true, what);
+        json_t *cos = json_object_get(t, "cosine");
+        if (!rc && tier && strcmp(tier, "layer") == 0 && json_is_number(cos) &&
+            json_is_number(thr) && json_number_value(cos) < json_number_value(thr)) {
+            char x[32], y[32], cp[80], tw[1200];
+            num_show(json_number_value(cos), x);
+            num_show(json_number_value(thr), y);
+            snprintf(cp, sizeof cp, "%s/cosine", tp);
+            place(a, "/layer/threshold", tw, sizeof tw);
+            rc = add_node(c, GOLDEN_SEV_ERROR, "accuracy-agrees", rep, cp,
+                          "layer tensor %s has cosine %s, below the threshold %s in %s, but %s",
+                          name, x, y, tw, what);
+        }
+        if (rc)
+            break;
+    }
+    golden_doc_free(rep);
+    return rc;
+}
+
+/* accuracy/result.json says pass: nothing it reports, nor any golden-diff report it names, may
+ * say otherwise (handbook sections 6 and 17: correctness fails -> reject). */
+static int accuracy_agrees(vctx *c, schema_cache *sc, const golden_doc *h, const golden_doc *a)
+{
+    json_t *r = golden_doc_root(a);
+    const char *verdict = sget(r, "verdict");
+    if (!verdict || strcmp(verdict, "pass") != 0)
+        return GOLDEN_OK; /* a failing result contradicts nothing that could pass it */
+    if (tiers_agree(c, a) != 0)
+        return GOLDEN_ERR;
+    if (h && acceptance_walk(c, h, a, r, "", false, "verdict is pass") != 0)
+        return GOLDEN_ERR;
+    size_t i;
+    json_t *ref;
+    json_array_foreach(json_object_get(r, "reports"), i, ref) {
+        const char *rel = sget(ref, "path");
+        char refptr[64];
+        snprintf(refptr, sizeof refptr, "/reports/%zu/path", i);
+        if (!rel || lexically_escapes(rel) || !has_asset(c, rel))
+            continue; /* artifact-exists and path-escape report it */
+        char full[PATH_MAX * 2], real[PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", c->root, rel);
+        if (!realpath(full, real) || !inside_root(c, real))
+            continue;
+        if (report_agrees(c, sc, h, a, rel, refptr) != 0)
+            return GOLDEN_ERR;
+    }
+    return GOLDEN_OK;
+}
+
 static int experiment_id_agrees(vctx *c, const golden_doc *h, const golden_doc *d)
 {
     if (!h || !d)
@@ -1815,14 +2274,20 @@ int golden_experiment_check(const char *dir, const golden_experiment_opts *opts,
         goto done;
     if (h && cm && rules_manifest(&c, h, cm, "candidate") != 0)
         goto done;
-    if (bm && cm && rules_manifest_pair(&c, bm, cm) != 0)
+    if (bm && cm && rules_manifest_pair(&c, h, bm, cm) != 0)
+        goto done;
+    if ((bm && command_agrees(&c, bm) != 0) || (cm && command_agrees(&c, cm) != 0))
         goto done;
     if (experiment_id_agrees(&c, h, acc) || experiment_id_agrees(&c, h, sum))
+        goto done;
+    if (acc && accuracy_agrees(&c, &sc, h, acc) != 0)
         goto done;
 
     json_t *limit = h ? ptr_get(golden_doc_root(h), "/matrix/context_limit") : NULL;
     in.c = req.c = flt.c = cal.c = &c;
-    in.limit = json_is_integer(limit) ? json_integer_value(limit) : GOLDEN_CONTEXT_LIMIT;
+    in.limit = GOLDEN_CONTEXT_LIMIT;
+    if (limit && int_at(&c, h, limit, "/matrix/context_limit", "context-limit", &in.limit) < 0)
+        goto done;
     bool seen;
     if (folder_jsonl(&c, &sc, "golden/input-manifest.jsonl", "calculet-input-manifest/v1",
                      input_line, &in, &seen) != 0)
@@ -1893,19 +2358,20 @@ typedef struct {
     const char *title;
     const char *need_roles;  /* space-separated roles that must be listed */
     const char *need_format; /* a format that must be listed, or NULL */
+    const char *role_format; /* the format the needed roles must be carried by, or NULL */
 } handoff_spec;
 
 static const handoff_spec handoff_specs[GOLDEN_HANDOFF_ITEMS] = {
-    {"calbins", "baseline/candidate calbins and SHA-256", "baseline candidate", NULL},
+    {"calbins", "baseline/candidate calbins and SHA-256", "baseline candidate", NULL, NULL},
     {"compile", "compile command, flags diff, compiler OCI digest, commits", "baseline candidate",
-     "calculet-calbin-manifest/v1"},
-    {"graph", "graph/op count, partition, memory plan diff", "", NULL},
+     "calculet-calbin-manifest/v1", "calculet-calbin-manifest/v1"},
+    {"graph", "graph/op count, partition, memory plan diff", "", NULL, NULL},
     {"goldens", "per-op/layer goldens, input manifest, tolerances", "golden tolerances",
-     "calculet-input-manifest/v1"},
-    {"trace", "per-op/per-chip trace and its parser", "trace parser", NULL},
-    {"limits", "supported shape/dtype/quant limits and fallback", "", NULL},
-    {"error_path", "error path and retest after reset", "", NULL},
-    {"performance", "raw performance data", "", "calculet-raw-request/v1"},
+     "calculet-input-manifest/v1", NULL},
+    {"trace", "per-op/per-chip trace and its parser", "trace parser", NULL, NULL},
+    {"limits", "supported shape/dtype/quant limits and fallback", "", NULL, NULL},
+    {"error_path", "error path and retest after reset", "", NULL, NULL},
+    {"performance", "raw performance data", "", "calculet-raw-request/v1", NULL},
 };
 
 /* Formats whose schema is compiled in ("calculet-fault/v1" -> calculet-fault-v1.schema.json). */
@@ -1933,13 +2399,152 @@ static void item_mark(golden_handoff_item *it, golden_item_status s, const char 
     va_end(ap);
 }
 
-static bool file_has_role(json_t *files, const char *role)
+/* What a hand-off run keeps: the index, the compile manifests by role, the schemas. */
+typedef struct {
+    vctx c;
+    schema_cache sc;
+    golden_doc *idx;
+    char ipath[1024];
+    golden_doc *manifest[2]; /* compile manifests listed as baseline [0] and candidate [1] */
+} handoff_run;
+
+/* A finding about a delivered file, placed at its entry in handoff.json (so the item that lists
+ * it is marked malformed). */
+static int content_finding(handoff_run *r, const origin *o, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int content_finding(handoff_run *r, const origin *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = findings_vadd(r->c.out, GOLDEN_SEV_ERROR, "handoff-content", o->file, o->line,
+                           o->col, o->pointer, r->c.err, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Lines holding something other than blanks, counted up to `enough`: 0 = empty file. */
+static int text_lines(const char *path, size_t enough, size_t *lines, golden_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s",
+                                strerror(errno));
+    *lines = 0;
+    bool filled = false;
+    int ch;
+    while (*lines < enough && (ch = getc(f)) != EOF) {
+        if (ch == '\n') {
+            *lines += filled;
+            filled = false;
+        } else if (ch != ' ' && ch != '\t' && ch != '\r') {
+            filled = true;
+        }
+    }
+    if (filled && *lines < enough)
+        (*lines)++;
+    int bad = ferror(f);
+    fclose(f);
+    return bad ? golden_fail_what(err, GOLDEN_EIO, path, "read error") : GOLDEN_OK;
+}
+
+/* A deliverable without a format must still hold what its item needs: a JSON/YAML document
+ * that parses and is not empty, a CSV with a header and at least one record, any other file
+ * at least one byte that is not blank (docs/manifest-verify.md, "Hand-off contents"). */
+static int untyped_content(handoff_run *r, const char *rel, const origin *o)
+{
+    char path[1024];
+    disp(&r->c, rel, path, sizeof path);
+    if (has_suffix(rel, ".json") || has_suffix(rel, ".yaml") || has_suffix(rel, ".yml")) {
+        golden_doc *d = NULL;
+        golden_error e;
+        golden_error_clear(&e);
+        if (load_doc(path, &d, &e) != 0) {
+            golden_doc_free(d);
+            if (e.code == GOLDEN_ENOMEM)
+                return golden_fail_what(r->c.err, GOLDEN_ENOMEM, NULL, "out of memory");
+            return content_finding(r, o, "'%s' does not parse: %s", rel, e.what);
+        }
+        json_t *root = golden_doc_root(d);
+        bool empty = !(json_is_object(root) && json_object_size(root) > 0) &&
+                     !(json_is_array(root) && json_array_size(root) > 0);
+        golden_doc_free(d);
+        return empty ? content_finding(r, o, "'%s' holds no entry (an empty document)", rel)
+                     : GOLDEN_OK;
+    }
+    bool csv = has_suffix(rel, ".csv");
+    size_t lines = 0;
+    if (text_lines(path, csv ? 2 : 1, &lines, r->c.err) != 0)
+        return GOLDEN_ERR;
+    if (csv && lines < 2)
+        return content_finding(r, o, "'%s' holds no record (a header and at least one row)",
+                               rel);
+    if (lines == 0)
+        return content_finding(r, o, "'%s' is empty", rel);
+    return GOLDEN_OK;
+}
+
+/* A compile manifest: its own role must be the one the index gives it; kept for the pair rules. */
+static int handoff_manifest(handoff_run *r, golden_doc *d, const char *rel, const char *role,
+                            const origin *o)
+{
+    const char *own = sget(golden_doc_root(d), "role");
+    int line = o->line;
+    if (own && role && strcmp(own, role) != 0)
+        return add_node(&r->c, GOLDEN_SEV_ERROR, "manifest-agrees", d, "/role",
+                        "role is '%s' but %s:%d lists '%s' as role '%s'", own, o->file, line,
+                        rel, role);
+    int k = own && strcmp(own, "baseline") == 0 ? 0 : own && strcmp(own, "candidate") == 0 ? 1 : -1;
+    if (k >= 0 && !r->manifest[k]) {
+        r->manifest[k] = d;
+        return 1; /* kept */
+    }
+    return GOLDEN_OK;
+}
+
+/* Validate one delivered document named with a format; the schema decides malformed, a JSON
+ * Lines file must hold at least one record (a fault log may be empty: no fault). */
+static int handoff_doc(handoff_run *r, const char *rel, const char *format, const char *role,
+                       const origin *o)
+{
+    vctx *c = &r->c;
+    char path[1024];
+    disp(c, rel, path, sizeof path);
+    golden_schema *s = schema_get(&r->sc, format, c->err);
+    if (!s)
+        return GOLDEN_ERR;
+    if (has_suffix(rel, ".jsonl")) {
+        plain_jl p = {c->out, s, 0};
+        if (golden_doc_each_jsonl(path, plain_line, &p, c->err) != 0)
+            return GOLDEN_ERR;
+        if (p.records == 0 && strcmp(format, "calculet-fault/v1") != 0)
+            return content_finding(r, o, "'%s' holds no %s record", rel, format);
+        return GOLDEN_OK;
+    }
+    golden_doc *d = NULL;
+    if (load_doc(path, &d, c->err) != 0) {
+        golden_doc_free(d);
+        return GOLDEN_ERR;
+    }
+    int rc = validate(c->out, s, d, c->err) < 0 || doc_refs(c, d) != 0 ? GOLDEN_ERR : GOLDEN_OK;
+    if (rc == GOLDEN_OK && strcmp(format, "calculet-calbin-manifest/v1") == 0) {
+        int kept = handoff_manifest(r, d, rel, role, o);
+        if (kept == 1)
+            d = NULL;
+        rc = kept < 0 ? GOLDEN_ERR : GOLDEN_OK;
+    }
+    golden_doc_free(d);
+    return rc;
+}
+
+/* Every needed role must be on a file, of role_format when the spec names one (a compile
+ * manifest, not any file that says "candidate"). */
+static bool file_has_role(json_t *files, const char *role, const char *format)
 {
     size_t i;
     json_t *f;
     json_array_foreach(files, i, f) {
-        const char *r = sget(f, "role");
-        if (r && strcmp(r, role) == 0)
+        const char *r = sget(f, "role"), *fm = sget(f, "format");
+        if (r && strcmp(r, role) == 0 && (!format || (fm && strcmp(fm, format) == 0)))
             return true;
     }
     return false;
@@ -1957,163 +2562,93 @@ static bool file_has_format(json_t *files, const char *format)
     return false;
 }
 
-/* Validate one delivered document named with a format; the schema decides malformed. */
-static int handoff_doc(vctx *c, schema_cache *sc, const char *rel, const char *format,
-                       long *violations)
+/* The roles and format an item must list; a gap marks it missing. */
+static int item_needs(handoff_run *r, const handoff_spec *sp, golden_handoff_item *it,
+                      json_t *files, const char *ptr)
 {
-    char path[1024];
-    disp(c, rel, path, sizeof path);
-    golden_schema *s = schema_get(sc, format, c->err);
-    if (!s)
-        return GOLDEN_ERR;
-    size_t before = c->out->errors;
-    if (has_suffix(rel, ".jsonl")) {
-        plain_jl p = {c->out, s};
-        if (golden_doc_each_jsonl(path, plain_line, &p, c->err) != 0)
-            return GOLDEN_ERR;
-    } else {
-        golden_doc *d = NULL;
-        if (load_doc(path, &d, c->err) != 0) {
-            golden_doc_free(d);
-            return GOLDEN_ERR;
+    for (const char *p = sp->need_roles; *p;) {
+        const char *e = strchr(p, ' ');
+        char role[32];
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        snprintf(role, sizeof role, "%.*s", (int)len, p);
+        if (!file_has_role(files, role, sp->role_format)) {
+            item_mark(it, GOLDEN_ITEM_MISSING, "no %s with role %s",
+                      sp->role_format ? sp->role_format : "file", role);
+            if (add_node(&r->c, GOLDEN_SEV_ERROR, "handoff-missing", r->idx, ptr,
+                         "item %d (%s) lists no %s with role '%s'", it->number, sp->title,
+                         sp->role_format ? sp->role_format : "file", role))
+                return GOLDEN_ERR;
         }
-        int rc = validate(c->out, s, d, c->err) < 0 || doc_refs(c, d) != 0 ? GOLDEN_ERR : GOLDEN_OK;
-        golden_doc_free(d);
-        if (rc)
-            return rc;
+        p += len;
+        while (*p == ' ')
+            p++;
     }
-    *violations = (long)(c->out->errors - before);
+    if (sp->need_format && !file_has_format(files, sp->need_format)) {
+        item_mark(it, GOLDEN_ITEM_MISSING, "no %s document", sp->need_format);
+        if (add_node(&r->c, GOLDEN_SEV_ERROR, "handoff-missing", r->idx, ptr,
+                     "item %d (%s) lists no %s document", it->number, sp->title,
+                     sp->need_format))
+            return GOLDEN_ERR;
+    }
     return GOLDEN_OK;
 }
 
-int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
-                         golden_handoff_item items[GOLDEN_HANDOFF_ITEMS], golden_findings *out,
-                         golden_error *err)
+/* One listed file: inside the folder, hashed, and holding what its kind needs. */
+static int item_file(handoff_run *r, golden_handoff_item *it, json_t *f, const char *ptr,
+                     size_t k)
 {
-    vctx c;
-    schema_cache sc = {0};
-    golden_doc *idx = NULL;
-    int rc = GOLDEN_ERR;
-    for (int i = 0; i < GOLDEN_HANDOFF_ITEMS; i++) {
-        memset(&items[i], 0, sizeof items[i]);
-        items[i].number = i + 1;
-        items[i].key = handoff_specs[i].key;
-        items[i].title = handoff_specs[i].title;
-        items[i].status = GOLDEN_ITEM_PRESENT;
-    }
-    if (vctx_init(&c, dir, opts, out, err) != 0)
+    vctx *c = &r->c;
+    const char *path = sget(f, "path"), *sha = sget(f, "sha256");
+    const char *format = sget(f, "format"), *role = sget(f, "role");
+    if (!path)
+        return GOLDEN_OK;
+    char fp[600];
+    snprintf(fp, sizeof fp, "%s/files/%zu/path", ptr, k);
+    int line = 0, col = 0;
+    golden_doc_line(r->idx, json_object_get(f, "path"), &line, &col);
+    origin o = {r->ipath, line, col, fp};
+    int pk = check_path(c, path, &o, "handoff-missing");
+    if (pk < 0)
         return GOLDEN_ERR;
-    char ipath[1024];
-    disp(&c, "handoff.json", ipath, sizeof ipath);
-    origin io = {ipath, 0, 0, ""};
-    int ok = check_path(&c, "handoff.json", &io, "handoff-index");
-    if (ok < 0)
-        goto done;
-    if (ok == 0) {
-        /* no usable index: the delivery cannot be checked at all */
-        golden_fail_what(err, GOLDEN_EINVAL, ipath, "%s", out->items[out->count - 1].message);
-        out->errors--;
-        out->count--;
-        goto done;
+    if (pk == 0) {
+        const char *rule = c->out->items[c->out->count - 1].rule;
+        item_mark(it, strcmp(rule, "handoff-missing") == 0 ? GOLDEN_ITEM_MISSING
+                                                           : GOLDEN_ITEM_MALFORMED,
+                  "%s", c->out->items[c->out->count - 1].message);
+        return GOLDEN_OK;
     }
-    golden_schema *s = schema_get(&sc, "calculet-handoff/v1", err);
-    if (!s || load_doc(ipath, &idx, err) != 0 || validate(out, s, idx, err) < 0)
-        goto done;
-    json_t *its = json_object_get(golden_doc_root(idx), "items");
-    for (int i = 0; i < GOLDEN_HANDOFF_ITEMS; i++) {
-        const handoff_spec *sp = &handoff_specs[i];
-        golden_handoff_item *it = &items[i];
-        json_t *item = json_object_get(its, sp->key);
-        json_t *files = json_object_get(item, "files");
-        char ptr[512] = "/items";
-        ptr_push(ptr, sizeof ptr, sp->key);
-        if (!json_is_array(files) || json_array_size(files) == 0) {
-            item_mark(it, GOLDEN_ITEM_MISSING, "no files listed");
-            if (add_node(&c, GOLDEN_SEV_ERROR, "handoff-missing", idx, item ? ptr : "/items",
-                         "item %d (%s) is missing: no files listed", it->number, sp->title))
-                goto done;
-            continue;
-        }
-        for (const char *r = sp->need_roles; *r;) {
-            const char *e = strchr(r, ' ');
-            char role[32];
-            size_t len = e ? (size_t)(e - r) : strlen(r);
-            snprintf(role, sizeof role, "%.*s", (int)len, r);
-            if (!file_has_role(files, role)) {
-                item_mark(it, GOLDEN_ITEM_MISSING, "no file with role %s", role);
-                if (add_node(&c, GOLDEN_SEV_ERROR, "handoff-missing", idx, ptr,
-                             "item %d (%s) lists no file with role '%s'", it->number, sp->title,
-                             role))
-                    goto done;
-            }
-            r += len;
-            while (*r == ' ')
-                r++;
-        }
-        if (sp->need_format && !file_has_format(files, sp->need_format)) {
-            item_mark(it, GOLDEN_ITEM_MISSING, "no %s document", sp->need_format);
-            if (add_node(&c, GOLDEN_SEV_ERROR, "handoff-missing", idx, ptr,
-                         "item %d (%s) lists no %s document", it->number, sp->title,
-                         sp->need_format))
-                goto done;
-        }
-        size_t k;
-        json_t *f;
-        json_array_foreach(files, k, f) {
-            const char *path = sget(f, "path"), *sha = sget(f, "sha256");
-            const char *format = sget(f, "format");
-            if (!path)
-                continue;
-            char fp[600];
-            snprintf(fp, sizeof fp, "%s/files/%zu/path", ptr, k);
-            int line = 0, col = 0;
-            golden_doc_line(idx, json_object_get(f, "path"), &line, &col);
-            origin o = {ipath, line, col, fp};
-            int pk = check_path(&c, path, &o, "handoff-missing");
-            if (pk < 0)
-                goto done;
-            if (pk == 0) {
-                const char *rule = out->items[out->count - 1].rule;
-                item_mark(it, strcmp(rule, "handoff-missing") == 0 ? GOLDEN_ITEM_MISSING
-                                                                   : GOLDEN_ITEM_MALFORMED,
-                          "%s", out->items[out->count - 1].message);
-                continue;
-            }
-            if (sha && golden_is_sha256_hex(sha) && add_job(&c, path, sha, "artifact-hash", &o))
-                goto done;
-            if (format && format_known(format)) {
-                long viol = 0;
-                if (handoff_doc(&c, &sc, path, format, &viol) != 0)
-                    goto done;
-                if (viol)
-                    item_mark(it, GOLDEN_ITEM_MALFORMED, "%s breaks %s in %ld place(s)", path,
-                              format, viol);
-            }
-        }
-    }
-    if (run_jobs(&c, NULL, NULL, NULL) != 0)
-        goto done;
-    /* A broken index entry or a hash mismatch makes the item that lists the file malformed;
-     * so does any finding inside a document the item delivers (its own references included). */
+    if (sha && golden_is_sha256_hex(sha) && add_job(c, path, sha, "artifact-hash", &o))
+        return GOLDEN_ERR;
+    if (format && format_known(format))
+        return handoff_doc(r, path, format, role, &o);
+    return untyped_content(r, path, &o);
+}
+
+/* A broken index entry, a hash mismatch, an empty deliverable, or any finding inside a document
+ * an item delivers (its own references included) makes that item malformed. */
+static void mark_malformed(handoff_run *r, json_t *its, golden_handoff_item *items)
+{
+    golden_findings *out = r->c.out;
     for (size_t i = 0; i < out->count; i++) {
         const golden_finding *g = &out->items[i];
         if (g->severity != GOLDEN_SEV_ERROR || strcmp(g->rule, "handoff-missing") == 0)
             continue;
         for (int k = 0; k < GOLDEN_HANDOFF_ITEMS; k++) {
             bool hit = false;
-            if (strcmp(g->file, ipath) == 0) {
+            if (strcmp(g->file, r->ipath) == 0) {
                 char pre[128];
                 snprintf(pre, sizeof pre, "/items/%s/", handoff_specs[k].key);
                 hit = strncmp(g->pointer, pre, strlen(pre)) == 0;
             } else {
                 size_t j;
                 json_t *f;
-                json_array_foreach(json_object_get(json_object_get(its, handoff_specs[k].key), "files"), j, f) {
+                json_t *files = json_object_get(json_object_get(its, handoff_specs[k].key), "files");
+                json_array_foreach(files, j, f) {
                     const char *path = sget(f, "path");
                     char dp[1024];
                     if (!path)
                         continue;
-                    disp(&c, path, dp, sizeof dp);
+                    disp(&r->c, path, dp, sizeof dp);
                     hit = hit || strcmp(dp, g->file) == 0;
                 }
             }
@@ -2121,11 +2656,93 @@ int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
                 item_mark(&items[k], GOLDEN_ITEM_MALFORMED, "%s", g->message);
         }
     }
+}
+
+static void handoff_items_init(golden_handoff_item items[GOLDEN_HANDOFF_ITEMS])
+{
+    for (int i = 0; i < GOLDEN_HANDOFF_ITEMS; i++) {
+        memset(&items[i], 0, sizeof items[i]);
+        items[i].number = i + 1;
+        items[i].key = handoff_specs[i].key;
+        items[i].title = handoff_specs[i].title;
+        items[i].status = GOLDEN_ITEM_PRESENT;
+    }
+}
+
+/* The index itself: -1 when it cannot be read (then nothing can be checked), 0 when loaded. */
+static int handoff_index(handoff_run *r)
+{
+    vctx *c = &r->c;
+    disp(c, "handoff.json", r->ipath, sizeof r->ipath);
+    origin io = {r->ipath, 0, 0, ""};
+    int ok = check_path(c, "handoff.json", &io, "handoff-index");
+    if (ok < 0)
+        return GOLDEN_ERR;
+    if (ok == 0) {
+        /* no usable index: the delivery cannot be checked at all */
+        golden_findings *out = c->out;
+        golden_fail_what(c->err, GOLDEN_EINVAL, r->ipath, "%s", out->items[out->count - 1].message);
+        out->errors--;
+        out->count--;
+        return GOLDEN_ERR;
+    }
+    golden_schema *s = schema_get(&r->sc, "calculet-handoff/v1", c->err);
+    if (!s || load_doc(r->ipath, &r->idx, c->err) != 0 || validate(c->out, s, r->idx, c->err) < 0)
+        return GOLDEN_ERR;
+    return GOLDEN_OK;
+}
+
+int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
+                         golden_handoff_item items[GOLDEN_HANDOFF_ITEMS], golden_findings *out,
+                         golden_error *err)
+{
+    handoff_run r;
+    memset(&r, 0, sizeof r);
+    int rc = GOLDEN_ERR;
+    handoff_items_init(items);
+    if (vctx_init(&r.c, dir, opts, out, err) != 0)
+        return GOLDEN_ERR;
+    if (handoff_index(&r) != 0)
+        goto done;
+    json_t *its = json_object_get(golden_doc_root(r.idx), "items");
+    for (int i = 0; i < GOLDEN_HANDOFF_ITEMS; i++) {
+        const handoff_spec *sp = &handoff_specs[i];
+        json_t *item = json_object_get(its, sp->key);
+        json_t *files = json_object_get(item, "files");
+        char ptr[512] = "/items";
+        ptr_push(ptr, sizeof ptr, sp->key);
+        if (!json_is_array(files) || json_array_size(files) == 0) {
+            item_mark(&items[i], GOLDEN_ITEM_MISSING, "no files listed");
+            if (add_node(&r.c, GOLDEN_SEV_ERROR, "handoff-missing", r.idx, item ? ptr : "/items",
+                         "item %d (%s) is missing: no files listed", items[i].number, sp->title))
+                goto done;
+            continue;
+        }
+        if (item_needs(&r, sp, &items[i], files, ptr) != 0)
+            goto done;
+        size_t k;
+        json_t *f;
+        json_array_foreach(files, k, f)
+            if (item_file(&r, &items[i], f, ptr, k) != 0)
+                goto done;
+    }
+    /* the two compile manifests: one main factor's bookkeeping and their commands */
+    if (r.manifest[0] && r.manifest[1] &&
+        rules_manifest_pair(&r.c, NULL, r.manifest[0], r.manifest[1]) != 0)
+        goto done;
+    for (int k = 0; k < 2; k++)
+        if (r.manifest[k] && command_agrees(&r.c, r.manifest[k]) != 0)
+            goto done;
+    if (run_jobs(&r.c, NULL, NULL, NULL) != 0)
+        goto done;
+    mark_malformed(&r, its, items);
     rc = GOLDEN_OK;
 done:
-    golden_doc_free(idx);
-    schema_cache_free(&sc);
-    vctx_free(&c);
+    golden_doc_free(r.manifest[0]);
+    golden_doc_free(r.manifest[1]);
+    golden_doc_free(r.idx);
+    schema_cache_free(&r.sc);
+    vctx_free(&r.c);
     return rc;
 }
 
@@ -2228,7 +2845,7 @@ static const char *const experiment_rules[] = {
     "layout", "folder-name", "exp-id", "family", "schema", "required-filled", "one-main-factor",
     "controlled-equal", "manifest-agrees", "artifact-exists", "artifact-hash", "path-escape",
     "context-limit", "input-matrix", "unknown-case", "rejection-submitted", "stage-order",
-    "perf-runs",
+    "request-unique", "perf-runs", "compile-command", "accuracy-agrees",
     "calibration-unique", "calibration-hash", "calibration-tokenizer", "calibration-pii", "seal",
     NULL};
 
