@@ -317,6 +317,37 @@ static void mark_malformed(handoff_run *r, json_t *its, golden_handoff_item *ite
     }
 }
 
+/* The calbin each compile manifest describes is the one item 1 lists under the same role, so a
+ * role cannot sit on one file while the manifest describes another. */
+static int calbins_agree(handoff_run *r, json_t *its)
+{
+    static const char *const roles[2] = {"baseline", "candidate"};
+    json_t *files = json_object_get(json_object_get(its, "calbins"), "files");
+    for (int k = 0; k < 2; k++) {
+        if (!r->manifest[k])
+            continue;
+        const char *sha = json_string_value(
+            exp_ptr_get(golden_doc_root(r->manifest[k]), "/calbin/sha256"));
+        bool any = false, listed = false;
+        size_t i;
+        json_t *f;
+        json_array_foreach(files, i, f) {
+            const char *role = exp_sget(f, "role"), *fsha = exp_sget(f, "sha256");
+            if (!role || strcmp(role, roles[k]) != 0)
+                continue;
+            any = true;
+            listed = listed || (sha && fsha && strcmp(sha, fsha) == 0);
+        }
+        if (sha && any && !listed &&
+            exp_add_node(&r->c, GOLDEN_SEV_ERROR, "manifest-agrees", r->manifest[k],
+                         "/calbin/sha256",
+                         "the %s manifest describes calbin %.12s..., which item 1 (calbins) does "
+                         "not list with role %s", roles[k], sha, roles[k]))
+            return GOLDEN_ERR;
+    }
+    return GOLDEN_OK;
+}
+
 static void handoff_items_init(golden_handoff_item items[GOLDEN_HANDOFF_ITEMS])
 {
     for (int i = 0; i < GOLDEN_HANDOFF_ITEMS; i++) {
@@ -392,6 +423,8 @@ int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
     for (int k = 0; k < 2; k++)
         if (r.manifest[k] && exp_command_agrees(&r.c, r.manifest[k]) != 0)
             goto done;
+    if (calbins_agree(&r, its) != 0)
+        goto done;
     if (exp_run_jobs(&r.c, NULL, NULL, NULL) != 0)
         goto done;
     mark_malformed(&r, its, items);

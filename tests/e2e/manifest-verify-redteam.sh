@@ -210,3 +210,9 @@ jedit "$d/compile/candidate-manifest.json" 'd["compile"]["command"] += " --unsaf
 rehash "$HO" "$d" compile/candidate-manifest.json
 expect_exit "hand-off compile command checked" 1 manifest-verify --handoff "$d"
 expect_grep "hand-off compile-command" "compile-command: compile.command sets unsafe_fp_reassoc" out.txt
+d=$(fresh_ho calbin-roles)
+jedit "$d/handoff.json" '
+for f in d["items"]["calbins"]["files"]:
+    f["role"] = {"baseline": "candidate", "candidate": "baseline"}[f["role"]]'
+expect_exit "calbin roles swapped in the index fails" 1 manifest-verify --handoff "$d"
+expect_grep "manifest describes another calbin" "manifest-agrees: the candidate manifest describes calbin c745aac18f0f..., which item 1 \(calbins\) does not list with role candidate" out.txt
