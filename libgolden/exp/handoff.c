@@ -106,6 +106,15 @@ static int text_lines(const char *path, size_t enough, size_t *lines, golden_err
     return bad ? golden_fail_what(err, GOLDEN_EIO, path, "read error") : GOLDEN_OK;
 }
 
+static int count_line(void *ctx, golden_doc *line_doc, size_t line_no, golden_error *err)
+{
+    (void)line_doc;
+    (void)line_no;
+    (void)err;
+    (*(size_t *)ctx)++;
+    return 0;
+}
+
 /* A deliverable without a format must still hold what its item needs: a JSON/YAML document
  * that parses and is not empty, a CSV with a header and at least one record, any other file
  * at least one byte that is not blank (docs/manifest-verify.md, "Hand-off contents"). */
@@ -129,6 +138,17 @@ static int untyped_content(handoff_run *r, const char *rel, const origin *o)
         golden_doc_free(d);
         return empty ? content_finding(r, o, "'%s' holds no entry (an empty document)", rel)
                      : GOLDEN_OK;
+    }
+    if (exp_has_suffix(rel, ".jsonl")) {
+        size_t records = 0;
+        golden_error e;
+        golden_error_clear(&e);
+        if (golden_doc_each_jsonl(path, count_line, &records, &e) != 0) {
+            if (e.code == GOLDEN_ENOMEM)
+                return golden_fail_what(r->c.err, GOLDEN_ENOMEM, NULL, "out of memory");
+            return content_finding(r, o, "'%s' does not parse: %s", rel, e.what);
+        }
+        return records ? GOLDEN_OK : content_finding(r, o, "'%s' holds no record", rel);
     }
     bool csv = exp_has_suffix(rel, ".csv");
     size_t lines = 0;

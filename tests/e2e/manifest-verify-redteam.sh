@@ -216,3 +216,16 @@ for f in d["items"]["calbins"]["files"]:
     f["role"] = {"baseline": "candidate", "candidate": "baseline"}[f["role"]]'
 expect_exit "calbin roles swapped in the index fails" 1 manifest-verify --handoff "$d"
 expect_grep "manifest describes another calbin" "manifest-agrees: the candidate manifest describes calbin c745aac18f0f..., which item 1 \(calbins\) does not list with role candidate" out.txt
+d=$(fresh_ho nofaults); : > "$d/error-path/faults.jsonl"; rehash "$HO" "$d" error-path/faults.jsonl
+expect_exit "an empty calculet-fault/v1 log means no fault" 0 manifest-verify --handoff "$d"
+jedit "$d/handoff.json" '
+for f in d["items"]["error_path"]["files"]:
+    f.pop("format", None)'
+expect_exit "an empty JSON Lines file without a format fails" 1 manifest-verify --handoff "$d"
+expect_grep "no record named" "handoff-content: 'error-path/faults.jsonl' holds no record" out.txt
+printf '{"broken": \n' > "$d/error-path/faults.jsonl"; rehash "$HO" "$d" error-path/faults.jsonl
+jedit "$d/handoff.json" "
+for f in d['items']['error_path']['files']:
+    if f['path'] == 'error-path/faults.jsonl': f['sha256'] = '$(sha256sum "$d/error-path/faults.jsonl" | cut -c1-64)'"
+expect_exit "an unparsable JSON Lines file without a format fails" 1 manifest-verify --handoff "$d"
+expect_grep "parse failure is a finding" "handoff-content: 'error-path/faults.jsonl' does not parse" out.txt
