@@ -121,6 +121,8 @@ int main(int argc, char **argv)
         default: return usage_error("unknown option");
         }
     }
+    if (opts.threads == 0) /* the library reads no environment; GOLDEN_THREADS is read here */
+        opts.threads = golden_threads();
     int nargs = argc - optind;
     if (schema && handoff)
         return usage_error("--schema and --handoff are separate modes");

@@ -2018,6 +2018,12 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
             char c = buf[start + i];
             blank = c == ' ' || c == '\t' || c == '\r';
         }
+        /* a byte order mark may open the file, never a later line (a concatenation slip) */
+        if (line_no > 1 && llen >= 3 && memcmp(buf + start, "\xEF\xBB\xBF", 3) == 0) {
+            rc = golden_fail_where(err, GOLDEN_EINVAL, "byte order mark in the middle of a JSON "
+                                   "Lines file", "%s:%zu", path, line_no);
+            break;
+        }
         if (!blank) {
             golden_doc *d;
             if (golden_doc_load_json(path, buf + start, llen, line_no, &d, err) < 0) {

@@ -8,6 +8,7 @@
 
 #include "cunit_main.h"
 #include "golden/experiment.h"
+#include "exp/command.h"
 
 static void test_exp_id_valid(void)
 {
@@ -232,6 +233,46 @@ static void test_symlink_escape(void)
     rmdir(dir);
 }
 
+/* The compile command's flags, worked out by hand from the syntax in docs/manifest-verify.md. */
+static void test_command_flags(void)
+{
+    char why[256];
+    json_t *f = golden_exp_command_flags(
+        "calcc compile --model qwen3 --graph prefill --chips 2 --opt-level=3 "
+        "--moe-bucket-threshold 8 --unsafe-fp-reassoc -o out.calbin", why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(json_object_size(f), 3);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(f, "opt_level")), "3");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(f, "moe_bucket_threshold")), "8");
+    CU_ASSERT_TRUE(json_is_true(json_object_get(f, "unsafe_fp_reassoc")));
+    json_decref(f);
+
+    /* quotes and escapes: one word each, nothing expanded */
+    f = golden_exp_command_flags("calcc --note='a b' --tag=\"x\\\"y\" --path=a\\ b -- --not-a-flag",
+                                 why, sizeof why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(json_object_size(f), 3);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(f, "note")), "a b");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(f, "tag")), "x\"y");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(f, "path")), "a b");
+    json_decref(f);
+
+    const char *refused[] = {
+        "calcc --x=$HOME", "calcc --x=`id`", "calcc --x=1; rm -rf /", "calcc --x=1 | tee",
+        "calcc --x=1 > log", "calcc --x='open", "calcc --x=\"open", "calcc -O3",
+        "calcc --opt-level=3 --opt-level=0", "FAST=1 calcc", "calcc --x=\"$y\"", "",
+        "calcc -o", "calcc --x=a*", "calcc --x=1\\", "calcc ---x", "calcc --=3",
+        NULL};
+    for (int i = 0; refused[i]; i++) {
+        f = golden_exp_command_flags(refused[i], why, sizeof why);
+        CU_ASSERT_PTR_NULL(f);
+        CU_ASSERT_NOT_EQUAL(why[0], '\0');
+        if (f)
+            fprintf(stderr, "accepted: %s\n", refused[i]);
+        json_decref(f);
+    }
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -243,6 +284,7 @@ int main(void)
         {"empty_folder_layout", test_empty_folder_layout},
         {"verify_documents_jsonl", test_verify_documents_jsonl},
         {"symlink_escape", test_symlink_escape},
+        {"command_flags", test_command_flags},
         {0, 0},
     };
     return golden_test_run("experiment", tests);

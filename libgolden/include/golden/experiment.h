@@ -50,10 +50,14 @@ void golden_finding_where(const golden_finding *f, char *buf, size_t n);
 int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
                             golden_findings *out, golden_error *err);
 
+#define GOLDEN_EXPERIMENT_OPTS_VERSION 1
+/* Settings of a check. The library reads no environment: a tool that honours GOLDEN_THREADS
+ * passes it in `threads`. */
 typedef struct {
-    int threads;  /* hashing workers; 0 = golden_threads() */
-    bool seal;    /* write SHA256SUMS when every rule passed */
-    bool force;   /* --seal may replace an existing SHA256SUMS */
+    unsigned version; /* GOLDEN_EXPERIMENT_OPTS_VERSION; 0 (a zeroed struct) is read as 1 */
+    int threads;      /* hashing workers; 0 = every online core (golden_cpu_count) */
+    bool seal;        /* write SHA256SUMS when every rule passed */
+    bool force;       /* --seal may replace an existing SHA256SUMS */
 } golden_experiment_opts;
 
 /* Check one experiment folder against every rule; findings go to out. Returns -1 when the

@@ -1,0 +1,200 @@
+/* The performance files (handbook section 7): raw requests with unique ids and stages in order,
+ * and a summary whose counts rest on them; the fault log's lines validated. */
+#include "exp/internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Remember request_id at line_no: 1 = new, 0 = seen before (*first_line says where), -1 = OOM. */
+static int request_id_first(jl_state *s, const char *id, size_t len, size_t line_no,
+                            size_t *first_line, golden_error *err)
+{
+    uint64_t prev;
+    if (golden_strmap_get(&s->request_ids, id, len, &prev)) {
+        *first_line = (size_t)prev;
+        return 0;
+    }
+    if (s->nid_copies == s->capid_copies) {
+        size_t cap = s->capid_copies ? s->capid_copies * 2 : 256;
+        char **n = realloc(s->id_copies, cap * sizeof *n);
+        if (!n)
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        s->id_copies = n;
+        s->capid_copies = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    memcpy(copy, id, len + 1);
+    s->id_copies[s->nid_copies++] = copy;
+    if (golden_strmap_put(&s->request_ids, copy, len, line_no, NULL) < 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    return 1;
+}
+
+
+
+static const char *const stage_order[] = {"client_queue", "service_queue", "input_prepare",
+                                          "h2d", "npu_wait", "d2h", "logits_conversion",
+                                          "sampling", "stream_flush"};
+
+int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
+{
+    jl_state *s = ctx;
+    vctx *c = s->c;
+    if (exp_validate(c->out, s->schema, d, err) < 0)
+        return -1;
+    json_t *r = golden_doc_root(d);
+    const char *id = exp_sget(r, "case_id");
+    if (id && s->inputs) {
+        const input_case *ic = exp_find_case(s->inputs, id);
+        if (!ic && exp_add_node(c, GOLDEN_SEV_ERROR, "unknown-case", d, "/case_id",
+                            "case %s is not in golden/input-manifest.jsonl", id))
+            return -1;
+        if (ic && ic->rejection &&
+            exp_add_node(c, GOLDEN_SEV_ERROR, "rejection-submitted", d, "/case_id",
+                     "case %s is a rejection case and must never reach a device", id))
+            return -1;
+    }
+    json_t *rid = json_object_get(r, "request_id");
+    if (json_is_string(rid)) {
+        size_t first = 0;
+        int fresh = request_id_first(s, json_string_value(rid), json_string_length(rid), line_no,
+                                     &first, err);
+        if (fresh < 0)
+            return -1;
+        if (fresh == 0)
+            return exp_add_node(c, GOLDEN_SEV_ERROR, "request-unique", d, "/request_id",
+                            "request_id %s repeats the one on line %zu; a copied line is not "
+                            "another run", json_string_value(rid), first) ? -1 : 0;
+    }
+    const char *side = exp_sget(r, "side");
+    uint64_t first = SIZE_MAX;
+    if (id && side && !golden_strmap_get(&s->tally_index, id, strlen(id), &first))
+        first = SIZE_MAX;
+    for (size_t i = (size_t)first; id && side && i != SIZE_MAX; i = s->tally[i].next) {
+        struct perf_tally *t = &s->tally[i];
+        int k = strcmp(side, "candidate") == 0;
+        if (json_is_true(json_object_get(r, "warmup")))
+            t->warmup[k]++;
+        else if (json_is_false(json_object_get(r, "steady")))
+            t->unsteady[k]++;
+        else
+            t->steady[k]++;
+    }
+    json_t *stages = json_object_get(r, "stages");
+    long long prev_end = -1;
+    const char *prev = NULL;
+    for (size_t i = 0; i < sizeof stage_order / sizeof stage_order[0]; i++) {
+        json_t *st = json_object_get(stages, stage_order[i]);
+        char p[128] = "/stages";
+        exp_ptr_push(p, sizeof p, stage_order[i]);
+        long long start, end;
+        int ka = exp_int_key(c, d, st, p, "start_ns", "stage-order", &start);
+        int kb = ka < 0 ? -1 : exp_int_key(c, d, st, p, "end_ns", "stage-order", &end);
+        if (ka < 0 || kb < 0)
+            return -1;
+        if (ka != 1 || kb != 1)
+            continue;
+        if (end < start && exp_add_node(c, GOLDEN_SEV_ERROR, "stage-order", d, p,
+                                    "stage %s ends before it starts", stage_order[i]))
+            return -1;
+        if (prev && start < prev_end &&
+            exp_add_node(c, GOLDEN_SEV_ERROR, "stage-order", d, p,
+                     "stage %s starts before %s ends (section 7 order)", stage_order[i], prev))
+            return -1;
+        prev_end = end;
+        prev = stage_order[i];
+    }
+    return 0;
+}
+
+/* The summary must rest on the raw data: each of its cases ran at least warmup_runs warm-ups and
+ * measured_runs_min steady runs per side, and its n is the number of steady measured runs. */
+int exp_perf_tally_setup(jl_state *s, const golden_doc *sum)
+{
+    json_t *cases = sum ? json_object_get(golden_doc_root(sum), "cases") : NULL;
+    if (!json_is_array(cases) || json_array_size(cases) == 0)
+        return GOLDEN_OK;
+    s->tally = calloc(json_array_size(cases), sizeof *s->tally);
+    if (!s->tally)
+        return golden_fail_what(s->c->err, GOLDEN_ENOMEM, NULL, "out of memory");
+    size_t i;
+    json_t *cs;
+    json_array_foreach(cases, i, cs) {
+        const char *id = exp_sget(cs, "case_id");
+        if (!id)
+            continue;
+        struct perf_tally *t = &s->tally[s->ntally];
+        t->case_id = id;
+        t->summary_index = i;
+        t->next = SIZE_MAX;
+        /* one case may carry several metrics: its summary entries are chained */
+        uint64_t head;
+        int put = golden_strmap_put(&s->tally_index, id, strlen(id), s->ntally, &head);
+        if (put < 0)
+            return golden_fail_what(s->c->err, GOLDEN_ENOMEM, NULL, "out of memory");
+        if (put == 1) {
+            size_t k = (size_t)head;
+            while (s->tally[k].next != SIZE_MAX)
+                k = s->tally[k].next;
+            s->tally[k].next = s->ntally;
+        }
+        s->ntally++;
+    }
+    return GOLDEN_OK;
+}
+
+int exp_perf_rules(jl_state *s, const golden_doc *sum)
+{
+    vctx *c = s->c;
+    json_t *root = golden_doc_root(sum);
+    long long warm = 10, meas = 30;
+    if (exp_int_key(c, sum, root, "", "warmup_runs", "perf-runs", &warm) < 0 ||
+        exp_int_key(c, sum, root, "", "measured_runs_min", "perf-runs", &meas) < 0)
+        return GOLDEN_ERR;
+    for (size_t i = 0; i < s->ntally; i++) {
+        const struct perf_tally *t = &s->tally[i];
+        char p[128];
+        snprintf(p, sizeof p, "/cases/%zu/case_id", t->summary_index);
+        if (s->inputs && !exp_find_case(s->inputs, t->case_id) &&
+            exp_add_node(c, GOLDEN_SEV_ERROR, "unknown-case", sum, p,
+                     "case %s is not in golden/input-manifest.jsonl", t->case_id))
+            return GOLDEN_ERR;
+        for (int k = 0; k < 2; k++) {
+            const char *side = k ? "candidate" : "baseline";
+            if (t->warmup[k] < warm &&
+                exp_add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, p,
+                         "case %s %s: %lld warm-up runs in raw-requests.jsonl, summary says %lld",
+                         t->case_id, side, t->warmup[k], warm))
+                return GOLDEN_ERR;
+            if (t->steady[k] < meas &&
+                exp_add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, p,
+                         "case %s %s: %lld steady measured runs in raw-requests.jsonl, at least %lld "
+                         "needed", t->case_id, side, t->steady[k], meas))
+                return GOLDEN_ERR;
+            char np[160];
+            snprintf(np, sizeof np, "/cases/%zu/%s/n", t->summary_index, side);
+            long long n;
+            int kn = exp_int_at(c, sum, exp_ptr_get(root, np), np, "perf-runs", &n);
+            if (kn < 0)
+                return GOLDEN_ERR;
+            if (kn == 1 && n != t->steady[k] &&
+                exp_add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, np,
+                         "n is %lld but raw-requests.jsonl has %lld steady measured %s runs of "
+                         "case %s (%lld unsteady kept apart)", n,
+                         t->steady[k], side, t->case_id, t->unsteady[k]))
+                return GOLDEN_ERR;
+        }
+    }
+    return GOLDEN_OK;
+}
+
+int exp_fault_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
+{
+    (void)line_no;
+    jl_state *s = ctx;
+    return exp_validate(s->c->out, s->schema, d, err) < 0 ? -1 : 0;
+}
