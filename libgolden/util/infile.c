@@ -35,7 +35,7 @@ int golden_infile_open(const char *path, unsigned flags, golden_error *err)
     }
     const char *refuse = NULL;
     if (S_ISDIR(st.st_mode))
-        refuse = "is a folder, not a file";
+        refuse = "is a directory, not a file";
     else if (!S_ISREG(st.st_mode) && !(streams && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))))
         refuse = streams ? "is not a regular file, a pipe or a character device"
                          : "is not a regular file (this input cannot be a pipe or a device)";
