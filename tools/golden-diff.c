@@ -217,6 +217,9 @@ static int parse(cli *c, diff_args *a)
         return c->status ? c->status : -1;
     if (c->nargs != 2)
         return cli_usage(c, "expected two files: REFERENCE.h5 CANDIDATE.h5");
+    /* the policy file is read twice (tolerances, then its "map"): a stream cannot be */
+    if (a->policy_path && strcmp(a->policy_path, "-") == 0)
+        return cli_usage(c, "--policy needs a file, not '-' (it is read for tolerances and names)");
     return 0;
 }
 
