@@ -289,15 +289,27 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
     golden_input_list l;
     golden_input_list_init(&l);
     int rc = 0;
+    char *spool = NULL; /* a .npy read from standard input, copied beside the output */
     if (o->name) {
         size_t n = strlen(inputs[0]);
-        if (ninputs != 1 || n < 4 || strcmp(inputs[0] + n - 4, ".npy") != 0) {
+        bool from_stdin = strcmp(inputs[0], "-") == 0;
+        if (ninputs != 1 || (!from_stdin && (n < 4 || strcmp(inputs[0] + n - 4, ".npy") != 0))) {
             golden_input_list_free(&l);
-            return usage_error("--name needs exactly one .npy input");
+            return usage_error("--name needs exactly one .npy input (or - for standard input)");
         }
-        if (golden_ingest_npy(&l, inputs[0], o->name, &err) != GOLDEN_OK)
+        if (from_stdin && golden_infile_spool_stdin(o->out, &spool, &err) != GOLDEN_OK)
             rc = fail(&err);
+        else if (golden_ingest_npy(&l, spool ? spool : inputs[0], o->name, &err) != GOLDEN_OK) {
+            if (spool && strncmp(err.where, spool, strlen(spool)) == 0)
+                snprintf(err.where, sizeof err.where, "-"); /* the user named stdin, not our copy */
+            rc = fail(&err);
+        }
     } else {
+        for (int i = 0; i < ninputs; i++)
+            if (strcmp(inputs[i], "-") == 0) {
+                golden_input_list_free(&l);
+                return usage_error("a .npy on standard input needs --name NAME (and no other input)");
+            }
         for (int i = 0; i < ninputs && rc == 0; i++)
             if (golden_ingest_path(&l, inputs[i], &err) != GOLDEN_OK)
                 rc = fail(&err);
@@ -311,6 +323,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
     }
     if (rc != 0) {
         golden_input_list_free(&l);
+        golden_infile_spool_done(spool);
         return rc;
     }
     golden_writer_opts wo = {.force = o->force, .gzip = o->gzip,
@@ -318,6 +331,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
     golden_writer *w = NULL;
     if (golden_writer_open(o->out, &wo, &w, &err) != GOLDEN_OK) {
         golden_input_list_free(&l);
+        golden_infile_spool_done(spool);
         return fail(&err);
     }
     for (size_t i = 0; i < o->nmeta && rc == 0; i++) {
@@ -343,6 +357,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         rc = fail(&err);
     else if (rc != 0)
         golden_writer_abort(w);
+    golden_infile_spool_done(spool);
     if (rc == 0) {
         if (human)
             fprintf(human, "%s: %zu tensors, %llu bytes\n", o->out, l.count, total);

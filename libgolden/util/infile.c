@@ -2,8 +2,11 @@
  * the file is one we read (a regular file, or a stream where the caller can read one). */
 #include "golden/report.h"
 
+#include "util/guard.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,4 +68,54 @@ FILE *golden_infile_fopen(const char *path, unsigned flags, golden_error *err)
         golden_fail_what(err, golden_code_from_errno(e), path, "cannot read: %s", strerror(e));
     }
     return f;
+}
+
+int golden_infile_spool_stdin(const char *beside, char **tmp, golden_error *err)
+{
+    int fd = golden_tmpfile_beside(beside, tmp, err);
+    if (fd < 0)
+        return GOLDEN_ERR;
+    char buf[1 << 16];
+    int e = 0;
+    for (;;) {
+        ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            e = errno;
+            break;
+        }
+        if (r == 0)
+            break;
+        for (ssize_t done = 0; done < r;) {
+            ssize_t w = write(fd, buf + done, (size_t)(r - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                e = w < 0 ? errno : ENOSPC;
+                break;
+            }
+            done += w;
+        }
+        if (e)
+            break;
+    }
+    if (close(fd) != 0 && !e)
+        e = errno;
+    if (e) {
+        golden_infile_spool_done(*tmp);
+        *tmp = NULL;
+        return golden_fail_what(err, golden_code_from_errno(e), "-",
+                                "cannot copy standard input beside %s: %s", beside, strerror(e));
+    }
+    return GOLDEN_OK;
+}
+
+void golden_infile_spool_done(char *tmp)
+{
+    if (!tmp)
+        return;
+    unlink(tmp);
+    golden_guard_remove_temp(tmp);
+    free(tmp);
 }

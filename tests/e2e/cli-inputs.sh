@@ -70,3 +70,21 @@ expect_grep invalid-utf8-escaped 'bad\\xff\\tname\.h5' err.txt
 utf_name=$(printf 'caf\303\251.h5')
 expect_exit utf8-name-kept 2 golden-diff "$utf_name" ref.h5
 expect_grep utf8-name-kept-text "$(printf 'caf\303\251')\\.h5" err.txt
+
+# ---- golden-dump reads one .npy from a pipe ("-", with --name): copied beside the output ----
+if [ -n "$PYTHON" ]; then
+    $PYTHON -c 'import numpy as np, sys; np.save(sys.stdout.buffer, (np.arange(6, dtype=np.float32) * 0.5).reshape(2, 3))' |
+        golden-dump -o piped.h5 --name x/y - > out.txt 2> err.txt
+    rc=$?
+    if [ $rc -eq 0 ]; then ok npy-stdin; else notok npy-stdin "exit $rc: $(cat err.txt)"; fi
+    want=$($PYTHON -c 'import numpy as np, hashlib; print(hashlib.sha256((np.arange(6, dtype=np.float32) * 0.5).astype("<f4").tobytes()).hexdigest())')
+    golden-dump --list piped.h5 > list.txt
+    expect_grep npy-stdin-hash "^x/y +f32 +2x3 +$want +0 +2\.5 " list.txt
+    if ls piped.h5.tmp.* > /dev/null 2>&1; then notok npy-stdin-no-copy-left "$(ls piped.h5.tmp.*)"; else ok npy-stdin-no-copy-left; fi
+fi
+echo garbage > garbage.txt
+expect_exit npy-stdin-bad 2 sh -c "golden-dump -o bad.h5 --name z - < garbage.txt"
+expect_grep npy-stdin-bad-names-stdin '^golden-dump: -: corrupt \.npy header' err.txt
+if ls bad.h5* > /dev/null 2>&1; then notok npy-stdin-bad-nothing-left "$(ls bad.h5*)"; else ok npy-stdin-bad-nothing-left; fi
+expect_exit npy-stdin-needs-name 2 sh -c "golden-dump -o bad.h5 - < garbage.txt"
+expect_grep npy-stdin-needs-name-why 'usage: a \.npy on standard input needs --name' err.txt

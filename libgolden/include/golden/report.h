@@ -38,6 +38,12 @@ void golden_run_clock(double *seconds, time_t *started);
 int golden_infile_open(const char *path, unsigned flags, golden_error *err);
 /* The same as a stdio stream (fclose it), or NULL with err filled. */
 FILE *golden_infile_fopen(const char *path, unsigned flags, golden_error *err);
+/* Copy standard input into a new temporary file beside `beside` (removed on a signal like
+ * every temporary output), for an input that needs a regular file (a .npy, whose size is read
+ * first) but comes from a pipe. *tmp receives its name; give it to golden_infile_spool_done. */
+int golden_infile_spool_stdin(const char *beside, char **tmp, golden_error *err);
+/* Remove a spooled copy and free its name (NULL is allowed). */
+void golden_infile_spool_done(char *tmp);
 
 /* ---- outputs (util/outfile.c) ---- */
 typedef enum {
