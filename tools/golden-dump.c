@@ -55,13 +55,12 @@ static const cli_spec spec = {
 /* The human report's stream (NULL: dropped), set once options are read. */
 static FILE *human;
 
+static cli *the_cli;
+
 static int fail(const golden_error *err)
 {
-    golden_error_print(stderr, TOOL, err);
-    return 2;
+    return cli_fail(the_cli, err);
 }
-
-static cli *the_cli;
 
 static int usage_error(const char *msg)
 {

@@ -99,13 +99,14 @@ expect_grep exists-force-replaced '"schema": "calculet-dag-report/v1"' report.js
 if [ -w /dev/full ]; then
     for cmd in "golden-diff ref.h5 ref.h5" "golden-dump --list ref.h5" "dag-check g.json" \
                "manifest-verify --schema calculet-graph/v1 g.json" "golden-diff --help" \
-               "dag-check --json - g.json"; do
+               "dag-check --json - g.json" "golden-dump --json - --list ref.h5"; do
         name=full-$(echo "$cmd" | tr ' /' '__' | cut -c1-40)
         # shellcheck disable=SC2086
         $cmd > /dev/full 2> err.txt
         rc=$?
         if [ "$rc" -eq 2 ]; then ok "$name"; else notok "$name" "exit $rc"; fi
         expect_grep "$name-line" ': -: cannot write to standard output' err.txt
+        expect_lines "$name-one-line" 1 err.txt
     done
 fi
 

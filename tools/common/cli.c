@@ -126,6 +126,7 @@ int cli_usage(cli *c, const char *fmt, ...)
     put_line_escaped(stderr, what); /* an argument may hold a newline: still one line */
     fprintf(stderr, " (see %s --help)\n", c->spec->name);
     c->status = 2;
+    c->reported = true;
     return 2;
 }
 
@@ -133,6 +134,7 @@ int cli_fail(cli *c, const golden_error *err)
 {
     golden_error_print(stderr, c->spec->name, err);
     c->status = 2;
+    c->reported = true;
     return 2;
 }
 
@@ -427,7 +429,8 @@ int cli_exit(cli *c, int status)
     int e = errno;
     if (fclose(stdout) != 0 && !bad)
         bad = 1, e = errno;
-    if (bad && e != EPIPE) {
+    /* one problem, one line: a report that already failed on stdout said so */
+    if (bad && e != EPIPE && !c->reported) {
         golden_error err;
         golden_fail_what(&err, GOLDEN_EIO, "-", "cannot write to standard output: %s",
                          strerror(e));

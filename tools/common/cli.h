@@ -65,6 +65,7 @@ typedef struct {
     /* bookkeeping */
     cli_list inputs, outputs;
     int status;           /* set when cli_next returns CLI_EXIT */
+    bool reported;        /* an error line was printed (cli_exit adds none for stdout then) */
 } cli;
 
 #define CLI_EXIT (-1)
