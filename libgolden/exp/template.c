@@ -186,7 +186,7 @@ int golden_exp_template_write(const char *dir, const golden_exp_template_opts *o
     char *text = golden_exp_template_hypothesis(o, err);
     if (!text)
         return GOLDEN_ERR;
-    char tmp[4096];
+    char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", copy);
     if (!mkdtemp(tmp)) {
         int e = errno;
