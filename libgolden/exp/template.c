@@ -112,16 +112,22 @@ char *golden_exp_template_hypothesis(const golden_exp_template_opts *o, golden_e
     return text;
 }
 
+/* buf = a + "/" + b; -1 when it does not fit (never a truncated path). */
+static int join(char *buf, size_t n, const char *a, const char *b)
+{
+    int k = snprintf(buf, n, "%s/%s", a, b);
+    return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
 /* Remove the half-built temporary folder (only what this module put there). */
 static void remove_tree(const char *tmp)
 {
     char p[4200];
-    snprintf(p, sizeof p, "%s/hypothesis.yaml", tmp);
-    unlink(p);
-    for (int i = 0; subfolders[i]; i++) {
-        snprintf(p, sizeof p, "%s/%s", tmp, subfolders[i]);
-        rmdir(p);
-    }
+    if (join(p, sizeof p, tmp, "hypothesis.yaml") == 0)
+        unlink(p);
+    for (int i = 0; subfolders[i]; i++)
+        if (join(p, sizeof p, tmp, subfolders[i]) == 0)
+            rmdir(p);
     rmdir(tmp);
 }
 
@@ -158,12 +164,14 @@ static int fill(const char *tmp, const char *text, golden_error *err)
 {
     char p[4200];
     for (int i = 0; subfolders[i]; i++) {
-        snprintf(p, sizeof p, "%s/%s", tmp, subfolders[i]);
+        if (join(p, sizeof p, tmp, subfolders[i]) != 0)
+            return golden_fail_what(err, GOLDEN_EINVAL, tmp, "path too long");
         if (mkdir(p, 0777) != 0)
             return golden_fail_what(err, golden_code_from_errno(errno), p, "cannot create: %s",
                                     strerror(errno));
     }
-    snprintf(p, sizeof p, "%s/hypothesis.yaml", tmp);
+    if (join(p, sizeof p, tmp, "hypothesis.yaml") != 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, tmp, "path too long");
     return write_file(p, text, err);
 }
 
@@ -187,8 +195,8 @@ int golden_exp_template_write(const char *dir, const golden_exp_template_opts *o
     if (!text)
         return GOLDEN_ERR;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", copy);
-    if (!mkdtemp(tmp)) {
+    int k = snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", copy);
+    if (k < 0 || (size_t)k >= sizeof tmp || !mkdtemp(tmp)) {
         int e = errno;
         free(text);
         return golden_fail_what(err, golden_code_from_errno(e), dir, "cannot create: %s", strerror(e));
