@@ -1,43 +1,63 @@
 /* dag-check: proves that conflicting buffer accesses across queues and chips are ordered, finds
  * idle syncs, checks memory plans for live aliases and diffs two compiled graphs. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "util/guard.h"
+#include "common/cli.h"
 #include "golden/dag.h"
 #include "golden/graph.h"
 #include "golden/report.h"
 
 #define TOOL "dag-check"
 
-static void usage(FILE *f)
-{
-    fputs("usage: dag-check [OPTIONS] GRAPH\n"
-          "       dag-check [OPTIONS] --baseline BASE CANDIDATE\n"
-          "       dag-check diff [--json FILE] [--force] BASE CANDIDATE\n"
-          "Checks a calculet-graph/v1 dependency graph (JSON or YAML): structure, cycles\n"
-          "(deadlocks), races between queues and chips, memory-plan aliases.\n"
-          "  --all             list every racing pair (default: at least one pair for every\n"
-          "                    racing byte range)\n"
-          "  --baseline BASE   compare CANDIDATE with BASE (ops matched by id): removed and\n"
-          "                    moved syncs, new races and the syncs that used to order them\n"
-          "  --redundant       list idle syncs: implied by others, or ordering no conflicting\n"
-          "                    pair (each safe to remove on its own, not all at once)\n"
-          "  --remove ID,...   verify removing these syncs together (a wait or barrier id, or\n"
-          "                    OP:after:PRED for one `after` entry)\n"
-          "  --limit N         rows per table in the human report (default 50; JSON has all)\n"
-          "  --json FILE       write the calculet-dag-report/v1 report (- = stdout)\n"
-          "  --junit FILE      write JUnit XML\n"
-          "  --force           overwrite existing output files\n"
-          "  --timings         print seconds spent loading, checking and reporting to stderr\n"
-          "  --help, --version\n"
-          "Exit status: 0 race-, alias- and cycle-free (with --baseline or --remove: nothing\n"
-          "new), 1 findings, 2 invalid input or usage.\n", f);
-}
+enum { O_ALL = CLI_TOOL_ID, O_BASELINE, O_REDUNDANT, O_REMOVE, O_LIMIT, O_TIMINGS };
+
+/* The option tables (check mode, diff mode): parsing and --help both come from them. */
+static const cli_option check_options[] = {
+    {O_ALL, 0, "all", NULL, "list every racing pair (default: at least one pair for every\n"
+     "racing byte range)", 0},
+    {O_BASELINE, 'b', "baseline", "BASE", "compare CANDIDATE with BASE (ops matched by id): removed\n"
+     "and moved syncs, new races and the syncs that used to order them", CLI_INPUT},
+    {O_REDUNDANT, 0, "redundant", NULL, "list idle syncs: implied by others, or ordering no\n"
+     "conflicting pair (each safe to remove on its own, not all at once)", 0},
+    {O_REMOVE, 0, "remove", "ID,...", "verify removing these syncs together (a wait or barrier id,\n"
+     "or OP:after:PRED for one `after` entry)", 0},
+    {O_LIMIT, 0, "limit", "N", "rows per table in the human report (default 50; JSON has all)", 0},
+    {O_TIMINGS, 0, "timings", NULL, "print seconds spent loading, checking and reporting to stderr", 0},
+    {0, 0, NULL, NULL, NULL, 0},
+};
+
+static const cli_spec check_spec = {
+    .name = TOOL,
+    .synopsis = "[OPTIONS] GRAPH\n[OPTIONS] --baseline BASE CANDIDATE\n"
+                "diff [OPTIONS] BASE CANDIDATE",
+    .about = "Checks a calculet-graph/v1 dependency graph (JSON or YAML; - = stdin): structure,\n"
+             "cycles (deadlocks), races between queues and chips, memory-plan aliases.\n"
+             "`dag-check diff --help` describes the diff mode.",
+    .options = check_options,
+    .json_help = "write the calculet-dag-report/v1 report (- = stdout)",
+    .junit_help = "write JUnit XML, one test case per check (- = stdout)",
+    .exit_status = "0 race-, alias- and cycle-free (with --baseline or --remove: nothing\n"
+                   "new), 1 findings, 2 invalid input or usage.",
+    .args_are_inputs = true,
+};
+
+static const cli_option diff_options[] = {{0, 0, NULL, NULL, NULL, 0}};
+
+static const cli_spec diff_spec = {
+    .name = TOOL,
+    .synopsis = "diff [OPTIONS] BASE CANDIDATE",
+    .about = "Compares two compiled graphs: op counts per family, syncs, d2d commands and their\n"
+             "static sizes, peak live bytes per chip (structural numbers, not measured traffic).",
+    .options = diff_options,
+    .json_help = "write the comparison as JSON (- = stdout)",
+    .junit_help = "accepted for uniformity; the diff makes no verdict, so none is written",
+    .exit_status = "0 compared, 2 invalid input or usage.",
+    .args_are_inputs = true,
+};
 
 /* ---- an aligned table ---- */
 typedef struct {
@@ -249,7 +269,10 @@ static int print_report(json_t *rep, FILE *f, size_t limit)
     return rc;
 }
 
-static int write_junit(const char *path, bool force, json_t *rep, golden_error *err)
+/* One test case per check; the load time goes to "structure", the check time is shared by the
+ * checks it covered (one pass finds cycles, races and aliases together). */
+static int write_junit(const char *path, bool force, json_t *rep, double t_load, double t_check,
+                       golden_error *err)
 {
     json_t *races = json_object_get(rep, "races"), *aliases = json_object_get(rep, "aliases");
     json_t *cycles = json_object_get(rep, "cycles");
@@ -280,12 +303,15 @@ static int write_junit(const char *path, bool force, json_t *rep, golden_error *
         snprintf(m3, sizeof m3, "%zu alias(es); first: %s / %s: %s", na, str_at(a0, "a"),
                  str_at(a0, "b"), str_at(a0, "reason"));
     golden_junit_case cases[] = {
-        {TOOL, "structure", false, false, NULL, NULL, 0},
-        {TOOL, "cycles", m2[0] != 0, false, m2[0] ? m2 : NULL, NULL, 0},
+        {TOOL, "structure", false, false, NULL, NULL, t_load},
+        {TOOL, "cycles", m2[0] != 0, false, m2[0] ? m2 : NULL, NULL, t_check / 3},
         {TOOL, compared ? "new races" : "races", r0 != NULL, json_array_size(cycles) > 0,
-         r0 ? m1 : NULL, NULL, 0},
+         r0 ? m1 : (json_array_size(cycles) ? "not checked: the graph has a cycle" : NULL), NULL,
+         t_check / 3},
         {TOOL, compared ? "new memory-plan aliases" : "memory-plan aliases", a0 != NULL,
-         json_array_size(cycles) > 0, a0 ? m3 : NULL, NULL, 0}};
+         json_array_size(cycles) > 0,
+         a0 ? m3 : (json_array_size(cycles) ? "not checked: the graph has a cycle" : NULL), NULL,
+         t_check / 3}};
     return golden_junit_write(path, force, str_at(rep, "graph"), cases, 4, err);
 }
 
@@ -361,37 +387,31 @@ static int print_diff(json_t *doc, FILE *f)
 
 static int run_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", required_argument, 0, 'j'},
-                                         {"force", no_argument, 0, 'f'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *json_path = NULL;
-    bool force = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json_path = optarg; break;
-        case 'f': force = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (argc - optind != 2) {
-        fprintf(stderr, TOOL ": diff needs BASE and CANDIDATE\n");
-        return 2;
-    }
+    cli c;
+    if (cli_init(&c, &diff_spec, argc, argv) != 0)
+        return cli_exit(&c, 2);
+    const char *v;
+    int id;
+    while ((id = cli_next(&c, &v)) > 0)
+        ;
+    if (id == CLI_EXIT)
+        return cli_exit(&c, c.status);
+    if (c.nargs != 2)
+        return cli_exit(&c, cli_usage(&c, "diff needs BASE and CANDIDATE"));
+    if (c.junit)
+        return cli_exit(&c, cli_usage(&c, "diff makes no verdict: --junit does not apply"));
+    if (cli_outputs_ok(&c) != 0)
+        return cli_exit(&c, 2);
+    const char *json_path = c.json;
+    bool force = c.force;
+    char **args = c.args;
     golden_error err;
     golden_error_clear(&err);
-    if (json_path && golden_outfile_check(json_path, force, &err) != 0) {
-        golden_error_print(stderr, TOOL, &err);
-        return 2;
-    }
     golden_graph *g[2] = {NULL, NULL};
     json_t *st[2] = {NULL, NULL};
     int rc = 2;
     for (int i = 0; i < 2; i++) {
-        if (golden_graph_load_file(argv[optind + i], &g[i], &err) != 0)
+        if (golden_graph_load_file(args[i], &g[i], &err) != 0)
             goto out;
         golden_hb h;
         if (golden_hb_build(g[i], NULL, &h, &err) != 0)
@@ -399,21 +419,21 @@ static int run_diff(int argc, char **argv)
         st[i] = golden_dag_stats(g[i], &h);
         golden_hb_free(&h);
         if (!st[i]) {
-            golden_fail_what(&err, GOLDEN_ENOMEM, argv[optind + i], "out of memory");
+            golden_fail_what(&err, GOLDEN_ENOMEM, args[i], "out of memory");
             goto out;
         }
     }
-    json_t *doc = golden_dag_diff_json(argv[optind], st[0], argv[optind + 1], st[1]);
+    json_t *doc = golden_dag_diff_json(args[0], st[0], args[1], st[1]);
     if (!doc) {
         golden_fail_what(&err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
     }
-    bool to_stdout = json_path && strcmp(json_path, "-") == 0;
     if (json_path && golden_json_write(json_path, doc, force, &err) != 0) {
         json_decref(doc);
         goto out;
     }
-    if (!to_stdout && print_diff(doc, stdout) != 0) {
+    FILE *human = cli_human(&c);
+    if (human && print_diff(doc, human) != 0) {
         json_decref(doc);
         golden_fail_what(&err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
@@ -422,74 +442,62 @@ static int run_diff(int argc, char **argv)
     rc = 0;
 out:
     if (rc == 2)
-        golden_error_print(stderr, TOOL, &err);
+        cli_fail(&c, &err);
     for (int i = 0; i < 2; i++) {
         json_decref(st[i]);
         golden_graph_free(g[i]);
     }
-    return rc;
+    return cli_exit(&c, rc);
 }
 
 int main(int argc, char **argv)
 {
-    golden_guard_install(TOOL);
     if (argc > 1 && strcmp(argv[1], "diff") == 0)
         return run_diff(argc - 1, argv + 1);
-    static const struct option opts[] = {
-        {"all", no_argument, 0, 'a'},          {"baseline", required_argument, 0, 'b'},
-        {"redundant", no_argument, 0, 'r'},    {"remove", required_argument, 0, 'R'},
-        {"limit", required_argument, 0, 'l'},  {"json", required_argument, 0, 'j'},
-        {"junit", required_argument, 0, 'u'},  {"force", no_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
-        {"timings", no_argument, 0, 'T'},      {0, 0, 0, 0}};
-    bool all = false, redundant = false, force = false, timings = false;
-    const char *baseline = NULL, *remove = NULL, *json_path = NULL, *junit_path = NULL;
+    cli c;
+    if (cli_init(&c, &check_spec, argc, argv) != 0)
+        return cli_exit(&c, 2);
+    bool all = false, redundant = false, timings = false;
+    const char *baseline = NULL, *remove = NULL;
     size_t limit = 50;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'a': all = true; break;
-        case 'b': baseline = optarg; break;
-        case 'r': redundant = true; break;
-        case 'R': remove = optarg; break;
-        case 'l': {
+    const char *v;
+    int id;
+    while ((id = cli_next(&c, &v)) > 0) {
+        switch (id) {
+        case O_ALL: all = true; break;
+        case O_BASELINE: baseline = v; break;
+        case O_REDUNDANT: redundant = true; break;
+        case O_REMOVE: remove = v; break;
+        case O_LIMIT: {
             char *end;
             errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-') {
-                fprintf(stderr, TOOL ": --limit: not a count: %s\n", optarg);
-                return 2;
-            }
-            limit = (size_t)v;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (errno || end == v || *end || v[0] == '-')
+                return cli_exit(&c, cli_usage(&c, "--limit: not a count: %s", v));
+            limit = (size_t)n;
             break;
         }
-        case 'j': json_path = optarg; break;
-        case 'u': junit_path = optarg; break;
-        case 'f': force = true; break;
-        case 'h': usage(stdout); return 0;
-        case 'V': printf(TOOL " %s\n", GOLDEN_VERSION); return 0;
-        case 'T': timings = true; break;
-        default: usage(stderr); return 2;
+        case O_TIMINGS: timings = true; break;
+        default: break;
         }
     }
-    if (argc - optind != 1) {
-        fprintf(stderr, TOOL ": %s\n", baseline ? "--baseline BASE needs one CANDIDATE graph"
-                                                : "needs one GRAPH (see --help)");
-        return 2;
-    }
-    if ((baseline || redundant) && remove) {
-        fprintf(stderr, TOOL ": --remove verifies one set on its own; it does not combine with "
-                        "--baseline or --redundant\n");
-        return 2;
-    }
-    const char *path = argv[optind];
+    if (id == CLI_EXIT)
+        return cli_exit(&c, c.status);
+    if (c.nargs != 1)
+        return cli_exit(&c, cli_usage(&c, "%s", baseline ? "--baseline BASE needs one CANDIDATE graph"
+                                                          : "needs one GRAPH"));
+    if ((baseline || redundant) && remove)
+        return cli_exit(&c, cli_usage(&c, "--remove verifies one set on its own; it does not "
+                                          "combine with --baseline or --redundant"));
+    if (baseline && strcmp(baseline, "-") == 0 && strcmp(c.args[0], "-") == 0)
+        return cli_exit(&c, cli_usage(&c, "standard input can be read once: BASE and CANDIDATE "
+                                          "cannot both be '-'"));
+    if (cli_outputs_ok(&c) != 0)
+        return cli_exit(&c, 2);
+    const char *path = c.args[0], *json_path = c.json, *junit_path = c.junit;
+    bool force = c.force;
     golden_error err;
     golden_error_clear(&err);
-    if ((json_path && golden_outfile_check(json_path, force, &err) != 0) ||
-        (junit_path && golden_outfile_check(junit_path, force, &err) != 0)) {
-        golden_error_print(stderr, TOOL, &err);
-        return 2;
-    }
     int rc = 2;
     golden_graph *g = NULL, *bg = NULL;
     golden_dag_result r, br, cr;
@@ -549,9 +557,10 @@ int main(int argc, char **argv)
     }
     if (json_path && golden_json_write(json_path, rep, force, &err) != 0)
         goto out;
-    if (junit_path && write_junit(junit_path, force, rep, &err) != 0)
+    if (junit_path && write_junit(junit_path, force, rep, t1 - t0, t2 - t1, &err) != 0)
         goto out;
-    if (!(json_path && strcmp(json_path, "-") == 0) && print_report(rep, stdout, limit) != 0) {
+    FILE *human = cli_human(&c);
+    if (human && print_report(rep, human, limit) != 0) {
         golden_fail_what(&err, GOLDEN_ENOMEM, NULL, "out of memory printing the report");
         goto out;
     }
@@ -561,7 +570,7 @@ int main(int argc, char **argv)
                 t2 - t1, golden_seconds() - t2);
 out:
     if (rc == 2)
-        golden_error_print(stderr, TOOL, &err);
+        cli_fail(&c, &err);
     json_decref(rep);
     free(set);
     golden_dag_result_free(&cr);
@@ -569,5 +578,5 @@ out:
     golden_dag_result_free(&br);
     golden_graph_free(g);
     golden_graph_free(bg);
-    return rc;
+    return cli_exit(&c, rc);
 }

@@ -1,66 +1,65 @@
 /* golden-diff: judge candidate tensors against reference goldens under a tolerance policy.
  * Options in, libgolden's diff run, a table / JSON / JUnit out; exit 0 pass, 1 fail, 2 error. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/guard.h"
+#include "common/cli.h"
 #include "golden/diff.h"
 #include "golden/report.h"
 
 #define TOOL "golden-diff"
 
-static void usage(FILE *f)
-{
-    fputs("Usage: golden-diff [OPTIONS] REFERENCE.h5 CANDIDATE.h5\n"
-          "Compare candidate tensors with reference (golden) tensors, pairing them by name,\n"
-          "and judge each one by its tier: kernel, layer, logits or tokens.\n"
-          "\n"
-          "Policy:\n"
-          "  -p, --policy FILE     tolerance policy (YAML or JSON, calculet-diff-policy/v1)\n"
-          "  -t, --tier NAME       judge every tensor at this tier (kernel|layer|logits|tokens)\n"
-          "      --atol X          absolute tolerance for every tensor (kernel tier)\n"
-          "      --rtol X          relative tolerance for every tensor (kernel tier)\n"
-          "      --eps X           max_rel denominator floor: |c-r| / max(|r|, eps)\n"
-          "  -b, --baseline FILE   three-way: also judge FILE against the reference; a failed\n"
-          "                        check is excused when the candidate's error is within the\n"
-          "                        policy's baseline_ratio of the baseline's\n"
-          "Selection:\n"
-          "  -m, --map FILE        rename candidate/baseline tensors (policy file with \"map\")\n"
-          "  -o, --only GLOB       compare only reference names matching GLOB (repeatable)\n"
-          "      --allow-missing   tensors present on one side only do not fail the run\n"
-          "Output:\n"
-          "      --json FILE       calculet-diff-report/v1 JSON (- = stdout, no table then)\n"
-          "      --junit FILE      JUnit XML, one testcase per tensor\n"
-          "      --force           overwrite existing output files\n"
-          "  -q, --quiet           no table; the exit status says it\n"
-          "  -j, --threads N       worker threads (default: GOLDEN_THREADS or all cores)\n"
-          "      --chunk N         elements per work item (default 1048576)\n"
-          "  -h, --help            this text\n"
-          "  -V, --version         print the version\n"
-          "\n"
-          "Exit status: 0 every tensor passed, 1 a tensor failed or is missing, 2 could not\n"
-          "compare (bad usage, unreadable or invalid input).\n",
-          f);
-}
+enum {
+    O_POLICY = CLI_TOOL_ID, O_TIER, O_ATOL, O_RTOL, O_EPS, O_BASELINE, O_MAP, O_ONLY, O_ALLOW,
+    O_CHUNK
+};
 
-static int bad_usage(const char *what)
-{
-    fprintf(stderr, TOOL ": %s (see " TOOL " --help)\n", what);
-    return 2;
-}
+/* The option table: parsing and --help both come from it. Rows may be added freely. */
+static const cli_option options[] = {
+    {0, 0, NULL, NULL, "Policy:", 0},
+    {O_POLICY, 'p', "policy", "FILE", "tolerance policy (YAML or JSON, calculet-diff-policy/v1)",
+     CLI_INPUT},
+    {O_TIER, 't', "tier", "NAME", "judge every tensor at this tier (kernel|layer|logits|tokens)", 0},
+    {O_ATOL, 0, "atol", "X", "absolute tolerance for every tensor (kernel tier)", 0},
+    {O_RTOL, 0, "rtol", "X", "relative tolerance for every tensor (kernel tier)", 0},
+    {O_EPS, 0, "eps", "X", "max_rel denominator floor: |c-r| / max(|r|, eps)", 0},
+    {O_BASELINE, 'b', "baseline", "FILE", "three-way: also judge FILE against the reference; a "
+     "failed\ncheck is excused when the candidate's error is within the\npolicy's "
+     "baseline_ratio of the baseline's", CLI_INPUT},
+    {0, 0, NULL, NULL, "Selection:", 0},
+    {O_MAP, 'm', "map", "FILE", "rename candidate/baseline tensors (policy file with \"map\")",
+     CLI_INPUT},
+    {O_ONLY, 0, "only", "GLOB", "compare only reference names matching GLOB (repeatable)", 0},
+    {O_ALLOW, 0, "allow-missing", NULL, "tensors present on one side only do not fail the run", 0},
+    {0, 0, NULL, NULL, "Work:", 0},
+    {O_CHUNK, 0, "chunk", "N", "elements per work item (default 1048576)", 0},
+    {0, 0, NULL, NULL, NULL, 0},
+};
 
-static int parse_num(const char *opt, const char *s, double *out)
+static const cli_spec spec = {
+    .name = TOOL,
+    .synopsis = "[OPTIONS] REFERENCE.h5 CANDIDATE.h5",
+    .about = "Compare candidate tensors with reference (golden) tensors, pairing them by name,\n"
+             "and judge each one by its tier: kernel, layer, logits or tokens.",
+    .options = options,
+    .json_help = "calculet-diff-report/v1 JSON (- = stdout, no table then)",
+    .junit_help = "JUnit XML, one test case per tensor (- = stdout)",
+    .exit_status = "0 every tensor passed, 1 a tensor failed or is missing, 2 could not\n"
+                   "compare (bad usage, unreadable or invalid input).",
+    .args_are_inputs = true,
+};
+
+static int parse_num(cli *c, const char *opt, const char *s, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v) || v < 0) {
-        fprintf(stderr, TOOL ": %s: expected a number >= 0, got '%s'\n", opt, s);
+        cli_usage(c, "%s: expected a number >= 0, got '%s'", opt, s);
         return -1;
     }
     *out = v;
@@ -177,171 +176,142 @@ static void print_table(const golden_diff_result *r, FILE *f)
     free(cells);
 }
 
+/* Options as parsed; the common ones are in struct cli. */
+typedef struct {
+    const char *policy_path, *tier_name, *baseline;
+    const char **maps, **only;
+    size_t n_maps, n_only;
+    double atol, rtol, eps;
+    bool allow_missing;
+    uint64_t chunk;
+} diff_args;
+
+/* Read the tool's options: 0 to go on, else the exit status (printed). */
+static int parse(cli *c, diff_args *a)
+{
+    const char *v;
+    double num;
+    int id;
+    while ((id = cli_next(c, &v)) > 0) {
+        switch (id) {
+        case O_POLICY: a->policy_path = v; break;
+        case O_TIER: a->tier_name = v; break;
+        case O_ATOL: if (parse_num(c, "--atol", v, &a->atol)) return 2; break;
+        case O_RTOL: if (parse_num(c, "--rtol", v, &a->rtol)) return 2; break;
+        case O_EPS: if (parse_num(c, "--eps", v, &a->eps)) return 2; break;
+        case O_BASELINE: a->baseline = v; break;
+        case O_MAP: a->maps[a->n_maps++] = v; break;
+        case O_ONLY: a->only[a->n_only++] = v; break;
+        case O_ALLOW: a->allow_missing = true; break;
+        case O_CHUNK:
+            if (parse_num(c, "--chunk", v, &num))
+                return 2;
+            if (num < 1 || num > 1e9 || num != floor(num))
+                return cli_usage(c, "--chunk: expected an integer from 1 to 1000000000");
+            a->chunk = (uint64_t)num;
+            break;
+        default: break;
+        }
+    }
+    if (id == CLI_EXIT)
+        return c->status ? c->status : -1;
+    if (c->nargs != 2)
+        return cli_usage(c, "expected two files: REFERENCE.h5 CANDIDATE.h5");
+    /* the policy file is read twice (tolerances, then its "map"): a stream cannot be */
+    if (a->policy_path && strcmp(a->policy_path, "-") == 0)
+        return cli_usage(c, "--policy needs a file, not '-' (it is read for tolerances and names)");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    golden_guard_install(TOOL);
-    enum { O_ATOL = 256, O_RTOL, O_EPS, O_ALLOW, O_JSON, O_JUNIT, O_FORCE, O_CHUNK };
-    static const struct option longs[] = {
-        {"policy", required_argument, NULL, 'p'},
-        {"tier", required_argument, NULL, 't'},
-        {"atol", required_argument, NULL, O_ATOL},
-        {"rtol", required_argument, NULL, O_RTOL},
-        {"eps", required_argument, NULL, O_EPS},
-        {"baseline", required_argument, NULL, 'b'},
-        {"map", required_argument, NULL, 'm'},
-        {"only", required_argument, NULL, 'o'},
-        {"allow-missing", no_argument, NULL, O_ALLOW},
-        {"json", required_argument, NULL, O_JSON},
-        {"junit", required_argument, NULL, O_JUNIT},
-        {"force", no_argument, NULL, O_FORCE},
-        {"quiet", no_argument, NULL, 'q'},
-        {"threads", required_argument, NULL, 'j'},
-        {"chunk", required_argument, NULL, O_CHUNK},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *policy_path = NULL, *json_path = NULL, *junit_path = NULL, *tier_name = NULL;
-    const char *baseline = NULL;
-    const char **maps = calloc((size_t)argc + 1, sizeof *maps);
-    const char **only = calloc((size_t)argc + 1, sizeof *only);
-    size_t n_maps = 0, n_only = 0;
-    double atol = NAN, rtol = NAN, eps = NAN, num;
-    bool allow_missing = false, force = false, quiet = false;
-    int threads = 0;
-    uint64_t chunk = 0;
+    cli c;
+    if (cli_init(&c, &spec, argc, argv) != 0)
+        return cli_exit(&c, 2);
+    diff_args a = {.atol = NAN, .rtol = NAN, .eps = NAN};
+    a.maps = calloc((size_t)argc + 1, sizeof *a.maps);
+    a.only = calloc((size_t)argc + 1, sizeof *a.only);
     int status = 2;
     golden_policy *policy = NULL;
     golden_namemap *map = NULL;
     golden_diff_result *res = NULL;
     golden_error err;
     golden_error_clear(&err);
-    if (!maps || !only) {
+    if (!a.maps || !a.only) {
         fprintf(stderr, TOOL ": out of memory\n");
         goto done;
     }
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":p:t:b:m:o:qj:hV", longs, NULL)) != -1) {
-        switch (c) {
-        case 'p': policy_path = optarg; break;
-        case 't': tier_name = optarg; break;
-        case O_ATOL: if (parse_num("--atol", optarg, &atol)) goto done; break;
-        case O_RTOL: if (parse_num("--rtol", optarg, &rtol)) goto done; break;
-        case O_EPS: if (parse_num("--eps", optarg, &eps)) goto done; break;
-        case 'b': baseline = optarg; break;
-        case 'm': maps[n_maps++] = optarg; break;
-        case 'o': only[n_only++] = optarg; break;
-        case O_ALLOW: allow_missing = true; break;
-        case O_JSON: json_path = optarg; break;
-        case O_JUNIT: junit_path = optarg; break;
-        case O_FORCE: force = true; break;
-        case 'q': quiet = true; break;
-        case 'j':
-            if (parse_num("--threads", optarg, &num))
-                goto done;
-            if (num < 1 || num > 256 || num != floor(num)) {
-                status = bad_usage("--threads: expected an integer from 1 to 256");
-                goto done;
-            }
-            threads = (int)num;
-            break;
-        case O_CHUNK:
-            if (parse_num("--chunk", optarg, &num))
-                goto done;
-            if (num < 1 || num > 1e9 || num != floor(num)) {
-                status = bad_usage("--chunk: expected an integer from 1 to 1000000000");
-                goto done;
-            }
-            chunk = (uint64_t)num;
-            break;
-        case 'h': usage(stdout); status = 0; goto done;
-        case 'V': printf(TOOL " " GOLDEN_VERSION "\n"); status = 0; goto done;
-        case ':': {
-            char msg[128];
-            snprintf(msg, sizeof msg, "option '%s' needs a value", argv[optind - 1]);
-            status = bad_usage(msg);
-            goto done;
-        }
-        default: {
-            char msg[128];
-            snprintf(msg, sizeof msg, "unknown option '%s'", argv[optind - 1]);
-            status = bad_usage(msg);
-            goto done;
-        }
-        }
-    }
-    if (argc - optind != 2) {
-        status = bad_usage("expected two files: REFERENCE.h5 CANDIDATE.h5");
+    int prc = parse(&c, &a);
+    if (prc != 0) {
+        status = prc < 0 ? 0 : prc;
         goto done;
     }
+    if (cli_outputs_ok(&c) != 0)
+        goto done;
     policy = golden_policy_new();
     map = golden_namemap_new();
     if (!policy || !map) {
         fprintf(stderr, TOOL ": out of memory\n");
         goto done;
     }
-    if (tier_name) {
+    if (a.tier_name) {
         golden_tier t;
-        if (golden_tier_parse(tier_name, &t) != 0) {
-            status = bad_usage("--tier: expected kernel, layer, logits or tokens");
+        if (golden_tier_parse(a.tier_name, &t) != 0) {
+            status = cli_usage(&c, "--tier: expected kernel, layer, logits or tokens");
             goto done;
         }
         golden_policy_force_tier(policy, t);
     }
-    if (policy_path && (golden_policy_load(policy, policy_path, &err) != 0 ||
-                        golden_namemap_load(map, policy_path, &err) != 0))
+    if (a.policy_path && (golden_policy_load(policy, a.policy_path, &err) != 0 ||
+                          golden_namemap_load(map, a.policy_path, &err) != 0))
         goto fail;
-    golden_policy_override(policy, atol, rtol, eps);
-    for (size_t i = 0; i < n_maps; i++)
-        if (golden_namemap_load(map, maps[i], &err) != 0)
+    golden_policy_override(policy, a.atol, a.rtol, a.eps);
+    for (size_t i = 0; i < a.n_maps; i++)
+        if (golden_namemap_load(map, a.maps[i], &err) != 0)
             goto fail;
-    if ((json_path && golden_outfile_check(json_path, force, &err) != 0) ||
-        (junit_path && golden_outfile_check(junit_path, force, &err) != 0))
-        goto fail;
 
     golden_progress progress;
     memset(&progress, 0, sizeof progress);
     golden_diff_opts o = {
-        .reference = argv[optind],
-        .candidate = argv[optind + 1],
-        .baseline = baseline,
+        .reference = c.args[0],
+        .candidate = c.args[1],
+        .baseline = a.baseline,
         .policy = policy,
         .map = map,
-        .only = only,
-        .n_only = n_only,
-        .allow_missing = allow_missing,
-        .threads = threads,
-        .chunk_elems = chunk,
+        .only = a.only,
+        .n_only = a.n_only,
+        .allow_missing = a.allow_missing,
+        .threads = c.threads,
+        .chunk_elems = a.chunk,
         .progress = &progress,
     };
     if (golden_diff_run(&o, &res, &err) != 0)
         goto fail;
-    if (json_path) {
+    if (c.json) {
         json_t *doc = golden_diff_to_json(res);
         if (!doc) {
-            golden_fail_what(&err, GOLDEN_ENOMEM, json_path, "out of memory building the report");
+            golden_fail_what(&err, GOLDEN_ENOMEM, c.json, "out of memory building the report");
             goto fail;
         }
-        int rc = golden_json_write(json_path, doc, force, &err);
+        int rc = golden_json_write(c.json, doc, c.force, &err);
         json_decref(doc);
         if (rc != 0)
             goto fail;
     }
-    if (junit_path && golden_diff_junit(res, junit_path, force, &err) != 0)
+    if (c.junit && golden_diff_junit(res, c.junit, c.force, &err) != 0)
         goto fail;
-    if (!quiet && !(json_path && strcmp(json_path, "-") == 0))
-        print_table(res, stdout);
+    FILE *human = cli_human(&c);
+    if (human)
+        print_table(res, human);
     status = res->pass ? 0 : 1;
     goto done;
 fail:
-    golden_error_print(stderr, TOOL, &err);
-    status = 2;
+    status = cli_fail(&c, &err);
 done:
     golden_diff_free(res);
     golden_namemap_free(map);
     golden_policy_free(policy);
-    free(maps);
-    free(only);
-    return status;
+    free(a.maps);
+    free(a.only);
+    return cli_exit(&c, status);
 }

@@ -1,6 +1,5 @@
 /* golden-dump: turn raw dumps (+ index), .npy and .safetensors into one calculet-golden/v1
  * HDF5 file with SHA-256 and statistics per tensor; also verifies and lists golden files. */
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util/guard.h"
+#include "common/cli.h"
 #include "golden/dtype.h"
 #include "golden/error.h"
 #include "golden/ingest.h"
@@ -19,46 +18,53 @@
 
 #define TOOL "golden-dump"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: " TOOL " [OPTIONS] -o OUT.h5 INPUT...\n"
-            "       " TOOL " --verify FILE.h5 [--json FILE] [--junit FILE]\n"
-            "       " TOOL " --list FILE.h5 [--json FILE]\n"
-            "\n"
-            "Write one calculet-golden/v1 HDF5 file from raw dumps with a\n"
-            "calculet-dump-index/v1 index, numpy .npy files, .safetensors files or folders of\n"
-            "them (walked recursively in sorted order). Every tensor gets its canonical SHA-256\n"
-            "and statistics, computed in one streamed pass while it is written.\n"
-            "\n"
-            "  -o, --output OUT.h5    the golden file to write (never left half-written)\n"
-            "      --meta KEY=VALUE   a root string attribute (repeatable)\n"
-            "      --prefix P/        put every tensor under group P\n"
-            "      --name NAME        tensor name for a single .npy input\n"
-            "      --force            replace an existing output\n"
-            "      --gzip N           deflate level 1-9 (chunked datasets); 0 = contiguous\n"
-            "      --verify FILE.h5   recompute every SHA-256 and statistic; exit 1 when any\n"
-            "                         tensor's attributes disagree with its data\n"
-            "      --list FILE.h5     print name, dtype, shape, sha256, min, max, mean, std,\n"
-            "                         NaN and Inf counts per tensor\n"
-            "      --json FILE        also write the result as JSON ('-' = stdout)\n"
-            "      --junit FILE       with --verify: one JUnit test case per tensor\n"
-            "      --help             this text\n"
-            "      --version          print the version\n"
-            "\n"
-            "Exit status: 0 done / verified, 1 verification found a mismatch, 2 bad input.\n");
-}
+enum { OPT_OUTPUT = CLI_TOOL_ID, OPT_META, OPT_PREFIX, OPT_NAME, OPT_GZIP, OPT_VERIFY, OPT_LIST };
+
+/* The option table: parsing and --help both come from it. Rows may be added freely. */
+static const cli_option options[] = {
+    {0, 0, NULL, NULL, "Dump:", 0},
+    {OPT_OUTPUT, 'o', "output", "OUT.h5", "the golden file to write (a regular file, never left\n"
+     "half-written; not '-': HDF5 cannot write to a stream)", 0},
+    {OPT_META, 0, "meta", "KEY=VALUE", "a root string attribute (repeatable)", 0},
+    {OPT_PREFIX, 0, "prefix", "P/", "put every tensor under group P", 0},
+    {OPT_NAME, 0, "name", "NAME", "tensor name for a single .npy input", 0},
+    {OPT_GZIP, 0, "gzip", "N", "deflate level 1-9 (chunked datasets); 0 = contiguous", 0},
+    {0, 0, NULL, NULL, "Check:", 0},
+    {OPT_VERIFY, 0, "verify", "FILE.h5", "recompute every SHA-256 and statistic; exit 1 when any\n"
+     "tensor's attributes disagree with its data", CLI_INPUT},
+    {OPT_LIST, 0, "list", "FILE.h5", "print name, dtype, shape, sha256, min, max, mean, std,\n"
+     "NaN and Inf counts per tensor", CLI_INPUT},
+    {0, 0, NULL, NULL, NULL, 0},
+};
+
+static const cli_spec spec = {
+    .name = TOOL,
+    .synopsis = "[OPTIONS] -o OUT.h5 INPUT...\n--verify FILE.h5 [--json FILE] [--junit FILE]\n"
+                "--list FILE.h5 [--json FILE]",
+    .about = "Write one calculet-golden/v1 HDF5 file from raw dumps with a\n"
+             "calculet-dump-index/v1 index, numpy .npy files, .safetensors files or folders of\n"
+             "them (walked recursively in sorted order). Every tensor gets its canonical SHA-256\n"
+             "and statistics, computed in one streamed pass while it is written.",
+    .options = options,
+    .json_help = "also write the result as JSON (- = stdout)",
+    .junit_help = "with --verify: one JUnit test case per tensor (- = stdout)",
+    .exit_status = "0 done / verified, 1 verification found a mismatch, 2 bad input.",
+    .args_are_inputs = true,
+};
+
+/* The human report's stream (NULL: dropped), set once options are read. */
+static FILE *human;
+
+static cli *the_cli;
 
 static int fail(const golden_error *err)
 {
-    golden_error_print(stderr, TOOL, err);
-    return 2;
+    return cli_fail(the_cli, err);
 }
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, TOOL ": %s (see --help)\n", msg);
-    return 2;
+    return cli_usage(the_cli, "%s", msg);
 }
 
 /* ---------------------------------------------------------------- table */
@@ -145,8 +151,6 @@ static void fill_row(table_row *tr, const golden_tensor_info *t)
 static int do_list(const char *path, const char *json_path, bool force, bool table)
 {
     golden_error err;
-    if (json_path && golden_outfile_check(json_path, force, &err) != GOLDEN_OK)
-        return fail(&err);
     golden_reader *r;
     if (golden_reader_open(path, &r, &err) != GOLDEN_OK)
         return fail(&err);
@@ -162,7 +166,7 @@ static int do_list(const char *path, const char *json_path, bool force, bool tab
             rc = fail(&err);
         json_decref(doc);
     }
-    if (rc == 0 && table && !(json_path && strcmp(json_path, "-") == 0)) {
+    if (rc == 0 && table && human) {
         table_row *cells = calloc(n + 1, sizeof *cells);
         if (!cells) {
             golden_reader_close(r);
@@ -175,7 +179,7 @@ static int do_list(const char *path, const char *json_path, bool force, bool tab
             snprintf(cells[0].cell[c], 80, "%s", head[c]);
         for (size_t i = 0; i < n; i++)
             fill_row(&cells[i + 1], golden_reader_tensor(r, i));
-        print_table(stdout, cells, n + 1);
+        print_table(human, cells, n + 1);
         free(cells);
     }
     golden_reader_close(r);
@@ -188,10 +192,6 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
                      bool force)
 {
     golden_error err;
-    if (json_path && golden_outfile_check(json_path, force, &err) != GOLDEN_OK)
-        return fail(&err);
-    if (junit_path && golden_outfile_check(junit_path, force, &err) != GOLDEN_OK)
-        return fail(&err);
     golden_reader *r;
     if (golden_reader_open(path, &r, &err) != GOLDEN_OK)
         return fail(&err);
@@ -213,17 +213,16 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
         for (size_t i = 0; i < n; i++)
             bad += problems[i] != NULL;
         rc = bad ? 1 : 0;
-        bool to_stdout = json_path && strcmp(json_path, "-") == 0;
-        if (!to_stdout) {
-            bool color = golden_use_color(stdout);
+        if (human) {
+            bool color = golden_use_color(human);
             for (size_t i = 0; i < n; i++)
                 if (problems[i])
-                    printf("%sFAIL%s %s: %s\n", golden_color(color, "red"),
-                           golden_color(color, "reset"), golden_reader_tensor(r, i)->name,
-                           problems[i]);
-            printf("%s: %zu tensors, %zu verified, %zu mismatched: %s%s%s\n", path, n,
-                   n - bad, bad, golden_color(color, bad ? "red" : "green"),
-                   bad ? "FAIL" : "PASS", golden_color(color, "reset"));
+                    fprintf(human, "%sFAIL%s %s: %s\n", golden_color(color, "red"),
+                            golden_color(color, "reset"), golden_reader_tensor(r, i)->name,
+                            problems[i]);
+            fprintf(human, "%s: %zu tensors, %zu verified, %zu mismatched: %s%s%s\n", path, n,
+                    n - bad, bad, golden_color(color, bad ? "red" : "green"),
+                    bad ? "FAIL" : "PASS", golden_color(color, "reset"));
         }
         if (json_path) {
             json_t *tensors, *doc = golden_file_json(r, &tensors);
@@ -281,10 +280,6 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
 {
     golden_error err;
     golden_error_clear(&err);
-    if (golden_outfile_check(o->out, o->force, &err) != GOLDEN_OK)
-        return fail(&err);
-    if (o->json && golden_outfile_check(o->json, o->force, &err) != GOLDEN_OK)
-        return fail(&err);
     for (size_t i = 0; i < o->nmeta; i++) {
         const char *eq = strchr(o->meta[i], '=');
         if (!eq || eq == o->meta[i])
@@ -293,15 +288,27 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
     golden_input_list l;
     golden_input_list_init(&l);
     int rc = 0;
+    char *spool = NULL; /* a .npy read from standard input, copied beside the output */
     if (o->name) {
         size_t n = strlen(inputs[0]);
-        if (ninputs != 1 || n < 4 || strcmp(inputs[0] + n - 4, ".npy") != 0) {
+        bool from_stdin = strcmp(inputs[0], "-") == 0;
+        if (ninputs != 1 || (!from_stdin && (n < 4 || strcmp(inputs[0] + n - 4, ".npy") != 0))) {
             golden_input_list_free(&l);
-            return usage_error("--name needs exactly one .npy input");
+            return usage_error("--name needs exactly one .npy input (or - for standard input)");
         }
-        if (golden_ingest_npy(&l, inputs[0], o->name, &err) != GOLDEN_OK)
+        if (from_stdin && golden_infile_spool_stdin(o->out, &spool, &err) != GOLDEN_OK)
             rc = fail(&err);
+        else if (golden_ingest_npy(&l, spool ? spool : inputs[0], o->name, &err) != GOLDEN_OK) {
+            if (spool && strncmp(err.where, spool, strlen(spool)) == 0)
+                snprintf(err.where, sizeof err.where, "-"); /* the user named stdin, not our copy */
+            rc = fail(&err);
+        }
     } else {
+        for (int i = 0; i < ninputs; i++)
+            if (strcmp(inputs[i], "-") == 0) {
+                golden_input_list_free(&l);
+                return usage_error("a .npy on standard input needs --name NAME (and no other input)");
+            }
         for (int i = 0; i < ninputs && rc == 0; i++)
             if (golden_ingest_path(&l, inputs[i], &err) != GOLDEN_OK)
                 rc = fail(&err);
@@ -315,6 +322,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
     }
     if (rc != 0) {
         golden_input_list_free(&l);
+        golden_infile_spool_done(spool);
         return rc;
     }
     golden_writer_opts wo = {.force = o->force, .gzip = o->gzip,
@@ -322,6 +330,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
     golden_writer *w = NULL;
     if (golden_writer_open(o->out, &wo, &w, &err) != GOLDEN_OK) {
         golden_input_list_free(&l);
+        golden_infile_spool_done(spool);
         return fail(&err);
     }
     for (size_t i = 0; i < o->nmeta && rc == 0; i++) {
@@ -347,10 +356,10 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         rc = fail(&err);
     else if (rc != 0)
         golden_writer_abort(w);
+    golden_infile_spool_done(spool);
     if (rc == 0) {
-        bool quiet = o->json && strcmp(o->json, "-") == 0;
-        if (!quiet)
-            printf("%s: %zu tensors, %llu bytes\n", o->out, l.count, total);
+        if (human)
+            fprintf(human, "%s: %zu tensors, %llu bytes\n", o->out, l.count, total);
         if (o->json) {
             /* the JSON is the listing of what was just written, read back */
             golden_input_list_free(&l);
@@ -363,76 +372,64 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
 
 int main(int argc, char **argv)
 {
-    golden_guard_install(TOOL);
-    enum { OPT_META = 256, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_GZIP, OPT_VERIFY, OPT_LIST,
-           OPT_JSON, OPT_JUNIT, OPT_HELP, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},  {"meta", required_argument, NULL, OPT_META},
-        {"prefix", required_argument, NULL, OPT_PREFIX},
-        {"name", required_argument, NULL, OPT_NAME}, {"force", no_argument, NULL, OPT_FORCE},
-        {"gzip", required_argument, NULL, OPT_GZIP},
-        {"verify", required_argument, NULL, OPT_VERIFY},
-        {"list", required_argument, NULL, OPT_LIST}, {"json", required_argument, NULL, OPT_JSON},
-        {"junit", required_argument, NULL, OPT_JUNIT}, {"help", no_argument, NULL, OPT_HELP},
-        {"version", no_argument, NULL, OPT_VERSION}, {NULL, 0, NULL, 0},
-    };
+    cli c;
+    the_cli = &c;
+    if (cli_init(&c, &spec, argc, argv) != 0)
+        return cli_exit(&c, 2);
     dump_opts o = {0};
-    const char *verify = NULL, *list = NULL, *junit = NULL;
+    const char *verify = NULL, *list = NULL;
     o.meta = calloc((size_t)argc + 1, sizeof *o.meta);
     if (!o.meta)
-        return usage_error("out of memory");
-    int c, rc = -1;
-    opterr = 0;
-    while (rc < 0 && (c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o.out = optarg; break;
-        case OPT_META: o.meta[o.nmeta++] = optarg; break;
-        case OPT_PREFIX: o.prefix = optarg; break;
-        case OPT_NAME: o.name = optarg; break;
-        case OPT_FORCE: o.force = true; break;
+        return cli_exit(&c, usage_error("out of memory"));
+    int id, rc = -1;
+    const char *v;
+    while (rc < 0 && (id = cli_next(&c, &v)) != 0) {
+        switch (id) {
+        case CLI_EXIT: rc = c.status; break;
+        case OPT_OUTPUT: o.out = v; break;
+        case OPT_META: o.meta[o.nmeta++] = v; break;
+        case OPT_PREFIX: o.prefix = v; break;
+        case OPT_NAME: o.name = v; break;
         case OPT_GZIP: {
             char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end || v < 0 || v > 9)
+            long lv = strtol(v, &end, 10);
+            if (*v == '\0' || *end || lv < 0 || lv > 9)
                 rc = usage_error("--gzip needs a level from 0 to 9");
-            o.gzip = (int)v;
+            o.gzip = (int)lv;
             break;
         }
-        case OPT_VERIFY: verify = optarg; break;
-        case OPT_LIST: list = optarg; break;
-        case OPT_JSON: o.json = optarg; break;
-        case OPT_JUNIT: junit = optarg; break;
-        case OPT_HELP: usage(stdout); rc = 0; break;
-        case OPT_VERSION: printf(TOOL " " GOLDEN_VERSION "\n"); rc = 0; break;
-        default: {
-            char msg[256];
-            if (optopt && optopt < 256)
-                snprintf(msg, sizeof msg, "bad option or missing argument for -%c", optopt);
-            else
-                snprintf(msg, sizeof msg, "bad option or missing argument: %s",
-                         argv[optind - 1]);
-            rc = usage_error(msg);
-        }
+        case OPT_VERIFY: verify = v; break;
+        case OPT_LIST: list = v; break;
+        default: break;
         }
     }
+    o.force = c.force;
+    o.json = c.json;
+    golden_error err;
+    golden_error_clear(&err);
     if (rc < 0) {
         int modes = (verify != NULL) + (list != NULL) + (o.out != NULL);
         if (modes != 1)
             rc = usage_error("give exactly one of -o OUT.h5, --verify FILE.h5, --list FILE.h5");
-        else if (junit && !verify)
+        else if (c.junit && !verify)
             rc = usage_error("--junit goes with --verify");
-        else if (verify || list) {
-            if (optind < argc)
-                rc = usage_error("--verify and --list take no INPUT");
-            else
-                rc = verify ? do_verify(verify, o.json, junit, o.force)
-                            : do_list(list, o.json, o.force, true);
-        } else if (optind >= argc) {
+        else if ((verify || list) && c.nargs > 0)
+            rc = usage_error("--verify and --list take no INPUT");
+        else if (o.out && c.nargs == 0)
             rc = usage_error("no INPUT given");
-        } else {
-            rc = do_dump(&o, argv + optind, argc - optind);
-        }
+        else if (o.out && golden_outfile_check_regular(o.out, o.force, &err) != GOLDEN_OK)
+            rc = fail(&err);
+        else if ((o.out && cli_add_output(&c, o.out)) || cli_outputs_ok(&c))
+            rc = 2;
+    }
+    if (rc < 0) {
+        human = cli_human(&c);
+        if (verify || list)
+            rc = verify ? do_verify(verify, o.json, c.junit, o.force)
+                        : do_list(list, o.json, o.force, true);
+        else
+            rc = do_dump(&o, c.args, c.nargs);
     }
     free(o.meta);
-    return rc;
+    return cli_exit(&c, rc);
 }

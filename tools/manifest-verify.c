@@ -1,67 +1,97 @@
 /* manifest-verify: check documents against schemas, experiment folders against the handbook,
  * and vendor hand-offs for completeness. Options and printing only; the rules are in libgolden. */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/guard.h"
+#include "common/cli.h"
 #include "golden/error.h"
 #include "golden/experiment.h"
 #include "golden/report.h"
+#include "golden/template.h"
 
 #define TOOL "manifest-verify"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: " TOOL " [OPTIONS] EXPERIMENT_DIR\n"
-            "       " TOOL " [OPTIONS] --schema SCHEMA DOC...\n"
-            "       " TOOL " [OPTIONS] --handoff DIR\n"
-            "\n"
-            "Check an experiment folder (handbook sections 3, 4, 5, 16.1), documents against a\n"
-            "JSON Schema (JSON, YAML, or JSON Lines one line at a time), or a vendor hand-off\n"
-            "against the eight deliverables of section 18.\n"
-            "\n"
-            "  -s, --schema SCHEMA   validate DOC... against SCHEMA (embedded file name, $id,\n"
-            "                        format name such as calculet-fault/v1, or a path)\n"
-            "  -H, --handoff DIR     check the hand-off indexed by DIR/handoff.json\n"
-            "      --seal            after a clean check, write SHA256SUMS over every asset\n"
-            "  -f, --force           replace existing outputs (and an existing SHA256SUMS)\n"
-            "      --json FILE       write a calculet-verify-report/v1 report (- = stdout)\n"
-            "      --junit FILE      write JUnit XML\n"
-            "  -j, --threads N       hashing threads (default: GOLDEN_THREADS or all cores)\n"
-            "  -h, --help            this text\n"
-            "  -V, --version         print the version\n"
-            "\n"
-            "Exit status: 0 passed, 1 a rule failed, 2 could not check (usage, unreadable or\n"
-            "unparseable input). See manifest-verify(1) and docs/manifest-verify.md.\n");
-}
+enum { OPT_SCHEMA = CLI_TOOL_ID, OPT_HANDOFF, OPT_SEAL, OPT_INIT };
+
+/* The option table: parsing and --help both come from it. Rows may be added freely. */
+static const cli_option options[] = {
+    {OPT_SCHEMA, 's', "schema", "SCHEMA", "validate DOC... against SCHEMA (embedded file name, $id,\n"
+     "format name such as calculet-fault/v1, or a path); DOC - = stdin", CLI_INPUT},
+    {OPT_HANDOFF, 'H', "handoff", "DIR", "check the hand-off indexed by DIR/handoff.json", 0},
+    {OPT_SEAL, 0, "seal", NULL, "after a clean check, write SHA256SUMS over every asset\n"
+     "(--force replaces an existing SHA256SUMS)", 0},
+    {OPT_INIT, 0, "init", "EXP_ID", "write a new experiment folder DIR from the handbook's\n"
+     "section 4 template, every value to fill marked REQUIRED", 0},
+    {0, 0, NULL, NULL, NULL, 0},
+};
+
+static const cli_spec spec = {
+    .name = TOOL,
+    .synopsis = "[OPTIONS] EXPERIMENT_DIR\n[OPTIONS] --schema SCHEMA DOC...\n"
+                "[OPTIONS] --handoff DIR\n--init EXP_ID DIR",
+    .about = "Check an experiment folder (handbook sections 3, 4, 5, 16.1), documents against a\n"
+             "JSON Schema (JSON, YAML, or JSON Lines one line at a time), or a vendor hand-off\n"
+             "against the eight deliverables of section 18. See manifest-verify(1) and\n"
+             "docs/manifest-verify.md.",
+    .options = options,
+    .json_help = "write a calculet-verify-report/v1 report (- = stdout)",
+    .junit_help = "write JUnit XML, one test case per rule or item (- = stdout)",
+    .exit_status = "0 passed, 1 a rule failed, 2 could not check (usage, unreadable or\n"
+                   "unparseable input).",
+    .args_are_inputs = true,
+};
+
+static cli *the_cli;
 
 static int fail(const golden_error *err)
 {
-    golden_error_print(stderr, TOOL, err);
-    return 2;
+    return cli_fail(the_cli, err);
 }
 
 static int usage_error(const char *what)
 {
-    fprintf(stderr, TOOL ": %s (see --help)\n", what);
-    return 2;
+    return cli_usage(the_cli, "%s", what);
 }
 
-static void print_findings(FILE *out, const golden_findings *f)
+/* The key a finding is grouped by: one rule in one file. */
+static void group_key(const golden_finding *g, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d\x1f%s\x1f%s", (int)g->severity, g->rule, g->file);
+}
+
+/* Every finding, the first few of each rule in each file and one "... and N more like this"
+ * line for the rest (the JSON report keeps them all). */
+static int print_findings(FILE *out, const golden_findings *f)
 {
     bool color = golden_use_color(out);
+    cli_groups groups = {0};
+    char key[1200];
+    for (size_t i = 0; i < f->count; i++) {
+        group_key(&f->items[i], key, sizeof key);
+        if (cli_groups_count(&groups, key) != 0) {
+            cli_groups_free(&groups);
+            return -1;
+        }
+    }
     for (size_t i = 0; i < f->count; i++) {
         const golden_finding *g = &f->items[i];
+        size_t more;
+        group_key(g, key, sizeof key);
+        if (!cli_groups_show(&groups, key, &more))
+            continue;
         char where[1600];
         golden_finding_where(g, where, sizeof where);
         bool err = g->severity == GOLDEN_SEV_ERROR;
         fprintf(out, "%s: %s%s%s%s: %s\n", where, golden_color(color, err ? "red" : "yellow"),
                 err ? "" : "todo ", g->rule, golden_color(color, "reset"), g->message);
+        if (more)
+            fprintf(out, "%s: %s%s: ... and %zu more like this\n", g->file, err ? "" : "todo ",
+                    g->rule, more);
     }
+    cli_groups_free(&groups);
+    return 0;
 }
 
 static void print_items(FILE *out, const golden_handoff_item *items)
@@ -81,65 +111,76 @@ static void print_items(FILE *out, const golden_handoff_item *items)
     }
 }
 
-int main(int argc, char **argv)
+/* Read the options into the mode's arguments: 0 to go on, else the exit status. */
+static int parse(cli *c, const char **schema, const char **handoff, const char **init,
+                 golden_experiment_opts *opts)
 {
-    golden_guard_install(TOOL);
-    enum { OPT_SEAL = 256, OPT_JSON, OPT_JUNIT };
-    static const struct option longopts[] = {
-        {"schema", required_argument, NULL, 's'},
-        {"handoff", required_argument, NULL, 'H'},
-        {"seal", no_argument, NULL, OPT_SEAL},
-        {"force", no_argument, NULL, 'f'},
-        {"json", required_argument, NULL, OPT_JSON},
-        {"junit", required_argument, NULL, OPT_JUNIT},
-        {"threads", required_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *schema = NULL, *handoff = NULL, *json = NULL, *junit = NULL;
-    golden_experiment_opts opts = {0};
-    int c;
-    while ((c = getopt_long(argc, argv, "s:H:fj:hV", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's': schema = optarg; break;
-        case 'H': handoff = optarg; break;
-        case OPT_SEAL: opts.seal = true; break;
-        case 'f': opts.force = true; break;
-        case OPT_JSON: json = optarg; break;
-        case OPT_JUNIT: junit = optarg; break;
-        case 'j': {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 256)
-                return usage_error("--threads wants a number from 1 to 256");
-            opts.threads = (int)n;
-            break;
-        }
-        case 'h': usage(stdout); return 0;
-        case 'V': printf(TOOL " %s\n", GOLDEN_VERSION); return 0;
-        default: return usage_error("unknown option");
+    const char *v;
+    int id;
+    while ((id = cli_next(c, &v)) > 0) {
+        switch (id) {
+        case OPT_SCHEMA: *schema = v; break;
+        case OPT_HANDOFF: *handoff = v; break;
+        case OPT_SEAL: opts->seal = true; break;
+        case OPT_INIT: *init = v; break;
+        default: break;
         }
     }
-    if (opts.threads == 0) /* the library reads no environment; GOLDEN_THREADS is read here */
-        opts.threads = golden_threads();
-    int nargs = argc - optind;
-    if (schema && handoff)
-        return usage_error("--schema and --handoff are separate modes");
-    if (opts.seal && (schema || handoff))
+    if (id == CLI_EXIT)
+        return c->status ? c->status : -1;
+    opts->force = c->force;
+    opts->threads = c->threads;
+    int nargs = c->nargs, modes = !!*schema + !!*handoff + !!*init;
+    if (modes > 1)
+        return usage_error("--schema, --handoff and --init are separate modes");
+    if (opts->seal && modes)
         return usage_error("--seal applies to an experiment folder only");
-    if (schema && nargs < 1)
+    if (*schema && nargs < 1)
         return usage_error("--schema wants at least one document");
-    if (handoff && nargs != 0)
+    if (*handoff && nargs != 0)
         return usage_error("--handoff takes no further arguments");
-    if (!schema && !handoff && nargs != 1)
+    if (*init && nargs != 1)
+        return usage_error("--init EXP_ID wants one folder to create");
+    if (*init && (c->json || c->junit))
+        return usage_error("--init writes a folder; --json and --junit go with a check");
+    if (!modes && nargs != 1)
         return usage_error("name one experiment folder");
+    return 0;
+}
 
+static int run_init(cli *c, const char *exp_id, const char *dir)
+{
     golden_error err;
     golden_error_clear(&err);
-    if ((json && golden_outfile_check(json, opts.force, &err) != 0) ||
-        (junit && golden_outfile_check(junit, opts.force, &err) != 0))
+    golden_exp_template_opts to = {.version = GOLDEN_EXP_TEMPLATE_VERSION, .exp_id = exp_id};
+    if (golden_exp_template_write(dir, &to, &err) != GOLDEN_OK)
         return fail(&err);
+    FILE *human = cli_human(c);
+    if (human)
+        fprintf(human, "%s: new experiment %s written; fill every REQUIRED value, then run\n"
+                       "  " TOOL " %s\n", dir, exp_id, dir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    the_cli = &c;
+    if (cli_init(&c, &spec, argc, argv) != 0)
+        return cli_exit(&c, 2);
+    const char *schema = NULL, *handoff = NULL, *init = NULL;
+    golden_experiment_opts opts = {0};
+    int prc = parse(&c, &schema, &handoff, &init, &opts);
+    if (prc != 0)
+        return cli_exit(&c, prc < 0 ? 0 : prc);
+    if (init)
+        return cli_exit(&c, run_init(&c, init, c.args[0]));
+    if (cli_outputs_ok(&c) != 0)
+        return cli_exit(&c, 2);
+    golden_error err;
+    golden_error_clear(&err);
+    int nargs = c.nargs;
+    char **args = c.args;
 
     golden_findings f;
     golden_findings_init(&f);
@@ -149,51 +190,54 @@ int main(int argc, char **argv)
     if (schema) {
         mode = "schema";
         target = schema;
-        rc = golden_verify_documents(schema, (const char *const *)argv + optind, (size_t)nargs,
-                                     &f, &err);
+        rc = golden_verify_documents(schema, (const char *const *)args, (size_t)nargs, &f, &err);
     } else if (handoff) {
         mode = "handoff";
         target = handoff;
         rc = golden_handoff_check(handoff, &opts, items, &f, &err);
     } else {
         mode = "experiment";
-        target = argv[optind];
+        target = args[0];
         rc = golden_experiment_check(target, &opts, &f, &err);
     }
     if (rc != 0) {
         golden_findings_free(&f);
-        return fail(&err);
+        return cli_exit(&c, fail(&err));
     }
     const golden_handoff_item *its = handoff ? items : NULL;
     bool failed = f.errors > 0;
     for (int i = 0; its && i < GOLDEN_HANDOFF_ITEMS; i++)
         failed = failed || its[i].status != GOLDEN_ITEM_PRESENT;
 
-    if (json) {
+    if (c.json) {
         json_t *doc = golden_verify_report(mode, target, &f, its, &err);
-        if (!doc || golden_json_write(json, doc, opts.force, &err) != 0) {
+        if (!doc || golden_json_write(c.json, doc, opts.force, &err) != 0) {
             json_decref(doc);
             golden_findings_free(&f);
-            return fail(&err);
+            return cli_exit(&c, fail(&err));
         }
         json_decref(doc);
     }
-    if (junit && golden_verify_junit(junit, opts.force, mode, target, &f, its, &err) != 0) {
+    if (c.junit && golden_verify_junit(c.junit, opts.force, mode, target, &f, its, &err) != 0) {
         golden_findings_free(&f);
-        return fail(&err);
+        return cli_exit(&c, fail(&err));
     }
-    if (!json || strcmp(json, "-") != 0) {
-        print_findings(stdout, &f);
+    FILE *out = cli_human(&c);
+    if (out) {
+        if (print_findings(out, &f) != 0) {
+            golden_findings_free(&f);
+            return cli_exit(&c, fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"}));
+        }
         if (its)
-            print_items(stdout, its);
-        bool color = golden_use_color(stdout);
-        printf("%s%s%s: %s: %zu document%s, %zu file%s hashed, %zu error%s, %zu to-do%s%s\n",
-               golden_color(color, failed ? "red" : "green"), failed ? "FAIL" : "PASS",
-               golden_color(color, "reset"), target, f.documents, f.documents == 1 ? "" : "s",
-               f.files_hashed, f.files_hashed == 1 ? "" : "s", f.errors, f.errors == 1 ? "" : "s",
-               f.todos, f.todos == 1 ? "" : "s",
-               f.sealed ? "; sealed (SHA256SUMS written)" : opts.seal ? "; not sealed" : "");
+            print_items(out, its);
+        bool color = golden_use_color(out);
+        fprintf(out, "%s%s%s: %s: %zu document%s, %zu file%s hashed, %zu error%s, %zu to-do%s%s\n",
+                golden_color(color, failed ? "red" : "green"), failed ? "FAIL" : "PASS",
+                golden_color(color, "reset"), target, f.documents, f.documents == 1 ? "" : "s",
+                f.files_hashed, f.files_hashed == 1 ? "" : "s", f.errors, f.errors == 1 ? "" : "s",
+                f.todos, f.todos == 1 ? "" : "s",
+                f.sealed ? "; sealed (SHA256SUMS written)" : opts.seal ? "; not sealed" : "");
     }
     golden_findings_free(&f);
-    return failed ? 1 : 0;
+    return cli_exit(&c, failed ? 1 : 0);
 }

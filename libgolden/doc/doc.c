@@ -1,6 +1,7 @@
 /* Documents: one loader for JSON (a strict RFC 8259 parser of our own, since jansson keeps no
  * positions) and YAML (libyaml events) into jansson trees that remember every node's line:col. */
 #include "golden/doc.h"
+#include "golden/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1846,9 +1847,9 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
                     golden_error *err)
 {
     *mapped = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = golden_infile_open(path, GOLDEN_IN_STREAM, err); /* never blocks on a FIFO */
     if (fd < 0)
-        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        return GOLDEN_ERR;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
@@ -1948,9 +1949,9 @@ int golden_doc_load_file(const char *path, golden_doc **out, golden_error *err)
  * cap is passed, so a 1 GB line costs 64 MiB of memory, not 1 GB. */
 int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golden_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = golden_infile_open(path, GOLDEN_IN_STREAM, err); /* never blocks on a FIFO */
     if (fd < 0)
-        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        return GOLDEN_ERR;
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         close(fd);

@@ -1,6 +1,7 @@
 /* Documents of a check: loaded within bounded memory, validated against the embedded schemas
  * (one compiled schema per format and run), whole or one JSON Lines line at a time. */
 #include "exp/internal.h"
+#include "golden/report.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -61,7 +62,9 @@ long exp_validate(golden_findings *out, const golden_schema *s, const golden_doc
 int exp_load_doc(const char *path, golden_doc **doc, golden_error *err)
 {
     struct stat st;
-    if (stat(path, &st) != 0)
+    if (strcmp(path, "-") == 0) /* standard input: read as a stream below */
+        st.st_mode = S_IFIFO;
+    else if (stat(path, &st) != 0)
         return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     if (S_ISDIR(st.st_mode))
         return golden_fail_what(err, GOLDEN_EINVAL, path, "is a folder, not a document");
@@ -73,9 +76,9 @@ int exp_load_doc(const char *path, golden_doc **doc, golden_error *err)
                                (unsigned long long)st.st_size, GOLDEN_MAX_DOCUMENT_BYTES);
         return golden_doc_load_file(path, doc, err);
     }
-    FILE *f = fopen(path, "rb");
+    FILE *f = golden_infile_fopen(path, GOLDEN_IN_STREAM, err); /* never blocks on a FIFO */
     if (!f)
-        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        return GOLDEN_ERR;
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     int rc = GOLDEN_OK;

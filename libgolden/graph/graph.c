@@ -1,6 +1,7 @@
 /* Builds the calculet-graph/v1 model from a document tree and checks its structure: every id
  * known and unique, every event signalled exactly once, every range inside its buffer. */
 #include "golden/graph.h"
+#include "golden/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1613,13 +1614,19 @@ int golden_graph_load_file(const char *path, golden_graph **out, golden_error *e
     return golden_graph_load_file_progress(path, NULL, out, err);
 }
 
+static int load_tree(const char *path, golden_graph **out, golden_error *err);
+
 int golden_graph_load_file_progress(const char *path, golden_progress *progress,
                                     golden_graph **out, golden_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    /* a pipe or stdin is read once, by the tree loader: no sniffing, no mapping */
+    struct stat pst;
+    if (strcmp(path, "-") == 0 || (stat(path, &pst) == 0 && !S_ISREG(pst.st_mode)))
+        return load_tree(path, out, err);
+    FILE *f = golden_infile_fopen(path, 0, err);
     if (!f)
-        return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
+        return GOLDEN_ERR;
     char head[64];
     size_t nh = fread(head, 1, sizeof head, f);
     size_t i = 0;
@@ -1643,6 +1650,12 @@ int golden_graph_load_file_progress(const char *path, golden_progress *progress,
         return rc;
     }
     fclose(f);
+    return load_tree(path, out, err);
+}
+
+/* The tree path: the document loader (which reads pipes too), the schema, the graph rules. */
+static int load_tree(const char *path, golden_graph **out, golden_error *err)
+{
     golden_doc *doc = NULL;
     golden_schema *schema = NULL;
     int rc = golden_doc_load_file(path, &doc, err);

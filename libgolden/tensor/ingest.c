@@ -111,9 +111,9 @@ static int input_set(golden_input *in, const char *name, const char *path, const
 
 static int open_regular(const char *path, int *fd_out, uint64_t *size, golden_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = golden_infile_open(path, 0, err); /* a FIFO is refused, never waited on */
     if (fd < 0)
-        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        return GOLDEN_ERR;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
@@ -1006,6 +1006,9 @@ int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err
         return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
     if (S_ISDIR(st.st_mode))
         return golden_ingest_folder(l, path, err);
+    if (!S_ISREG(st.st_mode)) /* a raw input's size is read up front: no pipes */
+        return golden_fail_what(err, GOLDEN_EINVAL, path,
+                                "is not a regular file (golden-dump reads raw inputs by size)");
     if (has_suffix(path, ".npy"))
         return golden_ingest_npy(l, path, NULL, err);
     if (has_suffix(path, ".safetensors"))

@@ -555,14 +555,10 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
                        golden_error *err)
 {
     *out = NULL;
-    struct stat st;
     bool force = opts && opts->force;
-    if (lstat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return golden_fail_what(err, GOLDEN_EINVAL, path, "is a folder, not an output file");
-        if (!force)
-            return golden_fail_what(err, GOLDEN_EEXISTS, path, "output exists (use --force to replace it)");
-    }
+    /* a golden is a regular file: never "-", never a device or FIFO replaced by a rename */
+    if (golden_outfile_check_regular(path, force, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
     golden_writer *w = calloc(1, sizeof *w);
     if (!w)
         return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
@@ -887,11 +883,13 @@ int golden_writer_commit(golden_writer *w, golden_error *err)
     int rc = H5Fclose(w->file) < 0 ? hdf5_fail(err, w->path, "cannot finish HDF5 file") : GOLDEN_OK;
     golden_hdf5_unlock();
     w->file = -1;
-    if (rc == GOLDEN_OK && !w->force && access(w->path, F_OK) == 0)
-        rc = golden_fail_what(err, GOLDEN_EEXISTS, w->path, "output appeared while writing (use --force to replace it)");
-    golden_guard_remove_temp(w->tmp);
-    if (rc == GOLDEN_OK && rename(w->tmp, w->path) != 0)
-        rc = golden_fail_what(err, golden_code_from_errno(errno), w->path, "cannot rename into place: %s", strerror(errno));
+    /* fsync, rename, fsync the folder: a golden is evidence, and a crash just after the
+     * rename must not leave an empty file */
+    if (rc == GOLDEN_OK && golden_tmpfile_install(w->tmp, w->path, w->force, err) == GOLDEN_OK) {
+        free(w->tmp);
+        w->tmp = NULL; /* installed: nothing to remove */
+    } else
+        rc = GOLDEN_ERR;
     if (rc != GOLDEN_OK) {
         golden_writer_abort(w);
         return rc;

@@ -2,6 +2,8 @@
  * Tools turn a record into the single stderr line the contracts ask for. */
 #include "golden/error.h"
 
+#include "util/utf8.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -62,11 +64,40 @@ const char *golden_code_name(golden_code code)
     return "EUNKNOWN";
 }
 
+/* Write s with every control character, DEL and invalid UTF-8 byte escaped (\n, \t, \r,
+ * \xNN), so a newline in a file name cannot split the one line a problem gets. */
+static void put_escaped(FILE *stream, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    while (p < end) {
+        size_t seq = *p >= 0x80 ? golden_utf8_seq(p, (size_t)(end - p)) : 0;
+        if (seq) {
+            fwrite(p, 1, seq, stream);
+            p += seq;
+            continue;
+        }
+        if (*p == '\n')
+            fputs("\\n", stream);
+        else if (*p == '\t')
+            fputs("\\t", stream);
+        else if (*p == '\r')
+            fputs("\\r", stream);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fprintf(stream, "\\x%02x", *p);
+        else
+            fputc(*p, stream);
+        p++;
+    }
+}
+
 void golden_error_print(FILE *stream, const char *tool, const golden_error *err)
 {
     const char *what = err->what[0] ? err->what : "unknown error";
-    if (err->where[0])
-        fprintf(stream, "%s: %s: %s\n", tool, err->where, what);
-    else
-        fprintf(stream, "%s: %s\n", tool, what);
+    fprintf(stream, "%s: ", tool);
+    if (err->where[0]) {
+        put_escaped(stream, err->where);
+        fputs(": ", stream);
+    }
+    put_escaped(stream, what);
+    fputc('\n', stream);
 }

@@ -145,3 +145,10 @@ void golden_guard_remove_temp(const char *path)
         }
     pthread_mutex_unlock(&temps_lock);
 }
+
+void golden_guard_unlink_temps(void)
+{
+    for (int i = 0; i < GUARD_TEMPS; i++)
+        if (temp_used[i])
+            unlink(temps[i]);
+}

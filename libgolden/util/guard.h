@@ -15,5 +15,8 @@ void golden_guard_enter_hdf5(const char *file);
 void golden_guard_leave_hdf5(void);
 void golden_guard_add_temp(const char *path);
 void golden_guard_remove_temp(const char *path);
+/* Unlink every registered temporary output now. Async-signal-safe: the tools call it from
+ * their SIGINT/SIGTERM/SIGHUP handler before dying of the signal. */
+void golden_guard_unlink_temps(void);
 
 #endif

@@ -103,9 +103,9 @@ static int hash_fd(int fd, const char *path, golden_sha256 *h, unsigned char *bu
 
 int golden_sha256_file(const char *path, char hex[65], golden_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = golden_infile_open(path, 0, err); /* a FIFO is refused, never waited on */
     if (fd < 0)
-        return golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        return GOLDEN_ERR;
     unsigned char *buf = malloc(FILE_BUF);
     golden_sha256 *h = buf ? golden_sha256_new(err) : NULL;
     int rc = GOLDEN_ERR;

@@ -7,7 +7,7 @@ jq_like() { tr -d ' \n' < "$1" > "$1.flat"; }
 expect_json() { jq_like "$3"; expect_grep "$1" "$2" "$3.flat"; }
 
 expect_exit help 0 golden-diff --help
-expect_grep help-usage '^Usage: golden-diff' out.txt
+expect_grep help-usage '^usage: golden-diff' out.txt
 expect_exit version 0 golden-diff --version
 expect_grep version-text '^golden-diff 0\.1\.0$' out.txt
 expect_exit no-args 2 golden-diff
@@ -175,7 +175,7 @@ expect_exit schema-rejects-bad-verdict 1 schema-check bad-report.json calculet-d
 # ---- usage errors are one line on stderr ----
 expect_exit usage-one-line 2 golden-diff --chunk 0 ref.h5 ref.h5
 expect_lines usage-one-line-count 1 err.txt
-expect_grep usage-one-line-text '^golden-diff: --chunk' err.txt
+expect_grep usage-one-line-text '^golden-diff: usage: --chunk' err.txt
 expect_exit usage-bad-number 2 golden-diff --threads many ref.h5 ref.h5
 expect_lines usage-bad-number-count 1 err.txt
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cunit_main.h"
+#include "golden/report.h"
 #include "util/embed.h"
 #include "golden/schema.h"
 
@@ -704,11 +705,14 @@ static void test_threads_agree(void)
     }
     sprintf(p, "]");
     golden_violation *one_t, *many_t;
-    setenv("GOLDEN_THREADS", "1", 1);
+    golden_settings gs = {.version = GOLDEN_SETTINGS_VERSION, .threads = 1};
+    golden_configure(&gs, NULL);
     long n1 = check(s, big, &one_t);
-    setenv("GOLDEN_THREADS", "3", 1);
+    gs.threads = 3;
+    golden_configure(&gs, NULL);
     long n3 = check(s, big, &many_t);
-    unsetenv("GOLDEN_THREADS");
+    gs.threads = 0;
+    golden_configure(&gs, NULL);
     /* by hand: i % 997 == 5 for i = 5, 1002, ..., 8978 (10 items, two violations each);
      * i % 1499 == 7 for i = 7, 1506, ..., 7502 (6 items, one each) */
     CU_ASSERT_EQUAL(n1, 26);

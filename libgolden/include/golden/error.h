@@ -47,8 +47,10 @@ golden_code golden_code_from_errno(int errnum);
 /* A short stable name of a code ("ENOMEM"), for logs and tests. */
 const char *golden_code_name(golden_code code);
 
-/* Print the contract's one line "TOOL: WHERE: WHAT" (or "TOOL: WHAT") to stream. This is the
- * one libgolden function that writes to a stream, and only to the one its caller names. */
+/* Print the contract's one line "TOOL: WHERE: WHAT" (or "TOOL: WHAT") to stream, with control
+ * characters, DEL and invalid UTF-8 in WHERE and WHAT escaped (\n, \t, \r, \xNN) so that one
+ * problem stays one line. This is the one libgolden function that writes to a stream, and only
+ * to the one its caller names. */
 void golden_error_print(FILE *stream, const char *tool, const golden_error *err);
 
 #endif

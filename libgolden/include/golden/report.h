@@ -1,33 +1,95 @@
-/* Outputs every tool shares: files that appear whole or not at all (temp + rename, never
- * overwriting without force), JSON reports, JUnit XML, and terminal niceties (colour only on
- * a TTY without NO_COLOR, progress only on a TTY). */
+/* Inputs and outputs every tool shares: inputs opened without blocking on a FIFO, outputs that
+ * appear whole or not at all, JSON reports, JUnit XML, terminal niceties, process settings. */
 #ifndef GOLDEN_REPORT_H
 #define GOLDEN_REPORT_H
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 #include <jansson.h>
 #include "golden/error.h"
 
-/* ---- atomic output files ---- */
+/* ---- process settings (util/settings.c) ---- */
+#define GOLDEN_SETTINGS_VERSION 1
+/* Defaults a program sets once, before it starts threads (the tools set them from -j,
+ * GOLDEN_THREADS, NO_COLOR and TERM). The library never reads the environment. */
+typedef struct {
+    unsigned version;         /* GOLDEN_SETTINGS_VERSION */
+    int threads;              /* default worker count; 0 = online cores */
+    bool no_color;            /* never colour, even on a TTY */
+    double started_monotonic; /* golden_seconds() when the run began; 0 = unknown */
+    time_t started_wall;      /* wall clock when the run began; 0 = unknown */
+} golden_settings;
+
+/* Replace the process settings (copied). Error on a wrong version or thread count. */
+int golden_configure(const golden_settings *s, golden_error *err);
+/* Number of worker threads to use: the configured count, else online cores (>= 1). */
+int golden_threads(void);
+/* True when colour may be used on stream: it is a TTY and colour was not switched off. */
+bool golden_use_color(FILE *stream);
+/* Seconds since the configured run start (0 when unknown) and the wall clock it began at. */
+void golden_run_clock(double *seconds, time_t *started);
+
+/* ---- inputs (util/infile.c) ---- */
+#define GOLDEN_IN_STREAM 1u /* a pipe, a character device or "-" (standard input) is fine */
+/* Open an input for reading without ever blocking in open() (a FIFO with no writer), then
+ * decide from fstat: a regular file, or a stream when flags allow one; a folder, a socket or
+ * a stream where none is allowed is an error naming path. Returns the descriptor (close it),
+ * or -1 with err filled. "-" is standard input (a duplicate of descriptor 0). */
+int golden_infile_open(const char *path, unsigned flags, golden_error *err);
+/* The same as a stdio stream (fclose it), or NULL with err filled. */
+FILE *golden_infile_fopen(const char *path, unsigned flags, golden_error *err);
+/* Copy standard input into a new temporary file beside `beside` (removed on a signal like
+ * every temporary output), for an input that needs a regular file (a .npy, whose size is read
+ * first) but comes from a pipe. *tmp receives its name; give it to golden_infile_spool_done. */
+int golden_infile_spool_stdin(const char *beside, char **tmp, golden_error *err);
+/* Remove a spooled copy and free its name (NULL is allowed). */
+void golden_infile_spool_done(char *tmp);
+
+/* ---- outputs (util/outfile.c) ---- */
+typedef enum {
+    GOLDEN_OUT_NEW,      /* nothing there: written beside, then renamed */
+    GOLDEN_OUT_EXISTING, /* a regular file (or a dangling link): replaced only with force */
+    GOLDEN_OUT_STDOUT,   /* "-" */
+    GOLDEN_OUT_SPECIAL,  /* a character device or FIFO (/dev/null, /dev/fd/N): written directly */
+    GOLDEN_OUT_FOLDER,   /* refused */
+    GOLDEN_OUT_REFUSED   /* a block device or a socket: refused */
+} golden_outkind;
+
+/* What writing to path would do (following symbolic links, as open() does). */
+golden_outkind golden_outfile_kind(const char *path);
+
 typedef struct golden_outfile golden_outfile;
 
-/* Open `path` for writing ("-" = stdout). A real path gets a temporary file beside it;
- * an existing `path` is an error unless force. */
+/* Open `path` for writing. "-" is stdout; a character device or FIFO is opened and written
+ * directly (never replaced, no force needed); otherwise a temporary file beside path is
+ * written, and an existing regular file is an error unless force. */
 int golden_outfile_open(const char *path, bool force, golden_outfile **out, golden_error *err);
 FILE *golden_outfile_stream(golden_outfile *f);
-/* Flush, fsync and rename into place; frees f. On error the temp file is removed. */
+/* Flush; for a regular file fsync it, rename it into place and fsync its folder. Frees f.
+ * On error the temporary file is removed and nothing at path changed. */
 int golden_outfile_commit(golden_outfile *f, golden_error *err);
 /* Remove the temporary file; frees f. NULL is allowed. */
 void golden_outfile_abort(golden_outfile *f);
-/* Whether an output path is usable now: error when it exists and !force ("-" always ok).
- * Tools call this for every output before doing long work. */
+/* Whether an output path is usable now: error for a folder, a block device or socket, and
+ * an existing regular file without force. Tools call this for every output before long work. */
 int golden_outfile_check(const char *path, bool force, golden_error *err);
+/* golden_outfile_check for an output that must be a regular file (an HDF5 golden): "-" and
+ * special files are refused too. */
+int golden_outfile_check_regular(const char *path, bool force, golden_error *err);
+/* Error when path exists as a regular file that is one of inputs[0..n) (same device and
+ * inode), whatever force says: --force must never destroy an input. */
+int golden_outfile_distinct(const char *path, const char *const *inputs, size_t n,
+                            golden_error *err);
 
 /* Create an empty file `PATH.tmp.XXXXXX` beside path, with the permissions an ordinary new
- * file gets under the umask (mkstemp alone makes 0600). *tmp receives its name (free it);
- * returns the open descriptor, or -1 with err naming path. */
+ * file gets under the umask (mkstemp alone makes 0600), registered for removal on a crash or
+ * signal. *tmp receives its name (free it); returns the open descriptor, or -1 with err. */
 int golden_tmpfile_beside(const char *path, char **tmp, golden_error *err);
+/* Install a finished temporary file: fsync it, refuse when path appeared meanwhile (without
+ * force) or became a special file, rename, fsync the folder. On error tmp is removed. */
+int golden_tmpfile_install(const char *tmp, const char *path, bool force, golden_error *err);
 
+/* ---- JSON (util/jsonout.c) ---- */
 /* Write a JSON document (2-space indent, keys in insertion order, trailing newline). */
 int golden_json_write(const char *path, const json_t *doc, bool force, golden_error *err);
 
@@ -35,7 +97,7 @@ int golden_json_write(const char *path, const json_t *doc, bool force, golden_er
  * return NULL). Reports document which keys may be null. */
 json_t *golden_json_real(double v);
 
-/* ---- JUnit XML ---- */
+/* ---- JUnit XML (util/junit.c) ---- */
 typedef struct {
     const char *classname; /* e.g. the tool or the tier */
     const char *name;      /* e.g. the tensor name */
@@ -46,14 +108,26 @@ typedef struct {
     double seconds;
 } golden_junit_case;
 
+#define GOLDEN_JUNIT_SUITE_VERSION 1
+typedef struct {
+    unsigned version;  /* GOLDEN_JUNIT_SUITE_VERSION */
+    const char *name;
+    double seconds;    /* wall time of the whole suite; the sum of the cases when larger */
+    time_t started;    /* 0 = now minus seconds */
+} golden_junit_suite;
+
+/* One <testsuites> holding one <testsuite>: attributes as junit-10.xsd allows them, with
+ * timestamp and hostname. */
+int golden_junit_write_suite(const char *path, bool force, const golden_junit_suite *suite,
+                             const golden_junit_case *cases, size_t n, golden_error *err);
+/* The same with the suite's time and timestamp taken from the configured run clock. */
 int golden_junit_write(const char *path, bool force, const char *suite_name,
                        const golden_junit_case *cases, size_t n, golden_error *err);
-/* XML-escape s into a newly allocated string (also drops characters XML 1.0 forbids). */
+/* XML-escape s into a newly allocated string (drops control characters XML 1.0 forbids and
+ * replaces invalid UTF-8 by U+FFFD). */
 char *golden_xml_escape(const char *s);
 
-/* ---- terminal ---- */
-/* True when colour may be used on stream: it is a TTY, NO_COLOR is unset, TERM != dumb. */
-bool golden_use_color(FILE *stream);
+/* ---- terminal (util/term.c) ---- */
 /* ANSI sequences, or "" when colour is off. */
 const char *golden_color(bool on, const char *which); /* "red" "green" "yellow" "bold" "reset" */
 
@@ -70,8 +144,5 @@ void golden_progress_end(golden_progress *p);
 
 /* Seconds on the monotonic clock (for durations). */
 double golden_seconds(void);
-
-/* Number of worker threads to use: GOLDEN_THREADS if set, else online cores (>= 1). */
-int golden_threads(void);
 
 #endif

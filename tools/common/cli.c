@@ -1,0 +1,514 @@
+/* The command-line layer: parsing driven by each tool's option table (GNU style: permuted
+ * operands, "--", --long=value, -abc clusters, unique long prefixes), --help from the same table. */
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "golden/report.h"
+#include "util/guard.h"
+#include "util/strmap.h"
+
+static const cli_option common_rows[] = {
+    {CLI_THREADS, 'j', "threads", "N", "worker threads, 1 to 256 (default: GOLDEN_THREADS,\n"
+                                       "else every online core)", 0},
+    {CLI_QUIET, 'q', "quiet", NULL, "no human report; the exit status says it", 0},
+    {CLI_JSON, 0, "json", "FILE", "write the machine-readable report (- = stdout)", CLI_OUTPUT},
+    {CLI_JUNIT, 0, "junit", "FILE", "write JUnit XML, one test case per check (- = stdout)",
+     CLI_OUTPUT},
+    {CLI_FORCE, 'f', "force", NULL, "replace existing regular output files (never an input,\n"
+                                    "never a device or FIFO: those are written directly)", 0},
+    {CLI_HELP, 'h', "help", NULL, "print this help and exit", 0},
+    {CLI_VERSION, 'V', "version", NULL, "print the version and exit", 0},
+    {0, 0, NULL, NULL, NULL, 0},
+};
+
+static bool row_end(const cli_option *o) { return !o->long_name && !o->help; }
+static bool row_heading(const cli_option *o) { return !o->long_name && o->help; }
+
+/* ------------------------------------------------------------------ setup */
+
+static void on_terminate(int sig)
+{
+    golden_guard_unlink_temps();
+    /* SA_RESETHAND restored the default action; the signal is blocked until we return, and
+     * then kills us, so the parent sees the conventional "killed by SIGINT" status */
+    raise(sig);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_terminate;
+    sa.sa_flags = (int)SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        /* a signal ignored by whoever started us (nohup, a shell's background job) stays so */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static int parse_threads(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > 256)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int configure(cli *c)
+{
+    golden_settings s = {.version = GOLDEN_SETTINGS_VERSION};
+    const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+    s.no_color = (nc && *nc) || (term && strcmp(term, "dumb") == 0);
+    s.threads = c->threads;
+    s.started_monotonic = golden_seconds();
+    s.started_wall = time(NULL);
+    golden_error err;
+    golden_error_clear(&err);
+    if (golden_configure(&s, &err) != GOLDEN_OK)
+        return cli_fail(c, &err);
+    return 0;
+}
+
+int cli_init(cli *c, const cli_spec *spec, int argc, char **argv)
+{
+    memset(c, 0, sizeof *c);
+    c->spec = spec;
+    c->argc = argc;
+    c->argv = argv;
+    c->at = 1;
+    c->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *c->args);
+    golden_guard_install(spec->name);
+    install_signals();
+    if (!c->args) {
+        fprintf(stderr, "%s: out of memory\n", spec->name);
+        return 2;
+    }
+    const char *env = getenv("GOLDEN_THREADS");
+    if (env && *env && parse_threads(env, &c->threads) != 0)
+        return cli_usage(c, "GOLDEN_THREADS: expected an integer from 1 to 256, got '%s'", env);
+    return configure(c);
+}
+
+/* ------------------------------------------------------------------ messages */
+
+static void put_line_escaped(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+}
+
+int cli_usage(cli *c, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: usage: ", c->spec->name);
+    put_line_escaped(stderr, what); /* an argument may hold a newline: still one line */
+    fprintf(stderr, " (see %s --help)\n", c->spec->name);
+    c->status = 2;
+    c->reported = true;
+    return 2;
+}
+
+int cli_fail(cli *c, const golden_error *err)
+{
+    golden_error_print(stderr, c->spec->name, err);
+    c->status = 2;
+    c->reported = true;
+    return 2;
+}
+
+/* ------------------------------------------------------------------ help */
+
+static void help_rows(FILE *f, const cli_option *rows, const cli_spec *spec)
+{
+    for (const cli_option *o = rows; !row_end(o); o++) {
+        if (row_heading(o)) {
+            fprintf(f, "%s\n", o->help);
+            continue;
+        }
+        char left[64];
+        snprintf(left, sizeof left, "%c%c%c --%s%s%s", o->short_name ? '-' : ' ',
+                 o->short_name ? o->short_name : ' ', o->short_name ? ',' : ' ', o->long_name,
+                 o->arg ? " " : "", o->arg ? o->arg : "");
+        const char *help = o->help;
+        if (o->id == CLI_JSON && spec->json_help)
+            help = spec->json_help;
+        if (o->id == CLI_JUNIT && spec->junit_help)
+            help = spec->junit_help;
+        fprintf(f, "  %-22s", left);
+        if (strlen(left) > 22)
+            fprintf(f, "\n  %-22s", "");
+        for (const char *p = help; *p; p++) {
+            fputc(*p, f);
+            if (*p == '\n')
+                fprintf(f, "  %-22s", "");
+        }
+        fputc('\n', f);
+    }
+}
+
+void cli_help(const cli *c, FILE *f)
+{
+    const cli_spec *s = c->spec;
+    fprintf(f, "usage: %s ", s->name);
+    for (const char *p = s->synopsis; *p; p++) {
+        fputc(*p, f);
+        if (*p == '\n')
+            fprintf(f, "       %s ", s->name);
+    }
+    fprintf(f, "\n\n%s\n\n", s->about);
+    help_rows(f, s->options, s);
+    fprintf(f, "\nCommon options (the same in every libgolden tool):\n");
+    help_rows(f, common_rows, s);
+    fprintf(f, "\nExit status: %s\n", s->exit_status);
+}
+
+/* ------------------------------------------------------------------ parsing */
+
+static int list_add(cli_list *l, const char *v)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 8;
+        const char **nv = realloc(l->v, nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        l->v = nv;
+        l->cap = nc;
+    }
+    l->v[l->n++] = v;
+    return 0;
+}
+
+int cli_add_input(cli *c, const char *path)
+{
+    if (list_add(&c->inputs, path) != 0) {
+        fprintf(stderr, "%s: out of memory\n", c->spec->name);
+        return 2;
+    }
+    return 0;
+}
+
+int cli_add_output(cli *c, const char *path)
+{
+    if (list_add(&c->outputs, path) != 0) {
+        fprintf(stderr, "%s: out of memory\n", c->spec->name);
+        return 2;
+    }
+    return 0;
+}
+
+/* The row for --name (exact, else a unique prefix) or -x; *ambiguous when two prefixes match. */
+static const cli_option *find_long(const cli_option *const tables[2], const char *name,
+                                   size_t len, bool *ambiguous)
+{
+    const cli_option *hit = NULL;
+    int hits = 0;
+    *ambiguous = false;
+    for (int t = 0; t < 2; t++)
+        for (const cli_option *o = tables[t]; !row_end(o); o++) {
+            if (!o->long_name || strncmp(o->long_name, name, len) != 0)
+                continue;
+            if (strlen(o->long_name) == len)
+                return o;
+            hit = o;
+            hits++;
+        }
+    *ambiguous = hits > 1;
+    return hits == 1 ? hit : NULL;
+}
+
+static const cli_option *find_short(const cli_option *const tables[2], char ch)
+{
+    for (int t = 0; t < 2; t++)
+        for (const cli_option *o = tables[t]; !row_end(o); o++)
+            if (o->long_name && o->short_name == ch)
+                return o;
+    return NULL;
+}
+
+/* A common option: handled here. Returns 0 to go on, CLI_EXIT to stop. */
+static int take_common(cli *c, const cli_option *o, const char *value)
+{
+    switch (o->id) {
+    case CLI_HELP:
+        cli_help(c, stdout);
+        c->status = 0;
+        return CLI_EXIT;
+    case CLI_VERSION:
+        printf("%s %s\n", c->spec->name, GOLDEN_VERSION);
+        c->status = 0;
+        return CLI_EXIT;
+    case CLI_QUIET: c->quiet = true; return 0;
+    case CLI_FORCE: c->force = true; return 0;
+    case CLI_JSON: c->json = value; return 0;
+    case CLI_JUNIT: c->junit = value; return 0;
+    case CLI_THREADS:
+        if (parse_threads(value, &c->threads) != 0) {
+            cli_usage(c, "--threads: expected an integer from 1 to 256, got '%s'", value);
+            return CLI_EXIT;
+        }
+        return configure(c) ? CLI_EXIT : 0;
+    default: return 0;
+    }
+}
+
+/* Deliver option o with value (NULL for a flag). */
+static int deliver(cli *c, const cli_option *o, const char *value, const char **out)
+{
+    if ((o->flags & CLI_INPUT) && cli_add_input(c, value))
+        return c->status = 2, CLI_EXIT;
+    if ((o->flags & CLI_OUTPUT) && o->id >= CLI_TOOL_ID && cli_add_output(c, value))
+        return c->status = 2, CLI_EXIT;
+    if (o->id < CLI_TOOL_ID) {
+        int r = take_common(c, o, value);
+        return r == CLI_EXIT ? CLI_EXIT : -2; /* -2: nothing for the tool, go on */
+    }
+    *out = value;
+    return o->id;
+}
+
+static int next_long(cli *c, const char *arg, const cli_option *const tables[2],
+                     const char **out)
+{
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    bool ambiguous;
+    const cli_option *o = find_long(tables, name, len, &ambiguous);
+    if (!o) {
+        cli_usage(c, ambiguous ? "ambiguous option '--%.*s'" : "unknown option '--%.*s'",
+                  (int)len, name);
+        return CLI_EXIT;
+    }
+    const char *value = NULL;
+    if (o->arg) {
+        if (eq)
+            value = eq + 1;
+        else if (c->at < c->argc)
+            value = c->argv[c->at++];
+        else {
+            cli_usage(c, "option '--%s' needs a value (%s)", o->long_name, o->arg);
+            return CLI_EXIT;
+        }
+    } else if (eq) {
+        cli_usage(c, "option '--%s' takes no value", o->long_name);
+        return CLI_EXIT;
+    }
+    return deliver(c, o, value, out);
+}
+
+static int next_short(cli *c, const cli_option *const tables[2], const char **out)
+{
+    char ch = *c->cluster++;
+    const cli_option *o = find_short(tables, ch);
+    if (!o) {
+        c->cluster = NULL;
+        cli_usage(c, "unknown option '-%c'", ch);
+        return CLI_EXIT;
+    }
+    const char *value = NULL;
+    if (o->arg) {
+        if (*c->cluster)
+            value = c->cluster; /* -j4 */
+        else if (c->at < c->argc)
+            value = c->argv[c->at++];
+        else {
+            c->cluster = NULL;
+            cli_usage(c, "option '-%c' (--%s) needs a value (%s)", ch, o->long_name, o->arg);
+            return CLI_EXIT;
+        }
+        c->cluster = NULL;
+    } else if (!*c->cluster) {
+        c->cluster = NULL;
+    }
+    return deliver(c, o, value, out);
+}
+
+int cli_next(cli *c, const char **value)
+{
+    const cli_option *const tables[2] = {c->spec->options, common_rows};
+    *value = NULL;
+    for (;;) {
+        int r;
+        if (c->cluster) {
+            r = next_short(c, tables, value);
+        } else if (c->at >= c->argc) {
+            return 0;
+        } else {
+            char *arg = c->argv[c->at++];
+            if (c->no_more_options || arg[0] != '-' || arg[1] == '\0') {
+                c->args[c->nargs++] = arg; /* "-" is an operand: stdin or stdout */
+                if (c->spec->args_are_inputs && cli_add_input(c, arg))
+                    return c->status = 2, CLI_EXIT;
+                continue;
+            }
+            if (strcmp(arg, "--") == 0) {
+                c->no_more_options = true;
+                continue;
+            }
+            if (arg[1] == '-') {
+                r = next_long(c, arg, tables, value);
+            } else {
+                c->cluster = arg + 1;
+                r = next_short(c, tables, value);
+            }
+        }
+        if (r != -2)
+            return r;
+    }
+}
+
+/* ------------------------------------------------------------------ outputs */
+
+int cli_outputs_ok(cli *c)
+{
+    const char *outs[2] = {c->json, c->junit};
+    for (int i = 0; i < 2; i++)
+        if (outs[i] && cli_add_output(c, outs[i]))
+            return 2;
+    size_t to_stdout = 0;
+    golden_error err;
+    golden_error_clear(&err);
+    for (size_t i = 0; i < c->outputs.n; i++) {
+        const char *p = c->outputs.v[i];
+        to_stdout += strcmp(p, "-") == 0;
+        if (golden_outfile_distinct(p, c->inputs.v, c->inputs.n, &err) != GOLDEN_OK ||
+            golden_outfile_check(p, c->force, &err) != GOLDEN_OK)
+            return cli_fail(c, &err);
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(p, "-") != 0 && strcmp(c->outputs.v[k], p) == 0)
+                return cli_usage(c, "'%s' is named as two outputs", p);
+    }
+    if (to_stdout > 1)
+        return cli_usage(c, "only one output can be '-' (standard output)");
+    return 0;
+}
+
+FILE *cli_human(cli *c)
+{
+    if (c->quiet)
+        return NULL;
+    for (size_t i = 0; i < c->outputs.n; i++)
+        if (strcmp(c->outputs.v[i], "-") == 0)
+            return NULL;
+    if ((c->json && strcmp(c->json, "-") == 0) || (c->junit && strcmp(c->junit, "-") == 0))
+        return NULL;
+    return stdout;
+}
+
+bool cli_color(const cli *c, FILE *stream)
+{
+    (void)c;
+    return golden_use_color(stream);
+}
+
+int cli_exit(cli *c, int status)
+{
+    /* a full disk or a closed pipe on stdout must not look like a clean run */
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !bad)
+        bad = 1, e = errno;
+    /* one problem, one line: a report that already failed on stdout said so */
+    if (bad && e != EPIPE && !c->reported) {
+        golden_error err;
+        golden_fail_what(&err, GOLDEN_EIO, "-", "cannot write to standard output: %s",
+                         strerror(e));
+        golden_error_print(stderr, c->spec->name, &err);
+        status = 2;
+    } else if (bad) {
+        status = 2;
+    }
+    free(c->args);
+    free(c->inputs.v);
+    free(c->outputs.v);
+    c->args = NULL;
+    c->inputs = (cli_list){0};
+    c->outputs = (cli_list){0};
+    return status;
+}
+
+/* ------------------------------------------------------------------ grouped findings */
+
+int cli_groups_count(cli_groups *g, const char *key)
+{
+    uint64_t at;
+    if (golden_strmap_get(&g->index, key, strlen(key), &at)) {
+        g->total[at]++;
+        return 0;
+    }
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 16;
+        char **nk = realloc(g->keys, nc * sizeof *nk);
+        if (!nk)
+            return -1;
+        g->keys = nk;
+        size_t *nt = realloc(g->total, nc * sizeof *nt);
+        if (!nt)
+            return -1;
+        g->total = nt;
+        size_t *ns = realloc(g->shown, nc * sizeof *ns);
+        if (!ns)
+            return -1;
+        g->shown = ns;
+        g->cap = nc;
+    }
+    if (!(g->keys[g->n] = strdup(key)))
+        return -1;
+    if (golden_strmap_put(&g->index, g->keys[g->n], strlen(key), g->n, NULL) < 0) {
+        free(g->keys[g->n]);
+        return -1;
+    }
+    g->total[g->n] = 1;
+    g->shown[g->n] = 0;
+    g->n++;
+    return 0;
+}
+
+int cli_groups_show(cli_groups *g, const char *key, size_t *more)
+{
+    *more = 0;
+    uint64_t i;
+    if (!golden_strmap_get(&g->index, key, strlen(key), &i))
+        return 1; /* never counted: shown */
+    size_t k = ++g->shown[i];
+    /* a group one over the limit prints whole: "1 more like this" would hide nothing */
+    if (g->total[i] <= CLI_GROUP_SHOW + 1)
+        return 1;
+    if (k > CLI_GROUP_SHOW)
+        return 0;
+    if (k == CLI_GROUP_SHOW)
+        *more = g->total[i] - k;
+    return 1;
+}
+
+void cli_groups_free(cli_groups *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free(g->keys[i]);
+    free(g->keys);
+    free(g->total);
+    free(g->shown);
+    golden_strmap_free(&g->index);
+    memset(g, 0, sizeof *g);
+}
