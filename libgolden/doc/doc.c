@@ -46,12 +46,14 @@ struct golden_doc {
 /* ---------------------------------------------------------------- arena */
 
 /* jansson allocates every node, key and hash bucket with its own malloc; for a graph of 10^7
- * nodes that costs more time than parsing and a third more memory. While a large document
- * loads, this thread's jansson allocations come from an arena of big chunks instead; the
- * chunks lie in one reserved address range, so the free hook tells arena memory (freed with
- * the doc, all at once) from heap memory (freed normally) by address. The hooks are
- * installed before main, as jansson requires, and behave exactly like malloc/free for
- * everything outside a load, so json_dumps() results may still be freed with free(). */
+ * nodes that costs more time than parsing and a third more memory. A program that opts in
+ * (golden_doc_use_arena_allocator: jansson's allocator is process-wide, so only the program
+ * may choose it) gets this: while a large document loads, this thread's jansson allocations
+ * come from an arena of big chunks; the chunks lie in one reserved address range (reserved on
+ * the first large load, not before), so the free hook tells arena memory (freed with the doc,
+ * all at once) from heap memory (freed normally) by address. The hooks behave exactly like
+ * malloc/free for everything outside a load, so json_dumps() results may still be freed with
+ * free(). Without the opt-in every tree lives on the heap (docs/design.md has the cost). */
 #define ARENA_CHUNK ((size_t)32 << 20)
 #define ARENA_MIN_INPUT ((size_t)1 << 20) /* smaller documents use the heap */
 
@@ -158,9 +160,19 @@ static void golden_json_free(void *p)
         free(p);
 }
 
-__attribute__((constructor)) static void install_json_allocator(void)
+void golden_doc_use_arena_allocator(void)
 {
     json_set_alloc_funcs(golden_json_malloc, golden_json_free);
+}
+
+/* Loads use an arena only while our hooks are jansson's: a program that installed its own
+ * allocator after ours gets heap trees, never arena memory handed to its free. */
+static int arena_hooks_active(void)
+{
+    json_malloc_t m;
+    json_free_t f;
+    json_get_alloc_funcs(&m, &f);
+    return m == golden_json_malloc && f == golden_json_free;
 }
 
 /* ---------------------------------------------------------------- positions */
@@ -1801,7 +1813,7 @@ static int load_any(const char *name, const char *cbuf, size_t len, int force_js
         golden_doc *d = doc_new(name, err);
         if (!d)
             return GOLDEN_ERR;
-        if (len >= ARENA_MIN_INPUT && !current_arena)
+        if (len >= ARENA_MIN_INPUT && !current_arena && arena_hooks_active())
             d->arena = calloc(1, sizeof *d->arena);
         current_arena = d->arena;
         int rc = attempt == 0

@@ -2,6 +2,7 @@
  * line and exit status 2, with no partial output left. The signal path is async-signal-safe. */
 #include "util/guard.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -21,7 +22,8 @@ static char temps[GUARD_TEMPS][GUARD_PATH];
 static volatile sig_atomic_t temp_used[GUARD_TEMPS];
 static pthread_mutex_t temps_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic long long entered_ms; /* when the current HDF5 section began */
-static long long limit_ms = 120000;  /* GOLDEN_HDF5_TIMEOUT seconds */
+static _Atomic long long limit_ms = 120000; /* golden_guard_set_hdf5_timeout; tools pass
+                                              * GOLDEN_HDF5_TIMEOUT */
 
 static long long now_ms(void)
 {
@@ -74,9 +76,10 @@ static void *watchdog(void *arg)
     for (;;) {
         sleep(1);
         long long t = atomic_load(&entered_ms);
-        if (in_hdf5 && t && now_ms() - t > limit_ms) {
+        long long limit = atomic_load(&limit_ms);
+        if (in_hdf5 && t && now_ms() - t > limit) {
             char what[96];
-            snprintf(what, sizeof what, "stopped responding (over %lld s)", limit_ms / 1000);
+            snprintf(what, sizeof what, "stopped responding (over %lld s)", limit / 1000);
             die_in_hdf5(what);
         }
     }
@@ -92,12 +95,15 @@ void golden_guard_install(const char *tool)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, NULL);
     sigaction(SIGBUS, &sa, NULL);
-    const char *env = getenv("GOLDEN_HDF5_TIMEOUT");
-    if (env && atoll(env) > 0)
-        limit_ms = atoll(env) * 1000;
     pthread_t tid;
     if (pthread_create(&tid, NULL, watchdog, NULL) == 0)
         pthread_detach(tid);
+}
+
+void golden_guard_set_hdf5_timeout(long long seconds)
+{
+    if (seconds > 0 && seconds <= LLONG_MAX / 1000)
+        atomic_store(&limit_ms, seconds * 1000);
 }
 
 /* Called with the HDF5 lock held, so one writer at a time. */
