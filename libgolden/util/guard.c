@@ -1,5 +1,7 @@
 /* Turns a crash or a hang inside the HDF5 library (malformed metadata) into the contract's error
- * line and exit status 2, with no partial output left. The signal path is async-signal-safe. */
+ * line and exit status 2, with no partial output left. The signal path is async-signal-safe.
+ * This file is the one place where libgolden writes to stderr and exits, and only in a tool
+ * that called golden_guard_install: a process that never installs the guard is never ended. */
 #include "util/guard.h"
 
 #include <limits.h>
@@ -16,6 +18,12 @@
 #define GUARD_PATH 1024
 
 static const char *guard_tool = "libgolden";
+/* Per thread: a crash is blamed on HDF5 only when the crashing thread itself is inside HDF5
+ * (SIGSEGV/SIGBUS are delivered to the faulting thread). initial-exec, so that reading it
+ * from the signal handler never goes through the lazy (allocating) TLS path. */
+static _Thread_local volatile sig_atomic_t in_hdf5_here __attribute__((tls_model("initial-exec")));
+/* Process-wide, but written only by the thread holding the HDF5 lock (one at a time): the
+ * watchdog looks at the section in progress, the crash path at its own thread's section. */
 static volatile sig_atomic_t in_hdf5;
 static char hdf5_file[GUARD_PATH];
 static char temps[GUARD_TEMPS][GUARD_PATH];
@@ -60,7 +68,7 @@ static void die_in_hdf5(const char *what)
 
 static void on_crash(int sig)
 {
-    if (!in_hdf5) {
+    if (!in_hdf5_here) {
         signal(sig, SIG_DFL); /* our own bug: crash as usual, with a core and a signal */
         raise(sig);
         return;
@@ -119,10 +127,12 @@ void golden_guard_enter_hdf5(const char *file)
     if (!in_hdf5)
         atomic_store(&entered_ms, now_ms());
     in_hdf5 = 1;
+    in_hdf5_here = 1;
 }
 
 void golden_guard_leave_hdf5(void)
 {
+    in_hdf5_here = 0;
     in_hdf5 = 0;
     atomic_store(&entered_ms, 0);
 }

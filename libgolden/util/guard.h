@@ -15,7 +15,9 @@ void golden_guard_install(const char *tool);
 void golden_guard_set_hdf5_timeout(long long seconds);
 
 /* libgolden bookkeeping (also usable by callers writing their own temporary files):
- * entering/leaving the HDF5 library, the file it is working on, temporary outputs. */
+ * entering/leaving the HDF5 library, the file it is working on, temporary outputs.
+ * enter/leave are called with the HDF5 lock held (golden_hdf5_lock): the "inside HDF5" mark
+ * is the calling thread's, so a crash in any other thread stays a crash. */
 void golden_guard_enter_hdf5(const char *file);
 void golden_guard_leave_hdf5(void);
 void golden_guard_add_temp(const char *path);
