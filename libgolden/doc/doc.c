@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "util/strmap.h"
+
 /* Positions live beside the tree, keyed by node address: appended while parsing (cheap,
  * sequential) and sorted on the first question (only error paths ask). */
 typedef struct {
@@ -177,14 +179,11 @@ static int arena_hooks_active(void)
 
 /* ---------------------------------------------------------------- positions */
 
+/* A slot under an object is named by its key's hash, made odd so that it never equals an
+ * array slot (index_sub: even). */
 static uint64_t key_hash(const char *key, size_t len)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)key[i];
-        h *= 1099511628211ULL;
-    }
-    return h | 1;
+    return golden_strmap_hash(key, len) | 1;
 }
 
 static uint64_t index_sub(size_t index)
@@ -1174,8 +1173,9 @@ typedef struct {
     size_t len;
     yframe *frames;
     size_t nframes, capframes;
-    anchor *anchors; /* open-addressing table */
+    anchor *anchors;       /* in order of first definition */
     size_t capanchors, nanchors;
+    golden_strmap anchor_index; /* name -> index into anchors (keys: the anchors' names) */
     size_t real;     /* nodes written in the text */
     size_t expanded; /* nodes after alias expansion */
     json_t *root;
@@ -1197,50 +1197,36 @@ static int yfail(yloader *y, const yaml_mark_t *m, const char *fmt, ...)
     return GOLDEN_ERR;
 }
 
-static uint64_t str_hash(const char *s)
+static anchor *anchor_find(yloader *y, const char *name)
 {
-    return key_hash(s, strlen(s));
-}
-
-static anchor *anchor_slot(yloader *y, const char *name)
-{
-    if (!y->capanchors)
-        return NULL;
-    size_t mask = y->capanchors - 1, i = (size_t)str_hash(name) & mask;
-    while (y->anchors[i].name) {
-        if (strcmp(y->anchors[i].name, name) == 0)
-            return &y->anchors[i];
-        i = (i + 1) & mask;
-    }
-    return &y->anchors[i];
+    uint64_t i;
+    return golden_strmap_get(&y->anchor_index, name, strlen(name), &i) ? &y->anchors[i] : NULL;
 }
 
 static int anchor_set(yloader *y, const char *name, json_t *node, size_t count)
 {
-    if ((y->nanchors + 1) * 2 > y->capanchors) {
-        size_t cap = y->capanchors ? y->capanchors * 2 : 64;
-        anchor *old = y->anchors;
-        size_t oldcap = y->capanchors;
-        y->anchors = calloc(cap, sizeof *y->anchors);
-        if (!y->anchors) {
-            y->anchors = old;
-            return -1;
-        }
-        y->capanchors = cap;
-        for (size_t i = 0; i < oldcap; i++)
-            if (old[i].name)
-                *anchor_slot(y, old[i].name) = old[i];
-        free(old);
-    }
-    anchor *a = anchor_slot(y, name);
-    if (a->name) {
+    anchor *a = anchor_find(y, name);
+    if (a) {
         /* YAML lets a later anchor of the same name replace an earlier one. */
         json_decref(a->node);
     } else {
-        a->name = strdup(name);
-        if (!a->name)
+        if (y->nanchors == y->capanchors) {
+            size_t cap = y->capanchors ? y->capanchors * 2 : 16;
+            anchor *grown = realloc(y->anchors, cap * sizeof *grown);
+            if (!grown)
+                return -1;
+            y->anchors = grown;
+            y->capanchors = cap;
+        }
+        char *copy = strdup(name);
+        if (!copy)
             return -1;
-        y->nanchors++;
+        if (golden_strmap_put(&y->anchor_index, copy, strlen(copy), y->nanchors, NULL) != 0) {
+            free(copy);
+            return -1;
+        }
+        a = &y->anchors[y->nanchors++];
+        a->name = copy;
     }
     a->node = json_incref(node);
     a->count = count;
@@ -1656,8 +1642,8 @@ static int yevent(yloader *y, yaml_event_t *ev, int *done, int *ndocs)
     }
     case YAML_ALIAS_EVENT: {
         const char *name = (const char *)ev->data.alias.anchor;
-        anchor *a = anchor_slot(y, name);
-        if (!a || !a->name) {
+        anchor *a = anchor_find(y, name);
+        if (!a) {
             for (size_t i = 0; i < y->nframes; i++)
                 if (y->frames[i].anchor && !strcmp(y->frames[i].anchor, name))
                     return yfail(y, m, "alias *%s refers to a node that contains it", name);
@@ -1744,12 +1730,12 @@ static int load_yaml(golden_doc *d, const unsigned char *buf, size_t len, golden
     while (y.nframes)
         frame_release(&y.frames[--y.nframes]);
     free(y.frames);
-    for (size_t i = 0; i < y.capanchors; i++)
-        if (y.anchors[i].name) {
-            free(y.anchors[i].name);
-            json_decref(y.anchors[i].node);
-        }
+    for (size_t i = 0; i < y.nanchors; i++) {
+        free(y.anchors[i].name);
+        json_decref(y.anchors[i].node);
+    }
     free(y.anchors);
+    golden_strmap_free(&y.anchor_index);
     if (rc < 0) {
         json_decref(y.root);
         return GOLDEN_ERR;

@@ -13,9 +13,8 @@
 #include <sys/stat.h>
 
 #include "util/embed.h"
-#include "golden/report.h"
-
-#include <pthread.h>
+#include "util/pool.h"
+#include "util/strmap.h"
 
 #define ID_PREFIX "https://calculet.invalid/schemas/"
 #define MAX_RECURSION 2048
@@ -305,10 +304,7 @@ static uint64_t json_hash(const json_t *v)
         json_t *x;
         json_object_keylen_foreach((json_t *)v, k, kl, x)
         {
-            uint64_t m = 1469598103934665603ULL;
-            for (size_t i = 0; i < kl; i++)
-                m = (m ^ (unsigned char)k[i]) * 1099511628211ULL;
-            sum += m * 31 + json_hash(x);
+            sum += golden_strmap_hash(k, kl) * 31 + json_hash(x);
         }
         MIX(sum);
         MIX(9);
@@ -1521,6 +1517,7 @@ typedef struct {
     int rdepth;
     int internal;
     int in_parallel; /* inside a worker: no further splitting */
+    int threads;     /* workers for a big array's items (1: no splitting) */
     golden_error *err;
     char b1[160], b2[160];
 } vctx;
@@ -1891,122 +1888,121 @@ static int unique_check(vctx *c, const inst *in, int collect)
 }
 
 #define PARALLEL_MIN_ITEMS 4096
+#define CHUNKS_PER_THREAD 4 /* shares are handed out one at a time: uneven items balance */
 
 typedef struct {
     vctx ctx;
     golden_error err;
-    const csch *s;
-    const json_t *a;
     size_t lo, hi;
     int bad;
+} items_chunk;
+
+typedef struct {
+    items_chunk *chunks;
+    const csch *s;
+    const json_t *a;
 } items_job;
 
-static void *items_worker(void *arg)
+static int items_chunk_run(void *arg, size_t k, int worker, golden_error *err)
 {
-    items_job *j = arg;
+    (void)worker;
+    items_job *job = arg;
+    items_chunk *j = &job->chunks[k];
     for (size_t i = j->lo; i < j->hi && !j->ctx.full; i++) {
-        int r = child(&j->ctx, j->s, j->a, NULL, 0, i, json_array_get(j->a, i), "items", 1);
+        int r = child(&j->ctx, job->s, job->a, NULL, 0, i, json_array_get(job->a, i), "items", 1);
         if (r < 0) {
             j->bad = -1;
-            break;
+            *err = j->err;
+            return GOLDEN_ERR;
         }
         j->bad += r;
     }
-    return NULL;
+    return GOLDEN_OK;
 }
 
-/* Items lo..hi of array a against s, split over golden_threads() workers, each with its own
- * violation list; the lists are joined in item order, so the result does not depend on the
- * number of threads. */
+/* A chunk's own context: the parent's path so far, its own violation list. */
+static int items_chunk_init(items_chunk *j, const vctx *c, size_t lo, size_t hi)
+{
+    memset(j, 0, sizeof *j);
+    j->ctx.doc = c->doc;
+    j->ctx.err = &j->err;
+    j->ctx.in_parallel = 1;
+    j->ctx.threads = 1;
+    j->ctx.rdepth = c->rdepth;
+    j->ctx.path = malloc((c->depth + 64) * sizeof *j->ctx.path);
+    if (!j->ctx.path)
+        return golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
+    if (c->depth)
+        memcpy(j->ctx.path, c->path, c->depth * sizeof *c->path);
+    j->ctx.depth = c->depth;
+    j->ctx.capdepth = c->depth + 64;
+    j->lo = lo;
+    j->hi = hi;
+    return GOLDEN_OK;
+}
+
+/* Append a chunk's violations to c's, stopping at the limit as violation() does. */
+static int items_chunk_join(vctx *c, const items_chunk *j)
+{
+    for (size_t k = 0; k < j->ctx.nv && !c->full; k++) {
+        if (c->nv == c->capv) {
+            size_t cap = c->capv ? c->capv * 2 : 16;
+            golden_violation *nv = realloc(c->v, cap * sizeof *nv);
+            if (!nv)
+                return golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc),
+                                        "out of memory");
+            c->v = nv;
+            c->capv = cap;
+        }
+        c->v[c->nv++] = j->ctx.v[k];
+        if (c->nv == GOLDEN_SCHEMA_MAX_VIOLATIONS) {
+            golden_violation *last = &c->v[c->nv - 1];
+            snprintf(last->keyword, sizeof last->keyword, "maxViolations");
+            snprintf(last->message, sizeof last->message,
+                     "too many violations: stopped after %d (fix these first)",
+                     GOLDEN_SCHEMA_MAX_VIOLATIONS);
+            c->full = 1;
+        }
+    }
+    return GOLDEN_OK;
+}
+
+/* Items lo..hi of array a against s, in chunks on c->threads workers of the library's pool,
+ * each chunk with its own violation list; the lists are joined in item order, so the result
+ * does not depend on the number of threads. */
 static int items_parallel(vctx *c, const csch *s, const json_t *a, size_t lo, size_t hi)
 {
-    int nt = golden_threads();
-    if (nt > 16)
-        nt = 16;
-    if (nt < 1)
-        nt = 1;
-    items_job jobs[16];
-    pthread_t tids[16];
-    int started[16] = {0};
-    size_t per = (hi - lo + (size_t)nt - 1) / (size_t)nt;
-    int rc = 0;
-    for (int t = 0; t < nt; t++) {
-        items_job *j = &jobs[t];
-        memset(j, 0, sizeof *j);
-        j->ctx.doc = c->doc;
-        j->ctx.err = &j->err;
-        j->ctx.in_parallel = 1;
-        j->ctx.rdepth = c->rdepth;
-        j->ctx.path = malloc((c->depth + 64) * sizeof *j->ctx.path);
-        if (!j->ctx.path) {
-            rc = -1;
-            golden_fail_what(&j->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
-            j->bad = -1;
-            continue;
-        }
-        if (c->depth)
-            memcpy(j->ctx.path, c->path, c->depth * sizeof *c->path);
-        j->ctx.depth = c->depth;
-        j->ctx.capdepth = c->depth + 64;
-        j->s = s;
-        j->a = a;
-        j->lo = lo + per * (size_t)t;
-        j->hi = j->lo + per < hi ? j->lo + per : hi;
-        if (j->lo > hi)
-            j->lo = hi;
-        /* deep schemas recurse: give workers the stack the main thread has */
-        pthread_attr_t attr;
-        if (t > 0 && pthread_attr_init(&attr) == 0) {
-            pthread_attr_setstacksize(&attr, (size_t)16 << 20);
-            if (pthread_create(&tids[t], &attr, items_worker, j) == 0)
-                started[t] = 1;
-            pthread_attr_destroy(&attr);
-        }
+    size_t nchunks = (size_t)c->threads * CHUNKS_PER_THREAD;
+    size_t per = (hi - lo + nchunks - 1) / nchunks;
+    nchunks = (hi - lo + per - 1) / per;
+    items_chunk *chunks = calloc(nchunks, sizeof *chunks);
+    if (!chunks) {
+        c->internal = 1;
+        golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
+        return -1;
     }
-    /* the caller's thread takes the first share, and any share a thread could not take */
-    for (int t = 0; t < nt; t++)
-        if (!started[t] && jobs[t].ctx.path)
-            items_worker(&jobs[t]);
+    int rc = GOLDEN_OK;
+    size_t ready = 0;
+    for (; ready < nchunks && rc == GOLDEN_OK; ready++) {
+        size_t from = lo + per * ready, to = from + per < hi ? from + per : hi;
+        rc = items_chunk_init(&chunks[ready], c, from, to);
+    }
+    if (rc != GOLDEN_OK)
+        ready--; /* the failed one owns nothing */
+    items_job job = {chunks, s, a};
+    if (rc == GOLDEN_OK)
+        rc = golden_parallel_for(nchunks, c->threads, items_chunk_run, &job, c->err);
     int bad = 0;
-    for (int t = 0; t < nt; t++) {
-        if (started[t])
-            pthread_join(tids[t], NULL);
+    for (size_t k = 0; k < ready; k++) {
+        if (rc == GOLDEN_OK)
+            rc = items_chunk_join(c, &chunks[k]);
+        if (chunks[k].bad > 0)
+            bad += chunks[k].bad;
+        free(chunks[k].ctx.v);
+        free(chunks[k].ctx.path);
     }
-    for (int t = 0; t < nt; t++) {
-        items_job *j = &jobs[t];
-        if (j->bad < 0 && rc == 0) {
-            rc = -1;
-            if (c->err)
-                *c->err = j->err;
-        }
-        for (size_t k = 0; k < j->ctx.nv && !c->full && rc == 0; k++) {
-            if (c->nv == c->capv) {
-                size_t cap = c->capv ? c->capv * 2 : 16;
-                golden_violation *nv = realloc(c->v, cap * sizeof *nv);
-                if (!nv) {
-                    rc = -1;
-                    golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
-                    break;
-                }
-                c->v = nv;
-                c->capv = cap;
-            }
-            c->v[c->nv++] = j->ctx.v[k];
-            if (c->nv == GOLDEN_SCHEMA_MAX_VIOLATIONS) {
-                golden_violation *last = &c->v[c->nv - 1];
-                snprintf(last->keyword, sizeof last->keyword, "maxViolations");
-                snprintf(last->message, sizeof last->message,
-                         "too many violations: stopped after %d (fix these first)",
-                         GOLDEN_SCHEMA_MAX_VIOLATIONS);
-                c->full = 1;
-            }
-        }
-        if (j->bad > 0)
-            bad += j->bad;
-        free(j->ctx.v);
-        free(j->ctx.path);
-    }
-    if (rc < 0) {
+    free(chunks);
+    if (rc != GOLDEN_OK) {
         c->internal = 1;
         return -1;
     }
@@ -2032,7 +2028,8 @@ static int validate_array(vctx *c, const csch *s, const inst *in, int collect)
     }
     if (s->unique)
         SUBCHECK(unique_check(c, in, collect));
-    if (collect && !c->in_parallel && !c->full && n - (n < s->nprefix ? n : s->nprefix) >=
+    if (collect && !c->in_parallel && c->threads > 1 && !c->full &&
+        n - (n < s->nprefix ? n : s->nprefix) >=
                                                       PARALLEL_MIN_ITEMS &&
         s->items) {
         /* A big array (a graph's ops): its items are checked on all cores. */
@@ -2307,15 +2304,23 @@ out:
     return bad;
 }
 
-long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
-                            const json_t *instance, golden_violation **out, golden_error *err)
+long golden_schema_validate_opts(const golden_schema *s, const golden_doc *doc,
+                                 const json_t *instance, const golden_schema_options *opts,
+                                 golden_violation **out, golden_error *err)
 {
     *out = NULL;
     if (!s || !doc)
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "no schema or no document"), -1;
+    if (opts && opts->version != GOLDEN_SCHEMA_OPTIONS_VERSION)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL,
+                                "schema options of version %u (this libgolden knows %u)",
+                                opts->version, GOLDEN_SCHEMA_OPTIONS_VERSION), -1;
     vctx c = {0};
     c.doc = doc;
     c.err = err;
+    c.threads = opts && opts->threads > 0 ? opts->threads : golden_cpu_count();
+    if (c.threads > GOLDEN_POOL_MAX)
+        c.threads = GOLDEN_POOL_MAX;
     inst in = {instance ? instance : golden_doc_root(doc), NULL, NULL, 0};
     int r = validate(&c, s->root, &in, NULL, 1);
     free(c.path);
@@ -2327,10 +2332,17 @@ long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
     return (long)c.nv;
 }
 
-int golden_schema_check(const golden_schema *s, const golden_doc *doc, golden_error *err)
+long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
+                            const json_t *instance, golden_violation **out, golden_error *err)
+{
+    return golden_schema_validate_opts(s, doc, instance, NULL, out, err);
+}
+
+int golden_schema_check_opts(const golden_schema *s, const golden_doc *doc,
+                             const golden_schema_options *opts, golden_error *err)
 {
     golden_violation *v;
-    long n = golden_schema_validate(s, doc, NULL, &v, err);
+    long n = golden_schema_validate_opts(s, doc, NULL, opts, &v, err);
     if (n < 0)
         return GOLDEN_ERR;
     if (n == 0) {
@@ -2341,4 +2353,9 @@ int golden_schema_check(const golden_schema *s, const golden_doc *doc, golden_er
                 v[0].message, v[0].keyword);
     free(v);
     return GOLDEN_ERR;
+}
+
+int golden_schema_check(const golden_schema *s, const golden_doc *doc, golden_error *err)
+{
+    return golden_schema_check_opts(s, doc, NULL, err);
 }

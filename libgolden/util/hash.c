@@ -1,16 +1,15 @@
 /* SHA-256 through OpenSSL EVP: streamed contexts, files in 1 MiB reads, and many files
- * hashed by a small pool of threads (one file per worker at a time). */
+ * hashed on the library's pool (golden_parallel_for, one file per item). */
 #include "golden/hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "golden/report.h"
+#include "util/pool.h"
 
 struct golden_sha256 {
     EVP_MD_CTX *ctx;
@@ -122,66 +121,21 @@ int golden_sha256_file(const char *path, char hex[65], golden_error *err)
 typedef struct {
     const char *const *paths;
     char (*hexes)[65];
-    size_t n;
-    size_t next;
-    int failed;
-    golden_error err;
-    pthread_mutex_t lock;
-} pool_state;
+} files_job;
 
-static void *pool_worker(void *arg)
+static int hash_one_file(void *ctx, size_t i, int worker, golden_error *err)
 {
-    pool_state *st = arg;
-    for (;;) {
-        pthread_mutex_lock(&st->lock);
-        size_t i = st->next++;
-        int stop = st->failed;
-        pthread_mutex_unlock(&st->lock);
-        if (stop || i >= st->n)
-            return NULL;
-        golden_error e;
-        if (golden_sha256_file(st->paths[i], st->hexes[i], &e) != GOLDEN_OK) {
-            pthread_mutex_lock(&st->lock);
-            if (!st->failed) {
-                st->failed = 1;
-                st->err = e;
-            }
-            pthread_mutex_unlock(&st->lock);
-        }
-    }
+    (void)worker;
+    files_job *job = ctx;
+    return golden_sha256_file(job->paths[i], job->hexes[i], err);
 }
 
 int golden_sha256_files(const char *const *paths, size_t n, char (*hexes)[65], int threads,
                         golden_error *err)
 {
-    if (threads <= 0)
-        threads = golden_threads();
-    if ((size_t)threads > n)
-        threads = n ? (int)n : 1;
-    pool_state st = {.paths = paths, .hexes = hexes, .n = n};
-    pthread_mutex_init(&st.lock, NULL);
-    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    if (!tids) {
-        pthread_mutex_destroy(&st.lock);
-        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-    }
-    int started = 0;
-    for (int t = 1; t < threads; t++) {
-        if (pthread_create(&tids[t], NULL, pool_worker, &st) != 0)
-            break;
-        started++;
-    }
-    pool_worker(&st);
-    for (int t = 1; t <= started; t++)
-        pthread_join(tids[t], NULL);
-    free(tids);
-    pthread_mutex_destroy(&st.lock);
-    if (st.failed) {
-        if (err)
-            *err = st.err;
-        return GOLDEN_ERR;
-    }
-    return GOLDEN_OK;
+    files_job job = {paths, hexes};
+    return golden_parallel_for(n, threads > 0 ? threads : golden_cpu_count(), hash_one_file,
+                               &job, err);
 }
 
 int golden_is_sha256_hex(const char *s)

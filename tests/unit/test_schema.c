@@ -59,7 +59,17 @@ static golden_error schema_fail(const char *text)
 
 /* Validate `instance` (JSON or YAML text, named i.json / i.yaml by its first character);
  * return the violation count with the list in *v (NULL when v is NULL). */
+static long check_opts(const golden_schema *s, const char *instance,
+                       const golden_schema_options *opts, golden_violation **v);
+
 static long check(const golden_schema *s, const char *instance, golden_violation **v)
+{
+    return check_opts(s, instance, NULL, v);
+}
+
+/* check() with validation options. */
+static long check_opts(const golden_schema *s, const char *instance,
+                       const golden_schema_options *opts, golden_violation **v)
 {
     golden_doc *d = NULL;
     golden_error e = {0};
@@ -73,7 +83,7 @@ static long check(const golden_schema *s, const char *instance, golden_violation
         fprintf(stderr, "instance load: %s: %s\n", e.where, e.what);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     golden_violation *list = NULL;
-    long n = golden_schema_validate(s, d, NULL, &list, &e);
+    long n = golden_schema_validate_opts(s, d, NULL, opts, &list, &e);
     golden_doc_free(d);
     if (v)
         *v = list;
@@ -704,11 +714,10 @@ static void test_threads_agree(void)
     }
     sprintf(p, "]");
     golden_violation *one_t, *many_t;
-    setenv("GOLDEN_THREADS", "1", 1);
-    long n1 = check(s, big, &one_t);
-    setenv("GOLDEN_THREADS", "3", 1);
-    long n3 = check(s, big, &many_t);
-    unsetenv("GOLDEN_THREADS");
+    golden_schema_options o1 = {GOLDEN_SCHEMA_OPTIONS_VERSION, 1};
+    golden_schema_options o3 = {GOLDEN_SCHEMA_OPTIONS_VERSION, 3};
+    long n1 = check_opts(s, big, &o1, &one_t);
+    long n3 = check_opts(s, big, &o3, &many_t);
     /* by hand: i % 997 == 5 for i = 5, 1002, ..., 8978 (10 items, two violations each);
      * i % 1499 == 7 for i = 7, 1506, ..., 7502 (6 items, one each) */
     CU_ASSERT_EQUAL(n1, 26);
@@ -727,7 +736,37 @@ static void test_threads_agree(void)
     }
     free(one_t);
     free(many_t);
+    /* 7 threads (28 shares of 322 items), and the library's default, agree as well */
+    golden_schema_options o7 = {GOLDEN_SCHEMA_OPTIONS_VERSION, 7};
+    for (int k = 0; k < 2; k++) {
+        golden_violation *v;
+        long nk = check_opts(s, big, k ? NULL : &o7, &v);
+        CU_ASSERT_EQUAL(nk, 26);
+        if (nk == 26) {
+            CU_ASSERT_STRING_EQUAL(v[2].pointer, "/7/id");
+            CU_ASSERT_STRING_EQUAL(v[25].pointer, "/8978/n");
+        }
+        free(v);
+    }
     free(big);
+    golden_schema_free(s);
+}
+
+/* Options are versioned: one this library does not know is refused, not misread. */
+static void test_options_version(void)
+{
+    golden_schema *s = schema_text("{\"type\": \"object\"}");
+    golden_doc *d = NULL;
+    golden_error e = {0};
+    CU_ASSERT_EQUAL_FATAL(golden_doc_load_buffer("i.json", "{}", 2, &d, &e), GOLDEN_OK);
+    golden_schema_options bad = {GOLDEN_SCHEMA_OPTIONS_VERSION + 1, 1};
+    golden_violation *v = (golden_violation *)1;
+    CU_ASSERT_EQUAL(golden_schema_validate_opts(s, d, NULL, &bad, &v, &e), -1);
+    CU_ASSERT_EQUAL(e.code, GOLDEN_EINVAL);
+    CU_ASSERT_PTR_NULL(v);
+    golden_schema_options good = GOLDEN_SCHEMA_OPTIONS_INIT;
+    CU_ASSERT_EQUAL(golden_schema_check_opts(s, d, &good, &e), GOLDEN_OK);
+    golden_doc_free(d);
     golden_schema_free(s);
 }
 
@@ -811,6 +850,7 @@ int main(void)
         {"embedded schemas", test_embedded},
         {"many violations", test_many_violations},
         {"patterns against regexec", test_pattern_differential},
+        {"options version", test_options_version},
         {"threads agree", test_threads_agree},
         {"mutated schemas", test_mutated_schemas},
         {0, 0}};
