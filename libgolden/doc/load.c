@@ -47,7 +47,7 @@ static int load_any(const char *name, const char *cbuf, size_t len, int force_js
     const unsigned char *buf = (const unsigned char *)cbuf;
     if (len > GOLDEN_DOC_MAX_BYTES)
         return golden_fail_what(err, GOLDEN_EINVAL, name, "document larger than %zu bytes",
-                           (size_t)GOLDEN_DOC_MAX_BYTES);
+                                (size_t)GOLDEN_DOC_MAX_BYTES);
     if (len >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF) {
         buf += 3;
         len -= 3;
@@ -71,7 +71,7 @@ static int load_any(const char *name, const char *cbuf, size_t len, int force_js
         doc_arena_begin(d, len);
         int rc = attempt == 0
                      ? doc_load_json(d, buf, len, first_line, discardable && must_json,
-                                 must_json ? err : &json_err)
+                                     must_json ? err : &json_err)
                      : doc_load_yaml(d, buf, len, err);
         doc_arena_end();
         if (rc == GOLDEN_OK) {
@@ -127,7 +127,7 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > GOLDEN_DOC_MAX_BYTES) {
         close(fd);
         return golden_fail_what(err, GOLDEN_EINVAL, path, "document larger than %zu bytes (the loader's limit)",
-                           (size_t)GOLDEN_DOC_MAX_BYTES);
+                                (size_t)GOLDEN_DOC_MAX_BYTES);
     }
     int regular = S_ISREG(st.st_mode);
     size_t cap = regular ? (size_t)st.st_size + 1 : 65536, len = 0;
@@ -152,7 +152,7 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
                 free(buf);
                 close(fd);
                 return golden_fail_what(err, GOLDEN_EINVAL, path, "document larger than %zu bytes (the loader's limit)",
-                                   (size_t)GOLDEN_DOC_MAX_BYTES);
+                                        (size_t)GOLDEN_DOC_MAX_BYTES);
             }
             size_t ncap = cap * 2 > GOLDEN_DOC_MAX_BYTES + 1 ? GOLDEN_DOC_MAX_BYTES + 1 : cap * 2;
             char *nb = realloc(buf, ncap);
@@ -187,7 +187,7 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
         else
             free(buf);
         return golden_fail_what(err, GOLDEN_EINVAL, path, "document larger than %zu bytes (the loader's limit)",
-                           (size_t)GOLDEN_DOC_MAX_BYTES);
+                                (size_t)GOLDEN_DOC_MAX_BYTES);
     }
     *out = buf;
     *outlen = len;
@@ -233,7 +233,7 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
         if (!nl && !eof) {
             if (len - start > GOLDEN_JSONL_MAX_LINE) {
                 rc = golden_fail_where(err, GOLDEN_EINVAL, "line longer than the 64 MiB limit of JSON Lines",
-                                  "%s:%zu", path, line_no);
+                                       "%s:%zu", path, line_no);
                 break;
             }
             if (start > 0) {
@@ -273,7 +273,7 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
         size_t llen = end - start;
         if (llen > GOLDEN_JSONL_MAX_LINE) {
             rc = golden_fail_where(err, GOLDEN_EINVAL, "line longer than the 64 MiB limit of JSON Lines", "%s:%zu",
-                              path, line_no);
+                                   path, line_no);
             break;
         }
         if (llen && buf[start + llen - 1] == '\r')

@@ -58,7 +58,7 @@ int doc_check_text(const char *name, const unsigned char *p, size_t len, size_t 
         unsigned c = *p;
         if (c == 0)
             return golden_fail_where(err, GOLDEN_EINVAL, "NUL byte in a text document", "%s:%zu:%zu", name, line,
-                                col);
+                                     col);
         if (c < 0x80) {
             p++;
             if (c == '\n') {
