@@ -195,8 +195,10 @@ static unsigned type_bit(const char *t)
     return 0;
 }
 
-static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
+/* Keywords of 2020-12 this validator refuses rather than ignores. */
+static int compile_unsupported(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
 {
+    (void)c;
     static const char *unsupported[] = {"unevaluatedProperties", "unevaluatedItems",
                                         "$dynamicRef", "$recursiveRef"};
     for (size_t i = 0; i < sizeof unsupported / sizeof *unsupported; i++) {
@@ -206,6 +208,12 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
                             "%s is not supported by this validator (see docs/documents.md)",
                             unsupported[i]);
     }
+    return 0;
+}
+
+/* type, enum, const. */
+static int compile_values(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
+{
     json_t *v;
     if ((v = json_object_get(s, "type"))) {
         if (json_is_string(v)) {
@@ -237,6 +245,14 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
         c->const_ = v;
         c->has_const = 1;
     }
+    return 0;
+}
+
+/* The object keywords: properties (sorted for binary search), patternProperties,
+ * additionalProperties, required, dependentRequired, dependentSchemas. */
+static int compile_object_kw(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
+{
+    json_t *v;
     if ((v = json_object_get(s, "properties"))) {
         if (compile_schema_map(S, r, v, "properties", &c->props, &c->nprops, err) < 0)
             return -1;
@@ -298,6 +314,13 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
     if ((v = json_object_get(s, "dependentSchemas")) &&
         compile_schema_map(S, r, v, "dependentSchemas", &c->depschemas, &c->ndepschemas, err) < 0)
         return -1;
+    return 0;
+}
+
+/* propertyNames, the array keywords, numeric and length bounds, the combinators, uniqueItems. */
+static int compile_subschemas_and_bounds(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
+{
+    json_t *v;
     if (sub(S, r, s, "propertyNames", &c->propnames, err) < 0 ||
         nonneg(S, r, s, "minProperties", &c->min_props, err) < 0 ||
         nonneg(S, r, s, "maxProperties", &c->max_props, err) < 0 ||
@@ -328,6 +351,13 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
     }
     if (c->multiple && sch_num(c->multiple) <= 0)
         return sch_fail(S, r, c->multiple, err, "multipleOf must be greater than 0");
+    return 0;
+}
+
+/* pattern, compiled once. */
+static int compile_pattern(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
+{
+    json_t *v;
     if ((v = json_object_get(s, "pattern"))) {
         const char *why;
         if (!json_is_string(v))
@@ -342,6 +372,13 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
         }
         c->pattern_src = json_string_value(v);
     }
+    return 0;
+}
+
+/* $defs (all of them) and $ref. */
+static int compile_defs_and_ref(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
+{
+    json_t *v;
     /* $defs compile now, used or not, so that a broken definition is a load error for the
      * schema's author rather than a surprise for whoever first refers to it. */
     if ((v = json_object_get(s, "$defs"))) {
@@ -371,6 +408,16 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
         if (!(c->ref = compile(S, tr, tn, err)))
             return -1;
     }
+    return 0;
+}
+
+static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
+{
+    if (compile_unsupported(S, r, s, c, err) < 0 || compile_values(S, r, s, c, err) < 0 ||
+        compile_object_kw(S, r, s, c, err) < 0 ||
+        compile_subschemas_and_bounds(S, r, s, c, err) < 0 ||
+        compile_pattern(S, r, s, c, err) < 0 || compile_defs_and_ref(S, r, s, c, err) < 0)
+        return -1;
     return 0;
 }
 

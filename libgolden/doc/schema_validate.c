@@ -593,50 +593,46 @@ static int validate_array(vctx *c, const csch *s, const inst *in, int collect)
     return bad;
 }
 
-static int validate(vctx *c, const csch *s, const inst *in, const char *via, int collect)
+/* Each check below returns how many of its keywords failed (0: all passed) or -1 on an
+ * internal error. A failure ends the check early when nothing more is collected (collect
+ * is 0: the caller only asks pass or fail) or the violation list is full. */
+#define STOP_EARLY() (!collect || c->full)
+
+/* The schema `false` (or additionalProperties: false for this property). */
+static int validate_false(vctx *c, const inst *in, const char *via, int collect)
 {
-    if (s->boolean == 1)
-        return 0;
-    if (s->boolean == 0) {
-        if (collect) {
-            if (via && !strcmp(via, "additionalProperties") && c->depth)
-                violation(c, in, via, "property \"%.*s\" is not allowed",
-                          (int)(c->path[c->depth - 1].len > 200 ? 200
-                                                                 : c->path[c->depth - 1].len),
-                          c->path[c->depth - 1].key ? c->path[c->depth - 1].key : "");
-            else
-                violation(c, in, via ? via : "false", "no value is allowed here (schema false)");
-        }
+    if (!collect)
         return 1;
+    if (via && !strcmp(via, "additionalProperties") && c->depth) {
+        const seg *last = &c->path[c->depth - 1];
+        violation(c, in, via, "property \"%.*s\" is not allowed",
+                  (int)(last->len > 200 ? 200 : last->len), last->key ? last->key : "");
+    } else {
+        violation(c, in, via ? via : "false", "no value is allowed here (schema false)");
     }
-    if (++c->rdepth > MAX_RECURSION) {
-        char ptr[512];
-        pointer_of(c, ptr, sizeof ptr);
-        c->internal = 1;
-        golden_fail_where(c->err, GOLDEN_EINVAL, "schema recursion deeper than 2048 levels (a $ref loop?)",
-                          "%s#%s", golden_doc_name(c->doc), ptr);
-        return -1;
-    }
-    int bad = 0;
+    return 1;
+}
+
+/* type, const, enum. */
+static int validate_values(vctx *c, const csch *s, const inst *in, int collect)
+{
     const json_t *v = in->node;
-    /* message scratch lives in the context: validate() recurses, its frame stays small */
-    char *b1 = c->b1, *b2 = c->b2;
+    char *b1 = c->b1, *b2 = c->b2; /* scratch in the context: validate() recurses */
+    int bad = 0;
     if (s->types && !type_ok(s->types, v)) {
         if (collect) {
             types_text(s->types, b2, sizeof c->b2);
             violation(c, in, "type", "%s is not of type %s", sch_show(v, b1, 80), b2);
         }
-        bad++;
-        if (!collect || c->full)
-            goto out;
+        if (++bad && STOP_EARLY())
+            return bad;
     }
     if (s->has_const && !sch_json_same(v, s->const_)) {
         if (collect)
             violation(c, in, "const", "%s is not equal to %s", sch_show(v, b1, 80),
                       sch_show(s->const_, b2, 80));
-        bad++;
-        if (!collect || c->full)
-            goto out;
+        if (++bad && STOP_EARLY())
+            return bad;
     }
     if (s->enum_) {
         size_t i;
@@ -652,167 +648,203 @@ static int validate(vctx *c, const csch *s, const inst *in, const char *via, int
                 violation(c, in, "enum", "%s is not one of %s", sch_show(v, b1, 80),
                           sch_show(s->enum_, b2, 120));
             bad++;
-            if (!collect || c->full)
-                goto out;
         }
     }
-    if (json_is_number(v)) {
-        const char *kw = NULL;
+    return bad;
+}
+
+/* minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf. */
+static int validate_number(vctx *c, const csch *s, const inst *in, int collect)
+{
+    const json_t *v = in->node;
+    int bad = 0;
+    for (int k = 0; k < 5; k++) {
+        const char *kw = NULL, *what = NULL;
         const json_t *bound = NULL;
-        const char *what = NULL;
-        for (int k = 0; k < 5; k++) {
-            kw = NULL;
-            if (k == 0 && s->minimum && sch_num_cmp(v, s->minimum) < 0)
-                kw = "minimum", bound = s->minimum, what = "less than the minimum";
-            else if (k == 1 && s->maximum && sch_num_cmp(v, s->maximum) > 0)
-                kw = "maximum", bound = s->maximum, what = "greater than the maximum";
-            else if (k == 2 && s->xminimum && sch_num_cmp(v, s->xminimum) <= 0)
-                kw = "exclusiveMinimum", bound = s->xminimum,
-                what = "not greater than the exclusive minimum";
-            else if (k == 3 && s->xmaximum && sch_num_cmp(v, s->xmaximum) >= 0)
-                kw = "exclusiveMaximum", bound = s->xmaximum,
-                what = "not less than the exclusive maximum";
-            else if (k == 4 && s->multiple && !multiple_ok(v, s->multiple))
-                kw = "multipleOf", bound = s->multiple, what = "not a multiple of";
-            if (!kw)
-                continue;
-            if (collect)
-                violation(c, in, kw, "%s is %s %s", sch_show(v, b1, 80), what, sch_show(bound, b2, 80));
-            bad++;
-            if (!collect || c->full)
-                goto out;
-        }
-    } else if (json_is_string(v)) {
-        const char *str = json_string_value(v);
-        size_t len = json_string_length(v);
-        if (s->min_len >= 0 || s->max_len >= 0) {
-            size_t chars = utf8_chars(str, len);
-            if (s->min_len >= 0 && (long long)chars < s->min_len) {
-                if (collect)
-                    violation(c, in, "minLength", "%s is shorter than %lld characters",
-                              sch_show(v, b1, 80), s->min_len);
-                bad++;
-                if (!collect || c->full)
-                    goto out;
-            }
-            if (s->max_len >= 0 && (long long)chars > s->max_len) {
-                if (collect)
-                    violation(c, in, "maxLength", "%s is longer than %lld characters",
-                              sch_show(v, b1, 80), s->max_len);
-                bad++;
-                if (!collect || c->full)
-                    goto out;
-            }
-        }
-        if (s->pattern && !sch_regex_search(s->pattern, str, len)) {
-            if (collect)
-                violation(c, in, "pattern", "%s does not match pattern %s", sch_show(v, b1, 80),
-                          s->pattern_src);
-            bad++;
-            if (!collect || c->full)
-                goto out;
-        }
-    } else if (json_is_object(v)) {
-        int r = validate_object(c, s, in, collect);
-        if (r < 0) {
-            bad = -1;
-            goto out;
-        }
-        bad += r;
-        if (r && (!collect || c->full))
-            goto out;
-    } else if (json_is_array(v)) {
-        int r = validate_array(c, s, in, collect);
-        if (r < 0) {
-            bad = -1;
-            goto out;
-        }
-        bad += r;
-        if (r && (!collect || c->full))
-            goto out;
+        if (k == 0 && s->minimum && sch_num_cmp(v, s->minimum) < 0)
+            kw = "minimum", bound = s->minimum, what = "less than the minimum";
+        else if (k == 1 && s->maximum && sch_num_cmp(v, s->maximum) > 0)
+            kw = "maximum", bound = s->maximum, what = "greater than the maximum";
+        else if (k == 2 && s->xminimum && sch_num_cmp(v, s->xminimum) <= 0)
+            kw = "exclusiveMinimum", bound = s->xminimum,
+            what = "not greater than the exclusive minimum";
+        else if (k == 3 && s->xmaximum && sch_num_cmp(v, s->xmaximum) >= 0)
+            kw = "exclusiveMaximum", bound = s->xmaximum,
+            what = "not less than the exclusive maximum";
+        else if (k == 4 && s->multiple && !multiple_ok(v, s->multiple))
+            kw = "multipleOf", bound = s->multiple, what = "not a multiple of";
+        if (!kw)
+            continue;
+        if (collect)
+            violation(c, in, kw, "%s is %s %s", sch_show(v, c->b1, 80), what,
+                      sch_show(bound, c->b2, 80));
+        if (++bad && STOP_EARLY())
+            return bad;
     }
-#define SUB(expr)                                                                              \
-    do {                                                                                       \
-        int r_ = (expr);                                                                       \
-        if (r_ < 0) {                                                                          \
-            bad = -1;                                                                          \
-            goto out;                                                                          \
-        }                                                                                      \
-        if (r_ > 0) {                                                                          \
-            bad += r_;                                                                         \
-            if (!collect || c->full)                                                           \
-                goto out;                                                                      \
-        }                                                                                      \
-    } while (0)
-    if (s->ref)
-        SUB(validate(c, s->ref, in, "$ref", collect));
-    for (size_t i = 0; i < s->nallof; i++)
-        SUB(validate(c, s->allof[i], in, "allOf", collect));
-    if (s->nanyof) {
-        int any = 0;
-        for (size_t i = 0; i < s->nanyof && !any; i++) {
-            int r = validate(c, s->anyof[i], in, "anyOf", 0);
-            if (r < 0) {
-                bad = -1;
-                goto out;
-            }
-            any = r == 0;
+    return bad;
+}
+
+/* minLength, maxLength (in characters), pattern. */
+static int validate_string(vctx *c, const csch *s, const inst *in, int collect)
+{
+    const json_t *v = in->node;
+    const char *str = json_string_value(v);
+    size_t len = json_string_length(v);
+    char *b1 = c->b1;
+    int bad = 0;
+    if (s->min_len >= 0 || s->max_len >= 0) {
+        size_t chars = utf8_chars(str, len);
+        if (s->min_len >= 0 && (long long)chars < s->min_len) {
+            if (collect)
+                violation(c, in, "minLength", "%s is shorter than %lld characters",
+                          sch_show(v, b1, 80), s->min_len);
+            if (++bad && STOP_EARLY())
+                return bad;
         }
-        if (!any) {
+        if (s->max_len >= 0 && (long long)chars > s->max_len) {
+            if (collect)
+                violation(c, in, "maxLength", "%s is longer than %lld characters",
+                          sch_show(v, b1, 80), s->max_len);
+            if (++bad && STOP_EARLY())
+                return bad;
+        }
+    }
+    if (s->pattern && !sch_regex_search(s->pattern, str, len)) {
+        if (collect)
+            violation(c, in, "pattern", "%s does not match pattern %s", sch_show(v, b1, 80),
+                      s->pattern_src);
+        bad++;
+    }
+    return bad;
+}
+
+static int validate(vctx *c, const csch *s, const inst *in, const char *via, int collect);
+
+/* How many of the n schemas v matches, counting no further than `enough`; -1 on error. */
+static long count_matches(vctx *c, csch *const *list, size_t n, const inst *in, const char *kw,
+                          size_t enough)
+{
+    size_t matches = 0;
+    for (size_t i = 0; i < n && matches < enough; i++) {
+        int r = validate(c, list[i], in, kw, 0);
+        if (r < 0)
+            return -1;
+        matches += r == 0;
+    }
+    return (long)matches;
+}
+
+/* anyOf, oneOf, not: each asks pass or fail of its subschemas, and fails as a whole. */
+static int validate_alternatives(vctx *c, const csch *s, const inst *in, int collect)
+{
+    const json_t *v = in->node;
+    char *b1 = c->b1;
+    int bad = 0;
+    if (s->nanyof) {
+        long m = count_matches(c, s->anyof, s->nanyof, in, "anyOf", 1);
+        if (m < 0)
+            return -1;
+        if (m == 0) {
             if (collect)
                 violation(c, in, "anyOf", "%s matches none of the %zu schemas in anyOf",
                           sch_show(v, b1, 80), s->nanyof);
-            SUB(1);
+            if (++bad && STOP_EARLY())
+                return bad;
         }
     }
     if (s->noneof) {
-        size_t matches = 0;
-        for (size_t i = 0; i < s->noneof && matches < 2; i++) {
-            int r = validate(c, s->oneof[i], in, "oneOf", 0);
-            if (r < 0) {
-                bad = -1;
-                goto out;
-            }
-            matches += r == 0;
-        }
-        if (matches != 1) {
-            if (collect) {
-                if (matches == 0)
-                    violation(c, in, "oneOf", "%s matches none of the %zu schemas in oneOf",
-                              sch_show(v, b1, 80), s->noneof);
-                else
-                    violation(c, in, "oneOf",
-                              "%s matches more than one of the %zu schemas in oneOf",
-                              sch_show(v, b1, 80), s->noneof);
-            }
-            SUB(1);
+        long m = count_matches(c, s->oneof, s->noneof, in, "oneOf", 2);
+        if (m < 0)
+            return -1;
+        if (m != 1) {
+            if (collect)
+                violation(c, in, "oneOf",
+                          m == 0 ? "%s matches none of the %zu schemas in oneOf"
+                                 : "%s matches more than one of the %zu schemas in oneOf",
+                          sch_show(v, b1, 80), s->noneof);
+            if (++bad && STOP_EARLY())
+                return bad;
         }
     }
     if (s->not_) {
         int r = validate(c, s->not_, in, "not", 0);
-        if (r < 0) {
-            bad = -1;
-            goto out;
-        }
+        if (r < 0)
+            return -1;
         if (r == 0) {
             if (collect)
-                violation(c, in, "not", "%s must not match the schema in not", sch_show(v, b1, 80));
-            SUB(1);
+                violation(c, in, "not", "%s must not match the schema in not",
+                          sch_show(v, b1, 80));
+            bad++;
         }
     }
+    return bad;
+}
+
+/* Add a check's result r to *bad: 1 when validate() must stop here (an error, or a failure
+ * that ends the check early), 0 to go on. */
+static int tally(vctx *c, int r, int *bad, int collect)
+{
+    if (r < 0) {
+        *bad = -1;
+        return 1;
+    }
+    *bad += r;
+    return r > 0 && STOP_EARLY();
+}
+
+/* The in-place applicators: $ref, allOf, the alternatives, if/then/else. */
+static int validate_applicators(vctx *c, const csch *s, const inst *in, int collect)
+{
+    int bad = 0;
+    if (s->ref && tally(c, validate(c, s->ref, in, "$ref", collect), &bad, collect))
+        return bad;
+    for (size_t i = 0; i < s->nallof; i++)
+        if (tally(c, validate(c, s->allof[i], in, "allOf", collect), &bad, collect))
+            return bad;
+    if (tally(c, validate_alternatives(c, s, in, collect), &bad, collect))
+        return bad;
     if (s->if_ && (s->then_ || s->else_)) {
         int r = validate(c, s->if_, in, "if", 0);
-        if (r < 0) {
-            bad = -1;
-            goto out;
-        }
+        if (r < 0)
+            return -1;
         if (r == 0 && s->then_)
-            SUB(validate(c, s->then_, in, "then", collect));
+            tally(c, validate(c, s->then_, in, "then", collect), &bad, collect);
         else if (r > 0 && s->else_)
-            SUB(validate(c, s->else_, in, "else", collect));
+            tally(c, validate(c, s->else_, in, "else", collect), &bad, collect);
     }
-#undef SUB
-out:
+    return bad;
+}
+
+static int validate(vctx *c, const csch *s, const inst *in, const char *via, int collect)
+{
+    if (s->boolean == 1)
+        return 0;
+    if (s->boolean == 0)
+        return validate_false(c, in, via, collect);
+    if (++c->rdepth > MAX_RECURSION) {
+        char ptr[512];
+        pointer_of(c, ptr, sizeof ptr);
+        c->internal = 1;
+        golden_fail_where(c->err, GOLDEN_EINVAL,
+                          "schema recursion deeper than 2048 levels (a $ref loop?)", "%s#%s",
+                          golden_doc_name(c->doc), ptr);
+        return -1;
+    }
+    const json_t *v = in->node;
+    int bad = 0;
+    if (!tally(c, validate_values(c, s, in, collect), &bad, collect)) {
+        int r = 0;
+        if (json_is_number(v))
+            r = validate_number(c, s, in, collect);
+        else if (json_is_string(v))
+            r = validate_string(c, s, in, collect);
+        else if (json_is_object(v))
+            r = validate_object(c, s, in, collect);
+        else if (json_is_array(v))
+            r = validate_array(c, s, in, collect);
+        if (!tally(c, r, &bad, collect))
+            tally(c, validate_applicators(c, s, in, collect), &bad, collect);
+    }
     c->rdepth--;
     return bad;
 }
