@@ -83,6 +83,15 @@ static json_t *jfail(jparser *jp, const unsigned char *at, const char *fmt, ...)
     return NULL;
 }
 
+/* An allocation failed at `at`: GOLDEN_ENOMEM, with the place the parser had reached. */
+static json_t *jnomem(jparser *jp, const unsigned char *at)
+{
+    if (jp->err)
+        golden_fail_where(jp->err, GOLDEN_ENOMEM, "out of memory", "%s:%zu:%zu", jp->name,
+                          jp->line, jcol(jp, at));
+    return NULL;
+}
+
 static void jskip_ws(jparser *jp)
 {
     const unsigned char *p = jp->p;
@@ -188,7 +197,7 @@ static int jstring(jparser *jp, const char **s, size_t *len)
     }
     size_t out = 0;
     if (scratch_put(jp, &out, (const char *)start, (size_t)(p - start)) < 0) {
-        jfail(jp, p, "out of memory");
+        jnomem(jp, p);
         return -1;
     }
     while (p < end) {
@@ -258,7 +267,7 @@ static int jstring(jparser *jp, const char **s, size_t *len)
                     un = 4;
                 }
                 if (scratch_put(jp, &out, u, un) < 0) {
-                    jfail(jp, p, "out of memory");
+                    jnomem(jp, p);
                     return -1;
                 }
                 continue;
@@ -268,7 +277,7 @@ static int jstring(jparser *jp, const char **s, size_t *len)
                 return -1;
             }
             if (scratch_put(jp, &out, &ch, 1) < 0) {
-                jfail(jp, p, "out of memory");
+                jnomem(jp, p);
                 return -1;
             }
             p += 2;
@@ -287,7 +296,7 @@ static int jstring(jparser *jp, const char **s, size_t *len)
             return -1;
         }
         if (scratch_put(jp, &out, (const char *)p, n) < 0) {
-            jfail(jp, p, "out of memory");
+            jnomem(jp, p);
             return -1;
         }
         p += n;
@@ -339,13 +348,13 @@ static json_t *jnumber(jparser *jp)
     } else {
         int r = doc_parse_real((const char *)s, len, &dv);
         if (r < 0)
-            return jfail(jp, s, "out of memory");
+            return jnomem(jp, s);
         if (r == 0)
             return jfail(jp, s, "number out of range (beyond a double)");
         v = json_real(dv);
     }
     if (!v)
-        return jfail(jp, s, "out of memory");
+        return jnomem(jp, s);
     jp->p = p;
     return v;
 }
@@ -367,9 +376,9 @@ static json_t *jobject(jparser *jp, size_t line, size_t col)
         return jfail(jp, open, "nesting deeper than %d levels", GOLDEN_DOC_MAX_DEPTH);
     json_t *obj = json_object();
     if (!obj)
-        return jfail(jp, open, "out of memory");
+        return jnomem(jp, open);
     if (doc_pos_add(jp->doc, obj, line, col) < 0)
-        return jcontainer_fail(obj), jfail(jp, open, "out of memory");
+        return jcontainer_fail(obj), jnomem(jp, open);
     jp->p++;
     jskip_ws(jp);
     if (jp->p < jp->end && *jp->p == '}') {
@@ -403,7 +412,7 @@ static json_t *jobject(jparser *jp, size_t line, size_t col)
         } else {
             kcopy = malloc(klen);
             if (!kcopy)
-                return jcontainer_fail(obj), jfail(jp, kat, "out of memory");
+                return jcontainer_fail(obj), jnomem(jp, kat);
             memcpy(kcopy, k, klen);
             k = kcopy;
         }
@@ -422,7 +431,7 @@ static json_t *jobject(jparser *jp, size_t line, size_t col)
         size_t before = json_object_size(obj);
         if (json_object_setn_new_nocheck(obj, k, klen, v) != 0) {
             free(kcopy);
-            return jcontainer_fail(obj), jfail(jp, kat, "out of memory");
+            return jcontainer_fail(obj), jnomem(jp, kat);
         }
         if (json_object_size(obj) == before) {
             if (jp->err) {
@@ -436,7 +445,7 @@ static json_t *jobject(jparser *jp, size_t line, size_t col)
         }
         if (doc_is_singleton(v) && doc_slot_add(jp->doc, obj, doc_key_sub(k, klen), vline, vcol) < 0) {
             free(kcopy);
-            return jcontainer_fail(obj), jfail(jp, kat, "out of memory");
+            return jcontainer_fail(obj), jnomem(jp, kat);
         }
         free(kcopy);
         jskip_ws(jp);
@@ -465,9 +474,9 @@ static json_t *jarray(jparser *jp, size_t line, size_t col)
         return jfail(jp, open, "nesting deeper than %d levels", GOLDEN_DOC_MAX_DEPTH);
     json_t *arr = json_array();
     if (!arr)
-        return jfail(jp, open, "out of memory");
+        return jnomem(jp, open);
     if (doc_pos_add(jp->doc, arr, line, col) < 0)
-        return jcontainer_fail(arr), jfail(jp, open, "out of memory");
+        return jcontainer_fail(arr), jnomem(jp, open);
     jp->p++;
     jskip_ws(jp);
     if (jp->p < jp->end && *jp->p == ']') {
@@ -481,9 +490,9 @@ static json_t *jarray(jparser *jp, size_t line, size_t col)
         if (!v)
             return jcontainer_fail(arr);
         if (json_array_append_new(arr, v) != 0)
-            return jcontainer_fail(arr), jfail(jp, jp->p, "out of memory");
+            return jcontainer_fail(arr), jnomem(jp, jp->p);
         if (doc_is_singleton(v) && doc_slot_add(jp->doc, arr, doc_index_sub(i), vline, vcol) < 0)
-            return jcontainer_fail(arr), jfail(jp, jp->p, "out of memory");
+            return jcontainer_fail(arr), jnomem(jp, jp->p);
         jskip_ws(jp);
         if (jp->p >= jp->end)
             return jcontainer_fail(arr), jfail(jp, jp->p, "unterminated array");
@@ -517,7 +526,7 @@ static json_t *jscalar_done(jparser *jp, json_t *v, const unsigned char *at, siz
 {
     if (v && doc_pos_add(jp->doc, v, line, col) < 0) {
         json_decref(v);
-        return jfail(jp, at, "out of memory");
+        return jnomem(jp, at);
     }
     return v;
 }
@@ -544,7 +553,7 @@ static json_t *jvalue(jparser *jp, size_t *line, size_t *col)
         if (jstring(jp, &s, &len) < 0)
             return NULL;
         json_t *v = json_stringn_nocheck(s, len);
-        return v ? jscalar_done(jp, v, at, *line, *col) : jfail(jp, at, "out of memory");
+        return v ? jscalar_done(jp, v, at, *line, *col) : jnomem(jp, at);
     }
     case 't':
         return jliteral(jp, "true", json_true());

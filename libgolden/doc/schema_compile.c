@@ -40,6 +40,19 @@ static uint64_t ptr_hash(const void *p)
     return x;
 }
 
+int sch_nomem(golden_schema *S, const resource *r, const json_t *at, golden_error *err)
+{
+    (void)S;
+    char where[sizeof err->where];
+    if (!err)
+        return GOLDEN_ERR;
+    if (r && r->doc)
+        golden_doc_where(r->doc, at, where, sizeof where);
+    else
+        snprintf(where, sizeof where, "schema");
+    return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
+}
+
 csch *sch_map_get(const golden_schema *S, const json_t *k)
 {
     if (!S->mapcap)
@@ -120,7 +133,7 @@ static int compile_schema_map(golden_schema *S, resource *r, json_t *v, const ch
         return sch_fail(S, r, v, err, "%s must be an object", kw);
     *out = calloc(json_object_size(v) + 1, sizeof **out);
     if (!*out)
-        return sch_fail(S, r, v, err, "out of memory");
+        return sch_nomem(S, r, v, err);
     const char *k;
     size_t kl;
     json_t *x;
@@ -150,7 +163,7 @@ static int sub_list(golden_schema *S, resource *r, json_t *s, const char *kw, cs
         return sch_fail(S, r, v, err, "%s must be a non-empty array of schemas", kw);
     *out = calloc(json_array_size(v), sizeof **out);
     if (!*out)
-        return sch_fail(S, r, v, err, "out of memory");
+        return sch_nomem(S, r, v, err);
     size_t i;
     json_t *x;
     json_array_foreach(v, i, x)
@@ -263,7 +276,7 @@ static int compile_object_kw(golden_schema *S, resource *r, json_t *s, csch *c, 
             return sch_fail(S, r, v, err, "patternProperties must be an object");
         c->pats = calloc(json_object_size(v) + 1, sizeof *c->pats);
         if (!c->pats)
-            return sch_fail(S, r, v, err, "out of memory");
+            return sch_nomem(S, r, v, err);
         const char *k;
         json_t *x;
         json_object_foreach(v, k, x)
@@ -272,7 +285,10 @@ static int compile_object_kw(golden_schema *S, resource *r, json_t *s, csch *c, 
             if (!json_is_object(x) && !json_is_boolean(x))
                 return sch_fail(S, r, x, err, "patternProperties.%s must be a schema", k);
             patprop *p = &c->pats[c->npats];
-            if (sch_compile_regex(&p->re, k, &why) < 0)
+            int rc = sch_compile_regex(&p->re, k, &why);
+            if (rc == SCH_REGEX_NOMEM)
+                return sch_nomem(S, r, x, err);
+            if (rc < 0)
                 return sch_fail(S, r, x, err, "pattern %s: %s", k, why);
             c->npats++;
             p->src = k;
@@ -296,7 +312,7 @@ static int compile_object_kw(golden_schema *S, resource *r, json_t *s, csch *c, 
             return sch_fail(S, r, v, err, "dependentRequired must be an object");
         c->deps = calloc(json_object_size(v) + 1, sizeof *c->deps);
         if (!c->deps)
-            return sch_fail(S, r, v, err, "out of memory");
+            return sch_nomem(S, r, v, err);
         const char *k;
         json_t *x;
         json_object_foreach(v, k, x)
@@ -364,10 +380,13 @@ static int compile_pattern(golden_schema *S, resource *r, json_t *s, csch *c, go
             return sch_fail(S, r, v, err, "pattern must be a string");
         c->pattern = calloc(1, sizeof *c->pattern);
         if (!c->pattern)
-            return sch_fail(S, r, v, err, "out of memory");
-        if (sch_compile_regex(c->pattern, json_string_value(v), &why) < 0) {
+            return sch_nomem(S, r, v, err);
+        int rc = sch_compile_regex(c->pattern, json_string_value(v), &why);
+        if (rc < 0) {
             free(c->pattern);
             c->pattern = NULL;
+            if (rc == SCH_REGEX_NOMEM)
+                return sch_nomem(S, r, v, err);
             return sch_fail(S, r, v, err, "pattern %s: %s", json_string_value(v), why);
         }
         c->pattern_src = json_string_value(v);
@@ -429,7 +448,7 @@ static csch *compile(golden_schema *S, resource *r, json_t *node, golden_error *
     c = calloc(1, sizeof *c);
     if (!c || sch_map_put(S, node, c) < 0) {
         free(c);
-        sch_fail(S, r, node, err, "out of memory");
+        sch_nomem(S, r, node, err);
         return NULL;
     }
     c->next_alloc = S->all;

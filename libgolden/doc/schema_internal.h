@@ -122,6 +122,8 @@ struct golden_schema {
 /* schema_compile.c: fill err with the schema place of `at` in resource r; returns GOLDEN_ERR. */
 int sch_fail(golden_schema *S, const resource *r, const json_t *at, golden_error *err,
              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* schema_compile.c: the same for a failed allocation (GOLDEN_ENOMEM). */
+int sch_nomem(golden_schema *S, const resource *r, const json_t *at, golden_error *err);
 /* schema_compile.c: the compiled form of a schema node (by address), NULL when not yet. */
 csch *sch_map_get(const golden_schema *S, const json_t *k);
 int sch_map_put(golden_schema *S, const json_t *k, csch *v);
@@ -145,6 +147,8 @@ uint64_t sch_json_hash(const json_t *v);
 const char *sch_show(const json_t *v, char *buf, size_t n);
 
 /* schema_regex.c: ECMA-262 patterns, on a bit-parallel matcher when simple, else regexec. */
+/* 0; -1 an invalid pattern (why says how); SCH_REGEX_NOMEM out of memory. */
+#define SCH_REGEX_NOMEM (-2)
 int sch_compile_regex(pattern_t *p, const char *src, const char **why);
 void sch_pattern_free(pattern_t *p);
 int sch_regex_search(const pattern_t *p, const char *s, size_t len);

@@ -160,7 +160,7 @@ int sch_resolve_ref(golden_schema *S, resource *r, const json_t *at, const char 
     if (ulen) {
         char *uri = strndup(ref, ulen);
         if (!uri)
-            return sch_fail(S, r, at, err, "out of memory");
+            return sch_nomem(S, r, at, err);
         char *abs = NULL;
         int absolute = strstr(uri, "://") != NULL || !strncmp(uri, "urn:", 4);
         if (absolute) {
@@ -198,7 +198,7 @@ int sch_resolve_ref(golden_schema *S, resource *r, const json_t *at, const char 
             if (!p) {
                 free(uri);
                 free(abs);
-                return sch_fail(S, r, at, err, "out of memory");
+                return sch_nomem(S, r, at, err);
             }
             memcpy(p, r->path, dl);
             strcpy(p + dl, uri);
@@ -238,7 +238,7 @@ int sch_resolve_ref(golden_schema *S, resource *r, const json_t *at, const char 
     json_t *node = golden_doc_root(target->doc);
     char *f = pct_decode(frag, strlen(frag));
     if (!f)
-        return sch_fail(S, r, at, err, "out of memory");
+        return sch_nomem(S, r, at, err);
     if (f[0] == '/') {
         /* JSON pointer: ~1 is '/', ~0 is '~' */
         char *seg = f + 1;

@@ -380,9 +380,11 @@ int sch_compile_regex(pattern_t *p, const char *src, const char **why)
     p->fast = NULL;
     char *ere = translate_pattern(src, why);
     if (!ere)
-        return -1;
+        return *why ? -1 : SCH_REGEX_NOMEM; /* no reason: its buffer could not be allocated */
     int rc = regcomp(&p->re, ere, REG_EXTENDED | REG_NOSUB);
     free(ere);
+    if (rc == REG_ESPACE)
+        return SCH_REGEX_NOMEM;
     if (rc != 0) {
         *why = "regcomp rejected it (not valid POSIX ERE)";
         return -1;

@@ -430,6 +430,12 @@ static int items_chunk_run(void *arg, size_t k, int worker, golden_error *err)
         }
         j->bad += r;
     }
+    if (j->ctx.internal) {
+        /* a violation could not be recorded (out of memory): the list is incomplete, and an
+         * incomplete list must never pass for a complete one */
+        *err = j->err;
+        return GOLDEN_ERR;
+    }
     return GOLDEN_OK;
 }
 

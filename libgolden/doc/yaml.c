@@ -69,6 +69,15 @@ static int yfail(yloader *y, const yaml_mark_t *m, const char *fmt, ...)
     return GOLDEN_ERR;
 }
 
+/* An allocation failed: GOLDEN_ENOMEM, with the place the reader had reached. */
+static int ynomem(yloader *y, const yaml_mark_t *m)
+{
+    if (y->err)
+        golden_fail_where(y->err, GOLDEN_ENOMEM, "out of memory", "%s:%zu:%zu", y->doc->name,
+                          m->line + 1, m->column + 1);
+    return GOLDEN_ERR;
+}
+
 static anchor *anchor_find(yloader *y, const char *name)
 {
     uint64_t i;
@@ -217,7 +226,7 @@ static json_t *yscalar(yloader *y, const yaml_event_t *ev)
     if (want && !strcmp(want, "str")) {
         json_t *v = json_stringn_nocheck(s, n);
         if (!v)
-            yfail(y, &ev->start_mark, "out of memory");
+            ynomem(y, &ev->start_mark);
         return v;
     }
     if ((!want || !strcmp(want, "null")) && is_yaml_null(s, n))
@@ -258,7 +267,7 @@ static json_t *yscalar(yloader *y, const yaml_event_t *ev)
             v = json_stringn_nocheck(s, n);
         }
         if (!v)
-            yfail(y, &ev->start_mark, "out of memory");
+            ynomem(y, &ev->start_mark);
         return v;
     }
     if (want && (!strcmp(want, "null") || !strcmp(want, "bool"))) {
@@ -268,7 +277,7 @@ static json_t *yscalar(yloader *y, const yaml_event_t *ev)
     /* Other tags (!!binary, !!timestamp, local tags): keep the text. */
     json_t *v = json_stringn_nocheck(s, n);
     if (!v)
-        yfail(y, &ev->start_mark, "out of memory");
+        ynomem(y, &ev->start_mark);
     return v;
 }
 
@@ -288,7 +297,7 @@ static int yattach(yloader *y, json_t *v, const yaml_mark_t *m, int is_alias)
     if (!y->nframes) {
         if (!is_alias && doc_record(y->doc, NULL, 0, v, line, col) < 0) {
             json_decref(v);
-            return yfail(y, m, "out of memory");
+            return ynomem(y, m);
         }
         y->root = v;
         return GOLDEN_OK;
@@ -296,10 +305,10 @@ static int yattach(yloader *y, json_t *v, const yaml_mark_t *m, int is_alias)
     yframe *f = &y->frames[y->nframes - 1];
     if (!f->is_map) {
         if (json_array_append_new(f->node, v) != 0)
-            return yfail(y, m, "out of memory");
+            return ynomem(y, m);
         if ((!is_alias || doc_is_singleton(v)) &&
             doc_record(y->doc, f->node, doc_index_sub(f->index), v, line, col) < 0)
-            return yfail(y, m, "out of memory");
+            return ynomem(y, m);
         f->index++;
         return GOLDEN_OK;
     }
@@ -320,16 +329,24 @@ static int yattach(yloader *y, json_t *v, const yaml_mark_t *m, int is_alias)
         }
         /* kept with where the merge was written: merged true/false/null get that place */
         json_t *entry = json_array();
-        if (!entry || json_array_append_new(entry, v) != 0 ||
+        if (!entry) {
+            json_decref(v);
+            return ynomem(y, m);
+        }
+        /* the _new calls take their value even when they fail */
+        if (json_array_append_new(entry, v) != 0 ||
             json_array_append_new(entry, json_integer((json_int_t)line)) != 0 ||
-            json_array_append_new(entry, json_integer((json_int_t)col)) != 0 ||
-            json_array_append_new(f->merges, entry) != 0)
-            return yfail(y, m, "out of memory");
+            json_array_append_new(entry, json_integer((json_int_t)col)) != 0) {
+            json_decref(entry);
+            return ynomem(y, m);
+        }
+        if (json_array_append_new(f->merges, entry) != 0)
+            return ynomem(y, m);
         return GOLDEN_OK;
     }
     size_t before = json_object_size(f->node);
     if (json_object_setn_new_nocheck(f->node, f->key, f->key_len, v) != 0)
-        return yfail(y, m, "out of memory");
+        return ynomem(y, m);
     if (json_object_size(f->node) == before) {
         yaml_mark_t km = {0, f->key_line - 1, f->key_col - 1};
         return yfail(y, &km, "duplicate key \"%.*s\"", (int)(f->key_len > 200 ? 200 : f->key_len),
@@ -337,7 +354,7 @@ static int yattach(yloader *y, json_t *v, const yaml_mark_t *m, int is_alias)
     }
     if ((!is_alias || doc_is_singleton(v)) &&
         doc_record(y->doc, f->node, doc_key_sub(f->key, f->key_len), v, line, col) < 0)
-        return yfail(y, m, "out of memory");
+        return ynomem(y, m);
     free(f->key);
     f->key = NULL;
     return GOLDEN_OK;
@@ -356,7 +373,7 @@ static int set_key(yloader *y, const char *s, size_t n, const yaml_mark_t *m, in
     yframe *f = &y->frames[y->nframes - 1];
     f->key = malloc(n + 1);
     if (!f->key)
-        return yfail(y, m, "out of memory");
+        return ynomem(y, m);
     memcpy(f->key, s, n);
     f->key[n] = '\0';
     f->key_len = n;
@@ -375,7 +392,7 @@ static int ypush(yloader *y, const yaml_event_t *ev, int is_map)
         size_t cap = y->capframes ? y->capframes * 2 : 32;
         yframe *f = realloc(y->frames, cap * sizeof *f);
         if (!f)
-            return yfail(y, m, "out of memory");
+            return ynomem(y, m);
         y->frames = f;
         y->capframes = cap;
     }
@@ -385,16 +402,16 @@ static int ypush(yloader *y, const yaml_event_t *ev, int is_map)
     f->start = *m;
     f->node = is_map ? json_object() : json_array();
     if (!f->node)
-        return yfail(y, m, "out of memory");
+        return ynomem(y, m);
     const yaml_char_t *a = is_map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
     if (a && !(f->anchor = strdup((const char *)a))) {
         json_decref(f->node);
-        return yfail(y, m, "out of memory");
+        return ynomem(y, m);
     }
     if (is_map && !(f->merges = json_array())) {
         json_decref(f->node);
         free(f->anchor);
-        return yfail(y, m, "out of memory");
+        return ynomem(y, m);
     }
     y->real++;
     y->expanded++;
@@ -403,7 +420,7 @@ static int ypush(yloader *y, const yaml_event_t *ev, int is_map)
         json_decref(f->node);
         free(f->anchor);
         json_decref(f->merges);
-        return yfail(y, m, "out of memory");
+        return ynomem(y, m);
     }
     y->nframes++;
     return GOLDEN_OK;
@@ -444,7 +461,7 @@ static int ypop(yloader *y, const yaml_event_t *ev)
                         (doc_is_singleton(v) &&
                          doc_slot_add(y->doc, f.node, doc_key_sub(k, kl), mline, mcol) < 0)) {
                         frame_release(&f);
-                        return yfail(y, &ev->start_mark, "out of memory");
+                        return ynomem(y, &ev->start_mark);
                     }
                 }
             }
@@ -458,7 +475,7 @@ static int ypop(yloader *y, const yaml_event_t *ev)
         f.anchor = NULL;
         if (rc < 0) {
             frame_release(&f);
-            return yfail(y, &ev->start_mark, "out of memory");
+            return ynomem(y, &ev->start_mark);
         }
     }
     free(f.key);
@@ -491,7 +508,7 @@ static int yevent(yloader *y, yaml_event_t *ev, int *done, int *ndocs)
                                                  ev->data.scalar.length);
                 if (!k || anchor_set(y, (const char *)ev->data.scalar.anchor, k, 1) < 0) {
                     json_decref(k);
-                    return yfail(y, m, "out of memory");
+                    return ynomem(y, m);
                 }
                 json_decref(k);
             }
@@ -508,7 +525,7 @@ static int yevent(yloader *y, yaml_event_t *ev, int *done, int *ndocs)
         if (ev->data.scalar.anchor &&
             anchor_set(y, (const char *)ev->data.scalar.anchor, v, 1) < 0) {
             json_decref(v);
-            return yfail(y, m, "out of memory");
+            return ynomem(y, m);
         }
         return yattach(y, v, m, 0);
     }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,21 @@ struct golden_sha256 {
     EVP_MD_CTX *ctx;
 };
 
+/* OpenSSL failed. Its built-in SHA-256 has no other way to fail than an allocation, and
+ * OpenSSL 3 reports one as a malloc failure, an "initialization error" of the digest's
+ * context, or nothing at all: those are GOLDEN_ENOMEM; anything else is GOLDEN_EINTERNAL (a
+ * library below us misbehaved). The error queue is emptied either way. */
+static int ssl_fail(golden_error *err, const char *what)
+{
+    unsigned long e = ERR_peek_last_error();
+    ERR_clear_error();
+    int reason = ERR_GET_REASON(e);
+    if (e == 0 || reason == ERR_R_MALLOC_FAILURE ||
+        (ERR_GET_LIB(e) == ERR_LIB_EVP && reason == EVP_R_INITIALIZATION_ERROR))
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory (%s)", what);
+    return golden_fail_what(err, GOLDEN_EINTERNAL, NULL, "%s", what);
+}
+
 golden_sha256 *golden_sha256_new(golden_error *err)
 {
     golden_sha256 *h = calloc(1, sizeof *h);
@@ -23,9 +39,14 @@ golden_sha256 *golden_sha256_new(golden_error *err)
         return NULL;
     }
     h->ctx = EVP_MD_CTX_new();
-    if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+    if (!h->ctx) {
         golden_sha256_free(h);
-        golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL could not start a SHA-256 digest");
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+        golden_sha256_free(h);
+        ssl_fail(err, "OpenSSL could not start a SHA-256 digest");
         return NULL;
     }
     return h;
@@ -34,7 +55,7 @@ golden_sha256 *golden_sha256_new(golden_error *err)
 int golden_sha256_update(golden_sha256 *h, const void *data, size_t n, golden_error *err)
 {
     if (n && EVP_DigestUpdate(h->ctx, data, n) != 1)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL SHA-256 update failed");
+        return ssl_fail(err, "OpenSSL SHA-256 update failed");
     return GOLDEN_OK;
 }
 
@@ -43,7 +64,7 @@ int golden_sha256_final(golden_sha256 *h, char hex[65], golden_error *err)
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned len = 0;
     if (EVP_DigestFinal_ex(h->ctx, md, &len) != 1 || len != 32)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL SHA-256 final failed");
+        return ssl_fail(err, "OpenSSL SHA-256 final failed");
     static const char digits[] = "0123456789abcdef";
     for (unsigned i = 0; i < 32; i++) {
         hex[2 * i] = digits[md[i] >> 4];
@@ -56,7 +77,7 @@ int golden_sha256_final(golden_sha256 *h, char hex[65], golden_error *err)
 int golden_sha256_reset(golden_sha256 *h, golden_error *err)
 {
     if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL could not restart a SHA-256 digest");
+        return ssl_fail(err, "OpenSSL could not restart a SHA-256 digest");
     return GOLDEN_OK;
 }
 
