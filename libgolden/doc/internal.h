@@ -3,6 +3,7 @@
 #ifndef GOLDEN_DOC_INTERNAL_H
 #define GOLDEN_DOC_INTERNAL_H
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "golden/doc.h"
@@ -57,6 +58,10 @@ int doc_check_text(const char *name, const unsigned char *p, size_t len, size_t 
 /* text.c: exact integer and locale-independent real parsing; 0 ok, -1 out of range. */
 int doc_parse_int64(const char *s, size_t len, json_int_t *out);
 int doc_parse_real(const char *s, size_t len, double *out);
+
+/* text.c: fill err with code, the message built from fmt and the place name:line:col. */
+int doc_failv(golden_error *err, golden_code code, const char *name, size_t line, size_t col,
+              const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* arena.c: build d's tree in an arena when the program opted in and the input is large;
  * end after the load; free an arena (NULL is fine). */

@@ -73,12 +73,10 @@ static json_t *jfail(jparser *jp, const unsigned char *at, const char *fmt, ...)
 static json_t *jfail(jparser *jp, const unsigned char *at, const char *fmt, ...)
 {
     if (jp->err) {
-        char msg[sizeof jp->err->what];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
+        doc_failv(jp->err, GOLDEN_EINVAL, jp->name, jp->line, jcol(jp, at), fmt, ap);
         va_end(ap);
-        golden_fail_where(jp->err, GOLDEN_EINVAL, msg, "%s:%zu:%zu", jp->name, jp->line, jcol(jp, at));
     }
     return NULL;
 }
@@ -367,25 +365,62 @@ static json_t *jcontainer_fail(json_t *c)
     return NULL;
 }
 
-/* Nodes doc_record their own position as they are made, so that (in an arena) positions are
+/* Nodes record their own position as they are made, so that (in an arena) positions are
  * appended in address order and need no sorting. */
-static json_t *jobject(jparser *jp, size_t line, size_t col)
+/* Open a container at jp->p (its bracket): check the depth, make it with make() and record
+ * its place, step inside. *empty when the closing bracket follows at once (then consumed). */
+static json_t *jopen(jparser *jp, json_t *(*make)(void), char close, size_t line, size_t col,
+                     int *empty)
 {
     const unsigned char *open = jp->p;
+    *empty = 0;
     if (++jp->depth > GOLDEN_DOC_MAX_DEPTH)
         return jfail(jp, open, "nesting deeper than %d levels", GOLDEN_DOC_MAX_DEPTH);
-    json_t *obj = json_object();
-    if (!obj)
+    json_t *c = make();
+    if (!c)
         return jnomem(jp, open);
-    if (doc_pos_add(jp->doc, obj, line, col) < 0)
-        return jcontainer_fail(obj), jnomem(jp, open);
+    if (doc_pos_add(jp->doc, c, line, col) < 0)
+        return jcontainer_fail(c), jnomem(jp, open);
     jp->p++;
     jskip_ws(jp);
-    if (jp->p < jp->end && *jp->p == '}') {
+    if (jp->p < jp->end && *jp->p == close) {
         jp->p++;
         jp->depth--;
-        return obj;
+        *empty = 1;
     }
+    return c;
+}
+
+/* After a member of a container: 1 a ',' (consumed: another member follows), 0 the closing
+ * bracket (consumed: the container is done), -1 anything else (err filled). */
+static int jnext(jparser *jp, char close, const char *kind)
+{
+    jskip_ws(jp);
+    if (jp->p >= jp->end) {
+        jfail(jp, jp->p, "unterminated %s", kind);
+        return -1;
+    }
+    if (*jp->p == ',') {
+        jp->p++;
+        return 1;
+    }
+    if (*jp->p == close) {
+        jp->p++;
+        jp->depth--;
+        return 0;
+    }
+    char b[16];
+    jfail(jp, jp->p, "expected ',' or '%c' in an %s, found %s", close, kind,
+          describe_byte(*jp->p, b, sizeof b));
+    return -1;
+}
+
+static json_t *jobject(jparser *jp, size_t line, size_t col)
+{
+    int empty;
+    json_t *obj = jopen(jp, json_object, '}', line, col, &empty);
+    if (!obj || empty)
+        return obj;
     for (;;) {
         jskip_ws(jp);
         if (jp->p >= jp->end)
@@ -448,42 +483,18 @@ static json_t *jobject(jparser *jp, size_t line, size_t col)
             return jcontainer_fail(obj), jnomem(jp, kat);
         }
         free(kcopy);
-        jskip_ws(jp);
-        if (jp->p >= jp->end)
-            return jcontainer_fail(obj), jfail(jp, jp->p, "unterminated object");
-        if (*jp->p == ',') {
-            jp->p++;
-            continue;
-        }
-        if (*jp->p == '}') {
-            jp->p++;
-            jp->depth--;
-            return obj;
-        }
-        char b[16];
-        return jcontainer_fail(obj),
-               jfail(jp, jp->p, "expected ',' or '}' in an object, found %s",
-                     describe_byte(*jp->p, b, sizeof b));
+        int more = jnext(jp, '}', "object");
+        if (more <= 0)
+            return more < 0 ? jcontainer_fail(obj) : obj;
     }
 }
 
 static json_t *jarray(jparser *jp, size_t line, size_t col)
 {
-    const unsigned char *open = jp->p;
-    if (++jp->depth > GOLDEN_DOC_MAX_DEPTH)
-        return jfail(jp, open, "nesting deeper than %d levels", GOLDEN_DOC_MAX_DEPTH);
-    json_t *arr = json_array();
-    if (!arr)
-        return jnomem(jp, open);
-    if (doc_pos_add(jp->doc, arr, line, col) < 0)
-        return jcontainer_fail(arr), jnomem(jp, open);
-    jp->p++;
-    jskip_ws(jp);
-    if (jp->p < jp->end && *jp->p == ']') {
-        jp->p++;
-        jp->depth--;
+    int empty;
+    json_t *arr = jopen(jp, json_array, ']', line, col, &empty);
+    if (!arr || empty)
         return arr;
-    }
     for (size_t i = 0;; i++) {
         size_t vline, vcol;
         json_t *v = jvalue(jp, &vline, &vcol);
@@ -493,22 +504,9 @@ static json_t *jarray(jparser *jp, size_t line, size_t col)
             return jcontainer_fail(arr), jnomem(jp, jp->p);
         if (doc_is_singleton(v) && doc_slot_add(jp->doc, arr, doc_index_sub(i), vline, vcol) < 0)
             return jcontainer_fail(arr), jnomem(jp, jp->p);
-        jskip_ws(jp);
-        if (jp->p >= jp->end)
-            return jcontainer_fail(arr), jfail(jp, jp->p, "unterminated array");
-        if (*jp->p == ',') {
-            jp->p++;
-            continue;
-        }
-        if (*jp->p == ']') {
-            jp->p++;
-            jp->depth--;
-            return arr;
-        }
-        char b[16];
-        return jcontainer_fail(arr),
-               jfail(jp, jp->p, "expected ',' or ']' in an array, found %s",
-                     describe_byte(*jp->p, b, sizeof b));
+        int more = jnext(jp, ']', "array");
+        if (more <= 0)
+            return more < 0 ? jcontainer_fail(arr) : arr;
     }
 }
 

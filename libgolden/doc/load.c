@@ -103,6 +103,28 @@ int golden_doc_load_json(const char *name, const char *buf, size_t len, size_t f
     return load_any(name, buf, len, 1, first_line ? first_line : 1, 0, out, err);
 }
 
+#define READ_NOMEM (-2)
+
+/* Read once into (*buf)[len, *cap), first doubling the buffer (to at most limit bytes) when it
+ * is full; EINTR is retried. Bytes read (0: end of file), -1 a read error (errno says which),
+ * or READ_NOMEM. Callers refuse input before the buffer reaches limit, so it always grows. */
+static ssize_t read_more(int fd, char **buf, size_t *cap, size_t len, size_t limit)
+{
+    if (len == *cap) {
+        size_t ncap = *cap * 2 > limit ? limit : *cap * 2;
+        char *nb = realloc(*buf, ncap);
+        if (!nb)
+            return READ_NOMEM;
+        *buf = nb;
+        *cap = ncap;
+    }
+    for (;;) {
+        ssize_t r = read(fd, *buf + len, *cap - len);
+        if (r >= 0 || errno != EINTR)
+            return r;
+    }
+}
+
 /* Read a whole file (at most GOLDEN_DOC_MAX_BYTES) into memory. read() rather than mapping
  * the file, so that a file truncated under us is a short read, not a SIGBUS. A large regular
  * file goes into an anonymous mapping (*mapped = its size) whose parsed pages the JSON parser
@@ -154,20 +176,14 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
                 return golden_fail_what(err, GOLDEN_EINVAL, path, "document larger than %zu bytes (the loader's limit)",
                                         (size_t)GOLDEN_DOC_MAX_BYTES);
             }
-            size_t ncap = cap * 2 > GOLDEN_DOC_MAX_BYTES + 1 ? GOLDEN_DOC_MAX_BYTES + 1 : cap * 2;
-            char *nb = realloc(buf, ncap);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
-            }
-            buf = nb;
-            cap = ncap;
         }
-        ssize_t r = read(fd, buf + len, cap - len);
+        ssize_t r = read_more(fd, &buf, &cap, len, GOLDEN_DOC_MAX_BYTES + 1);
+        if (r == READ_NOMEM) {
+            free(buf);
+            close(fd);
+            return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+        }
         if (r < 0) {
-            if (errno == EINTR)
-                continue;
             int e = errno;
             if (*mapped)
                 munmap(buf, *mapped);
@@ -242,22 +258,12 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
                 scan -= start;
                 start = 0;
             }
-            if (len == cap) {
-                size_t ncap = cap * 2;
-                if (ncap > GOLDEN_JSONL_MAX_LINE + 2)
-                    ncap = GOLDEN_JSONL_MAX_LINE + 2;
-                char *nb = realloc(buf, ncap);
-                if (!nb) {
-                    rc = golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
-                    break;
-                }
-                buf = nb;
-                cap = ncap;
+            ssize_t r = read_more(fd, &buf, &cap, len, GOLDEN_JSONL_MAX_LINE + 2);
+            if (r == READ_NOMEM) {
+                rc = golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+                break;
             }
-            ssize_t r = read(fd, buf + len, cap - len);
             if (r < 0) {
-                if (errno == EINTR)
-                    continue;
                 rc = golden_fail_what(err, golden_code_from_errno(errno), path, "read error: %s", strerror(errno));
                 break;
             }

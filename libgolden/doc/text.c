@@ -140,3 +140,11 @@ int doc_parse_real(const char *s, size_t len, double *out)
     *out = v;
     return 1;
 }
+
+int doc_failv(golden_error *err, golden_code code, const char *name, size_t line, size_t col,
+              const char *fmt, va_list ap)
+{
+    char msg[sizeof err->what];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return golden_fail_where(err, code, msg, "%s:%zu:%zu", name, line, col);
+}

@@ -59,12 +59,10 @@ static int yfail(yloader *y, const yaml_mark_t *m, const char *fmt, ...)
 static int yfail(yloader *y, const yaml_mark_t *m, const char *fmt, ...)
 {
     if (y->err) {
-        char msg[sizeof y->err->what];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
+        doc_failv(y->err, GOLDEN_EINVAL, y->doc->name, m->line + 1, m->column + 1, fmt, ap);
         va_end(ap);
-        golden_fail_where(y->err, GOLDEN_EINVAL, msg, "%s:%zu:%zu", y->doc->name, m->line + 1, m->column + 1);
     }
     return GOLDEN_ERR;
 }

@@ -230,23 +230,6 @@ static void sweep_foreign(const char *name, attempt_fn fn, void *ctx, long dense
 
 /* ---------------------------------------------------------------- inputs */
 
-static const char *source_path(const char *rel)
-{
-    static char out[PATH_MAX + 64];
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return rel;
-    exe[n] = '\0';
-    for (int up = 0; up < 3; up++) {
-        char *s = strrchr(exe, '/');
-        if (s)
-            *s = '\0';
-    }
-    snprintf(out, sizeof out, "%s/%s", exe, rel);
-    return out;
-}
-
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -578,7 +561,7 @@ static int try_graph(void *vctx, golden_error *err)
 static void test_graph(void)
 {
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s", source_path("tests/data/graphs/war-reused-buffer.json"));
+    snprintf(path, sizeof path, "%s", golden_test_source_path("tests/data/graphs/war-reused-buffer.json"));
     sweep_foreign("golden_graph_load_file", try_graph, path, LONG_MAX, 1, FOUND_LEAKS);
 }
 
@@ -635,7 +618,7 @@ static int try_experiment(void *vctx, golden_error *err)
 static void test_experiment(void)
 {
     static char dir[PATH_MAX + 64];
-    snprintf(dir, sizeof dir, "%s", source_path("examples/experiment/OP-MOE-0001"));
+    snprintf(dir, sizeof dir, "%s", golden_test_source_path("examples/experiment/OP-MOE-0001"));
     /* the example is a passing experiment: no findings; documents and hashes as counted by
      * a run without failures (each failing run must not report fewer as a pass) */
     exp_case c = {dir, 0, 0, 0, 0};

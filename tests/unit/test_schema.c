@@ -11,22 +11,12 @@
 #include "util/embed.h"
 #include "golden/schema.h"
 
-/* The source tree, found from this binary (BUILD/tests/test_schema), for tests/data. */
+/* A file of tests/data/schema/ in the source tree. */
 static const char *data_path(const char *rel)
 {
-    static char out[PATH_MAX + 64];
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return rel;
-    exe[n] = '\0';
-    for (int up = 0; up < 3; up++) {
-        char *s = strrchr(exe, '/');
-        if (s)
-            *s = '\0';
-    }
-    snprintf(out, sizeof out, "%s/tests/data/schema/%s", exe, rel);
-    return out;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "tests/data/schema/%s", rel);
+    return golden_test_source_path(path);
 }
 
 static golden_schema *schema_text(const char *text)
