@@ -155,6 +155,15 @@ static int hex4(const unsigned char *p, const unsigned char *end, unsigned *out)
     return 1;
 }
 
+/* A byte below 0x20 inside a string: say which kind of mistake it most likely is. */
+static int jcontrol(jparser *jp, const unsigned char *p, unsigned c)
+{
+    jfail(jp, p, c == 0       ? "NUL byte in a string"
+                 : c == '\n' ? "unterminated string"
+                              : "control character in a string (escape it)");
+    return -1;
+}
+
 /* Scan a string at jp->p (on the opening quote). On success *s and *len point either into the
  * input (no escapes) or into jp->scratch (decoded). */
 static int jstring(jparser *jp, const char **s, size_t *len)
@@ -172,11 +181,7 @@ static int jstring(jparser *jp, const char **s, size_t *len)
         if (c == '\\')
             break;
         if (c < 0x20) {
-            jfail(jp, p, c == 0 ? "NUL byte in a string" : c == '\n' ? "unterminated string"
-                                                                      : "control character "
-                                                                        "in a string (escape "
-                                                                        "it)");
-            return -1;
+            return jcontrol(jp, p, c);
         }
         if (c < 0x80) {
             p++;
@@ -282,11 +287,7 @@ static int jstring(jparser *jp, const char **s, size_t *len)
             continue;
         }
         if (c < 0x20) {
-            jfail(jp, p, c == 0 ? "NUL byte in a string" : c == '\n' ? "unterminated string"
-                                                                      : "control character "
-                                                                        "in a string (escape "
-                                                                        "it)");
-            return -1;
+            return jcontrol(jp, p, c);
         }
         size_t n = c < 0x80 ? 1 : doc_utf8_len(p, end);
         if (!n) {
