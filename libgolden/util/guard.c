@@ -1,7 +1,10 @@
 /* Turns a crash or a hang inside the HDF5 library (malformed metadata) into the contract's error
- * line and exit status 2, with no partial output left. The signal path is async-signal-safe. */
+ * line and exit status 2, with no partial output left. The signal path is async-signal-safe.
+ * This file is the one place where libgolden writes to stderr and exits, and only in a tool
+ * that called golden_guard_install: a process that never installs the guard is never ended. */
 #include "util/guard.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -15,13 +18,20 @@
 #define GUARD_PATH 1024
 
 static const char *guard_tool = "libgolden";
+/* Per thread: a crash is blamed on HDF5 only when the crashing thread itself is inside HDF5
+ * (SIGSEGV/SIGBUS are delivered to the faulting thread). initial-exec, so that reading it
+ * from the signal handler never goes through the lazy (allocating) TLS path. */
+static _Thread_local volatile sig_atomic_t in_hdf5_here __attribute__((tls_model("initial-exec")));
+/* Process-wide, but written only by the thread holding the HDF5 lock (one at a time): the
+ * watchdog looks at the section in progress, the crash path at its own thread's section. */
 static volatile sig_atomic_t in_hdf5;
 static char hdf5_file[GUARD_PATH];
 static char temps[GUARD_TEMPS][GUARD_PATH];
 static volatile sig_atomic_t temp_used[GUARD_TEMPS];
 static pthread_mutex_t temps_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic long long entered_ms; /* when the current HDF5 section began */
-static long long limit_ms = 120000;  /* GOLDEN_HDF5_TIMEOUT seconds */
+static _Atomic long long limit_ms = 120000; /* golden_guard_set_hdf5_timeout; tools pass
+                                              * GOLDEN_HDF5_TIMEOUT */
 
 static long long now_ms(void)
 {
@@ -58,7 +68,7 @@ static void die_in_hdf5(const char *what)
 
 static void on_crash(int sig)
 {
-    if (!in_hdf5) {
+    if (!in_hdf5_here) {
         signal(sig, SIG_DFL); /* our own bug: crash as usual, with a core and a signal */
         raise(sig);
         return;
@@ -74,9 +84,10 @@ static void *watchdog(void *arg)
     for (;;) {
         sleep(1);
         long long t = atomic_load(&entered_ms);
-        if (in_hdf5 && t && now_ms() - t > limit_ms) {
+        long long limit = atomic_load(&limit_ms);
+        if (in_hdf5 && t && now_ms() - t > limit) {
             char what[96];
-            snprintf(what, sizeof what, "stopped responding (over %lld s)", limit_ms / 1000);
+            snprintf(what, sizeof what, "stopped responding (over %lld s)", limit / 1000);
             die_in_hdf5(what);
         }
     }
@@ -92,12 +103,15 @@ void golden_guard_install(const char *tool)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, NULL);
     sigaction(SIGBUS, &sa, NULL);
-    const char *env = getenv("GOLDEN_HDF5_TIMEOUT");
-    if (env && atoll(env) > 0)
-        limit_ms = atoll(env) * 1000;
     pthread_t tid;
     if (pthread_create(&tid, NULL, watchdog, NULL) == 0)
         pthread_detach(tid);
+}
+
+void golden_guard_set_hdf5_timeout(long long seconds)
+{
+    if (seconds > 0 && seconds <= LLONG_MAX / 1000)
+        atomic_store(&limit_ms, seconds * 1000);
 }
 
 /* Called with the HDF5 lock held, so one writer at a time. */
@@ -113,10 +127,12 @@ void golden_guard_enter_hdf5(const char *file)
     if (!in_hdf5)
         atomic_store(&entered_ms, now_ms());
     in_hdf5 = 1;
+    in_hdf5_here = 1;
 }
 
 void golden_guard_leave_hdf5(void)
 {
+    in_hdf5_here = 0;
     in_hdf5 = 0;
     atomic_store(&entered_ms, 0);
 }

@@ -1,6 +1,6 @@
 /* A last line of defence for the tools: HDF5 1.10 can crash, or loop, on malformed metadata. A
  * crash while libgolden is inside the HDF5 library, or one HDF5 section running longer than
- * GOLDEN_HDF5_TIMEOUT seconds (default 120), becomes one error line and exit status 2 after
+ * the timeout (default 120 s; tools pass GOLDEN_HDF5_TIMEOUT through the setter), becomes one error line and exit status 2 after
  * the temporary outputs being written are removed; a crash anywhere else stays a crash. */
 #ifndef GOLDEN_GUARD_H
 #define GOLDEN_GUARD_H
@@ -9,8 +9,15 @@
  * as long as the process). */
 void golden_guard_install(const char *tool);
 
+/* How long one HDF5 section may run before the watchdog ends the process (seconds; values
+ * <= 0 keep the default of 120). Tools call it with the user's GOLDEN_HDF5_TIMEOUT: the
+ * library reads no environment. Any time, before or after golden_guard_install. */
+void golden_guard_set_hdf5_timeout(long long seconds);
+
 /* libgolden bookkeeping (also usable by callers writing their own temporary files):
- * entering/leaving the HDF5 library, the file it is working on, temporary outputs. */
+ * entering/leaving the HDF5 library, the file it is working on, temporary outputs.
+ * enter/leave are called with the HDF5 lock held (golden_hdf5_lock): the "inside HDF5" mark
+ * is the calling thread's, so a crash in any other thread stays a crash. */
 void golden_guard_enter_hdf5(const char *file);
 void golden_guard_leave_hdf5(void);
 void golden_guard_add_temp(const char *path);

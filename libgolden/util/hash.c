@@ -1,20 +1,35 @@
 /* SHA-256 through OpenSSL EVP: streamed contexts, files in 1 MiB reads, and many files
- * hashed by a small pool of threads (one file per worker at a time). */
+ * hashed on the library's pool (golden_parallel_for, one file per item). */
 #include "golden/hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "golden/report.h"
+#include "util/pool.h"
 
 struct golden_sha256 {
     EVP_MD_CTX *ctx;
 };
+
+/* OpenSSL failed. Its built-in SHA-256 has no other way to fail than an allocation, and
+ * OpenSSL 3 reports one as a malloc failure, an "initialization error" of the digest's
+ * context, or nothing at all: those are GOLDEN_ENOMEM; anything else is GOLDEN_EINTERNAL (a
+ * library below us misbehaved). The error queue is emptied either way. */
+static int ssl_fail(golden_error *err, const char *what)
+{
+    unsigned long e = ERR_peek_last_error();
+    ERR_clear_error();
+    int reason = ERR_GET_REASON(e);
+    if (e == 0 || reason == ERR_R_MALLOC_FAILURE ||
+        (ERR_GET_LIB(e) == ERR_LIB_EVP && reason == EVP_R_INITIALIZATION_ERROR))
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory (%s)", what);
+    return golden_fail_what(err, GOLDEN_EINTERNAL, NULL, "%s", what);
+}
 
 golden_sha256 *golden_sha256_new(golden_error *err)
 {
@@ -24,9 +39,14 @@ golden_sha256 *golden_sha256_new(golden_error *err)
         return NULL;
     }
     h->ctx = EVP_MD_CTX_new();
-    if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+    if (!h->ctx) {
         golden_sha256_free(h);
-        golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL could not start a SHA-256 digest");
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+        golden_sha256_free(h);
+        ssl_fail(err, "OpenSSL could not start a SHA-256 digest");
         return NULL;
     }
     return h;
@@ -35,7 +55,7 @@ golden_sha256 *golden_sha256_new(golden_error *err)
 int golden_sha256_update(golden_sha256 *h, const void *data, size_t n, golden_error *err)
 {
     if (n && EVP_DigestUpdate(h->ctx, data, n) != 1)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL SHA-256 update failed");
+        return ssl_fail(err, "OpenSSL SHA-256 update failed");
     return GOLDEN_OK;
 }
 
@@ -44,7 +64,7 @@ int golden_sha256_final(golden_sha256 *h, char hex[65], golden_error *err)
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned len = 0;
     if (EVP_DigestFinal_ex(h->ctx, md, &len) != 1 || len != 32)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL SHA-256 final failed");
+        return ssl_fail(err, "OpenSSL SHA-256 final failed");
     static const char digits[] = "0123456789abcdef";
     for (unsigned i = 0; i < 32; i++) {
         hex[2 * i] = digits[md[i] >> 4];
@@ -57,7 +77,7 @@ int golden_sha256_final(golden_sha256 *h, char hex[65], golden_error *err)
 int golden_sha256_reset(golden_sha256 *h, golden_error *err)
 {
     if (EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "OpenSSL could not restart a SHA-256 digest");
+        return ssl_fail(err, "OpenSSL could not restart a SHA-256 digest");
     return GOLDEN_OK;
 }
 
@@ -122,66 +142,21 @@ int golden_sha256_file(const char *path, char hex[65], golden_error *err)
 typedef struct {
     const char *const *paths;
     char (*hexes)[65];
-    size_t n;
-    size_t next;
-    int failed;
-    golden_error err;
-    pthread_mutex_t lock;
-} pool_state;
+} files_job;
 
-static void *pool_worker(void *arg)
+static int hash_one_file(void *ctx, size_t i, int worker, golden_error *err)
 {
-    pool_state *st = arg;
-    for (;;) {
-        pthread_mutex_lock(&st->lock);
-        size_t i = st->next++;
-        int stop = st->failed;
-        pthread_mutex_unlock(&st->lock);
-        if (stop || i >= st->n)
-            return NULL;
-        golden_error e;
-        if (golden_sha256_file(st->paths[i], st->hexes[i], &e) != GOLDEN_OK) {
-            pthread_mutex_lock(&st->lock);
-            if (!st->failed) {
-                st->failed = 1;
-                st->err = e;
-            }
-            pthread_mutex_unlock(&st->lock);
-        }
-    }
+    (void)worker;
+    files_job *job = ctx;
+    return golden_sha256_file(job->paths[i], job->hexes[i], err);
 }
 
 int golden_sha256_files(const char *const *paths, size_t n, char (*hexes)[65], int threads,
                         golden_error *err)
 {
-    if (threads <= 0)
-        threads = golden_threads();
-    if ((size_t)threads > n)
-        threads = n ? (int)n : 1;
-    pool_state st = {.paths = paths, .hexes = hexes, .n = n};
-    pthread_mutex_init(&st.lock, NULL);
-    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    if (!tids) {
-        pthread_mutex_destroy(&st.lock);
-        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-    }
-    int started = 0;
-    for (int t = 1; t < threads; t++) {
-        if (pthread_create(&tids[t], NULL, pool_worker, &st) != 0)
-            break;
-        started++;
-    }
-    pool_worker(&st);
-    for (int t = 1; t <= started; t++)
-        pthread_join(tids[t], NULL);
-    free(tids);
-    pthread_mutex_destroy(&st.lock);
-    if (st.failed) {
-        if (err)
-            *err = st.err;
-        return GOLDEN_ERR;
-    }
-    return GOLDEN_OK;
+    files_job job = {paths, hexes};
+    return golden_parallel_for(n, threads > 0 ? threads : golden_cpu_count(), hash_one_file,
+                               &job, err);
 }
 
 int golden_is_sha256_hex(const char *s)

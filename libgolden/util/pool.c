@@ -62,13 +62,23 @@ int golden_parallel_for(size_t n, int threads, golden_task_fn fn, void *ctx, gol
     pthread_mutex_init(&job.mu, NULL);
     pthread_t tid[GOLDEN_POOL_MAX];
     pool_worker workers[GOLDEN_POOL_MAX];
+    /* Recursive work (validating deep documents) must reach as deep in a worker as in the
+     * main thread: address space only, pages are touched as the stack grows. */
+    pthread_attr_t attr;
+    pthread_attr_t *attrp = NULL;
+    if (threads > 1 && pthread_attr_init(&attr) == 0) {
+        attrp = &attr;
+        pthread_attr_setstacksize(&attr, GOLDEN_POOL_STACK);
+    }
     int started = 0;
     for (int k = 1; k < threads; k++) {
         workers[k] = (pool_worker){&job, k};
-        if (pthread_create(&tid[started], NULL, run_worker, &workers[k]) != 0)
+        if (pthread_create(&tid[started], attrp, run_worker, &workers[k]) != 0)
             break;
         started++;
     }
+    if (attrp)
+        pthread_attr_destroy(attrp);
     workers[0] = (pool_worker){&job, 0};
     run_worker(&workers[0]);
     for (int k = 0; k < started; k++)

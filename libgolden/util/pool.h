@@ -18,6 +18,10 @@ int golden_parallel_for(size_t n, int threads, golden_task_fn fn, void *ctx, gol
 
 #define GOLDEN_POOL_MAX 256
 
+/* Each started worker's stack (bytes of address space): 16 MiB, so that recursive work such
+ * as schema validation reaches as deep as on a main thread. */
+#define GOLDEN_POOL_STACK ((size_t)16 << 20)
+
 /* Online processors (1 .. GOLDEN_POOL_MAX): the default worker count when a caller says 0.
  * Reads no environment variable: tools pass the user's choice (-j, GOLDEN_THREADS) down. */
 int golden_cpu_count(void);

@@ -123,6 +123,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "golden")) {
+        /* what the tools do: opt in to arena-built trees (golden/doc.h) */
+        golden_doc_use_arena_allocator();
         golden_error err;
         golden_schema *s;
         golden_doc *d;

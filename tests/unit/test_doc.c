@@ -810,9 +810,40 @@ static void test_concurrent_loads(void)
     unlink("c.json");
 }
 
+/* Linking and using libgolden leaves jansson's process-wide allocator alone (it used to be
+ * replaced by a constructor before main): a program embedding libgolden keeps its own. */
+static void test_no_process_hooks(void)
+{
+    golden_doc *d = load("x.json", "{\"a\": [1, 2, 3]}");
+    golden_doc_free(d);
+    json_malloc_t m;
+    json_free_t f;
+    json_get_alloc_funcs(&m, &f);
+    CU_ASSERT_PTR_EQUAL((void *)m, (void *)malloc);
+    CU_ASSERT_PTR_EQUAL((void *)f, (void *)free);
+}
+
+/* The program's opt-in: from here on, large loads in this test process use arenas, and the
+ * same documents must load to the same trees and positions. */
+static void test_arena_opt_in(void)
+{
+    golden_doc_use_arena_allocator();
+    json_malloc_t m;
+    json_free_t f;
+    json_get_alloc_funcs(&m, &f);
+    CU_ASSERT_PTR_NOT_EQUAL((void *)m, (void *)malloc);
+    /* memory jansson allocates outside a load is still plain heap memory */
+    json_t *v = json_pack("{s:[i,i]}", "k", 1, 2);
+    char *text = json_dumps(v, JSON_COMPACT);
+    CU_ASSERT_STRING_EQUAL(text, "{\"k\":[1,2]}");
+    free(text);
+    json_decref(v);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
+        {"no process-wide hooks", test_no_process_hooks},
         {"json positions", test_json_positions},
         {"yaml positions", test_yaml_positions},
         {"yaml scalars", test_yaml_scalars},
@@ -826,11 +857,14 @@ int main(void)
         {"strict json", test_json_strict},
         {"json or yaml detection", test_detection},
         {"load file", test_load_file},
-        {"large document (arena)", test_large_document},
+        {"large document (heap)", test_large_document},
         {"jsonl", test_jsonl},
         {"jsonl long line", test_jsonl_long_line},
         {"mutated documents", test_mutations},
-        {"concurrent loads", test_concurrent_loads},
+        {"concurrent loads (heap)", test_concurrent_loads},
+        {"arena allocator opt-in", test_arena_opt_in},
+        {"large document (arena)", test_large_document},
+        {"concurrent loads (arena)", test_concurrent_loads},
         {0, 0}};
     return golden_test_run("doc", tests);
 }

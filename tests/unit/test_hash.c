@@ -72,6 +72,21 @@ static void test_files_threaded(void)
     golden_error err;
     CU_ASSERT_EQUAL(golden_sha256_files(paths, 4, hexes4, 2, &err), GOLDEN_ERR);
     CU_ASSERT_STRING_EQUAL(err.where, "no-such-file-here");
+    CU_ASSERT_EQUAL(err.code, GOLDEN_ENOTFOUND);
+    /* two missing files: whatever the thread count, the lower-numbered one is reported
+     * (files start in order, so file 1 has started before file 4 fails) */
+    const char *mixed[6] = {names[0], "missing-one", names[1], names[2], "missing-four",
+                            names[0]};
+    char hexes6[6][65];
+    for (int threads = 1; threads <= 6; threads++) {
+        golden_error_clear(&err);
+        CU_ASSERT_EQUAL(golden_sha256_files(mixed, 6, hexes6, threads, &err), GOLDEN_ERR);
+        CU_ASSERT_STRING_EQUAL(err.where, "missing-one");
+    }
+    /* zero files is no work and no error; 0 threads means all cores */
+    CU_ASSERT_EQUAL(golden_sha256_files(mixed, 0, hexes6, 0, NULL), GOLDEN_OK);
+    CU_ASSERT_EQUAL(golden_sha256_files(paths, 3, hexes, 0, NULL), GOLDEN_OK);
+    CU_ASSERT_STRING_EQUAL(hexes[2], MILLION_A);
     for (int i = 0; i < 3; i++)
         unlink(names[i]);
 }

@@ -12,22 +12,12 @@
 #include "util/embed.h"
 #include "golden/schema.h"
 
-/* The source tree, found from this binary (BUILD/tests/test_schema), for tests/data. */
+/* A file of tests/data/schema/ in the source tree. */
 static const char *data_path(const char *rel)
 {
-    static char out[PATH_MAX + 64];
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return rel;
-    exe[n] = '\0';
-    for (int up = 0; up < 3; up++) {
-        char *s = strrchr(exe, '/');
-        if (s)
-            *s = '\0';
-    }
-    snprintf(out, sizeof out, "%s/tests/data/schema/%s", exe, rel);
-    return out;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "tests/data/schema/%s", rel);
+    return golden_test_source_path(path);
 }
 
 static golden_schema *schema_text(const char *text)
@@ -60,7 +50,17 @@ static golden_error schema_fail(const char *text)
 
 /* Validate `instance` (JSON or YAML text, named i.json / i.yaml by its first character);
  * return the violation count with the list in *v (NULL when v is NULL). */
+static long check_opts(const golden_schema *s, const char *instance,
+                       const golden_schema_options *opts, golden_violation **v);
+
 static long check(const golden_schema *s, const char *instance, golden_violation **v)
+{
+    return check_opts(s, instance, NULL, v);
+}
+
+/* check() with validation options. */
+static long check_opts(const golden_schema *s, const char *instance,
+                       const golden_schema_options *opts, golden_violation **v)
 {
     golden_doc *d = NULL;
     golden_error e = {0};
@@ -74,7 +74,7 @@ static long check(const golden_schema *s, const char *instance, golden_violation
         fprintf(stderr, "instance load: %s: %s\n", e.where, e.what);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     golden_violation *list = NULL;
-    long n = golden_schema_validate(s, d, NULL, &list, &e);
+    long n = golden_schema_validate_opts(s, d, NULL, opts, &list, &e);
     golden_doc_free(d);
     if (v)
         *v = list;
@@ -705,14 +705,10 @@ static void test_threads_agree(void)
     }
     sprintf(p, "]");
     golden_violation *one_t, *many_t;
-    golden_settings gs = {.version = GOLDEN_SETTINGS_VERSION, .threads = 1};
-    golden_configure(&gs, NULL);
-    long n1 = check(s, big, &one_t);
-    gs.threads = 3;
-    golden_configure(&gs, NULL);
-    long n3 = check(s, big, &many_t);
-    gs.threads = 0;
-    golden_configure(&gs, NULL);
+    golden_schema_options o1 = {GOLDEN_SCHEMA_OPTIONS_VERSION, 1};
+    golden_schema_options o3 = {GOLDEN_SCHEMA_OPTIONS_VERSION, 3};
+    long n1 = check_opts(s, big, &o1, &one_t);
+    long n3 = check_opts(s, big, &o3, &many_t);
     /* by hand: i % 997 == 5 for i = 5, 1002, ..., 8978 (10 items, two violations each);
      * i % 1499 == 7 for i = 7, 1506, ..., 7502 (6 items, one each) */
     CU_ASSERT_EQUAL(n1, 26);
@@ -731,7 +727,37 @@ static void test_threads_agree(void)
     }
     free(one_t);
     free(many_t);
+    /* 7 threads (28 shares of 322 items), and the library's default, agree as well */
+    golden_schema_options o7 = {GOLDEN_SCHEMA_OPTIONS_VERSION, 7};
+    for (int k = 0; k < 2; k++) {
+        golden_violation *v;
+        long nk = check_opts(s, big, k ? NULL : &o7, &v);
+        CU_ASSERT_EQUAL(nk, 26);
+        if (nk == 26) {
+            CU_ASSERT_STRING_EQUAL(v[2].pointer, "/7/id");
+            CU_ASSERT_STRING_EQUAL(v[25].pointer, "/8978/n");
+        }
+        free(v);
+    }
     free(big);
+    golden_schema_free(s);
+}
+
+/* Options are versioned: one this library does not know is refused, not misread. */
+static void test_options_version(void)
+{
+    golden_schema *s = schema_text("{\"type\": \"object\"}");
+    golden_doc *d = NULL;
+    golden_error e = {0};
+    CU_ASSERT_EQUAL_FATAL(golden_doc_load_buffer("i.json", "{}", 2, &d, &e), GOLDEN_OK);
+    golden_schema_options bad = {GOLDEN_SCHEMA_OPTIONS_VERSION + 1, 1};
+    golden_violation *v = (golden_violation *)1;
+    CU_ASSERT_EQUAL(golden_schema_validate_opts(s, d, NULL, &bad, &v, &e), -1);
+    CU_ASSERT_EQUAL(e.code, GOLDEN_EINVAL);
+    CU_ASSERT_PTR_NULL(v);
+    golden_schema_options good = GOLDEN_SCHEMA_OPTIONS_INIT;
+    CU_ASSERT_EQUAL(golden_schema_check_opts(s, d, &good, &e), GOLDEN_OK);
+    golden_doc_free(d);
     golden_schema_free(s);
 }
 
@@ -815,6 +841,7 @@ int main(void)
         {"embedded schemas", test_embedded},
         {"many violations", test_many_violations},
         {"patterns against regexec", test_pattern_differential},
+        {"options version", test_options_version},
         {"threads agree", test_threads_agree},
         {"mutated schemas", test_mutated_schemas},
         {0, 0}};

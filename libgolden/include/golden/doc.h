@@ -27,6 +27,14 @@ void golden_doc_where(const golden_doc *doc, const json_t *node, char *buf, size
  * asked, from several threads at once. */
 void golden_doc_free(golden_doc *doc);
 
+/* Opt in, once, before any other use of jansson in the process, to loading documents of
+ * 1 MiB and more into arenas (about 1.4x faster and 20 % less memory on a 32 MB graph; see
+ * docs/design.md). This replaces jansson's allocator for the whole process (jansson has only
+ * one), which is why the library never does it by itself: call it from a program's main, and
+ * never install another jansson allocator afterwards. Everything outside a document load still
+ * goes to malloc/free. */
+void golden_doc_use_arena_allocator(void);
+
 /* Limits every load enforces (docs/documents.md explains them). */
 #define GOLDEN_DOC_MAX_BYTES ((size_t)1 << 30)      /* a whole document file: 1 GiB */
 #define GOLDEN_DOC_MAX_DEPTH 512                    /* nested arrays/objects */

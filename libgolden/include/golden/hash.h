@@ -19,7 +19,8 @@ int golden_sha256_buffer(const void *data, size_t n, char hex[65], golden_error 
 /* Digest of a whole file, streamed in 1 MiB reads. */
 int golden_sha256_file(const char *path, char hex[65], golden_error *err);
 /* Digests of many files, spread over `threads` workers (0 = number of online cores).
- * hexes[i] receives file i's digest; on the first failure returns -1 with err naming it. */
+ * hexes[i] receives file i's digest; after a failure no new file starts, and the failure of
+ * the lowest-numbered file among those that failed is returned in err (GOLDEN_ERR). */
 int golden_sha256_files(const char *const *paths, size_t n, char (*hexes)[65], int threads,
                         golden_error *err);
 /* True when s is 64 lowercase hex digits. */

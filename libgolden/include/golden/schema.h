@@ -26,15 +26,34 @@ typedef struct {
 #define GOLDEN_SCHEMA_MAX_VIOLATIONS 10000
 
 /* Validate the tree of doc (or `instance`, a node inside it, when non-NULL; pointers are
- * then relative to it). Every violation is collected into *out, in document order (caller
+ * then relative to it), with default options (all cores). Every violation is collected into *out, in document order (caller
  * frees with free(); NULL when none); returns the count,
  * or -1 on an internal error (err set: out of memory, or a $ref loop that recurses
  * without end). */
 long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
                             const json_t *instance, golden_violation **out, golden_error *err);
 
+/* How a validation runs. Versioned: set version to GOLDEN_SCHEMA_OPTIONS_VERSION (or start
+ * from GOLDEN_SCHEMA_OPTIONS_INIT); a NULL options pointer means the defaults. */
+typedef struct {
+    unsigned version;
+    int threads; /* workers for the items of big arrays (4096 and more); 0 = all online
+                  * cores; 1 = the calling thread only, no thread is started */
+} golden_schema_options;
+#define GOLDEN_SCHEMA_OPTIONS_VERSION 1u
+#define GOLDEN_SCHEMA_OPTIONS_INIT {GOLDEN_SCHEMA_OPTIONS_VERSION, 0}
+
+/* golden_schema_validate with options (opts may be NULL). The violations do not depend on
+ * opts->threads. A version this library does not know is an error (GOLDEN_EINVAL). */
+long golden_schema_validate_opts(const golden_schema *s, const golden_doc *doc,
+                                 const json_t *instance, const golden_schema_options *opts,
+                                 golden_violation **out, golden_error *err);
+
 /* Convenience for tools that need a valid document: 0 when valid, else -1 with err set to
  * the first violation (where = file:line:col, what = "pointer: message (keyword)"). */
 int golden_schema_check(const golden_schema *s, const golden_doc *doc, golden_error *err);
+/* The same with options (opts may be NULL). */
+int golden_schema_check_opts(const golden_schema *s, const golden_doc *doc,
+                             const golden_schema_options *opts, golden_error *err);
 
 #endif

@@ -1,5 +1,28 @@
-/* Runs one CUnit suite and turns its failures into the process exit status. */
+/* Runs one CUnit suite and turns its failures into the process exit status; finds the
+ * source tree's data files for the suites. */
 #include "cunit_main.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *golden_test_source_path(const char *rel)
+{
+    static char out[PATH_MAX + 256];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return rel;
+    exe[n] = '\0';
+    for (int up = 0; up < 3; up++) { /* test_NAME, tests/, BUILD/ */
+        char *s = strrchr(exe, '/');
+        if (s)
+            *s = '\0';
+    }
+    snprintf(out, sizeof out, "%s/%s", exe, rel);
+    return out;
+}
 
 int golden_test_run(const char *suite, const golden_test *tests)
 {
