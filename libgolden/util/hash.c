@@ -1,6 +1,7 @@
 /* SHA-256 through OpenSSL EVP: streamed contexts, files in 1 MiB reads, and many files
  * hashed on the library's pool (golden_parallel_for, one file per item). */
 #include "golden/hash.h"
+#include "golden/report.h"
 
 #include <errno.h>
 #include <fcntl.h>

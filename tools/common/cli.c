@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "golden/report.h"
+#include "golden/doc.h"
 #include "util/guard.h"
 #include "util/strmap.h"
 
@@ -93,6 +94,12 @@ int cli_init(cli *c, const cli_spec *spec, int argc, char **argv)
     c->at = 1;
     c->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *c->args);
     golden_guard_install(spec->name);
+    const char *timeout = getenv("GOLDEN_HDF5_TIMEOUT"); /* the library reads no environment */
+    if (timeout && *timeout)
+        golden_guard_set_hdf5_timeout(strtoll(timeout, NULL, 10));
+    /* Each tool is one short-lived process: big documents load 1.4x faster from the arena
+     * (docs/documents.md); a program that embeds libgolden chooses for itself. */
+    golden_doc_use_arena_allocator();
     install_signals();
     if (!c->args) {
         fprintf(stderr, "%s: out of memory\n", spec->name);
