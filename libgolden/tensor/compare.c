@@ -2,7 +2,11 @@
  * single streamed pass, with accumulators that merge in chunk order so threads stay exact. */
 #include "golden/compare.h"
 
+#include <float.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const tier_names[GOLDEN_TIER_COUNT] = {"kernel", "layer", "logits", "tokens"};
@@ -167,6 +171,59 @@ void golden_cmp_acc_init(golden_cmp_acc *a, uint64_t first)
     a->earliest_divergence = -1;
     a->cur_div = -1;
     a->first_new_nonfinite = -1;
+    a->first_class_diff = -1;
+    a->first_int_diff = -1;
+    a->first_unshared = -1;
+    a->min_row_cos = INFINITY;
+    a->kl_max = -1.0;
+    a->lsm_max = -1.0;
+    a->sm_mr = a->sm_mc = -INFINITY;
+    a->sm_dmin = INFINITY;
+    a->sm_dmax = -INFINITY;
+}
+
+/* ---- scaled sums ---- */
+
+/* Blocks whose values reach past 2^400 or stay below 2^-400 are summed scaled by a power of
+ * two, so squares neither overflow (1e200^2) nor vanish (1e-200^2). */
+#define SCALE_HI 0x1p400
+#define SCALE_LO 0x1p-400
+
+static int block_scale(double m)
+{
+    if (!(m > SCALE_HI) && !(m < SCALE_LO && m > 0))
+        return 0;
+    int k;
+    frexp(m, &k);
+    return k;
+}
+
+/* Add four block sums (dot, |r|^2, |c|^2, |c-r|^2) worth v * 2^e into a's scaled sums;
+ * comp (may be NULL) are compensations at the same scale. */
+static void scaled_add(golden_cmp_acc *a, const double v[4], const double *comp, int e)
+{
+    double *sum[4] = {&a->dot, &a->norm_r, &a->norm_c, &a->sum_sq};
+    double *cmp[4] = {&a->dot_c, &a->norm_r_c, &a->norm_c_c, &a->sum_sq_c};
+    if (v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0 &&
+        (!comp || (comp[0] == 0 && comp[1] == 0 && comp[2] == 0 && comp[3] == 0)))
+        return;
+    bool empty = a->norm_r == 0 && a->norm_c == 0 && a->sum_sq == 0 && a->dot == 0;
+    if (e != a->scale_exp) {
+        if (empty || e > a->scale_exp) {
+            double f = ldexp(1.0, a->scale_exp - e);
+            for (int i = 0; i < 4; i++) {
+                *sum[i] = empty ? 0 : *sum[i] * f;
+                *cmp[i] = empty ? 0 : *cmp[i] * f;
+            }
+            a->scale_exp = e;
+        }
+    }
+    double f = ldexp(1.0, e - a->scale_exp);
+    for (int i = 0; i < 4; i++) {
+        neu_add(sum[i], cmp[i], v[i] * f);
+        if (comp)
+            *cmp[i] += comp[i] * f;
+    }
 }
 
 static void topk_push(golden_cmp_topk *t, double v, int64_t idx)
@@ -186,6 +243,8 @@ static void topk_push(golden_cmp_topk *t, double v, int64_t idx)
     if (t->n < GOLDEN_CMP_TOPK)
         t->n++;
 }
+
+static void close_softmax_row(const golden_cmp_setup *s, golden_cmp_acc *a, uint64_t row);
 
 static void close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
 {
@@ -209,9 +268,19 @@ static void close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
                     common++;
                     break;
                 }
-        a->top5_common += k ? (uint64_t)(common * (60 / k)) : 60;
+        unsigned share = k ? (unsigned)(common * (60 / k)) : 60;
+        a->top5_common += share;
+        if (s->row_flags)
+            s->row_flags[row] = (uint8_t)((match ? 0 : 1) | (share << 1));
+        close_softmax_row(s, a, row);
         double margin = r->n >= 2 ? r->val[0] - r->val[1] : NAN;
-        bool near = margin < s->near_tie_margin;
+        double limit = s->near_tie_margin;
+        if (limit != limit) {
+            golden_dtype ut;
+            limit = r->n && golden_cmp_ulp_dtype(s->dtype_ref, s->dtype_cand, &ut)
+                        ? golden_cmp_step(ut, r->val[0]) : 0.0;
+        }
+        bool near = margin < limit;
         if (near) {
             a->near_tie_rows++;
             if (!match)
@@ -293,7 +362,11 @@ static uint64_t block_max_ulp(const ulp_format *uf, const double *ref, const dou
         mx[l] = ad_ > mx[l] ? ad_ : mx[l];                                                 \
         double rel_ = ad_ / (ar_ > eps ? ar_ : eps);                                       \
         mr[l] = rel_ > mr[l] ? rel_ : mr[l];                                               \
-        mism += ad_ > atol + rtol * ar_;                                                   \
+        double tol_ = atol + rtol * ar_;                                                   \
+        mism += ad_ > tol_;                                                                \
+        double ut_ = ad_ / tol_;                                                           \
+        ut_ = ut_ == ut_ ? ut_ : 0.0; /* 0 / 0: an exact pair at zero tolerance */         \
+        mt[l] = ut_ > mt[l] ? ut_ : mt[l];                                                 \
         if ((route) >= 2) {                                                                \
             float fr_ = (float)(r), fc_ = (float)(c);                                      \
             uint32_t br_, bc_;                                                             \
@@ -318,7 +391,7 @@ finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
              const double *cand, size_t n, int route)
 {
     double sa[2] = {0, 0}, sq[2] = {0, 0}, dt[2] = {0, 0}, nr[2] = {0, 0}, nc[2] = {0, 0};
-    double mx[2] = {-1, -1}, mr[2] = {-1, -1}, pr[2] = {0, 0};
+    double mx[2] = {-1, -1}, mr[2] = {-1, -1}, pr[2] = {0, 0}, mt[2] = {0, 0};
     uint64_t mism = 0;
     int64_t mu = (int64_t)a->max_ulp;
     const double atol = s->atol, rtol = s->rtol, eps = s->eps;
@@ -330,6 +403,10 @@ finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
     if (i < n)
         FINITE_STEP(0, ref[i], cand[i], route);
     if (pr[0] + pr[1] != 0)
+        return false;
+    /* sums that overflow, or squares that may have underflowed, go the scaled way */
+    double bd = dt[0] + dt[1], bnr = nr[0] + nr[1], bnc = nc[0] + nc[1], bsq = sq[0] + sq[1];
+    if (!isfinite(bd + bnr + bnc + bsq) || bnr + bnc < 0x1p-900)
         return false;
     double bmax = mx[0] > mx[1] ? mx[0] : mx[1];
     if (bmax > a->max_abs) {
@@ -348,10 +425,11 @@ finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
     a->finite_pairs += n;
     a->mismatches += mism;
     neu_add(&a->sum_abs, &a->sum_abs_c, sa[0] + sa[1]);
-    neu_add(&a->sum_sq, &a->sum_sq_c, sq[0] + sq[1]);
-    neu_add(&a->dot, &a->dot_c, dt[0] + dt[1]);
-    neu_add(&a->norm_r, &a->norm_r_c, nr[0] + nr[1]);
-    neu_add(&a->norm_c, &a->norm_c_c, nc[0] + nc[1]);
+    double v[4] = {bd, bnr, bnc, bsq};
+    scaled_add(a, v, NULL, 0);
+    double bt = mt[0] > mt[1] ? mt[0] : mt[1];
+    if (bt > a->max_tol)
+        a->max_tol = bt;
     return true;
 }
 
@@ -369,27 +447,51 @@ static bool add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const
     return true;
 }
 
-/* A block with NaN/Inf somewhere: every pair is classified. */
-static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
-                          const double *ref, const double *cand, size_t n)
+/* Non-finite class: 0 finite, 1 NaN, 2 +Inf, 3 -Inf. */
+static inline int nf_class(double x)
+{
+    return isfinite(x) ? 0 : isnan(x) ? 1 : x > 0 ? 2 : 3;
+}
+
+/* Largest magnitude of the block's finite values, both sides (for block_scale). */
+static double block_max_mag(const double *ref, const double *cand, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = fabs(ref[i]), c = fabs(cand[i]);
+        if (r <= DBL_MAX && r > m)
+            m = r;
+        if (c <= DBL_MAX && c > m)
+            m = c;
+    }
+    return m;
+}
+
+/* A block with NaN/Inf somewhere, or with magnitudes that need scaling: every pair is
+ * classified. Returns the block's scale exponent k (values were summed times 2^-k). */
+static int add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                         const double *ref, const double *cand, size_t n)
 {
     double bs_abs = 0, bs_sq = 0, bdot = 0, bnr = 0, bnc = 0;
-    double max_abs = a->max_abs, max_rel = a->max_rel;
+    double max_abs = a->max_abs, max_rel = a->max_rel, max_tol = a->max_tol;
     uint64_t max_idx = a->max_abs_index, fin = 0, mism = 0, max_ulp = a->max_ulp;
     const double atol = s->atol, rtol = s->rtol, eps = s->eps;
     const uint64_t base = a->first + a->n;
+    int k = block_scale(block_max_mag(ref, cand, n));
+    const double sc = ldexp(1.0, -k);
 
     for (size_t i = 0; i < n; i++) {
         double r = ref[i], c = cand[i];
         bool fr = isfinite(r), fc = isfinite(c);
         if (fr && fc) {
             double d = c - r, ad = fabs(d), ar = fabs(r);
+            double rs = r * sc, cs = c * sc, ds = cs - rs;
             fin++;
             bs_abs += ad;
-            bs_sq += d * d;
-            bdot += c * r;
-            bnr += r * r;
-            bnc += c * c;
+            bs_sq += ds * ds;
+            bdot += cs * rs;
+            bnr += rs * rs;
+            bnc += cs * cs;
             if (ad > max_abs) {
                 max_abs = ad;
                 max_idx = base + i;
@@ -397,7 +499,10 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
             double rel = ad / (ar > eps ? ar : eps);
             if (rel > max_rel)
                 max_rel = rel;
-            if (ad > atol + rtol * ar)
+            double tol = atol + rtol * ar, ut = ad / tol;
+            if (ut == ut && ut > max_tol)
+                max_tol = ut;
+            if (ad > tol)
                 mism++;
             if (uf) {
                 uint64_t u = ulp_distance(ulp_of(uf, r), ulp_of(uf, c));
@@ -410,6 +515,11 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
                     a->nan_ref++;
                 else
                     a->inf_ref++;
+                if (nf_class(r) != nf_class(c)) {
+                    a->class_diff++;
+                    if (a->first_class_diff < 0)
+                        a->first_class_diff = (int64_t)(base + i);
+                }
             }
             if (!fc && fr && a->first_new_nonfinite < 0)
                 a->first_new_nonfinite = (int64_t)(base + i);
@@ -424,9 +534,7 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
                         a->new_inf++;
                 }
             }
-            if (fr != fc)
-                mism++;
-            else if (isnan(r) != isnan(c) || (!isnan(r) && r != c))
+            if (nf_class(r) != nf_class(c))
                 mism++;
         }
     }
@@ -436,23 +544,187 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
     a->max_abs = max_abs;
     a->max_abs_index = max_idx;
     a->max_rel = max_rel;
+    a->max_tol = max_tol;
     a->max_ulp = max_ulp;
     neu_add(&a->sum_abs, &a->sum_abs_c, bs_abs);
-    neu_add(&a->sum_sq, &a->sum_sq_c, bs_sq);
-    neu_add(&a->dot, &a->dot_c, bdot);
-    neu_add(&a->norm_r, &a->norm_r_c, bnr);
-    neu_add(&a->norm_c, &a->norm_c_c, bnc);
+    double v[4] = {bdot, bnr, bnc, bs_sq};
+    scaled_add(a, v, NULL, 2 * k);
+    return k;
 }
+
+/* Layer rows: per-row dot and norms (scaled like the block), closed into the row cosine. */
+static void close_layer_row(const golden_cmp_setup *s, golden_cmp_acc *a)
+{
+    uint64_t row = a->first / s->row_len + a->rows;
+    a->rows++;
+    double cosv;
+    if (a->cr_r == 0 && a->cr_maxc <= s->atol) {
+        cosv = NAN; /* a zero reference row: judged by absolute error, not by angle */
+    } else {
+        if (a->cr_r == 0 || a->cr_c == 0)
+            cosv = 0.0;
+        else
+            cosv = a->cr_d / (sqrt(a->cr_r) * sqrt(a->cr_c));
+        a->row_cos_rows++;
+        if (cosv < a->min_row_cos) {
+            a->min_row_cos = cosv;
+            a->min_row_cos_row = row;
+        }
+    }
+    if (s->row_value)
+        s->row_value[row] = cosv;
+    a->cr_d = a->cr_r = a->cr_c = a->cr_maxc = 0;
+    a->cr_e = 0;
+    a->row_pos = 0;
+}
+
+static void row3_add(golden_cmp_acc *a, double d, double r, double c, int e)
+{
+    if (d == 0 && r == 0 && c == 0)
+        return;
+    bool empty = a->cr_d == 0 && a->cr_r == 0 && a->cr_c == 0;
+    if (empty || e > a->cr_e) {
+        double f = empty ? 0 : ldexp(1.0, a->cr_e - e);
+        a->cr_d *= f;
+        a->cr_r *= f;
+        a->cr_c *= f;
+        a->cr_e = e;
+    }
+    double f = ldexp(1.0, e - a->cr_e);
+    a->cr_d += d * f;
+    a->cr_r += r * f;
+    a->cr_c += c * f;
+}
+
+static void layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
+                       const double *cand, size_t n, int k)
+{
+    const double sc = ldexp(1.0, -k);
+    double d = 0, r2 = 0, c2 = 0;
+    uint64_t pos = a->row_pos;
+    for (size_t i = 0; i < n; i++) {
+        double r = ref[i], c = cand[i];
+        if (isfinite(r) && isfinite(c)) {
+            double rs = r * sc, cs = c * sc;
+            d += rs * cs;
+            r2 += rs * rs;
+            c2 += cs * cs;
+            if (r == 0 && fabs(c) > a->cr_maxc)
+                a->cr_maxc = fabs(c);
+        }
+        if (++pos == s->row_len) {
+            row3_add(a, d, r2, c2, 2 * k);
+            d = r2 = c2 = 0;
+            a->row_pos = pos;
+            close_layer_row(s, a);
+            pos = 0;
+        }
+    }
+    row3_add(a, d, r2, c2, 2 * k);
+    a->row_pos = pos;
+}
+
+/* Logits rows: online softmax of both sides (running max, rescaled sums), the KL sum
+ * T = sum e^(r - max)(r - c) and the range of r - c, closed into KL and log-softmax. */
+static inline void softmax_step(golden_cmp_acc *a, double r, double c)
+{
+    bool fr = isfinite(r), fc = isfinite(c);
+    if (fc) {
+        if (c > a->sm_mc) {
+            a->sm_sc = a->sm_sc * exp(a->sm_mc - c) + 1.0;
+            a->sm_mc = c;
+        } else {
+            a->sm_sc += exp(c - a->sm_mc);
+        }
+    }
+    if (fr) {
+        if (!fc) {
+            a->sm_inf = true; /* mass where the candidate has none (or NaN) */
+            if (r > a->sm_mr) {
+                double f = exp(a->sm_mr - r);
+                a->sm_sr = a->sm_sr * f + 1.0;
+                a->sm_t *= f;
+                a->sm_mr = r;
+            } else {
+                a->sm_sr += exp(r - a->sm_mr);
+            }
+            return;
+        }
+        double dd = r - c;
+        if (r > a->sm_mr) {
+            double f = exp(a->sm_mr - r);
+            a->sm_sr = a->sm_sr * f + 1.0;
+            a->sm_t = a->sm_t * f + dd;
+            a->sm_mr = r;
+        } else {
+            double w = exp(r - a->sm_mr);
+            a->sm_sr += w;
+            a->sm_t += w * dd;
+        }
+        if (dd < a->sm_dmin)
+            a->sm_dmin = dd;
+        if (dd > a->sm_dmax)
+            a->sm_dmax = dd;
+    }
+}
+
+static void close_softmax_row(const golden_cmp_setup *s, golden_cmp_acc *a, uint64_t row)
+{
+    double kl = 0, lsm = 0;
+    if (a->sm_sr > 0) {
+        if (a->sm_inf || !(a->sm_sc > 0)) {
+            kl = INFINITY;
+            lsm = INFINITY;
+        } else {
+            double lr = a->sm_mr + log(a->sm_sr), lc = a->sm_mc + log(a->sm_sc);
+            double shift = lr - lc;
+            kl = a->sm_t / a->sm_sr - shift;
+            if (kl < 0)
+                kl = 0; /* rounding of a near-zero divergence */
+            if (a->sm_dmax >= a->sm_dmin) {
+                double u = a->sm_dmax - shift, v = shift - a->sm_dmin;
+                lsm = u > v ? u : v;
+            }
+        }
+    }
+    if (kl > a->kl_max) {
+        a->kl_max = kl;
+        a->kl_max_row = row;
+    }
+    a->kl_sum += kl;
+    if (lsm > a->lsm_max)
+        a->lsm_max = lsm;
+    if (s->row_value)
+        s->row_value[row] = kl;
+    a->sm_mr = a->sm_mc = -INFINITY;
+    a->sm_sr = a->sm_sc = a->sm_t = 0;
+    a->sm_dmin = INFINITY;
+    a->sm_dmax = -INFINITY;
+    a->sm_inf = false;
+}
+
+/* Integers as (bits, negative): a signed value keeps its two's-complement bits and a flag,
+ * an unsigned one its bits, so equal keys mean equal integers across any two types. */
+typedef struct {
+    uint64_t bits[GOLDEN_CMP_BLOCK];
+    uint8_t neg[GOLDEN_CMP_BLOCK];
+} int_keys;
 
 /* The work of one block: elementwise metrics and, for logits/tokens, the row machine.
  * ri/ci (exact integers) decide token equality when given. */
 static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
-                      const double *ref, const double *cand, size_t n, const int64_t *ri,
-                      const int64_t *ci)
+                      const double *ref, const double *cand, size_t n, const int_keys *ri,
+                      const int_keys *ci)
 {
     /* x * 0 is NaN exactly when x is not finite: the fast path finds out by itself */
+    int k = 0;
     if (!add_finite_block(s, a, uf, ref, cand, n))
-        add_any_block(s, a, uf, ref, cand, n);
+        k = add_any_block(s, a, uf, ref, cand, n);
+    if (s->tier == GOLDEN_TIER_LAYER && s->row_len) {
+        layer_rows(s, a, ref, cand, n, k);
+        a->n += n;
+        return;
+    }
 
     if ((s->tier == GOLDEN_TIER_LOGITS || s->tier == GOLDEN_TIER_TOKENS) && s->row_len) {
         uint64_t pos = a->row_pos;
@@ -460,8 +732,10 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
             if (s->tier == GOLDEN_TIER_LOGITS) {
                 topk_push(&a->cur_ref, ref[i], (int64_t)pos);
                 topk_push(&a->cur_cand, cand[i], (int64_t)pos);
+                softmax_step(a, ref[i], cand[i]);
             } else if (a->cur_div < 0) {
-                bool eq = ri ? ri[i] == ci[i] : ref[i] == cand[i];
+                bool eq = ri ? ri->bits[i] == ci->bits[i] && ri->neg[i] == ci->neg[i]
+                             : ref[i] == cand[i];
                 if (!eq)
                     a->cur_div = (int64_t)pos;
             }
@@ -504,30 +778,176 @@ void golden_cmp_add_f64(const golden_cmp_setup *s, golden_cmp_acc *a, const doub
     }
 }
 
+static void load_keys(golden_dtype t, const unsigned char *p, size_t n, int_keys *k)
+{
+    switch (t) {
+#define KEYS(ctype, sgn)                                                                      \
+    for (size_t i = 0; i < n; i++) {                                                          \
+        ctype v;                                                                              \
+        memcpy(&v, p + i * sizeof v, sizeof v);                                               \
+        k->bits[i] = (uint64_t)(sgn ? (uint64_t)(int64_t)v : (uint64_t)v);                   \
+        k->neg[i] = (uint8_t)(sgn ? k->bits[i] >> 63 : 0);                                    \
+    }                                                                                         \
+    break;
+    case GOLDEN_I8: KEYS(int8_t, 1)
+    case GOLDEN_U8:
+    case GOLDEN_BOOL: KEYS(uint8_t, 0)
+    case GOLDEN_I16: KEYS(int16_t, 1)
+    case GOLDEN_U16: KEYS(uint16_t, 0)
+    case GOLDEN_I32: KEYS(int32_t, 1)
+    case GOLDEN_U32: KEYS(uint32_t, 0)
+    case GOLDEN_I64: KEYS(int64_t, 1)
+    case GOLDEN_U64: KEYS(uint64_t, 0)
+#undef KEYS
+    default:
+        memset(k->bits, 0, n * sizeof k->bits[0]);
+        memset(k->neg, 0, n);
+    }
+}
+
+static void int_compare(golden_cmp_acc *a, const int_keys *rk, const int_keys *ck, size_t n)
+{
+    uint64_t diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff += rk->bits[i] != ck->bits[i] || rk->neg[i] != ck->neg[i];
+    if (diff && a->first_int_diff < 0)
+        for (size_t i = 0; i < n; i++)
+            if (rk->bits[i] != ck->bits[i] || rk->neg[i] != ck->neg[i]) {
+                a->first_int_diff = (int64_t)(a->first + a->n + i);
+                a->first_int_ref = rk->bits[i];
+                a->first_int_ref_neg = rk->neg[i];
+                a->first_int_cand = ck->bits[i];
+                a->first_int_cand_neg = ck->neg[i];
+                break;
+            }
+    a->int_diff += diff;
+}
+
+/* Scratch of one add call: converted values and integer keys of up to three sides. */
+typedef struct {
+    double v[3][GOLDEN_CMP_BLOCK];
+    int_keys k[3];
+} raw_scratch;
+
+/* ~200 KiB per thread: too big for a worker's stack frame, and no allocation to fail */
+static _Thread_local raw_scratch scratch;
+
+static void convert_side(golden_dtype t, const void *src, size_t off, size_t m, bool ints,
+                         double *v, int_keys *k)
+{
+    const unsigned char *p = (const unsigned char *)src + off * golden_dtype_size(t);
+    golden_convert_to_f64(t, p, m, v);
+    if (ints)
+        load_keys(t, p, m, k);
+}
+
+static void add_converted(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                          const double *r, const double *c, size_t m, bool ints,
+                          const int_keys *rk, const int_keys *ck)
+{
+    a->ints = ints;
+    if (ints)
+        int_compare(a, rk, ck, m);
+    add_block(s, a, uf, r, c, m, ints ? rk : NULL, ints ? ck : NULL);
+}
+
+static bool both_int(golden_dtype a, golden_dtype b)
+{
+    return golden_dtype_is_integer(a) && golden_dtype_is_integer(b);
+}
+
 void golden_cmp_add_raw(const golden_cmp_setup *s, golden_cmp_acc *a, const void *ref,
                         const void *cand, size_t n)
 {
-    double rb[GOLDEN_CMP_BLOCK], cb[GOLDEN_CMP_BLOCK];
-    int64_t ri[GOLDEN_CMP_BLOCK], ci[GOLDEN_CMP_BLOCK];
-    size_t wr = golden_dtype_size(s->dtype_ref), wc = golden_dtype_size(s->dtype_cand);
-    bool exact_tokens = s->tier == GOLDEN_TIER_TOKENS && golden_dtype_is_integer(s->dtype_ref) &&
-                        golden_dtype_is_integer(s->dtype_cand);
+    raw_scratch *w = &scratch;
+    bool ints = both_int(s->dtype_ref, s->dtype_cand);
     ulp_format uf;
     bool has_ulp = setup_ulp(s, &uf);
     a->has_ulp = has_ulp;
     for (size_t off = 0; off < n; off += GOLDEN_CMP_BLOCK) {
         size_t m = n - off < GOLDEN_CMP_BLOCK ? n - off : GOLDEN_CMP_BLOCK;
-        const unsigned char *rp = (const unsigned char *)ref + off * wr;
-        const unsigned char *cp = (const unsigned char *)cand + off * wc;
-        golden_convert_to_f64(s->dtype_ref, rp, m, rb);
-        golden_convert_to_f64(s->dtype_cand, cp, m, cb);
-        if (exact_tokens) {
-            golden_convert_to_i64(s->dtype_ref, rp, m, ri);
-            golden_convert_to_i64(s->dtype_cand, cp, m, ci);
-        }
-        add_block(s, a, has_ulp ? &uf : NULL, rb, cb, m, exact_tokens ? ri : NULL,
-                  exact_tokens ? ci : NULL);
+        convert_side(s->dtype_ref, ref, off, m, ints, w->v[0], &w->k[0]);
+        convert_side(s->dtype_cand, cand, off, m, ints, w->v[1], &w->k[1]);
+        add_converted(s, a, has_ulp ? &uf : NULL, w->v[0], w->v[1], m, ints, &w->k[0], &w->k[1]);
     }
+}
+
+/* Is element i of side (v, k) wrong against the reference, and by how much. */
+static inline bool side_wrong(const golden_cmp_setup *s, double r, double x, bool ints,
+                              const int_keys *rk, const int_keys *xk, size_t i, double *err)
+{
+    *err = fabs(x - r);
+    if (ints)
+        return rk->bits[i] != xk->bits[i] || rk->neg[i] != xk->neg[i];
+    if (nf_class(r) != nf_class(x))
+        return true;
+    if (!isfinite(r))
+        return false;
+    return *err > s->atol + s->rtol * fabs(r);
+}
+
+static void count_unshared(const golden_cmp_setup *s, const golden_cmp_setup *bs,
+                           golden_cmp_acc *a, double ratio, const raw_scratch *w, size_t m,
+                           bool ints, bool bints)
+{
+    uint64_t base = a->first + a->n;
+    for (size_t i = 0; i < m; i++) {
+        double r = w->v[0][i], c = w->v[1][i], b = w->v[2][i], ec, eb;
+        if (!side_wrong(s, r, c, ints, &w->k[0], &w->k[1], i, &ec))
+            continue;
+        bool shared = side_wrong(bs, r, b, bints, &w->k[0], &w->k[2], i, &eb);
+        if (shared) {
+            if (nf_class(c) != 0 || nf_class(b) != 0)
+                shared = nf_class(c) == nf_class(b);
+            else
+                shared = ec <= ratio * eb;
+        }
+        if (!shared) {
+            a->unshared++;
+            a->unshared_nf += ints || nf_class(r) != nf_class(c);
+            if (a->first_unshared < 0)
+                a->first_unshared = (int64_t)(base + i);
+        }
+    }
+}
+
+void golden_cmp_add_raw3(const golden_cmp_setup *s, const golden_cmp_setup *bs,
+                         golden_cmp_acc *a, golden_cmp_acc *ba, double ratio, const void *ref,
+                         const void *cand, const void *base, size_t n)
+{
+    raw_scratch *w = &scratch;
+    bool ints = both_int(s->dtype_ref, s->dtype_cand);
+    bool bints = both_int(bs->dtype_ref, bs->dtype_cand);
+    ulp_format uf, buf;
+    bool has_ulp = setup_ulp(s, &uf), bhas = setup_ulp(bs, &buf);
+    a->has_ulp = has_ulp;
+    ba->has_ulp = bhas;
+    for (size_t off = 0; off < n; off += GOLDEN_CMP_BLOCK) {
+        size_t m = n - off < GOLDEN_CMP_BLOCK ? n - off : GOLDEN_CMP_BLOCK;
+        convert_side(s->dtype_ref, ref, off, m, ints || bints, w->v[0], &w->k[0]);
+        convert_side(s->dtype_cand, cand, off, m, ints, w->v[1], &w->k[1]);
+        convert_side(bs->dtype_cand, base, off, m, bints, w->v[2], &w->k[2]);
+        count_unshared(s, bs, a, ratio, w, m, ints, bints);
+        add_converted(s, a, has_ulp ? &uf : NULL, w->v[0], w->v[1], m, ints, &w->k[0], &w->k[1]);
+        add_converted(bs, ba, bhas ? &buf : NULL, w->v[0], w->v[2], m, bints, &w->k[0], &w->k[2]);
+    }
+}
+
+double golden_cmp_step(golden_dtype t, double x)
+{
+    int mant = mant_bits(t);
+    ulp_format f = ulp_format_of(t);
+    if (mant < 0 || !isfinite(x))
+        return 0.0;
+    int e;
+    double ax = fabs(x);
+    if (ax == 0)
+        return ldexp(1.0, f.emin - mant);
+    frexp(ax, &e); /* ax in [2^(e-1), 2^e) */
+    e -= 1;
+    if (e < f.emin)
+        e = f.emin;
+    return ldexp(1.0, e - mant);
 }
 
 static void neu_merge(double *sum, double *comp, double osum, double ocomp)
@@ -548,10 +968,39 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     into->pairs += b->pairs;
     into->finite_pairs += b->finite_pairs;
     neu_merge(&into->sum_abs, &into->sum_abs_c, b->sum_abs, b->sum_abs_c);
-    neu_merge(&into->sum_sq, &into->sum_sq_c, b->sum_sq, b->sum_sq_c);
-    neu_merge(&into->dot, &into->dot_c, b->dot, b->dot_c);
-    neu_merge(&into->norm_r, &into->norm_r_c, b->norm_r, b->norm_r_c);
-    neu_merge(&into->norm_c, &into->norm_c_c, b->norm_c, b->norm_c_c);
+    double v[4] = {b->dot, b->norm_r, b->norm_c, b->sum_sq};
+    double c[4] = {b->dot_c, b->norm_r_c, b->norm_c_c, b->sum_sq_c};
+    scaled_add(into, v, c, b->scale_exp);
+    if (b->max_tol > into->max_tol)
+        into->max_tol = b->max_tol;
+    into->class_diff += b->class_diff;
+    if (into->first_class_diff < 0)
+        into->first_class_diff = b->first_class_diff;
+    into->ints = into->ints || b->ints;
+    if (into->first_int_diff < 0 && b->first_int_diff >= 0) {
+        into->first_int_diff = b->first_int_diff;
+        into->first_int_ref = b->first_int_ref;
+        into->first_int_ref_neg = b->first_int_ref_neg;
+        into->first_int_cand = b->first_int_cand;
+        into->first_int_cand_neg = b->first_int_cand_neg;
+    }
+    into->int_diff += b->int_diff;
+    into->unshared += b->unshared;
+    into->unshared_nf += b->unshared_nf;
+    if (into->first_unshared < 0)
+        into->first_unshared = b->first_unshared;
+    into->row_cos_rows += b->row_cos_rows;
+    if (b->min_row_cos < into->min_row_cos) {
+        into->min_row_cos = b->min_row_cos;
+        into->min_row_cos_row = b->min_row_cos_row;
+    }
+    if (b->kl_max > into->kl_max) {
+        into->kl_max = b->kl_max;
+        into->kl_max_row = b->kl_max_row;
+    }
+    into->kl_sum += b->kl_sum;
+    if (b->lsm_max > into->lsm_max)
+        into->lsm_max = b->lsm_max;
     into->mismatches += b->mismatches;
     into->has_ulp = into->has_ulp || b->has_ulp;
     if (b->max_ulp > into->max_ulp)
@@ -584,12 +1033,37 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     into->cur_ref = b->cur_ref;
     into->cur_cand = b->cur_cand;
     into->cur_div = b->cur_div;
+    into->cr_d = b->cr_d;
+    into->cr_r = b->cr_r;
+    into->cr_c = b->cr_c;
+    into->cr_e = b->cr_e;
+    into->cr_maxc = b->cr_maxc;
+    into->sm_mr = b->sm_mr;
+    into->sm_sr = b->sm_sr;
+    into->sm_t = b->sm_t;
+    into->sm_mc = b->sm_mc;
+    into->sm_sc = b->sm_sc;
+    into->sm_dmin = b->sm_dmin;
+    into->sm_dmax = b->sm_dmax;
+    into->sm_inf = b->sm_inf;
+}
+
+static void int_str(char *buf, size_t n, uint64_t bits, bool neg)
+{
+    if (neg)
+        snprintf(buf, n, "%" PRId64, (int64_t)bits);
+    else
+        snprintf(buf, n, "%" PRIu64, bits);
 }
 
 void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_metrics *m)
 {
-    if (a->row_pos > 0)
-        close_row(s, a);
+    if (a->row_pos > 0) {
+        if (s->tier == GOLDEN_TIER_LAYER && s->row_len)
+            close_layer_row(s, a);
+        else
+            close_row(s, a);
+    }
     memset(m, 0, sizeof *m);
     m->count = a->pairs;
     m->finite_pairs = a->finite_pairs;
@@ -598,8 +1072,11 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     m->max_abs = m->has_finite ? a->max_abs : NAN;
     m->max_abs_index = a->max_abs_index;
     m->mean_abs = m->has_finite ? (a->sum_abs + a->sum_abs_c) / nf : NAN;
-    m->rmse = m->has_finite ? sqrt((a->sum_sq + a->sum_sq_c) / nf) : NAN;
+    /* the scaled sums: value * 2^scale_exp, scale_exp even */
+    double sq = a->sum_sq + a->sum_sq_c;
+    m->rmse = m->has_finite ? ldexp(sqrt(sq / nf), a->scale_exp / 2) : NAN;
     m->max_rel = m->has_finite ? a->max_rel : NAN;
+    m->max_tol = m->has_finite ? a->max_tol : 0.0;
     double nr = a->norm_r + a->norm_r_c, nc = a->norm_c + a->norm_c_c;
     if (nr == 0 && nc == 0)
         m->cosine = 1.0;
@@ -607,7 +1084,27 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
         m->cosine = 0.0;
     else
         m->cosine = (a->dot + a->dot_c) / (sqrt(nr) * sqrt(nc));
-    m->mismatches = a->mismatches;
+    m->zero_ref = nr == 0;
+    m->rel_err = nr > 0 ? sqrt(sq) / sqrt(nr) : NAN;
+    m->norm_ratio = nr > 0 ? sqrt(nc) / sqrt(nr) : NAN;
+    m->ref_finite = a->pairs - a->nan_ref - a->inf_ref;
+    m->class_diff = a->class_diff;
+    m->first_class_diff = a->first_class_diff;
+    m->ints = a->ints;
+    m->int_diff = a->int_diff;
+    m->first_int_diff = a->first_int_diff;
+    if (a->first_int_diff >= 0) {
+        int_str(m->first_int_ref, sizeof m->first_int_ref, a->first_int_ref, a->first_int_ref_neg);
+        int_str(m->first_int_cand, sizeof m->first_int_cand, a->first_int_cand,
+                a->first_int_cand_neg);
+    }
+    m->unshared = a->unshared;
+    m->unshared_nf = a->unshared_nf;
+    m->first_unshared = a->first_unshared;
+    m->row_cos_rows = a->row_cos_rows;
+    m->min_row_cosine = a->row_cos_rows ? a->min_row_cos : NAN;
+    m->min_row_cosine_row = a->min_row_cos_row;
+    m->mismatches = a->ints ? a->int_diff : a->mismatches;
     ulp_format uf;
     m->has_ulp = setup_ulp(s, &uf);
     m->max_ulp = a->max_ulp;
@@ -625,9 +1122,14 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     if (a->rows && s->tier == GOLDEN_TIER_LOGITS) {
         m->top1_match = (double)a->top1_match / (double)a->rows;
         m->top5_overlap = (double)a->top5_common / (60.0 * (double)a->rows);
+        m->kl_max = a->kl_max;
+        m->kl_max_row = a->kl_max_row;
+        m->kl_mean = a->kl_sum / (double)a->rows;
+        m->logsoftmax_max_abs = a->lsm_max;
     } else {
         m->top1_match = NAN;
         m->top5_overlap = NAN;
+        m->kl_max = m->kl_mean = m->logsoftmax_max_abs = NAN;
     }
     m->sequences = a->sequences;
     m->sequences_exact = a->sequences_exact;
