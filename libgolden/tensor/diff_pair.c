@@ -208,6 +208,110 @@ static int same_baseline(const golden_diff_opts *o, const golden_diff_job *jobs,
     return 0;
 }
 
+/* Everything the pairing builds for the pass. */
+typedef struct {
+    const golden_diff_opts *o;
+    golden_diff_result *r;
+    golden_reader *ref, *cand, *base;
+    named *cn, *bn;
+    size_t ncn, nbn;
+    golden_diff_job *jobs;
+    size_t n_jobs, n_items, buf_bytes;
+    uint64_t chunk;
+    unsigned long long total;
+} plan;
+
+/* Reference tensor i: pair it with the candidate's (and the baseline's) and plan its job. */
+static int pair_one(plan *p, size_t i, golden_error *err)
+{
+    const golden_diff_opts *o = p->o;
+    golden_diff_result *r = p->r;
+    golden_reader *ref = p->ref, *cand = p->cand, *base = p->base;
+    named *cn = p->cn, *bn = p->bn;
+    size_t ncn = p->ncn, nbn = p->nbn;
+    golden_diff_job *jobs = p->jobs;
+    uint64_t chunk = p->chunk;
+    const golden_tensor_info *ri = golden_reader_tensor(ref, i);
+    if (!wanted(o, ri->name))
+        return 0;
+    named *c = find_named(cn, ncn, ri->name);
+    if (!c) {
+        char *s = strdup(ri->name);
+        if (!s || golden_diff_push(&r->missing_in_candidate, &r->n_missing_cand, s)) {
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+            return -1;
+        }
+        return 0;
+    }
+    c->used = true;
+    const golden_tensor_info *ci = golden_reader_tensor(cand, c->index);
+    golden_diff_tensor *t = &r->tensors[r->n++];
+    t->name = strdup(ri->name);
+    t->candidate_name = strdup(ci->name);
+    t->dtype_ref = ri->dtype;
+    t->dtype_cand = ci->dtype;
+    t->rank = ri->rank;
+    t->rank_cand = ci->rank;
+    memcpy(t->shape, ri->shape, sizeof t->shape);
+    memcpy(t->shape_cand, ci->shape, sizeof t->shape_cand);
+    t->ratio = NAN;
+    if (!t->name || !t->candidate_name) {
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        return -1;
+    }
+    golden_policy_resolve(o->policy, ri->name, ri->dtype, ci->dtype, &t->judge);
+    t->compared = same_shape(ri, ci);
+    if (!t->compared)
+        return 0;
+    golden_diff_job *j = &jobs[p->n_jobs];
+    j->t = t;
+    j->ri = i;
+    j->ci = c->index;
+    j->count = ri->count;
+    j->setup = make_setup(t, ci->dtype, ri);
+    named *b = base ? find_named(bn, nbn, ri->name) : NULL;
+    if (b) {
+        b->used = true;
+        const golden_tensor_info *bi = golden_reader_tensor(base, b->index);
+        t->baseline_name = strdup(bi->name);
+        if (!t->baseline_name) {
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+            return -1;
+        }
+        t->dtype_base = bi->dtype;
+        if (same_shape(ri, bi)) {
+            j->with_base = true;
+            j->bi = b->index;
+            j->bsetup = make_setup(t, bi->dtype, ri);
+            t->has_baseline = true;
+        }
+    } else if (base) {
+        char *s = strdup(ri->name);
+        if (!s || golden_diff_push(&r->missing_in_baseline, &r->n_missing_base, s)) {
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+            return -1;
+        }
+    }
+    if (plan_rows(o, ri, t, j, chunk, err) != 0)
+        return -1;
+    j->n_chunks = (size_t)((j->count + j->chunk - 1) / j->chunk);
+    j->first_item = p->n_items;
+    p->n_items += j->n_chunks;
+    golden_cmp_acc_init(&j->all, 0);
+    golden_cmp_acc_init(&j->ball, 0);
+    size_t w = golden_dtype_size(ri->dtype);
+    if (golden_dtype_size(ci->dtype) > w)
+        w = golden_dtype_size(ci->dtype);
+    if (j->with_base && golden_dtype_size(t->dtype_base) > w)
+        w = golden_dtype_size(t->dtype_base);
+    uint64_t need = (j->count < j->chunk ? j->count : j->chunk) * w;
+    if (need > p->buf_bytes)
+        p->buf_bytes = (size_t)need;
+    p->total += j->count;
+    p->n_jobs++;
+    return 0;
+}
+
 int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_error *err)
 {
     golden_reader *ref = NULL, *cand = NULL, *base = NULL;
@@ -254,88 +358,13 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         goto out;
     }
     uint64_t chunk = o->chunk_elems ? o->chunk_elems : GOLDEN_DIFF_CHUNK;
-    size_t n_items = 0, buf_bytes = 8;
-    unsigned long long total = 0;
-    for (size_t i = 0; i < nref; i++) {
-        const golden_tensor_info *ri = golden_reader_tensor(ref, i);
-        if (!wanted(o, ri->name))
-            continue;
-        named *c = find_named(cn, ncn, ri->name);
-        if (!c) {
-            char *s = strdup(ri->name);
-            if (!s || golden_diff_push(&r->missing_in_candidate, &r->n_missing_cand, s)) {
-                golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-                goto out;
-            }
-            continue;
-        }
-        c->used = true;
-        const golden_tensor_info *ci = golden_reader_tensor(cand, c->index);
-        golden_diff_tensor *t = &r->tensors[r->n++];
-        t->name = strdup(ri->name);
-        t->candidate_name = strdup(ci->name);
-        t->dtype_ref = ri->dtype;
-        t->dtype_cand = ci->dtype;
-        t->rank = ri->rank;
-        t->rank_cand = ci->rank;
-        memcpy(t->shape, ri->shape, sizeof t->shape);
-        memcpy(t->shape_cand, ci->shape, sizeof t->shape_cand);
-        t->ratio = NAN;
-        if (!t->name || !t->candidate_name) {
-            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    plan pl = {o, r, ref, cand, base, cn, bn, ncn, nbn, jobs, 0, 0, 8, chunk, 0};
+    for (size_t i = 0; i < nref; i++)
+        if (pair_one(&pl, i, err) != 0)
             goto out;
-        }
-        golden_policy_resolve(o->policy, ri->name, ri->dtype, ci->dtype, &t->judge);
-        t->compared = same_shape(ri, ci);
-        if (!t->compared)
-            continue;
-        golden_diff_job *j = &jobs[n_jobs];
-        j->t = t;
-        j->ri = i;
-        j->ci = c->index;
-        j->count = ri->count;
-        j->setup = make_setup(t, ci->dtype, ri);
-        named *b = base ? find_named(bn, nbn, ri->name) : NULL;
-        if (b) {
-            b->used = true;
-            const golden_tensor_info *bi = golden_reader_tensor(base, b->index);
-            t->baseline_name = strdup(bi->name);
-            if (!t->baseline_name) {
-                golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-                goto out;
-            }
-            t->dtype_base = bi->dtype;
-            if (same_shape(ri, bi)) {
-                j->with_base = true;
-                j->bi = b->index;
-                j->bsetup = make_setup(t, bi->dtype, ri);
-                t->has_baseline = true;
-            }
-        } else if (base) {
-            char *s = strdup(ri->name);
-            if (!s || golden_diff_push(&r->missing_in_baseline, &r->n_missing_base, s)) {
-                golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-                goto out;
-            }
-        }
-        if (plan_rows(o, ri, t, j, chunk, err) != 0)
-            goto out;
-        j->n_chunks = (size_t)((j->count + j->chunk - 1) / j->chunk);
-        j->first_item = n_items;
-        n_items += j->n_chunks;
-        golden_cmp_acc_init(&j->all, 0);
-        golden_cmp_acc_init(&j->ball, 0);
-        size_t w = golden_dtype_size(ri->dtype);
-        if (golden_dtype_size(ci->dtype) > w)
-            w = golden_dtype_size(ci->dtype);
-        if (j->with_base && golden_dtype_size(t->dtype_base) > w)
-            w = golden_dtype_size(t->dtype_base);
-        uint64_t need = (j->count < j->chunk ? j->count : j->chunk) * w;
-        if (need > buf_bytes)
-            buf_bytes = (size_t)need;
-        total += j->count;
-        n_jobs++;
-    }
+    n_jobs = pl.n_jobs;
+    size_t n_items = pl.n_items, buf_bytes = pl.buf_bytes;
+    unsigned long long total = pl.total;
     for (size_t i = 0; i < ncn; i++)
         if (!cn[i].used && wanted(o, cn[i].mapped)) {
             char *s = strdup(cn[i].mapped);
