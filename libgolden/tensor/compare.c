@@ -198,32 +198,33 @@ static int block_scale(double m)
     return k;
 }
 
-/* Add four block sums (dot, |r|^2, |c|^2, |c-r|^2) worth v * 2^e into a's scaled sums;
- * comp (may be NULL) are compensations at the same scale. */
-static void scaled_add(golden_cmp_acc *a, const double v[4], const double *comp, int e)
+/* Add v (and its compensation vc) worth v * 2^e into a sum kept as (sum + comp) * 2^*exp:
+ * an empty sum takes the new scale, a larger scale rescales the sum (its tiny part is
+ * below the new one's rounding anyway). */
+static void sadd(double *sum, double *comp, int *exp, double v, double vc, int e)
+{
+    if (v == 0 && vc == 0)
+        return;
+    if (*sum == 0 && *comp == 0) {
+        *exp = e;
+    } else if (e > *exp) {
+        double f = ldexp(1.0, *exp - e);
+        *sum *= f;
+        *comp *= f;
+        *exp = e;
+    }
+    double f = ldexp(1.0, e - *exp);
+    neu_add(sum, comp, v * f);
+    *comp += vc * f;
+}
+
+/* The four scaled sums of a block or of another accumulator. */
+static void scaled_add(golden_cmp_acc *a, const double v[4], const double *comp, const int e[4])
 {
     double *sum[4] = {&a->dot, &a->norm_r, &a->norm_c, &a->sum_sq};
     double *cmp[4] = {&a->dot_c, &a->norm_r_c, &a->norm_c_c, &a->sum_sq_c};
-    if (v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0 &&
-        (!comp || (comp[0] == 0 && comp[1] == 0 && comp[2] == 0 && comp[3] == 0)))
-        return;
-    bool empty = a->norm_r == 0 && a->norm_c == 0 && a->sum_sq == 0 && a->dot == 0;
-    if (e != a->scale_exp) {
-        if (empty || e > a->scale_exp) {
-            double f = ldexp(1.0, a->scale_exp - e);
-            for (int i = 0; i < 4; i++) {
-                *sum[i] = empty ? 0 : *sum[i] * f;
-                *cmp[i] = empty ? 0 : *cmp[i] * f;
-            }
-            a->scale_exp = e;
-        }
-    }
-    double f = ldexp(1.0, e - a->scale_exp);
-    for (int i = 0; i < 4; i++) {
-        neu_add(sum[i], cmp[i], v[i] * f);
-        if (comp)
-            *cmp[i] += comp[i] * f;
-    }
+    for (int i = 0; i < 4; i++)
+        sadd(sum[i], cmp[i], &a->sexp[i], v[i], comp ? comp[i] : 0.0, e[i]);
 }
 
 static void topk_push(golden_cmp_topk *t, double v, int64_t idx)
@@ -426,7 +427,8 @@ finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
     a->mismatches += mism;
     neu_add(&a->sum_abs, &a->sum_abs_c, sa[0] + sa[1]);
     double v[4] = {bd, bnr, bnc, bsq};
-    scaled_add(a, v, NULL, 0);
+    static const int zero[4] = {0, 0, 0, 0};
+    scaled_add(a, v, NULL, zero);
     double bt = mt[0] > mt[1] ? mt[0] : mt[1];
     if (bt > a->max_tol)
         a->max_tol = bt;
@@ -453,39 +455,48 @@ static inline int nf_class(double x)
     return isfinite(x) ? 0 : isnan(x) ? 1 : x > 0 ? 2 : 3;
 }
 
-/* Largest magnitude of the block's finite values, both sides (for block_scale). */
-static double block_max_mag(const double *ref, const double *cand, size_t n)
+/* Scales of a block (for block_scale): the largest finite |r|, |c| and |c - r| over the
+ * pairs that are both finite (the difference halved first, so it cannot overflow). */
+typedef struct {
+    int r, c, d;
+} block_scales;
+
+static block_scales block_mags(const double *ref, const double *cand, size_t n)
 {
-    double m = 0;
+    double mr = 0, mc = 0, md = 0;
     for (size_t i = 0; i < n; i++) {
-        double r = fabs(ref[i]), c = fabs(cand[i]);
-        if (r <= DBL_MAX && r > m)
-            m = r;
-        if (c <= DBL_MAX && c > m)
-            m = c;
+        double r = ref[i], c = cand[i];
+        if (!(fabs(r) <= DBL_MAX) || !(fabs(c) <= DBL_MAX))
+            continue;
+        double d = fabs(c * 0.5 - r * 0.5);
+        mr = fabs(r) > mr ? fabs(r) : mr;
+        mc = fabs(c) > mc ? fabs(c) : mc;
+        md = d > md ? d : md;
     }
-    return m;
+    block_scales k = {block_scale(mr), block_scale(mc), block_scale(2 * md)};
+    return k;
 }
 
 /* A block with NaN/Inf somewhere, or with magnitudes that need scaling: every pair is
  * classified. Returns the block's scale exponent k (values were summed times 2^-k). */
-static int add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
-                         const double *ref, const double *cand, size_t n)
+static block_scales add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a,
+                                  const ulp_format *uf, const double *ref, const double *cand,
+                                  size_t n)
 {
     double bs_abs = 0, bs_sq = 0, bdot = 0, bnr = 0, bnc = 0;
     double max_abs = a->max_abs, max_rel = a->max_rel, max_tol = a->max_tol;
     uint64_t max_idx = a->max_abs_index, fin = 0, mism = 0, max_ulp = a->max_ulp;
     const double atol = s->atol, rtol = s->rtol, eps = s->eps;
     const uint64_t base = a->first + a->n;
-    int k = block_scale(block_max_mag(ref, cand, n));
-    const double sc = ldexp(1.0, -k);
+    block_scales k = block_mags(ref, cand, n);
+    const double sr = ldexp(1.0, -k.r), sc = ldexp(1.0, -k.c), sd = ldexp(1.0, -k.d);
 
     for (size_t i = 0; i < n; i++) {
         double r = ref[i], c = cand[i];
         bool fr = isfinite(r), fc = isfinite(c);
         if (fr && fc) {
             double d = c - r, ad = fabs(d), ar = fabs(r);
-            double rs = r * sc, cs = c * sc, ds = cs - rs;
+            double rs = r * sr, cs = c * sc, ds = c * sd - r * sd;
             fin++;
             bs_abs += ad;
             bs_sq += ds * ds;
@@ -548,7 +559,8 @@ static int add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp
     a->max_ulp = max_ulp;
     neu_add(&a->sum_abs, &a->sum_abs_c, bs_abs);
     double v[4] = {bdot, bnr, bnc, bs_sq};
-    scaled_add(a, v, NULL, 2 * k);
+    int e[4] = {k.r + k.c, 2 * k.r, 2 * k.c, 2 * k.d};
+    scaled_add(a, v, NULL, e);
     return k;
 }
 
@@ -564,7 +576,8 @@ static void close_layer_row(const golden_cmp_setup *s, golden_cmp_acc *a)
         if (a->cr_r == 0 || a->cr_c == 0)
             cosv = 0.0;
         else
-            cosv = a->cr_d / (sqrt(a->cr_r) * sqrt(a->cr_c));
+            cosv = ldexp(a->cr_d / (sqrt(a->cr_r) * sqrt(a->cr_c)),
+                         a->cr_e[0] - a->cr_e[1] / 2 - a->cr_e[2] / 2);
         a->row_cos_rows++;
         if (cosv < a->min_row_cos) {
             a->min_row_cos = cosv;
@@ -574,38 +587,33 @@ static void close_layer_row(const golden_cmp_setup *s, golden_cmp_acc *a)
     if (s->row_value)
         s->row_value[row] = cosv;
     a->cr_d = a->cr_r = a->cr_c = a->cr_maxc = 0;
-    a->cr_e = 0;
+    a->cr_e[0] = a->cr_e[1] = a->cr_e[2] = 0;
     a->row_pos = 0;
 }
 
-static void row3_add(golden_cmp_acc *a, double d, double r, double c, int e)
+static void row3_add(golden_cmp_acc *a, double d, double r, double c, const block_scales *k)
 {
-    if (d == 0 && r == 0 && c == 0)
-        return;
-    bool empty = a->cr_d == 0 && a->cr_r == 0 && a->cr_c == 0;
-    if (empty || e > a->cr_e) {
-        double f = empty ? 0 : ldexp(1.0, a->cr_e - e);
-        a->cr_d *= f;
-        a->cr_r *= f;
-        a->cr_c *= f;
-        a->cr_e = e;
-    }
-    double f = ldexp(1.0, e - a->cr_e);
-    a->cr_d += d * f;
-    a->cr_r += r * f;
-    a->cr_c += c * f;
+    double dc = 0;
+    sadd(&a->cr_d, &dc, &a->cr_e[0], d, 0, k->r + k->c);
+    a->cr_d += dc;
+    dc = 0;
+    sadd(&a->cr_r, &dc, &a->cr_e[1], r, 0, 2 * k->r);
+    a->cr_r += dc;
+    dc = 0;
+    sadd(&a->cr_c, &dc, &a->cr_e[2], c, 0, 2 * k->c);
+    a->cr_c += dc;
 }
 
 static void layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
-                       const double *cand, size_t n, int k)
+                       const double *cand, size_t n, const block_scales *k)
 {
-    const double sc = ldexp(1.0, -k);
+    const double sr = ldexp(1.0, -k->r), sc = ldexp(1.0, -k->c);
     double d = 0, r2 = 0, c2 = 0;
     uint64_t pos = a->row_pos;
     for (size_t i = 0; i < n; i++) {
         double r = ref[i], c = cand[i];
         if (isfinite(r) && isfinite(c)) {
-            double rs = r * sc, cs = c * sc;
+            double rs = r * sr, cs = c * sc;
             d += rs * cs;
             r2 += rs * rs;
             c2 += cs * cs;
@@ -613,14 +621,14 @@ static void layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const doubl
                 a->cr_maxc = fabs(c);
         }
         if (++pos == s->row_len) {
-            row3_add(a, d, r2, c2, 2 * k);
+            row3_add(a, d, r2, c2, k);
             d = r2 = c2 = 0;
             a->row_pos = pos;
             close_layer_row(s, a);
             pos = 0;
         }
     }
-    row3_add(a, d, r2, c2, 2 * k);
+    row3_add(a, d, r2, c2, k);
     a->row_pos = pos;
 }
 
@@ -717,11 +725,11 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
                       const int_keys *ci)
 {
     /* x * 0 is NaN exactly when x is not finite: the fast path finds out by itself */
-    int k = 0;
+    block_scales k = {0, 0, 0};
     if (!add_finite_block(s, a, uf, ref, cand, n))
         k = add_any_block(s, a, uf, ref, cand, n);
     if (s->tier == GOLDEN_TIER_LAYER && s->row_len) {
-        layer_rows(s, a, ref, cand, n, k);
+        layer_rows(s, a, ref, cand, n, &k);
         a->n += n;
         return;
     }
@@ -970,7 +978,7 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     neu_merge(&into->sum_abs, &into->sum_abs_c, b->sum_abs, b->sum_abs_c);
     double v[4] = {b->dot, b->norm_r, b->norm_c, b->sum_sq};
     double c[4] = {b->dot_c, b->norm_r_c, b->norm_c_c, b->sum_sq_c};
-    scaled_add(into, v, c, b->scale_exp);
+    scaled_add(into, v, c, b->sexp);
     if (b->max_tol > into->max_tol)
         into->max_tol = b->max_tol;
     into->class_diff += b->class_diff;
@@ -1036,7 +1044,7 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     into->cr_d = b->cr_d;
     into->cr_r = b->cr_r;
     into->cr_c = b->cr_c;
-    into->cr_e = b->cr_e;
+    memcpy(into->cr_e, b->cr_e, sizeof into->cr_e);
     into->cr_maxc = b->cr_maxc;
     into->sm_mr = b->sm_mr;
     into->sm_sr = b->sm_sr;
@@ -1072,9 +1080,10 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     m->max_abs = m->has_finite ? a->max_abs : NAN;
     m->max_abs_index = a->max_abs_index;
     m->mean_abs = m->has_finite ? (a->sum_abs + a->sum_abs_c) / nf : NAN;
-    /* the scaled sums: value * 2^scale_exp, scale_exp even */
+    /* the scaled sums: value * 2^sexp[i]; the squares' exponents are even */
+    const int *e = a->sexp;
     double sq = a->sum_sq + a->sum_sq_c;
-    m->rmse = m->has_finite ? ldexp(sqrt(sq / nf), a->scale_exp / 2) : NAN;
+    m->rmse = m->has_finite ? ldexp(sqrt(sq / nf), e[3] / 2) : NAN;
     m->max_rel = m->has_finite ? a->max_rel : NAN;
     m->max_tol = m->has_finite ? a->max_tol : 0.0;
     double nr = a->norm_r + a->norm_r_c, nc = a->norm_c + a->norm_c_c;
@@ -1083,10 +1092,10 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     else if (nr == 0 || nc == 0)
         m->cosine = 0.0;
     else
-        m->cosine = (a->dot + a->dot_c) / (sqrt(nr) * sqrt(nc));
+        m->cosine = ldexp((a->dot + a->dot_c) / (sqrt(nr) * sqrt(nc)), e[0] - e[1] / 2 - e[2] / 2);
     m->zero_ref = nr == 0;
-    m->rel_err = nr > 0 ? sqrt(sq) / sqrt(nr) : NAN;
-    m->norm_ratio = nr > 0 ? sqrt(nc) / sqrt(nr) : NAN;
+    m->rel_err = nr > 0 ? ldexp(sqrt(sq) / sqrt(nr), (e[3] - e[1]) / 2) : NAN;
+    m->norm_ratio = nr > 0 ? ldexp(sqrt(nc) / sqrt(nr), (e[2] - e[1]) / 2) : NAN;
     m->ref_finite = a->pairs - a->nan_ref - a->inf_ref;
     m->class_diff = a->class_diff;
     m->first_class_diff = a->first_class_diff;

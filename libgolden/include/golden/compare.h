@@ -80,10 +80,10 @@ typedef struct {
     double max_rel;
     double sum_abs, sum_abs_c;       /* Neumaier sums of block partial sums */
     double sum_sq, sum_sq_c;
-    /* dot, norms and squared differences share one power-of-two scale (value * 2^scale_exp),
-     * so finite data never overflows or underflows them */
+    /* dot, |r|^2, |c|^2 and |c-r|^2 (sum_sq) each carry a power-of-two scale (value *
+     * 2^sexp[i]), so finite data never overflows or underflows them */
     double dot, dot_c, norm_r, norm_r_c, norm_c, norm_c_c;
-    int scale_exp;
+    int sexp[4];
     double max_tol;                  /* max |c - r| / (atol + rtol |r|) over finite pairs */
     uint64_t mismatches;
     uint64_t class_diff;             /* reference non-finite, candidate of another class */
@@ -103,7 +103,7 @@ typedef struct {
     double min_row_cos;
     uint64_t min_row_cos_row;
     double cr_d, cr_r, cr_c, cr_maxc;
-    int cr_e;
+    int cr_e[3];
     /* logits rows: KL(softmax(ref) || softmax(cand)) and log-softmax distance */
     double kl_max, kl_sum;
     uint64_t kl_max_row;
