@@ -375,3 +375,11 @@ for b_ in bad:
 if not bad:
     print("ok verdict-numbers (numpy agrees with every number the verdicts rest on)")
 EOF
+
+# ---- the example policies load, and their rules match a model's names ----
+make-golden ex.h5 'layers/0/attn/out:f32:4x8:rand=1,-1,1' 'layers/0/mlp/out:f32:4x8:rand=2,-1,1'
+make-golden ex-base.h5 'layers/0/attn/out:f32:4x8:rand=1,-1,1;noise=3,0.1' 'layers/0/mlp/out:f32:4x8:rand=2,-1,1;noise=4,0.1'
+cp ex.h5 ex-cand.h5
+for f in "$GOLDEN_ROOT"/examples/golden-diff/*.yaml; do
+    expect_exit "example-$(basename "$f" .yaml)" 0 golden-diff --policy "$f" --baseline ex-base.h5 ex.h5 ex-cand.h5
+done
