@@ -35,6 +35,7 @@ static void usage(FILE *f)
           "  -o, --only GLOB       compare only reference names matching GLOB (repeatable)\n"
           "      --allow-missing   tensors present on one side only do not fail the run\n"
           "      --allow-empty     comparing no tensor at all does not fail the run\n"
+          "      --trust-hashes    do not check each tensor's data against its stored sha256\n"
           "Output:\n"
           "      --json FILE       calculet-diff-report/v1 JSON (- = stdout, no table then)\n"
           "      --junit FILE      JUnit XML, one testcase per tensor\n"
@@ -72,7 +73,7 @@ static int parse_num(const char *opt, const char *s, double *out)
 int main(int argc, char **argv)
 {
     golden_guard_install(TOOL);
-    enum { O_ATOL = 256, O_RTOL, O_EPS, O_ALLOW, O_JSON, O_JUNIT, O_FORCE, O_CHUNK, O_EMPTY };
+    enum { O_ATOL = 256, O_RTOL, O_EPS, O_ALLOW, O_JSON, O_JUNIT, O_FORCE, O_CHUNK, O_EMPTY, O_TRUST };
     static const struct option longs[] = {
         {"policy", required_argument, NULL, 'p'},
         {"tier", required_argument, NULL, 't'},
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
         {"only", required_argument, NULL, 'o'},
         {"allow-missing", no_argument, NULL, O_ALLOW},
         {"allow-empty", no_argument, NULL, O_EMPTY},
+        {"trust-hashes", no_argument, NULL, O_TRUST},
         {"json", required_argument, NULL, O_JSON},
         {"junit", required_argument, NULL, O_JUNIT},
         {"force", no_argument, NULL, O_FORCE},
@@ -101,7 +103,7 @@ int main(int argc, char **argv)
     const char **policies = calloc((size_t)argc + 1, sizeof *policies);
     size_t n_maps = 0, n_only = 0, n_policies = 0;
     double atol = NAN, rtol = NAN, eps = NAN, num;
-    bool allow_missing = false, allow_empty = false, force = false, quiet = false;
+    bool allow_missing = false, allow_empty = false, trust_hashes = false, force = false, quiet = false;
     int threads = 0;
     uint64_t chunk = 0;
     int status = 2;
@@ -128,6 +130,7 @@ int main(int argc, char **argv)
         case 'o': only[n_only++] = optarg; break;
         case O_ALLOW: allow_missing = true; break;
         case O_EMPTY: allow_empty = true; break;
+        case O_TRUST: trust_hashes = true; break;
         case O_JSON: json_path = optarg; break;
         case O_JUNIT: junit_path = optarg; break;
         case O_FORCE: force = true; break;
@@ -212,6 +215,7 @@ int main(int argc, char **argv)
         .chunk_elems = chunk,
         .progress = &progress,
         .allow_empty = allow_empty,
+        .trust_hashes = trust_hashes,
     };
     if (golden_diff_run(&o, &res, &err) != 0)
         goto fail;

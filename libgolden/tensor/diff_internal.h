@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "golden/diff.h"
+#include "golden/hash.h"
 
 /* One compared pair (and its baseline): what the pass streams and accumulates. */
 typedef struct {
@@ -17,6 +18,11 @@ typedef struct {
     size_t n_chunks, first_item;
     golden_cmp_acc all, ball;       /* the chunks merged so far, in order */
     bool base_differs;              /* some baseline byte differs from the candidate's */
+    /* sha256 of the data read, per side (reference, candidate, baseline), fed chunk by
+     * chunk in order; NULL when not hashed (--trust-hashes) or done */
+    bool hash;
+    struct golden_sha256 *sha[3];
+    size_t next_hash[3];
 } golden_diff_job;
 
 /* The pass: every chunk of every job, on `threads` workers through util/pool.h, merged in

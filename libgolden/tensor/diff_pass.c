@@ -4,6 +4,7 @@
 #include "tensor/diff_internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@ typedef struct {
     done_item **pending;            /* one slot per item, NULL until done */
     size_t frontier;                /* next item to merge */
     pthread_mutex_t lock;
+    pthread_cond_t hashed;          /* a chunk was hashed: the next one of its stream may go */
+    bool failed;                    /* an item failed: waiting items give up */
     golden_progress *progress;
     unsigned long long done;
 } pass_ctx;
@@ -60,6 +63,57 @@ static void merge_ready(pass_ctx *p)
     }
 }
 
+/* The stored sha256 of side `side` of the job's tensor. */
+static const char *stored_hash(const pass_ctx *p, const golden_diff_job *j, int side)
+{
+    golden_reader *r = side == 0 ? p->ref : side == 1 ? p->cand : p->base;
+    size_t i = side == 0 ? j->ri : side == 1 ? j->ci : j->bi;
+    return golden_reader_tensor(r, i)->sha256;
+}
+
+/* Feed chunk k of one side into its tensor's digest, in chunk order: wait for chunk k - 1
+ * of the same stream (items are handed out in order, so it is in a worker's hands), hash
+ * outside the lock, and close the digest after the last chunk. Two streams (reference and
+ * candidate, or two tensors) hash at once, so hashing runs beside the metrics of the next
+ * chunk on the other core. */
+static int hash_chunk(pass_ctx *p, golden_diff_job *j, int side, size_t k, const void *buf,
+                      size_t bytes, golden_error *err)
+{
+    pthread_mutex_lock(&p->lock);
+    while (!p->failed && j->next_hash[side] != k)
+        pthread_cond_wait(&p->hashed, &p->lock);
+    bool failed = p->failed;
+    pthread_mutex_unlock(&p->lock);
+    if (failed)
+        return golden_fail_what(err, GOLDEN_EINTERNAL, NULL, "stopped after an earlier failure");
+    int rc = GOLDEN_OK;
+    if (k == 0 && !(j->sha[side] = golden_sha256_new(err)))
+        rc = GOLDEN_ERR;
+    if (rc == GOLDEN_OK)
+        rc = golden_sha256_update(j->sha[side], buf, bytes, err);
+    if (rc == GOLDEN_OK && k + 1 == j->n_chunks) {
+        golden_diff_tensor *t = j->t;
+        rc = golden_sha256_final(j->sha[side], t->hash_data[side], err);
+        golden_sha256_free(j->sha[side]);
+        j->sha[side] = NULL;
+        snprintf(t->hash_stored[side], sizeof t->hash_stored[side], "%s", stored_hash(p, j, side));
+        t->hash_bad[side] = rc == GOLDEN_OK && strcmp(t->hash_data[side], t->hash_stored[side]) != 0;
+    }
+    pthread_mutex_lock(&p->lock);
+    j->next_hash[side]++;
+    pthread_cond_broadcast(&p->hashed);
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+static void fail_all(pass_ctx *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->failed = true;
+    pthread_cond_broadcast(&p->hashed);
+    pthread_mutex_unlock(&p->lock);
+}
+
 static int run_item(void *arg, size_t item, int worker, golden_error *err)
 {
     pass_ctx *p = arg;
@@ -77,6 +131,7 @@ static int run_item(void *arg, size_t item, int worker, golden_error *err)
         golden_reader_read(p->cand, j->ci, first, n, cb, err) != 0 ||
         (j->with_base && golden_reader_read(p->base, j->bi, first, n, bb, err) != 0)) {
         free(d);
+        fail_all(p);
         return GOLDEN_ERR;
     }
     golden_cmp_acc_init(&d->acc, first);
@@ -90,6 +145,17 @@ static int run_item(void *arg, size_t item, int worker, golden_error *err)
                           memcmp(cb, bb, (size_t)n * wc) != 0;
     } else {
         golden_cmp_add_raw(&j->setup, &d->acc, rb, cb, (size_t)n);
+    }
+    if (j->hash) {
+        const void *bufs[3] = {rb, cb, bb};
+        golden_dtype dts[3] = {j->setup.dtype_ref, j->setup.dtype_cand, j->bsetup.dtype_cand};
+        for (int side = 0; side < (j->with_base ? 3 : 2); side++)
+            if (hash_chunk(p, j, side, k, bufs[side], (size_t)n * golden_dtype_size(dts[side]),
+                           err) != GOLDEN_OK) {
+                free(d);
+                fail_all(p);
+                return GOLDEN_ERR;
+            }
     }
     d->secs = golden_seconds() - t0;
     pthread_mutex_lock(&p->lock);
@@ -139,12 +205,23 @@ int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *bas
         golden_fail_what(err, GOLDEN_EIO, NULL, "cannot create a mutex");
         goto out;
     }
+    if (pthread_cond_init(&p.hashed, NULL) != 0) {
+        pthread_mutex_destroy(&p.lock);
+        golden_fail_what(err, GOLDEN_EIO, NULL, "cannot create a condition variable");
+        goto out;
+    }
     if (progress)
         golden_progress_start(progress, "golden-diff", total);
     rc = golden_parallel_for(n_items, nt, run_item, &p, err);
     if (progress)
         golden_progress_end(progress);
+    pthread_cond_destroy(&p.hashed);
     pthread_mutex_destroy(&p.lock);
+    for (size_t k = 0; k < n_jobs; k++)
+        for (int side = 0; side < 3; side++) {
+            golden_sha256_free(jobs[k].sha[side]); /* left open only after a failure */
+            jobs[k].sha[side] = NULL;
+        }
     goto out;
 oom:
     golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory for chunk buffers");

@@ -211,6 +211,12 @@ static json_t *tensor_json(const golden_diff_tensor *t)
             put(&b, "baseline", bb.o);
         }
     }
+    static const char *const sides[3] = {"reference", "candidate", "baseline"};
+    json_t *hb = json_array();
+    for (int i = 0; hb && i < 3; i++)
+        if (t->hash_bad[i] && json_array_append_new(hb, json_string(sides[i])))
+            b.bad = 1;
+    put(&b, "sha256_mismatch", hb);
     put(&b, "seconds", golden_json_real(t->seconds));
     if (b.bad) {
         json_decref(b.o);
@@ -242,6 +248,10 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
             put(&s, "missing_in_baseline", jstrs(r->missing_in_baseline, r->n_missing_base));
         put(&s, "allow_missing", json_boolean(r->allow_missing));
         put(&s, "allow_empty", json_boolean(r->allow_empty));
+        put(&s, "hashes", json_string(r->trust_hashes
+                                          ? "trusted: stored sha256 not checked (--trust-hashes)"
+                                          : "checked: every tensor read matches its stored sha256 "
+                                            "unless its reasons say otherwise"));
         if (r->empty)
             put(&s, "reason", json_string(r->allow_empty
                                               ? "no tensor was compared (allowed by --allow-empty)"
@@ -416,6 +426,8 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
                 r->missing_in_reference[i]);
     fprintf(f, "%s%s%s: %zu tensors compared, %zu passed, %zu failed", bold,
             r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);
+    if (r->trust_hashes)
+        fprintf(f, "; sha256 not checked (--trust-hashes)");
     if (r->empty)
         fprintf(f, r->allow_empty ? " (nothing compared; allowed by --allow-empty)"
                                   : " (nothing compared is not a pass; --allow-empty accepts it)");

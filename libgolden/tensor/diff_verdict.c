@@ -24,7 +24,7 @@ typedef struct {
 } check;
 
 enum {
-    CK_CLASS, CK_TOKENS_TYPE, CK_NOREF, CK_INT, CK_NONFINITE, CK_CLASSDIFF, CK_KERNEL, CK_ZERO,
+    CK_HASH, CK_CLASS, CK_TOKENS_TYPE, CK_NOREF, CK_INT, CK_NONFINITE, CK_CLASSDIFF, CK_KERNEL, CK_ZERO,
     CK_COSINE, CK_RELERR, CK_NORM, CK_ROWCOS, CK_TOP1, CK_TOP5, CK_KL, CK_LSM, CK_TOKENS, CK_N
 };
 
@@ -59,6 +59,13 @@ static void fail(check *c, excuse_kind how, double error, bool want_text, char *
 static void structural_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m,
                               golden_dtype dc, check *ck, bool wt)
 {
+    static const char *const side[3] = {"reference", "candidate", "baseline"};
+    for (int i = 0; i < 3 && !ck[CK_HASH].failed; i++)
+        if (t->hash_bad[i])
+            fail(&ck[CK_HASH], EX_NEVER, 0, wt,
+                 golden_diff_fmt("the %s's data does not match its stored sha256 (stored %.16s..., "
+                                 "data %.16s...): the file changed after it was written",
+                                 side[i], t->hash_stored[i], t->hash_data[i]));
     if (is_float(t->dtype_ref) != is_float(dc))
         fail(&ck[CK_CLASS], EX_NEVER, 0, wt,
              golden_diff_fmt("dtype class differs: reference %s is %s, candidate %s is %s",

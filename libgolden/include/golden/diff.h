@@ -31,6 +31,7 @@ typedef struct {
     uint64_t chunk_elems;           /* 0 = GOLDEN_DIFF_CHUNK */
     golden_progress *progress;      /* may be NULL */
     bool allow_empty;               /* zero tensors compared is not a failure */
+    bool trust_hashes;              /* do not check the data against the stored sha256 */
 } golden_diff_opts;
 
 typedef struct {
@@ -63,6 +64,9 @@ typedef struct {
     const char *error_metric;       /* the tier's headline error, e.g. "rel_err" */
     double error_candidate, error_baseline, ratio; /* ratio NaN when undefined */
     bool regression;                /* three-way: failed on the ratio to the baseline */
+    /* the data read does not match the stored sha256: reference, candidate, baseline */
+    bool hash_bad[3];
+    char hash_stored[3][65], hash_data[3][65];
     double seconds;
 } golden_diff_tensor;
 
@@ -74,6 +78,7 @@ typedef struct {
     size_t n_missing_cand, n_missing_ref, n_missing_base;
     bool allow_missing;
     bool allow_empty;
+    bool trust_hashes;              /* stored sha256 not checked */
     size_t passed, failed;
     bool empty;                     /* no tensor was compared */
     bool pass;                      /* the run's verdict */
