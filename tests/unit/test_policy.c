@@ -187,6 +187,39 @@ static void test_namemap(void)
     golden_namemap_free(m);
 }
 
+/* Rules that match nothing, optional rules, compute_dtype, and layering two policies. */
+static void test_matched_and_layers(void)
+{
+    json_t *a = json_loads("{\"schema\": \"calculet-diff-policy/v1\", \"rules\": ["
+                           "{\"match\": \"kern\", \"tier\": \"kernel\"},"
+                           "{\"match\": \"nope/*\", \"cosine_min\": 0.9},"
+                           "{\"match\": \"maybe/*\", \"optional\": true}]}", 0, NULL);
+    json_t *b = json_loads("{\"schema\": \"calculet-diff-policy/v1\", \"compute_dtype\": \"bf16\","
+                           " \"rules\": [{\"match\": \"kern\", \"atol\": 1}]}", 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    golden_policy *p = golden_policy_new();
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_policy_apply_json(p, a, "a.json", &err), 0);
+    const char *names[] = {"kern", "act"};
+    CU_ASSERT_EQUAL(golden_policy_check_matched(p, names, 2, "ref.h5", &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "rule \"nope/*\" matched no tensor of ref.h5"));
+    const char *names2[] = {"kern", "nope/x"};
+    CU_ASSERT_EQUAL(golden_policy_check_matched(p, names2, 2, "ref.h5", &err), 0);
+    /* the second file layers over the first: its rule is tried first, field by field */
+    CU_ASSERT_EQUAL(golden_policy_apply_json(p, b, "b.json", &err), 0);
+    golden_judge j;
+    golden_policy_resolve(p, "kern", GOLDEN_F32, GOLDEN_BF16, &j);
+    CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_KERNEL);     /* still the first file's tier */
+    CU_ASSERT_DOUBLE_EQUAL(j.atol, 1, 0);            /* the second file's atol */
+    CU_ASSERT_DOUBLE_EQUAL(j.rtol, 1.6e-2, 0);       /* bf16, the declared compute dtype */
+    CU_ASSERT_EQUAL(j.tol_dtype, GOLDEN_BF16);
+    CU_ASSERT_EQUAL(golden_policy_rule_count(p), 4);
+    json_decref(a);
+    json_decref(b);
+    golden_policy_free(p);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -194,6 +227,7 @@ int main(void)
         {"file rules, overrides, round trip", test_file_rules},
         {"bad policy trees", test_bad_trees},
         {"name map", test_namemap},
+        {"unmatched rules and layered policies", test_matched_and_layers},
         {0, 0},
     };
     return golden_test_run("policy", tests);
