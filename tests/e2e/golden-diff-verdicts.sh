@@ -383,3 +383,8 @@ cp ex.h5 ex-cand.h5
 for f in "$GOLDEN_ROOT"/examples/golden-diff/*.yaml; do
     expect_exit "example-$(basename "$f" .yaml)" 0 golden-diff --policy "$f" --baseline ex-base.h5 ex.h5 ex-cand.h5
 done
+
+# ---- every report written here is a valid calculet-diff-report/v1 ----
+for f in p1.json p2c.json p3.json p4.json p6lastrow.json p8.json p9.json p12.json empty.json pp.json; do
+    expect_exit "schema-$f" 0 schema-check "$f" calculet-diff-report/v1
+done
