@@ -384,32 +384,153 @@ static uint64_t block_max_ulp(const ulp_format *uf, const double *ref, const dou
         }                                                                                  \
     } while (0)
 
-/* The path of blocks without NaN/Inf: no per-element class tests, two lanes per sum, the
+/* Partial results of a finite block in four lanes: element i goes to lane i % 4 (the tail
+ * past the last multiple of four to lane 0), and lanes are combined as (0 + 1) + (2 + 3).
+ * The portable loop and the AVX2 loop follow exactly this order, so their results are the
+ * same bits. */
+typedef struct {
+    double sa[4], sq[4], dt[4], nr[4], nc[4], mx[4], mr[4], pr[4], mt[4];
+    uint64_t mism;
+    int64_t mu;
+} lanes;
+
+static void lanes_init(lanes *L, int64_t mu)
+{
+    for (int l = 0; l < 4; l++) {
+        L->sa[l] = L->sq[l] = L->dt[l] = L->nr[l] = L->nc[l] = L->pr[l] = L->mt[l] = 0;
+        L->mx[l] = L->mr[l] = -1;
+    }
+    L->mism = 0;
+    L->mu = mu;
+}
+
+/* Lane steps for elements [from, n): lane 0 for a tail, lanes 0-3 for whole quads. */
+#define LANE_LOOP(route)                                                                   \
+    do {                                                                                   \
+        double *sa = L->sa, *sq = L->sq, *dt = L->dt, *nr = L->nr, *nc = L->nc;            \
+        double *mx = L->mx, *mr = L->mr, *pr = L->pr, *mt = L->mt;                         \
+        uint64_t mism = L->mism;                                                           \
+        int64_t mu = L->mu;                                                                \
+        size_t i = from;                                                                   \
+        for (; quads && i + 4 <= n; i += 4) {                                              \
+            FINITE_STEP(0, ref[i], cand[i], route);                                        \
+            FINITE_STEP(1, ref[i + 1], cand[i + 1], route);                                \
+            FINITE_STEP(2, ref[i + 2], cand[i + 2], route);                                \
+            FINITE_STEP(3, ref[i + 3], cand[i + 3], route);                                \
+        }                                                                                  \
+        for (; i < n; i++)                                                                 \
+            FINITE_STEP(0, ref[i], cand[i], route);                                        \
+        L->mism = mism;                                                                    \
+        L->mu = mu;                                                                        \
+    } while (0)
+
+static inline __attribute__((always_inline)) void
+lanes_scalar(const golden_cmp_setup *s, lanes *L, const double *ref, const double *cand,
+             size_t from, size_t n, bool quads, int route)
+{
+    const double atol = s->atol, rtol = s->rtol, eps = s->eps;
+    LANE_LOOP(route);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define GOLDEN_HAVE_AVX2 1
+
+/* The same lane steps, four lanes at once (no FMA: each product and sum rounds as in the
+ * portable loop). Returns how many elements it did (whole quads). */
+__attribute__((target("avx2"))) static size_t
+lanes_avx2(const golden_cmp_setup *s, lanes *L, const double *ref, const double *cand, size_t n)
+{
+    const __m256d zero = _mm256_setzero_pd(), sign = _mm256_set1_pd(-0.0);
+    const __m256d atol = _mm256_set1_pd(s->atol), rtol = _mm256_set1_pd(s->rtol),
+                  eps = _mm256_set1_pd(s->eps);
+    __m256d sa = _mm256_loadu_pd(L->sa), sq = _mm256_loadu_pd(L->sq), dt = _mm256_loadu_pd(L->dt),
+            nr = _mm256_loadu_pd(L->nr), nc = _mm256_loadu_pd(L->nc), mx = _mm256_loadu_pd(L->mx),
+            mr = _mm256_loadu_pd(L->mr), pr = _mm256_loadu_pd(L->pr), mt = _mm256_loadu_pd(L->mt);
+    uint64_t mism = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d r = _mm256_loadu_pd(ref + i), c = _mm256_loadu_pd(cand + i);
+        __m256d d = _mm256_sub_pd(c, r), ad = _mm256_andnot_pd(sign, d),
+                ar = _mm256_andnot_pd(sign, r);
+        pr = _mm256_add_pd(pr, _mm256_add_pd(_mm256_mul_pd(r, zero), _mm256_mul_pd(c, zero)));
+        sa = _mm256_add_pd(sa, ad);
+        sq = _mm256_add_pd(sq, _mm256_mul_pd(d, d));
+        dt = _mm256_add_pd(dt, _mm256_mul_pd(c, r));
+        nr = _mm256_add_pd(nr, _mm256_mul_pd(r, r));
+        nc = _mm256_add_pd(nc, _mm256_mul_pd(c, c));
+        mx = _mm256_max_pd(ad, mx);       /* ad > mx ? ad : mx */
+        __m256d den = _mm256_max_pd(ar, eps);
+        mr = _mm256_max_pd(_mm256_div_pd(ad, den), mr);
+        __m256d tol = _mm256_add_pd(atol, _mm256_mul_pd(rtol, ar));
+        mism += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_pd(
+            _mm256_cmp_pd(ad, tol, _CMP_GT_OQ)));
+        __m256d ut = _mm256_div_pd(ad, tol);
+        ut = _mm256_and_pd(ut, _mm256_cmp_pd(ut, ut, _CMP_ORD_Q)); /* 0 / 0 -> 0 */
+        mt = _mm256_max_pd(ut, mt);
+    }
+    _mm256_storeu_pd(L->sa, sa);
+    _mm256_storeu_pd(L->sq, sq);
+    _mm256_storeu_pd(L->dt, dt);
+    _mm256_storeu_pd(L->nr, nr);
+    _mm256_storeu_pd(L->nc, nc);
+    _mm256_storeu_pd(L->mx, mx);
+    _mm256_storeu_pd(L->mr, mr);
+    _mm256_storeu_pd(L->pr, pr);
+    _mm256_storeu_pd(L->mt, mt);
+    L->mism += mism;
+    return i;
+}
+
+static bool have_avx2(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
+#endif
+
+static inline double lane_sum(const double v[4])
+{
+    return (v[0] + v[1]) + (v[2] + v[3]);
+}
+
+static inline double lane_max(const double v[4])
+{
+    double a = v[0] > v[1] ? v[0] : v[1], b = v[2] > v[3] ? v[2] : v[3];
+    return a > b ? a : b;
+}
+
+/* The path of blocks without NaN/Inf: no per-element class tests, four lanes per sum, the
  * index of a new maximum found by a second look only when the block raises it. Computes
  * into locals and returns false (leaving a untouched) when a value turns out not finite. */
-static inline __attribute__((always_inline)) bool
-finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
-             const double *cand, size_t n, int route)
+static bool finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                         const double *ref, const double *cand, size_t n)
 {
-    double sa[2] = {0, 0}, sq[2] = {0, 0}, dt[2] = {0, 0}, nr[2] = {0, 0}, nc[2] = {0, 0};
-    double mx[2] = {-1, -1}, mr[2] = {-1, -1}, pr[2] = {0, 0}, mt[2] = {0, 0};
-    uint64_t mism = 0;
-    int64_t mu = (int64_t)a->max_ulp;
-    const double atol = s->atol, rtol = s->rtol, eps = s->eps;
-    size_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-        FINITE_STEP(0, ref[i], cand[i], route);
-        FINITE_STEP(1, ref[i + 1], cand[i + 1], route);
+    lanes L0, *L = &L0;
+    lanes_init(L, (int64_t)a->max_ulp);
+    int route = uf && (uf->fast == 2 || uf->fast == 3) ? uf->fast : 0;
+    bool ulp_apart = uf != NULL; /* ULPs in their own loop (max: any order gives the same) */
+#ifdef GOLDEN_HAVE_AVX2
+    if (!s->scalar_only && have_avx2()) {
+        size_t done = lanes_avx2(s, L, ref, cand, n);
+        lanes_scalar(s, L, ref, cand, done, n, false, 0);
+    } else
+#endif
+    {
+        ulp_apart = uf && route == 0;
+        if (route == 2)
+            lanes_scalar(s, L, ref, cand, 0, n, true, 2);
+        else if (route == 3)
+            lanes_scalar(s, L, ref, cand, 0, n, true, 3);
+        else
+            lanes_scalar(s, L, ref, cand, 0, n, true, 0);
     }
-    if (i < n)
-        FINITE_STEP(0, ref[i], cand[i], route);
-    if (pr[0] + pr[1] != 0)
+    if (lane_sum(L->pr) != 0)
         return false;
     /* sums that overflow, or squares that may have underflowed, go the scaled way */
-    double bd = dt[0] + dt[1], bnr = nr[0] + nr[1], bnc = nc[0] + nc[1], bsq = sq[0] + sq[1];
+    double bd = lane_sum(L->dt), bnr = lane_sum(L->nr), bnc = lane_sum(L->nc), bsq = lane_sum(L->sq);
     if (!isfinite(bd + bnr + bnc + bsq) || bnr + bnc < 0x1p-900)
         return false;
-    double bmax = mx[0] > mx[1] ? mx[0] : mx[1];
+    double bmax = lane_max(L->mx);
     if (bmax > a->max_abs) {
         for (size_t k = 0; k < n; k++)
             if (fabs(cand[k] - ref[k]) == bmax) {
@@ -418,18 +539,18 @@ finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
                 break;
             }
     }
-    double brel = mr[0] > mr[1] ? mr[0] : mr[1];
+    double brel = lane_max(L->mr);
     if (brel > a->max_rel)
         a->max_rel = brel;
-    a->max_ulp = (uint64_t)mu;
+    a->max_ulp = ulp_apart ? block_max_ulp(uf, ref, cand, n, (uint64_t)L->mu) : (uint64_t)L->mu;
     a->pairs += n;
     a->finite_pairs += n;
-    a->mismatches += mism;
-    neu_add(&a->sum_abs, &a->sum_abs_c, sa[0] + sa[1]);
+    a->mismatches += L->mism;
+    neu_add(&a->sum_abs, &a->sum_abs_c, lane_sum(L->sa));
     double v[4] = {bd, bnr, bnc, bsq};
     static const int zero[4] = {0, 0, 0, 0};
     scaled_add(a, v, NULL, zero);
-    double bt = mt[0] > mt[1] ? mt[0] : mt[1];
+    double bt = lane_max(L->mt);
     if (bt > a->max_tol)
         a->max_tol = bt;
     return true;
@@ -438,15 +559,7 @@ finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
 static bool add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
                              const double *ref, const double *cand, size_t n)
 {
-    if (uf && uf->fast == 2)
-        return finite_block(s, a, ref, cand, n, 2);
-    if (uf && uf->fast == 3)
-        return finite_block(s, a, ref, cand, n, 3);
-    if (!finite_block(s, a, ref, cand, n, 0))
-        return false;
-    if (uf)
-        a->max_ulp = block_max_ulp(uf, ref, cand, n, a->max_ulp);
-    return true;
+    return finite_block(s, a, uf, ref, cand, n);
 }
 
 /* Non-finite class: 0 finite, 1 NaN, 2 +Inf, 3 -Inf. */

@@ -46,6 +46,8 @@ typedef struct {
     int64_t *first_divergence;
     double *row_value;
     uint8_t *row_flags;
+    /* the portable loop only, not the AVX2 one (both give the same bits; for tests) */
+    bool scalar_only;
 } golden_cmp_setup;
 
 /* Whether the pair has a ULP distance and in which float format it is measured: the
