@@ -482,6 +482,43 @@ lanes_avx2(const golden_cmp_setup *s, lanes *L, const double *ref, const double 
     return i;
 }
 
+/* Largest ULP distance of a finite block through f32 bits (route 2) or their bf16
+ * rounding (route 3), four pairs at a time; a maximum, so any order gives the same. */
+__attribute__((target("avx2"))) static uint64_t
+ulp32_avx2(const double *ref, const double *cand, size_t n, bool to_bf16, uint64_t mu)
+{
+    const __m128i absm = _mm_set1_epi32(0x7FFFFFFF), half = _mm_set1_epi32(0x7FFF),
+                  one = _mm_set1_epi32(1);
+    __m256i best = _mm256_set1_epi64x((long long)mu);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m128i br = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_loadu_pd(ref + i)));
+        __m128i bc = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_loadu_pd(cand + i)));
+        __m128i mr = _mm_and_si128(br, absm), mc = _mm_and_si128(bc, absm);
+        if (to_bf16) {
+            mr = _mm_srli_epi32(_mm_add_epi32(_mm_add_epi32(mr, half),
+                                              _mm_and_si128(_mm_srli_epi32(mr, 16), one)), 16);
+            mc = _mm_srli_epi32(_mm_add_epi32(_mm_add_epi32(mc, half),
+                                              _mm_and_si128(_mm_srli_epi32(mc, 16), one)), 16);
+        }
+        __m128i sr = _mm_srai_epi32(br, 31), scg = _mm_srai_epi32(bc, 31);
+        __m256i orr = _mm256_cvtepi32_epi64(_mm_sub_epi32(_mm_xor_si128(mr, sr), sr));
+        __m256i orc = _mm256_cvtepi32_epi64(_mm_sub_epi32(_mm_xor_si128(mc, scg), scg));
+        __m256i d = _mm256_sub_epi64(orr, orc);
+        __m256i nd = _mm256_sub_epi64(_mm256_setzero_si256(), d);
+        d = _mm256_blendv_epi8(d, nd, _mm256_cmpgt_epi64(nd, d));
+        best = _mm256_blendv_epi8(best, d, _mm256_cmpgt_epi64(d, best));
+    }
+    int64_t b4[4];
+    _mm256_storeu_si256((__m256i *)b4, best);
+    uint64_t m = mu;
+    for (int l = 0; l < 4; l++)
+        if ((uint64_t)b4[l] > m)
+            m = (uint64_t)b4[l];
+    ulp_format f = {to_bf16 ? 3 : 2, false, 0, 0, 0};
+    return block_max_ulp(&f, ref + i, cand + i, n - i, m);
+}
+
 static bool have_avx2(void)
 {
     return __builtin_cpu_supports("avx2");
@@ -542,7 +579,15 @@ static bool finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp
     double brel = lane_max(L->mr);
     if (brel > a->max_rel)
         a->max_rel = brel;
-    a->max_ulp = ulp_apart ? block_max_ulp(uf, ref, cand, n, (uint64_t)L->mu) : (uint64_t)L->mu;
+    uint64_t mu = (uint64_t)L->mu;
+#ifdef GOLDEN_HAVE_AVX2
+    if (ulp_apart && route && !s->scalar_only && have_avx2())
+        mu = ulp32_avx2(ref, cand, n, route == 3, mu);
+    else
+#endif
+    if (ulp_apart)
+        mu = block_max_ulp(uf, ref, cand, n, mu);
+    a->max_ulp = mu;
     a->pairs += n;
     a->finite_pairs += n;
     a->mismatches += L->mism;
@@ -717,32 +762,108 @@ static void row3_add(golden_cmp_acc *a, double d, double r, double c, const bloc
     a->cr_c += dc;
 }
 
+/* One row segment's dot and squared norms (finite pairs, values scaled by sr and sc) in four
+ * lanes combined as (0 + 1) + (2 + 3), and the largest |c| where r is 0. The portable and the
+ * AVX2 versions add in the same order (a skipped pair adds +0, which changes no sum that
+ * starts at +0), so they give the same bits. */
+typedef struct {
+    double d, r, c, maxc;
+} row_part;
+
+static row_part row_segment_scalar(const double *ref, const double *cand, size_t n, double sr,
+                                   double sc, size_t from, const double lanes_in[3][4],
+                                   double maxc)
+{
+    double d[4], r2[4], c2[4];
+    for (int l = 0; l < 4; l++) {
+        d[l] = lanes_in ? lanes_in[0][l] : 0;
+        r2[l] = lanes_in ? lanes_in[1][l] : 0;
+        c2[l] = lanes_in ? lanes_in[2][l] : 0;
+    }
+    size_t i = from;
+    for (; !lanes_in && i + 4 <= n; i += 4)
+        for (int l = 0; l < 4; l++) {
+            double r = ref[i + l], c = cand[i + l];
+            if (isfinite(r) && isfinite(c)) {
+                double rs = r * sr, cs = c * sc;
+                d[l] += rs * cs;
+                r2[l] += rs * rs;
+                c2[l] += cs * cs;
+                if (r == 0 && fabs(c) > maxc)
+                    maxc = fabs(c);
+            }
+        }
+    for (; i < n; i++) {
+        double r = ref[i], c = cand[i];
+        if (isfinite(r) && isfinite(c)) {
+            double rs = r * sr, cs = c * sc;
+            d[0] += rs * cs;
+            r2[0] += rs * rs;
+            c2[0] += cs * cs;
+            if (r == 0 && fabs(c) > maxc)
+                maxc = fabs(c);
+        }
+    }
+    row_part p = {(d[0] + d[1]) + (d[2] + d[3]), (r2[0] + r2[1]) + (r2[2] + r2[3]),
+                  (c2[0] + c2[1]) + (c2[2] + c2[3]), maxc};
+    return p;
+}
+
+#ifdef GOLDEN_HAVE_AVX2
+__attribute__((target("avx2"))) static row_part
+row_segment_avx2(const double *ref, const double *cand, size_t n, double sr, double sc)
+{
+    const __m256d vsr = _mm256_set1_pd(sr), vsc = _mm256_set1_pd(sc), sign = _mm256_set1_pd(-0.0),
+                  big = _mm256_set1_pd(DBL_MAX);
+    __m256d d = _mm256_setzero_pd(), r2 = d, c2 = d, mc = d, zero = d;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d r = _mm256_loadu_pd(ref + i), c = _mm256_loadu_pd(cand + i);
+        __m256d fin = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, r), big, _CMP_LE_OQ),
+                                    _mm256_cmp_pd(_mm256_andnot_pd(sign, c), big, _CMP_LE_OQ));
+        __m256d rs = _mm256_mul_pd(r, vsr), cs = _mm256_mul_pd(c, vsc);
+        d = _mm256_add_pd(d, _mm256_and_pd(_mm256_mul_pd(rs, cs), fin));
+        r2 = _mm256_add_pd(r2, _mm256_and_pd(_mm256_mul_pd(rs, rs), fin));
+        c2 = _mm256_add_pd(c2, _mm256_and_pd(_mm256_mul_pd(cs, cs), fin));
+        __m256d at0 = _mm256_and_pd(fin, _mm256_cmp_pd(r, zero, _CMP_EQ_OQ));
+        mc = _mm256_max_pd(_mm256_and_pd(_mm256_andnot_pd(sign, c), at0), mc);
+    }
+    double part[3][4], m4[4];
+    _mm256_storeu_pd(m4, mc);
+    double maxc = m4[0] > m4[1] ? m4[0] : m4[1];
+    maxc = maxc > m4[2] ? maxc : m4[2];
+    maxc = maxc > m4[3] ? maxc : m4[3];
+    _mm256_storeu_pd(part[0], d);
+    _mm256_storeu_pd(part[1], r2);
+    _mm256_storeu_pd(part[2], c2);
+    return row_segment_scalar(ref, cand, n, sr, sc, i, (const double(*)[4])part, maxc);
+}
+#endif
+
 static void layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
                        const double *cand, size_t n, const block_scales *k)
 {
     const double sr = ldexp(1.0, -k->r), sc = ldexp(1.0, -k->c);
-    double d = 0, r2 = 0, c2 = 0;
-    uint64_t pos = a->row_pos;
-    for (size_t i = 0; i < n; i++) {
-        double r = ref[i], c = cand[i];
-        if (isfinite(r) && isfinite(c)) {
-            double rs = r * sr, cs = c * sc;
-            d += rs * cs;
-            r2 += rs * rs;
-            c2 += cs * cs;
-            if (r == 0 && fabs(c) > a->cr_maxc)
-                a->cr_maxc = fabs(c);
-        }
-        if (++pos == s->row_len) {
-            row3_add(a, d, r2, c2, k);
-            d = r2 = c2 = 0;
-            a->row_pos = pos;
+    size_t i = 0;
+    while (i < n) {
+        size_t seg = (size_t)(s->row_len - a->row_pos);
+        if (seg > n - i)
+            seg = n - i;
+        row_part p;
+#ifdef GOLDEN_HAVE_AVX2
+        if (!s->scalar_only && have_avx2())
+            p = row_segment_avx2(ref + i, cand + i, seg, sr, sc);
+        else
+#endif
+            p = row_segment_scalar(ref + i, cand + i, seg, sr, sc, 0, NULL, 0.0);
+        row3_add(a, p.d, p.r, p.c, k);
+        if (p.maxc > a->cr_maxc)
+            a->cr_maxc = p.maxc;
+        a->row_pos += seg;
+        i += seg;
+        if (a->row_pos == s->row_len)
             close_layer_row(s, a);
-            pos = 0;
-        }
     }
-    row3_add(a, d, r2, c2, k);
-    a->row_pos = pos;
 }
 
 /* Logits rows: online softmax of both sides (running max, rescaled sums), the KL sum
