@@ -1,8 +1,13 @@
 /* The one-pass metrics engine: every calculet-diff-report/v1 metric of a tensor pair from a
  * single streamed pass, with accumulators that merge in chunk order so threads stay exact. */
 #include "golden/compare.h"
+#include "tensor/compare_internal.h"
 
+#include <float.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const tier_names[GOLDEN_TIER_COUNT] = {"kernel", "layer", "logits", "tokens"};
@@ -167,79 +172,60 @@ void golden_cmp_acc_init(golden_cmp_acc *a, uint64_t first)
     a->earliest_divergence = -1;
     a->cur_div = -1;
     a->first_new_nonfinite = -1;
+    a->first_class_diff = -1;
+    a->first_int_diff = -1;
+    a->first_unshared = -1;
+    a->min_row_cos = INFINITY;
+    a->kl_max = -1.0;
+    a->lsm_max = -1.0;
+    a->sm_mr = a->sm_mc = -INFINITY;
+    a->sm_dmin = INFINITY;
+    a->sm_dmax = -INFINITY;
 }
 
-static void topk_push(golden_cmp_topk *t, double v, int64_t idx)
+/* ---- scaled sums ---- */
+
+/* Blocks whose values reach past 2^400 or stay below 2^-400 are summed scaled by a power of
+ * two, so squares neither overflow (1e200^2) nor vanish (1e-200^2). */
+#define SCALE_HI 0x1p400
+#define SCALE_LO 0x1p-400
+
+static int block_scale(double m)
 {
-    if (v != v)
-        return; /* NaN never ranks */
-    if (t->n == GOLDEN_CMP_TOPK && !(v > t->val[GOLDEN_CMP_TOPK - 1]))
-        return; /* an equal later index loses: top-1 is the first maximal index */
-    int p = t->n < GOLDEN_CMP_TOPK ? t->n : GOLDEN_CMP_TOPK - 1;
-    while (p > 0 && t->val[p - 1] < v) {
-        t->val[p] = t->val[p - 1];
-        t->idx[p] = t->idx[p - 1];
-        p--;
-    }
-    t->val[p] = v;
-    t->idx[p] = idx;
-    if (t->n < GOLDEN_CMP_TOPK)
-        t->n++;
+    if (!(m > SCALE_HI) && !(m < SCALE_LO && m > 0))
+        return 0;
+    int k;
+    frexp(m, &k);
+    return k;
 }
 
-static void close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
+/* Add v (and its compensation vc) worth v * 2^e into a sum kept as (sum + comp) * 2^*exp:
+ * an empty sum takes the new scale, a larger scale rescales the sum (its tiny part is
+ * below the new one's rounding anyway). */
+void golden_cmp_sadd(double *sum, double *comp, int *exp, double v, double vc, int e)
 {
-    uint64_t row = s->row_len ? a->first / s->row_len + a->rows : a->rows;
-    a->rows++;
-    if (s->tier == GOLDEN_TIER_LOGITS) {
-        const golden_cmp_topk *r = &a->cur_ref, *c = &a->cur_cand;
-        int64_t r0 = r->n ? r->idx[0] : -1, c0 = c->n ? c->idx[0] : -1;
-        bool match = r0 == c0;
-        if (match)
-            a->top1_match++;
-        else
-            a->flips++;
-        /* A row's top-k set is its k largest non-NaN entries, k = min(5, such entries), so
-         * identical rows overlap fully even with NaN or fewer than five entries. The share
-         * common/k is kept exact as an integer in 60ths (60 is divisible by 1..5). */
-        int common = 0, k = r->n > c->n ? r->n : c->n;
-        for (int i = 0; i < r->n; i++)
-            for (int j = 0; j < c->n; j++)
-                if (r->idx[i] == c->idx[j]) {
-                    common++;
-                    break;
-                }
-        a->top5_common += k ? (uint64_t)(common * (60 / k)) : 60;
-        double margin = r->n >= 2 ? r->val[0] - r->val[1] : NAN;
-        bool near = margin < s->near_tie_margin;
-        if (near) {
-            a->near_tie_rows++;
-            if (!match)
-                a->near_tie_flips++;
-        }
-        if (!match && a->n_examples < GOLDEN_CMP_EXAMPLES) {
-            golden_cmp_flip *f = &a->examples[a->n_examples++];
-            f->row = row;
-            f->ref_top1 = r0;
-            f->cand_top1 = c0;
-            f->margin = margin;
-            f->near_tie = near;
-        }
-        a->cur_ref.n = 0;
-        a->cur_cand.n = 0;
-    } else if (s->tier == GOLDEN_TIER_TOKENS) {
-        a->sequences++;
-        if (a->cur_div < 0) {
-            a->sequences_exact++;
-        } else if (a->earliest_divergence < 0 || a->cur_div < a->earliest_divergence) {
-            a->earliest_divergence = a->cur_div;
-            a->earliest_divergence_row = row;
-        }
-        if (s->first_divergence)
-            s->first_divergence[row] = a->cur_div;
-        a->cur_div = -1;
+    if (v == 0 && vc == 0)
+        return;
+    if (*sum == 0 && *comp == 0) {
+        *exp = e;
+    } else if (e > *exp) {
+        double f = ldexp(1.0, *exp - e);
+        *sum *= f;
+        *comp *= f;
+        *exp = e;
     }
-    a->row_pos = 0;
+    double f = ldexp(1.0, e - *exp);
+    neu_add(sum, comp, v * f);
+    *comp += vc * f;
+}
+
+/* The four scaled sums of a block or of another accumulator. */
+static void scaled_add(golden_cmp_acc *a, const double v[4], const double *comp, const int e[4])
+{
+    double *sum[4] = {&a->dot, &a->norm_r, &a->norm_c, &a->sum_sq};
+    double *cmp[4] = {&a->dot_c, &a->norm_r_c, &a->norm_c_c, &a->sum_sq_c};
+    for (int i = 0; i < 4; i++)
+        golden_cmp_sadd(sum[i], cmp[i], &a->sexp[i], v[i], comp ? comp[i] : 0.0, e[i]);
 }
 
 /* Sign-magnitude bits to an ordered index without a branch. */
@@ -293,7 +279,11 @@ static uint64_t block_max_ulp(const ulp_format *uf, const double *ref, const dou
         mx[l] = ad_ > mx[l] ? ad_ : mx[l];                                                 \
         double rel_ = ad_ / (ar_ > eps ? ar_ : eps);                                       \
         mr[l] = rel_ > mr[l] ? rel_ : mr[l];                                               \
-        mism += ad_ > atol + rtol * ar_;                                                   \
+        double tol_ = atol + rtol * ar_;                                                   \
+        mism += ad_ > tol_;                                                                \
+        double ut_ = ad_ / tol_;                                                           \
+        ut_ = ut_ == ut_ ? ut_ : 0.0; /* 0 / 0: an exact pair at zero tolerance */         \
+        mt[l] = ut_ > mt[l] ? ut_ : mt[l];                                                 \
         if ((route) >= 2) {                                                                \
             float fr_ = (float)(r), fc_ = (float)(c);                                      \
             uint32_t br_, bc_;                                                             \
@@ -310,28 +300,189 @@ static uint64_t block_max_ulp(const ulp_format *uf, const double *ref, const dou
         }                                                                                  \
     } while (0)
 
-/* The path of blocks without NaN/Inf: no per-element class tests, two lanes per sum, the
+/* Partial results of a finite block in four lanes: element i goes to lane i % 4 (the tail
+ * past the last multiple of four to lane 0), and lanes are combined as (0 + 1) + (2 + 3).
+ * The portable loop and the AVX2 loop follow exactly this order, so their results are the
+ * same bits. */
+typedef struct {
+    double sa[4], sq[4], dt[4], nr[4], nc[4], mx[4], mr[4], pr[4], mt[4];
+    uint64_t mism;
+    int64_t mu;
+} lanes;
+
+static void lanes_init(lanes *L, int64_t mu)
+{
+    for (int l = 0; l < 4; l++) {
+        L->sa[l] = L->sq[l] = L->dt[l] = L->nr[l] = L->nc[l] = L->pr[l] = L->mt[l] = 0;
+        L->mx[l] = L->mr[l] = -1;
+    }
+    L->mism = 0;
+    L->mu = mu;
+}
+
+/* Lane steps for elements [from, n): lane 0 for a tail, lanes 0-3 for whole quads. */
+#define LANE_LOOP(route)                                                                   \
+    do {                                                                                   \
+        double *sa = L->sa, *sq = L->sq, *dt = L->dt, *nr = L->nr, *nc = L->nc;            \
+        double *mx = L->mx, *mr = L->mr, *pr = L->pr, *mt = L->mt;                         \
+        uint64_t mism = L->mism;                                                           \
+        int64_t mu = L->mu;                                                                \
+        size_t i = from;                                                                   \
+        for (; quads && i + 4 <= n; i += 4) {                                              \
+            FINITE_STEP(0, ref[i], cand[i], route);                                        \
+            FINITE_STEP(1, ref[i + 1], cand[i + 1], route);                                \
+            FINITE_STEP(2, ref[i + 2], cand[i + 2], route);                                \
+            FINITE_STEP(3, ref[i + 3], cand[i + 3], route);                                \
+        }                                                                                  \
+        for (; i < n; i++)                                                                 \
+            FINITE_STEP(0, ref[i], cand[i], route);                                        \
+        L->mism = mism;                                                                    \
+        L->mu = mu;                                                                        \
+    } while (0)
+
+static inline __attribute__((always_inline)) void
+lanes_scalar(const golden_cmp_setup *s, lanes *L, const double *ref, const double *cand,
+             size_t from, size_t n, bool quads, int route)
+{
+    const double atol = s->atol, rtol = s->rtol, eps = s->eps;
+    LANE_LOOP(route);
+}
+
+#if GOLDEN_HAVE_AVX2
+#include <immintrin.h>
+
+/* The same lane steps, four lanes at once (no FMA: each product and sum rounds as in the
+ * portable loop). Returns how many elements it did (whole quads). */
+__attribute__((target("avx2"))) static size_t
+lanes_avx2(const golden_cmp_setup *s, lanes *L, const double *ref, const double *cand, size_t n)
+{
+    const __m256d zero = _mm256_setzero_pd(), sign = _mm256_set1_pd(-0.0);
+    const __m256d atol = _mm256_set1_pd(s->atol), rtol = _mm256_set1_pd(s->rtol),
+                  eps = _mm256_set1_pd(s->eps);
+    __m256d sa = _mm256_loadu_pd(L->sa), sq = _mm256_loadu_pd(L->sq), dt = _mm256_loadu_pd(L->dt),
+            nr = _mm256_loadu_pd(L->nr), nc = _mm256_loadu_pd(L->nc), mx = _mm256_loadu_pd(L->mx),
+            mr = _mm256_loadu_pd(L->mr), pr = _mm256_loadu_pd(L->pr), mt = _mm256_loadu_pd(L->mt);
+    uint64_t mism = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d r = _mm256_loadu_pd(ref + i), c = _mm256_loadu_pd(cand + i);
+        __m256d d = _mm256_sub_pd(c, r), ad = _mm256_andnot_pd(sign, d),
+                ar = _mm256_andnot_pd(sign, r);
+        pr = _mm256_add_pd(pr, _mm256_add_pd(_mm256_mul_pd(r, zero), _mm256_mul_pd(c, zero)));
+        sa = _mm256_add_pd(sa, ad);
+        sq = _mm256_add_pd(sq, _mm256_mul_pd(d, d));
+        dt = _mm256_add_pd(dt, _mm256_mul_pd(c, r));
+        nr = _mm256_add_pd(nr, _mm256_mul_pd(r, r));
+        nc = _mm256_add_pd(nc, _mm256_mul_pd(c, c));
+        mx = _mm256_max_pd(ad, mx);       /* ad > mx ? ad : mx */
+        __m256d den = _mm256_max_pd(ar, eps);
+        mr = _mm256_max_pd(_mm256_div_pd(ad, den), mr);
+        __m256d tol = _mm256_add_pd(atol, _mm256_mul_pd(rtol, ar));
+        mism += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_pd(
+            _mm256_cmp_pd(ad, tol, _CMP_GT_OQ)));
+        __m256d ut = _mm256_div_pd(ad, tol);
+        ut = _mm256_and_pd(ut, _mm256_cmp_pd(ut, ut, _CMP_ORD_Q)); /* 0 / 0 -> 0 */
+        mt = _mm256_max_pd(ut, mt);
+    }
+    _mm256_storeu_pd(L->sa, sa);
+    _mm256_storeu_pd(L->sq, sq);
+    _mm256_storeu_pd(L->dt, dt);
+    _mm256_storeu_pd(L->nr, nr);
+    _mm256_storeu_pd(L->nc, nc);
+    _mm256_storeu_pd(L->mx, mx);
+    _mm256_storeu_pd(L->mr, mr);
+    _mm256_storeu_pd(L->pr, pr);
+    _mm256_storeu_pd(L->mt, mt);
+    L->mism += mism;
+    return i;
+}
+
+/* Largest ULP distance of a finite block through f32 bits (route 2) or their bf16
+ * rounding (route 3), four pairs at a time; a maximum, so any order gives the same. */
+__attribute__((target("avx2"))) static uint64_t
+ulp32_avx2(const double *ref, const double *cand, size_t n, bool to_bf16, uint64_t mu)
+{
+    const __m128i absm = _mm_set1_epi32(0x7FFFFFFF), half = _mm_set1_epi32(0x7FFF),
+                  one = _mm_set1_epi32(1);
+    __m256i best = _mm256_set1_epi64x((long long)mu);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m128i br = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_loadu_pd(ref + i)));
+        __m128i bc = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_loadu_pd(cand + i)));
+        __m128i mr = _mm_and_si128(br, absm), mc = _mm_and_si128(bc, absm);
+        if (to_bf16) {
+            mr = _mm_srli_epi32(_mm_add_epi32(_mm_add_epi32(mr, half),
+                                              _mm_and_si128(_mm_srli_epi32(mr, 16), one)), 16);
+            mc = _mm_srli_epi32(_mm_add_epi32(_mm_add_epi32(mc, half),
+                                              _mm_and_si128(_mm_srli_epi32(mc, 16), one)), 16);
+        }
+        __m128i sr = _mm_srai_epi32(br, 31), scg = _mm_srai_epi32(bc, 31);
+        __m256i orr = _mm256_cvtepi32_epi64(_mm_sub_epi32(_mm_xor_si128(mr, sr), sr));
+        __m256i orc = _mm256_cvtepi32_epi64(_mm_sub_epi32(_mm_xor_si128(mc, scg), scg));
+        __m256i d = _mm256_sub_epi64(orr, orc);
+        __m256i nd = _mm256_sub_epi64(_mm256_setzero_si256(), d);
+        d = _mm256_blendv_epi8(d, nd, _mm256_cmpgt_epi64(nd, d));
+        best = _mm256_blendv_epi8(best, d, _mm256_cmpgt_epi64(d, best));
+    }
+    int64_t b4[4];
+    _mm256_storeu_si256((__m256i *)b4, best);
+    uint64_t m = mu;
+    for (int l = 0; l < 4; l++)
+        if ((uint64_t)b4[l] > m)
+            m = (uint64_t)b4[l];
+    ulp_format f = {to_bf16 ? 3 : 2, false, 0, 0, 0};
+    return block_max_ulp(&f, ref + i, cand + i, n - i, m);
+}
+
+bool golden_cmp_have_avx2(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
+#endif
+
+static inline double lane_sum(const double v[4])
+{
+    return (v[0] + v[1]) + (v[2] + v[3]);
+}
+
+static inline double lane_max(const double v[4])
+{
+    double a = v[0] > v[1] ? v[0] : v[1], b = v[2] > v[3] ? v[2] : v[3];
+    return a > b ? a : b;
+}
+
+/* The path of blocks without NaN/Inf: no per-element class tests, four lanes per sum, the
  * index of a new maximum found by a second look only when the block raises it. Computes
  * into locals and returns false (leaving a untouched) when a value turns out not finite. */
-static inline __attribute__((always_inline)) bool
-finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
-             const double *cand, size_t n, int route)
+static bool finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                         const double *ref, const double *cand, size_t n)
 {
-    double sa[2] = {0, 0}, sq[2] = {0, 0}, dt[2] = {0, 0}, nr[2] = {0, 0}, nc[2] = {0, 0};
-    double mx[2] = {-1, -1}, mr[2] = {-1, -1}, pr[2] = {0, 0};
-    uint64_t mism = 0;
-    int64_t mu = (int64_t)a->max_ulp;
-    const double atol = s->atol, rtol = s->rtol, eps = s->eps;
-    size_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-        FINITE_STEP(0, ref[i], cand[i], route);
-        FINITE_STEP(1, ref[i + 1], cand[i + 1], route);
+    lanes L0, *L = &L0;
+    lanes_init(L, (int64_t)a->max_ulp);
+    int route = uf && (uf->fast == 2 || uf->fast == 3) ? uf->fast : 0;
+    bool ulp_apart = uf != NULL; /* ULPs in their own loop (max: any order gives the same) */
+#if GOLDEN_HAVE_AVX2
+    if (!s->scalar_only && golden_cmp_have_avx2()) {
+        size_t done = lanes_avx2(s, L, ref, cand, n);
+        lanes_scalar(s, L, ref, cand, done, n, false, 0);
+    } else
+#endif
+    {
+        ulp_apart = uf && route == 0;
+        if (route == 2)
+            lanes_scalar(s, L, ref, cand, 0, n, true, 2);
+        else if (route == 3)
+            lanes_scalar(s, L, ref, cand, 0, n, true, 3);
+        else
+            lanes_scalar(s, L, ref, cand, 0, n, true, 0);
     }
-    if (i < n)
-        FINITE_STEP(0, ref[i], cand[i], route);
-    if (pr[0] + pr[1] != 0)
+    if (lane_sum(L->pr) != 0)
         return false;
-    double bmax = mx[0] > mx[1] ? mx[0] : mx[1];
+    /* sums that overflow, or squares that may have underflowed, go the scaled way */
+    double bd = lane_sum(L->dt), bnr = lane_sum(L->nr), bnc = lane_sum(L->nc), bsq = lane_sum(L->sq);
+    if (!isfinite(bd + bnr + bnc + bsq) || bnr + bnc < 0x1p-900)
+        return false;
+    double bmax = lane_max(L->mx);
     if (bmax > a->max_abs) {
         for (size_t k = 0; k < n; k++)
             if (fabs(cand[k] - ref[k]) == bmax) {
@@ -340,56 +491,88 @@ finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
                 break;
             }
     }
-    double brel = mr[0] > mr[1] ? mr[0] : mr[1];
+    double brel = lane_max(L->mr);
     if (brel > a->max_rel)
         a->max_rel = brel;
-    a->max_ulp = (uint64_t)mu;
+    uint64_t mu = (uint64_t)L->mu;
+#if GOLDEN_HAVE_AVX2
+    if (ulp_apart && route && !s->scalar_only && golden_cmp_have_avx2())
+        mu = ulp32_avx2(ref, cand, n, route == 3, mu);
+    else
+#endif
+    if (ulp_apart)
+        mu = block_max_ulp(uf, ref, cand, n, mu);
+    a->max_ulp = mu;
     a->pairs += n;
     a->finite_pairs += n;
-    a->mismatches += mism;
-    neu_add(&a->sum_abs, &a->sum_abs_c, sa[0] + sa[1]);
-    neu_add(&a->sum_sq, &a->sum_sq_c, sq[0] + sq[1]);
-    neu_add(&a->dot, &a->dot_c, dt[0] + dt[1]);
-    neu_add(&a->norm_r, &a->norm_r_c, nr[0] + nr[1]);
-    neu_add(&a->norm_c, &a->norm_c_c, nc[0] + nc[1]);
+    a->mismatches += L->mism;
+    neu_add(&a->sum_abs, &a->sum_abs_c, lane_sum(L->sa));
+    double v[4] = {bd, bnr, bnc, bsq};
+    static const int zero[4] = {0, 0, 0, 0};
+    scaled_add(a, v, NULL, zero);
+    double bt = lane_max(L->mt);
+    if (bt > a->max_tol)
+        a->max_tol = bt;
     return true;
 }
 
 static bool add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
                              const double *ref, const double *cand, size_t n)
 {
-    if (uf && uf->fast == 2)
-        return finite_block(s, a, ref, cand, n, 2);
-    if (uf && uf->fast == 3)
-        return finite_block(s, a, ref, cand, n, 3);
-    if (!finite_block(s, a, ref, cand, n, 0))
-        return false;
-    if (uf)
-        a->max_ulp = block_max_ulp(uf, ref, cand, n, a->max_ulp);
-    return true;
+    return finite_block(s, a, uf, ref, cand, n);
 }
 
-/* A block with NaN/Inf somewhere: every pair is classified. */
-static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
-                          const double *ref, const double *cand, size_t n)
+/* Non-finite class: 0 finite, 1 NaN, 2 +Inf, 3 -Inf. */
+static inline int nf_class(double x)
+{
+    return isfinite(x) ? 0 : isnan(x) ? 1 : x > 0 ? 2 : 3;
+}
+
+/* Scales of a block (for block_scale): the largest finite |r|, |c| and |c - r| over the
+ * pairs that are both finite (the difference halved first, so it cannot overflow). */
+
+static block_scales block_mags(const double *ref, const double *cand, size_t n)
+{
+    double mr = 0, mc = 0, md = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = ref[i], c = cand[i];
+        if (!(fabs(r) <= DBL_MAX) || !(fabs(c) <= DBL_MAX))
+            continue;
+        double d = fabs(c * 0.5 - r * 0.5);
+        mr = fabs(r) > mr ? fabs(r) : mr;
+        mc = fabs(c) > mc ? fabs(c) : mc;
+        md = d > md ? d : md;
+    }
+    block_scales k = {block_scale(mr), block_scale(mc), block_scale(2 * md)};
+    return k;
+}
+
+/* A block with NaN/Inf somewhere, or with magnitudes that need scaling: every pair is
+ * classified. Returns the block's scale exponent k (values were summed times 2^-k). */
+static block_scales add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a,
+                                  const ulp_format *uf, const double *ref, const double *cand,
+                                  size_t n)
 {
     double bs_abs = 0, bs_sq = 0, bdot = 0, bnr = 0, bnc = 0;
-    double max_abs = a->max_abs, max_rel = a->max_rel;
+    double max_abs = a->max_abs, max_rel = a->max_rel, max_tol = a->max_tol;
     uint64_t max_idx = a->max_abs_index, fin = 0, mism = 0, max_ulp = a->max_ulp;
     const double atol = s->atol, rtol = s->rtol, eps = s->eps;
     const uint64_t base = a->first + a->n;
+    block_scales k = block_mags(ref, cand, n);
+    const double sr = ldexp(1.0, -k.r), sc = ldexp(1.0, -k.c), sd = ldexp(1.0, -k.d);
 
     for (size_t i = 0; i < n; i++) {
         double r = ref[i], c = cand[i];
         bool fr = isfinite(r), fc = isfinite(c);
         if (fr && fc) {
             double d = c - r, ad = fabs(d), ar = fabs(r);
+            double rs = r * sr, cs = c * sc, ds = c * sd - r * sd;
             fin++;
             bs_abs += ad;
-            bs_sq += d * d;
-            bdot += c * r;
-            bnr += r * r;
-            bnc += c * c;
+            bs_sq += ds * ds;
+            bdot += cs * rs;
+            bnr += rs * rs;
+            bnc += cs * cs;
             if (ad > max_abs) {
                 max_abs = ad;
                 max_idx = base + i;
@@ -397,7 +580,10 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
             double rel = ad / (ar > eps ? ar : eps);
             if (rel > max_rel)
                 max_rel = rel;
-            if (ad > atol + rtol * ar)
+            double tol = atol + rtol * ar, ut = ad / tol;
+            if (ut == ut && ut > max_tol)
+                max_tol = ut;
+            if (ad > tol)
                 mism++;
             if (uf) {
                 uint64_t u = ulp_distance(ulp_of(uf, r), ulp_of(uf, c));
@@ -410,6 +596,11 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
                     a->nan_ref++;
                 else
                     a->inf_ref++;
+                if (nf_class(r) != nf_class(c)) {
+                    a->class_diff++;
+                    if (a->first_class_diff < 0)
+                        a->first_class_diff = (int64_t)(base + i);
+                }
             }
             if (!fc && fr && a->first_new_nonfinite < 0)
                 a->first_new_nonfinite = (int64_t)(base + i);
@@ -424,9 +615,7 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
                         a->new_inf++;
                 }
             }
-            if (fr != fc)
-                mism++;
-            else if (isnan(r) != isnan(c) || (!isnan(r) && r != c))
+            if (nf_class(r) != nf_class(c))
                 mism++;
         }
     }
@@ -436,38 +625,54 @@ static void add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
     a->max_abs = max_abs;
     a->max_abs_index = max_idx;
     a->max_rel = max_rel;
+    a->max_tol = max_tol;
     a->max_ulp = max_ulp;
     neu_add(&a->sum_abs, &a->sum_abs_c, bs_abs);
-    neu_add(&a->sum_sq, &a->sum_sq_c, bs_sq);
-    neu_add(&a->dot, &a->dot_c, bdot);
-    neu_add(&a->norm_r, &a->norm_r_c, bnr);
-    neu_add(&a->norm_c, &a->norm_c_c, bnc);
+    double v[4] = {bdot, bnr, bnc, bs_sq};
+    int e[4] = {k.r + k.c, 2 * k.r, 2 * k.c, 2 * k.d};
+    scaled_add(a, v, NULL, e);
+    return k;
 }
+
+/* Integers as (bits, negative): a signed value keeps its two's-complement bits and a flag,
+ * an unsigned one its bits, so equal keys mean equal integers across any two types. */
+typedef struct {
+    uint64_t bits[GOLDEN_CMP_BLOCK];
+    uint8_t neg[GOLDEN_CMP_BLOCK];
+} int_keys;
 
 /* The work of one block: elementwise metrics and, for logits/tokens, the row machine.
  * ri/ci (exact integers) decide token equality when given. */
 static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
-                      const double *ref, const double *cand, size_t n, const int64_t *ri,
-                      const int64_t *ci)
+                      const double *ref, const double *cand, size_t n, const int_keys *ri,
+                      const int_keys *ci)
 {
     /* x * 0 is NaN exactly when x is not finite: the fast path finds out by itself */
+    block_scales k = {0, 0, 0};
     if (!add_finite_block(s, a, uf, ref, cand, n))
-        add_any_block(s, a, uf, ref, cand, n);
+        k = add_any_block(s, a, uf, ref, cand, n);
+    if (s->tier == GOLDEN_TIER_LAYER && s->row_len) {
+        golden_cmp_layer_rows(s, a, ref, cand, n, &k);
+        a->n += n;
+        return;
+    }
 
     if ((s->tier == GOLDEN_TIER_LOGITS || s->tier == GOLDEN_TIER_TOKENS) && s->row_len) {
         uint64_t pos = a->row_pos;
         for (size_t i = 0; i < n; i++) {
             if (s->tier == GOLDEN_TIER_LOGITS) {
-                topk_push(&a->cur_ref, ref[i], (int64_t)pos);
-                topk_push(&a->cur_cand, cand[i], (int64_t)pos);
+                golden_cmp_topk_push(&a->cur_ref, ref[i], (int64_t)pos);
+                golden_cmp_topk_push(&a->cur_cand, cand[i], (int64_t)pos);
+                golden_cmp_softmax_step(a, ref[i], cand[i]);
             } else if (a->cur_div < 0) {
-                bool eq = ri ? ri[i] == ci[i] : ref[i] == cand[i];
+                bool eq = ri ? ri->bits[i] == ci->bits[i] && ri->neg[i] == ci->neg[i]
+                             : ref[i] == cand[i];
                 if (!eq)
                     a->cur_div = (int64_t)pos;
             }
             if (++pos == s->row_len) {
                 a->row_pos = pos;
-                close_row(s, a);
+                golden_cmp_close_row(s, a);
                 pos = 0;
             }
         }
@@ -504,30 +709,176 @@ void golden_cmp_add_f64(const golden_cmp_setup *s, golden_cmp_acc *a, const doub
     }
 }
 
+static void load_keys(golden_dtype t, const unsigned char *p, size_t n, int_keys *k)
+{
+    switch (t) {
+#define KEYS(ctype, sgn)                                                                      \
+    for (size_t i = 0; i < n; i++) {                                                          \
+        ctype v;                                                                              \
+        memcpy(&v, p + i * sizeof v, sizeof v);                                               \
+        k->bits[i] = (uint64_t)(sgn ? (uint64_t)(int64_t)v : (uint64_t)v);                   \
+        k->neg[i] = (uint8_t)(sgn ? k->bits[i] >> 63 : 0);                                    \
+    }                                                                                         \
+    break;
+    case GOLDEN_I8: KEYS(int8_t, 1)
+    case GOLDEN_U8:
+    case GOLDEN_BOOL: KEYS(uint8_t, 0)
+    case GOLDEN_I16: KEYS(int16_t, 1)
+    case GOLDEN_U16: KEYS(uint16_t, 0)
+    case GOLDEN_I32: KEYS(int32_t, 1)
+    case GOLDEN_U32: KEYS(uint32_t, 0)
+    case GOLDEN_I64: KEYS(int64_t, 1)
+    case GOLDEN_U64: KEYS(uint64_t, 0)
+#undef KEYS
+    default:
+        memset(k->bits, 0, n * sizeof k->bits[0]);
+        memset(k->neg, 0, n);
+    }
+}
+
+static void int_compare(golden_cmp_acc *a, const int_keys *rk, const int_keys *ck, size_t n)
+{
+    uint64_t diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff += rk->bits[i] != ck->bits[i] || rk->neg[i] != ck->neg[i];
+    if (diff && a->first_int_diff < 0)
+        for (size_t i = 0; i < n; i++)
+            if (rk->bits[i] != ck->bits[i] || rk->neg[i] != ck->neg[i]) {
+                a->first_int_diff = (int64_t)(a->first + a->n + i);
+                a->first_int_ref = rk->bits[i];
+                a->first_int_ref_neg = rk->neg[i];
+                a->first_int_cand = ck->bits[i];
+                a->first_int_cand_neg = ck->neg[i];
+                break;
+            }
+    a->int_diff += diff;
+}
+
+/* Scratch of one add call: converted values and integer keys of up to three sides. */
+typedef struct {
+    double v[3][GOLDEN_CMP_BLOCK];
+    int_keys k[3];
+} raw_scratch;
+
+/* ~200 KiB per thread: too big for a worker's stack frame, and no allocation to fail */
+static _Thread_local raw_scratch scratch;
+
+static void convert_side(golden_dtype t, const void *src, size_t off, size_t m, bool ints,
+                         double *v, int_keys *k)
+{
+    const unsigned char *p = (const unsigned char *)src + off * golden_dtype_size(t);
+    golden_convert_to_f64(t, p, m, v);
+    if (ints)
+        load_keys(t, p, m, k);
+}
+
+static void add_converted(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
+                          const double *r, const double *c, size_t m, bool ints,
+                          const int_keys *rk, const int_keys *ck)
+{
+    a->ints = ints;
+    if (ints)
+        int_compare(a, rk, ck, m);
+    add_block(s, a, uf, r, c, m, ints ? rk : NULL, ints ? ck : NULL);
+}
+
+static bool both_int(golden_dtype a, golden_dtype b)
+{
+    return golden_dtype_is_integer(a) && golden_dtype_is_integer(b);
+}
+
 void golden_cmp_add_raw(const golden_cmp_setup *s, golden_cmp_acc *a, const void *ref,
                         const void *cand, size_t n)
 {
-    double rb[GOLDEN_CMP_BLOCK], cb[GOLDEN_CMP_BLOCK];
-    int64_t ri[GOLDEN_CMP_BLOCK], ci[GOLDEN_CMP_BLOCK];
-    size_t wr = golden_dtype_size(s->dtype_ref), wc = golden_dtype_size(s->dtype_cand);
-    bool exact_tokens = s->tier == GOLDEN_TIER_TOKENS && golden_dtype_is_integer(s->dtype_ref) &&
-                        golden_dtype_is_integer(s->dtype_cand);
+    raw_scratch *w = &scratch;
+    bool ints = both_int(s->dtype_ref, s->dtype_cand);
     ulp_format uf;
     bool has_ulp = setup_ulp(s, &uf);
     a->has_ulp = has_ulp;
     for (size_t off = 0; off < n; off += GOLDEN_CMP_BLOCK) {
         size_t m = n - off < GOLDEN_CMP_BLOCK ? n - off : GOLDEN_CMP_BLOCK;
-        const unsigned char *rp = (const unsigned char *)ref + off * wr;
-        const unsigned char *cp = (const unsigned char *)cand + off * wc;
-        golden_convert_to_f64(s->dtype_ref, rp, m, rb);
-        golden_convert_to_f64(s->dtype_cand, cp, m, cb);
-        if (exact_tokens) {
-            golden_convert_to_i64(s->dtype_ref, rp, m, ri);
-            golden_convert_to_i64(s->dtype_cand, cp, m, ci);
-        }
-        add_block(s, a, has_ulp ? &uf : NULL, rb, cb, m, exact_tokens ? ri : NULL,
-                  exact_tokens ? ci : NULL);
+        convert_side(s->dtype_ref, ref, off, m, ints, w->v[0], &w->k[0]);
+        convert_side(s->dtype_cand, cand, off, m, ints, w->v[1], &w->k[1]);
+        add_converted(s, a, has_ulp ? &uf : NULL, w->v[0], w->v[1], m, ints, &w->k[0], &w->k[1]);
     }
+}
+
+/* Is element i of side (v, k) wrong against the reference, and by how much. */
+static inline bool side_wrong(const golden_cmp_setup *s, double r, double x, bool ints,
+                              const int_keys *rk, const int_keys *xk, size_t i, double *err)
+{
+    *err = fabs(x - r);
+    if (ints)
+        return rk->bits[i] != xk->bits[i] || rk->neg[i] != xk->neg[i];
+    if (nf_class(r) != nf_class(x))
+        return true;
+    if (!isfinite(r))
+        return false;
+    return *err > s->atol + s->rtol * fabs(r);
+}
+
+static void count_unshared(const golden_cmp_setup *s, const golden_cmp_setup *bs,
+                           golden_cmp_acc *a, double ratio, const raw_scratch *w, size_t m,
+                           bool ints, bool bints)
+{
+    uint64_t base = a->first + a->n;
+    for (size_t i = 0; i < m; i++) {
+        double r = w->v[0][i], c = w->v[1][i], b = w->v[2][i], ec, eb;
+        if (!side_wrong(s, r, c, ints, &w->k[0], &w->k[1], i, &ec))
+            continue;
+        bool shared = side_wrong(bs, r, b, bints, &w->k[0], &w->k[2], i, &eb);
+        if (shared) {
+            if (nf_class(c) != 0 || nf_class(b) != 0)
+                shared = nf_class(c) == nf_class(b);
+            else
+                shared = ec <= ratio * eb;
+        }
+        if (!shared) {
+            a->unshared++;
+            a->unshared_nf += ints || nf_class(r) != nf_class(c);
+            if (a->first_unshared < 0)
+                a->first_unshared = (int64_t)(base + i);
+        }
+    }
+}
+
+void golden_cmp_add_raw3(const golden_cmp_setup *s, const golden_cmp_setup *bs,
+                         golden_cmp_acc *a, golden_cmp_acc *ba, double ratio, const void *ref,
+                         const void *cand, const void *base, size_t n)
+{
+    raw_scratch *w = &scratch;
+    bool ints = both_int(s->dtype_ref, s->dtype_cand);
+    bool bints = both_int(bs->dtype_ref, bs->dtype_cand);
+    ulp_format uf, buf;
+    bool has_ulp = setup_ulp(s, &uf), bhas = setup_ulp(bs, &buf);
+    a->has_ulp = has_ulp;
+    ba->has_ulp = bhas;
+    for (size_t off = 0; off < n; off += GOLDEN_CMP_BLOCK) {
+        size_t m = n - off < GOLDEN_CMP_BLOCK ? n - off : GOLDEN_CMP_BLOCK;
+        convert_side(s->dtype_ref, ref, off, m, ints || bints, w->v[0], &w->k[0]);
+        convert_side(s->dtype_cand, cand, off, m, ints, w->v[1], &w->k[1]);
+        convert_side(bs->dtype_cand, base, off, m, bints, w->v[2], &w->k[2]);
+        count_unshared(s, bs, a, ratio, w, m, ints, bints);
+        add_converted(s, a, has_ulp ? &uf : NULL, w->v[0], w->v[1], m, ints, &w->k[0], &w->k[1]);
+        add_converted(bs, ba, bhas ? &buf : NULL, w->v[0], w->v[2], m, bints, &w->k[0], &w->k[2]);
+    }
+}
+
+double golden_cmp_step(golden_dtype t, double x)
+{
+    int mant = mant_bits(t);
+    ulp_format f = ulp_format_of(t);
+    if (mant < 0 || !isfinite(x))
+        return 0.0;
+    int e;
+    double ax = fabs(x);
+    if (ax == 0)
+        return ldexp(1.0, f.emin - mant);
+    frexp(ax, &e); /* ax in [2^(e-1), 2^e) */
+    e -= 1;
+    if (e < f.emin)
+        e = f.emin;
+    return ldexp(1.0, e - mant);
 }
 
 static void neu_merge(double *sum, double *comp, double osum, double ocomp)
@@ -548,10 +899,39 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     into->pairs += b->pairs;
     into->finite_pairs += b->finite_pairs;
     neu_merge(&into->sum_abs, &into->sum_abs_c, b->sum_abs, b->sum_abs_c);
-    neu_merge(&into->sum_sq, &into->sum_sq_c, b->sum_sq, b->sum_sq_c);
-    neu_merge(&into->dot, &into->dot_c, b->dot, b->dot_c);
-    neu_merge(&into->norm_r, &into->norm_r_c, b->norm_r, b->norm_r_c);
-    neu_merge(&into->norm_c, &into->norm_c_c, b->norm_c, b->norm_c_c);
+    double v[4] = {b->dot, b->norm_r, b->norm_c, b->sum_sq};
+    double c[4] = {b->dot_c, b->norm_r_c, b->norm_c_c, b->sum_sq_c};
+    scaled_add(into, v, c, b->sexp);
+    if (b->max_tol > into->max_tol)
+        into->max_tol = b->max_tol;
+    into->class_diff += b->class_diff;
+    if (into->first_class_diff < 0)
+        into->first_class_diff = b->first_class_diff;
+    into->ints = into->ints || b->ints;
+    if (into->first_int_diff < 0 && b->first_int_diff >= 0) {
+        into->first_int_diff = b->first_int_diff;
+        into->first_int_ref = b->first_int_ref;
+        into->first_int_ref_neg = b->first_int_ref_neg;
+        into->first_int_cand = b->first_int_cand;
+        into->first_int_cand_neg = b->first_int_cand_neg;
+    }
+    into->int_diff += b->int_diff;
+    into->unshared += b->unshared;
+    into->unshared_nf += b->unshared_nf;
+    if (into->first_unshared < 0)
+        into->first_unshared = b->first_unshared;
+    into->row_cos_rows += b->row_cos_rows;
+    if (b->min_row_cos < into->min_row_cos) {
+        into->min_row_cos = b->min_row_cos;
+        into->min_row_cos_row = b->min_row_cos_row;
+    }
+    if (b->kl_max > into->kl_max) {
+        into->kl_max = b->kl_max;
+        into->kl_max_row = b->kl_max_row;
+    }
+    into->kl_sum += b->kl_sum;
+    if (b->lsm_max > into->lsm_max)
+        into->lsm_max = b->lsm_max;
     into->mismatches += b->mismatches;
     into->has_ulp = into->has_ulp || b->has_ulp;
     if (b->max_ulp > into->max_ulp)
@@ -584,12 +964,37 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     into->cur_ref = b->cur_ref;
     into->cur_cand = b->cur_cand;
     into->cur_div = b->cur_div;
+    into->cr_d = b->cr_d;
+    into->cr_r = b->cr_r;
+    into->cr_c = b->cr_c;
+    memcpy(into->cr_e, b->cr_e, sizeof into->cr_e);
+    into->cr_maxc = b->cr_maxc;
+    into->sm_mr = b->sm_mr;
+    into->sm_sr = b->sm_sr;
+    into->sm_t = b->sm_t;
+    into->sm_mc = b->sm_mc;
+    into->sm_sc = b->sm_sc;
+    into->sm_dmin = b->sm_dmin;
+    into->sm_dmax = b->sm_dmax;
+    into->sm_inf = b->sm_inf;
+}
+
+static void int_str(char *buf, size_t n, uint64_t bits, bool neg)
+{
+    if (neg)
+        snprintf(buf, n, "%" PRId64, (int64_t)bits);
+    else
+        snprintf(buf, n, "%" PRIu64, bits);
 }
 
 void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_metrics *m)
 {
-    if (a->row_pos > 0)
-        close_row(s, a);
+    if (a->row_pos > 0) {
+        if (s->tier == GOLDEN_TIER_LAYER && s->row_len)
+            golden_cmp_close_layer_row(s, a);
+        else
+            golden_cmp_close_row(s, a);
+    }
     memset(m, 0, sizeof *m);
     m->count = a->pairs;
     m->finite_pairs = a->finite_pairs;
@@ -598,16 +1003,40 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     m->max_abs = m->has_finite ? a->max_abs : NAN;
     m->max_abs_index = a->max_abs_index;
     m->mean_abs = m->has_finite ? (a->sum_abs + a->sum_abs_c) / nf : NAN;
-    m->rmse = m->has_finite ? sqrt((a->sum_sq + a->sum_sq_c) / nf) : NAN;
+    /* the scaled sums: value * 2^sexp[i]; the squares' exponents are even */
+    const int *e = a->sexp;
+    double sq = a->sum_sq + a->sum_sq_c;
+    m->rmse = m->has_finite ? ldexp(sqrt(sq / nf), e[3] / 2) : NAN;
     m->max_rel = m->has_finite ? a->max_rel : NAN;
+    m->max_tol = m->has_finite ? a->max_tol : 0.0;
     double nr = a->norm_r + a->norm_r_c, nc = a->norm_c + a->norm_c_c;
     if (nr == 0 && nc == 0)
         m->cosine = 1.0;
     else if (nr == 0 || nc == 0)
         m->cosine = 0.0;
     else
-        m->cosine = (a->dot + a->dot_c) / (sqrt(nr) * sqrt(nc));
-    m->mismatches = a->mismatches;
+        m->cosine = ldexp((a->dot + a->dot_c) / (sqrt(nr) * sqrt(nc)), e[0] - e[1] / 2 - e[2] / 2);
+    m->zero_ref = nr == 0;
+    m->rel_err = nr > 0 ? ldexp(sqrt(sq) / sqrt(nr), (e[3] - e[1]) / 2) : NAN;
+    m->norm_ratio = nr > 0 ? ldexp(sqrt(nc) / sqrt(nr), (e[2] - e[1]) / 2) : NAN;
+    m->ref_finite = a->pairs - a->nan_ref - a->inf_ref;
+    m->class_diff = a->class_diff;
+    m->first_class_diff = a->first_class_diff;
+    m->ints = a->ints;
+    m->int_diff = a->int_diff;
+    m->first_int_diff = a->first_int_diff;
+    if (a->first_int_diff >= 0) {
+        int_str(m->first_int_ref, sizeof m->first_int_ref, a->first_int_ref, a->first_int_ref_neg);
+        int_str(m->first_int_cand, sizeof m->first_int_cand, a->first_int_cand,
+                a->first_int_cand_neg);
+    }
+    m->unshared = a->unshared;
+    m->unshared_nf = a->unshared_nf;
+    m->first_unshared = a->first_unshared;
+    m->row_cos_rows = a->row_cos_rows;
+    m->min_row_cosine = a->row_cos_rows ? a->min_row_cos : NAN;
+    m->min_row_cosine_row = a->min_row_cos_row;
+    m->mismatches = a->ints ? a->int_diff : a->mismatches;
     ulp_format uf;
     m->has_ulp = setup_ulp(s, &uf);
     m->max_ulp = a->max_ulp;
@@ -625,9 +1054,14 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     if (a->rows && s->tier == GOLDEN_TIER_LOGITS) {
         m->top1_match = (double)a->top1_match / (double)a->rows;
         m->top5_overlap = (double)a->top5_common / (60.0 * (double)a->rows);
+        m->kl_max = a->kl_max;
+        m->kl_max_row = a->kl_max_row;
+        m->kl_mean = a->kl_sum / (double)a->rows;
+        m->logsoftmax_max_abs = a->lsm_max;
     } else {
         m->top1_match = NAN;
         m->top5_overlap = NAN;
+        m->kl_max = m->kl_mean = m->logsoftmax_max_abs = NAN;
     }
     m->sequences = a->sequences;
     m->sequences_exact = a->sequences_exact;

@@ -12,14 +12,20 @@
 
 typedef struct {
     char *match;
+    char *where;              /* "file:line:col" of the rule */
+    bool optional;
     bool has_tier;
     golden_tier tier;
+    bool has_compute;
+    golden_dtype compute;
     double atol, rtol, eps; /* NaN = not set */
     golden_tier_limits limits; /* NaN = not set */
 } policy_rule;
 
 struct golden_policy {
     golden_tier default_tier;
+    bool has_compute;
+    golden_dtype compute;
     double eps;
     golden_tier_limits tiers[GOLDEN_TIER_COUNT];
     double atol[GOLDEN_DTYPE_COUNT], rtol[GOLDEN_DTYPE_COUNT];
@@ -46,9 +52,18 @@ void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol)
 
 static golden_tier_limits unset_limits(void)
 {
-    golden_tier_limits l = {NAN, NAN, NAN, NAN, NAN};
+    golden_tier_limits l = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
     return l;
 }
+
+/* The limits as an array of doubles (their order is the struct's). */
+static double *lim_at(golden_tier_limits *l, int i)
+{
+    return &((double *)l)[i];
+}
+static const char *const limit_names[GOLDEN_LIMITS_N] = {
+    "cosine_min", "top1_min", "top5_min", "near_tie_margin", "baseline_ratio", "rel_err_max",
+    "norm_ratio_tol", "row_cosine_min", "kl_max", "logsoftmax_max_abs", "noise_floor"};
 
 static int add_rule(golden_policy *p, const char *match, bool has_tier, golden_tier tier,
                     bool at_front)
@@ -83,25 +98,24 @@ golden_policy *golden_policy_new(void)
         return NULL;
     p->default_tier = GOLDEN_TIER_LAYER;
     p->eps = 1e-6;
+    /* Every default is justified in docs/golden-diff.md ("Default thresholds"). */
+    static const double floors[GOLDEN_TIER_COUNT] = {0.25, 0.005, 0.002, 0};
     for (int t = 0; t < GOLDEN_TIER_COUNT; t++) {
         golden_tier_limits *l = &p->tiers[t];
         l->cosine_min = 0.999;
         l->top1_min = 0.999;
         l->top5_min = 0.999;
-        l->near_tie_margin = 0.1;
+        l->near_tie_margin = NAN;
         l->baseline_ratio = 1.25;
+        l->rel_err_max = 0.02;
+        l->norm_ratio_tol = 0.01;
+        l->row_cosine_min = 0.999;
+        l->kl_max = 0.01;
+        l->logsoftmax_max_abs = 0.5;
+        l->noise_floor = floors[t];
     }
     for (int d = 0; d < GOLDEN_DTYPE_COUNT; d++)
         golden_policy_dtype_default((golden_dtype)d, &p->atol[d], &p->rtol[d]);
-    /* conventional names of the final outputs */
-    static const char *const logit_names[] = {"logits", "*/logits"};
-    static const char *const token_names[] = {"tokens", "*/tokens"};
-    for (int i = 0; i < 2; i++)
-        if (add_rule(p, logit_names[i], true, GOLDEN_TIER_LOGITS, false) ||
-            add_rule(p, token_names[i], true, GOLDEN_TIER_TOKENS, false)) {
-            golden_policy_free(p);
-            return NULL;
-        }
     p->o_atol = p->o_rtol = p->o_eps = NAN;
     return p;
 }
@@ -110,8 +124,10 @@ void golden_policy_free(golden_policy *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->n_rules; i++)
+    for (size_t i = 0; i < p->n_rules; i++) {
         free(p->rules[i].match);
+        free(p->rules[i].where);
+    }
     free(p->rules);
     free(p);
 }
@@ -135,12 +151,22 @@ static int get_num(const json_t *obj, const char *key, double *dst, const char *
 static int get_limits(const json_t *obj, golden_tier_limits *l, const char *where,
                       const char *ctx, golden_error *err)
 {
-    if (get_num(obj, "cosine_min", &l->cosine_min, where, ctx, err) ||
-        get_num(obj, "top1_min", &l->top1_min, where, ctx, err) ||
-        get_num(obj, "top5_min", &l->top5_min, where, ctx, err) ||
-        get_num(obj, "near_tie_margin", &l->near_tie_margin, where, ctx, err) ||
-        get_num(obj, "baseline_ratio", &l->baseline_ratio, where, ctx, err))
-        return -1;
+    for (int i = 0; i < GOLDEN_LIMITS_N; i++)
+        if (get_num(obj, limit_names[i], lim_at(l, i), where, ctx, err))
+            return -1;
+    return 0;
+}
+
+static int get_dtype(const json_t *obj, bool *has, golden_dtype *d, const char *where,
+                     const char *ctx, golden_error *err)
+{
+    json_t *v = json_object_get(obj, "compute_dtype");
+    if (!v)
+        return 0;
+    if (!json_is_string(v) || golden_dtype_parse(json_string_value(v), d) != 0)
+        return golden_fail_where(err, GOLDEN_EINVAL, "unknown dtype", "%s#%s/compute_dtype",
+                                 where, ctx);
+    *has = true;
     return 0;
 }
 
@@ -153,8 +179,8 @@ static int get_tier(const json_t *v, golden_tier *t, const char *where, const ch
     return 0;
 }
 
-int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *where,
-                             golden_error *err)
+static int apply(golden_policy *p, const json_t *root, const char *where,
+                 const golden_doc *doc, golden_error *err)
 {
     if (!json_is_object(root))
         return golden_fail_what(err, GOLDEN_EINVAL, where, "a policy must be an object");
@@ -165,7 +191,8 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
     if ((v = json_object_get(root, "default_tier")) &&
         get_tier(v, &p->default_tier, where, "/default_tier", err))
         return -1;
-    if (get_num(root, "eps", &p->eps, where, "", err))
+    if (get_num(root, "eps", &p->eps, where, "", err) ||
+        get_dtype(root, &p->has_compute, &p->compute, where, "", err))
         return -1;
     json_t *tiers = json_object_get(root, "tiers");
     if (tiers) {
@@ -221,7 +248,19 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
             if (add_rule(p, json_string_value(m), tv != NULL, t, true))
                 return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
             policy_rule *pr = &p->rules[0];
-            if (get_num(r, "atol", &pr->atol, where, ctx, err) ||
+            char pos[1200];
+            int line = 0, col = 0;
+            if (doc && (golden_doc_line(doc, r, &line, &col), line > 0))
+                snprintf(pos, sizeof pos, "%s:%d:%d", where, line, col);
+            else
+                snprintf(pos, sizeof pos, "%s#%s", where, ctx);
+            pr->where = strdup(pos);
+            if (!pr->where)
+                return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
+            json_t *opt = json_object_get(r, "optional");
+            pr->optional = json_is_true(opt);
+            if (get_dtype(r, &pr->has_compute, &pr->compute, where, ctx, err) ||
+                get_num(r, "atol", &pr->atol, where, ctx, err) ||
                 get_num(r, "rtol", &pr->rtol, where, ctx, err) ||
                 get_num(r, "eps", &pr->eps, where, ctx, err) ||
                 get_limits(r, &pr->limits, where, ctx, err))
@@ -229,6 +268,12 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
         }
     }
     return 0;
+}
+
+int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *where,
+                             golden_error *err)
+{
+    return apply(p, root, where, NULL, err);
 }
 
 int golden_policy_load(golden_policy *p, const char *path, golden_error *err)
@@ -242,7 +287,7 @@ int golden_policy_load(golden_policy *p, const char *path, golden_error *err)
         goto out;
     if (golden_schema_check(schema, doc, err) != 0)
         goto out;
-    rc = golden_policy_apply_json(p, golden_doc_root(doc), path, err);
+    rc = apply(p, golden_doc_root(doc), path, doc, err);
 out:
     golden_schema_free(schema);
     golden_doc_free(doc);
@@ -271,38 +316,109 @@ static void take(double *dst, double v)
         *dst = v;
 }
 
+/* Built-in name patterns of the final outputs (case-insensitive), by the reference's kind. */
+static bool builtin_tier(const char *name, golden_dtype ref, golden_tier *t)
+{
+    if (golden_dtype_is_float(ref)) {
+        if (fnmatch("*logits*", name, FNM_CASEFOLD) == 0) {
+            *t = GOLDEN_TIER_LOGITS;
+            return true;
+        }
+        return false;
+    }
+    if (fnmatch("*tokens*", name, FNM_CASEFOLD) == 0 || fnmatch("*_ids", name, FNM_CASEFOLD) == 0) {
+        *t = GOLDEN_TIER_TOKENS;
+        return true;
+    }
+    *t = GOLDEN_TIER_KERNEL; /* any other integer tensor: exact */
+    return true;
+}
+
 void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, golden_judge *out)
 {
-    const policy_rule *rule = NULL;
+    (void)cand; /* the candidate's storage never loosens the tolerance */
     out->rule = -1;
-    for (size_t i = 0; i < p->n_rules; i++)
-        if (fnmatch(p->rules[i].match, name, 0) == 0) {
-            rule = &p->rules[i];
+    bool tier_set = false, has_compute = false;
+    golden_dtype compute = ref;
+    golden_tier_limits lim = unset_limits();
+    double atol = NAN, rtol = NAN, eps = NAN;
+    for (size_t i = 0; i < p->n_rules; i++) {
+        const policy_rule *r = &p->rules[i];
+        if (fnmatch(r->match, name, 0) != 0)
+            continue;
+        if (out->rule < 0)
             out->rule = (int)i;
-            break;
+        if (!tier_set && r->has_tier) {
+            out->tier = r->tier;
+            tier_set = true;
         }
-    out->tier = rule && rule->has_tier ? rule->tier : p->default_tier;
+        if (!has_compute && r->has_compute) {
+            compute = r->compute;
+            has_compute = true;
+        }
+        if (isnan(atol))
+            atol = r->atol;
+        if (isnan(rtol))
+            rtol = r->rtol;
+        if (isnan(eps))
+            eps = r->eps;
+        for (int k = 0; k < GOLDEN_LIMITS_N; k++)
+            if (isnan(*lim_at(&lim, k)))
+                *lim_at(&lim, k) = *lim_at((golden_tier_limits *)&r->limits, k);
+    }
+    if (!tier_set && !builtin_tier(name, ref, &out->tier))
+        out->tier = p->default_tier;
     if (p->force_tier)
         out->tier = p->forced;
+    if (!has_compute && p->has_compute)
+        compute = p->compute;
+    out->tol_dtype = compute;
     out->limits = p->tiers[out->tier];
-    /* mixed dtypes (f32 golden, bf16 candidate) are judged at the looser tolerance */
-    out->atol = p->atol[ref] > p->atol[cand] ? p->atol[ref] : p->atol[cand];
-    out->rtol = p->rtol[ref] > p->rtol[cand] ? p->rtol[ref] : p->rtol[cand];
+    for (int k = 0; k < GOLDEN_LIMITS_N; k++)
+        if (!isnan(*lim_at(&lim, k)))
+            *lim_at(&out->limits, k) = *lim_at(&lim, k);
+    out->atol = p->atol[compute];
+    out->rtol = p->rtol[compute];
     out->eps = p->eps;
-    if (rule) {
-        take(&out->atol, rule->atol);
-        take(&out->rtol, rule->rtol);
-        take(&out->eps, rule->eps);
-        take(&out->limits.cosine_min, rule->limits.cosine_min);
-        take(&out->limits.top1_min, rule->limits.top1_min);
-        take(&out->limits.top5_min, rule->limits.top5_min);
-        take(&out->limits.near_tie_margin, rule->limits.near_tie_margin);
-        take(&out->limits.baseline_ratio, rule->limits.baseline_ratio);
-    }
+    take(&out->atol, atol);
+    take(&out->rtol, rtol);
+    take(&out->eps, eps);
     take(&out->atol, p->o_atol);
     take(&out->rtol, p->o_rtol);
     take(&out->eps, p->o_eps);
+}
+
+size_t golden_policy_rule_count(const golden_policy *p)
+{
+    return p->n_rules;
+}
+
+void golden_policy_rule_at(const golden_policy *p, size_t i, const char **match,
+                           const char **where, bool *optional)
+{
+    *match = p->rules[i].match;
+    *where = p->rules[i].where;
+    *optional = p->rules[i].optional;
+}
+
+int golden_policy_check_matched(const golden_policy *p, const char *const *names, size_t n,
+                                const char *what, golden_error *err)
+{
+    for (size_t i = 0; i < p->n_rules; i++) {
+        const policy_rule *r = &p->rules[i];
+        if (r->optional)
+            continue;
+        size_t k = 0;
+        while (k < n && fnmatch(r->match, names[k], 0) != 0)
+            k++;
+        if (k == n)
+            return golden_fail_what(err, GOLDEN_EINVAL, r->where ? r->where : "policy",
+                                    "rule \"%s\" matched no tensor of %s (a misspelt glob drops "
+                                    "its gate; say optional: true if it may match nothing)",
+                                    r->match, what);
+    }
+    return 0;
 }
 
 static int set_num(json_t *obj, const char *key, double v)
@@ -314,10 +430,10 @@ static int set_num(json_t *obj, const char *key, double v)
 
 static int limits_json(json_t *obj, const golden_tier_limits *l)
 {
-    return set_num(obj, "cosine_min", l->cosine_min) | set_num(obj, "top1_min", l->top1_min) |
-           set_num(obj, "top5_min", l->top5_min) |
-           set_num(obj, "near_tie_margin", l->near_tie_margin) |
-           set_num(obj, "baseline_ratio", l->baseline_ratio);
+    int bad = 0;
+    for (int i = 0; i < GOLDEN_LIMITS_N; i++)
+        bad |= set_num(obj, limit_names[i], *lim_at((golden_tier_limits *)l, i));
+    return bad;
 }
 
 json_t *golden_policy_to_json(const golden_policy *p)
@@ -330,6 +446,9 @@ json_t *golden_policy_to_json(const golden_policy *p)
         bad |= json_object_set_new(root, "default_tier",
                                    json_string(golden_tier_name(p->default_tier)));
         bad |= set_num(root, "eps", p->eps);
+        if (p->has_compute)
+            bad |= json_object_set_new(root, "compute_dtype",
+                                       json_string(golden_dtype_name(p->compute)));
         for (int t = 0; t < GOLDEN_TIER_COUNT; t++) {
             json_t *o = json_object();
             bad |= !o || limits_json(o, &p->tiers[t]);
@@ -348,6 +467,11 @@ json_t *golden_policy_to_json(const golden_policy *p)
                 continue;
             if (r->has_tier)
                 bad |= json_object_set_new(o, "tier", json_string(golden_tier_name(r->tier)));
+            if (r->has_compute)
+                bad |= json_object_set_new(o, "compute_dtype",
+                                           json_string(golden_dtype_name(r->compute)));
+            if (r->optional)
+                bad |= json_object_set_new(o, "optional", json_true());
             bad |= set_num(o, "atol", r->atol) | set_num(o, "rtol", r->rtol) |
                    set_num(o, "eps", r->eps) | limits_json(o, &r->limits);
             bad |= json_array_append_new(rules, o);

@@ -147,6 +147,20 @@ for name, sides in specs.items():
         nr = np.sqrt((rf[fin] ** 2).sum()); nc = np.sqrt((cf[fin] ** 2).sum())
         cos = 1.0 if nr == 0 and nc == 0 else (0.0 if nr == 0 or nc == 0 else float((rf[fin] @ cf[fin]) / (nr * nc)))
         close(name, "cosine", t["cosine"], cos)
+        if nr > 0:
+            close(name, "rel_err", t["rel_err"], float(np.sqrt((df ** 2).sum()) / nr))
+            close(name, "norm_ratio", t["norm_ratio"], float(nc / nr))
+        tol = t["atol"] + t["rtol"] * np.abs(rf[fin])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            used = np.where(df == 0, 0.0, df / tol)
+        close(name, "tolerance_used", t["tolerance_used"], float(used.max()))
+        if t["tier"] == "layer" and r.ndim >= 2 and r.shape[-1] >= 2 and np.isfinite(rf).all() and np.isfinite(cf).all():
+            rr = r.reshape(-1, r.shape[-1]); cc = c.reshape(-1, c.shape[-1])
+            nrr = np.sqrt((rr ** 2).sum(1)); ncc = np.sqrt((cc ** 2).sum(1))
+            keep = nrr > 0
+            if keep.any():
+                rc = (rr * cc).sum(1)[keep] / (nrr[keep] * ncc[keep])
+                close(name, "min_row_cosine", t["min_row_cosine"], float(rc.min()))
     else:
         exact(name, "max_abs", t["max_abs"], None)
         exact(name, "cosine", t["cosine"], 1.0)
@@ -188,7 +202,20 @@ for name, sides in specs.items():
         ov = np.mean([len(set(a) & set(b)) / k for a, b in zip(top_r, top_c)])
         close(name, "top5_overlap", t["top5_overlap"], float(ov))
         srt = -np.sort(-rows, axis=1)
-        near = (srt[:, 0] - srt[:, 1]) < t["near_tie_margin"]
+        margin = t["near_tie_margin"]
+        if margin is None:  # one step of the pair's format at |top1| (f32 here: 2^(e-23))
+            margin = np.exp2(np.floor(np.log2(np.abs(srt[:, 0]))) - 23)
+        near = (srt[:, 0] - srt[:, 1]) < margin
+        # distributions: KL(softmax(r) || softmax(c)) per row and the log-softmax distance
+        def lsm(x):
+            m = x.max(axis=1, keepdims=True)
+            return x - m - np.log(np.exp(x - m).sum(axis=1, keepdims=True))
+        a, b = lsm(rows), lsm(cols)
+        kl = (np.exp(a) * (a - b)).sum(axis=1)
+        close(name, "kl_max", t["kl_max"], float(kl.max()), 1e-9)
+        exact(name, "kl_max_row", t["kl_max_row"], int(np.argmax(kl)))
+        close(name, "kl_mean", t["kl_mean"], float(kl.mean()), 1e-9)
+        close(name, "logsoftmax_max_abs", t["logsoftmax_max_abs"], float(np.abs(a - b).max()), 1e-9)
         exact(name, "near_tie_rows", t["near_tie_rows"], int(near.sum()))
         exact(name, "near_tie_flips", t["near_tie_flips"], int((near & (top_r[:, 0] != top_c[:, 0])).sum()))
     if t["tier"] == "tokens":

@@ -467,6 +467,191 @@ static void test_tier_names(void)
     CU_ASSERT_EQUAL(golden_tier_parse("final", &t), -1);
 }
 
+/* Magnitudes that overflow or underflow plain sums: each sum keeps its own scale. */
+static void test_scaled_sums(void)
+{
+    /* r = (1, 1, 1, 1), c = (1, 1, 1, 1e200): dot 3 + 1e200, |r| 2, |c| ~1e200 */
+    const double r[] = {1, 1, 1, 1}, c[] = {1, 1, 1, 1e200};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LAYER, GOLDEN_F64, 1e-7, 1e-7);
+    golden_cmp_metrics m;
+    run(&s, r, c, 4, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 0.5, 1e-15);      /* 1e200 / (2 * 1e200) */
+    CU_ASSERT_DOUBLE_EQUAL(m.rel_err, 0.5e200, 1e185);  /* ||c - r|| = 1e200 - 1 */
+    CU_ASSERT_DOUBLE_EQUAL(m.norm_ratio, 0.5e200, 1e185);
+    CU_ASSERT_FALSE(m.zero_ref);
+    /* tiny values whose squares underflow: cosine of (1e-200, 0) and (1e-200, 1e-200) */
+    const double r2[] = {1e-200, 0}, c2[] = {1e-200, 1e-200};
+    run(&s, r2, c2, 2, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.cosine, 1.0 / sqrt(2.0), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(m.rel_err, 1.0, 1e-15);
+    CU_ASSERT_FALSE(m.zero_ref);
+    /* an all-zero reference is flagged (judged by absolute error) */
+    const double z[] = {0, 0}, c3[] = {0, 1e-30};
+    run(&s, z, c3, 2, &m);
+    CU_ASSERT_TRUE(m.zero_ref);
+    CU_ASSERT_TRUE(isnan(m.rel_err));
+}
+
+/* Non-finite classes and a reference without finite elements. */
+static void test_nonfinite_classes(void)
+{
+    const double r[] = {INFINITY, -INFINITY, NAN, NAN, 1}, c[] = {-INFINITY, -INFINITY, NAN, INFINITY, 1};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LAYER, GOLDEN_F64, 1e-7, 1e-7);
+    golden_cmp_metrics m;
+    run(&s, r, c, 5, &m);
+    CU_ASSERT_EQUAL(m.class_diff, 2);        /* +Inf -> -Inf, NaN -> +Inf */
+    CU_ASSERT_EQUAL(m.first_class_diff, 0);
+    CU_ASSERT_EQUAL(m.ref_finite, 1);
+    const double nan4[] = {NAN, NAN}, any[] = {1, 2};
+    run(&s, nan4, any, 2, &m);
+    CU_ASSERT_EQUAL(m.ref_finite, 0);
+}
+
+/* Integers are compared as integers, beyond 2^53 and across signedness. */
+static void test_integer_exact(void)
+{
+    int64_t ri[] = {INT64_C(9007199254740992), -1, 5};
+    int64_t ci[] = {INT64_C(9007199254740993), -1, 5};
+    golden_cmp_setup s = setup(GOLDEN_TIER_KERNEL, GOLDEN_I64, 0, 0);
+    golden_cmp_acc a;
+    golden_cmp_metrics m;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_raw(&s, &a, ri, ci, 3);
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_TRUE(m.ints);
+    CU_ASSERT_EQUAL(m.int_diff, 1);
+    CU_ASSERT_EQUAL(m.mismatches, 1);
+    CU_ASSERT_EQUAL(m.first_int_diff, 0);
+    CU_ASSERT_STRING_EQUAL(m.first_int_ref, "9007199254740992");
+    CU_ASSERT_STRING_EQUAL(m.first_int_cand, "9007199254740993");
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 0, 0); /* what f64 sees */
+    /* u64 at 2^63 and above; i64 -1 against u64 2^64 - 1 (same bits, other integer) */
+    uint64_t ru[] = {UINT64_C(9223372036854775808), UINT64_MAX};
+    uint64_t cu[] = {UINT64_C(9223372036854775809), UINT64_MAX};
+    s.dtype_ref = s.dtype_cand = GOLDEN_U64;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_raw(&s, &a, ru, cu, 2);
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(m.int_diff, 1);
+    CU_ASSERT_STRING_EQUAL(m.first_int_cand, "9223372036854775809");
+    int64_t rs[] = {-1};
+    uint64_t cs[] = {UINT64_MAX};
+    s.dtype_ref = GOLDEN_I64;
+    golden_cmp_acc_init(&a, 0);
+    golden_cmp_add_raw(&s, &a, rs, cs, 1);
+    golden_cmp_finish(&s, &a, &m);
+    CU_ASSERT_EQUAL(m.int_diff, 1);
+}
+
+/* Layer rows: the minimum row cosine and its row, by hand. */
+static void test_layer_rows(void)
+{
+    /* rows (1, 0), (0, 1), (1, 1) against (1, 0), (0, -1), (1, 0) */
+    const double r[] = {1, 0, 0, 1, 1, 1}, c[] = {1, 0, 0, -1, 1, 0};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LAYER, GOLDEN_F64, 1e-7, 1e-7);
+    s.row_len = 2;
+    double rows[3];
+    s.row_value = rows;
+    golden_cmp_metrics m;
+    run(&s, r, c, 6, &m);
+    CU_ASSERT_EQUAL(m.row_cos_rows, 3);
+    CU_ASSERT_DOUBLE_EQUAL(m.min_row_cosine, -1.0, 1e-15);
+    CU_ASSERT_EQUAL(m.min_row_cosine_row, 1);
+    CU_ASSERT_DOUBLE_EQUAL(rows[0], 1.0, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(rows[2], 1.0 / sqrt(2.0), 1e-15);
+}
+
+/* Logits rows: KL and log-softmax distance of two-entry rows, by hand. */
+static void test_logits_kl(void)
+{
+    /* row (0, 0) against (0, log 3): p = (1/2, 1/2), q = (1/4, 3/4):
+     * KL = 1/2 log 2 + 1/2 log(2/3); log-softmax r = (-log 2, -log 2), c = (-log 4, log 3/4) */
+    const double r[] = {0, 0}, c[] = {0, log(3.0)};
+    golden_cmp_setup s = setup(GOLDEN_TIER_LOGITS, GOLDEN_F64, 1e-7, 1e-7);
+    s.row_len = 2;
+    golden_cmp_metrics m;
+    run(&s, r, c, 2, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.kl_max, 0.5 * log(2.0) + 0.5 * log(2.0 / 3.0), 1e-14);
+    CU_ASSERT_DOUBLE_EQUAL(m.logsoftmax_max_abs, log(2.0), 1e-14); /* -log 4 vs -log 2 */
+    /* a -Inf mask on both sides carries no mass; against a finite candidate value it does */
+    const double r2[] = {1, -INFINITY}, c2[] = {1, -INFINITY};
+    run(&s, r2, c2, 2, &m);
+    CU_ASSERT_DOUBLE_EQUAL(m.kl_max, 0, 1e-15);
+    const double r3[] = {1, 0}, c3[] = {1, -INFINITY};
+    run(&s, r3, c3, 2, &m);
+    CU_ASSERT_TRUE(isinf(m.kl_max));
+}
+
+/* One step of a float format at a magnitude (the near-tie margin by default). */
+static void test_step(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(golden_cmp_step(GOLDEN_BF16, 20.0), 0.125, 0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_cmp_step(GOLDEN_BF16, 16.0), 0.125, 0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_cmp_step(GOLDEN_BF16, 15.9), 0.0625, 0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_cmp_step(GOLDEN_F32, 20.0), ldexp(1.0, 4 - 23), 0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_cmp_step(GOLDEN_F16, 0.0), ldexp(1.0, -24), 0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_cmp_step(GOLDEN_I32, 3.0), 0, 0);
+}
+
+/* The AVX2 loop and the portable loop give the same bits, on random and adversarial data
+ * (NaN/Inf, denormals, signed zeros, huge and tiny magnitudes), for f64, f32 and bf16. */
+static void test_simd_bit_identical(void)
+{
+    enum { N = 3 * GOLDEN_CMP_BLOCK + 37 };
+    double *r = malloc(N * sizeof *r), *c = malloc(N * sizeof *c);
+    float *rf = malloc(N * sizeof *rf), *cf = malloc(N * sizeof *cf);
+    uint16_t *rb = malloc(N * sizeof *rb), *cb = malloc(N * sizeof *cb);
+    CU_ASSERT_FATAL(r && c && rf && cf && rb && cb);
+    uint64_t x = 88172645463325252ull;
+    for (int kind = 0; kind < 6; kind++) {
+        for (size_t i = 0; i < N; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            double u = (double)(x >> 11) / 9007199254740992.0 - 0.5;
+            double v = (double)((x * 2654435761u) >> 11) / 9007199254740992.0 - 0.5;
+            switch (kind) {
+            case 0: r[i] = u; c[i] = u + v * 1e-3; break;            /* plain */
+            case 1: r[i] = u * 1e-310; c[i] = v * 1e-310; break;     /* denormals */
+            case 2: r[i] = (i & 1) ? 0.0 : -0.0; c[i] = (i & 2) ? -0.0 : 0.0; break;
+            case 3: r[i] = u * 1e300; c[i] = v * 1e300; break;       /* huge: scaled */
+            case 4: r[i] = u; c[i] = i % 997 == 5 ? NAN : i % 991 == 7 ? -INFINITY : u; break;
+            default: r[i] = u * 1e-3; c[i] = u * 1e-3 + (i % 4096 == 100 ? 1.0 : 0.0); break;
+            }
+            rf[i] = (float)r[i];
+            cf[i] = (float)c[i];
+            uint32_t br, bc;
+            memcpy(&br, &rf[i], 4);
+            memcpy(&bc, &cf[i], 4);
+            rb[i] = (uint16_t)(br >> 16);
+            cb[i] = (uint16_t)(bc >> 16);
+        }
+        static const golden_dtype types[] = {GOLDEN_F64, GOLDEN_F32, GOLDEN_BF16};
+        const void *rs[] = {r, rf, rb}, *cs[] = {c, cf, cb};
+        for (int t = 0; t < 3; t++)
+            for (int tier = 0; tier < 2; tier++) {
+                golden_cmp_setup s = setup(tier ? GOLDEN_TIER_LAYER : GOLDEN_TIER_KERNEL, types[t],
+                                           1e-5, 1e-3);
+                s.row_len = tier ? (t == 1 ? 100 : 64) : 0; /* 100: rows across blocks */
+                golden_cmp_metrics m[2];
+                for (int scalar = 0; scalar < 2; scalar++) {
+                    s.scalar_only = scalar;
+                    golden_cmp_acc a;
+                    golden_cmp_acc_init(&a, 0);
+                    golden_cmp_add_raw(&s, &a, rs[t], cs[t], N);
+                    golden_cmp_finish(&s, &a, &m[scalar]);
+                }
+                CU_ASSERT_EQUAL(memcmp(&m[0], &m[1], sizeof m[0]), 0);
+            }
+    }
+    free(r);
+    free(c);
+    free(rf);
+    free(cf);
+    free(rb);
+    free(cb);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -486,6 +671,13 @@ int main(void)
         {"tokens tier", test_tokens},
         {"chunked against naive", test_chunked_against_naive},
         {"tier names", test_tier_names},
+        {"scaled sums", test_scaled_sums},
+        {"non-finite classes", test_nonfinite_classes},
+        {"integers exactly", test_integer_exact},
+        {"layer rows", test_layer_rows},
+        {"logits KL", test_logits_kl},
+        {"step of a format", test_step},
+        {"AVX2 and portable loops give the same bits", test_simd_bit_identical},
         {0, 0},
     };
     return golden_test_run("compare", tests);

@@ -53,7 +53,7 @@ static void test_three_way(void)
     static const double zero[4][4] = {{0}};
     /* baseline max_abs 0.1 (fails kernel), candidates 0.125 (1.25x), 0.13 (1.3x);
      * t3: the baseline is exact and the candidate is not; t4: both exact */
-    static const double base[4][4] = {{0.1, 0, 0, 0}, {0, -0.1, 0, 0}, {0}, {0}};
+    static const double base[4][4] = {{0, 0, 0.1, 0}, {-0.1, 0, 0, 0}, {0}, {0}};
     static const double cand[4][4] = {{0, 0, 0.125, 0}, {0.13, 0, 0, 0}, {0, 0, 0, 0.01}, {0}};
     write_file("ref.h5", 4, names, zero, 4);
     write_file("base.h5", 4, names, base, 4);
@@ -75,18 +75,22 @@ static void test_three_way(void)
     CU_ASSERT_TRUE(t1->passed);
     CU_ASSERT_EQUAL(t1->n_reasons, 0);
     CU_ASSERT_EQUAL_FATAL(t1->n_notes, 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(t1->notes[0], "excused: 1.25x the baseline's error (limit 1.25x)"));
-    CU_ASSERT_DOUBLE_EQUAL(t1->error_candidate, 0.125, 0);
-    CU_ASSERT_DOUBLE_EQUAL(t1->error_baseline, 0.1, 0);
-    CU_ASSERT_STRING_EQUAL(t1->error_metric, "max_abs");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t1->notes[0], "excused: the baseline is as wrong at every such element"));
+    /* tolerance used: 0.125 / 1e-7 against 0.1 / 1e-7 (zero reference, f64 atol 1e-7) */
+    CU_ASSERT_DOUBLE_EQUAL(t1->error_candidate, 0.125 / 1e-7, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(t1->error_baseline, 0.1 / 1e-7, 1e-3);
+    CU_ASSERT_STRING_EQUAL(t1->error_metric, "tolerance_used");
+    CU_ASSERT_FALSE(t1->regression);
     CU_ASSERT_FALSE(t1->baseline_passed);
     CU_ASSERT_FALSE(t2->passed);
-    CU_ASSERT_EQUAL_FATAL(t2->n_reasons, 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(t2->reasons[0], "and 1.3x the baseline's error (limit 1.25x)"));
+    CU_ASSERT_EQUAL_FATAL(t2->n_reasons, 2); /* the element, and the regression 1.3x */
+    CU_ASSERT_PTR_NOT_NULL(strstr(t2->reasons[0], "not excused: 1 elements where the baseline is right or more than 1.25x less wrong (first at [0])"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t2->reasons[1], "regression: tolerance_used"));
+    CU_ASSERT_TRUE(t2->regression);
     CU_ASSERT_PTR_NOT_NULL(strstr(t2->reasons[0], "1 of 4 elements differ by more than"));
     CU_ASSERT_PTR_NOT_NULL(strstr(t2->reasons[0], "(max_abs 0.13 at [0])"));
     CU_ASSERT_FALSE(t3->passed);
-    CU_ASSERT_PTR_NOT_NULL(strstr(t3->reasons[0], "the baseline passes this check"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t3->reasons[0], "not excused: 1 elements where the baseline is right"));
     CU_ASSERT_TRUE(t3->baseline_passed);
     CU_ASSERT_TRUE(isnan(t3->ratio));
     CU_ASSERT_TRUE(t4->passed);

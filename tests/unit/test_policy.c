@@ -20,9 +20,12 @@ static void test_builtin(void)
     CU_ASSERT_DOUBLE_EQUAL(j.eps, 1e-6, 0);
     CU_ASSERT_DOUBLE_EQUAL(j.limits.cosine_min, 0.999, 0);
     CU_ASSERT_EQUAL(j.rule, -1);
-    /* mixed dtypes take the looser tolerance */
+    /* the tolerance is the reference's dtype's: a bf16 candidate does not loosen it */
     golden_policy_resolve(p, "x", GOLDEN_F32, GOLDEN_BF16, &j);
-    CU_ASSERT_DOUBLE_EQUAL(j.rtol, 1.6e-2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(j.rtol, 1.3e-6, 0);
+    CU_ASSERT_EQUAL(j.tol_dtype, GOLDEN_F32);
+    golden_policy_resolve(p, "x", GOLDEN_F32, GOLDEN_FP8_E5M2, &j);
+    CU_ASSERT_DOUBLE_EQUAL(j.rtol, 1.3e-6, 0);
     CU_ASSERT_DOUBLE_EQUAL(j.atol, 1e-5, 0);
     golden_policy_resolve(p, "x", GOLDEN_F16, GOLDEN_F16, &j);
     CU_ASSERT_DOUBLE_EQUAL(j.rtol, 1e-3, 0);
@@ -35,10 +38,27 @@ static void test_builtin(void)
     CU_ASSERT_DOUBLE_EQUAL(j.limits.top5_min, 0.999, 0);
     golden_policy_resolve(p, "run/3/logits", GOLDEN_F32, GOLDEN_F32, &j);
     CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_LOGITS);
-    golden_policy_resolve(p, "router_logits", GOLDEN_F32, GOLDEN_F32, &j);
-    CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_LAYER);
+    /* name patterns, case-insensitive, by the reference's kind */
+    static const char *const logit_names[] = {"router_logits", "decode/logits/step0",
+                                              "model/Logits", "logits.0"};
+    for (int i = 0; i < 4; i++) {
+        golden_policy_resolve(p, logit_names[i], GOLDEN_F32, GOLDEN_F32, &j);
+        CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_LOGITS);
+    }
     golden_policy_resolve(p, "greedy/tokens", GOLDEN_I32, GOLDEN_I32, &j);
     CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_TOKENS);
+    golden_policy_resolve(p, "output_ids", GOLDEN_I64, GOLDEN_I64, &j);
+    CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_TOKENS);
+    golden_policy_resolve(p, "Gen/Tokens", GOLDEN_I64, GOLDEN_I64, &j);
+    CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_TOKENS);
+    /* any other integer tensor is compared exactly at the kernel tier */
+    golden_policy_resolve(p, "moe/top2_experts", GOLDEN_I32, GOLDEN_I32, &j);
+    CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_KERNEL);
+    /* a float named like tokens is not a token sequence */
+    golden_policy_resolve(p, "tokens_embedding", GOLDEN_F32, GOLDEN_F32, &j);
+    CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_LAYER);
+    /* the near-tie margin follows the dtype's step unless a policy sets it */
+    CU_ASSERT_TRUE(isnan(j.limits.near_tie_margin));
     golden_policy_free(p);
 }
 
@@ -67,6 +87,8 @@ static void test_file_rules(void)
     golden_policy_resolve(p, "layers/3/mlp", GOLDEN_F32, GOLDEN_BF16, &j);
     CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_LAYER);
     CU_ASSERT_DOUBLE_EQUAL(j.limits.cosine_min, 0.99, 0);
+    CU_ASSERT_DOUBLE_EQUAL(j.rtol, 1.3e-6, 0); /* f32 reference: bf16's 0.02 does not apply */
+    golden_policy_resolve(p, "layers/3/mlp", GOLDEN_BF16, GOLDEN_BF16, &j);
     CU_ASSERT_DOUBLE_EQUAL(j.rtol, 0.02, 0);
     golden_policy_resolve(p, "embed", GOLDEN_F32, GOLDEN_F32, &j);
     CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_KERNEL);
@@ -82,7 +104,8 @@ static void test_file_rules(void)
     golden_policy_override(p, 0.125, NAN, 0.5);
     golden_policy_resolve(p, "layers/3/attn/out", GOLDEN_F32, GOLDEN_F32, &j);
     CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_LAYER);
-    CU_ASSERT_DOUBLE_EQUAL(j.limits.cosine_min, 0.995, 0); /* layer tier's, the rule sets none */
+    /* the first rule sets no cosine_min; the next matching rule ("layers/" glob) does */
+    CU_ASSERT_DOUBLE_EQUAL(j.limits.cosine_min, 0.99, 0);
     CU_ASSERT_DOUBLE_EQUAL(j.atol, 0.125, 0);
     CU_ASSERT_DOUBLE_EQUAL(j.rtol, 1.3e-6, 0);
     CU_ASSERT_DOUBLE_EQUAL(j.eps, 0.5, 0);
@@ -96,7 +119,7 @@ static void test_file_rules(void)
     golden_policy_resolve(q, "layers/3/mlp", GOLDEN_F32, GOLDEN_BF16, &k);
     CU_ASSERT_EQUAL(k.tier, GOLDEN_TIER_LAYER);
     CU_ASSERT_DOUBLE_EQUAL(k.limits.cosine_min, 0.99, 0);
-    CU_ASSERT_DOUBLE_EQUAL(k.rtol, 0.02, 0);
+    CU_ASSERT_DOUBLE_EQUAL(k.rtol, 1.3e-6, 0);
     json_decref(back);
     golden_policy_free(q);
     golden_policy_free(p);
@@ -164,6 +187,39 @@ static void test_namemap(void)
     golden_namemap_free(m);
 }
 
+/* Rules that match nothing, optional rules, compute_dtype, and layering two policies. */
+static void test_matched_and_layers(void)
+{
+    json_t *a = json_loads("{\"schema\": \"calculet-diff-policy/v1\", \"rules\": ["
+                           "{\"match\": \"kern\", \"tier\": \"kernel\"},"
+                           "{\"match\": \"nope/*\", \"cosine_min\": 0.9},"
+                           "{\"match\": \"maybe/*\", \"optional\": true}]}", 0, NULL);
+    json_t *b = json_loads("{\"schema\": \"calculet-diff-policy/v1\", \"compute_dtype\": \"bf16\","
+                           " \"rules\": [{\"match\": \"kern\", \"atol\": 1}]}", 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    golden_policy *p = golden_policy_new();
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_policy_apply_json(p, a, "a.json", &err), 0);
+    const char *names[] = {"kern", "act"};
+    CU_ASSERT_EQUAL(golden_policy_check_matched(p, names, 2, "ref.h5", &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "rule \"nope/*\" matched no tensor of ref.h5"));
+    const char *names2[] = {"kern", "nope/x"};
+    CU_ASSERT_EQUAL(golden_policy_check_matched(p, names2, 2, "ref.h5", &err), 0);
+    /* the second file layers over the first: its rule is tried first, field by field */
+    CU_ASSERT_EQUAL(golden_policy_apply_json(p, b, "b.json", &err), 0);
+    golden_judge j;
+    golden_policy_resolve(p, "kern", GOLDEN_F32, GOLDEN_BF16, &j);
+    CU_ASSERT_EQUAL(j.tier, GOLDEN_TIER_KERNEL);     /* still the first file's tier */
+    CU_ASSERT_DOUBLE_EQUAL(j.atol, 1, 0);            /* the second file's atol */
+    CU_ASSERT_DOUBLE_EQUAL(j.rtol, 1.6e-2, 0);       /* bf16, the declared compute dtype */
+    CU_ASSERT_EQUAL(j.tol_dtype, GOLDEN_BF16);
+    CU_ASSERT_EQUAL(golden_policy_rule_count(p), 4);
+    json_decref(a);
+    json_decref(b);
+    golden_policy_free(p);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -171,6 +227,7 @@ int main(void)
         {"file rules, overrides, round trip", test_file_rules},
         {"bad policy trees", test_bad_trees},
         {"name map", test_namemap},
+        {"unmatched rules and layered policies", test_matched_and_layers},
         {0, 0},
     };
     return golden_test_run("policy", tests);

@@ -35,11 +35,19 @@ typedef struct {
     golden_dtype dtype_ref, dtype_cand;
     double atol, rtol;       /* mismatch: |c - r| > atol + rtol * |r| */
     double eps;              /* max_rel denominator floor */
-    double near_tie_margin;  /* logits: reference top1 - top2 < margin is a near tie */
-    uint64_t row_len;        /* logits/tokens: elements per row (the last axis) */
-    /* tokens: one slot per row, filled with the first differing step (-1 when none).
-     * Rows are disjoint between chunks, so threads may share it. NULL = not recorded. */
+    double near_tie_margin;  /* logits: reference top1 - top2 < margin is a near tie; NaN =
+                              * one step of the pair's coarser float format at |top1| */
+    uint64_t row_len;        /* logits/tokens/layer: elements per row (the last axis); layer
+                              * rows (per-row cosine) only when row_len > 0 */
+    /* Per-row records, one slot per row (rows are disjoint between chunks, so threads may
+     * share them); NULL = not recorded. tokens: first differing step (-1 when none);
+     * layer: row cosine (NaN for a zero reference row within atol); logits: KL divergence;
+     * logits: row_flags = flipped | (top-5 common share in 60ths) << 1. */
     int64_t *first_divergence;
+    double *row_value;
+    uint8_t *row_flags;
+    /* the portable loop only, not the AVX2 one (both give the same bits; for tests) */
+    bool scalar_only;
 } golden_cmp_setup;
 
 /* Whether the pair has a ULP distance and in which float format it is measured: the
@@ -74,8 +82,36 @@ typedef struct {
     double max_rel;
     double sum_abs, sum_abs_c;       /* Neumaier sums of block partial sums */
     double sum_sq, sum_sq_c;
+    /* dot, |r|^2, |c|^2 and |c-r|^2 (sum_sq) each carry a power-of-two scale (value *
+     * 2^sexp[i]), so finite data never overflows or underflows them */
     double dot, dot_c, norm_r, norm_r_c, norm_c, norm_c_c;
+    int sexp[4];
+    double max_tol;                  /* max |c - r| / (atol + rtol |r|) over finite pairs */
     uint64_t mismatches;
+    uint64_t class_diff;             /* reference non-finite, candidate of another class */
+    int64_t first_class_diff;
+    bool ints;                       /* both sides integer: compared exactly as integers */
+    uint64_t int_diff;
+    int64_t first_int_diff;
+    uint64_t first_int_ref, first_int_cand; /* their bits (see golden_cmp_int_str) */
+    bool first_int_ref_neg, first_int_cand_neg;
+    /* three-way (candidate side only): elements the candidate gets wrong that the baseline
+     * does not get wrong in the same place, at least as badly */
+    uint64_t unshared;
+    int64_t first_unshared;
+    uint64_t unshared_nf;            /* of those, integer or non-finite-class differences */
+    /* layer rows */
+    uint64_t row_cos_rows;
+    double min_row_cos;
+    uint64_t min_row_cos_row;
+    double cr_d, cr_r, cr_c, cr_maxc;
+    int cr_e[3];
+    /* logits rows: KL(softmax(ref) || softmax(cand)) and log-softmax distance */
+    double kl_max, kl_sum;
+    uint64_t kl_max_row;
+    double lsm_max;
+    double sm_mr, sm_sr, sm_t, sm_mc, sm_sc, sm_dmin, sm_dmax;
+    bool sm_inf;
     bool has_ulp;
     uint64_t max_ulp;
     uint64_t nan_ref, nan_cand, inf_ref, inf_cand, new_nan, new_inf;
@@ -107,6 +143,14 @@ void golden_cmp_add_f64(const golden_cmp_setup *s, golden_cmp_acc *a, const doub
 void golden_cmp_add_raw(const golden_cmp_setup *s, golden_cmp_acc *a, const void *ref,
                         const void *cand, size_t n);
 
+/* Three-way: add n elements of reference, candidate and baseline (canonical bytes) to the
+ * candidate's accumulator a and the baseline's ba at once, counting in a->unshared the
+ * candidate's wrong elements (a mismatch or a non-finite class difference) where the
+ * baseline is right, or wrong by less than |c - r| / ratio. */
+void golden_cmp_add_raw3(const golden_cmp_setup *s, const golden_cmp_setup *bs,
+                         golden_cmp_acc *a, golden_cmp_acc *ba, double ratio, const void *ref,
+                         const void *cand, const void *base, size_t n);
+
 /* Fold `later` (the range right after into's) into `into`. Order-stable: merging the same
  * chunks in the same order gives the same bits whatever thread computed them. */
 void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *later);
@@ -119,6 +163,24 @@ typedef struct {
     double max_abs;
     uint64_t max_abs_index;
     double mean_abs, rmse, max_rel, cosine;
+    double rel_err;                  /* ||c - r|| / ||r|| (NaN when ||r|| = 0) */
+    double norm_ratio;               /* ||c|| / ||r|| (NaN when ||r|| = 0) */
+    bool zero_ref;                   /* ||r|| = 0: judged by absolute error */
+    double max_tol;
+    uint64_t ref_finite;             /* finite reference elements */
+    uint64_t class_diff;
+    int64_t first_class_diff;
+    bool ints;
+    uint64_t int_diff;
+    int64_t first_int_diff;
+    char first_int_ref[24], first_int_cand[24];
+    uint64_t unshared, unshared_nf;
+    int64_t first_unshared;
+    uint64_t row_cos_rows;           /* layer rows judged by cosine (0: none) */
+    double min_row_cosine;           /* NaN when no row */
+    uint64_t min_row_cosine_row;
+    double kl_max, kl_mean, logsoftmax_max_abs; /* logits; NaN without rows */
+    uint64_t kl_max_row;
     uint64_t mismatches;
     bool has_ulp;
     uint64_t max_ulp;
@@ -133,6 +195,9 @@ typedef struct {
 
 /* Finish an accumulator that covers the whole tensor (a row still in progress is closed). */
 void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_metrics *m);
+
+/* One step of float format t at magnitude |x| (the spacing of the binade of x). */
+double golden_cmp_step(golden_dtype t, double x);
 
 /* Linear C-order index to coordinates (rank 0: nothing written). */
 void golden_cmp_unravel(uint64_t index, int rank, const uint64_t *shape, uint64_t *coords);

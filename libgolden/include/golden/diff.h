@@ -27,9 +27,11 @@ typedef struct {
     const char *const *only;        /* globs on reference names; none = all */
     size_t n_only;
     bool allow_missing;
-    int threads;                    /* 0 = golden_threads() */
+    int threads;                    /* 0 = golden_cpu_count() (the tool passes GOLDEN_THREADS) */
     uint64_t chunk_elems;           /* 0 = GOLDEN_DIFF_CHUNK */
     golden_progress *progress;      /* may be NULL */
+    bool allow_empty;               /* zero tensors compared is not a failure */
+    bool trust_hashes;              /* do not check the data against the stored sha256 */
 } golden_diff_opts;
 
 typedef struct {
@@ -54,8 +56,17 @@ typedef struct {
     bool has_baseline;
     golden_cmp_metrics bm;
     bool baseline_passed;
-    const char *error_metric;       /* the tier's headline error, e.g. "1 - cosine" */
+    bool baseline_same_data;        /* the baseline's bytes are the candidate's */
+    /* three-way per-row records (see golden_cmp_setup): candidate and baseline */
+    int64_t *bfirst_divergence;
+    double *row_value, *brow_value;
+    uint8_t *row_flags, *brow_flags;
+    const char *error_metric;       /* the tier's headline error, e.g. "rel_err" */
     double error_candidate, error_baseline, ratio; /* ratio NaN when undefined */
+    bool regression;                /* three-way: failed on the ratio to the baseline */
+    /* the data read does not match the stored sha256: reference, candidate, baseline */
+    bool hash_bad[3];
+    char hash_stored[3][65], hash_data[3][65];
     double seconds;
 } golden_diff_tensor;
 
@@ -66,7 +77,10 @@ typedef struct {
     char **missing_in_candidate, **missing_in_reference, **missing_in_baseline;
     size_t n_missing_cand, n_missing_ref, n_missing_base;
     bool allow_missing;
+    bool allow_empty;
+    bool trust_hashes;              /* stored sha256 not checked */
     size_t passed, failed;
+    bool empty;                     /* no tensor was compared */
     bool pass;                      /* the run's verdict */
     json_t *policy;                 /* the policy in effect */
     json_t *overrides;              /* the command line's tier/atol/rtol/eps */
@@ -83,6 +97,10 @@ json_t *golden_diff_to_json(const golden_diff_result *r);
 /* One JUnit testcase per tensor (missing tensors included). */
 int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
                       golden_error *err);
+
+/* The human table (failing tensors first, reasons in words, the summary line), as one
+ * allocated string; colour escapes only when `color`. NULL on ENOMEM. */
+char *golden_diff_table(const golden_diff_result *r, bool color);
 
 /* "[2, 3]" into buf. */
 void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n);

@@ -15,16 +15,26 @@ typedef struct {
     double cosine_min;       /* layer */
     double top1_min;         /* logits */
     double top5_min;         /* logits */
-    double near_tie_margin;  /* logits */
+    double near_tie_margin;  /* logits; NaN = one step of the dtype at |top1| */
     double baseline_ratio;   /* three-way: candidate error / baseline error limit */
+    double rel_err_max;      /* layer: ||c - r|| / ||r|| */
+    double norm_ratio_tol;   /* layer: | ||c|| / ||r|| - 1 | */
+    double row_cosine_min;   /* layer: cosine of every last-axis row */
+    double kl_max;           /* logits: KL(softmax(r) || softmax(c)) of every row */
+    double logsoftmax_max_abs; /* logits: max |log_softmax(c) - log_softmax(r)| */
+    double noise_floor;      /* three-way: headline errors at or below it are not compared */
 } golden_tier_limits;
+
+/* The number of fields of golden_tier_limits (they are all doubles, in this order). */
+#define GOLDEN_LIMITS_N 11
 
 /* Everything that decides one tensor's verdict. */
 typedef struct {
     golden_tier tier;
     double atol, rtol, eps;
+    golden_dtype tol_dtype;  /* the dtype atol/rtol came from (reference or compute dtype) */
     golden_tier_limits limits;
-    int rule;                /* index of the policy rule that matched, -1 = none */
+    int rule;                /* index of the first policy rule that matched, -1 = none */
 } golden_judge;
 
 typedef struct golden_policy golden_policy;
@@ -34,7 +44,8 @@ golden_policy *golden_policy_new(void);
 void golden_policy_free(golden_policy *p);
 
 /* Load a YAML or JSON policy file, validate it against calculet-diff-policy/v1 and apply it
- * over the built-in defaults. */
+ * over what p holds: loading several files layers them in order (a later file's values
+ * replace earlier ones, its rules are tried before earlier files' rules). */
 int golden_policy_load(golden_policy *p, const char *path, golden_error *err);
 /* Apply an already validated policy tree (where = file name for messages). */
 int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *where,
@@ -47,11 +58,25 @@ void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol);
 void golden_policy_force_tier(golden_policy *p, golden_tier t);
 void golden_policy_override(golden_policy *p, double atol, double rtol, double eps);
 
-/* The judge for one tensor: tier from the first matching rule (else the default tier),
- * that tier's limits, the rule's own values, the looser of the two dtypes' atol/rtol, and
- * the command-line overrides. */
+/* The judge for one tensor. Tier: the first matching rule that names one, else the
+ * built-in name patterns (case-insensitive: *logits* on floats -> logits, *tokens* and *_ids
+ * on integers -> tokens), else kernel for integer tensors, else the default tier. Limits:
+ * the tier's, each replaced by the first matching rule that sets it. atol/rtol: of the
+ * compute dtype (rule, else policy) when set, else of the reference's dtype, never the
+ * candidate's. Then the command-line overrides. */
 void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, golden_judge *out);
+
+/* Rules of policy files (built-in name patterns not included), in the order they are tried. */
+size_t golden_policy_rule_count(const golden_policy *p);
+/* Rule i: its glob, its place ("file:line:col") and whether it may match nothing. */
+void golden_policy_rule_at(const golden_policy *p, size_t i, const char **match,
+                           const char **where, bool *optional);
+
+/* Every rule that is not optional must match at least one of the names: else an error
+ * naming the rule's glob and place (`what` names the file the names come from). */
+int golden_policy_check_matched(const golden_policy *p, const char *const *names, size_t n,
+                                const char *what, golden_error *err);
 
 /* The policy in effect, as a calculet-diff-policy/v1 tree (for reports); NULL on ENOMEM. */
 json_t *golden_policy_to_json(const golden_policy *p);

@@ -1,0 +1,49 @@
+/* Private to golden-diff's run (diff_pair.c, diff_pass.c, diff_verdict.c, diff_report.c):
+ * the work list of one run and the small string helpers they share. */
+#ifndef GOLDEN_TENSOR_DIFF_INTERNAL_H
+#define GOLDEN_TENSOR_DIFF_INTERNAL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "golden/diff.h"
+#include "golden/hash.h"
+
+/* One compared pair (and its baseline): what the pass streams and accumulates. */
+typedef struct {
+    golden_diff_tensor *t;
+    size_t ri, ci, bi;              /* reader indices */
+    bool with_base;
+    golden_cmp_setup setup, bsetup;
+    uint64_t count, chunk;          /* elements, elements per item */
+    size_t n_chunks, first_item;
+    golden_cmp_acc all, ball;       /* the chunks merged so far, in order */
+    bool base_differs;              /* some baseline byte differs from the candidate's */
+    /* sha256 of the data read, per side (reference, candidate, baseline), fed chunk by
+     * chunk in order; NULL when not hashed (--trust-hashes) or done */
+    bool hash;
+    struct golden_sha256 *sha[3];
+    size_t next_hash[3];
+} golden_diff_job;
+
+/* The pass: every chunk of every job, on `threads` workers through util/pool.h, merged in
+ * chunk order (so the report does not depend on the thread count). */
+int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *base,
+                     golden_diff_job *jobs, size_t n_jobs, size_t n_items, size_t buf_bytes,
+                     int threads, golden_progress *progress, unsigned long long total,
+                     golden_error *err);
+
+/* Judge one tensor from its metrics: reasons, notes, verdict. -1 on ENOMEM. */
+int golden_diff_judge(golden_diff_tensor *t);
+
+/* Helpers. */
+char *golden_diff_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+int golden_diff_push(char ***list, size_t *n, char *s);
+void golden_diff_free_strs(char **list, size_t n);
+/* Print a value and the limit it was compared with so that the two never look equal:
+ * the limit with the fewest digits that read back exactly, the value with as many as
+ * keep it on its side of the limit and different from the printed limit. */
+void golden_diff_num_pair(double v, double limit, char *vbuf, char *lbuf, size_t n);
+/* The coordinates of a linear index as "[i, j]". */
+void golden_diff_index_str(const golden_diff_tensor *t, uint64_t index, char *buf, size_t n);
+
+#endif

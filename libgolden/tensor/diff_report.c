@@ -1,0 +1,457 @@
+/* golden-diff's outputs: the calculet-diff-report/v1 document, the JUnit file and the
+ * human table, all built from a finished run. */
+#include "tensor/diff_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Non-finite numbers have no JSON form: they are null. */
+static json_t *juint(uint64_t v)
+{
+    return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static json_t *jstrs(char **list, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, json_string(list[i]))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+static json_t *jshape(int rank, const uint64_t *shape)
+{
+    json_t *a = json_array();
+    for (int d = 0; a && d < rank; d++)
+        if (json_array_append_new(a, juint(shape[d]))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+typedef struct {
+    json_t *o;
+    int bad;
+} jb;
+
+static void put(jb *b, const char *key, json_t *v)
+{
+    if (!v || json_object_set_new(b->o, key, v))
+        b->bad = 1;
+}
+
+static void put_metrics(jb *b, const golden_diff_tensor *t, const golden_cmp_metrics *m,
+                        bool ok)
+{
+    bool f = ok && m->has_finite;
+    put(b, "max_abs", f ? golden_json_real(m->max_abs) : json_null());
+    if (f) {
+        uint64_t co[GOLDEN_MAX_RANK];
+        golden_cmp_unravel(m->max_abs_index, t->rank, t->shape, co);
+        put(b, "max_abs_index", jshape(t->rank, co));
+    } else {
+        put(b, "max_abs_index", json_null());
+    }
+    put(b, "mean_abs", f ? golden_json_real(m->mean_abs) : json_null());
+    put(b, "rmse", f ? golden_json_real(m->rmse) : json_null());
+    put(b, "max_rel", f ? golden_json_real(m->max_rel) : json_null());
+    put(b, "cosine", ok ? golden_json_real(m->cosine) : json_null());
+    put(b, "mismatches", ok ? juint(m->mismatches) : json_null());
+    put(b, "max_ulp", ok && m->has_ulp ? juint(m->max_ulp) : json_null());
+    put(b, "tolerance_used", f ? golden_json_real(m->max_tol) : json_null());
+    put(b, "rel_err", ok ? golden_json_real(m->rel_err) : json_null());
+    put(b, "norm_ratio", ok ? golden_json_real(m->norm_ratio) : json_null());
+    put(b, "nonfinite_class_mismatches", ok ? juint(m->class_diff) : json_null());
+    if (ok && m->ints)
+        put(b, "integer_mismatches", juint(m->int_diff));
+    if (ok && t->judge.tier == GOLDEN_TIER_LAYER) {
+        put(b, "min_row_cosine", golden_json_real(m->min_row_cosine));
+        put(b, "min_row_cosine_row", m->row_cos_rows ? juint(m->min_row_cosine_row) : json_null());
+    }
+    if (ok && t->judge.tier == GOLDEN_TIER_LOGITS) {
+        put(b, "kl_max", golden_json_real(m->kl_max));
+        put(b, "kl_max_row", m->rows ? juint(m->kl_max_row) : json_null());
+        put(b, "kl_mean", golden_json_real(m->kl_mean));
+        put(b, "logsoftmax_max_abs", golden_json_real(m->logsoftmax_max_abs));
+    }
+    put(b, "new_nan", ok ? juint(m->new_nan) : json_null());
+    put(b, "new_inf", ok ? juint(m->new_inf) : json_null());
+    if (ok && m->first_new_nonfinite >= 0) {
+        uint64_t co[GOLDEN_MAX_RANK];
+        golden_cmp_unravel((uint64_t)m->first_new_nonfinite, t->rank, t->shape, co);
+        put(b, "first_new_nonfinite_index", jshape(t->rank, co));
+    } else {
+        put(b, "first_new_nonfinite_index", json_null());
+    }
+}
+
+/* The thresholds the tensor was judged by, as the policy names them. */
+static json_t *limits_json(const golden_diff_tensor *t)
+{
+    const golden_tier_limits *l = &t->judge.limits;
+    json_t *o = json_object();
+    struct { const char *k; double v; } f[] = {
+        {"cosine_min", l->cosine_min}, {"rel_err_max", l->rel_err_max},
+        {"norm_ratio_tol", l->norm_ratio_tol}, {"row_cosine_min", l->row_cosine_min},
+        {"top1_min", l->top1_min}, {"top5_min", l->top5_min}, {"kl_max", l->kl_max},
+        {"logsoftmax_max_abs", l->logsoftmax_max_abs}, {"baseline_ratio", l->baseline_ratio},
+        {"noise_floor", l->noise_floor}};
+    for (size_t i = 0; o && i < sizeof f / sizeof f[0]; i++)
+        if (json_object_set_new(o, f[i].k, golden_json_real(f[i].v))) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+static json_t *tensor_json(const golden_diff_tensor *t)
+{
+    jb b = {json_object(), 0};
+    if (!b.o)
+        return NULL;
+    const golden_cmp_metrics *m = &t->m;
+    bool ok = t->compared;
+    put(&b, "name", json_string(t->name));
+    if (strcmp(t->name, t->candidate_name) != 0)
+        put(&b, "candidate_name", json_string(t->candidate_name));
+    put(&b, "tier", json_string(golden_tier_name(t->judge.tier)));
+    put(&b, "verdict", json_string(t->passed ? "pass" : "fail"));
+    put(&b, "reasons", jstrs(t->reasons, t->n_reasons));
+    if (t->n_notes)
+        put(&b, "notes", jstrs(t->notes, t->n_notes));
+    put(&b, "dtype_reference", json_string(golden_dtype_name(t->dtype_ref)));
+    put(&b, "dtype_candidate", json_string(golden_dtype_name(t->dtype_cand)));
+    put(&b, "shape", jshape(t->rank, t->shape));
+    if (!ok)
+        put(&b, "shape_candidate", jshape(t->rank_cand, t->shape_cand));
+    uint64_t count = 1;
+    for (int d = 0; d < t->rank; d++)
+        count *= t->shape[d];
+    put(&b, "count", juint(count));
+    put_metrics(&b, t, m, ok);
+    put(&b, "eps", golden_json_real(t->judge.eps));
+    put(&b, "tolerance_dtype", json_string(golden_dtype_name(t->judge.tol_dtype)));
+    put(&b, "limits", limits_json(t));
+    put(&b, "atol", golden_json_real(t->judge.atol));
+    put(&b, "rtol", golden_json_real(t->judge.rtol));
+    golden_dtype ud;
+    if (golden_cmp_ulp_dtype(t->dtype_ref, t->dtype_cand, &ud))
+        put(&b, "ulp_dtype", json_string(golden_dtype_name(ud)));
+    put(&b, "nan_reference", ok ? juint(m->nan_ref) : json_null());
+    put(&b, "nan_candidate", ok ? juint(m->nan_cand) : json_null());
+    put(&b, "inf_reference", ok ? juint(m->inf_ref) : json_null());
+    put(&b, "inf_candidate", ok ? juint(m->inf_cand) : json_null());
+    if (t->judge.tier == GOLDEN_TIER_LAYER)
+        put(&b, "cosine_min", golden_json_real(t->judge.limits.cosine_min));
+    if (t->judge.tier == GOLDEN_TIER_LOGITS) {
+        put(&b, "rows", ok ? juint(m->rows) : json_null());
+        put(&b, "top1_match", ok ? golden_json_real(m->top1_match) : json_null());
+        put(&b, "top5_overlap", ok ? golden_json_real(m->top5_overlap) : json_null());
+        put(&b, "near_tie_rows", ok ? juint(m->near_tie_rows) : json_null());
+        put(&b, "near_tie_flips", ok ? juint(m->near_tie_flips) : json_null());
+        put(&b, "near_tie_margin", golden_json_real(t->judge.limits.near_tie_margin));
+        put(&b, "top1_min", golden_json_real(t->judge.limits.top1_min));
+        put(&b, "top5_min", golden_json_real(t->judge.limits.top5_min));
+        json_t *fl = json_array();
+        for (int i = 0; fl && i < t->n_flips; i++) {
+            const golden_cmp_flip *f = &t->flips[i];
+            json_t *e = json_pack("{s:I,s:I,s:I,s:o,s:b}", "row", (json_int_t)f->row,
+                                  "reference_top1", (json_int_t)f->ref_top1, "candidate_top1",
+                                  (json_int_t)f->cand_top1, "margin", golden_json_real(f->margin),
+                                  "near_tie", f->near_tie);
+            if (!e || json_array_append_new(fl, e))
+                b.bad = 1;
+        }
+        put(&b, "flips", fl);
+    }
+    if (t->judge.tier == GOLDEN_TIER_TOKENS) {
+        put(&b, "sequences", ok ? juint(m->sequences) : json_null());
+        put(&b, "sequences_exact", ok ? juint(m->sequences_exact) : json_null());
+        json_t *fd = json_array();
+        for (uint64_t i = 0; fd && ok && t->first_divergence && i < t->n_rows; i++)
+            if (json_array_append_new(fd, json_integer(t->first_divergence[i])))
+                b.bad = 1;
+        put(&b, "first_divergence", fd);
+    }
+    if (t->baseline_name) {
+        jb bb = {json_object(), 0};
+        if (!bb.o) {
+            b.bad = 1;
+        } else {
+            put(&bb, "name", json_string(t->baseline_name));
+            put(&bb, "dtype", json_string(golden_dtype_name(t->dtype_base)));
+            put(&bb, "compared", json_boolean(t->has_baseline));
+            if (t->has_baseline) {
+                put(&bb, "verdict", json_string(t->baseline_passed ? "pass" : "fail"));
+                put_metrics(&bb, t, &t->bm, true);
+                if (t->judge.tier == GOLDEN_TIER_LOGITS) {
+                    put(&bb, "top1_match", golden_json_real(t->bm.top1_match));
+                    put(&bb, "top5_overlap", golden_json_real(t->bm.top5_overlap));
+                }
+                if (t->judge.tier == GOLDEN_TIER_TOKENS)
+                    put(&bb, "sequences_exact", juint(t->bm.sequences_exact));
+                put(&bb, "error_metric", json_string(t->error_metric));
+                put(&bb, "error_candidate", golden_json_real(t->error_candidate));
+                put(&bb, "error_baseline", golden_json_real(t->error_baseline));
+                put(&bb, "ratio", golden_json_real(t->ratio));
+                put(&bb, "ratio_limit", golden_json_real(t->judge.limits.baseline_ratio));
+                put(&bb, "noise_floor", golden_json_real(t->judge.limits.noise_floor));
+                put(&bb, "regression", json_boolean(t->regression));
+                put(&bb, "unshared_elements", juint(t->m.unshared));
+            }
+            b.bad |= bb.bad;
+            put(&b, "baseline", bb.o);
+        }
+    }
+    static const char *const sides[3] = {"reference", "candidate", "baseline"};
+    json_t *hb = json_array();
+    for (int i = 0; hb && i < 3; i++)
+        if (t->hash_bad[i] && json_array_append_new(hb, json_string(sides[i])))
+            b.bad = 1;
+    put(&b, "sha256_mismatch", hb);
+    put(&b, "seconds", golden_json_real(t->seconds));
+    if (b.bad) {
+        json_decref(b.o);
+        return NULL;
+    }
+    return b.o;
+}
+
+json_t *golden_diff_to_json(const golden_diff_result *r)
+{
+    jb b = {json_object(), 0};
+    if (!b.o)
+        return NULL;
+    put(&b, "schema", json_string(GOLDEN_SCHEMA_DIFF_REPORT));
+    put(&b, "producer", json_string("golden-diff " GOLDEN_VERSION));
+    put(&b, "reference", json_string(r->reference));
+    put(&b, "candidate", json_string(r->candidate));
+    if (r->baseline)
+        put(&b, "baseline", json_string(r->baseline));
+    put(&b, "verdict", json_string(r->pass ? "pass" : "fail"));
+    jb s = {json_object(), 0};
+    if (s.o) {
+        put(&s, "tensors", juint(r->n));
+        put(&s, "passed", juint(r->passed));
+        put(&s, "failed", juint(r->failed));
+        put(&s, "missing_in_candidate", jstrs(r->missing_in_candidate, r->n_missing_cand));
+        put(&s, "missing_in_reference", jstrs(r->missing_in_reference, r->n_missing_ref));
+        if (r->baseline)
+            put(&s, "missing_in_baseline", jstrs(r->missing_in_baseline, r->n_missing_base));
+        put(&s, "allow_missing", json_boolean(r->allow_missing));
+        put(&s, "allow_empty", json_boolean(r->allow_empty));
+        put(&s, "hashes", json_string(r->trust_hashes
+                                          ? "trusted: stored sha256 not checked (--trust-hashes)"
+                                          : "checked: every tensor read matches its stored sha256 "
+                                            "unless its reasons say otherwise"));
+        if (r->empty)
+            put(&s, "reason", json_string(r->allow_empty
+                                              ? "no tensor was compared (allowed by --allow-empty)"
+                                              : "no tensor was compared: nothing was checked"));
+        b.bad |= s.bad;
+    }
+    put(&b, "summary", s.o);
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < r->n; i++)
+        if (json_array_append_new(list, tensor_json(&r->tensors[i])))
+            b.bad = 1;
+    put(&b, "tensors", list);
+    put(&b, "policy", json_incref(r->policy));
+    put(&b, "overrides", json_incref(r->overrides));
+    if (b.bad) {
+        json_decref(b.o);
+        return NULL;
+    }
+    return b.o;
+}
+
+int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
+                      golden_error *err)
+{
+    size_t n = r->n + r->n_missing_cand + r->n_missing_ref;
+    golden_junit_case *cases = calloc(n ? n : 1, sizeof *cases);
+    char **classes = calloc(n ? n : 1, sizeof *classes), **details = calloc(n ? n : 1, sizeof *details);
+    int rc = -1;
+    if (!cases || !classes || !details) {
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++, k++) {
+        const golden_diff_tensor *t = &r->tensors[i];
+        classes[k] = golden_diff_fmt("golden-diff.%s", golden_tier_name(t->judge.tier));
+        size_t len = 1;
+        for (size_t j = 0; j < t->n_reasons; j++)
+            len += strlen(t->reasons[j]) + 1;
+        details[k] = malloc(len);
+        if (!classes[k] || !details[k]) {
+            golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+            goto out;
+        }
+        details[k][0] = '\0';
+        for (size_t j = 0; j < t->n_reasons; j++) {
+            strcat(details[k], t->reasons[j]);
+            strcat(details[k], "\n");
+        }
+        cases[k] = (golden_junit_case){classes[k], t->name, !t->passed, false,
+                                       t->n_reasons ? t->reasons[0] : NULL,
+                                       t->n_reasons ? details[k] : NULL, t->seconds};
+    }
+    for (size_t i = 0; i < r->n_missing_cand; i++, k++)
+        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_candidate[i],
+                                       !r->allow_missing, r->allow_missing,
+                                       "missing in the candidate", NULL, 0};
+    for (size_t i = 0; i < r->n_missing_ref; i++, k++)
+        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_reference[i],
+                                       !r->allow_missing, r->allow_missing,
+                                       "missing in the reference", NULL, 0};
+    rc = golden_junit_write(path, force, "golden-diff", cases, n, err);
+out:
+    for (size_t i = 0; classes && details && i < r->n; i++) {
+        free(classes[i]);
+        free(details[i]);
+    }
+    free(classes);
+    free(details);
+    free(cases);
+    return rc;
+}
+
+/* ---- the table ---- */
+
+static const char *fmt_num(char *buf, size_t n, bool ok, double v)
+{
+    if (!ok)
+        snprintf(buf, n, "-");
+    else if (isnan(v))
+        snprintf(buf, n, "nan");
+    else
+        snprintf(buf, n, "%.6g", v);
+    return buf;
+}
+
+typedef struct {
+    const char *verdict, *tier, *name, *dtype, *max_abs, *metric, *mism, *reason;
+} row_cells;
+
+static void print_table(const golden_diff_result *r, FILE *f, bool color)
+{
+    size_t n = r->n;
+    /* failing tensors first; within each group, name order (the report order) */
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    char (*cells)[4][64] = malloc((n ? n : 1) * sizeof *cells);
+    if (!order || !cells) {
+        free(order);
+        free(cells);
+        fprintf(f, "(out of memory for the table)\n");
+        return;
+    }
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++)
+            if (r->tensors[i].passed == (pass == 1))
+                order[k++] = i;
+    int w[7] = {7, 6, 6, 5, 7, 6, 10};
+    for (size_t i = 0; i < n; i++) {
+        const golden_diff_tensor *t = &r->tensors[i];
+        const golden_cmp_metrics *m = &t->m;
+        snprintf(cells[i][0], 64, "%s/%s", golden_dtype_name(t->dtype_ref),
+                 golden_dtype_name(t->dtype_cand));
+        fmt_num(cells[i][1], 64, t->compared && m->has_finite, m->max_abs);
+        switch (t->judge.tier) {
+        case GOLDEN_TIER_LOGITS:
+            fmt_num(cells[i][2], 64, t->compared && m->rows, m->top1_match);
+            break;
+        case GOLDEN_TIER_TOKENS:
+            if (t->compared)
+                snprintf(cells[i][2], 64, "%" PRIu64 "/%" PRIu64, m->sequences_exact, m->sequences);
+            else
+                snprintf(cells[i][2], 64, "-");
+            break;
+        default:
+            fmt_num(cells[i][2], 64, t->compared, m->cosine);
+        }
+        if (t->compared)
+            snprintf(cells[i][3], 64, "%" PRIu64, m->mismatches);
+        else
+            snprintf(cells[i][3], 64, "-");
+        int lens[7] = {4, (int)strlen(golden_tier_name(t->judge.tier)), (int)strlen(t->name),
+                       (int)strlen(cells[i][0]), (int)strlen(cells[i][1]),
+                       (int)strlen(cells[i][2]), (int)strlen(cells[i][3])};
+        for (int c = 1; c < 7; c++)
+            if (lens[c] > w[c])
+                w[c] = lens[c];
+    }
+    for (size_t i = 0; i < r->n_missing_cand; i++)
+        if ((int)strlen(r->missing_in_candidate[i]) > w[2])
+            w[2] = (int)strlen(r->missing_in_candidate[i]);
+    for (size_t i = 0; i < r->n_missing_ref; i++)
+        if ((int)strlen(r->missing_in_reference[i]) > w[2])
+            w[2] = (int)strlen(r->missing_in_reference[i]);
+    const char *bold = golden_color(color, "bold"), *reset = golden_color(color, "reset");
+    fprintf(f, "%s%-*s  %-*s  %-*s  %-*s  %*s  %*s  %*s  %s%s\n", bold, w[0], "VERDICT", w[1],
+            "TIER", w[2], "TENSOR", w[3], "DTYPE", w[4], "MAX_ABS", w[5], "COSINE/TOP1",
+            w[6], "MISMATCHES", "REASON", reset);
+    int indent = w[0] + w[1] + w[2] + w[3] + w[4] + w[5] + w[6] + 14;
+    for (size_t k2 = 0; k2 < n; k2++) {
+        size_t i = order[k2];
+        const golden_diff_tensor *t = &r->tensors[i];
+        const char *c = golden_color(color, t->passed ? "green" : "red");
+        const char *first = t->n_reasons ? t->reasons[0] : (t->n_notes ? t->notes[0] : NULL);
+        fprintf(f, "%s%-*s%s  %-*s  %-*s  %-*s  %*s  %*s  %*s%s%s\n", c, w[0],
+                t->passed ? "pass" : "FAIL", reset, w[1], golden_tier_name(t->judge.tier), w[2],
+                t->name, w[3], cells[i][0], w[4], cells[i][1], w[5], cells[i][2], w[6],
+                cells[i][3], first ? "  " : "", first ? first : "");
+        for (size_t j = 1; j < t->n_reasons; j++)
+            fprintf(f, "%*s%s\n", indent, "", t->reasons[j]);
+        for (size_t j = t->n_reasons ? 0 : 1; j < t->n_notes; j++)
+            fprintf(f, "%*s%s\n", indent, "", t->notes[j]);
+    }
+    const char *mc = golden_color(color, r->allow_missing ? "yellow" : "red");
+    for (size_t i = 0; i < r->n_missing_cand; i++)
+        fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the candidate\n", mc, w[0],
+                r->allow_missing ? "missing" : "FAIL", reset, w[1], "-", w[2],
+                r->missing_in_candidate[i]);
+    for (size_t i = 0; i < r->n_missing_ref; i++)
+        fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the reference\n", mc, w[0],
+                r->allow_missing ? "missing" : "FAIL", reset, w[1], "-", w[2],
+                r->missing_in_reference[i]);
+    fprintf(f, "%s%s%s: %zu tensors compared, %zu passed, %zu failed", bold,
+            r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);
+    if (r->trust_hashes)
+        fprintf(f, "; sha256 not checked (--trust-hashes)");
+    if (r->empty)
+        fprintf(f, r->allow_empty ? " (nothing compared; allowed by --allow-empty)"
+                                  : " (nothing compared is not a pass; --allow-empty accepts it)");
+    if (r->n_missing_cand || r->n_missing_ref)
+        fprintf(f, ", %zu missing in the candidate, %zu missing in the reference%s",
+                r->n_missing_cand, r->n_missing_ref, r->allow_missing ? " (allowed)" : "");
+    if (r->baseline && r->n_missing_base)
+        fprintf(f, ", %zu missing in the baseline", r->n_missing_base);
+    fputc('\n', f);
+    free(order);
+    free(cells);
+}
+
+char *golden_diff_table(const golden_diff_result *r, bool color)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    print_table(r, f, color);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
