@@ -471,7 +471,11 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, json_t *
             golden_doc_free(sd);
         }
         rc = golden_gate_summarize(dir, &eff, sum, err);
-        *source = have_sum ? "recomputed, matches performance/summary.json" : "recomputed";
+        *source = have_sum ? "recomputed, matches performance/summary.json"
+                           : "recomputed, written to performance/summary.json";
+        /* A folder without a summary gets the one the decision rests on. */
+        if (rc == 0 && !have_sum)
+            rc = golden_gate_summary_write(dir, *sum, false, err);
     } else if (have_sum) {
         golden_doc *sd = NULL;
         rc = golden_doc_load_file(stored, &sd, err);

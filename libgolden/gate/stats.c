@@ -56,16 +56,24 @@ void golden_gate_describe(double *x, size_t n, double *scratch, golden_gate_desc
         scratch[i] = fabs(x[i] - out->median);
     qsort(scratch, n, sizeof *scratch, cmp_double);
     out->mad = golden_gate_percentile(scratch, n, 0.5);
-    /* Two passes: mean, then squared deviations from it (no catastrophic cancellation). */
-    double mean = sum_compensated(x, n, 0) / (double)n;
-    out->mean = mean;
+    /* Two passes (mean, then squared deviations from it: no catastrophic cancellation), on
+     * values scaled by a power of two (exact) so that squares of 1e300 do not overflow. */
+    int e2;
+    frexp(fmax(fabs(x[0]), fabs(x[n - 1])), &e2);
+    double scale = ldexp(1.0, e2);
+    if (scale == 0 || !isfinite(scale))
+        scale = 1;
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = x[i] / scale;
+    double mean = sum_compensated(scratch, n, 0) / (double)n;
+    out->mean = mean * scale;
     if (n == 1) {
         out->std = 0;
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        double d = x[i] - mean;
+        double d = scratch[i] - mean;
         scratch[i] = d * d;
     }
-    out->std = sqrt(sum_compensated(scratch, n, 0) / (double)(n - 1));
+    out->std = sqrt(sum_compensated(scratch, n, 0) / (double)(n - 1)) * scale;
 }
