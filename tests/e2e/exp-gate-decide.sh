@@ -129,9 +129,9 @@ t = json.load(open(sys.argv[1]))["trace"]
 row = [r for r in t["per_chip"] if r["side"] == "baseline" and r["chip"] == 0 and r["family"] == "grouped_moe_dense"]
 print("ok investigate: per-chip cycles and bytes" if row == [dict(side="baseline", chip=0, family="grouped_moe_dense", ops=4, cycles=56000, bytes=224000)] else f"not ok per-chip {row}")
 b = {(r["side"], r["bucket"]): r for r in t["moe_buckets"]}
-# candidate layer 2 (10 tokens) on two chips: 2 launches of 11200 cycles, 20 tokens
+# candidate layers 2 and 3 (10 and 15 tokens) on two chips: 4 launches of 11200 cycles, 50 tokens
 r = b[("candidate", "9-16")]
-print("ok investigate: bucket cycles per token" if (r["launches"], r["tokens"], r["cycles"], r["cycles_per_token"]) == (2, 20, 22400, 1120) else f"not ok bucket {r}")
+print("ok investigate: bucket cycles per token" if (r["launches"], r["tokens"], r["cycles"], r["cycles_per_token"]) == (4, 50, 44800, 896) else f"not ok bucket {r}")
 s = {r["side"]: r for r in t["target_share"]}
 print("ok investigate: target share" if abs(s["baseline"]["share"] - 112000 / (112000 + 7200 + 320000)) < 1e-6 else f"not ok share {s}")
 PY
