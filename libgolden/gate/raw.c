@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gate/gate_int.h"
+#include "gate/rawscan.h"
 
 const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS] = {
     "ttft_ms", "tpot_ms", "client_queue_ms", "service_queue_ms", "input_prepare_ms", "h2d_ms",
@@ -152,9 +153,50 @@ static int line_metrics(json_t *o, spill_rec *r, const char *path, size_t line, 
     return 0;
 }
 
+/* Count or spill one sample of group gi. */
+static int take_sample(gate_raw *raw, long gi, int warmup, int steady, const spill_rec *r,
+                       golden_error *err)
+{
+    gate_group *g = &raw->g[gi];
+    if (warmup)
+        g->warmups++;
+    else if (!steady)
+        g->flagged_unsteady++;
+    else {
+        if (fwrite(r, sizeof *r, 1, raw->spill) != 1)
+            return golden_fail_what(err, golden_code_from_errno(errno), NULL,
+                                    "cannot write the spill file: %s", strerror(errno));
+        g->spilled++;
+    }
+    return 0;
+}
+
+/* The fast path: 1 taken, 0 declined (parse with jansson), -1 error. */
+static int scan_line(gate_raw *raw, const char *buf, size_t len, golden_error *err)
+{
+    gate_scan s;
+    if (!gate_scan_line(buf, len, &s))
+        return 0;
+    long gi = find_group(raw, s.case_id, s.case_len, s.side);
+    if (gi < 0)
+        return gate_oom(err);
+    if ((s.have & 4) && s.output_tokens > raw->g[gi].max_output_tokens)
+        raw->g[gi].max_output_tokens = s.output_tokens;
+    spill_rec r;
+    memset(&r, 0, sizeof r);
+    r.group = (uint64_t)gi;
+    memcpy(r.m, s.m, sizeof r.m);
+    memcpy(r.clock, s.clock, sizeof r.clock);
+    memcpy(r.temp, s.temp, sizeof r.temp);
+    return take_sample(raw, gi, s.warmup, s.steady, &r, err) == 0 ? 1 : -1;
+}
+
 static int take_line(gate_raw *raw, const char *buf, size_t len, const char *path, size_t line,
                      golden_error *err)
 {
+    int fast = scan_line(raw, buf, len, err);
+    if (fast != 0)
+        return fast > 0 ? 0 : -1;
     json_error_t je;
     json_t *o = json_loadb(buf, len, 0, &je);
     if (!o || !json_is_object(o)) {
@@ -194,18 +236,8 @@ static int take_line(gate_raw *raw, const char *buf, size_t len, const char *pat
         line_fail(err, path, line, "clock_mhz and chip_temperature_c must be arrays of numbers");
         goto out;
     }
-    if (json_is_true(wu))
-        g->warmups++;
-    else if (json_is_false(st))
-        g->flagged_unsteady++;
-    else {
-        if (fwrite(&r, sizeof r, 1, raw->spill) != 1) {
-            golden_fail_what(err, golden_code_from_errno(errno), NULL,
-                             "cannot write the spill file: %s", strerror(errno));
-            goto out;
-        }
-        g->spilled++;
-    }
+    if (take_sample(raw, gi, json_is_true(wu), json_is_true(st), &r, err) != 0)
+        goto out;
     rc = 0;
 out:
     json_decref(o);

@@ -138,6 +138,31 @@ static void test_budget_does_not_change_numbers(void)
     rm_folder();
 }
 
+/* Every line declined by the fast scanner (an escape in an extra key) goes through jansson: the
+ * cases must come out the same. */
+static void test_fast_path_equals_jansson(void)
+{
+    make_folder();
+    golden_gate_opts o;
+    golden_gate_opts_init(&o);
+    o.bootstrap = 100;
+    json_t *fast, *slow;
+    golden_error err;
+    CU_ASSERT_EQUAL_FATAL(golden_gate_summarize(dir, &o, &fast, &err), 0);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "sed -i 's/}}}$/}},\"note\":\"\\\\u0041\"}/' %s/performance/raw-requests.jsonl", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grep -c 'u0041' %s/performance/raw-requests.jsonl >/dev/null", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    CU_ASSERT_EQUAL_FATAL(golden_gate_summarize(dir, &o, &slow, &err), 0);
+    CU_ASSERT(json_equal(json_object_get(fast, "cases"), json_object_get(slow, "cases")));
+    CU_ASSERT(!json_equal(json_object_get(fast, "raw_requests"), json_object_get(slow, "raw_requests")));
+    json_decref(fast);
+    json_decref(slow);
+    rm_folder();
+}
+
 static void test_bad_line_is_named(void)
 {
     make_folder();
@@ -163,6 +188,7 @@ int main(void)
         {"counts, band, insufficient, stages", test_counts_and_values},
         {"memory budget does not change the numbers", test_budget_does_not_change_numbers},
         {"a malformed line is named", test_bad_line_is_named},
+        {"fast scanner = jansson path", test_fast_path_equals_jansson},
         {NULL, NULL}};
     return golden_test_run("gate summary", tests);
 }
