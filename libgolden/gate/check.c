@@ -293,3 +293,13 @@ int gate_validate(const char *format, const char *name, const char *text, golden
     golden_schema_free(schema);
     return rc;
 }
+
+bool golden_gate_summary_present(const char *dir)
+{
+    char *raw = gate_path(dir, "performance/raw-requests.jsonl");
+    char *sum = gate_path(dir, "performance/summary.json");
+    bool yes = raw && sum && access(raw, F_OK) == 0 && access(sum, F_OK) == 0;
+    free(raw);
+    free(sum);
+    return yes;
+}

@@ -224,3 +224,13 @@ print("ok matrix: pending without a decision" if m["experiments"][0]["conclusion
 PY
 expect_grep "matrix markdown row" '^\| OP-MOE-0001 \| a lower expert bucket threshold' m.md
 expect_exit "matrix refuses to overwrite" 2 exp-gate matrix --json m.json "$d1"
+
+# 16. manifest-verify runs the check as its rule summary-follows when raw data is present
+rm -rf mv && mkdir mv && cp -R "$EX" mv/OP-MOE-0001 && rm mv/OP-MOE-0001/SHA256SUMS
+expect_exit "manifest-verify: the example's summary follows" 0 manifest-verify mv/OP-MOE-0001
+$PY - mv/OP-MOE-0001/performance/summary.json <<'PY'
+import json, sys
+p = sys.argv[1]; s = json.load(open(p)); s["cases"][0]["candidate"]["p99"] -= 0.5; json.dump(s, open(p, "w"), indent=2)
+PY
+expect_exit "manifest-verify: tampered P99 fails" 1 manifest-verify mv/OP-MOE-0001
+expect_grep "manifest-verify: rule summary-follows names the field" 'summary-follows.*field /cases/0/candidate/p99|field /cases/0/candidate/p99.*summary-follows' out.txt

@@ -54,6 +54,10 @@ int golden_gate_summary_write(const char *dir, const json_t *summary, bool force
 int golden_gate_check(const char *dir, const golden_gate_opts *o, golden_findings *out,
                       bool *checked, golden_error *err);
 
+/* Whether DIR has both performance/raw-requests.jsonl and performance/summary.json: the case in
+ * which manifest-verify runs golden_gate_check as its rule "summary-follows". */
+bool golden_gate_summary_present(const char *dir);
+
 /* Compare a stored summary with a recomputed one (the heart of golden_gate_check). */
 int golden_gate_compare(const json_t *stored, const json_t *computed, const char *file,
                         golden_findings *out, golden_error *err);
