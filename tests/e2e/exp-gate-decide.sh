@@ -234,3 +234,6 @@ p = sys.argv[1]; s = json.load(open(p)); s["cases"][0]["candidate"]["p99"] -= 0.
 PY
 expect_exit "manifest-verify: tampered P99 fails" 1 manifest-verify mv/OP-MOE-0001
 expect_grep "manifest-verify: rule summary-follows names the field" 'summary-follows.*field /cases/0/candidate/p99|field /cases/0/candidate/p99.*summary-follows' out.txt
+manifest-verify --junit mv.xml mv/OP-MOE-0001 > /dev/null 2>&1
+expect_grep "manifest-verify: JUnit carries the summary-follows failure" 'name="summary-follows"' mv.xml
+expect_grep "manifest-verify: JUnit counts it" 'failures="1"' mv.xml
