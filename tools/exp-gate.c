@@ -23,6 +23,8 @@ static void usage(FILE *f)
           "  --bootstrap B   bootstrap resamples (default 10000; --check: the summary's own)\n"
           "  --clock-band P  steady band of clock readings, +- P %% (default 2)\n"
           "  --temp-band C   steady band of temperature readings, +- C degrees (default 5)\n"
+          "  --memory MIB    samples held at once (default 256; one case and side is\n"
+          "                  always taken whole)\n"
           "  -j N            threads (default: GOLDEN_THREADS or every core)\n"
           "  --force         replace existing outputs (a hand-written decision.md included)\n"
           "  --help, --version\n"
@@ -55,6 +57,7 @@ static int parse(int argc, char **argv, cli *c)
         {"bootstrap", required_argument, NULL, 'b'}, {"force", no_argument, NULL, 'f'},
         {"json", required_argument, NULL, 'J'}, {"markdown", required_argument, NULL, 'M'},
         {"clock-band", required_argument, NULL, 'C'}, {"temp-band", required_argument, NULL, 'T'},
+        {"memory", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},      {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     int opt;
@@ -85,6 +88,13 @@ static int parse(int argc, char **argv, cli *c)
             if (*end || c->gate.temp_band_c < 0)
                 return bad_usage("--temp-band needs a number >= 0");
             break;
+        case 'm': {
+            unsigned long mib = strtoul(optarg, &end, 10);
+            if (*end || mib < 1 || *optarg == '-')
+                return bad_usage("--memory needs a number of MiB >= 1");
+            c->gate.memory_budget = (size_t)mib << 20;
+            break;
+        }
         case 'j':
             c->gate.threads = (int)strtol(optarg, &end, 10);
             if (*end || c->gate.threads < 1)
@@ -127,11 +137,11 @@ static int cmd_summarize(cli *c, const char *dir)
         return rc;
     }
     json_t *sum;
-    if (golden_gate_summarize(dir, &c->gate, &sum, &err) != 0 ||
-        golden_gate_summary_write(dir, sum, c->force, &err) != 0) {
-        if (err.code != GOLDEN_ENONE)
-            fail(&err);
-        return 2;
+    if (golden_gate_summarize(dir, &c->gate, &sum, &err) != 0)
+        return fail(&err);
+    if (golden_gate_summary_write(dir, sum, c->force, &err) != 0) {
+        json_decref(sum);
+        return fail(&err);
     }
     printf("%s/performance/summary.json: %zu case metric(s), %lld unsteady sample(s)\n", dir,
            json_array_size(json_object_get(sum, "cases")),
@@ -186,8 +196,7 @@ static int cmd_matrix(cli *c, char **dirs, size_t n)
     int rc = 0;
     if (!md || !js)
         rc = err.code != GOLDEN_ENONE ? fail(&err) : bad_usage("out of memory");
-    else if (c->json && (write_text(c->json, js, c->force, &err) != 0 ||
-                         (strcmp(c->json, "-") && 0)))
+    else if (c->json && write_text(c->json, js, c->force, &err) != 0)
         rc = fail(&err);
     else if (md_path && write_text(md_path, md, c->force, &err) != 0)
         rc = fail(&err);

@@ -223,6 +223,9 @@ static void gather_cases(ev *e, case_facts *f)
         if (!(impr >= e->in->graph_min))
             f->all_graph_pass = false;
     }
+    size_t lone = json_array_size(json_object_get(e->summary, "one_sided"));
+    if (lone)
+        note(e, "%zu case(s) measured on one side only: not compared", lone);
     if (f->insufficient)
         note(e, "%zu case(s) insufficient (fewer than %d steady measured runs or %d warm-ups "
                 "on a side): reported, nothing rests on them", f->insufficient,
