@@ -50,6 +50,27 @@ static void cases_table(FILE *f, const json_t *d)
                 num(c, "p99_regression_pct"));
 }
 
+/* Section 8.4's figures, where the manifests carry them. */
+static void deployment(FILE *f, const json_t *dep)
+{
+    static const char *const keys[3] = {"weight_package_bytes", "load_time_ms",
+                                        "dram_reservation_bytes"};
+    static const char *const names[3] = {"weight package", "load time", "DRAM reservation"};
+    static const char *const units[3] = {"bytes", "ms", "bytes"};
+    const json_t *b = json_object_get(dep, "baseline"), *c = json_object_get(dep, "candidate");
+    for (int k = 0; k < 3; k++) {
+        double x = num(b, keys[k]), y = num(c, keys[k]);
+        if (isnan(x) && isnan(y))
+            continue;
+        fprintf(f, "%s%s: %.17g -> %.17g %s", k && !isnan(x) ? "; " : "\n", names[k], x, y,
+                units[k]);
+        if (x != 0 && !isnan(x) && !isnan(y))
+            fprintf(f, " (%+.2f %%)", 100 * (y - x) / x);
+    }
+    if (json_object_size(b) || json_object_size(c))
+        fputs(".\n", f);
+}
+
 char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
 {
     char *buf = NULL;
@@ -86,6 +107,7 @@ char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
                 json_string_value(json_object_get(t, "family")), num(t, "baseline_cycles"),
                 num(t, "candidate_cycles"), num(t, "delta_abs"), num(t, "delta_pct"),
                 100 * num(t, "baseline_share"), 100 * num(t, "candidate_share"));
+    deployment(f, json_object_get(d, "deployment"));
     cases_table(f, d);
     fputs("\n## Uncertain\n\n", f);
     json_t *u;
