@@ -192,7 +192,10 @@ static int cmd_matrix(cli *c, char **dirs, size_t n)
     if (golden_gate_matrix((const char *const *)dirs, n, &m, &err) != 0)
         return fail(&err);
     char *md = golden_gate_matrix_markdown(m, &err);
-    char *js = json_dumps(m, JSON_INDENT(2));
+    char *js0 = json_dumps(m, JSON_INDENT(2)), *js = NULL;
+    if (js0 && asprintf(&js, "%s\n", js0) < 0)
+        js = NULL;
+    free(js0);
     int rc = 0;
     if (!md || !js)
         rc = err.code != GOLDEN_ENONE ? fail(&err) : bad_usage("out of memory");
