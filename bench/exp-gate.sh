@@ -87,4 +87,5 @@ awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v n="$LINES" -v np_ok="$np_ok" 
     if (np_ok) printf "python json.loads + numpy:    %6.2f s  peak %s MiB  (%.1fx exp-gate)\n", q, mn, q / g
     else print "python json.loads + numpy:    numpy not importable" }'
 # bounded memory: the same file with a 16 MiB sample budget is read in several passes
+echo "exp-gate summarize --memory 16: peak $(peak exp-gate summarize --force --bootstrap 1 --memory 16 X) MiB"
 rm -rf X
