@@ -8,6 +8,7 @@
 #include "common/cli.h"
 #include "golden/error.h"
 #include "golden/experiment.h"
+#include "golden/gate.h"
 #include "golden/report.h"
 #include "golden/template.h"
 
@@ -199,6 +200,15 @@ int main(int argc, char **argv)
         mode = "experiment";
         target = args[0];
         rc = golden_experiment_check(target, &opts, &f, &err);
+        /* exp-gate's --check as one more rule (summary-follows), once the documents are valid */
+        if (rc == 0 && f.errors == 0) {
+            golden_gate_opts go;
+            golden_gate_opts_init(&go);
+            go.threads = opts.threads;
+            bool checked;
+            if (golden_gate_summary_present(target))
+                rc = golden_gate_check(target, &go, &f, &checked, &err);
+        }
     }
     if (rc != 0) {
         golden_findings_free(&f);

@@ -105,7 +105,7 @@ static const char *const experiment_rules[] = {
     "layout", "folder-name", "exp-id", "family", "schema", "required-filled", "one-main-factor",
     "controlled-equal", "manifest-agrees", "artifact-exists", "artifact-hash", "path-escape",
     "context-limit", "input-matrix", "unknown-case", "rejection-submitted", "stage-order",
-    "request-unique", "perf-runs", "compile-command", "accuracy-agrees",
+    "request-unique", "perf-runs", "summary-follows", "compile-command", "accuracy-agrees",
     "calibration-unique", "calibration-hash", "calibration-tokenizer", "calibration-pii", "seal",
     NULL};
 

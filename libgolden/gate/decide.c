@@ -1,0 +1,519 @@
+/* The section 17 rules in order (contracts.md section 9): correctness, P99 SLA, bottleneck
+ * migration, graph gain with steady power and temperature, else no merge. First that fires. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate/decide_int.h"
+
+const char *golden_gate_label_name(golden_gate_label l)
+{
+    static const char *const n[] = {"reject", "experiment_only", "investigate", "soak_24h",
+                                    "no_merge"};
+    return (unsigned)l < 5 ? n[l] : "?";
+}
+
+typedef struct {
+    json_t *doc, *rules, *uncertain, *cases;
+    const json_t *summary;
+    const gate_inputs *in;
+    bool fired;
+    golden_gate_label label;
+    int oom;
+} ev;
+
+static void note(ev *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(ev *e, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    e->oom |= json_array_append_new(e->uncertain, json_string(buf));
+}
+
+/* Record one rule: whether it fired, the reason in words, its inputs. */
+static void rule(ev *e, const char *name, bool fires, golden_gate_label label, json_t *inputs,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void rule(ev *e, const char *name, bool fires, golden_gate_label label, json_t *inputs,
+                 const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    bool now = fires && !e->fired;
+    json_t *r = json_pack("{s:s,s:b,s:b,s:s,s:s,s:o}", "rule", name, "holds", fires, "fired", now,
+                          "label", golden_gate_label_name(label), "reason", buf, "inputs",
+                          inputs ? inputs : json_object());
+    e->oom |= !r || json_array_append_new(e->rules, r);
+    if (now) {
+        e->fired = true;
+        e->label = label;
+        e->oom |= json_object_set_new(e->doc, "rule", json_string(name));
+    }
+}
+
+static double num(const json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static double side_num(const json_t *c, const char *side, const char *k)
+{
+    return num(json_object_get(c, side), k);
+}
+
+/* A stored summary without graph_level: TTFT, or TPOT for cases that have it. */
+static bool is_graph_level(const json_t *c, const json_t *cases)
+{
+    json_t *g = json_object_get(c, "graph_level");
+    if (g)
+        return json_is_true(g);
+    const char *m = json_string_value(json_object_get(c, "metric"));
+    const char *id = json_string_value(json_object_get(c, "case_id"));
+    if (!m || !id)
+        return false;
+    if (!strcmp(m, "tpot_ms"))
+        return true;
+    if (strcmp(m, "ttft_ms"))
+        return false;
+    size_t i;
+    json_t *o;
+    json_array_foreach((json_t *)cases, i, o)
+        if (!strcmp(json_string_value(json_object_get(o, "metric")) ?: "", "tpot_ms") &&
+            !strcmp(json_string_value(json_object_get(o, "case_id")) ?: "", id))
+            return false;
+    return true;
+}
+
+static bool is_insufficient(const json_t *c)
+{
+    if (json_is_true(json_object_get(c, "insufficient")))
+        return true;
+    /* A summary written by hand may not say so: section 8's floor, on its own numbers. */
+    return side_num(c, "baseline", "n") < GOLDEN_GATE_MIN_MEASURED ||
+           side_num(c, "candidate", "n") < GOLDEN_GATE_MIN_MEASURED ||
+           side_num(c, "baseline", "warmups") < GOLDEN_GATE_MIN_WARMUPS ||
+           side_num(c, "candidate", "warmups") < GOLDEN_GATE_MIN_WARMUPS;
+}
+
+static double p99_regression(const json_t *c)
+{
+    double b = side_num(c, "baseline", "p99"), k = side_num(c, "candidate", "p99");
+    return b != 0 ? 100.0 * (k - b) / b : NAN;
+}
+
+static double improvement(const json_t *c)
+{
+    double b = side_num(c, "baseline", "median"), k = side_num(c, "candidate", "median");
+    return b != 0 ? 100.0 * (b - k) / b : NAN;
+}
+
+static void rule_correctness(ev *e)
+{
+    const gate_inputs *in = e->in;
+    bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0;
+    json_t *inputs = json_pack("{s:s,s:I,s:I,s:I,s:I}", "accuracy_verdict",
+                               in->accuracy_pass ? "pass" : "fail", "golden_diff_reports",
+                               (json_int_t)in->reports, "golden_diff_reports_failed",
+                               (json_int_t)in->reports_failed, "candidate_faults",
+                               (json_int_t)in->candidate_faults, "candidate_faults_unrecovered",
+                               (json_int_t)in->candidate_faults_failed);
+    if (!in->accuracy_pass)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "accuracy/result.json says fail");
+    else if (in->reports_failed)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "%zu of %zu golden-diff reports fail (first: %s)", in->reports_failed, in->reports,
+             in->first_failed_report);
+    else if (in->candidate_faults_failed)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "%zu candidate fault(s) not recovered or failing their retest after reset",
+             in->candidate_faults_failed);
+    else
+        rule(e, "correctness", fails, GOLDEN_GATE_REJECT, inputs,
+             "pass: accuracy verdict pass, %zu golden-diff report(s) pass, %zu candidate "
+             "fault(s), each recovered and retested", in->reports, in->candidate_faults);
+    if (in->candidate_faults_unretested)
+        note(e, "%zu candidate fault(s) recovered without a retest after reset on record",
+             in->candidate_faults_unretested);
+    if (!in->faults_present)
+        note(e, "no stability/faults.jsonl: faults unknown");
+    if (in->near_tie_flips > 0)
+        note(e, "%lld near-tie top-1 flip(s) in the logits (accuracy/result.json)",
+             in->near_tie_flips);
+}
+
+/* One line per case for the JSON and the text. */
+static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99r, bool ins)
+{
+    json_t *o = json_pack("{s:O,s:O,s:b,s:b}", "case_id", json_object_get(c, "case_id"),
+                          "metric", json_object_get(c, "metric"), "graph_level", graph,
+                          "insufficient", ins);
+    if (!o) {
+        e->oom = 1;
+        return;
+    }
+    e->oom |= gate_set_real(o, "baseline_median", side_num(c, "baseline", "median")) ||
+              gate_set_real(o, "candidate_median", side_num(c, "candidate", "median")) ||
+              gate_set_real(o, "delta_abs", side_num(c, "candidate", "median") -
+                                                side_num(c, "baseline", "median")) ||
+              gate_set_real(o, "delta_pct", -impr) ||
+              gate_set_real(o, "baseline_p99", side_num(c, "baseline", "p99")) ||
+              gate_set_real(o, "candidate_p99", side_num(c, "candidate", "p99")) ||
+              gate_set_real(o, "p99_regression_pct", p99r) ||
+              gate_set_int(o, "unsteady", (long long)(side_num(c, "baseline", "unsteady") > 0 ?
+                                                          side_num(c, "baseline", "unsteady") : 0) +
+                                              (long long)(side_num(c, "candidate", "unsteady") > 0 ?
+                                                          side_num(c, "candidate", "unsteady") : 0)) ||
+              json_array_append_new(e->cases, o);
+}
+
+/* Per-case figures the rules need. */
+typedef struct {
+    size_t graph_cases, insufficient, p99_fail, p99_fail_insufficient;
+    double worst_p99, worst_p99_graph_impr, min_graph_impr;
+    const char *worst_p99_case, *min_graph_case;
+    bool all_graph_pass;
+} case_facts;
+
+static void gather_cases(ev *e, case_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->worst_p99 = -INFINITY;
+    f->min_graph_impr = INFINITY;
+    f->all_graph_pass = true;
+    const json_t *cases = json_object_get(e->summary, "cases");
+    size_t i;
+    json_t *c;
+    json_array_foreach((json_t *)cases, i, c) {
+        const char *m = json_string_value(json_object_get(c, "metric")) ?: "";
+        bool sla = !strcmp(m, "ttft_ms") || !strcmp(m, "tpot_ms");
+        bool graph = is_graph_level(c, cases), ins = is_insufficient(c);
+        double p99r = p99_regression(c), impr = improvement(c);
+        if (sla || graph)
+            add_case(e, c, graph, impr, p99r, ins);
+        if (sla && !(p99r <= e->in->p99_max)) {
+            if (ins)
+                f->p99_fail_insufficient++;
+            else
+                f->p99_fail++;
+            if (!ins && (isnan(p99r) || p99r > f->worst_p99)) {
+                f->worst_p99 = isnan(p99r) ? INFINITY : p99r;
+                f->worst_p99_case = json_string_value(json_object_get(c, "case_id"));
+            }
+        }
+        if (!graph)
+            continue;
+        f->graph_cases++;
+        if (ins) {
+            f->insufficient++;
+            f->all_graph_pass = false;
+            continue;
+        }
+        if (!(impr >= f->min_graph_impr)) {
+            f->min_graph_impr = isnan(impr) ? -INFINITY : impr;
+            f->min_graph_case = json_string_value(json_object_get(c, "case_id"));
+        }
+        if (!(impr >= e->in->graph_min))
+            f->all_graph_pass = false;
+    }
+    size_t lone = json_array_size(json_object_get(e->summary, "one_sided"));
+    if (lone)
+        note(e, "%zu case(s) measured on one side only: not compared", lone);
+    if (f->insufficient)
+        note(e, "%zu case(s) insufficient (fewer than %d steady measured runs or %d warm-ups "
+                "on a side): reported, nothing rests on them", f->insufficient,
+             GOLDEN_GATE_MIN_MEASURED, GOLDEN_GATE_MIN_WARMUPS);
+    if (f->p99_fail_insufficient)
+        note(e, "%zu insufficient case(s) show a P99 regression above %g %%: not decided on",
+             f->p99_fail_insufficient, e->in->p99_max);
+}
+
+static void rule_p99(ev *e, const case_facts *f)
+{
+    golden_gate_label l = e->in->keep_experiment ? GOLDEN_GATE_EXPERIMENT_ONLY : GOLDEN_GATE_REJECT;
+    json_t *in = json_pack("{s:f,s:I}", "p99_regression_max_pct", e->in->p99_max,
+                           "cases_failing", (json_int_t)f->p99_fail);
+    if (f->p99_fail)
+        rule(e, "p99_sla", true, l, in,
+             "P99 regression in %zu case(s); worst %s: %+.3f %% (limit %g %%)%s", f->p99_fail,
+             f->worst_p99_case ? f->worst_p99_case : "?", f->worst_p99, e->in->p99_max,
+             e->in->keep_experiment ? "; the hypothesis asks to keep it as an experiment" : "");
+    else
+        rule(e, "p99_sla", false, l, in, "no sufficient case regresses its P99 by more than %g %%",
+             e->in->p99_max);
+}
+
+/* The target family's cycles on both sides, from the summary's trace (NaN when not sided). */
+static double target_improvement(ev *e, json_t **target)
+{
+    *target = NULL;
+    const json_t *tr = json_object_get(json_object_get(e->summary, "trace"), "target_share");
+    const json_t *b = NULL, *c = NULL;
+    size_t i;
+    json_t *s;
+    json_array_foreach((json_t *)tr, i, s) {
+        const char *side = json_string_value(json_object_get(s, "side")) ?: "";
+        if (!strcmp(side, "baseline"))
+            b = s;
+        else if (!strcmp(side, "candidate"))
+            c = s;
+    }
+    if (!b || !c || num(b, "cycles") <= 0)
+        return NAN;
+    double bc = num(b, "cycles"), cc = num(c, "cycles");
+    *target = json_pack("{s:s,s:f,s:f,s:f,s:f}", "family", e->in->family ? e->in->family : "",
+                        "baseline_cycles", bc, "candidate_cycles", cc, "baseline_share",
+                        num(b, "share"), "candidate_share", num(c, "share"));
+    if (*target)
+        e->oom |= gate_set_real(*target, "delta_abs", cc - bc) ||
+                  gate_set_real(*target, "delta_pct", 100.0 * (cc - bc) / bc);
+    return 100.0 * (bc - cc) / bc;
+}
+
+static bool whole_graph_only(const ev *e)
+{
+    const char *a = json_string_value(json_object_get(e->summary, "attribution"));
+    return !a || strcmp(a, "per_op") != 0;
+}
+
+static void rule_bottleneck(ev *e, const case_facts *f, double timpr)
+{
+    json_t *in = json_pack("{s:f,s:f}", "target_metric_improvement_min_pct", e->in->target_min,
+                           "phase_improvement_min_pct", e->in->phase_min);
+    if (whole_graph_only(e) || isnan(timpr)) {
+        rule(e, "bottleneck_moved", false, GOLDEN_GATE_INVESTIGATE, in,
+             "not evaluated: %s", whole_graph_only(e)
+                 ? "whole-graph timing only, nothing is attributed to a kernel"
+                 : "the device trace does not give the target family's cycles on both sides");
+        return;
+    }
+    e->oom |= gate_set_real(in, "target_improvement_pct", timpr) ||
+              gate_set_real(in, "worst_graph_improvement_pct",
+                            f->graph_cases > f->insufficient ? f->min_graph_impr : NAN);
+    bool target_ok = timpr >= e->in->target_min;
+    bool graph_flat = f->graph_cases > f->insufficient && !(f->min_graph_impr >= e->in->phase_min);
+    rule(e, "bottleneck_moved", target_ok && graph_flat, GOLDEN_GATE_INVESTIGATE, in,
+         "target family %s %.3f %% fewer cycles (needs %g %%); worst graph-level case %s "
+         "improves %.3f %% (phase floor %g %%)", e->in->family ? e->in->family : "?", timpr,
+         e->in->target_min, f->min_graph_case ? f->min_graph_case : "-",
+         f->graph_cases > f->insufficient ? f->min_graph_impr : NAN, e->in->phase_min);
+}
+
+static size_t total_unsteady(const ev *e)
+{
+    json_t *u = json_object_get(e->summary, "unsteady_samples");
+    return json_is_integer(u) ? (size_t)json_integer_value(u) : 0;
+}
+
+/* Section 8.4's extra pass conditions for GEMM experiments. */
+static bool family_conditions(ev *e, double timpr, const case_facts *f, char *why, size_t n)
+{
+    why[0] = 0;
+    if (!e->in->family || strcmp(e->in->family, "fused_matmul_add"))
+        return true;
+    if (isnan(timpr) || timpr < 8.0) {
+        snprintf(why, n, "; section 8.4: the target GEMM cycles must improve by 8 %% (%s)",
+                 isnan(timpr) ? "not measured on both sides" : "less");
+        return false;
+    }
+    if (!(f->min_graph_impr >= 3.0)) {
+        snprintf(why, n, "; section 8.4: the related phase must improve by 3 %%");
+        return false;
+    }
+    return true;
+}
+
+static void rule_soak(ev *e, const case_facts *f, double timpr)
+{
+    size_t unsteady = total_unsteady(e);
+    char fam[256];
+    bool fam_ok = family_conditions(e, timpr, f, fam, sizeof fam);
+    bool sufficient = f->graph_cases > 0 && f->insufficient == 0;
+    bool holds = sufficient && f->all_graph_pass && unsteady == 0 && fam_ok;
+    json_t *in = json_pack("{s:f,s:I,s:I,s:I}", "graph_improvement_min_pct", e->in->graph_min,
+                           "graph_cases", (json_int_t)f->graph_cases, "insufficient_cases",
+                           (json_int_t)f->insufficient, "unsteady_samples", (json_int_t)unsteady);
+    if (in)
+        e->oom |= gate_set_real(in, "worst_graph_improvement_pct",
+                                f->graph_cases > f->insufficient ? f->min_graph_impr : NAN);
+    const char *subject = whole_graph_only(e) ? "the whole-graph candidate" : "the graph";
+    if (!sufficient)
+        rule(e, "graph_gain", false, GOLDEN_GATE_SOAK_24H, in,
+             "not met: %s", f->graph_cases ? "insufficient cases cannot lead to a soak"
+                                           : "no graph-level metric measured");
+    else
+        rule(e, "graph_gain", holds, GOLDEN_GATE_SOAK_24H, in,
+             "%s: worst case %s improves %.3f %% (needs %g %%), %zu unsteady sample(s)%s%s",
+             holds ? "met" : "not met", f->min_graph_case ? f->min_graph_case : "-",
+             f->min_graph_impr, e->in->graph_min, unsteady,
+             unsteady ? " (power/temperature not steady)" : "", fam);
+    if (holds && whole_graph_only(e))
+        note(e, "whole-graph timing only: %s is faster; no gain is attributed to a kernel",
+             subject);
+}
+
+static int decision_head(ev *e, const char *source)
+{
+    const gate_inputs *in = e->in;
+    return json_object_set_new(e->doc, "schema", json_string("calculet-decision/v1")) ||
+           json_object_set_new(e->doc, "experiment_id", json_string(in->experiment_id)) ||
+           json_object_set_new(e->doc, "operator_family",
+                               in->family ? json_string(in->family) : json_null()) ||
+           json_object_set_new(e->doc, "decision", json_string("no_merge")) ||
+           json_object_set_new(e->doc, "rule", json_string("otherwise")) ||
+           json_object_set_new(e->doc, "attribution",
+                               json_string(whole_graph_only(e) ? "whole_graph_only" : "per_op")) ||
+           json_object_set_new(e->doc, "summary_source", json_string(source)) ||
+           json_object_set_new(e->doc, "thresholds",
+                               json_pack("{s:f,s:f,s:f,s:f}", "p99_regression_max_pct",
+                                         in->p99_max, "target_metric_improvement_min_pct",
+                                         in->target_min, "graph_improvement_min_pct",
+                                         in->graph_min, "phase_improvement_min_pct",
+                                         in->phase_min)) ||
+           json_object_set_new(e->doc, "rules", e->rules = json_array()) ||
+           json_object_set_new(e->doc, "cases", e->cases = json_array()) ||
+           json_object_set_new(e->doc, "uncertain", e->uncertain = json_array()) || !e->rules ||
+           !e->cases || !e->uncertain;
+}
+
+/* Apply the rules to inputs and a summary; *out gets the decision document. */
+static int evaluate(const gate_inputs *in, const json_t *summary, const char *source,
+                    json_t **out, golden_gate_label *label, golden_error *err)
+{
+    ev e;
+    memset(&e, 0, sizeof e);
+    e.in = in;
+    e.summary = summary;
+    e.label = GOLDEN_GATE_NO_MERGE;
+    if (!(e.doc = json_object()) || decision_head(&e, source)) {
+        json_decref(e.doc);
+        return gate_oom(err);
+    }
+    case_facts f;
+    rule_correctness(&e);
+    gather_cases(&e, &f);
+    rule_p99(&e, &f);
+    json_t *target;
+    double timpr = target_improvement(&e, &target);
+    e.oom |= json_object_set_new(e.doc, "target", target ? target : json_null());
+    rule_bottleneck(&e, &f, timpr);
+    rule_soak(&e, &f, timpr);
+    rule(&e, "otherwise", true, GOLDEN_GATE_NO_MERGE, NULL, "no earlier rule fired");
+    if (whole_graph_only(&e))
+        note(&e, "whole-graph timing only (section 7): any gain belongs to the whole-graph "
+                 "candidate, never to a kernel");
+    else if (isnan(timpr))
+        note(&e, "the device trace does not carry the %s family on both sides: its change is "
+                 "not measured", in->family ? in->family : "target");
+    if (in->family && !strcmp(in->family, "fused_matmul_add")) {
+        if (json_object_size(json_object_get(in->deployment, "candidate")) < 3)
+            note(&e, "section 8.4: weight package size, load time or DRAM reservation missing "
+                     "from the manifests");
+    }
+    e.oom |= json_object_set(e.doc, "deployment", in->deployment) ||
+             json_object_set_new(e.doc, "decision", json_string(golden_gate_label_name(e.label))) ||
+             json_object_set_new(e.doc, "rollback",
+                                 in->rollback ? json_string(in->rollback) : json_null());
+    if (e.oom) {
+        json_decref(e.doc);
+        return gate_oom(err);
+    }
+    *out = e.doc;
+    *label = e.label;
+    return 0;
+}
+
+/* The summary to decide on: recomputed from the raw data, and the stored one must agree. */
+static int decision_summary(const char *dir, const golden_gate_opts *o, json_t **sum,
+                            const char **source, golden_error *err)
+{
+    *sum = NULL;
+    char *raw = gate_path(dir, "performance/raw-requests.jsonl");
+    char *stored = gate_path(dir, "performance/summary.json");
+    int rc = -1;
+    if (!raw || !stored) {
+        gate_oom(err);
+        goto out;
+    }
+    bool have_raw = access(raw, F_OK) == 0, have_sum = access(stored, F_OK) == 0;
+    if (have_raw && have_sum) {
+        golden_findings fs;
+        golden_findings_init(&fs);
+        bool checked;
+        rc = golden_gate_check(dir, o, &fs, &checked, err);
+        if (rc == 0 && fs.errors) {
+            char where[1200];
+            golden_finding_where(&fs.items[0], where, sizeof where);
+            rc = golden_fail_where(err, GOLDEN_EINVAL, fs.items[0].message,
+                                   "%s (%zu finding(s); exp-gate summarize --check)", where,
+                                   fs.errors);
+        }
+        golden_findings_free(&fs);
+        if (rc != 0)
+            goto out;
+    }
+    if (have_raw) {
+        golden_gate_opts eff = *o;
+        golden_doc *sd = NULL;
+        /* Decide on the numbers the stored summary shows: its own seed and resamples. */
+        if (have_sum && golden_doc_load_file(stored, &sd, err) == 0) {
+            json_t *b = json_object_get(golden_doc_root(sd), "bootstrap");
+            const char *seed = json_string_value(json_object_get(b, "seed"));
+            if (seed && !o->seed_set)
+                eff.seed = strtoull(seed, NULL, 10);
+            json_t *r = json_object_get(b, "resamples");
+            if (json_is_integer(r) && json_integer_value(r) > 0 && !o->bootstrap_set)
+                eff.bootstrap = (unsigned long)json_integer_value(r);
+            golden_doc_free(sd);
+        }
+        rc = golden_gate_summarize(dir, &eff, sum, err);
+        *source = have_sum ? "recomputed, matches performance/summary.json"
+                           : "recomputed, written to performance/summary.json";
+        /* A folder without a summary gets the one the decision rests on. */
+        if (rc == 0 && !have_sum)
+            rc = golden_gate_summary_write(dir, *sum, false, err);
+    } else if (have_sum) {
+        golden_doc *sd = NULL;
+        rc = golden_doc_load_file(stored, &sd, err);
+        if (rc == 0) {
+            *sum = json_deep_copy(golden_doc_root(sd));
+            golden_doc_free(sd);
+            rc = *sum ? 0 : gate_oom(err);
+        }
+        *source = "stored (no raw requests to recompute it from)";
+    } else
+        rc = golden_fail_where(err, GOLDEN_ENOTFOUND,
+                               "neither raw-requests.jsonl nor summary.json", "%s/performance",
+                               dir);
+out:
+    free(raw);
+    free(stored);
+    return rc;
+}
+
+int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
+                       golden_gate_label *label, golden_error *err)
+{
+    *out = NULL;
+    gate_inputs in;
+    if (gate_inputs_read(dir, &in, err) != 0)
+        return -1;
+    json_t *sum = NULL;
+    const char *source = "";
+    int rc = decision_summary(dir, o, &sum, &source, err);
+    if (rc == 0) {
+        rc = evaluate(&in, sum, source, out, label, err);
+        if (rc == 0 && !json_is_string(json_object_get(sum, "attribution")))
+            json_object_set_new(*out, "attribution", json_string("whole_graph_only"));
+    }
+    json_decref(sum);
+    gate_inputs_free(&in);
+    return rc;
+}

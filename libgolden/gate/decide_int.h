@@ -1,0 +1,29 @@
+/* Private to libgolden/gate: the inputs of the section 17 decision, read once and then
+ * evaluated rule by rule. */
+#ifndef GOLDEN_GATE_DECIDE_INT_H
+#define GOLDEN_GATE_DECIDE_INT_H
+#include "gate/gate_int.h"
+#include "golden/doc.h"
+
+/* Section 8.4: "the related phase at least 3 %" is the default floor under which a phase or
+ * the graph counts as not improved (acceptance.phase_improvement_min_pct overrides it). */
+#define GATE_PHASE_MIN_PCT 3.0
+
+typedef struct {
+    golden_doc *hypothesis, *accuracy;
+    const char *experiment_id, *family, *rollback; /* borrowed from the documents */
+    double p99_max, target_min, graph_min, phase_min;
+    bool keep_experiment;
+    bool accuracy_pass;
+    long long near_tie_flips;
+    size_t reports, reports_failed;
+    char first_failed_report[512];
+    bool faults_present;
+    size_t faults, candidate_faults, candidate_faults_failed, candidate_faults_unretested;
+    json_t *deployment; /* {"baseline": {...}, "candidate": {...}} of the figures found */
+} gate_inputs;
+
+int gate_inputs_read(const char *dir, gate_inputs *in, golden_error *err);
+void gate_inputs_free(gate_inputs *in);
+
+#endif

@@ -1,0 +1,84 @@
+/* Private to libgolden/gate: the raw-request groups and their statistics, the device-trace
+ * aggregates, and small JSON helpers the summary, decision and matrix share. */
+#ifndef GOLDEN_GATE_INT_H
+#define GOLDEN_GATE_INT_H
+#include <stdio.h>
+#include "golden/gate.h"
+#include "util/strmap.h"
+
+/* One case and side of raw-requests.jsonl. */
+typedef struct {
+    char *case_id;
+    int side;                 /* 0 baseline, 1 candidate */
+    size_t warmups;           /* warm-up lines */
+    size_t flagged_unsteady;  /* measured lines with steady: false */
+    size_t spilled;           /* measured steady-flagged lines (in the spill) */
+    long long max_output_tokens;
+    /* filled by gate_raw_stats: */
+    size_t band_unsteady;     /* steady-flagged lines outside the clock/temperature band */
+    double clock_ref, temp_ref; /* band centres (NaN when no reading) */
+    golden_gate_describe_t d[GOLDEN_GATE_METRICS];
+    double ci[GOLDEN_GATE_METRICS][2];
+} gate_group;
+
+typedef struct {
+    gate_group *g;
+    size_t ng, cap;
+    golden_strmap map;        /* "case_id\0side" -> group index */
+    char **keys;              /* the map's keys */
+    FILE *spill;              /* measured steady-flagged samples, fixed-size records */
+    size_t lines;
+} gate_raw;
+
+/* Stream path into raw (groups in order of first appearance). */
+int gate_raw_read(const char *path, gate_raw *raw, golden_error *err);
+/* Statistics of every group, batch by batch within the memory budget. */
+int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err);
+void gate_raw_free(gate_raw *raw);
+
+#define GATE_BUCKETS 7
+extern const char *const gate_bucket_names[GATE_BUCKETS];
+
+typedef struct {
+    int side;          /* 0 baseline, 1 candidate, 2 no side column */
+    long long chip;
+    char *family;
+    unsigned long long ops, cycles, bytes;
+    int has_bytes;
+} gate_trace_row;
+
+typedef struct {
+    char *path;                 /* relative to the folder, NULL when there is none */
+    gate_trace_row *rows;       /* aggregates per side, chip, family */
+    size_t n, cap;
+    golden_strmap map;
+    char **keys;
+    size_t lines;
+    int sided;                  /* every line named its side */
+    int any_unsided;
+    unsigned long long bucket_cycles[3][GATE_BUCKETS], bucket_tokens[3][GATE_BUCKETS];
+    unsigned long long bucket_launches[3][GATE_BUCKETS];
+    int has_tokens;
+} gate_trace;
+
+/* Find performance/raw-device-trace.* in dir and aggregate it (absent: trace->path NULL). */
+int gate_trace_read(const char *dir, gate_trace *t, golden_error *err);
+void gate_trace_free(gate_trace *t);
+
+/* Round for printing: 6 decimals, or 6 significant digits below 1. */
+double gate_round(double v);
+/* Set key to a rounded real (null when not finite); -1 out of memory. */
+int gate_set_real(json_t *obj, const char *key, double v);
+int gate_set_int(json_t *obj, const char *key, long long v);
+int gate_set_str(json_t *obj, const char *key, const char *s);
+/* "dir/rel" into a new string (NULL out of memory). */
+char *gate_path(const char *dir, const char *rel);
+int gate_oom(golden_error *err);
+/* A JSON document as text and a newline, numbers with 15 significant digits (free it). */
+char *gate_dumps(const json_t *doc);
+/* Validate text (named name) against an embedded schema; EINTERNAL when it fails. */
+int gate_validate(const char *format, const char *name, const char *text, golden_error *err);
+/* Write text to path atomically (temp + rename), replacing only with force. */
+int gate_write_text(const char *path, const char *text, bool force, golden_error *err);
+
+#endif

@@ -1,0 +1,182 @@
+/* What the decision reads besides the summary: hypothesis.yaml's acceptance, the accuracy result
+ * (and the golden-diff reports it names), stability/faults.jsonl, and the calbin manifests. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate/decide_int.h"
+#include "golden/doc.h"
+
+static int load(const char *dir, const char *rel, golden_doc **doc, golden_error *err)
+{
+    char *p = gate_path(dir, rel);
+    if (!p)
+        return gate_oom(err);
+    int rc = golden_doc_load_file(p, doc, err);
+    free(p);
+    return rc;
+}
+
+static int need_number(const golden_doc *h, const json_t *acc, const char *key, double *v,
+                       golden_error *err)
+{
+    json_t *n = json_object_get(acc, key);
+    if (!json_is_number(n))
+        return golden_fail_where(err, GOLDEN_EINVAL, "a number is required here",
+                                 "%s#/acceptance/%s", golden_doc_name(h), key);
+    *v = json_number_value(n);
+    return 0;
+}
+
+static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
+{
+    if (load(dir, "hypothesis.yaml", &in->hypothesis, err) != 0)
+        return -1;
+    json_t *root = golden_doc_root(in->hypothesis);
+    json_t *acc = json_object_get(root, "acceptance");
+    in->experiment_id = json_string_value(json_object_get(root, "experiment_id"));
+    in->family = json_string_value(json_object_get(root, "operator_family"));
+    in->rollback = json_string_value(json_object_get(root, "rollback"));
+    if (!in->experiment_id)
+        return golden_fail_where(err, GOLDEN_EINVAL, "experiment_id is required", "%s",
+                                 golden_doc_name(in->hypothesis));
+    if (need_number(in->hypothesis, acc, "p99_regression_max_pct", &in->p99_max, err) != 0 ||
+        need_number(in->hypothesis, acc, "target_metric_improvement_min_pct", &in->target_min,
+                    err) != 0)
+        return -1;
+    json_t *g = json_object_get(acc, "graph_improvement_min_pct");
+    in->graph_min = json_is_number(g) ? json_number_value(g) : in->target_min;
+    json_t *ph = json_object_get(acc, "phase_improvement_min_pct");
+    in->phase_min = json_is_number(ph) ? json_number_value(ph) : GATE_PHASE_MIN_PCT;
+    json_t *keep = json_object_get(acc, "keep_experiment_on_p99_regression");
+    in->keep_experiment = json_is_number(keep) && json_number_value(keep) != 0;
+    return 0;
+}
+
+/* accuracy/result.json's verdict and those of the golden-diff reports it names. */
+static int read_accuracy(const char *dir, gate_inputs *in, golden_error *err)
+{
+    if (load(dir, "accuracy/result.json", &in->accuracy, err) != 0)
+        return -1;
+    json_t *root = golden_doc_root(in->accuracy);
+    const char *v = json_string_value(json_object_get(root, "verdict"));
+    if (!v)
+        return golden_fail_where(err, GOLDEN_EINVAL, "verdict is required", "%s",
+                                 golden_doc_name(in->accuracy));
+    in->accuracy_pass = !strcmp(v, "pass");
+    json_t *logits = json_object_get(root, "logits");
+    json_t *flips = json_object_get(logits, "near_tie_flips");
+    in->near_tie_flips = json_is_integer(flips) ? json_integer_value(flips) : 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(root, "reports"), i, r) {
+        const char *path = json_string_value(json_object_get(r, "path"));
+        golden_doc *rd = NULL;
+        if (!path)
+            return golden_fail_where(err, GOLDEN_EINVAL, "a report needs a path",
+                                     "%s#/reports/%zu", golden_doc_name(in->accuracy), i);
+        if (load(dir, path, &rd, err) != 0)
+            return -1;
+        const char *rv = json_string_value(json_object_get(golden_doc_root(rd), "verdict"));
+        in->reports++;
+        if (!rv || strcmp(rv, "pass")) {
+            in->reports_failed++;
+            if (!in->first_failed_report[0])
+                snprintf(in->first_failed_report, sizeof in->first_failed_report, "%s", path);
+        }
+        golden_doc_free(rd);
+    }
+    return 0;
+}
+
+typedef struct {
+    gate_inputs *in;
+} fault_ctx;
+
+static int fault_line(void *ctx, golden_doc *doc, size_t line_no, golden_error *err)
+{
+    (void)line_no;
+    (void)err;
+    gate_inputs *in = ((fault_ctx *)ctx)->in;
+    json_t *o = golden_doc_root(doc);
+    const char *side = json_string_value(json_object_get(o, "side"));
+    in->faults++;
+    if (!side || strcmp(side, "candidate"))
+        return 0;
+    in->candidate_faults++;
+    json_t *rec = json_object_get(o, "recovered");
+    const char *retest = json_string_value(json_object_get(o, "retest_after_reset"));
+    if (json_is_false(rec) || (retest && !strcmp(retest, "failed")))
+        in->candidate_faults_failed++;
+    else if (!retest || strcmp(retest, "passed"))
+        in->candidate_faults_unretested++;
+    return 0;
+}
+
+static int read_faults(const char *dir, gate_inputs *in, golden_error *err)
+{
+    char *p = gate_path(dir, "stability/faults.jsonl");
+    if (!p)
+        return gate_oom(err);
+    in->faults_present = access(p, F_OK) == 0;
+    fault_ctx c = {in};
+    int rc = in->faults_present ? golden_doc_each_jsonl(p, fault_line, &c, err) : 0;
+    free(p);
+    return rc;
+}
+
+/* Section 8.4's deployment figures, where a manifest carries them (top level or in calbin). */
+static int read_deployment(const char *dir, gate_inputs *in, golden_error *err)
+{
+    static const char *const keys[3] = {"weight_package_bytes", "load_time_ms",
+                                        "dram_reservation_bytes"};
+    const char *const sides[2] = {"baseline/manifest.json", "candidate/manifest.json"};
+    if (!(in->deployment = json_object()))
+        return gate_oom(err);
+    for (int s = 0; s < 2; s++) {
+        char *p = gate_path(dir, sides[s]);
+        golden_doc *d = NULL;
+        if (!p)
+            return gate_oom(err);
+        int present = access(p, F_OK) == 0;
+        int rc = present ? golden_doc_load_file(p, &d, err) : 0;
+        free(p);
+        if (rc != 0)
+            return -1;
+        if (!d)
+            continue;
+        json_t *root = golden_doc_root(d), *side = json_object();
+        for (int k = 0; side && k < 3; k++) {
+            json_t *v = json_object_get(root, keys[k]);
+            if (!v)
+                v = json_object_get(json_object_get(root, "calbin"), keys[k]);
+            if (json_is_number(v))
+                json_object_set(side, keys[k], v);
+        }
+        if (!side || json_object_set_new(in->deployment, s ? "candidate" : "baseline", side)) {
+            golden_doc_free(d);
+            return gate_oom(err);
+        }
+        golden_doc_free(d);
+    }
+    return 0;
+}
+
+int gate_inputs_read(const char *dir, gate_inputs *in, golden_error *err)
+{
+    memset(in, 0, sizeof *in);
+    if (read_acceptance(dir, in, err) != 0 || read_accuracy(dir, in, err) != 0 ||
+        read_faults(dir, in, err) != 0 || read_deployment(dir, in, err) != 0) {
+        gate_inputs_free(in);
+        return -1;
+    }
+    return 0;
+}
+
+void gate_inputs_free(gate_inputs *in)
+{
+    golden_doc_free(in->hypothesis);
+    golden_doc_free(in->accuracy);
+    json_decref(in->deployment);
+    memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,223 @@
+/* decision.md from a calculet-decision/v1 document: the rule that fired, every rule with its
+ * numbers (absolute and relative), what remains uncertain; and writing it beside decision.json. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gate/gate_int.h"
+#include "golden/doc.h"
+#include "golden/report.h"
+#include "golden/schema.h"
+
+static const char *label_text(const char *l)
+{
+    if (!strcmp(l, "soak_24h"))
+        return "**24 h soak**, then merge if the soak shows no new fault";
+    if (!strcmp(l, "reject"))
+        return "**reject**";
+    if (!strcmp(l, "experiment_only"))
+        return "**keep as experiment only** (not merged)";
+    if (!strcmp(l, "investigate"))
+        return "**investigate**: the bottleneck moved";
+    return "**no merge**";
+}
+
+static double num(const json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void cases_table(FILE *f, const json_t *d)
+{
+    fputs("\n| case | metric | baseline median | candidate median | change | P99 baseline -> "
+          "candidate | P99 change |\n|---|---|---|---|---|---|---|\n", f);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(d, "cases"), i, c)
+        fprintf(f, "| %s%s | %s%s | %.3f ms | %.3f ms | %+.3f ms (%+.2f %%) | %.3f -> %.3f ms | "
+                   "%+.2f %% |\n",
+                json_string_value(json_object_get(c, "case_id")),
+                json_is_true(json_object_get(c, "insufficient")) ? " (insufficient)" : "",
+                json_string_value(json_object_get(c, "metric")),
+                json_is_true(json_object_get(c, "graph_level")) ? " (graph)" : "",
+                num(c, "baseline_median"), num(c, "candidate_median"), num(c, "delta_abs"),
+                num(c, "delta_pct"), num(c, "baseline_p99"), num(c, "candidate_p99"),
+                num(c, "p99_regression_pct"));
+}
+
+/* Section 8.4's figures, where the manifests carry them. */
+static void deployment(FILE *f, const json_t *dep)
+{
+    static const char *const keys[3] = {"weight_package_bytes", "load_time_ms",
+                                        "dram_reservation_bytes"};
+    static const char *const names[3] = {"weight package", "load time", "DRAM reservation"};
+    static const char *const units[3] = {"bytes", "ms", "bytes"};
+    const json_t *b = json_object_get(dep, "baseline"), *c = json_object_get(dep, "candidate");
+    for (int k = 0; k < 3; k++) {
+        double x = num(b, keys[k]), y = num(c, keys[k]);
+        if (isnan(x) && isnan(y))
+            continue;
+        fprintf(f, "%s%s: %.17g -> %.17g %s", k && !isnan(x) ? "; " : "\n", names[k], x, y,
+                units[k]);
+        if (x != 0 && !isnan(x) && !isnan(y))
+            fprintf(f, " (%+.2f %%)", 100 * (y - x) / x);
+    }
+    if (json_object_size(b) || json_object_size(c))
+        fputs(".\n", f);
+}
+
+char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        gate_oom(err);
+        return NULL;
+    }
+    const char *id = json_string_value(json_object_get(d, "experiment_id")) ?: "?";
+    const char *label = json_string_value(json_object_get(d, "decision")) ?: "no_merge";
+    const char *fired = json_string_value(json_object_get(d, "rule")) ?: "?";
+    fprintf(f, "# %s: decision\n\n", id);
+    fputs("<!-- written by exp-gate decide from decision.json; edit neither by hand -->\n\n", f);
+    fprintf(f, "Decision: %s.\nRule that fired: `%s` (handbook section 17, rules in order).\n",
+            label_text(label), fired);
+    if (!strcmp(json_string_value(json_object_get(d, "attribution")) ?: "", "whole_graph_only"))
+        fputs("Timing is whole-graph only: a gain belongs to the whole-graph candidate, never to "
+              "a kernel.\n", f);
+    fputs("\n## Rules\n\n", f);
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(d, "rules"), i, r) {
+        const char *name = json_string_value(json_object_get(r, "rule"));
+        fprintf(f, "%zu. `%s` -> %s%s: %s.\n", i + 1, name,
+                json_string_value(json_object_get(r, "label")),
+                json_is_true(json_object_get(r, "fired")) ? " (**fired**)" : "",
+                json_string_value(json_object_get(r, "reason")));
+    }
+    json_t *t = json_object_get(d, "target");
+    if (json_is_object(t))
+        fprintf(f, "\nTarget family %s: %.0f -> %.0f cycles (%+.0f, %+.2f %%); share of the "
+                   "graph %.2f %% -> %.2f %%.\n",
+                json_string_value(json_object_get(t, "family")), num(t, "baseline_cycles"),
+                num(t, "candidate_cycles"), num(t, "delta_abs"), num(t, "delta_pct"),
+                100 * num(t, "baseline_share"), 100 * num(t, "candidate_share"));
+    deployment(f, json_object_get(d, "deployment"));
+    cases_table(f, d);
+    fputs("\n## Uncertain\n\n", f);
+    json_t *u;
+    if (json_array_size(json_object_get(d, "uncertain")) == 0)
+        fputs("- nothing recorded\n", f);
+    json_array_foreach(json_object_get(d, "uncertain"), i, u)
+        fprintf(f, "- %s\n", json_string_value(u));
+    const char *rb = json_string_value(json_object_get(d, "rollback"));
+    fprintf(f, "\nRollback: %s.\n", rb ? rb : "not stated in hypothesis.yaml");
+    if (fclose(f) != 0) {
+        free(buf);
+        gate_oom(err);
+        return NULL;
+    }
+    return buf;
+}
+
+static char *slurp(const char *path, golden_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        golden_fail_where(err, golden_code_from_errno(errno), strerror(errno), "%s", path);
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    char chunk[8192];
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + got + 1 > cap) {
+            cap = (len + got + 1) * 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                gate_oom(err);
+                return NULL;
+            }
+            buf = nb;
+        }
+        memcpy(buf + len, chunk, got);
+        len += got;
+    }
+    fclose(f);
+    if (!buf && !(buf = calloc(1, 1)))
+        gate_oom(err);
+    else
+        buf[len] = 0;
+    return buf;
+}
+
+/* The first line where two texts differ, for the refusal message. */
+static void first_difference(const char *a, const char *b, char *out, size_t n)
+{
+    size_t line = 1;
+    const char *la = a, *lb = b;
+    while (*a && *a == *b) {
+        if (*a == '\n') {
+            line++;
+            la = a + 1;
+            lb = b + 1;
+        }
+        a++;
+        b++;
+    }
+    int wa = (int)strcspn(la, "\n"), wb = (int)strcspn(lb, "\n");
+    snprintf(out, n, "line %zu is \"%.*s\", exp-gate would write \"%.*s\"", line,
+             wa > 120 ? 120 : wa, la, wb > 120 ? 120 : wb, lb);
+}
+
+int golden_gate_decision_write(const char *dir, const json_t *decision, bool force,
+                               golden_error *err)
+{
+    char *md = golden_gate_decision_markdown(decision, err);
+    char *mdp = gate_path(dir, "decision.md"), *jp = gate_path(dir, "decision.json");
+    char *json = gate_dumps(decision);
+    int rc = -1;
+    if (!md || !mdp || !jp || !json) {
+        if (md)
+            gate_oom(err);
+        goto out;
+    }
+    if (gate_validate("calculet-decision/v1", jp, json, err) != 0)
+        goto out;
+    struct stat st;
+    bool md_exists = stat(mdp, &st) == 0;
+    bool same = false;
+    if (md_exists) {
+        char *old = slurp(mdp, err);
+        if (!old)
+            goto out;
+        same = !strcmp(old, md);
+        if (!same && !force) {
+            char diff[400];
+            first_difference(old, md, diff, sizeof diff);
+            free(old);
+            rc = golden_fail_where(err, GOLDEN_EEXISTS, diff,
+                                   "%s (differs from the computed decision; --force replaces it)",
+                                   mdp);
+            goto out;
+        }
+        free(old);
+    }
+    /* decision.json is ours: replaced whenever decision.md may be. */
+    if (gate_write_text(jp, json, true, err) != 0)
+        goto out;
+    rc = same ? 0 : gate_write_text(mdp, md, true, err);
+out:
+    free(md);
+    free(mdp);
+    free(jp);
+    free(json);
+    return rc;
+}

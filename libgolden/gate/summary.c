@@ -1,0 +1,362 @@
+/* Builds calculet-perf-summary/v1 from the raw requests and the device trace: per case, side
+ * and metric the section 8 statistics, then the trace's per-chip, per-family figures. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gate/gate_int.h"
+#include "golden/doc.h"
+#include "golden/hash.h"
+#include "golden/report.h"
+
+static const char *const side_names[3] = {"baseline", "candidate", "unsided"};
+
+void golden_gate_opts_init(golden_gate_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->version = GOLDEN_GATE_OPTS_VERSION;
+    o->seed = GOLDEN_GATE_DEFAULT_SEED;
+    o->bootstrap = GOLDEN_GATE_DEFAULT_BOOTSTRAP;
+    o->clock_band_pct = 2.0;
+    o->temp_band_c = 5.0;
+}
+
+double gate_round(double v)
+{
+    if (!isfinite(v) || v == 0)
+        return v;
+    if (fabs(v) >= 1)
+        return round(v * 1e6) / 1e6;
+    double scale = pow(10, 5 - floor(log10(fabs(v))));
+    return round(v * scale) / scale;
+}
+
+int gate_set_real(json_t *obj, const char *key, double v)
+{
+    return json_object_set_new(obj, key, golden_json_real(gate_round(v)));
+}
+
+int gate_set_int(json_t *obj, const char *key, long long v)
+{
+    return json_object_set_new(obj, key, json_integer(v));
+}
+
+int gate_set_str(json_t *obj, const char *key, const char *s)
+{
+    return json_object_set_new(obj, key, json_string(s));
+}
+
+char *gate_path(const char *dir, const char *rel)
+{
+    char *p;
+    return asprintf(&p, "%s/%s", dir, rel) < 0 ? NULL : p;
+}
+
+/* {path, sha256, bytes} of dir/rel. */
+static json_t *file_ref(const char *dir, const char *rel, golden_error *err)
+{
+    char *full = gate_path(dir, rel);
+    if (!full) {
+        gate_oom(err);
+        return NULL;
+    }
+    struct stat st;
+    char hex[65];
+    json_t *o = NULL;
+    if (stat(full, &st) != 0)
+        golden_fail_where(err, golden_code_from_errno(errno), strerror(errno), "%s", full);
+    else if (golden_sha256_file(full, hex, err) == 0) {
+        o = json_object();
+        if (!o || gate_set_str(o, "path", rel) || gate_set_str(o, "sha256", hex) ||
+            gate_set_int(o, "bytes", (long long)st.st_size)) {
+            json_decref(o);
+            o = NULL;
+            gate_oom(err);
+        }
+    }
+    free(full);
+    return o;
+}
+
+static json_t *side_stats(const gate_group *g, int m)
+{
+    const golden_gate_describe_t *d = &g->d[m];
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_t *ci = json_array();
+    int bad = gate_set_int(o, "n", (long long)d->n) || gate_set_real(o, "median", d->median) ||
+              gate_set_real(o, "p90", d->p90) || gate_set_real(o, "p99", d->p99) ||
+              gate_set_real(o, "mad", d->mad) || gate_set_real(o, "std", d->std) || !ci ||
+              json_array_append_new(ci, golden_json_real(gate_round(g->ci[m][0]))) ||
+              json_array_append_new(ci, golden_json_real(gate_round(g->ci[m][1]))) ||
+              json_object_set_new(o, "ci95", ci) ||
+              gate_set_int(o, "warmups", (long long)g->warmups) ||
+              gate_set_int(o, "unsteady", (long long)(g->flagged_unsteady + g->band_unsteady));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The case's graph-level metric: TPOT when the case generated more than one token and measured
+ * it, else TTFT (docs/exp-gate.md). */
+static int graph_metric(const gate_group *b, const gate_group *c)
+{
+    if ((b->max_output_tokens > 1 || c->max_output_tokens > 1) && b->d[1].n > 0 && c->d[1].n > 0)
+        return 1;
+    return 0;
+}
+
+static json_t *case_entry(const gate_group *b, const gate_group *c, int m)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    double da = b->d[m].median, dc = c->d[m].median;
+    double delta = gate_round(dc) - gate_round(da);
+    double pct = gate_round(da) != 0 ? 100.0 * delta / gate_round(da) : NAN;
+    double p99 = gate_round(b->d[m].p99) != 0
+                     ? 100.0 * (gate_round(c->d[m].p99) - gate_round(b->d[m].p99)) /
+                           gate_round(b->d[m].p99)
+                     : NAN;
+    int insufficient = 0;
+    const gate_group *s[2] = {b, c};
+    for (int i = 0; i < 2; i++)
+        insufficient |= s[i]->d[m].n < GOLDEN_GATE_MIN_MEASURED ||
+                        s[i]->warmups < GOLDEN_GATE_MIN_WARMUPS;
+    int bad = gate_set_str(o, "case_id", b->case_id) ||
+              gate_set_str(o, "metric", golden_gate_metric_names[m]) ||
+              gate_set_str(o, "unit", "ms") ||
+              json_object_set_new(o, "baseline", side_stats(b, m)) ||
+              json_object_set_new(o, "candidate", side_stats(c, m)) ||
+              gate_set_real(o, "delta_abs", delta) || gate_set_real(o, "delta_pct", pct) ||
+              gate_set_real(o, "p99_regression_pct", p99) ||
+              json_object_set_new(o, "insufficient", json_boolean(insufficient)) ||
+              json_object_set_new(o, "graph_level", json_boolean(graph_metric(b, c) == m));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Cases in order of first appearance, each metric that both sides measured. Cases seen on one
+ * side only are listed in "one_sided". */
+static int add_cases(json_t *doc, const gate_raw *raw, size_t *unsteady, golden_error *err)
+{
+    json_t *cases = json_array(), *lone = json_array();
+    if (!cases || !lone || json_object_set_new(doc, "cases", cases) ||
+        json_object_set_new(doc, "one_sided", lone)) {
+        return gate_oom(err);
+    }
+    *unsteady = 0;
+    for (size_t i = 0; i < raw->ng; i++) {
+        const gate_group *g = &raw->g[i];
+        *unsteady += g->flagged_unsteady + g->band_unsteady;
+        char key[1024];
+        size_t clen = strlen(g->case_id);
+        if (clen + 2 > sizeof key)
+            continue;
+        memcpy(key, g->case_id, clen + 1);
+        key[clen + 1] = (char)('0' + !g->side);
+        uint64_t other;
+        if (!golden_strmap_get(&raw->map, key, clen + 2, &other)) {
+            json_t *e = json_pack("{s:s,s:s}", "case_id", g->case_id, "side",
+                                  side_names[g->side]);
+            if (!e || json_array_append_new(lone, e))
+                return gate_oom(err);
+            continue;
+        }
+        if (g->side != 0)
+            continue; /* each pair once, in the baseline's order */
+        const gate_group *c = &raw->g[other];
+        for (int m = 0; m < GOLDEN_GATE_METRICS; m++) {
+            if (g->d[m].n == 0 || c->d[m].n == 0)
+                continue;
+            json_t *e = case_entry(g, c, m);
+            if (!e || json_array_append_new(cases, e))
+                return gate_oom(err);
+        }
+    }
+    if (json_array_size(lone) == 0)
+        json_object_del(doc, "one_sided");
+    return 0;
+}
+
+/* The trace's figures: per side, chip and family; MoE buckets; the target family's share. */
+static int add_trace(json_t *doc, const gate_trace *t, const char *target, golden_error *err)
+{
+    json_t *tr = json_object(), *rows = json_array(), *share = json_array();
+    if (!tr || !rows || !share || json_object_set_new(doc, "trace", tr) ||
+        json_object_set_new(tr, "per_chip", rows) || json_object_set_new(tr, "target_share", share) ||
+        gate_set_int(tr, "rows", (long long)t->lines) ||
+        json_object_set_new(tr, "sided", json_boolean(t->sided)))
+        return gate_oom(err);
+    unsigned long long total[3] = {0}, tgt[3] = {0};
+    int present[3] = {0};
+    for (size_t i = 0; i < t->n; i++) {
+        const gate_trace_row *r = &t->rows[i];
+        json_t *e = json_pack("{s:s,s:I,s:s,s:I,s:I}", "side", side_names[r->side], "chip",
+                              (json_int_t)r->chip, "family", r->family, "ops", (json_int_t)r->ops,
+                              "cycles", (json_int_t)r->cycles);
+        if (!e || (r->has_bytes && gate_set_int(e, "bytes", (long long)r->bytes)) ||
+            json_array_append_new(rows, e))
+            return gate_oom(err);
+        total[r->side] += r->cycles;
+        present[r->side] = 1;
+        if (target && !strcmp(r->family, target))
+            tgt[r->side] += r->cycles;
+    }
+    for (int s = 0; s < 3; s++) {
+        if (!present[s])
+            continue;
+        json_t *e = json_pack("{s:s,s:s,s:I,s:I}", "side", side_names[s], "family",
+                              target ? target : "", "cycles", (json_int_t)tgt[s], "graph_cycles",
+                              (json_int_t)total[s]);
+        if (!e || gate_set_real(e, "share", total[s] ? (double)tgt[s] / (double)total[s] : NAN) ||
+            json_array_append_new(share, e))
+            return gate_oom(err);
+    }
+    if (!t->has_tokens)
+        return 0;
+    json_t *bk = json_array();
+    if (!bk || json_object_set_new(tr, "moe_buckets", bk))
+        return gate_oom(err);
+    for (int s = 0; s < 3; s++)
+        for (int b = 0; b < GATE_BUCKETS; b++) {
+            if (!t->bucket_launches[s][b])
+                continue;
+            json_t *e = json_pack("{s:s,s:s,s:I,s:I,s:I}", "side", side_names[s], "bucket",
+                                  gate_bucket_names[b], "launches",
+                                  (json_int_t)t->bucket_launches[s][b], "tokens",
+                                  (json_int_t)t->bucket_tokens[s][b], "cycles",
+                                  (json_int_t)t->bucket_cycles[s][b]);
+            double cpt = t->bucket_tokens[s][b]
+                             ? (double)t->bucket_cycles[s][b] / (double)t->bucket_tokens[s][b]
+                             : NAN;
+            if (!e || gate_set_real(e, "cycles_per_token", cpt) || json_array_append_new(bk, e))
+                return gate_oom(err);
+        }
+    return 0;
+}
+
+/* experiment_id and operator_family of hypothesis.yaml (both NULL-able; caller frees). */
+static int read_hypothesis(const char *dir, char **id, char **family, golden_error *err)
+{
+    *id = *family = NULL;
+    char *p = gate_path(dir, "hypothesis.yaml");
+    golden_doc *doc = NULL;
+    if (!p)
+        return gate_oom(err);
+    int rc = golden_doc_load_file(p, &doc, err);
+    free(p);
+    if (rc != 0)
+        return -1;
+    json_t *root = golden_doc_root(doc);
+    const char *i = json_string_value(json_object_get(root, "experiment_id"));
+    const char *f = json_string_value(json_object_get(root, "operator_family"));
+    if (!i) {
+        golden_fail_where(err, GOLDEN_EINVAL, "experiment_id missing", "%s",
+                          golden_doc_name(doc));
+        golden_doc_free(doc);
+        return -1;
+    }
+    *id = strdup(i);
+    *family = f ? strdup(f) : NULL;
+    golden_doc_free(doc);
+    if (!*id || (f && !*family)) {
+        free(*id);
+        free(*family);
+        return gate_oom(err);
+    }
+    return 0;
+}
+
+static int summary_head(json_t *doc, const char *dir, const char *id, const gate_trace *t,
+                        const golden_gate_opts *o, golden_error *err)
+{
+    json_t *raw_ref = file_ref(dir, "performance/raw-requests.jsonl", err);
+    if (!raw_ref)
+        return -1;
+    json_t *tr_ref = NULL;
+    if (t->path && !(tr_ref = file_ref(dir, t->path, err))) {
+        json_decref(raw_ref);
+        return -1;
+    }
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    int bad = gate_set_str(doc, "schema", "calculet-perf-summary/v1") ||
+              gate_set_str(doc, "experiment_id", id) ||
+              gate_set_int(doc, "warmup_runs", GOLDEN_GATE_MIN_WARMUPS) ||
+              gate_set_int(doc, "measured_runs_min", GOLDEN_GATE_MIN_MEASURED) ||
+              gate_set_int(doc, "unsteady_samples", 0) ||
+              json_object_set_new(doc, "raw_requests", raw_ref) ||
+              (tr_ref && json_object_set_new(doc, "device_trace", tr_ref)) ||
+              gate_set_str(doc, "attribution", t->lines ? "per_op" : "whole_graph_only") ||
+              json_object_set_new(doc, "bootstrap",
+                                  json_pack("{s:s,s:s,s:I}", "generator", "splitmix64-per-resample/v1",
+                                            "seed", seed, "resamples", (json_int_t)o->bootstrap)) ||
+              json_object_set_new(doc, "steady_band",
+                                  json_pack("{s:f,s:f}", "clock_pct", o->clock_band_pct,
+                                            "temperature_c", o->temp_band_c));
+    return bad ? gate_oom(err) : 0;
+}
+
+int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **out,
+                          golden_error *err)
+{
+    *out = NULL;
+    if (!o || o->version != GOLDEN_GATE_OPTS_VERSION)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "golden_gate_opts: unknown version");
+    if (o->bootstrap == 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--bootstrap must be at least 1");
+    char *id = NULL, *family = NULL, *rawp = gate_path(dir, "performance/raw-requests.jsonl");
+    gate_raw raw;
+    gate_trace t;
+    memset(&raw, 0, sizeof raw);
+    memset(&t, 0, sizeof t);
+    json_t *doc = NULL;
+    int rc = -1;
+    if (!rawp) {
+        gate_oom(err);
+        goto out;
+    }
+    if (read_hypothesis(dir, &id, &family, err) != 0 || gate_trace_read(dir, &t, err) != 0 ||
+        gate_raw_read(rawp, &raw, err) != 0 || gate_raw_stats(&raw, o, err) != 0)
+        goto out;
+    if (raw.ng == 0) {
+        golden_fail_where(err, GOLDEN_EINVAL, "no requests", "%s", rawp);
+        goto out;
+    }
+    size_t unsteady = 0;
+    if (!(doc = json_object())) {
+        gate_oom(err);
+        goto out;
+    }
+    if (summary_head(doc, dir, id, &t, o, err) != 0 || add_cases(doc, &raw, &unsteady, err) != 0 ||
+        (t.path && add_trace(doc, &t, family, err) != 0))
+        goto out;
+    if (gate_set_int(doc, "unsteady_samples", (long long)unsteady)) {
+        gate_oom(err);
+        goto out;
+    }
+    if (json_array_size(json_object_get(doc, "cases")) == 0) {
+        golden_fail_where(err, GOLDEN_EINVAL, "no case was measured on both sides", "%s", rawp);
+        goto out;
+    }
+    *out = doc;
+    doc = NULL;
+    rc = 0;
+out:
+    json_decref(doc);
+    gate_raw_free(&raw);
+    gate_trace_free(&t);
+    free(id);
+    free(family);
+    free(rawp);
+    return rc;
+}

@@ -1,0 +1,179 @@
+/* exp-gate's statistics on hand-worked samples, its bootstrap against a plain reference (same
+ * documented generator, each resample sorted), and the printed-rounding rule of --check. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cunit_main.h"
+#include "golden/gate_stats.h"
+#include "golden/gate.h"
+
+static void describe(const double *in, size_t n, golden_gate_describe_t *d)
+{
+    double *x = malloc(n * sizeof *x), *s = malloc(n * sizeof *s);
+    memcpy(x, in, n * sizeof *x);
+    golden_gate_describe(x, n, s, d);
+    free(x);
+    free(s);
+}
+
+static void test_percentile_by_hand(void)
+{
+    const double x[] = {1, 2, 3, 4, 10};
+    /* h = 4 q: P50 -> x[2]; P90 -> h 3.6 -> 4 + 0.6 * 6 = 7.6; P99 -> h 3.96 -> 4 + 0.96 * 6 */
+    CU_ASSERT_DOUBLE_EQUAL(golden_gate_percentile(x, 5, 0.5), 3, 0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_gate_percentile(x, 5, 0.9), 7.6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(golden_gate_percentile(x, 5, 0.99), 9.76, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(golden_gate_percentile(x, 5, 1.0), 10, 0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_gate_percentile(x, 5, 0.0), 1, 0);
+}
+
+static void test_describe_small(void)
+{
+    golden_gate_describe_t d;
+    const double one[] = {4.25};
+    describe(one, 1, &d);
+    CU_ASSERT_EQUAL(d.n, 1);
+    CU_ASSERT_EQUAL(d.median, 4.25);
+    CU_ASSERT_EQUAL(d.p99, 4.25);
+    CU_ASSERT_EQUAL(d.mad, 0);
+    CU_ASSERT_EQUAL(d.std, 0); /* contract: 0 when n = 1 */
+    const double two[] = {7, 3};
+    describe(two, 2, &d);
+    CU_ASSERT_DOUBLE_EQUAL(d.median, 5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(d.p90, 6.6, 1e-12);  /* 3 + 0.9 * 4 */
+    CU_ASSERT_DOUBLE_EQUAL(d.mad, 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(d.std, sqrt(8), 1e-12); /* ((2^2 + 2^2) / 1) */
+}
+
+static void test_describe_ties_and_equal(void)
+{
+    golden_gate_describe_t d;
+    const double eq[] = {5, 5, 5, 5, 5, 5};
+    describe(eq, 6, &d);
+    CU_ASSERT_EQUAL(d.median, 5);
+    CU_ASSERT_EQUAL(d.p99, 5);
+    CU_ASSERT_EQUAL(d.mad, 0);
+    CU_ASSERT_EQUAL(d.std, 0);
+    /* 1 1 2 2 2 3 3 3 3 9: median 2.5; |x - 2.5| = 1.5 1.5 .5 .5 .5 .5 .5 .5 .5 6.5 -> MAD .5 */
+    const double ties[] = {3, 1, 2, 9, 3, 2, 1, 3, 2, 3};
+    describe(ties, 10, &d);
+    CU_ASSERT_DOUBLE_EQUAL(d.median, 2.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(d.mad, 0.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(d.p90, 3.6, 1e-12); /* h 8.1: 3 + 0.1 * 6 */
+}
+
+static void test_describe_extremes(void)
+{
+    golden_gate_describe_t d;
+    const double huge[] = {1e300, 3e300};
+    describe(huge, 2, &d);
+    CU_ASSERT(isfinite(d.std));
+    CU_ASSERT_DOUBLE_EQUAL(d.std / 1e300, sqrt(2.0), 1e-12);
+    const double tiny[] = {1e-310, 3e-310}; /* subnormal */
+    describe(tiny, 2, &d);
+    CU_ASSERT_DOUBLE_EQUAL(d.median / 1e-310, 2, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(d.std / 1e-310, sqrt(2.0), 1e-9);
+    /* offsets that a one-pass mean would lose */
+    const double off[] = {1e15 + 0.25, 1e15 + 0.5, 1e15 + 0.75, 1e15 + 1.0};
+    describe(off, 4, &d);
+    CU_ASSERT_DOUBLE_EQUAL(d.std, sqrt(0.3125 / 3), 1e-12);
+}
+
+/* ---- the bootstrap against a plain reference ---- */
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void reference_ci(const double *sorted, size_t n, unsigned long B, uint64_t seed,
+                         double ci[2])
+{
+    double *meds = malloc(B * sizeof *meds), *draw = malloc(n * sizeof *draw);
+    for (unsigned long b = 0; b < B; b++) {
+        uint64_t st = seed ^ golden_gate_mix64(b + 1);
+        for (size_t i = 0; i < n; i++) {
+            st += 0x9E3779B97F4A7C15ull;
+            draw[i] = sorted[(size_t)(((unsigned __int128)golden_gate_mix64(st) * n) >> 64)];
+        }
+        qsort(draw, n, sizeof *draw, cmp);
+        meds[b] = golden_gate_percentile(draw, n, 0.5);
+    }
+    qsort(meds, B, sizeof *meds, cmp);
+    ci[0] = golden_gate_percentile(meds, B, 0.025);
+    ci[1] = golden_gate_percentile(meds, B, 0.975);
+    free(meds);
+    free(draw);
+}
+
+static void test_mix64_known(void)
+{
+    /* splitmix64's published first output for state 0: mix(0x9E3779B97F4A7C15) */
+    CU_ASSERT_EQUAL(golden_gate_mix64(0x9E3779B97F4A7C15ull), 0xE220A8397B1DCDAFull);
+}
+
+static void test_bootstrap_reference(void)
+{
+    size_t ns[] = {1, 2, 3, 30, 31, 200};
+    for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+        size_t n = ns[k];
+        double *x = malloc(n * sizeof *x);
+        for (size_t i = 0; i < n; i++)
+            x[i] = (double)((i * 7919) % 97) + (i % 3 ? 0.5 : 0); /* ties included */
+        qsort(x, n, sizeof *x, cmp);
+        for (uint64_t seed = 1; seed < 4; seed++) {
+            double want[2], got[2], again[2];
+            golden_error err;
+            reference_ci(x, n, 1001, seed * 0x1234567ull, want);
+            CU_ASSERT_EQUAL(golden_gate_bootstrap_median(x, n, 1001, seed * 0x1234567ull, 1, got,
+                                                         &err), 0);
+            CU_ASSERT_EQUAL(golden_gate_bootstrap_median(x, n, 1001, seed * 0x1234567ull, 2,
+                                                         again, &err), 0);
+            CU_ASSERT_EQUAL(got[0], want[0]);
+            CU_ASSERT_EQUAL(got[1], want[1]);
+            CU_ASSERT_EQUAL(again[0], got[0]);
+            CU_ASSERT_EQUAL(again[1], got[1]);
+            CU_ASSERT(got[0] <= got[1]);
+        }
+        free(x);
+    }
+}
+
+static void test_bootstrap_zero(void)
+{
+    const double x[] = {1, 2};
+    double ci[2];
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_gate_bootstrap_median(x, 2, 0, 1, 1, ci, &err), 0);
+    CU_ASSERT(isnan(ci[0]) && isnan(ci[1]));
+}
+
+static void test_number_follows(void)
+{
+    CU_ASSERT(golden_gate_number_follows(10.564137, 10.564137));
+    CU_ASSERT(golden_gate_number_follows(9.852745, 9.852746));  /* a rounding of 9.8527455 */
+    CU_ASSERT(golden_gate_number_follows(-6.734, -6.733920));   /* printed with 3 decimals */
+    CU_ASSERT(!golden_gate_number_follows(10.6, 10.564137));    /* too coarse to stand for it */
+    CU_ASSERT(!golden_gate_number_follows(10.564237, 10.564137));
+    CU_ASSERT(!golden_gate_number_follows(0.24299, 0.247145));
+    CU_ASSERT(golden_gate_number_follows(1.23457e-05, 1.234567e-05));
+    CU_ASSERT(!golden_gate_number_follows(1.3e-05, 1.234567e-05));
+    CU_ASSERT(!golden_gate_number_follows(NAN, 1));
+}
+
+int main(void)
+{
+    static const golden_test tests[] = {
+        {"percentile by hand", test_percentile_by_hand},
+        {"describe n = 1, 2", test_describe_small},
+        {"describe ties and all equal", test_describe_ties_and_equal},
+        {"describe huge, tiny, offset", test_describe_extremes},
+        {"splitmix64 known value", test_mix64_known},
+        {"bootstrap = plain reference, any thread count", test_bootstrap_reference},
+        {"bootstrap B = 0", test_bootstrap_zero},
+        {"printed rounding rule", test_number_follows},
+        {NULL, NULL}};
+    return golden_test_run("gate statistics", tests);
+}
