@@ -1,6 +1,7 @@
 /* Compile commands split the way a POSIX shell would split a plain command line, then read as
  * options: what is built (-o, --output, --model, --graph, --chips) apart from the flags. */
 #include "exp/command.h"
+#include "util/utf8.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -129,6 +130,20 @@ static bool is_target(const char *opt, size_t len)
     return false;
 }
 
+static bool valid_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
+    while (n) {
+        size_t k = *p < 0x80 ? 1 : golden_utf8_seq(p, n);
+        if (!k)
+            return false;
+        p += k;
+        n -= k;
+    }
+    return true;
+}
+
 /* Add name -> value; a flag given twice is refused (which one the compiler keeps is its
  * business, and the manifest can record only one). 1 ok, 0 refused, -1 OOM. */
 static int put_flag(json_t *flags, const char *name, size_t nlen, json_t *value, char *why,
@@ -190,17 +205,14 @@ static int read_options(const words *w, json_t *flags, char *why, size_t whyn)
             snprintf(why, whyn, "option '%s' has no proper name", t);
             return 0;
         }
-        json_t *value;
-        if (eq)
-            value = json_string(eq + 1);
-        else if (i + 1 < w->n && w->v[i + 1][0] != '-')
-            value = json_string(w->v[++i]);
-        else
-            value = json_true();
-        if (!value) { /* jansson refuses bytes that are not UTF-8 */
+        const char *text = eq ? eq + 1
+                           : (i + 1 < w->n && w->v[i + 1][0] != '-') ? w->v[++i] : NULL;
+        /* jansson refuses bytes that are not UTF-8; say so, and keep NULL for out of memory */
+        if (text && !valid_utf8(text)) {
             snprintf(why, whyn, "the value of --%.*s is not UTF-8", (int)nlen, name);
             return 0;
         }
+        json_t *value = text ? json_string(text) : json_true();
         int r = put_flag(flags, name, nlen, value, why, whyn);
         if (r <= 0) {
             if (r < 0)
