@@ -53,6 +53,8 @@ typedef struct {
     bool force;       /* replace an existing file */
     int gzip;         /* 0 = contiguous, 1..9 = chunked + deflate */
     const char *producer; /* e.g. "golden-dump 0.1.0" */
+    int threads;      /* hashing and statistics beside the writing thread: 1 = all on the
+                         caller's thread, 0 = golden_cpu_count(); the file is the same either way */
 } golden_writer_opts;
 
 /* Create a temporary file beside `path`; nothing appears at `path` until commit. */
@@ -79,7 +81,11 @@ void golden_writer_abort(golden_writer *w);
 typedef struct golden_reader golden_reader;
 
 /* Open a golden file, check its schema attribute, and load every tensor's attributes
- * (tensors sorted by name). Missing or malformed attributes are an error naming the tensor. */
+ * (tensors sorted by name). Missing or malformed attributes are an error naming the tensor;
+ * a dataset whose stored type is not the one its dtype names, that has a NULL dataspace or
+ * unwritten storage, a soft/external link, an object with two names, or a walk that does not
+ * account for every object, is an error (docs/hdf5-trust.md). The metadata is walked first in
+ * a child process with CPU and memory limits, unless GOLDEN_READ_TRUSTED. */
 int golden_reader_open(const char *path, golden_reader **out, golden_error *err);
 /* Flags of golden_reader_open_flags. */
 #define GOLDEN_READ_DATA_ONLY 1u /* check that sha256 and the statistics attributes are present
@@ -87,6 +93,12 @@ int golden_reader_open(const char *path, golden_reader **out, golden_error *err)
                                     counts 0): for tools that judge the data itself, such as
                                     golden-diff; 30% fewer instructions to open
                                     many small tensors */
+#define GOLDEN_READ_TRUSTED 2u  /* skip the isolated first walk (below): only for files this
+                                    process wrote itself */
+/* Limits of the first walk over a file's metadata, which runs in a child process (a crash, a
+ * spin or a huge allocation inside libhdf5 ends there and is reported as a corrupt file). */
+#define GOLDEN_PRECHECK_CPU_SECONDS 10
+#define GOLDEN_PRECHECK_WALL_SECONDS 30
 int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **out,
                              golden_error *err);
 void golden_reader_close(golden_reader *r);
