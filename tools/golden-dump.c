@@ -203,7 +203,9 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
         total += golden_reader_tensor(r, i)->count *
                  golden_dtype_size(golden_reader_tensor(r, i)->dtype);
     golden_progress_start(&prog, TOOL " --verify", total);
-    int vrc = golden_verify_tensors(r, &problems, &prog, &err);
+    golden_verify_opts vo = {.version = GOLDEN_VERIFY_OPTS_VERSION, .threads = golden_threads(),
+                             .progress = &prog};
+    int vrc = golden_verify_run(r, &vo, &problems, &err);
     golden_progress_end(&prog);
     int rc;
     size_t bad = 0;
@@ -318,7 +320,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         return rc;
     }
     golden_writer_opts wo = {.force = o->force, .gzip = o->gzip,
-                             .producer = TOOL " " GOLDEN_VERSION};
+                             .producer = TOOL " " GOLDEN_VERSION, .threads = golden_threads()};
     golden_writer *w = NULL;
     if (golden_writer_open(o->out, &wo, &w, &err) != GOLDEN_OK) {
         golden_input_list_free(&l);

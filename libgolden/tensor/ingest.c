@@ -18,6 +18,7 @@
 #include "golden/hash.h"
 #include "golden/report.h"
 #include "golden/schema.h"
+#include "util/pool.h"
 
 #define NPY_MAX_HEADER (1u << 20)
 #define ST_MAX_HEADER (100u << 20) /* the safetensors format's own limit */
@@ -1353,8 +1354,11 @@ static int read_ahead(int fd, const golden_input *in, size_t chunk, golden_chunk
     return rc;
 }
 
-int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, void *ctx,
-                      golden_error *err)
+/* golden_input_read with a read-ahead thread when threads > 1. The read-ahead is a pipeline
+ * stage (it runs ahead of its consumer, chunk k+1 while chunk k is used), not a parallel for
+ * over independent items, so it does not go through util/pool.h. */
+static int input_read(const golden_input *in, size_t chunk, int threads, golden_chunk_fn fn,
+                      void *ctx, golden_error *err)
 {
     size_t w = golden_dtype_size(in->info.dtype);
     if (chunk == 0)
@@ -1379,7 +1383,7 @@ int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, 
     if (!in->fortran_order || ft.rank <= 1 || in->info.count == 0) {
         /* contiguous: one sequential pass */
         posix_fadvise(fd, (off_t)in->offset, (off_t)in->nbytes, POSIX_FADV_SEQUENTIAL);
-        if (in->nbytes > chunk && golden_threads() > 1)
+        if (in->nbytes > chunk && threads > 1)
             rc = read_ahead(fd, in, chunk, fn, ctx, err);
         else
             rc = read_serial(fd, in, chunk, fn, ctx, err);
@@ -1398,6 +1402,12 @@ int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, 
     free(ft.win);
     close(fd);
     return rc;
+}
+
+int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, void *ctx,
+                      golden_error *err)
+{
+    return input_read(in, chunk, golden_cpu_count(), fn, ctx, err);
 }
 
 /* ---------------------------------------------------------------- into a golden file */
@@ -1429,7 +1439,7 @@ int golden_input_write(const golden_input *in, golden_writer *w, golden_progress
     write_ctx c = {.w = w, .prog = prog, .done = done};
     int rc = GOLDEN_OK;
     if (golden_writer_begin(w, &in->info, err) != GOLDEN_OK ||
-        golden_input_read(in, 0, write_piece, &c, err) != GOLDEN_OK ||
+        input_read(in, 0, golden_writer_threads(w), write_piece, &c, err) != GOLDEN_OK ||
         golden_writer_end(w, &out, err) != GOLDEN_OK) {
         /* name the tensor whenever the error does not already */
         if (err && !strstr(err->where, in->info.name)) {

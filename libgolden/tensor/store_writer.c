@@ -579,6 +579,11 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
     return rc;
 }
 
+int golden_writer_threads(const golden_writer *w)
+{
+    return w->threads;
+}
+
 static void writer_free(golden_writer *w)
 {
     stage_stop(&w->hash_stage);

@@ -72,6 +72,8 @@ int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golde
  * If `out` is non-NULL it receives the computed sha256 and statistics, with its own copies
  * of the strings: release them with golden_tensor_info_clear. */
 int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *err);
+/* The worker count the writer was opened with (1 = no helper threads). */
+int golden_writer_threads(const golden_writer *w);
 /* Close the file and rename it into place. */
 int golden_writer_commit(golden_writer *w, golden_error *err);
 /* Drop everything written (also safe after a failure); frees w. */
