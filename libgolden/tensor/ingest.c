@@ -602,6 +602,25 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
             goto done;
         }
     }
+    /* The format's byte buffer is "entirely indexed and cannot contain holes": a gap or
+     * bytes after the last tensor are an error, as padding is for .npy and raw dumps. */
+    uint64_t covered = data_start;
+    for (size_t i = first; i < l->count; i++) {
+        const golden_input *t = &l->items[i];
+        if (t->offset > covered) {
+            fail_tensor(err, path, t->info.name,
+                        "%llu bytes before this tensor belong to no tensor (the format has no gaps)",
+                        (unsigned long long)(t->offset - covered));
+            goto done;
+        }
+        if (t->offset + t->nbytes > covered)
+            covered = t->offset + t->nbytes;
+    }
+    if (covered != fsize) {
+        fail_tensor(err, path, NULL, "%llu bytes after the last tensor belong to no tensor",
+                    (unsigned long long)(fsize - covered));
+        goto done;
+    }
     rc = GOLDEN_OK;
 done:
     if (rc != GOLDEN_OK) {
@@ -703,9 +722,43 @@ static int cmp_claim(const void *a, const void *b)
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/* A string of a dump index that names something (a tensor, a file, an op family): a NUL
+ * inside it would cut the name where C sees it ("x\u0000y" stored as "x", a file
+ * "a.bin\u0000/../../etc/passwd" read as "a.bin"), so it is an error. */
+static bool has_nul(const json_t *v)
+{
+    return json_is_string(v) && strlen(json_string_value(v)) != json_string_length(v);
+}
+
+/* Keys of an index entry (contracts section 3); anything else, such as a misspelt "sha_256"
+ * that would silently drop the expected-hash check, is an error. */
+static const char *const entry_keys[] = {"name", "file", "offset", "nbytes", "dtype", "shape",
+                                         "sha256", "layer", "chip", "step", "op_family"};
+
+static int check_entry_keys(const json_t *t, const char *ipath, size_t k, golden_error *err)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)t, key, v)
+    {
+        size_t i = 0;
+        while (i < sizeof entry_keys / sizeof entry_keys[0] && strcmp(key, entry_keys[i]) != 0)
+            i++;
+        if (i == sizeof entry_keys / sizeof entry_keys[0])
+            return golden_fail_where(err, GOLDEN_EINVAL, "unknown key in a tensor entry (see contracts section 3)",
+                                     "%s:/tensors/%zu/%s", ipath, k, key);
+        if (has_nul(v))
+            return golden_fail_where(err, GOLDEN_EINVAL, "string holds a NUL byte",
+                                     "%s:/tensors/%zu/%s", ipath, k, key);
+    }
+    return GOLDEN_OK;
+}
+
 static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
                        const json_t *t, size_t k, golden_error *err)
 {
+    if (check_entry_keys(t, ipath, k, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
     json_t *jname = json_object_get(t, "name");
     if (!json_is_string(jname))
         return golden_fail_where(err, GOLDEN_EINVAL, "tensor entry needs a string name", "%s:/tensors/%zu", ipath, k);
@@ -809,6 +862,16 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
         golden_fail_what(err, GOLDEN_EINVAL, path, "tensors must be a list");
         goto done;
     }
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        if (strcmp(key, "schema") != 0 && strcmp(key, "tensors") != 0) {
+            golden_fail_where(err, GOLDEN_EINVAL, "unknown top-level key of a dump index (see contracts section 3)",
+                              "%s:/%s", path, key);
+            goto done;
+        }
+    }
     size_t k;
     json_t *t;
     json_array_foreach(tensors, k, t)
@@ -880,6 +943,8 @@ done:
 
 /* ---------------------------------------------------------------- folders */
 
+#define DUMP_INDEX_FAMILY "calculet-dump-index/"
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -898,10 +963,12 @@ static bool is_dump_index(const char *path)
         if (f)
             fclose(f);
         head[n] = '\0';
-        return memmem(head, n, GOLDEN_SCHEMA_DUMP_INDEX, strlen(GOLDEN_SCHEMA_DUMP_INDEX)) != NULL;
+        return memmem(head, n, DUMP_INDEX_FAMILY, strlen(DUMP_INDEX_FAMILY)) != NULL;
     }
     json_t *s = json_object_get(root, "schema");
-    bool yes = json_is_string(s) && strcmp(json_string_value(s), GOLDEN_SCHEMA_DUMP_INDEX) == 0;
+    /* any version: an index this build cannot read is an error, never skipped */
+    bool yes = json_is_string(s) && strncmp(json_string_value(s), DUMP_INDEX_FAMILY,
+                                            strlen(DUMP_INDEX_FAMILY)) == 0;
     json_decref(root);
     return yes;
 }
@@ -961,6 +1028,14 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
         } else if (S_ISREG(st.st_mode)) {
             bool npy = has_suffix(names[i], ".npy"), st_ = has_suffix(names[i], ".safetensors");
             bool js = has_suffix(names[i], ".json");
+            if (has_suffix(names[i], ".npz")) {
+                rc = golden_fail_what(err, GOLDEN_EUNSUPPORTED, p,
+                                      ".npz archives are not read: save each array as .npy "
+                                      "(numpy.save) or use .safetensors");
+                free(p);
+                free(r);
+                break;
+            }
             if (S_ISLNK(lst.st_mode) && (npy || st_ || js)) {
                 char *real = realpath(p, NULL);
                 size_t rn = strlen(root_real);
@@ -1441,8 +1516,8 @@ int golden_input_write(const golden_input *in, golden_writer *w, golden_progress
     if (golden_writer_begin(w, &in->info, err) != GOLDEN_OK ||
         input_read(in, 0, golden_writer_threads(w), write_piece, &c, err) != GOLDEN_OK ||
         golden_writer_end(w, &out, err) != GOLDEN_OK) {
-        /* name the tensor whenever the error does not already */
-        if (err && !strstr(err->where, in->info.name)) {
+        /* name the file and the tensor whenever the error does not already */
+        if (err && (!strstr(err->where, in->info.name) || !strstr(err->where, in->info.source))) {
             char what[sizeof err->what];
             snprintf(what, sizeof what, "%s", err->what);
             golden_fail_where(err, GOLDEN_EINVAL, what, "%.500s:%.500s", in->info.source, in->info.name);

@@ -71,6 +71,38 @@ int golden_store_hdf5_fail(golden_error *err, const char *where, const char *wha
     return golden_fail_what(err, GOLDEN_EINVAL, where, "%s", what);
 }
 
+int golden_store_utf8_valid(const char *s)
+{
+    /* UTF-8 well-formedness (no overlongs, no surrogates, max U+10FFFF) */
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        unsigned c = *u, need;
+        unsigned cp;
+        if (c < 0x80) {
+            u++;
+            continue;
+        } else if (c >= 0xc2 && c <= 0xdf) {
+            need = 1, cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            need = 2, cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            need = 3, cp = c & 0x07;
+        } else {
+            return 0;
+        }
+        u++;
+        for (unsigned k = 0; k < need; k++, u++) {
+            if ((*u & 0xc0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (*u & 0x3f);
+        }
+        if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return 0;
+    }
+    return 1;
+}
+
 int golden_tensor_name_check(const char *name, golden_error *err)
 {
     if (!name || !*name)
@@ -87,34 +119,20 @@ int golden_tensor_name_check(const char *name, golden_error *err)
         if (slash && !*p)
             return golden_fail_what(err, GOLDEN_EINVAL, name, "tensor name ends with '/'");
     }
-    /* UTF-8 well-formedness (no overlongs, no surrogates, max U+10FFFF) */
-    const unsigned char *u = (const unsigned char *)name;
-    while (*u) {
-        unsigned c = *u, need;
-        unsigned cp;
-        if (c < 0x80) {
-            u++;
-            continue;
-        } else if (c >= 0xc2 && c <= 0xdf) {
-            need = 1, cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            need = 2, cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            need = 3, cp = c & 0x07;
-        } else {
-            return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
-        }
-        u++;
-        for (unsigned k = 0; k < need; k++, u++) {
-            if ((*u & 0xc0) != 0x80)
-                return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
-            cp = (cp << 6) | (*u & 0x3f);
-        }
-        if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-            (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-            return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
-    }
+    if (!golden_store_utf8_valid(name))
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
     return GOLDEN_OK;
+}
+
+int golden_tensor_digest(const golden_tensor_info *t, char hex[65], golden_error *err)
+{
+    char text[64 + GOLDEN_MAX_RANK * 21 + 160];
+    int n = snprintf(text, sizeof text, "calculet-tensor/v1\n%s\n", golden_dtype_name(t->dtype));
+    for (int k = 0; k < t->rank && k < GOLDEN_MAX_RANK; k++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s%llu", k ? "," : "",
+                      (unsigned long long)t->shape[k]);
+    n += snprintf(text + n, sizeof text - (size_t)n, "\n%s\n", t->sha256);
+    return golden_sha256_buffer(text, (size_t)n, hex, err);
 }
 
 int golden_shape_count(int rank, const uint64_t *shape, golden_dtype dt, uint64_t *count,

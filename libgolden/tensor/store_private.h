@@ -15,6 +15,8 @@ int golden_store_hdf5_fail(golden_error *err, const char *where, const char *wha
 hid_t golden_store_type(golden_dtype dt);
 /* Select elements [first, first+n) of a C-order dataspace. Lock held. */
 int golden_store_select(hid_t space, int rank, const uint64_t *dims, uint64_t first, uint64_t n);
+/* 1 when s is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF). */
+int golden_store_utf8_valid(const char *s);
 /* Name of the committed bf16 datatype the writer stores (h5dump/HDFView show it by name). */
 #define GOLDEN_BF16_TYPE_NAME "bfloat16"
 

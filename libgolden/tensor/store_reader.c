@@ -44,7 +44,7 @@ struct golden_reader {
 enum { ATTR_STRING, ATTR_U64, ATTR_I64, ATTR_F64 };
 enum {
     A_DTYPE, A_SHA, A_COUNT, A_NAN, A_POSINF, A_NEGINF, A_ZERO, A_MIN, A_MAX, A_MEAN, A_STD,
-    A_LAYER, A_CHIP, A_STEP, A_OPFAM, A_SOURCE, ATTR_COUNT
+    A_LAYER, A_CHIP, A_STEP, A_OPFAM, A_SOURCE, A_DIGEST, ATTR_COUNT
 };
 static const struct {
     const char *name;
@@ -67,13 +67,14 @@ static const struct {
     [A_STEP] = {"step", ATTR_I64, false},
     [A_OPFAM] = {"op_family", ATTR_STRING, false},
     [A_SOURCE] = {"source", ATTR_STRING, false},
+    [A_DIGEST] = {"tensor_digest", ATTR_STRING, false}, /* goldens written since it exists */
 };
 
 typedef struct {
     golden_tensor_info *t;
     bool values_unread; /* GOLDEN_READ_DATA_ONLY: hash and statistics need only be present */
     unsigned seen, bad;
-    char *dtype, *sha, *op_family, *source;
+    char *dtype, *sha, *op_family, *source, *digest;
 } tensor_attrs;
 
 static void *attr_slot(tensor_attrs *ta, int k)
@@ -84,6 +85,7 @@ static void *attr_slot(tensor_attrs *ta, int k)
     case A_SHA: return &ta->sha;
     case A_OPFAM: return &ta->op_family;
     case A_SOURCE: return &ta->source;
+    case A_DIGEST: return &ta->digest;
     case A_COUNT: return &t->count_attr;
     case A_NAN: return &t->nan_count;
     case A_POSINF: return &t->posinf_count;
@@ -126,7 +128,7 @@ static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, 
         k++;
     if (k == ATTR_COUNT)
         return 0; /* other attributes are the user's business */
-    if (ta->values_unread && k >= A_SHA && k <= A_STD) {
+    if (ta->values_unread && ((k >= A_SHA && k <= A_STD) || k == A_DIGEST)) {
         ta->seen |= 1u << k;
         return 0;
     }
@@ -257,8 +259,11 @@ static int load_tensor(golden_reader *r, const char *name)
         rc = golden_fail_what(err, GOLDEN_EINVAL, where, "missing attribute 'sha256'");
     else if (!ta.values_unread && (!sha || !golden_is_sha256_hex(sha)))
         rc = golden_fail_what(err, GOLDEN_EINVAL, where, "attribute 'sha256' is missing or not 64 lowercase hex digits");
+    if (rc == GOLDEN_OK && ta.digest && !golden_is_sha256_hex(ta.digest))
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "attribute 'tensor_digest' is not 64 lowercase hex digits");
     if (rc == GOLDEN_OK) {
         snprintf(t->sha256, sizeof t->sha256, "%s", sha ? sha : "");
+        snprintf(t->tensor_digest, sizeof t->tensor_digest, "%s", ta.digest ? ta.digest : "");
         if (ta.values_unread)
             t->min = t->max = t->mean = t->std = NAN;
         H5S_class_t cls = H5Sget_simple_extent_type(sp);
@@ -314,6 +319,7 @@ static int load_tensor(golden_reader *r, const char *name)
     }
     free(dtype);
     free(sha);
+    free(ta.digest);
     if (ft >= 0)
         H5Tclose(ft);
     if (sp >= 0)

@@ -310,9 +310,19 @@ int golden_writer_meta(golden_writer *w, const char *key, const char *value, gol
 {
     if (!key || !*key || strchr(key, '/'))
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta key '%s' must be non-empty without '/'", key ? key : "");
+    if (!golden_store_utf8_valid(key) || !golden_store_utf8_valid(value))
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta %s '%s' is not valid UTF-8",
+                                golden_store_utf8_valid(key) ? "value of key" : "key", key);
     if (strcmp(key, "schema") == 0 || strcmp(key, "producer") == 0 || strcmp(key, "created") == 0)
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta key '%s' is reserved by the format", key);
     golden_store_lock_file(w->path);
+    htri_t exists = H5Aexists(w->file, key);
+    if (exists != 0) {
+        int rc = exists > 0 ? golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta key '%s' is given twice", key)
+                            : golden_store_hdf5_fail(err, w->path, "cannot write root attribute");
+        golden_hdf5_unlock();
+        return rc;
+    }
     int rc = golden_attr_write_str(w->file, key, value) < 0
                  ? golden_store_hdf5_fail(err, w->path, "cannot write root attribute") : GOLDEN_OK;
     golden_hdf5_unlock();
@@ -507,6 +517,12 @@ int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golde
                            "more data than the shape holds (%llu bytes expected)",
                            (unsigned long long)w->bytes_expected);
     const unsigned char *p = data;
+    if (w->cur.dtype == GOLDEN_BOOL)
+        for (size_t i = 0; i < nbytes; i++)
+            if (p[i] > 1)
+                return golden_fail_what(err, GOLDEN_EINVAL, w->cur.name,
+                                        "bool element %llu is the byte %u, not 0 or 1",
+                                        (unsigned long long)(w->bytes_done + i), p[i]);
     w->bytes_done += nbytes;
     while (nbytes > 0) {
         size_t room = WRITE_BUF - w->fill, take = nbytes < room ? nbytes : room;
@@ -534,6 +550,8 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
     golden_tensor_info *t = &w->cur;
     if (golden_sha256_final(w->sha, t->sha256, err) != GOLDEN_OK)
         return GOLDEN_ERR;
+    if (golden_tensor_digest(t, t->tensor_digest, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
     t->nan_count = w->stats.nan_count;
     t->posinf_count = w->stats.posinf_count;
     t->neginf_count = w->stats.neginf_count;
@@ -548,6 +566,7 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
     hid_t d = w->dset;
     int bad = golden_attr_write_str(d, "dtype", golden_dtype_name(t->dtype)) < 0 ||
               golden_attr_write_str(d, "sha256", t->sha256) < 0 ||
+              golden_attr_write_str(d, "tensor_digest", t->tensor_digest) < 0 ||
               golden_attr_write_u64(d, "count", t->count) < 0 ||
               golden_attr_write_u64(d, "nan_count", t->nan_count) < 0 ||
               golden_attr_write_u64(d, "posinf_count", t->posinf_count) < 0 ||

@@ -136,6 +136,16 @@ static int verify_one(void *ctx, size_t i, int worker, golden_error *err)
     char **p = &job->problems[i];
     if (strcmp(sha, t->sha256) != 0)
         add_problem(p, "sha256 is %s, data hashes to %s", t->sha256, sha);
+    if (t->tensor_digest[0]) {
+        /* binds dtype and shape too: a relabelled dtype keeps sha256 but not this */
+        golden_tensor_info now = *t;
+        char digest[65];
+        memcpy(now.sha256, sha, sizeof now.sha256);
+        if (golden_tensor_digest(&now, digest, err) != GOLDEN_OK)
+            return GOLDEN_ERR;
+        if (strcmp(digest, t->tensor_digest) != 0)
+            add_problem(p, "tensor_digest is %s, dtype, shape and data give %s", t->tensor_digest, digest);
+    }
     const struct {
         const char *name;
         uint64_t stored, actual;

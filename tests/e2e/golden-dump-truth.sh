@@ -78,3 +78,78 @@ refused "external link refused" extlink.h5 "extlink.h5:.*external link"
 # an intact golden still passes all three
 expect_exit "intact golden verifies" 0 golden-dump --verify ref.h5
 expect_exit "intact golden diffs clean against itself" 0 golden-diff ref.h5 ref.h5
+
+# 19.7: tensor_digest binds dtype and shape; relabelling fp8_e4m3fn as fp8_e5m2 keeps sha256
+"$PYTHON" - <<'PY'
+import numpy as np, json, os
+os.makedirs('fp8', exist_ok=True)
+np.array([0xff, 0x80, 0x38], dtype='u1').tofile('fp8/a.bin')
+json.dump({'schema': 'calculet-dump-index/v1', 'tensors': [
+    {'name': 'q', 'file': 'a.bin', 'dtype': 'fp8_e4m3fn', 'shape': [3]}]}, open('fp8/index.json', 'w'))
+PY
+golden-dump -o fp8.h5 fp8 > /dev/null 2>&1 || notok "make fp8.h5"
+cp fp8.h5 relabel.h5
+"$PYTHON" -c "
+import h5py, numpy as np
+f = h5py.File('relabel.h5', 'r+'); f['q'].attrs['dtype'] = np.bytes_(b'fp8_e5m2')"
+expect_exit "relabelled fp8 dtype fails --verify (tensor_digest)" 1 golden-dump --verify relabel.h5
+expect_grep "the relabel is named" "tensor_digest is" out.txt
+expect_exit "the fp8 golden itself verifies" 0 golden-dump --verify fp8.h5
+
+# 19.6 and 11: golden-dump accepts nothing silently
+mkdir -p in
+"$PYTHON" - <<'PY'
+import numpy as np, json, os, struct
+def index(folder, entries, **top):
+    os.makedirs(folder, exist_ok=True)
+    np.arange(4, dtype='<f4').tofile(f'{folder}/a.bin')
+    d = {'schema': 'calculet-dump-index/v1', 'tensors': entries}; d.update(top)
+    open(f'{folder}/index.json', 'w').write(json.dumps(d))
+e = {'name': 'x', 'file': 'a.bin', 'dtype': 'f32', 'shape': [4]}
+index('misspelt', [dict(e, sha_256='0' * 64)])
+index('byteorder', [dict(e, byte_order='big')])
+index('topkey', [e], byte_order='big')
+index('nulname', [dict(e, name='x\u0000y')])
+index('nulfile', [dict(e, file='a.bin\u0000/../../etc/passwd')])
+os.makedirs('v2', exist_ok=True)
+np.arange(4, dtype='<f4').tofile('v2/a.bin')
+open('v2/index.json', 'w').write(json.dumps({'schema': 'calculet-dump-index/v2', 'tensors': [e]}))
+os.makedirs('npz', exist_ok=True)
+np.save('npz/ok.npy', np.ones(2, dtype='<f4'))
+np.savez('npz/more.npz', a=np.ones(2))
+def st(path, header, data):
+    h = json.dumps(header).encode()
+    open(path, 'wb').write(struct.pack('<Q', len(h)) + h + data)
+st('gap.safetensors', {'a': {'dtype': 'F32', 'shape': [1], 'data_offsets': [4, 8]}}, b'\0' * 8)
+st('tail.safetensors', {'a': {'dtype': 'F32', 'shape': [1], 'data_offsets': [0, 4]}}, b'\0' * 8)
+st('good.safetensors', {'a': {'dtype': 'F32', 'shape': [1], 'data_offsets': [0, 4]},
+                        'b': {'dtype': 'F32', 'shape': [0], 'data_offsets': [4, 4]}}, b'\0' * 4)
+np.save('mask.npy', np.array([0, 1, 2, 255], dtype='u1').view(np.bool_))
+# a dimension of 2**64-1 with no elements: HDF5's reserved "unlimited"
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (18446744073709551615, 0), }"
+hdr = hdr + ' ' * (64 - (10 + len(hdr) + 1) % 64) + '\n'
+open('huge.npy', 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(hdr)) + hdr.encode())
+PY
+expect_exit "misspelt sha_256 key refused" 2 golden-dump -o o1.h5 misspelt
+expect_grep "misspelt key named" "index.json:/tensors/0/sha_256: unknown key" err.txt
+expect_exit "byte_order key refused" 2 golden-dump -o o2.h5 byteorder
+expect_exit "unknown top-level key refused" 2 golden-dump -o o3.h5 topkey
+expect_grep "top-level key named" "index.json:/byte_order" err.txt
+expect_exit "NUL in a tensor name refused" 2 golden-dump -o o4.h5 nulname
+expect_grep "NUL named" "/tensors/0/name: .*NUL" err.txt
+expect_exit "NUL in a file refused" 2 golden-dump -o o5.h5 nulfile
+expect_grep "NUL file named" "/tensors/0/file: .*NUL" err.txt
+expect_exit "dump index v2 in a folder refused" 2 golden-dump -o o6.h5 v2
+expect_exit ".npz in a folder refused" 2 golden-dump -o o7.h5 npz
+expect_grep ".npz named" "more.npz: .npz" err.txt
+expect_exit "safetensors gap refused" 2 golden-dump -o o8.h5 gap.safetensors
+expect_exit "safetensors trailing bytes refused" 2 golden-dump -o o9.h5 tail.safetensors
+expect_exit "safetensors without gaps (and an empty tensor) accepted" 0 golden-dump -o o10.h5 good.safetensors
+expect_exit "bool bytes other than 0 and 1 refused" 2 golden-dump -o o11.h5 mask.npy
+expect_grep "bool byte named" "mask.*byte 2, not 0 or 1" err.txt
+expect_exit "dimension 2^64-1 refused" 2 golden-dump -o o12.h5 huge.npy
+expect_grep "dimension 2^64-1 names the file and says why" "huge.npy.*unlimited" err.txt
+expect_exit "repeated --meta key refused" 2 golden-dump -o o13.h5 --meta a=1 --meta a=2 fp8
+expect_grep "repeated --meta named" "given twice" err.txt
+expect_exit "non-UTF-8 --meta value refused" 2 golden-dump -o o14.h5 --meta "a=$(printf '\377')" fp8
+for k in 1 2 3 4 5 6 7 8 9 11 12 13 14; do expect_absent "no partial output o$k.h5" "o$k.h5"; done

@@ -22,6 +22,7 @@ typedef struct {
     uint64_t count;                   /* product of shape (1 for a scalar) */
     uint64_t count_attr;              /* the `count` attribute as stored (reader only) */
     char sha256[65];
+    char tensor_digest[65];           /* "" when the golden has none (written before it existed) */
     uint64_t nan_count, posinf_count, neginf_count, zero_count;
     double min, max, mean, std;
     bool has_layer, has_chip, has_step;
@@ -41,6 +42,12 @@ int golden_tensor_name_check(const char *name, golden_error *err);
  * overflows size limits. */
 int golden_shape_count(int rank, const uint64_t *shape, golden_dtype dt, uint64_t *count,
                        golden_error *err);
+
+/* The tensor_digest attribute: SHA-256 of "calculet-tensor/v1\n" DTYPE "\n" SHAPE "\n" SHA256
+ * "\n", SHAPE the dimensions in decimal joined by "," (empty for a scalar), SHA256 the data's
+ * hash: unlike sha256, which binds the bytes only, it changes when the dtype or the shape is
+ * relabelled. Needs t->dtype, rank, shape and sha256. */
+int golden_tensor_digest(const golden_tensor_info *t, char hex[65], golden_error *err);
 
 /* Serialize HDF5 use across threads. */
 void golden_hdf5_lock(void);
