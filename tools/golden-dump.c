@@ -33,6 +33,8 @@ static void usage(FILE *out)
             "\n"
             "  -o, --output OUT.h5    the golden file to write (never left half-written)\n"
             "      --meta KEY=VALUE   a root string attribute (repeatable)\n"
+            "      --dtype NAME=DT    read tensor NAME, stored as u16 (u8), as bf16 or f16\n"
+            "                         (fp8_e4m3fn, fp8_e5m2, bool): a PyTorch view (repeatable)\n"
             "      --prefix P/        put every tensor under group P\n"
             "      --name NAME        tensor name for a single .npy input\n"
             "      --force            replace an existing output\n"
@@ -277,6 +279,8 @@ typedef struct {
     const char *json;
     const char **meta;
     size_t nmeta;
+    const char **retype; /* --dtype NAME=DT */
+    size_t nretype;
 } dump_opts;
 
 static int do_dump(const dump_opts *o, char **inputs, int ninputs)
@@ -307,6 +311,16 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         for (int i = 0; i < ninputs && rc == 0; i++)
             if (golden_ingest_path(&l, inputs[i], &err) != GOLDEN_OK)
                 rc = fail(&err);
+    }
+    for (size_t i = 0; i < o->nretype && rc == 0; i++) {
+        const char *eq = strrchr(o->retype[i], '=');
+        char *nm = eq ? strndup(o->retype[i], (size_t)(eq - o->retype[i])) : NULL;
+        golden_dtype dt;
+        if (!eq || !nm || golden_dtype_parse(eq + 1, &dt) != 0)
+            rc = usage_error("--dtype needs NAME=DTYPE with a known dtype");
+        else if (golden_input_list_retype(&l, nm, dt, &err) != GOLDEN_OK)
+            rc = fail(&err);
+        free(nm);
     }
     if (rc == 0 && golden_input_list_finish(&l, o->prefix, &err) != GOLDEN_OK)
         rc = fail(&err);
@@ -366,11 +380,12 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
 int main(int argc, char **argv)
 {
     golden_guard_install(TOOL);
-    enum { OPT_META = 256, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_GZIP, OPT_VERIFY, OPT_LIST,
+    enum { OPT_META = 256, OPT_DTYPE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_GZIP, OPT_VERIFY, OPT_LIST,
            OPT_JSON, OPT_JUNIT, OPT_HELP, OPT_VERSION };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},  {"meta", required_argument, NULL, OPT_META},
         {"prefix", required_argument, NULL, OPT_PREFIX},
+        {"dtype", required_argument, NULL, OPT_DTYPE},
         {"name", required_argument, NULL, OPT_NAME}, {"force", no_argument, NULL, OPT_FORCE},
         {"gzip", required_argument, NULL, OPT_GZIP},
         {"verify", required_argument, NULL, OPT_VERIFY},
@@ -381,7 +396,8 @@ int main(int argc, char **argv)
     dump_opts o = {0};
     const char *verify = NULL, *list = NULL, *junit = NULL;
     o.meta = calloc((size_t)argc + 1, sizeof *o.meta);
-    if (!o.meta)
+    o.retype = calloc((size_t)argc + 1, sizeof *o.retype);
+    if (!o.meta || !o.retype)
         return usage_error("out of memory");
     int c, rc = -1;
     opterr = 0;
@@ -389,6 +405,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 'o': o.out = optarg; break;
         case OPT_META: o.meta[o.nmeta++] = optarg; break;
+        case OPT_DTYPE: o.retype[o.nretype++] = optarg; break;
         case OPT_PREFIX: o.prefix = optarg; break;
         case OPT_NAME: o.name = optarg; break;
         case OPT_FORCE: o.force = true; break;
@@ -436,5 +453,6 @@ int main(int argc, char **argv)
         }
     }
     free(o.meta);
+    free(o.retype);
     return rc;
 }

@@ -1097,6 +1097,28 @@ static int cmp_name_idx(const void *a, const void *b, void *ctx)
     return strcmp(items[*(const size_t *)a].info.name, items[*(const size_t *)b].info.name);
 }
 
+int golden_input_list_retype(golden_input_list *l, const char *name, golden_dtype to,
+                             golden_error *err)
+{
+    golden_input *in = NULL;
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->items[i].info.name, name) == 0) {
+            in = &l->items[i];
+            break;
+        }
+    if (!in)
+        return golden_fail_what(err, GOLDEN_EINVAL, name, "--dtype names no tensor of the inputs");
+    golden_dtype from = in->info.dtype;
+    size_t w = golden_dtype_size(to);
+    bool carrier = (from == GOLDEN_U16 && w == 2 && golden_dtype_is_float(to)) ||
+                   (from == GOLDEN_U8 && w == 1 && to != GOLDEN_I8 && to != GOLDEN_U8);
+    if (!carrier)
+        return golden_fail_where(err, GOLDEN_EINVAL, "--dtype reinterprets only u16 as bf16/f16 and u8 as fp8_e4m3fn/fp8_e5m2/bool",
+                                 "%.500s:%.500s", in->info.source ? in->info.source : in->path, name);
+    in->info.dtype = to;
+    return GOLDEN_OK;
+}
+
 int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_error *err)
 {
     if (prefix && prefix[0]) {

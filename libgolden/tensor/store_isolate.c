@@ -2,6 +2,7 @@
  * limits, so a crash, a spin or a huge allocation inside libhdf5 ends there, as an error. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,30 +66,44 @@ static void child_main(int out, unsigned long long vm_limit,
     _exit(3);
 }
 
-/* Wait for the child at most GOLDEN_PRECHECK_WALL_SECONDS; kill it after that. */
-static int wait_child(pid_t pid, int *status, int *killed)
+/* Collect what the child writes and wait for it to end, at most GOLDEN_PRECHECK_WALL_SECONDS
+ * (then it is killed). The pipe's end of file says the child is gone, so there is no
+ * polling delay. */
+static int wait_child(pid_t pid, int in, golden_error *e, ssize_t *got, int *status, int *killed)
 {
-    struct timespec start, now, nap = {0, 100000};
+    struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     *killed = 0;
+    *got = 0;
     for (;;) {
-        pid_t got = waitpid(pid, status, WNOHANG);
-        if (got == pid)
-            return 0;
-        if (got < 0 && errno != EINTR)
-            return -1;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec >= GOLDEN_PRECHECK_WALL_SECONDS) {
+        long long left = (long long)GOLDEN_PRECHECK_WALL_SECONDS * 1000 -
+                         ((now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000);
+        if (left <= 0) {
             kill(pid, SIGKILL);
             *killed = 1;
-            while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-                ;
-            return 0;
+            break;
         }
-        nanosleep(&nap, NULL);
-        if (nap.tv_nsec < 10000000)
-            nap.tv_nsec *= 2;
+        struct pollfd p = {.fd = in, .events = POLLIN};
+        int r = poll(&p, 1, (int)left);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (r <= 0)
+            continue;
+        char *dst = (char *)e + *got;
+        ssize_t n = (size_t)*got < sizeof *e ? read(in, dst, sizeof *e - (size_t)*got) : 0;
+        if (n > 0) {
+            *got += n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        break; /* end of file: the child has exited (or closed its end) */
     }
+    while (waitpid(pid, status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
 }
 
 int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
@@ -116,10 +131,10 @@ int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *e
                                 "cannot check the file in a child process: %s", strerror(errno));
     }
     int status = 0, killed = 0;
-    int wrc = wait_child(pid, &status, &killed);
     golden_error e;
     golden_error_clear(&e);
-    ssize_t got = read(fds[0], &e, sizeof e);
+    ssize_t got = 0;
+    int wrc = wait_child(pid, fds[0], &e, &got, &status, &killed);
     close(fds[0]);
     if (wrc != 0)
         return golden_fail_what(err, GOLDEN_EINTERNAL, path, "lost the child process checking this file");

@@ -153,3 +153,37 @@ expect_exit "repeated --meta key refused" 2 golden-dump -o o13.h5 --meta a=1 --m
 expect_grep "repeated --meta named" "given twice" err.txt
 expect_exit "non-UTF-8 --meta value refused" 2 golden-dump -o o14.h5 --meta "a=$(printf '\377')" fp8
 for k in 1 2 3 4 5 6 7 8 9 11 12 13 14; do expect_absent "no partial output o$k.h5" "o$k.h5"; done
+
+# issue 10: --dtype NAME=bf16 for a .npy holding bf16 as a uint16 view (as PyTorch users save
+# it), fp8 as uint8; bf16 values checked against torch's own conversion, fp8 by hand
+if "$PYTHON" -c 'import torch' 2>/dev/null; then
+    mkdir -p views
+    "$PYTHON" - <<'PY'
+import torch, numpy as np
+x = torch.tensor([1.5, -2.0, 65504.0, 3.0e38, float('nan')], dtype=torch.bfloat16)
+np.save('views/w.npy', x.view(torch.int16).numpy().view(np.uint16))
+# fp8_e4m3fn by hand (this torch has no float8): 0x30 = 2^(6-7) = 0.5, 0xfe = -1.75 * 2^8 =
+# -448 (the largest magnitude), 0x38 = 1.0
+np.save('views/q.npy', np.array([0x30, 0xfe, 0x38], dtype=np.uint8))
+open('expect.txt', 'w').write(repr([float(v) for v in x.float()]) + '\n' + repr([0.5, -448.0, 1.0]) + '\n')
+PY
+    expect_exit "--dtype w=bf16 q=fp8_e4m3fn" 0 golden-dump -o views.h5 --dtype w=bf16 --dtype q=fp8_e4m3fn views
+    "$PYTHON" - > py.txt 2>&1 <<'PY'
+import h5py, numpy as np, math
+f = h5py.File('views.h5', 'r')
+w, q = f['w'], f['q']
+lines = open('expect.txt').read().split('\n')
+ew, eq = eval(lines[0].replace('nan', 'float("nan")')), eval(lines[1])
+bad = []
+if w.attrs['dtype'] != b'bf16' or w.dtype != np.float32: bad.append(f'w: {w.attrs["dtype"]} {w.dtype}')
+gw = [float(v) for v in w[()]]
+if not all((math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(gw, ew)): bad.append(f'w: {gw} != {ew}')
+if q.attrs['dtype'] != b'fp8_e4m3fn': bad.append('q dtype')
+if q.attrs['min'] != min(eq) or q.attrs['max'] != max(eq): bad.append(f"q: {q.attrs['min']} {q.attrs['max']} vs {eq}")
+if w.attrs['nan_count'] != 1 or w.attrs['max'] != max(v for v in ew if not math.isnan(v)): bad.append('w stats')
+print('\n'.join(bad) if bad else 'all good')
+PY
+    expect_grep "--dtype values match torch" '^all good$' py.txt
+    expect_exit "--dtype on a non-uint16 tensor refused" 2 golden-dump -o v2.h5 --dtype q=bf16 views
+    expect_exit "--dtype naming no tensor refused" 2 golden-dump -o v3.h5 --dtype nope=bf16 views
+fi
