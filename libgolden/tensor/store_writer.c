@@ -466,20 +466,19 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     return GOLDEN_OK;
 }
 
-/* Write the whole elements in the buffer: one thread hashes, one measures, this one hands
- * the bytes to HDF5; whoever is done first helps with the statistics sub-blocks. */
-static int flush_elements(golden_writer *w, golden_error *err)
+/* Write `elems` whole elements from data: one thread hashes, one measures, this one hands the
+ * bytes to HDF5; whoever is done first helps with the statistics sub-blocks. */
+static int flush_span(golden_writer *w, const unsigned char *data, size_t elems, golden_error *err)
 {
-    size_t width = golden_dtype_size(w->cur.dtype);
-    size_t elems = w->fill / width, bytes = elems * width;
+    size_t bytes = elems * golden_dtype_size(w->cur.dtype);
     if (elems == 0)
         return GOLDEN_OK;
-    w->sub_data = w->buf;
+    w->sub_data = data;
     w->sub_elems = elems;
     w->nsub = (elems + STATS_SUB - 1) / STATS_SUB;
     atomic_store(&w->next_sub, 0);
-    stage_post(&w->stats_stage, w->buf, bytes);
-    stage_post(&w->hash_stage, w->buf, bytes);
+    stage_post(&w->stats_stage, data, bytes);
+    stage_post(&w->hash_stage, data, bytes);
     golden_store_lock_file(w->path);
     int rc = GOLDEN_OK;
     hid_t fspace = H5Dget_space(w->dset);
@@ -488,7 +487,7 @@ static int flush_elements(golden_writer *w, golden_error *err)
     if (fspace < 0 || mspace < 0 ||
         golden_store_select(fspace, w->cur.rank, w->cur.shape, w->elems_written, elems) < 0 ||
         H5Dwrite(w->dset, w->ftype, w->cur.rank == 0 ? H5S_ALL : mspace,
-                 w->cur.rank == 0 ? H5S_ALL : fspace, H5P_DEFAULT, w->buf) < 0)
+                 w->cur.rank == 0 ? H5S_ALL : fspace, H5P_DEFAULT, data) < 0)
         rc = golden_store_hdf5_fail(err, w->cur.name, "cannot write tensor data");
     if (fspace >= 0)
         H5Sclose(fspace);
@@ -503,6 +502,15 @@ static int flush_elements(golden_writer *w, golden_error *err)
     if (w->hash_stage.failed && rc == GOLDEN_OK)
         rc = golden_fail_what(err, GOLDEN_EINVAL, w->cur.name, "SHA-256 computation failed");
     w->elems_written += elems;
+    return rc;
+}
+
+/* Write the whole elements in the buffer (see flush_span); keep the partial one. */
+static int flush_elements(golden_writer *w, golden_error *err)
+{
+    size_t width = golden_dtype_size(w->cur.dtype);
+    size_t elems = w->fill / width, bytes = elems * width;
+    int rc = flush_span(w, w->buf, elems, err);
     memmove(w->buf, w->buf + bytes, w->fill - bytes);
     w->fill -= bytes;
     return rc;
@@ -524,6 +532,15 @@ int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golde
                                         "bool element %llu is the byte %u, not 0 or 1",
                                         (unsigned long long)(w->bytes_done + i), p[i]);
     w->bytes_done += nbytes;
+    /* Whole buffers straight from the caller's memory (no copy): WRITE_BUF bytes hold a whole
+     * number of statistics blocks, so the blocks stay aligned to element 0 either way. */
+    size_t width = golden_dtype_size(w->cur.dtype);
+    while (w->fill == 0 && nbytes >= WRITE_BUF) {
+        if (flush_span(w, p, WRITE_BUF / width, err) != GOLDEN_OK)
+            return GOLDEN_ERR;
+        p += WRITE_BUF;
+        nbytes -= WRITE_BUF;
+    }
     while (nbytes > 0) {
         size_t room = WRITE_BUF - w->fill, take = nbytes < room ? nbytes : room;
         memcpy(w->buf + w->fill, p, take);
