@@ -121,6 +121,11 @@ int golden_tensor_name_check(const char *name, golden_error *err)
     }
     if (!golden_store_utf8_valid(name))
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
+    /* a newline or other control character in a name could print a fake "PASS:" line */
+    for (const unsigned char *u = (const unsigned char *)name; *u; u++)
+        if (*u < 0x20 || *u == 0x7f)
+            return golden_fail_what(err, GOLDEN_EINVAL, NULL,
+                                    "tensor name holds the control character 0x%02x", *u);
     return GOLDEN_OK;
 }
 

@@ -187,3 +187,11 @@ PY
     expect_exit "--dtype on a non-uint16 tensor refused" 2 golden-dump -o v2.h5 --dtype q=bf16 views
     expect_exit "--dtype naming no tensor refused" 2 golden-dump -o v3.h5 --dtype nope=bf16 views
 fi
+
+# 19.7: a name cannot print a fake PASS line
+mkdir -p ctl
+"$PYTHON" -c "
+import numpy as np
+np.save('ctl/x\nPASS: all.npy', np.ones(2, dtype='<f4'))"
+expect_exit "a newline in a tensor name refused" 2 golden-dump -o ctl.h5 ctl
+expect_grep "control character named" "control character 0x0a" err.txt

@@ -35,7 +35,8 @@ typedef struct {
  * for infos filled by golden_writer_end or built by readers; never for reader-owned infos. */
 void golden_tensor_info_clear(golden_tensor_info *t);
 
-/* Validate a tensor name per the contract (UTF-8, non-empty, no empty/./.. component);
+/* Validate a tensor name per the contract (UTF-8, non-empty, no empty/./.. component, and no
+ * control character, which would let a name print a fake line in a tool's output);
  * returns 0 or -1 with err saying why. */
 int golden_tensor_name_check(const char *name, golden_error *err);
 /* Product of shape into *count; -1 (err filled) when it overflows uint64 or count*width
