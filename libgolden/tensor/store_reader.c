@@ -526,9 +526,14 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
         golden_reader_close(r);
         return GOLDEN_ERR;
     }
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO swapped in: no hang */
     if (r->fd < 0) {
         golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        golden_fail_what(err, GOLDEN_EINVAL, path, "not a regular file");
         golden_reader_close(r);
         return GOLDEN_ERR;
     }

@@ -195,3 +195,9 @@ import numpy as np
 np.save('ctl/x\nPASS: all.npy', np.ones(2, dtype='<f4'))"
 expect_exit "a newline in a tensor name refused" 2 golden-dump -o ctl.h5 ctl
 expect_grep "control character named" "control character 0x0a" err.txt
+
+# issue 11: a FIFO as input is refused, never waited on
+if mkfifo fifo.npy 2>/dev/null; then
+    expect_exit "a FIFO input refused without hanging" 2 timeout 20 golden-dump -o fifo.h5 fifo.npy
+    expect_grep "the FIFO named" "fifo.npy: not a regular file" err.txt
+fi
