@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <hdf5.h>
+#include <signal.h>
 
 #include "cunit_main.h"
 #include "golden/hash.h"
 #include "golden/store.h"
+#include "tensor/store_private.h"
 
 static char path[256];
 
@@ -339,6 +341,42 @@ static void test_tensor_digest(void)
     CU_ASSERT_STRING_EQUAL(hex, "c8455aaef8b033b2021c97f700ad42d05bf700d32ae93d927d9505bb8e3e38e7");
 }
 
+/* Issue 11: the isolated first walk. What the child does is the test's choice here: a crash
+ * (as libhdf5 1.10 crashes on hostile metadata) becomes a corrupt-file error naming the file
+ * given, an error found by the walk comes back with its own message, success is success. */
+static int child_crashes(void *ctx, golden_error *err)
+{
+    (void)ctx;
+    (void)err;
+    raise(SIGSEGV);
+    return GOLDEN_OK;
+}
+
+static int child_fails(void *ctx, golden_error *err)
+{
+    return golden_fail_what(err, GOLDEN_ECORRUPT, (const char *)ctx, "found by the walk");
+}
+
+static int child_passes(void *ctx, golden_error *err)
+{
+    (void)ctx;
+    (void)err;
+    return GOLDEN_OK;
+}
+
+static void test_isolated_walk(void)
+{
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_store_isolated("candidate.h5", child_crashes, NULL, &err), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(err.code, GOLDEN_ECORRUPT);
+    CU_ASSERT_STRING_EQUAL(err.where, "candidate.h5");
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "crashed"));
+    CU_ASSERT_EQUAL(golden_store_isolated("x.h5", child_fails, "x.h5:t", &err), GOLDEN_ERR);
+    CU_ASSERT_STRING_EQUAL(err.where, "x.h5:t");
+    CU_ASSERT_STRING_EQUAL(err.what, "found by the walk");
+    CU_ASSERT_EQUAL(golden_store_isolated("y.h5", child_passes, NULL, &err), GOLDEN_OK);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -349,6 +387,7 @@ int main(void)
         {"existing output and bad files", test_existing_and_bad_files},
         {"HDF5 error printing scoped to libgolden's calls", test_error_printing_scoped},
         {"tensor_digest binds dtype and shape", test_tensor_digest},
+        {"isolated first walk: crash, error, success", test_isolated_walk},
         {0, 0}};
     return golden_test_run("store", tests);
 }
