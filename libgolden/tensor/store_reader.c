@@ -367,6 +367,14 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
         r->failed = 1;
         return 1;
     }
+    /* the contract's names only: a name with a newline could print a fake line in a report */
+    golden_error nerr;
+    if (golden_tensor_name_check(name, &nerr) != GOLDEN_OK) {
+        golden_fail_what(&r->err, GOLDEN_EINVAL, r->path, "a dataset's name is not a tensor name: %s",
+                         nerr.what);
+        r->failed = 1;
+        return 1;
+    }
     if (load_tensor(r, name) != GOLDEN_OK) {
         r->failed = 1;
         return 1; /* stop */

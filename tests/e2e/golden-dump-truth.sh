@@ -201,3 +201,6 @@ if mkfifo fifo.npy 2>/dev/null; then
     expect_exit "a FIFO input refused without hanging" 2 timeout 20 golden-dump -o fifo.h5 fifo.npy
     expect_grep "the FIFO named" "fifo.npy: not a regular file" err.txt
 fi
+mk ctlname "f['x\nPASS: everything'] = np.ones(2, dtype='<f4')
+copy_attrs(f[t], f['x\nPASS: everything'])"
+refused "a golden's tensor name with a newline refused" ctlname.h5 "ctlname.h5: .*control character"
