@@ -3,6 +3,7 @@
 #include "golden/stats.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Blocks whose largest magnitude reaches 2^450 are reduced in values scaled by a power of two
  * (exact), so sums of 4096 values and squares of differences (< 2^902, times n < 2^64) stay
@@ -46,47 +47,71 @@ static void merge_moments(golden_stats *s, uint64_t nb, double mean_b, double m2
     s->finite += nb;
 }
 
+/* Two lanes of doubles in one SSE2/NEON register (GCC and Clang vector extension); the four
+ * lanes are two of these, so element i always goes to lane i % 4, on any compiler. */
+typedef double lanes2 __attribute__((vector_size(16)));
+typedef long long mask2 __attribute__((vector_size(16)));
+
+static inline lanes2 pick(mask2 m, lanes2 a, lanes2 b)
+{
+    return (lanes2)(((mask2)a & m) | ((mask2)b & ~m));
+}
+
 /* Fast path for a block with no NaN/Inf and no value beyond 2^450 (the usual case): four
- * independent lanes so the compiler can keep several additions in flight. Returns 0, having
- * changed nothing, when the block needs the general path. */
+ * independent lanes (element i in lane i % 4) so several additions are in flight. Returns 0,
+ * having changed nothing, when the block needs the general path. */
 static int add_block_plain(golden_stats *s, const double *x, size_t n)
 {
-    /* all lanes are doubles (zeros counted as 1.0) so the loop stays in vector registers */
-    double sum[4] = {0, 0, 0, 0}, lo[4], hi[4], bad[4] = {0, 0, 0, 0}, zeros[4] = {0, 0, 0, 0};
-    for (int k = 0; k < 4; k++)
-        lo[k] = INFINITY, hi[k] = -INFINITY;
+    const lanes2 zero = {0, 0}, one = {1, 1};
+    lanes2 sa = zero, sb = zero, ba = zero, bb = zero, za = zero, zb = zero;
+    lanes2 la = {INFINITY, INFINITY}, lb = la, ha = -la, hb = -la;
     size_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) {
-            double v = x[i + k];
-            bad[k] += v - v; /* NaN for NaN or Inf, 0 otherwise */
-            sum[k] += v;
-            lo[k] = v < lo[k] ? v : lo[k];
-            hi[k] = v > hi[k] ? v : hi[k];
-            zeros[k] += v == 0 ? 1.0 : 0.0;
-        }
+    for (; i + 4 <= n; i += 4) {
+        lanes2 va, vb;
+        memcpy(&va, x + i, sizeof va);
+        memcpy(&vb, x + i + 2, sizeof vb);
+        ba += va - va; /* NaN for NaN or Inf, 0 otherwise */
+        bb += vb - vb;
+        sa += va;
+        sb += vb;
+        la = pick(va < la, va, la);
+        lb = pick(vb < lb, vb, lb);
+        ha = pick(va > ha, va, ha);
+        hb = pick(vb > hb, vb, hb);
+        za += pick(va == zero, one, zero);
+        zb += pick(vb == zero, one, zero);
+    }
+    double sum[4] = {sa[0], sa[1], sb[0], sb[1]}, lo[4] = {la[0], la[1], lb[0], lb[1]};
+    double hi[4] = {ha[0], ha[1], hb[0], hb[1]}, bad = (ba[0] + ba[1]) + (bb[0] + bb[1]);
+    double zeros = (za[0] + za[1]) + (zb[0] + zb[1]);
     for (; i < n; i++) {
         double v = x[i];
-        bad[0] += v - v;
+        bad += v - v;
         sum[0] += v;
         lo[0] = v < lo[0] ? v : lo[0];
         hi[0] = v > hi[0] ? v : hi[0];
-        zeros[0] += v == 0 ? 1.0 : 0.0;
+        zeros += v == 0 ? 1.0 : 0.0;
     }
-    if (bad[0] + bad[1] + bad[2] + bad[3] != 0)
+    if (bad != 0)
         return 0;
     double blo = fmin(fmin(lo[0], lo[1]), fmin(lo[2], lo[3]));
     double bhi = fmax(fmax(hi[0], hi[1]), fmax(hi[2], hi[3]));
     if (fmax(-blo, bhi) >= SCALE_AT)
         return 0;
     double mean = ((sum[0] + sum[1]) + (sum[2] + sum[3])) / (double)n;
-    double m2[4] = {0, 0, 0, 0}, corr[4] = {0, 0, 0, 0};
-    for (i = 0; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) {
-            double d = x[i + k] - mean;
-            m2[k] += d * d;
-            corr[k] += d;
-        }
+    const lanes2 mv = {mean, mean};
+    lanes2 ma = zero, mb = zero, ca = zero, cb = zero;
+    for (i = 0; i + 4 <= n; i += 4) {
+        lanes2 va, vb;
+        memcpy(&va, x + i, sizeof va);
+        memcpy(&vb, x + i + 2, sizeof vb);
+        lanes2 da = va - mv, db = vb - mv;
+        ma += da * da;
+        mb += db * db;
+        ca += da;
+        cb += db;
+    }
+    double m2[4] = {ma[0], ma[1], mb[0], mb[1]}, corr[4] = {ca[0], ca[1], cb[0], cb[1]};
     for (; i < n; i++) {
         double d = x[i] - mean;
         m2[0] += d * d;
@@ -101,7 +126,7 @@ static int add_block_plain(golden_stats *s, const double *x, size_t n)
         s->min = blo;
     if (bhi > s->max)
         s->max = bhi;
-    s->zero_count += (uint64_t)(zeros[0] + zeros[1] + zeros[2] + zeros[3]);
+    s->zero_count += (uint64_t)zeros;
     s->count += n;
     merge_moments(s, n, mean, m < 0 ? 0 : m, 0);
     return 1;
