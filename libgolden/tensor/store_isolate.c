@@ -66,26 +66,59 @@ static void child_main(int out, unsigned long long vm_limit,
     _exit(3);
 }
 
+/* CPU clock ticks the child has used so far (-1 when unknown). */
+static long long child_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* fields after the command name */
+    unsigned long long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (long long)(ut + st);
+}
+
+enum { CHILD_DONE, CHILD_KILLED, CHILD_STALLED };
+
 /* Collect what the child writes and wait for it to end, at most GOLDEN_PRECHECK_WALL_SECONDS
- * (then it is killed). The pipe's end of file says the child is gone, so there is no
- * polling delay. */
-static int wait_child(pid_t pid, int in, golden_error *e, ssize_t *got, int *status, int *killed)
+ * (then it is killed). The pipe's end of file says the child is gone, so there is no polling
+ * delay. A child that has used almost no CPU after STALL_SECONDS is blocked, not parsing (a
+ * lock another thread held at fork time, as sanitizer runtimes can leave): it is killed and
+ * reported as stalled, so the caller can try again. */
+#define STALL_SECONDS 5
+static int wait_child(pid_t pid, int in, golden_error *e, ssize_t *got, int *status, int *how)
 {
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    *killed = 0;
+    *how = CHILD_DONE;
     *got = 0;
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &now);
-        long long left = (long long)GOLDEN_PRECHECK_WALL_SECONDS * 1000 -
-                         ((now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000);
+        long long ms = (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000;
+        long long left = (long long)GOLDEN_PRECHECK_WALL_SECONDS * 1000 - ms;
         if (left <= 0) {
             kill(pid, SIGKILL);
-            *killed = 1;
+            *how = CHILD_KILLED;
             break;
         }
+        if (ms >= STALL_SECONDS * 1000) {
+            long long t = child_ticks(pid);
+            if (t >= 0 && t * 1000 / sysconf(_SC_CLK_TCK) < 50) {
+                kill(pid, SIGKILL);
+                *how = CHILD_STALLED;
+                break;
+            }
+        }
         struct pollfd p = {.fd = in, .events = POLLIN};
-        int r = poll(&p, 1, (int)left);
+        int r = poll(&p, 1, left < 1000 ? (int)left : 1000);
         if (r < 0 && errno != EINTR)
             return -1;
         if (r <= 0)
@@ -106,8 +139,9 @@ static int wait_child(pid_t pid, int in, golden_error *e, ssize_t *got, int *sta
     return 0;
 }
 
-int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
-                          golden_error *err)
+/* One child: GOLDEN_OK, GOLDEN_ERR with err filled, or 1 when it stalled (err untouched). */
+static int isolated_once(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
+                         golden_error *err)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -130,15 +164,17 @@ int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *e
         return golden_fail_what(err, golden_code_from_errno(errno), path,
                                 "cannot check the file in a child process: %s", strerror(errno));
     }
-    int status = 0, killed = 0;
+    int status = 0, how = CHILD_DONE;
     golden_error e;
     golden_error_clear(&e);
     ssize_t got = 0;
-    int wrc = wait_child(pid, fds[0], &e, &got, &status, &killed);
+    int wrc = wait_child(pid, fds[0], &e, &got, &status, &how);
     close(fds[0]);
     if (wrc != 0)
         return golden_fail_what(err, GOLDEN_EINTERNAL, path, "lost the child process checking this file");
-    if (killed)
+    if (how == CHILD_STALLED)
+        return 1;
+    if (how == CHILD_KILLED)
         return golden_fail_what(err, GOLDEN_ECORRUPT, path,
                                 "the HDF5 library ran over %d s reading this file's metadata: it is "
                                 "corrupt or hostile", GOLDEN_PRECHECK_WALL_SECONDS);
@@ -163,4 +199,17 @@ int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *e
     return golden_fail_what(err, GOLDEN_ECORRUPT, path,
                             "the HDF5 library failed reading this file's metadata (exit %d): it is "
                             "corrupt or hostile", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
+                          golden_error *err)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int rc = isolated_once(path, fn, ctx, err);
+        if (rc != 1)
+            return rc;
+    }
+    return golden_fail_what(err, GOLDEN_EINTERNAL, path,
+                            "the child process checking this file stalled three times (not in "
+                            "HDF5's parsing: it used no CPU)");
 }
