@@ -18,7 +18,7 @@
 
 #define TOOL "golden-dump"
 
-enum { OPT_OUTPUT = CLI_TOOL_ID, OPT_META, OPT_PREFIX, OPT_NAME, OPT_GZIP, OPT_VERIFY, OPT_LIST };
+enum { OPT_OUTPUT = CLI_TOOL_ID, OPT_META, OPT_DTYPE, OPT_PREFIX, OPT_NAME, OPT_GZIP, OPT_VERIFY, OPT_LIST };
 
 /* The option table: parsing and --help both come from it. Rows may be added freely. */
 static const cli_option options[] = {
@@ -26,6 +26,8 @@ static const cli_option options[] = {
     {OPT_OUTPUT, 'o', "output", "OUT.h5", "the golden file to write (a regular file, never left\n"
      "half-written; not '-': HDF5 cannot write to a stream)", 0},
     {OPT_META, 0, "meta", "KEY=VALUE", "a root string attribute (repeatable)", 0},
+    {OPT_DTYPE, 0, "dtype", "NAME=DT", "read tensor NAME, stored as u16 (u8), as bf16 or f16\n"
+     "(fp8_e4m3fn, fp8_e5m2, bool): a PyTorch view (repeatable)", 0},
     {OPT_PREFIX, 0, "prefix", "P/", "put every tensor under group P", 0},
     {OPT_NAME, 0, "name", "NAME", "tensor name for a single .npy input", 0},
     {OPT_GZIP, 0, "gzip", "N", "deflate level 1-9 (chunked datasets); 0 = contiguous", 0},
@@ -203,7 +205,9 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
         total += golden_reader_tensor(r, i)->count *
                  golden_dtype_size(golden_reader_tensor(r, i)->dtype);
     golden_progress_start(&prog, TOOL " --verify", total);
-    int vrc = golden_verify_tensors(r, &problems, &prog, &err);
+    golden_verify_opts vo = {.version = GOLDEN_VERIFY_OPTS_VERSION, .threads = golden_threads(),
+                             .progress = &prog};
+    int vrc = golden_verify_run(r, &vo, &problems, &err);
     golden_progress_end(&prog);
     int rc;
     size_t bad = 0;
@@ -274,6 +278,8 @@ typedef struct {
     const char *json;
     const char **meta;
     size_t nmeta;
+    const char **retype; /* --dtype NAME=DT */
+    size_t nretype;
 } dump_opts;
 
 static int do_dump(const dump_opts *o, char **inputs, int ninputs)
@@ -313,6 +319,16 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
             if (golden_ingest_path(&l, inputs[i], &err) != GOLDEN_OK)
                 rc = fail(&err);
     }
+    for (size_t i = 0; i < o->nretype && rc == 0; i++) {
+        const char *eq = strrchr(o->retype[i], '=');
+        char *nm = eq ? strndup(o->retype[i], (size_t)(eq - o->retype[i])) : NULL;
+        golden_dtype dt;
+        if (!eq || !nm || golden_dtype_parse(eq + 1, &dt) != 0)
+            rc = usage_error("--dtype needs NAME=DTYPE with a known dtype");
+        else if (golden_input_list_retype(&l, nm, dt, &err) != GOLDEN_OK)
+            rc = fail(&err);
+        free(nm);
+    }
     if (rc == 0 && golden_input_list_finish(&l, o->prefix, &err) != GOLDEN_OK)
         rc = fail(&err);
     if (rc == 0 && l.count == 0) {
@@ -326,7 +342,7 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         return rc;
     }
     golden_writer_opts wo = {.force = o->force, .gzip = o->gzip,
-                             .producer = TOOL " " GOLDEN_VERSION};
+                             .producer = TOOL " " GOLDEN_VERSION, .threads = golden_threads()};
     golden_writer *w = NULL;
     if (golden_writer_open(o->out, &wo, &w, &err) != GOLDEN_OK) {
         golden_input_list_free(&l);
@@ -379,7 +395,8 @@ int main(int argc, char **argv)
     dump_opts o = {0};
     const char *verify = NULL, *list = NULL;
     o.meta = calloc((size_t)argc + 1, sizeof *o.meta);
-    if (!o.meta)
+    o.retype = calloc((size_t)argc + 1, sizeof *o.retype);
+    if (!o.meta || !o.retype)
         return cli_exit(&c, usage_error("out of memory"));
     int id, rc = -1;
     const char *v;
@@ -388,6 +405,7 @@ int main(int argc, char **argv)
         case CLI_EXIT: rc = c.status; break;
         case OPT_OUTPUT: o.out = v; break;
         case OPT_META: o.meta[o.nmeta++] = v; break;
+        case OPT_DTYPE: o.retype[o.nretype++] = v; break;
         case OPT_PREFIX: o.prefix = v; break;
         case OPT_NAME: o.name = v; break;
         case OPT_GZIP: {
@@ -431,5 +449,6 @@ int main(int argc, char **argv)
             rc = do_dump(&o, c.args, c.nargs);
     }
     free(o.meta);
+    free(o.retype);
     return cli_exit(&c, rc);
 }

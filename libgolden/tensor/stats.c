@@ -1,10 +1,15 @@
 /* Statistics of a tensor accumulated in one pass: each block of values is reduced two-pass
- * while it is in cache (sum, then squared deviations), and blocks merge exactly (Chan et al.). */
+ * while it is in cache, and blocks merge left to right (Chan et al.), scaled when huge. */
 #include "golden/stats.h"
 
 #include <math.h>
+#include <string.h>
 
-#define STATS_BLOCK 4096
+/* Blocks whose largest magnitude reaches 2^450 are reduced in values scaled by a power of two
+ * (exact), so sums of 4096 values and squares of differences (< 2^902, times n < 2^64) stay
+ * finite: finite data always gives finite statistics. */
+#define SCALE_AT 0x1p450
+#define SCALE_BITS 450
 
 void golden_stats_init(golden_stats *s)
 {
@@ -13,8 +18,9 @@ void golden_stats_init(golden_stats *s)
     s->max = -INFINITY;
 }
 
-/* Merge a block's (finite count, mean, m2) into the running values. */
-static void merge_moments(golden_stats *s, uint64_t nb, double mean_b, double m2_b)
+/* Merge a block's (finite count nb, mean, m2 divided by 4^eb) into the running values. With no
+ * scale anywhere (eb = s->m2_exp = 0) this is the plain Chan et al. update. */
+static void merge_moments(golden_stats *s, uint64_t nb, double mean_b, double m2_b, int eb)
 {
     if (nb == 0)
         return;
@@ -22,51 +28,90 @@ static void merge_moments(golden_stats *s, uint64_t nb, double mean_b, double m2
         s->finite = nb;
         s->mean = mean_b;
         s->m2 = m2_b;
+        s->m2_exp = eb;
         return;
     }
+    int e = s->m2_exp > eb ? s->m2_exp : eb;
     double na = (double)s->finite, n = na + (double)nb;
-    double delta = mean_b - s->mean;
-    s->mean += delta * ((double)nb / n);
-    s->m2 += m2_b + delta * delta * (na * (double)nb / n);
+    double m2a = ldexp(s->m2, 2 * (s->m2_exp - e)), m2bs = ldexp(m2_b, 2 * (eb - e));
+    if (e == 0) {
+        double delta = mean_b - s->mean;
+        s->mean += delta * ((double)nb / n);
+        s->m2 = m2a + (m2bs + delta * delta * (na * (double)nb / n));
+    } else {
+        double ma = ldexp(s->mean, -e), delta = ldexp(mean_b, -e) - ma;
+        s->mean = ldexp(ma + delta * ((double)nb / n), e);
+        s->m2 = m2a + (m2bs + delta * delta * (na * (double)nb / n));
+    }
+    s->m2_exp = e;
     s->finite += nb;
 }
 
-/* Fast path for a block with no NaN/Inf (the usual case): four independent lanes so the
- * compiler can keep several additions in flight. Returns 0 when a non-finite value is seen. */
-static int add_block_finite(golden_stats *s, const double *x, size_t n)
+/* Two lanes of doubles in one SSE2/NEON register (GCC and Clang vector extension); the four
+ * lanes are two of these, so element i always goes to lane i % 4, on any compiler. */
+typedef double lanes2 __attribute__((vector_size(16)));
+typedef long long mask2 __attribute__((vector_size(16)));
+
+static inline lanes2 pick(mask2 m, lanes2 a, lanes2 b)
 {
-    /* all lanes are doubles (zeros counted as 1.0) so the loop stays in vector registers */
-    double sum[4] = {0, 0, 0, 0}, lo[4], hi[4], bad[4] = {0, 0, 0, 0}, zeros[4] = {0, 0, 0, 0};
-    for (int k = 0; k < 4; k++)
-        lo[k] = s->min, hi[k] = s->max;
+    return (lanes2)(((mask2)a & m) | ((mask2)b & ~m));
+}
+
+/* Fast path for a block with no NaN/Inf and no value beyond 2^450 (the usual case): four
+ * independent lanes (element i in lane i % 4) so several additions are in flight. Returns 0,
+ * having changed nothing, when the block needs the general path. */
+static int add_block_plain(golden_stats *s, const double *x, size_t n)
+{
+    const lanes2 zero = {0, 0}, one = {1, 1};
+    lanes2 sa = zero, sb = zero, ba = zero, bb = zero, za = zero, zb = zero;
+    lanes2 la = {INFINITY, INFINITY}, lb = la, ha = -la, hb = -la;
     size_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) {
-            double v = x[i + k];
-            bad[k] += v - v; /* NaN for NaN or Inf, 0 otherwise */
-            sum[k] += v;
-            lo[k] = v < lo[k] ? v : lo[k];
-            hi[k] = v > hi[k] ? v : hi[k];
-            zeros[k] += v == 0 ? 1.0 : 0.0;
-        }
+    for (; i + 4 <= n; i += 4) {
+        lanes2 va, vb;
+        memcpy(&va, x + i, sizeof va);
+        memcpy(&vb, x + i + 2, sizeof vb);
+        ba += va - va; /* NaN for NaN or Inf, 0 otherwise */
+        bb += vb - vb;
+        sa += va;
+        sb += vb;
+        la = pick(va < la, va, la);
+        lb = pick(vb < lb, vb, lb);
+        ha = pick(va > ha, va, ha);
+        hb = pick(vb > hb, vb, hb);
+        za += pick(va == zero, one, zero);
+        zb += pick(vb == zero, one, zero);
+    }
+    double sum[4] = {sa[0], sa[1], sb[0], sb[1]}, lo[4] = {la[0], la[1], lb[0], lb[1]};
+    double hi[4] = {ha[0], ha[1], hb[0], hb[1]}, bad = (ba[0] + ba[1]) + (bb[0] + bb[1]);
+    double zeros = (za[0] + za[1]) + (zb[0] + zb[1]);
     for (; i < n; i++) {
         double v = x[i];
-        bad[0] += v - v;
+        bad += v - v;
         sum[0] += v;
         lo[0] = v < lo[0] ? v : lo[0];
         hi[0] = v > hi[0] ? v : hi[0];
-        zeros[0] += v == 0 ? 1.0 : 0.0;
+        zeros += v == 0 ? 1.0 : 0.0;
     }
-    if (bad[0] + bad[1] + bad[2] + bad[3] != 0)
+    if (bad != 0)
+        return 0;
+    double blo = fmin(fmin(lo[0], lo[1]), fmin(lo[2], lo[3]));
+    double bhi = fmax(fmax(hi[0], hi[1]), fmax(hi[2], hi[3]));
+    if (fmax(-blo, bhi) >= SCALE_AT)
         return 0;
     double mean = ((sum[0] + sum[1]) + (sum[2] + sum[3])) / (double)n;
-    double m2[4] = {0, 0, 0, 0}, corr[4] = {0, 0, 0, 0};
-    for (i = 0; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) {
-            double d = x[i + k] - mean;
-            m2[k] += d * d;
-            corr[k] += d;
-        }
+    const lanes2 mv = {mean, mean};
+    lanes2 ma = zero, mb = zero, ca = zero, cb = zero;
+    for (i = 0; i + 4 <= n; i += 4) {
+        lanes2 va, vb;
+        memcpy(&va, x + i, sizeof va);
+        memcpy(&vb, x + i + 2, sizeof vb);
+        lanes2 da = va - mv, db = vb - mv;
+        ma += da * da;
+        mb += db * db;
+        ca += da;
+        cb += db;
+    }
+    double m2[4] = {ma[0], ma[1], mb[0], mb[1]}, corr[4] = {ca[0], ca[1], cb[0], cb[1]};
     for (; i < n; i++) {
         double d = x[i] - mean;
         m2[0] += d * d;
@@ -77,33 +122,27 @@ static int add_block_finite(golden_stats *s, const double *x, size_t n)
     /* corrected two-pass: removes the rounding error left in `mean` */
     m -= c * c / (double)n;
     mean += c / (double)n;
-    for (int k = 0; k < 4; k++) {
-        if (lo[k] < s->min)
-            s->min = lo[k];
-        if (hi[k] > s->max)
-            s->max = hi[k];
-        s->zero_count += (uint64_t)zeros[k];
-    }
+    if (blo < s->min)
+        s->min = blo;
+    if (bhi > s->max)
+        s->max = bhi;
+    s->zero_count += (uint64_t)zeros;
     s->count += n;
-    merge_moments(s, n, mean, m < 0 ? 0 : m);
+    merge_moments(s, n, mean, m < 0 ? 0 : m, 0);
     return 1;
 }
 
-static void add_block(golden_stats *s, const double *x, size_t n)
+/* Any block: non-finite values counted apart, finite ones scaled by 2^-e when huge. */
+static void add_block_general(golden_stats *s, const double *x, size_t n)
 {
-    if (add_block_finite(s, x, n))
-        return;
     uint64_t finite = 0;
-    double sum = 0, lo = s->min, hi = s->max;
+    double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         double v = x[i];
         if (isfinite(v)) {
             finite++;
-            sum += v;
-            if (v < lo)
-                lo = v;
-            if (v > hi)
-                hi = v;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
             if (v == 0)
                 s->zero_count++;
         } else if (isnan(v)) {
@@ -115,15 +154,27 @@ static void add_block(golden_stats *s, const double *x, size_t n)
         }
     }
     s->count += n;
-    s->min = lo;
-    s->max = hi;
     if (finite == 0)
         return;
+    if (lo < s->min)
+        s->min = lo;
+    if (hi > s->max)
+        s->max = hi;
+    int e = 0;
+    double amax = fmax(-lo, hi);
+    if (amax >= SCALE_AT) {
+        frexp(amax, &e);
+        e -= SCALE_BITS; /* scaled values below 2^450 */
+    }
+    double sc = ldexp(1.0, -e), sum = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            sum += x[i] * sc;
     double mean = sum / (double)finite, m2 = 0, corr = 0;
     for (size_t i = 0; i < n; i++) {
         double v = x[i];
         if (isfinite(v)) {
-            double d = v - mean;
+            double d = v * sc - mean;
             m2 += d * d;
             corr += d;
         }
@@ -131,14 +182,15 @@ static void add_block(golden_stats *s, const double *x, size_t n)
     /* corrected two-pass: removes the rounding error left in `mean` */
     m2 -= corr * corr / (double)finite;
     mean += corr / (double)finite;
-    merge_moments(s, finite, mean, m2 < 0 ? 0 : m2);
+    merge_moments(s, finite, ldexp(mean, e), m2 < 0 ? 0 : m2, e);
 }
 
 void golden_stats_add(golden_stats *s, const double *x, size_t n)
 {
     while (n > 0) {
-        size_t b = n < STATS_BLOCK ? n : STATS_BLOCK;
-        add_block(s, x, b);
+        size_t b = n < GOLDEN_STATS_BLOCK ? n : GOLDEN_STATS_BLOCK;
+        if (!add_block_plain(s, x, b))
+            add_block_general(s, x, b);
         x += b;
         n -= b;
     }
@@ -155,7 +207,7 @@ void golden_stats_merge(golden_stats *into, const golden_stats *other)
         into->min = other->min;
     if (other->max > into->max)
         into->max = other->max;
-    merge_moments(into, other->finite, other->mean, other->m2);
+    merge_moments(into, other->finite, other->mean, other->m2, other->m2_exp);
 }
 
 double golden_stats_min(const golden_stats *s) { return s->finite ? s->min : NAN; }
@@ -164,5 +216,5 @@ double golden_stats_mean(const golden_stats *s) { return s->finite ? s->mean : N
 
 double golden_stats_std(const golden_stats *s)
 {
-    return s->finite ? sqrt(s->m2 / (double)s->finite) : NAN;
+    return s->finite ? ldexp(sqrt(s->m2 / (double)s->finite), s->m2_exp) : NAN;
 }

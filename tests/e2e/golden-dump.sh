@@ -194,12 +194,14 @@ import glob, hashlib, json, os
 import h5py, numpy as np
 f = h5py.File('np.h5', 'r')
 bad = []
+# string attributes are fixed-length (no global heap): h5py gives them as bytes
+def text(v): return v.decode('utf-8') if isinstance(v, bytes) else v
 def check(name, ref):
     ds = f[name]
     ref = np.asarray(ref)
     canon = np.ascontiguousarray(ref).astype(ref.dtype.newbyteorder('<')).tobytes()
     if ds.shape != ref.shape: bad.append(f'{name}: shape {ds.shape} != {ref.shape}')
-    if ds.attrs['sha256'] != hashlib.sha256(canon).hexdigest(): bad.append(f'{name}: sha256')
+    if text(ds.attrs['sha256']) != hashlib.sha256(canon).hexdigest(): bad.append(f'{name}: sha256')
     got = ds[()]
     if not np.array_equal(np.asarray(got).astype(np.float64) if ref.dtype.kind == 'f' else got,
                           ref.astype(np.float64) if ref.dtype.kind == 'f' else ref,
@@ -221,16 +223,22 @@ for t in idx['tensors']:
     if t['dtype'] == 'bf16':
         bits = np.frombuffer(raw, dtype='<u2').astype(np.uint32) << 16
         ref = bits.view('<f4').reshape(t['shape'])
-        if ds.id.get_type().get_size() != 2 or ds.attrs['dtype'] != 'bf16': bad.append(t['name'] + ': bf16 type')
+        if ds.id.get_type().get_size() != 2 or text(ds.attrs['dtype']) != 'bf16': bad.append(t['name'] + ': bf16 type')
+        # the committed /bfloat16 type: h5py still reads the values as float32
+        if ds.dtype != np.dtype('<f4'): bad.append(t['name'] + f': h5py reads bf16 as {ds.dtype}')
+        if not ds.id.get_type().committed() or not isinstance(f['bfloat16'], h5py.Datatype): bad.append(t['name'] + ': bf16 type not committed as /bfloat16')
     else:
         ref = np.frombuffer(raw, dtype='<f4').reshape(t['shape'])
     if not np.array_equal(ds[()].astype(np.float32), ref): bad.append(t['name'] + ': values')
-    if ds.attrs['sha256'] != hashlib.sha256(raw).hexdigest(): bad.append(t['name'] + ': sha256')
+    if text(ds.attrs['sha256']) != hashlib.sha256(raw).hexdigest(): bad.append(t['name'] + ': sha256')
     if int(ds.attrs['layer']) != t['layer']: bad.append(t['name'] + ': layer')
     if not np.isclose(ds.attrs['mean'], ref.astype(np.float64).mean(), rtol=1e-12): bad.append(t['name'] + ': mean')
-if f.attrs['schema'] != 'calculet-golden/v1': bad.append('schema attribute')
+if text(f.attrs['schema']) != 'calculet-golden/v1': bad.append('schema attribute')
 print('\n'.join(bad) if bad else 'all good')
 EOF
     expect_grep numpy_values_shapes_hashes '^all good$' py.txt
+    # h5dump names the bf16 type instead of showing it like f16
+    h5dump -H np.h5 > h5dump.txt 2>&1
+    expect_grep h5dump_names_bfloat16 'DATATYPE +"/bfloat16"' h5dump.txt
     expect_exit numpy_verify 0 golden-dump --verify np.h5
 fi

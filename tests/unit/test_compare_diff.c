@@ -21,7 +21,7 @@ static void write_file(const char *name, int count, const char *const *names,
 {
     char path[1100];
     path_of(path, sizeof path, name);
-    golden_writer_opts o = {true, 0, "test_compare_diff"};
+    golden_writer_opts o = {true, 0, "test_compare_diff", 0};
     golden_writer *w = NULL;
     golden_error err;
     CU_ASSERT_FATAL(golden_writer_open(path, &o, &w, &err) == 0);
@@ -154,7 +154,7 @@ static void test_threads_same_bits(void)
     char rp[1100], cp[1100];
     path_of(rp, sizeof rp, "big_r.h5");
     path_of(cp, sizeof cp, "big_c.h5");
-    golden_writer_opts wo = {true, 0, "test_compare_diff"};
+    golden_writer_opts wo = {true, 0, "test_compare_diff", 0};
     const char *paths[2] = {rp, cp};
     double *v = malloc(N * sizeof *v);
     CU_ASSERT_FATAL(v != NULL);

@@ -1,6 +1,8 @@
 /* Statistics on hand-worked cases: non-finite values, zeros, denormals, empty, scalar,
  * large offsets (cancellation) and merges across blocks. */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "cunit_main.h"
 #include "golden/stats.h"
@@ -102,6 +104,120 @@ static void test_blocks_and_merge(void)
     CU_ASSERT_EQUAL(a.zero_count, 1);
 }
 
+/* Issue 19.4: finite data gives finite statistics. Worked by hand: ten values of 1e308 have
+ * mean 1e308 and std 0; {1e200, -1e200} has mean 0 and population std 1e200; the largest
+ * finite double with its negative has std DBL_MAX. */
+static void test_huge_values_stay_finite(void)
+{
+    double ten[10];
+    for (int i = 0; i < 10; i++)
+        ten[i] = 1e308;
+    golden_stats s;
+    golden_stats_init(&s);
+    golden_stats_add(&s, ten, 10);
+    CU_ASSERT_EQUAL(golden_stats_mean(&s), 1e308);
+    CU_ASSERT_EQUAL(golden_stats_std(&s), 0.0);
+    const double pm[] = {1e200, -1e200};
+    golden_stats_init(&s);
+    golden_stats_add(&s, pm, 2);
+    CU_ASSERT_EQUAL(golden_stats_mean(&s), 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_stats_std(&s) / 1e200, 1.0, 1e-15);
+    const double ext[] = {DBL_MAX, -DBL_MAX, NAN};
+    golden_stats_init(&s);
+    golden_stats_add(&s, ext, 3);
+    CU_ASSERT_EQUAL(golden_stats_mean(&s), 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_stats_std(&s) / DBL_MAX, 1.0, 1e-15);
+    CU_ASSERT_EQUAL(s.nan_count, 1);
+    /* huge and ordinary blocks merged: 4096 values of 1e300 then 4096 of -1e300: mean 0,
+     * std 1e300 */
+    static double mix[2 * GOLDEN_STATS_BLOCK];
+    for (int i = 0; i < 2 * GOLDEN_STATS_BLOCK; i++)
+        mix[i] = i < GOLDEN_STATS_BLOCK ? 1e300 : -1e300;
+    golden_stats_init(&s);
+    golden_stats_add(&s, mix, 2 * GOLDEN_STATS_BLOCK);
+    CU_ASSERT_DOUBLE_EQUAL(golden_stats_mean(&s), 0.0, 1e285);
+    CU_ASSERT_DOUBLE_EQUAL(golden_stats_std(&s) / 1e300, 1.0, 1e-12);
+    /* a small block after a huge one: {1e300 x 4096, 1.0 x 4096}: mean 5e299, std 5e299 */
+    for (int i = GOLDEN_STATS_BLOCK; i < 2 * GOLDEN_STATS_BLOCK; i++)
+        mix[i] = 1.0;
+    golden_stats_init(&s);
+    golden_stats_add(&s, mix, 2 * GOLDEN_STATS_BLOCK);
+    CU_ASSERT_DOUBLE_EQUAL(golden_stats_mean(&s) / 5e299, 1.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(golden_stats_std(&s) / 5e299, 1.0, 1e-12);
+}
+
+/* xorshift, so the data is the same everywhere */
+static uint64_t rng = 88172645463325252ull;
+static double next_unit(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0 - 0.5;
+}
+
+/* Stats of x added in chunks of `chunk` elements (a multiple of the block), or block by block
+ * into separate records merged in order (what the writer's threads do). */
+static golden_stats chunked(const double *x, size_t n, size_t chunk, int per_block)
+{
+    golden_stats s, b;
+    golden_stats_init(&s);
+    for (size_t at = 0; at < n; at += chunk) {
+        size_t k = n - at < chunk ? n - at : chunk;
+        if (!per_block) {
+            golden_stats_add(&s, x + at, k);
+            continue;
+        }
+        golden_stats_init(&b);
+        golden_stats_add(&b, x + at, k);
+        golden_stats_merge(&s, &b);
+    }
+    return s;
+}
+
+/* Issue 19.3: the same bits however the data is cut (whole, 16 Ki- or 256 Ki-element chunks,
+ * or block records merged in order), on zero-mean, near-constant, periodic and wide-range
+ * data; and close to a long-double two-pass reference (a second, simple implementation). */
+static void test_blocking_independent(void)
+{
+    enum { N = 512 * 512 + 1234 };
+    static double x[N];
+    for (int kind = 0; kind < 4; kind++) {
+        long double sum = 0;
+        for (int i = 0; i < N; i++) {
+            double v = kind == 0   ? next_unit()
+                       : kind == 1 ? (i % 97 < 5 ? nextafter(1.0, 2.0) : 1.0)
+                       : kind == 2 ? sin(2 * M_PI * i / 4096.0)
+                                   : ldexp(next_unit(), (int)(i % 400) - 200);
+            x[i] = v;
+            sum += v;
+        }
+        if (kind == 0) { /* w - w.mean() */
+            double m = (double)(sum / N);
+            sum = 0;
+            for (int i = 0; i < N; i++)
+                sum += (x[i] -= m);
+        }
+        long double mean = sum / N, ss = 0;
+        for (int i = 0; i < N; i++)
+            ss += ((long double)x[i] - mean) * ((long double)x[i] - mean);
+        golden_stats whole = chunked(x, N, N, 0);
+        size_t cuts[] = {GOLDEN_STATS_BLOCK, 4 * GOLDEN_STATS_BLOCK, 64 * GOLDEN_STATS_BLOCK};
+        for (size_t c = 0; c < 3; c++)
+            for (int pb = 0; pb < 2; pb++) {
+                if (pb && c > 0)
+                    continue; /* block records: one block each */
+                golden_stats s = chunked(x, N, cuts[c], pb);
+                CU_ASSERT_EQUAL(golden_stats_mean(&s), golden_stats_mean(&whole));
+                CU_ASSERT_EQUAL(golden_stats_std(&s), golden_stats_std(&whole));
+            }
+        double amax = fmax(fabs(golden_stats_min(&whole)), fabs(golden_stats_max(&whole)));
+        CU_ASSERT(fabs(golden_stats_mean(&whole) - (double)mean) <= 1e-15 * amax);
+        double ref_std = (double)sqrtl(ss / N);
+        CU_ASSERT(fabs(golden_stats_std(&whole) - ref_std) <= 1e-13 * ref_std + 1e-15 * amax);
+    }
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -111,6 +227,8 @@ int main(void)
         {"scalar and denormals", test_scalar_and_denormal},
         {"large offset cancellation", test_cancellation},
         {"blocks and merge", test_blocks_and_merge},
+        {"huge finite values give finite statistics", test_huge_values_stay_finite},
+        {"same bits however the data is cut", test_blocking_independent},
         {0, 0}};
     return golden_test_run("stats", tests);
 }

@@ -8,9 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <hdf5.h>
+#include <signal.h>
+
 #include "cunit_main.h"
 #include "golden/hash.h"
 #include "golden/store.h"
+#include "tensor/store_private.h"
 
 static char path[256];
 
@@ -284,6 +288,95 @@ static void test_existing_and_bad_files(void)
     unlink(path);
 }
 
+/* Issue 8: libgolden switches HDF5's error printing off only while it is inside HDF5; a
+ * program's own choice (here a counting handler) is back in place after every call. */
+static int printed;
+static herr_t count_print(hid_t stack, void *data)
+{
+    (void)stack;
+    (void)data;
+    printed++;
+    return 0;
+}
+
+static void test_error_printing_scoped(void)
+{
+    H5E_auto2_t before_func;
+    void *before_data;
+    H5Eget_auto2(H5E_DEFAULT, &before_func, &before_data);
+    CU_ASSERT_EQUAL_FATAL(H5Eset_auto2(H5E_DEFAULT, count_print, &printed), 0);
+    fresh_path("scope");
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("not an HDF5 file at all", f);
+    fclose(f);
+    golden_reader *r;
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_reader_open_flags(path, GOLDEN_READ_TRUSTED, &r, &err), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(printed, 0); /* nothing printed from inside libgolden */
+    H5E_auto2_t func;
+    void *data;
+    CU_ASSERT_EQUAL(H5Eget_auto2(H5E_DEFAULT, &func, &data), 0);
+    CU_ASSERT(func == count_print && data == &printed);
+    /* the caller's own failing HDF5 call still reaches its handler */
+    hid_t bad = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT(bad < 0);
+    CU_ASSERT_EQUAL(printed, 1);
+    H5Eset_auto2(H5E_DEFAULT, before_func, before_data);
+    unlink(path);
+}
+
+/* tensor_digest: hashes worked out with Python's hashlib over the documented text
+ * ("calculet-tensor/v1\nbf16\n2,3\n" + 64 'a' + "\n", and a scalar f32 of 64 '0'). */
+static void test_tensor_digest(void)
+{
+    golden_tensor_info t = {.dtype = GOLDEN_BF16, .rank = 2, .shape = {2, 3}};
+    memset(t.sha256, 'a', 64);
+    char hex[65];
+    CU_ASSERT_EQUAL(golden_tensor_digest(&t, hex, NULL), GOLDEN_OK);
+    CU_ASSERT_STRING_EQUAL(hex, "3f35d375122b96e78d6c80a9501220d320741b2fd1e87f6b5f82739c40e24e1c");
+    golden_tensor_info s = {.dtype = GOLDEN_F32, .rank = 0};
+    memset(s.sha256, '0', 64);
+    CU_ASSERT_EQUAL(golden_tensor_digest(&s, hex, NULL), GOLDEN_OK);
+    CU_ASSERT_STRING_EQUAL(hex, "c8455aaef8b033b2021c97f700ad42d05bf700d32ae93d927d9505bb8e3e38e7");
+}
+
+/* Issue 11: the isolated first walk. What the child does is the test's choice here: a crash
+ * (as libhdf5 1.10 crashes on hostile metadata) becomes a corrupt-file error naming the file
+ * given, an error found by the walk comes back with its own message, success is success. */
+static int child_crashes(void *ctx, golden_error *err)
+{
+    (void)ctx;
+    (void)err;
+    raise(SIGSEGV);
+    return GOLDEN_OK;
+}
+
+static int child_fails(void *ctx, golden_error *err)
+{
+    return golden_fail_what(err, GOLDEN_ECORRUPT, (const char *)ctx, "found by the walk");
+}
+
+static int child_passes(void *ctx, golden_error *err)
+{
+    (void)ctx;
+    (void)err;
+    return GOLDEN_OK;
+}
+
+static void test_isolated_walk(void)
+{
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_store_isolated("candidate.h5", child_crashes, NULL, &err), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(err.code, GOLDEN_ECORRUPT);
+    CU_ASSERT_STRING_EQUAL(err.where, "candidate.h5");
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "crashed"));
+    CU_ASSERT_EQUAL(golden_store_isolated("x.h5", child_fails, "x.h5:t", &err), GOLDEN_ERR);
+    CU_ASSERT_STRING_EQUAL(err.where, "x.h5:t");
+    CU_ASSERT_STRING_EQUAL(err.what, "found by the walk");
+    CU_ASSERT_EQUAL(golden_store_isolated("y.h5", child_passes, NULL, &err), GOLDEN_OK);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -292,6 +385,9 @@ int main(void)
         {"several write buffers", test_large_multi_buffer},
         {"name conflicts and abort", test_conflicts_and_abort},
         {"existing output and bad files", test_existing_and_bad_files},
+        {"HDF5 error printing scoped to libgolden's calls", test_error_printing_scoped},
+        {"tensor_digest binds dtype and shape", test_tensor_digest},
+        {"isolated first walk: crash, error, success", test_isolated_walk},
         {0, 0}};
     return golden_test_run("store", tests);
 }

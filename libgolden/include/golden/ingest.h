@@ -62,6 +62,14 @@ int golden_ingest_folder(golden_input_list *l, const char *path, golden_error *e
 /* Add one input of any kind, chosen by what it is: folder, .npy, .safetensors, else index. */
 int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err);
 
+/* Re-read the tensor named `name` (as found, before golden_input_list_finish) as dtype `to`:
+ * for .npy files that carry bf16 or f16 as a uint16 view, or fp8 as a uint8 view, the way
+ * PyTorch users save them. The stored bytes must be an unsigned integer of to's width
+ * (u16 -> bf16/f16, u8 -> fp8_e4m3fn/fp8_e5m2/bool); the canonical bytes, and so sha256,
+ * stay the same. A name that matches no tensor, or another stored type, is an error. */
+int golden_input_list_retype(golden_input_list *l, const char *name, golden_dtype to,
+                             golden_error *err);
+
 /* Put every name under `prefix` (e.g. "run1/"), then check every name against the contract
  * and reject duplicates (naming both sources). prefix may be NULL. */
 int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_error *err);

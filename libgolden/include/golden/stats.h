@@ -1,9 +1,17 @@
 /* Per-tensor statistics of calculet-golden/v1 (counts, min/max/mean/std over finite
- * elements), accumulated chunk by chunk in f64 and mergeable across threads. */
+ * elements), accumulated chunk by chunk in f64 in one fixed order, and scaled so finite data
+ * always gives finite statistics. */
 #ifndef GOLDEN_STATS_H
 #define GOLDEN_STATS_H
 #include <stddef.h>
 #include <stdint.h>
+
+/* The fixed order that makes statistics reproducible: elements are reduced in blocks of
+ * GOLDEN_STATS_BLOCK aligned to element 0 (each block two-pass, in cache), and the blocks are
+ * merged left to right. golden_stats_add gives the same bits however the data is chunked as
+ * long as every chunk but the last holds a multiple of GOLDEN_STATS_BLOCK elements; threads
+ * reduce blocks into separate golden_stats and merge them in block order (docs/formats.md). */
+#define GOLDEN_STATS_BLOCK 4096
 
 typedef struct {
     uint64_t count;        /* all elements */
@@ -14,13 +22,16 @@ typedef struct {
     uint64_t finite;       /* elements that enter min/max/mean/std */
     double min, max;       /* over finite elements */
     double mean;           /* running mean of finite elements */
-    double m2;             /* sum of squared deviations from mean (Chan et al. merge) */
+    double m2;             /* sum of squared deviations from mean (Chan et al. merge),
+                              divided by 4^m2_exp */
+    int m2_exp;            /* scale of m2: 0 unless values beyond 2^450 were seen */
 } golden_stats;
 
 void golden_stats_init(golden_stats *s);
-/* Add n values; each chunk is reduced two-pass in cache, then merged exactly. */
+/* Add n values in blocks of GOLDEN_STATS_BLOCK (see above). */
 void golden_stats_add(golden_stats *s, const double *x, size_t n);
-/* Fold `other` into `into` (order-independent up to rounding). */
+/* Fold `other` into `into`: what golden_stats_add would have given had other's values
+ * followed into's, when other was filled starting from a block boundary. */
 void golden_stats_merge(golden_stats *into, const golden_stats *other);
 /* Final values per the contract: NaN when there is no finite element. */
 double golden_stats_min(const golden_stats *s);

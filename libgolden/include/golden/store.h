@@ -22,6 +22,7 @@ typedef struct {
     uint64_t count;                   /* product of shape (1 for a scalar) */
     uint64_t count_attr;              /* the `count` attribute as stored (reader only) */
     char sha256[65];
+    char tensor_digest[65];           /* "" when the golden has none (written before it existed) */
     uint64_t nan_count, posinf_count, neginf_count, zero_count;
     double min, max, mean, std;
     bool has_layer, has_chip, has_step;
@@ -34,13 +35,20 @@ typedef struct {
  * for infos filled by golden_writer_end or built by readers; never for reader-owned infos. */
 void golden_tensor_info_clear(golden_tensor_info *t);
 
-/* Validate a tensor name per the contract (UTF-8, non-empty, no empty/./.. component);
+/* Validate a tensor name per the contract (UTF-8, non-empty, no empty/./.. component, and no
+ * control character, which would let a name print a fake line in a tool's output);
  * returns 0 or -1 with err saying why. */
 int golden_tensor_name_check(const char *name, golden_error *err);
 /* Product of shape into *count; -1 (err filled) when it overflows uint64 or count*width
  * overflows size limits. */
 int golden_shape_count(int rank, const uint64_t *shape, golden_dtype dt, uint64_t *count,
                        golden_error *err);
+
+/* The tensor_digest attribute: SHA-256 of "calculet-tensor/v1\n" DTYPE "\n" SHAPE "\n" SHA256
+ * "\n", SHAPE the dimensions in decimal joined by "," (empty for a scalar), SHA256 the data's
+ * hash: unlike sha256, which binds the bytes only, it changes when the dtype or the shape is
+ * relabelled. Needs t->dtype, rank, shape and sha256. */
+int golden_tensor_digest(const golden_tensor_info *t, char hex[65], golden_error *err);
 
 /* Serialize HDF5 use across threads. */
 void golden_hdf5_lock(void);
@@ -53,6 +61,8 @@ typedef struct {
     bool force;       /* replace an existing file */
     int gzip;         /* 0 = contiguous, 1..9 = chunked + deflate */
     const char *producer; /* e.g. "golden-dump 0.1.0" */
+    int threads;      /* hashing and statistics beside the writing thread: 1 = all on the
+                         caller's thread, 0 = golden_cpu_count(); the file is the same either way */
 } golden_writer_opts;
 
 /* Create a temporary file beside `path`; nothing appears at `path` until commit. */
@@ -70,6 +80,8 @@ int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golde
  * If `out` is non-NULL it receives the computed sha256 and statistics, with its own copies
  * of the strings: release them with golden_tensor_info_clear. */
 int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *err);
+/* The worker count the writer was opened with (1 = no helper threads). */
+int golden_writer_threads(const golden_writer *w);
 /* Close the file and rename it into place. */
 int golden_writer_commit(golden_writer *w, golden_error *err);
 /* Drop everything written (also safe after a failure); frees w. */
@@ -79,7 +91,11 @@ void golden_writer_abort(golden_writer *w);
 typedef struct golden_reader golden_reader;
 
 /* Open a golden file, check its schema attribute, and load every tensor's attributes
- * (tensors sorted by name). Missing or malformed attributes are an error naming the tensor. */
+ * (tensors sorted by name). Missing or malformed attributes are an error naming the tensor;
+ * a dataset whose stored type is not the one its dtype names, that has a NULL dataspace or
+ * unwritten storage, a soft/external link, an object with two names, or a walk that does not
+ * account for every object, is an error (docs/hdf5-trust.md). The metadata is walked first in
+ * a child process with CPU and memory limits, unless GOLDEN_READ_TRUSTED. */
 int golden_reader_open(const char *path, golden_reader **out, golden_error *err);
 /* Flags of golden_reader_open_flags. */
 #define GOLDEN_READ_DATA_ONLY 1u /* check that sha256 and the statistics attributes are present
@@ -87,6 +103,12 @@ int golden_reader_open(const char *path, golden_reader **out, golden_error *err)
                                     counts 0): for tools that judge the data itself, such as
                                     golden-diff; 30% fewer instructions to open
                                     many small tensors */
+#define GOLDEN_READ_TRUSTED 2u  /* skip the isolated first walk (below): only for files this
+                                    process wrote itself */
+/* Limits of the first walk over a file's metadata, which runs in a child process (a crash, a
+ * spin or a huge allocation inside libhdf5 ends there and is reported as a corrupt file). */
+#define GOLDEN_PRECHECK_CPU_SECONDS 10
+#define GOLDEN_PRECHECK_WALL_SECONDS 30
 int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **out,
                              golden_error *err);
 void golden_reader_close(golden_reader *r);

@@ -7,7 +7,23 @@
 #include "golden/report.h"
 #include "golden/store.h"
 
-/* Recompute every tensor of r on golden_threads() workers. On success *problems is an array
+/* Options of golden_verify_run (versioned: set version to GOLDEN_VERIFY_OPTS_VERSION). */
+#define GOLDEN_VERIFY_OPTS_VERSION 1
+typedef struct {
+    unsigned version;
+    int threads;                /* tensors verified at once; 0 = golden_cpu_count() */
+    golden_progress *progress;  /* may be NULL: advanced by bytes verified */
+} golden_verify_opts;
+
+/* Recompute every tensor of r (sha256 and statistics from its data, in one pass each) on
+ * opts->threads workers. On success *problems is an array of golden_reader_count(r) entries:
+ * NULL when the tensor's attributes agree with its data, else a "; "-joined list of
+ * disagreements. Mean and std may differ from the data's by the rounding bound of a blocked
+ * summation (goldens summed in another order); everything else must be equal. Returns -1
+ * (err set) when data cannot be read. */
+int golden_verify_run(golden_reader *r, const golden_verify_opts *opts, char ***problems,
+                      golden_error *err);
+/* golden_verify_run on golden_cpu_count() workers. On success *problems is an array
  * of golden_reader_count(r) entries: NULL when the tensor's attributes agree with its data,
  * else a "; "-joined list of disagreements. Returns -1 (err set) when data cannot be read.
  * `prog` (may be NULL) is advanced by bytes verified. */

@@ -1,0 +1,215 @@
+/* The first look at a golden from outside happens in a child process with CPU and memory
+ * limits, so a crash, a spin or a huge allocation inside libhdf5 ends there, as an error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "golden/store.h"
+#include "tensor/store_private.h"
+
+/* Virtual memory the child may add to what the process already maps. */
+#define PRECHECK_EXTRA_BYTES (4ull << 30)
+
+/* Current virtual size of this process in bytes (0 when unknown). */
+static unsigned long long vm_size(void)
+{
+    FILE *f = fopen("/proc/self/statm", "re");
+    unsigned long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/* In the child: limits, default crash handling (the tool's guard would print and remove
+ * the parent's temporary files), no stderr, then the work. Never returns. */
+static void child_main(int out, unsigned long long vm_limit,
+                       int (*fn)(void *ctx, golden_error *err), void *ctx)
+{
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (devnull >= 0)
+        dup2(devnull, STDERR_FILENO);
+    struct rlimit cpu = {GOLDEN_PRECHECK_CPU_SECONDS, GOLDEN_PRECHECK_CPU_SECONDS + 1};
+    setrlimit(RLIMIT_CPU, &cpu);
+    struct rlimit core = {0, 0};
+    setrlimit(RLIMIT_CORE, &core);
+    if (vm_limit) {
+        struct rlimit as = {vm_limit, vm_limit};
+        setrlimit(RLIMIT_AS, &as);
+    }
+    golden_error e;
+    golden_error_clear(&e);
+    if (fn(ctx, &e) == GOLDEN_OK)
+        _exit(0);
+    const char *p = (const char *)&e;
+    size_t left = sizeof e;
+    while (left > 0) {
+        ssize_t w = write(out, p, left);
+        if (w <= 0)
+            break;
+        p += w;
+        left -= (size_t)w;
+    }
+    _exit(3);
+}
+
+/* CPU clock ticks the child has used so far (-1 when unknown). */
+static long long child_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* fields after the command name */
+    unsigned long long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (long long)(ut + st);
+}
+
+enum { CHILD_DONE, CHILD_KILLED, CHILD_STALLED };
+
+/* Collect what the child writes and wait for it to end, at most GOLDEN_PRECHECK_WALL_SECONDS
+ * (then it is killed). The pipe's end of file says the child is gone, so there is no polling
+ * delay. A child that has used almost no CPU after STALL_SECONDS is blocked, not parsing (a
+ * lock another thread held at fork time, as sanitizer runtimes can leave): it is killed and
+ * reported as stalled, so the caller can try again. */
+#define STALL_SECONDS 5
+static int wait_child(pid_t pid, int in, golden_error *e, ssize_t *got, int *status, int *how)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    *how = CHILD_DONE;
+    *got = 0;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long ms = (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000;
+        long long left = (long long)GOLDEN_PRECHECK_WALL_SECONDS * 1000 - ms;
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            *how = CHILD_KILLED;
+            break;
+        }
+        if (ms >= STALL_SECONDS * 1000) {
+            long long t = child_ticks(pid);
+            if (t >= 0 && t * 1000 / sysconf(_SC_CLK_TCK) < 50) {
+                kill(pid, SIGKILL);
+                *how = CHILD_STALLED;
+                break;
+            }
+        }
+        struct pollfd p = {.fd = in, .events = POLLIN};
+        int r = poll(&p, 1, left < 1000 ? (int)left : 1000);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (r <= 0)
+            continue;
+        char *dst = (char *)e + *got;
+        ssize_t n = (size_t)*got < sizeof *e ? read(in, dst, sizeof *e - (size_t)*got) : 0;
+        if (n > 0) {
+            *got += n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        break; /* end of file: the child has exited (or closed its end) */
+    }
+    while (waitpid(pid, status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
+/* One child: GOLDEN_OK, GOLDEN_ERR with err filled, or 1 when it stalled (err untouched). */
+static int isolated_once(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
+                         golden_error *err)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return golden_fail_what(err, golden_code_from_errno(errno), path,
+                                "cannot check the file in a child process: %s", strerror(errno));
+    unsigned long long vm = vm_size();
+    unsigned long long limit = vm ? vm + PRECHECK_EXTRA_BYTES : 0;
+    /* No other thread is inside HDF5 while the child is made (its copy of HDF5 is consistent);
+     * the child runs HDF5 without taking the lock, which it holds as the forking thread. */
+    golden_store_lock_file(path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(fds[1], limit, fn, ctx);
+    }
+    golden_hdf5_unlock();
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return golden_fail_what(err, golden_code_from_errno(errno), path,
+                                "cannot check the file in a child process: %s", strerror(errno));
+    }
+    int status = 0, how = CHILD_DONE;
+    golden_error e;
+    golden_error_clear(&e);
+    ssize_t got = 0;
+    int wrc = wait_child(pid, fds[0], &e, &got, &status, &how);
+    close(fds[0]);
+    if (wrc != 0)
+        return golden_fail_what(err, GOLDEN_EINTERNAL, path, "lost the child process checking this file");
+    if (how == CHILD_STALLED)
+        return 1;
+    if (how == CHILD_KILLED)
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path,
+                                "the HDF5 library ran over %d s reading this file's metadata: it is "
+                                "corrupt or hostile", GOLDEN_PRECHECK_WALL_SECONDS);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path,
+                                "the HDF5 library %s reading this file's metadata: it is corrupt or "
+                                "hostile", sig == SIGXCPU || sig == SIGKILL
+                                               ? "ran over its CPU limit"
+                                               : sig == SIGSEGV || sig == SIGBUS ? "crashed"
+                                                                                 : "aborted");
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return GOLDEN_OK;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3 && got == (ssize_t)sizeof e) {
+        e.where[sizeof e.where - 1] = 0;
+        e.what[sizeof e.what - 1] = 0;
+        if (err)
+            *err = e;
+        return GOLDEN_ERR;
+    }
+    return golden_fail_what(err, GOLDEN_ECORRUPT, path,
+                            "the HDF5 library failed reading this file's metadata (exit %d): it is "
+                            "corrupt or hostile", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
+                          golden_error *err)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int rc = isolated_once(path, fn, ctx, err);
+        if (rc != 1)
+            return rc;
+    }
+    return golden_fail_what(err, GOLDEN_EINTERNAL, path,
+                            "the child process checking this file stalled three times (not in "
+                            "HDF5's parsing: it used no CPU)");
+}

@@ -1,0 +1,727 @@
+/* The calculet-golden/v1 reader: one checked walk of the file's metadata (every HDF5 result
+ * checked, every object accounted for), then any linear element range of a tensor. */
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "golden/hash.h"
+#include "golden/report.h"
+#include "golden/store.h"
+#include "tensor/store_private.h"
+#include "util/guard.h"
+
+/* ------------------------------------------------------------------ reader */
+
+typedef struct {
+    golden_tensor_info info;
+    hid_t dset;       /* opened lazily under the lock, -1 until then */
+    int64_t offset;   /* file offset for direct reads, -1 when HDF5 must read */
+} reader_tensor;
+
+struct golden_reader {
+    char *path;
+    hid_t file;
+    int fd;
+    reader_tensor *t;
+    size_t n, cap;
+    char **meta_keys, **meta_vals;
+    size_t meta_n;
+    golden_error err; /* first error met while visiting */
+    int failed;
+    unsigned flags;   /* GOLDEN_READ_* */
+    size_t objects, links; /* met by the walks */
+};
+
+/* The dataset attributes of the contract, read in one pass over a dataset's attributes. */
+enum { ATTR_STRING, ATTR_U64, ATTR_I64, ATTR_F64 };
+enum {
+    A_DTYPE, A_SHA, A_COUNT, A_NAN, A_POSINF, A_NEGINF, A_ZERO, A_MIN, A_MAX, A_MEAN, A_STD,
+    A_LAYER, A_CHIP, A_STEP, A_OPFAM, A_SOURCE, A_DIGEST, ATTR_COUNT
+};
+static const struct {
+    const char *name;
+    int kind;
+    bool required;
+} attr_table[ATTR_COUNT] = {
+    [A_DTYPE] = {"dtype", ATTR_STRING, false}, /* absence reported with its own message */
+    [A_SHA] = {"sha256", ATTR_STRING, false},
+    [A_COUNT] = {"count", ATTR_U64, true},
+    [A_NAN] = {"nan_count", ATTR_U64, true},
+    [A_POSINF] = {"posinf_count", ATTR_U64, true},
+    [A_NEGINF] = {"neginf_count", ATTR_U64, true},
+    [A_ZERO] = {"zero_count", ATTR_U64, true},
+    [A_MIN] = {"min", ATTR_F64, true},
+    [A_MAX] = {"max", ATTR_F64, true},
+    [A_MEAN] = {"mean", ATTR_F64, true},
+    [A_STD] = {"std", ATTR_F64, true},
+    [A_LAYER] = {"layer", ATTR_I64, false},
+    [A_CHIP] = {"chip", ATTR_I64, false},
+    [A_STEP] = {"step", ATTR_I64, false},
+    [A_OPFAM] = {"op_family", ATTR_STRING, false},
+    [A_SOURCE] = {"source", ATTR_STRING, false},
+    [A_DIGEST] = {"tensor_digest", ATTR_STRING, false}, /* goldens written since it exists */
+};
+
+typedef struct {
+    golden_tensor_info *t;
+    bool values_unread; /* GOLDEN_READ_DATA_ONLY: hash and statistics need only be present */
+    unsigned seen, bad;
+    char *dtype, *sha, *op_family, *source, *digest;
+} tensor_attrs;
+
+static void *attr_slot(tensor_attrs *ta, int k)
+{
+    golden_tensor_info *t = ta->t;
+    switch (k) {
+    case A_DTYPE: return &ta->dtype;
+    case A_SHA: return &ta->sha;
+    case A_OPFAM: return &ta->op_family;
+    case A_SOURCE: return &ta->source;
+    case A_DIGEST: return &ta->digest;
+    case A_COUNT: return &t->count_attr;
+    case A_NAN: return &t->nan_count;
+    case A_POSINF: return &t->posinf_count;
+    case A_NEGINF: return &t->neginf_count;
+    case A_ZERO: return &t->zero_count;
+    case A_MIN: return &t->min;
+    case A_MAX: return &t->max;
+    case A_MEAN: return &t->mean;
+    case A_STD: return &t->std;
+    case A_LAYER: return &t->layer;
+    case A_CHIP: return &t->chip;
+    default: return &t->step;
+    }
+}
+
+/* How the contract stores each dtype, for messages. */
+static const char *stored_type_text(golden_dtype dt)
+{
+    switch (dt) {
+    case GOLDEN_F64: return "IEEE f64 little-endian";
+    case GOLDEN_F32: return "IEEE f32 little-endian";
+    case GOLDEN_F16: return "IEEE f16 little-endian";
+    case GOLDEN_BF16: return "the 2-byte bfloat16 float";
+    case GOLDEN_I8: return "i8";
+    case GOLDEN_I16: return "i16 little-endian";
+    case GOLDEN_U16: return "u16 little-endian";
+    case GOLDEN_I32: return "i32 little-endian";
+    case GOLDEN_U32: return "u32 little-endian";
+    case GOLDEN_I64: return "i64 little-endian";
+    case GOLDEN_U64: return "u64 little-endian";
+    default: return "u8";
+    }
+}
+
+static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *data)
+{
+    tensor_attrs *ta = data;
+    int k = 0;
+    while (k < ATTR_COUNT && strcmp(attr_table[k].name, name) != 0)
+        k++;
+    if (k == ATTR_COUNT)
+        return 0; /* other attributes are the user's business */
+    if (ta->values_unread && ((k >= A_SHA && k <= A_STD) || k == A_DIGEST)) {
+        ta->seen |= 1u << k;
+        return 0;
+    }
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    int ok = 0;
+    if (a >= 0) {
+        void *slot = attr_slot(ta, k);
+        switch (attr_table[k].kind) {
+        case ATTR_STRING: {
+            char *v = golden_attr_str_of(a);
+            if (v) {
+                free(*(char **)slot);
+                *(char **)slot = v;
+                ok = 1;
+            }
+            break;
+        }
+        case ATTR_U64: ok = golden_attr_num_of(a, ai->data_size, H5T_NATIVE_UINT64, slot) == 1; break;
+        case ATTR_I64: ok = golden_attr_num_of(a, ai->data_size, H5T_NATIVE_INT64, slot) == 1; break;
+        default: ok = golden_attr_num_of(a, ai->data_size, H5T_NATIVE_DOUBLE, slot) == 1; break;
+        }
+        H5Aclose(a);
+    }
+    if (ok)
+        ta->seen |= 1u << k;
+    else
+        ta->bad |= 1u << k;
+    return 0;
+}
+
+/* 1 when every element of a tensor with elements has storage, 0 when some has none (created
+ * and never written: HDF5 would hand out fill values, or leave the buffer as it was), -1 on
+ * error. Chunked data counts its chunks: HDF5's space status calls a compressed dataset
+ * "partly allocated" because its chunks are smaller than their nominal size. */
+static int storage_written(hid_t d, const golden_tensor_info *t)
+{
+    hid_t dcpl = H5Dget_create_plist(d);
+    if (dcpl < 0)
+        return -1;
+    H5D_layout_t layout = H5Pget_layout(dcpl);
+    hsize_t chunk[GOLDEN_MAX_RANK];
+    int crank = layout == H5D_CHUNKED ? H5Pget_chunk(dcpl, GOLDEN_MAX_RANK, chunk) : 0;
+    H5Pclose(dcpl);
+    if (layout < 0 || crank < 0)
+        return -1;
+    if (layout == H5D_CHUNKED) {
+        if (crank != t->rank)
+            return -1;
+        hsize_t want = 1, have = 0;
+        for (int k = 0; k < crank; k++)
+            want *= chunk[k] ? (t->shape[k] + chunk[k] - 1) / chunk[k] : 0;
+        hid_t space = H5Dget_space(d); /* (1.10 refuses H5S_ALL here) */
+        herr_t rc = space < 0 ? -1 : H5Dget_num_chunks(d, space, &have);
+        if (space >= 0)
+            H5Sclose(space);
+        return rc < 0 ? -1 : have == want;
+    }
+    H5D_space_status_t status;
+    if (H5Dget_space_status(d, &status) < 0)
+        return -1;
+    return status == H5D_SPACE_STATUS_ALLOCATED;
+}
+
+/* Each dtype has exactly one stored HDF5 type (contract section 2): the stored type must be it
+ * (the committed /bfloat16 of newer goldens compares equal to the anonymous one of older
+ * ones), never something HDF5 would convert on reading; and a tensor with elements must have
+ * every byte of its storage written. */
+static int check_stored_type(hid_t d, hid_t ft, const golden_tensor_info *t, const char *where,
+                             golden_error *err)
+{
+    hid_t canon = golden_store_type(t->dtype);
+    htri_t same = canon >= 0 ? H5Tequal(ft, canon) : -1;
+    if (canon >= 0)
+        H5Tclose(canon);
+    if (same < 0)
+        return golden_store_hdf5_fail(err, where, "cannot compare the stored element type");
+    if (!same) {
+        H5T_class_t cls = H5Tget_class(ft);
+        size_t width = H5Tget_size(ft);
+        H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(ft) : H5T_SGN_ERROR;
+        return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                "type mismatch: dtype '%s' is stored as %s, but the data is stored as "
+                                "a %zu-byte %s",
+                                golden_dtype_name(t->dtype), stored_type_text(t->dtype), width,
+                                cls == H5T_FLOAT ? "float of another layout"
+                                : sign == H5T_SGN_2 ? "signed integer"
+                                : sign == H5T_SGN_NONE ? "unsigned integer"
+                                : "value of another class");
+    }
+    if (t->count == 0)
+        return GOLDEN_OK;
+    int written = storage_written(d, t);
+    if (written < 0)
+        return golden_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
+    if (!written)
+        return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                "dataset storage was never (completely) written: it holds no tensor");
+    return GOLDEN_OK;
+}
+
+static int load_tensor(golden_reader *r, const char *name)
+{
+    golden_error *err = &r->err;
+    reader_tensor rt = {.dset = -1, .offset = -1};
+    golden_tensor_info *t = &rt.info;
+    if (!(t->name = strdup(name)))
+        return golden_fail_what(err, GOLDEN_ENOMEM, r->path, "out of memory");
+    char where[1024];
+    snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
+    hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
+    if (d < 0) {
+        free(t->name);
+        return golden_store_hdf5_fail(err, where, "cannot open dataset");
+    }
+    int rc = GOLDEN_OK;
+    tensor_attrs ta = {.t = t, .values_unread = (r->flags & GOLDEN_READ_DATA_ONLY) != 0};
+    herr_t it = H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, tensor_attr_cb, &ta);
+    char *dtype = ta.dtype, *sha = ta.sha;
+    hid_t ft = H5Dget_type(d), sp = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
+    if (it < 0 || ft < 0 || sp < 0 || dcpl < 0)
+        rc = golden_store_hdf5_fail(err, where, it < 0 ? "cannot read the dataset's attributes (corrupt file)"
+                                                        : "cannot read the dataset's type, shape or layout (corrupt file)");
+    else if (!dtype)
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "missing string attribute 'dtype'");
+    else if (golden_dtype_parse(dtype, &t->dtype) != 0)
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "unknown dtype '%s'", dtype);
+    else if (ta.values_unread && !(ta.seen & (1u << A_SHA)))
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "missing attribute 'sha256'");
+    else if (!ta.values_unread && (!sha || !golden_is_sha256_hex(sha)))
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "attribute 'sha256' is missing or not 64 lowercase hex digits");
+    if (rc == GOLDEN_OK && ta.digest && !golden_is_sha256_hex(ta.digest))
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "attribute 'tensor_digest' is not 64 lowercase hex digits");
+    if (rc == GOLDEN_OK) {
+        snprintf(t->sha256, sizeof t->sha256, "%s", sha ? sha : "");
+        snprintf(t->tensor_digest, sizeof t->tensor_digest, "%s", ta.digest ? ta.digest : "");
+        if (ta.values_unread)
+            t->min = t->max = t->mean = t->std = NAN;
+        H5S_class_t cls = H5Sget_simple_extent_type(sp);
+        int rank = H5Sget_simple_extent_ndims(sp);
+        hsize_t dims[GOLDEN_MAX_RANK];
+        if (cls == H5S_NULL)
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "dataset has an empty (NULL) dataspace: it holds no tensor");
+        else if (cls != H5S_SCALAR && cls != H5S_SIMPLE)
+            rc = golden_fail_what(err, GOLDEN_ECORRUPT, where, "unsupported dataspace");
+        else if (rank < 0 || rank > GOLDEN_MAX_RANK || H5Sget_simple_extent_dims(sp, dims, NULL) != rank)
+            rc = golden_fail_what(err, GOLDEN_ECORRUPT, where, "unsupported dataspace");
+        else {
+            t->rank = rank;
+            for (int k = 0; k < rank; k++)
+                t->shape[k] = dims[k];
+            rc = golden_shape_count(rank, t->shape, t->dtype, &t->count, err);
+            if (rc != GOLDEN_OK)
+                snprintf(err->where, sizeof err->where, "%s", where);
+        }
+    }
+    if (rc == GOLDEN_OK) {
+        rc = check_stored_type(d, ft, t, where, err);
+    }
+    for (int k = 0; rc == GOLDEN_OK && k < ATTR_COUNT; k++) {
+        if (ta.bad & (1u << k))
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "attribute '%s' is not a %s", attr_table[k].name,
+                             attr_table[k].kind == ATTR_STRING ? "string" : "number");
+        else if (attr_table[k].required && !(ta.seen & (1u << k)))
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "missing %s attribute '%s'",
+                             attr_table[k].kind == ATTR_F64 ? "number" : "integer",
+                             attr_table[k].name);
+    }
+    t->has_layer = (ta.seen >> A_LAYER) & 1;
+    t->has_chip = (ta.seen >> A_CHIP) & 1;
+    t->has_step = (ta.seen >> A_STEP) & 1;
+    if (rc != GOLDEN_OK) {
+        free(ta.op_family);
+        free(ta.source);
+    } else {
+        t->op_family = ta.op_family;
+        t->source = ta.source;
+        /* direct reads: contiguous, unfiltered, allocated, stored exactly as canonical bytes */
+        hid_t canon = golden_store_type(t->dtype);
+        haddr_t off = H5Dget_offset(d);
+        if (canon >= 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+            H5Pget_nfilters(dcpl) == 0 && H5Pget_external_count(dcpl) == 0 &&
+            off != HADDR_UNDEF && H5Tequal(ft, canon) > 0 &&
+            H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
+            rt.offset = (int64_t)off;
+        if (canon >= 0)
+            H5Tclose(canon);
+        H5Eclear2(H5E_DEFAULT);
+    }
+    free(dtype);
+    free(sha);
+    free(ta.digest);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    H5Dclose(d);
+    if (rc == GOLDEN_OK && r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        reader_tensor *nt = realloc(r->t, cap * sizeof *nt);
+        if (!nt)
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
+        else
+            r->t = nt, r->cap = cap;
+    }
+    if (rc != GOLDEN_OK) {
+        golden_tensor_info_clear(t);
+        return GOLDEN_ERR;
+    }
+    r->t[r->n++] = rt;
+    return GOLDEN_OK;
+}
+
+/* Every object of the file is met once by the object walk: datasets become tensors, groups hold
+ * them, named datatypes (the /bfloat16 of newer goldens) are types. An object reachable by two
+ * names would be judged under one name only, so it is refused. */
+static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    (void)obj;
+    golden_reader *r = data;
+    r->objects++;
+    char where[1024];
+    snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
+    /* (a committed datatype's count also holds the datasets that use it) */
+    if (info->rc != 1 && info->type != H5O_TYPE_NAMED_DATATYPE && strcmp(name, ".") != 0) {
+        golden_fail_what(&r->err, GOLDEN_EINVAL, where,
+                         "object has %u hard links: a golden names each tensor once", info->rc);
+        r->failed = 1;
+        return 1;
+    }
+    if (info->type == H5O_TYPE_GROUP || info->type == H5O_TYPE_NAMED_DATATYPE)
+        return 0;
+    if (info->type != H5O_TYPE_DATASET) {
+        golden_fail_what(&r->err, GOLDEN_ECORRUPT, where, "object of unknown kind");
+        r->failed = 1;
+        return 1;
+    }
+    /* the contract's names only: a name with a newline could print a fake line in a report */
+    golden_error nerr;
+    if (golden_tensor_name_check(name, &nerr) != GOLDEN_OK) {
+        golden_fail_what(&r->err, GOLDEN_EINVAL, r->path, "a dataset's name is not a tensor name: %s",
+                         nerr.what);
+        r->failed = 1;
+        return 1;
+    }
+    if (load_tensor(r, name) != GOLDEN_OK) {
+        r->failed = 1;
+        return 1; /* stop */
+    }
+    return 0;
+}
+
+/* The link walk: only hard links (a soft or external link would show the tools a tensor twice,
+ * or one outside the file); their number is checked against the objects found. */
+static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)g;
+    golden_reader *r = data;
+    r->links++;
+    if (info->type == H5L_TYPE_HARD)
+        return 0;
+    char where[1024];
+    snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
+    golden_fail_what(&r->err, GOLDEN_EINVAL, where, "%s link: a golden holds only its own tensors",
+                     info->type == H5L_TYPE_SOFT ? "soft" : info->type == H5L_TYPE_EXTERNAL ? "external"
+                                                                                           : "user-defined");
+    r->failed = 1;
+    return 1;
+}
+
+static herr_t meta_cb(hid_t loc, const char *name, const H5A_info_t *ainfo, void *data)
+{
+    (void)ainfo;
+    golden_reader *r = data;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+    H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+    char *v = cls == H5T_STRING ? golden_attr_str_of(a) : NULL;
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (a >= 0)
+        H5Aclose(a);
+    if (cls == H5T_NO_CLASS || (cls == H5T_STRING && !v)) {
+        char where[1024];
+        snprintf(where, sizeof where, "%.600s:/@%.300s", r->path, name);
+        golden_fail_what(&r->err, GOLDEN_ECORRUPT, where, "root attribute cannot be read%s",
+                         cls == H5T_STRING ? " as one string" : "");
+        r->failed = 1;
+        return 1;
+    }
+    if (!v)
+        return 0; /* non-string root attributes are not metadata */
+    char **k2 = realloc(r->meta_keys, (r->meta_n + 1) * sizeof *k2);
+    if (k2)
+        r->meta_keys = k2;
+    char **v2 = realloc(r->meta_vals, (r->meta_n + 1) * sizeof *v2);
+    if (v2)
+        r->meta_vals = v2;
+    char *k = strdup(name);
+    if (!k2 || !v2 || !k) {
+        free(v);
+        free(k);
+        r->failed = 1;
+        golden_fail_what(&r->err, GOLDEN_ENOMEM, r->path, "out of memory");
+        return 1;
+    }
+    r->meta_keys[r->meta_n] = k;
+    r->meta_vals[r->meta_n++] = v;
+    return 0;
+}
+
+/* Open the file and walk all of its metadata: schema, root attributes, every object and every
+ * link; every HDF5 result is checked, and a walk that ends early, or whose objects and links
+ * do not add up, means a corrupt file. Lock held. */
+static int walk_file(golden_reader *r, golden_error *err)
+{
+    const char *path = r->path;
+    htri_t is = H5Fis_hdf5(path);
+    if (is <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path, "not an HDF5 file");
+    }
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        if (fapl >= 0)
+            H5Pclose(fapl);
+        return golden_store_hdf5_fail(err, path, "cannot set up HDF5 file access");
+    }
+    r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (r->file < 0)
+        return golden_store_hdf5_fail(err, path, "cannot open HDF5 file");
+    char *schema = golden_attr_read_str(r->file, "schema");
+    if (!schema || strcmp(schema, GOLDEN_SCHEMA_GOLDEN) != 0) {
+        golden_fail_what(err, GOLDEN_EINVAL, path, "not a %s file (root attribute schema is %s%s%s)",
+                         GOLDEN_SCHEMA_GOLDEN, schema ? "'" : "missing", schema ? schema : "",
+                         schema ? "'" : "");
+        free(schema);
+        return GOLDEN_ERR;
+    }
+    free(schema);
+    hsize_t idx = 0;
+    herr_t rc = H5Aiterate2(r->file, H5_INDEX_NAME, H5_ITER_INC, &idx, meta_cb, r);
+    if (rc == 0 && !r->failed)
+        rc = H5Ovisit2(r->file, H5_INDEX_NAME, H5_ITER_INC, visit_cb, r, H5O_INFO_BASIC);
+    if (rc == 0 && !r->failed)
+        rc = H5Lvisit(r->file, H5_INDEX_NAME, H5_ITER_INC, link_cb, r);
+    if (r->failed) {
+        H5Eclear2(H5E_DEFAULT);
+        if (err)
+            *err = r->err;
+        return GOLDEN_ERR;
+    }
+    if (rc != 0)
+        return golden_store_hdf5_fail(err, path, "the walk over the file's objects stopped early (corrupt file)");
+    /* every object but the root is reached by exactly one hard link */
+    if (r->objects != r->links + 1)
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path,
+                                "the file's %zu links do not lead to its %zu objects (corrupt file)",
+                                r->links, r->objects);
+    return GOLDEN_OK;
+}
+
+/* The walk as the child process runs it (on its own copy of r). */
+static int walk_in_child(void *ctx, golden_error *err)
+{
+    return walk_file(ctx, err);
+}
+
+static int cmp_tensor(const void *a, const void *b)
+{
+    return strcmp(((const reader_tensor *)a)->info.name, ((const reader_tensor *)b)->info.name);
+}
+
+int golden_reader_open(const char *path, golden_reader **out, golden_error *err)
+{
+    return golden_reader_open_flags(path, 0, out, err);
+}
+
+int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **out,
+                             golden_error *err)
+{
+    *out = NULL;
+    golden_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+    r->file = -1;
+    r->fd = -1;
+    r->flags = flags;
+    if (!(r->path = strdup(path))) {
+        free(r);
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        golden_fail_what(err, GOLDEN_EINVAL, path, "not a regular file");
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO swapped in: no hang */
+    if (r->fd < 0) {
+        golden_fail_what(err, golden_code_from_errno(errno), path, "cannot open: %s", strerror(errno));
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        golden_fail_what(err, GOLDEN_EINVAL, path, "not a regular file");
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    int rc = GOLDEN_OK;
+    if (!(flags & GOLDEN_READ_TRUSTED))
+        rc = golden_store_isolated(path, walk_in_child, r, err);
+    if (rc != GOLDEN_OK) {
+        golden_reader_close(r);
+        return rc;
+    }
+    golden_store_lock_file(path);
+    rc = walk_file(r, err);
+    golden_hdf5_unlock();
+    if (rc != GOLDEN_OK) {
+        golden_reader_close(r);
+        return rc;
+    }
+    if (r->n > 1)
+        qsort(r->t, r->n, sizeof *r->t, cmp_tensor);
+    *out = r;
+    return GOLDEN_OK;
+}
+
+void golden_reader_close(golden_reader *r)
+{
+    if (!r)
+        return;
+    golden_store_lock_file(r->path);
+    for (size_t i = 0; i < r->n; i++)
+        if (r->t[i].dset >= 0)
+            H5Dclose(r->t[i].dset);
+    if (r->file >= 0)
+        H5Fclose(r->file);
+    golden_hdf5_unlock();
+    for (size_t i = 0; i < r->n; i++)
+        golden_tensor_info_clear(&r->t[i].info);
+    for (size_t i = 0; i < r->meta_n; i++) {
+        free(r->meta_keys[i]);
+        free(r->meta_vals[i]);
+    }
+    free(r->meta_keys);
+    free(r->meta_vals);
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->t);
+    free(r->path);
+    free(r);
+}
+
+const char *golden_reader_path(const golden_reader *r) { return r->path; }
+size_t golden_reader_count(const golden_reader *r) { return r->n; }
+
+const golden_tensor_info *golden_reader_tensor(const golden_reader *r, size_t i)
+{
+    return i < r->n ? &r->t[i].info : NULL;
+}
+
+long golden_reader_find(const golden_reader *r, const char *name)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->t[mid].info.name, name);
+        if (c == 0)
+            return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+const char *golden_reader_meta(const golden_reader *r, const char *key)
+{
+    for (size_t i = 0; i < r->meta_n; i++)
+        if (strcmp(r->meta_keys[i], key) == 0)
+            return r->meta_vals[i];
+    return NULL;
+}
+
+size_t golden_reader_meta_count(const golden_reader *r) { return r->meta_n; }
+
+void golden_reader_meta_at(const golden_reader *r, size_t i, const char **key, const char **value)
+{
+    *key = i < r->meta_n ? r->meta_keys[i] : NULL;
+    *value = i < r->meta_n ? r->meta_vals[i] : NULL;
+}
+
+int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, void *buf,
+                       golden_error *err)
+{
+    if (i >= r->n)
+        return golden_fail_what(err, GOLDEN_EINVAL, r->path, "no tensor %zu", i);
+    reader_tensor *rt = &r->t[i];
+    const golden_tensor_info *t = &rt->info;
+    if (first > t->count || n > t->count - first)
+        return golden_fail_where(err, GOLDEN_EINVAL, "element range is outside the tensor", "%s:%s", r->path, t->name);
+    if (n == 0)
+        return GOLDEN_OK;
+    size_t w = golden_dtype_size(t->dtype);
+    if (rt->offset >= 0) {
+        unsigned char *p = buf;
+        uint64_t left = n * w;
+        off_t at = (off_t)(rt->offset + (int64_t)(first * w));
+        while (left > 0) {
+            ssize_t got = pread(r->fd, p, left > (1u << 30) ? (1u << 30) : left, at);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                return golden_fail_where(err, golden_code_from_errno(errno), got < 0 ? strerror(errno) : "file is truncated",
+                                    "%s:%s", r->path, t->name);
+            p += got;
+            at += got;
+            left -= (uint64_t)got;
+        }
+        return GOLDEN_OK;
+    }
+    char where[1024];
+    snprintf(where, sizeof where, "%.600s:%.400s", r->path, t->name);
+    golden_store_lock_file(r->path);
+    int rc = GOLDEN_OK;
+    if (rt->dset < 0)
+        rt->dset = H5Dopen2(r->file, t->name, H5P_DEFAULT);
+    hid_t mt = golden_store_type(t->dtype), fspace = -1, mspace = -1;
+    if (rt->dset < 0 || mt < 0) {
+        rc = golden_store_hdf5_fail(err, where, "cannot open dataset");
+    } else if (t->rank == 0) {
+        if (H5Dread(rt->dset, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+            rc = golden_store_hdf5_fail(err, where, "cannot read tensor data");
+    } else {
+        hsize_t mdim = n;
+        fspace = H5Dget_space(rt->dset);
+        mspace = H5Screate_simple(1, &mdim, NULL);
+        if (fspace < 0 || mspace < 0 || golden_store_select(fspace, t->rank, t->shape, first, n) < 0 ||
+            H5Dread(rt->dset, mt, mspace, fspace, H5P_DEFAULT, buf) < 0)
+            rc = golden_store_hdf5_fail(err, where, "cannot read tensor data");
+    }
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    if (mt >= 0)
+        H5Tclose(mt);
+    golden_hdf5_unlock();
+    return rc;
+}
+
+#define RECOMPUTE_ELEMS (1u << 18)
+
+int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_stats *stats,
+                            golden_error *err)
+{
+    if (i >= r->n)
+        return golden_fail_what(err, GOLDEN_EINVAL, r->path, "no tensor %zu", i);
+    const golden_tensor_info *t = &r->t[i].info;
+    size_t w = golden_dtype_size(t->dtype);
+    unsigned char *buf = malloc(RECOMPUTE_ELEMS * w);
+    double *f = malloc(RECOMPUTE_ELEMS * sizeof *f);
+    golden_sha256 *h = buf && f ? golden_sha256_new(err) : NULL;
+    int rc = h ? GOLDEN_OK : GOLDEN_ERR;
+    if (!buf || !f)
+        golden_fail_what(err, GOLDEN_ENOMEM, r->path, "out of memory");
+    golden_stats_init(stats);
+    for (uint64_t at = 0; rc == GOLDEN_OK && at < t->count;) {
+        uint64_t n = t->count - at < RECOMPUTE_ELEMS ? t->count - at : RECOMPUTE_ELEMS;
+        rc = golden_reader_read(r, i, at, n, buf, err);
+        if (rc == GOLDEN_OK)
+            rc = golden_sha256_update(h, buf, n * w, err);
+        if (rc == GOLDEN_OK) {
+            golden_convert_to_f64(t->dtype, buf, n, f);
+            golden_stats_add(stats, f, n);
+        }
+        at += n;
+    }
+    if (rc == GOLDEN_OK)
+        rc = golden_sha256_final(h, sha256, err);
+    golden_sha256_free(h);
+    free(buf);
+    free(f);
+    return rc;
+}
+
