@@ -1,0 +1,365 @@
+/* The reference forward pass of contracts section 7 (Hugging Face Qwen3-MoE) in f32, with a
+ * KV cache per lane, optional bf16 rounding between ops, and taps of every layer's outputs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden/replay.h"
+#include "replay/cpu.h"
+#include "util/pool.h"
+
+/* Scratch of one forward call, sized for n positions. */
+typedef struct {
+    float *x, *h, *q, *k, *v, *att, *tmp, *mlp, *router, *topw, *g, *u, *gx;
+    int32_t *topi, *rows;
+} fw_buf;
+
+static void fw_free(fw_buf *f)
+{
+    free(f->x); free(f->h); free(f->q); free(f->k); free(f->v); free(f->att); free(f->tmp);
+    free(f->mlp); free(f->router); free(f->topw); free(f->g); free(f->u); free(f->gx);
+    free(f->topi); free(f->rows);
+}
+
+static int fw_alloc(const cpu_config *c, int64_t n, fw_buf *f, golden_error *err)
+{
+    memset(f, 0, sizeof *f);
+    size_t N = (size_t)n, H = (size_t)c->hidden, QD = (size_t)c->heads * (size_t)c->head_dim,
+           KD = (size_t)c->kv_heads * (size_t)c->head_dim, E = (size_t)(c->experts ? c->experts : 1),
+           K = (size_t)(c->topk ? c->topk : 1);
+    size_t I = (size_t)(c->moe_inter > c->inter ? c->moe_inter : c->inter);
+    f->x = malloc(N * H * 4); f->h = malloc(N * H * 4); f->q = malloc(N * QD * 4);
+    f->k = malloc(N * KD * 4); f->v = malloc(N * KD * 4); f->att = malloc(N * QD * 4);
+    f->tmp = malloc(N * H * 4); f->mlp = malloc(N * H * 4); f->router = malloc(N * E * 4);
+    f->topw = malloc(N * K * 4); f->g = malloc(N * I * 4); f->u = malloc(N * I * 4);
+    f->gx = malloc(N * H * 4); f->topi = malloc(N * K * 4); f->rows = malloc(N * 4);
+    if (!f->x || !f->h || !f->q || !f->k || !f->v || !f->att || !f->tmp || !f->mlp ||
+        !f->router || !f->topw || !f->g || !f->u || !f->gx || !f->topi || !f->rows) {
+        fw_free(f);
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory for %lld positions",
+                                (long long)n);
+    }
+    return 0;
+}
+
+static void maybe_round(const cpu_backend *b, float *x, size_t n)
+{
+    if (b->bf16)
+        cpu_round_bf16(x, n);
+}
+
+static int tap(cpu_backend *b, int l, const char *what, int dtype, int64_t rows, int64_t cols,
+               const void *data, golden_error *err)
+{
+    if (!b->hooks.tap || !b->hooks.want_taps)
+        return 0;
+    char name[96];
+    snprintf(name, sizeof name, "layers/%d/%s", l, what);
+    if (b->hooks.tap(b->hooks.ctx, name, l, dtype, rows, cols, data) != 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, "cpu backend", "the harness refused tap %s", name);
+    return 0;
+}
+
+/* RoPE, rotate-half form, on one head vector at position p. */
+static void rope(float *x, int hd, int64_t p, double theta)
+{
+    int half = hd / 2;
+    for (int i = 0; i < half; i++) {
+        float inv = (float)pow(theta, -2.0 * i / hd);
+        float ang = (float)p * inv;
+        float cs = cosf(ang), sn = sinf(ang);
+        float a = x[i], c = x[i + half];
+        x[i] = a * cs - c * sn;
+        x[i + half] = c * cs + a * sn;
+    }
+}
+
+typedef struct {
+    cpu_backend *b;
+    cpu_lane *lane;
+    int l;
+    int64_t pos, n;
+    const float *q;
+    float *att;
+    float *scores; /* [threads][pos + n] */
+} att_ctx;
+
+/* One (position, head) of causal grouped-query attention, softmax in f32. */
+static int att_item(void *vctx, size_t item, int worker, golden_error *err)
+{
+    (void)err;
+    att_ctx *a = vctx;
+    const cpu_config *c = &a->b->m.c;
+    int hd = c->head_dim, H = c->heads, group = c->heads / c->kv_heads;
+    int64_t t = (int64_t)item / H;
+    int h = (int)((int64_t)item % H), kvh = h / group;
+    int64_t kd = (int64_t)c->kv_heads * hd, upto = a->pos + t + 1;
+    float *s = a->scores + (size_t)worker * (size_t)(a->pos + a->n);
+    const float *q = a->q + t * (int64_t)H * hd + (int64_t)h * hd;
+    const float *K = a->lane->k[a->l], *V = a->lane->v[a->l];
+    float scale = 1.0f / sqrtf((float)hd), mx = -INFINITY;
+    for (int64_t j = 0; j < upto; j++) {
+        const float *kj = K + j * kd + (int64_t)kvh * hd;
+        float d = 0;
+        for (int i = 0; i < hd; i++)
+            d += q[i] * kj[i];
+        s[j] = d * scale;
+        if (s[j] > mx)
+            mx = s[j];
+    }
+    float sum = 0;
+    for (int64_t j = 0; j < upto; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    float *o = a->att + t * (int64_t)H * hd + (int64_t)h * hd;
+    memset(o, 0, (size_t)hd * 4);
+    for (int64_t j = 0; j < upto; j++) {
+        const float *vj = V + j * kd + (int64_t)kvh * hd;
+        float p = s[j] / sum;
+        for (int i = 0; i < hd; i++)
+            o[i] += p * vj[i];
+    }
+    return 0;
+}
+
+static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t n, fw_buf *f,
+                     golden_error *err)
+{
+    const cpu_config *c = &b->m.c;
+    const cpu_layer *L = &b->m.layer[l];
+    int64_t H = c->hidden, hd = c->head_dim, QD = c->heads * hd, KD = c->kv_heads * hd;
+    for (int64_t t = 0; t < n; t++)
+        cpu_rmsnorm(f->x + t * H, &L->in_norm, H, c->eps, f->h + t * H);
+    maybe_round(b, f->h, (size_t)(n * H));
+    if (cpu_matmul(&L->q, f->h, n, f->q, QD, b->threads, err) ||
+        cpu_matmul(&L->k, f->h, n, f->k, KD, b->threads, err) ||
+        cpu_matmul(&L->v, f->h, n, f->v, KD, b->threads, err))
+        return GOLDEN_ERR;
+    maybe_round(b, f->q, (size_t)(n * QD));
+    maybe_round(b, f->k, (size_t)(n * KD));
+    maybe_round(b, f->v, (size_t)(n * KD));
+    for (int64_t t = 0; t < n; t++) {
+        for (int h = 0; h < c->heads; h++) {
+            float *qh = f->q + t * QD + h * hd;
+            cpu_rmsnorm(qh, &L->q_norm, hd, c->eps, qh);
+            rope(qh, (int)hd, pos + t, c->theta);
+        }
+        for (int h = 0; h < c->kv_heads; h++) {
+            float *kh = f->k + t * KD + h * hd;
+            cpu_rmsnorm(kh, &L->k_norm, hd, c->eps, kh);
+            rope(kh, (int)hd, pos + t, c->theta);
+        }
+    }
+    maybe_round(b, f->q, (size_t)(n * QD));
+    maybe_round(b, f->k, (size_t)(n * KD));
+    memcpy(lane->k[l] + pos * KD, f->k, (size_t)(n * KD) * 4);
+    memcpy(lane->v[l] + pos * KD, f->v, (size_t)(n * KD) * 4);
+    int threads = n * c->heads * (pos + n) < 4096 ? 1 : b->threads;
+    att_ctx a = {b, lane, l, pos, n, f->q, f->att, NULL};
+    a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)(pos + n) * 4);
+    if (!a.scores)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+    int rc = golden_parallel_for((size_t)(n * c->heads), threads, att_item, &a, err);
+    free(a.scores);
+    if (rc)
+        return rc;
+    maybe_round(b, f->att, (size_t)(n * QD));
+    if (cpu_matmul(&L->o, f->att, n, f->tmp, H, b->threads, err))
+        return GOLDEN_ERR;
+    maybe_round(b, f->tmp, (size_t)(n * H));
+    return tap(b, l, "attn_out", GOLDEN_BK_F32, n, H, f->tmp, err);
+}
+
+/* down(silu(gate(x)) * up(x)) for the m gathered rows of f->gx, into f->h (rows [m, H]). */
+static int swiglu(cpu_backend *b, const cpu_weight *g, const cpu_weight *u, const cpu_weight *d,
+                  int64_t m, fw_buf *f, golden_error *err)
+{
+    int64_t I = g->rows;
+    if (cpu_matmul(g, f->gx, m, f->g, I, b->threads, err) ||
+        cpu_matmul(u, f->gx, m, f->u, I, b->threads, err))
+        return GOLDEN_ERR;
+    maybe_round(b, f->g, (size_t)(m * I));
+    maybe_round(b, f->u, (size_t)(m * I));
+    for (int64_t i = 0; i < m * I; i++) {
+        float x = f->g[i];
+        f->g[i] = x / (1.0f + expf(-x)) * f->u[i];
+    }
+    maybe_round(b, f->g, (size_t)(m * I));
+    if (cpu_matmul(d, f->g, m, f->h, d->rows, b->threads, err))
+        return GOLDEN_ERR;
+    maybe_round(b, f->h, (size_t)(m * d->rows));
+    return 0;
+}
+
+/* Router softmax over every expert, top-k in rank order, optional renormalisation. */
+static void route(const cpu_config *c, const float *logits, int32_t *ids, float *w)
+{
+    int E = c->experts, K = c->topk;
+    float mx = -INFINITY, sum = 0;
+    for (int e = 0; e < E; e++)
+        if (logits[e] > mx)
+            mx = logits[e];
+    for (int k = 0; k < K; k++) {
+        ids[k] = -1;
+        w[k] = -1;
+    }
+    for (int e = 0; e < E; e++)
+        sum += expf(logits[e] - mx);
+    for (int e = 0; e < E; e++) {
+        float pe = expf(logits[e] - mx) / sum;
+        /* insert keeping the first of equal probabilities first, as torch.topk does on CPU */
+        int k = K;
+        while (k > 0 && (ids[k - 1] < 0 || pe > w[k - 1]))
+            k--;
+        if (k >= K)
+            continue;
+        memmove(ids + k + 1, ids + k, (size_t)(K - k - 1) * sizeof *ids);
+        memmove(w + k + 1, w + k, (size_t)(K - k - 1) * sizeof *w);
+        ids[k] = e;
+        w[k] = pe;
+    }
+    if (c->norm_topk) {
+        float s = 0;
+        for (int k = 0; k < K; k++)
+            s += w[k];
+        for (int k = 0; k < K; k++)
+            w[k] /= s;
+    }
+}
+
+static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
+{
+    const cpu_config *c = &b->m.c;
+    const cpu_layer *L = &b->m.layer[l];
+    int64_t H = c->hidden, E = c->experts, K = c->topk;
+    if (cpu_matmul(&L->router, f->tmp, n, f->router, E, b->threads, err))
+        return GOLDEN_ERR;
+    maybe_round(b, f->router, (size_t)(n * E));
+    for (int64_t t = 0; t < n; t++)
+        route(c, f->router + t * E, f->topi + t * K, f->topw + t * K);
+    maybe_round(b, f->topw, (size_t)(n * K));
+    memset(f->mlp, 0, (size_t)(n * H) * 4);
+    for (int e = 0; e < E; e++) {
+        int64_t m = 0;
+        for (int64_t t = 0; t < n; t++)
+            for (int64_t k = 0; k < K; k++)
+                if (f->topi[t * K + k] == e) {
+                    f->rows[m] = (int32_t)(t * K + k);
+                    memcpy(f->gx + m * H, f->tmp + t * H, (size_t)H * 4);
+                    m++;
+                }
+        if (m == 0)
+            continue;
+        if (swiglu(b, &L->gate[e], &L->up[e], &L->down[e], m, f, err))
+            return GOLDEN_ERR;
+        for (int64_t r = 0; r < m; r++) {
+            int64_t t = f->rows[r] / K;
+            float w = f->topw[f->rows[r]];
+            for (int64_t i = 0; i < H; i++)
+                f->mlp[t * H + i] += w * f->h[r * H + i];
+        }
+    }
+    maybe_round(b, f->mlp, (size_t)(n * H));
+    if (tap(b, l, "router/logits", GOLDEN_BK_F32, n, E, f->router, err) ||
+        tap(b, l, "router/topk_ids", GOLDEN_BK_I32, n, K, f->topi, err) ||
+        tap(b, l, "router/topk_weights", GOLDEN_BK_F32, n, K, f->topw, err))
+        return GOLDEN_ERR;
+    return 0;
+}
+
+static int mlp(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
+{
+    const cpu_config *c = &b->m.c;
+    const cpu_layer *L = &b->m.layer[l];
+    int64_t H = c->hidden;
+    for (int64_t t = 0; t < n; t++)
+        cpu_rmsnorm(f->x + t * H, &L->post_norm, H, c->eps, f->tmp + t * H);
+    maybe_round(b, f->tmp, (size_t)(n * H));
+    if (L->sparse) {
+        if (moe(b, l, n, f, err))
+            return GOLDEN_ERR;
+    } else {
+        memcpy(f->gx, f->tmp, (size_t)(n * H) * 4);
+        if (swiglu(b, &L->gate[0], &L->up[0], &L->down[0], n, f, err))
+            return GOLDEN_ERR;
+        memcpy(f->mlp, f->h, (size_t)(n * H) * 4);
+    }
+    return tap(b, l, "mlp_out", GOLDEN_BK_F32, n, H, f->mlp, err);
+}
+
+static int lane_reserve(cpu_backend *b, cpu_lane *lane, int64_t need, golden_error *err)
+{
+    if (need <= lane->cap)
+        return 0;
+    const cpu_config *c = &b->m.c;
+    int64_t cap = lane->cap ? lane->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    if (cap > c->max_pos)
+        cap = c->max_pos;
+    size_t kd = (size_t)c->kv_heads * (size_t)c->head_dim;
+    for (int l = 0; l < c->layers; l++) {
+        float *k = realloc(lane->k[l], (size_t)cap * kd * 4);
+        if (k)
+            lane->k[l] = k;
+        float *v = k ? realloc(lane->v[l], (size_t)cap * kd * 4) : NULL;
+        if (v)
+            lane->v[l] = v;
+        if (!k || !v)
+            return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend",
+                                    "out of memory for a KV cache of %lld positions",
+                                    (long long)cap);
+    }
+    lane->cap = cap;
+    return 0;
+}
+
+int cpu_forward(cpu_backend *b, int li, int64_t pos, const int32_t *tokens, int64_t n,
+                golden_error *err)
+{
+    const cpu_config *c = &b->m.c;
+    cpu_lane *lane = &b->lanes[li];
+    int64_t H = c->hidden;
+    for (int64_t t = 0; t < n; t++)
+        if (tokens[t] < 0 || tokens[t] >= c->vocab)
+            return golden_fail_what(err, GOLDEN_EINVAL, "cpu backend",
+                                    "token %d at position %lld is outside the vocabulary [0, %d)",
+                                    tokens[t], (long long)(pos + t), c->vocab);
+    if (lane_reserve(b, lane, pos + n, err))
+        return GOLDEN_ERR;
+    lane->len = pos; /* the tail from pos on is dropped */
+    lane->has_logits = false;
+    fw_buf f;
+    if (fw_alloc(c, n, &f, err))
+        return GOLDEN_ERR;
+    int rc = GOLDEN_ERR;
+    for (int64_t t = 0; t < n; t++)
+        cpu_weight_row(&b->m.embed, tokens[t], f.x + t * H);
+    maybe_round(b, f.x, (size_t)(n * H));
+    for (int l = 0; l < c->layers; l++) {
+        if (attention(b, lane, l, pos, n, &f, err))
+            goto done;
+        for (int64_t i = 0; i < n * H; i++)
+            f.x[i] += f.tmp[i];
+        maybe_round(b, f.x, (size_t)(n * H));
+        if (mlp(b, l, n, &f, err))
+            goto done;
+        for (int64_t i = 0; i < n * H; i++)
+            f.x[i] += f.mlp[i];
+        maybe_round(b, f.x, (size_t)(n * H));
+        if (tap(b, l, "hidden", GOLDEN_BK_F32, n, H, f.x, err))
+            goto done;
+    }
+    cpu_rmsnorm(f.x + (n - 1) * H, &b->m.norm, H, c->eps, f.h);
+    maybe_round(b, f.h, (size_t)H);
+    if (cpu_matmul(&b->m.lm_head, f.h, 1, lane->last_logits, c->vocab, b->threads, err))
+        goto done;
+    maybe_round(b, lane->last_logits, (size_t)c->vocab);
+    lane->len = pos + n;
+    lane->has_logits = true;
+    rc = 0;
+done:
+    fw_free(&f);
+    return rc;
+}
