@@ -113,7 +113,9 @@ int golden_backend_load(const golden_backend_load_opts *o, golden_backend **out,
         .threads = o->threads};
     if (b->vt->open(&args, &b->self, msg, sizeof msg) != 0) {
         msg[sizeof msg - 1] = 0;
-        golden_fail_what(err, GOLDEN_EINVAL, spec, "%s", msg[0] ? msg : "backend open failed");
+        /* the built-in backend's messages already say where; a plug-in's are named by its path */
+        golden_fail_what(err, GOLDEN_EINVAL, b->dl ? spec : NULL, "%s",
+                         msg[0] ? msg : "backend open failed");
         b->self = NULL;
         goto fail;
     }

@@ -303,11 +303,13 @@ static int bind(cpu_model *m, shard_set *s, golden_doc *index, cpu_weight *w, in
             snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", d ? ", " : "",
                      (unsigned long long)in->info.shape[d]);
         strcat(got, "]");
+        char where[1200];
+        snprintf(where, sizeof where, "%s:%s", s->files[f], name);
         if (cols)
-            return golden_fail_what(err, GOLDEN_EINVAL, name,
+            return golden_fail_what(err, GOLDEN_EINVAL, where,
                                     "shape %s, the config implies [%lld, %lld]", got,
                                     (long long)rows, (long long)cols);
-        return golden_fail_what(err, GOLDEN_EINVAL, name, "shape %s, the config implies [%lld]",
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "shape %s, the config implies [%lld]",
                                 got, (long long)rows);
     }
     w->data = (const char *)m->maps[f] + in->offset;
