@@ -39,6 +39,7 @@ static void usage(FILE *f)
           "      --random N, --repeated N  cases per length (default 20, 10)\n"
           "      --decode-steps N       output tokens of decode cases (default 8)\n"
           "      --near-ties N          search N reference decode steps for near ties\n"
+          "      --near-tie-margin X    top-2 logit margin of a near tie (default 0.001)\n"
           "Common:\n"
           "  -o, --output PATH          output (make-model: folder; matrix: manifest)\n"
           "      --force                replace existing outputs\n"
@@ -96,6 +97,7 @@ typedef struct {
     size_t n_opts, n_globs;
     long long threads, warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
         near_ties;
+    double margin;
     int force, check_rejection;
 } args;
 
@@ -172,7 +174,7 @@ static int cmd_matrix(const args *a)
         return rc;
     golden_replay_matrix_opts mo = {1, b, a->hypothesis, a->prompts, a->out, (uint64_t)a->seed,
                                     (int)a->max_len, (int)a->random, (int)a->repeated,
-                                    (int)a->decode_steps, 0, (int)a->near_ties, a->force != 0};
+                                    (int)a->decode_steps, a->margin, (int)a->near_ties, a->force != 0};
     golden_replay_matrix_result res;
     rc = golden_replay_matrix(&mo, &res, &err);
     golden_backend_close(b);
@@ -188,7 +190,7 @@ int main(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP, O_RUNS,
            O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_FORCE,
-           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_HELP, O_VERSION };
+           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_HELP, O_VERSION };
     static const struct option lo[] = {
         {"model", required_argument, NULL, O_MODEL}, {"manifest", required_argument, NULL, O_MANIFEST},
         {"side", required_argument, NULL, O_SIDE}, {"golden", required_argument, NULL, O_GOLDEN},
@@ -204,6 +206,7 @@ int main(int argc, char **argv)
         {"repeated", required_argument, NULL, O_REPEATED},
         {"decode-steps", required_argument, NULL, O_DSTEPS},
         {"near-ties", required_argument, NULL, O_NEARTIES},
+        {"near-tie-margin", required_argument, NULL, O_MARGIN},
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"help", no_argument, NULL, O_HELP}, {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -259,6 +262,13 @@ int main(int argc, char **argv)
         case O_REPEATED: bad = parse_int("--repeated", optarg, 0, 100000, &a.repeated); break;
         case O_DSTEPS: bad = parse_int("--decode-steps", optarg, 2, 1000000, &a.decode_steps); break;
         case O_NEARTIES: bad = parse_int("--near-ties", optarg, 0, 1000000, &a.near_ties); break;
+        case O_MARGIN: {
+            char *end;
+            a.margin = strtod(optarg, &end);
+            if (!*optarg || *end || !(a.margin > 0))
+                return bad_usage("--near-tie-margin needs a positive number");
+            break;
+        }
         case 'o': a.out = optarg; break;
         case 'j': bad = parse_int("--threads", optarg, 1, 256, &a.threads); break;
         case 'h': case O_HELP: usage(stdout); return 0;
