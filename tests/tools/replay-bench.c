@@ -130,10 +130,11 @@ static double weight_bytes_per_token(const char *dir)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: replay-bench MODEL_DIR [PREFILL_LEN...] [--decode N] [--threads N] [--probe-mib N] [--conversion]\n");
+        fprintf(stderr, "usage: replay-bench MODEL_DIR [PREFILL_LEN...] [--decode N] [--threads N] [--probe-mib N] [--dump-logits F] [--conversion]\n");
         return 2;
     }
     int decode = 16, threads = 0, probe_mib = 1024, conv = 0;
+    const char *dump = NULL;
     int lens[16], nl = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--decode") == 0 && i + 1 < argc)
@@ -142,6 +143,8 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--probe-mib") == 0 && i + 1 < argc)
             probe_mib = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--dump-logits") == 0 && i + 1 < argc)
+            dump = argv[++i];
         else if (strcmp(argv[i], "--conversion") == 0)
             conv = 1;
         else if (nl < 16)
@@ -180,6 +183,16 @@ int main(int argc, char **argv)
         }
         double s = now() - t;
         printf("prefill %d tokens: %.3f s, %.1f tokens/s\n", lens[i], s, lens[i] / s);
+        if (i == 0 && dump) { /* the first prefill's last logits, for the torch comparison */
+            float *lg = malloc((size_t)in->vocab_size * 4);
+            FILE *f = fopen(dump, "wb");
+            if (!lg || !f || golden_backend_logits(b, 0, 0, in->vocab_size, lg, &err) ||
+                fwrite(lg, 4, (size_t)in->vocab_size, f) != (size_t)in->vocab_size)
+                fprintf(stderr, "replay-bench: cannot dump logits to %s\n", dump);
+            if (f)
+                fclose(f);
+            free(lg);
+        }
     }
     /* decode after a short past; the weights a token reads: embedding row, attention, router,
      * the chosen experts, lm_head (the KV cache is small beside them at this length) */
