@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "golden/replay_run.h"
 #include "golden/report.h"
@@ -411,10 +412,13 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
         rc = golden_writer_commit(w, err);
     else
         golden_writer_abort(w);
-    if (rc == 0)
+    if (rc == 0) {
         rc = golden_outfile_commit(raw, err);
-    else
+        if (rc != 0)
+            unlink(o->golden); /* both files or neither */
+    } else {
         golden_outfile_abort(raw);
+    }
     free(s.taps);
     golden_replay_cases_free(cases, n);
     return rc;

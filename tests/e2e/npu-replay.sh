@@ -100,6 +100,19 @@ print(("ok" if (bits == 0).all() else "not ok") + " dtype=bf16 logits are bf16 v
 PY
 fi
 
+# ---- Ctrl-C: stops between requests, leaves neither golden nor raw file (nor a temporary)
+mkdir intr
+npu-replay run --model tiny --manifest m.jsonl --side baseline --golden intr/g.h5 --raw intr/r.jsonl \
+    --warmup 0 --runs 1000000 --cases p1 > intr/out 2> intr/err &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+st=$?
+if [ "$st" -eq 2 ]; then ok "Ctrl-C exits 2"; else notok "Ctrl-C exits 2" "exit $st"; fi
+expect_grep "Ctrl-C says interrupted" 'interrupted' intr/err
+if [ -z "$(ls intr | grep -v -e '^out$' -e '^err$')" ]; then ok "Ctrl-C leaves no file behind"; else notok "Ctrl-C leaves no file behind" "$(ls intr)"; fi
+
 # ---- bad model folders: exit 2, one line naming what is wrong
 bad() { # NAME PATTERN DIR
     expect_exit "bad model: $1 exits 2" 2 npu-replay run --model "$3" --manifest m.jsonl --side baseline \
