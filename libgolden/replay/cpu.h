@@ -57,6 +57,16 @@ void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst);
  * stride ldy; parallel over blocks of output rows on `threads` workers. */
 int cpu_matmul(const cpu_weight *w, const float *x, int64_t n, float *y, int64_t ldy,
                int threads, golden_error *err);
+/* Several independent products in one parallel pass (q/k/v, every active expert): one pool
+ * start instead of one per product, and the workers balance across all of them. */
+typedef struct {
+    const cpu_weight *w;
+    const float *x;
+    int64_t n;
+    float *y;
+    int64_t ldy;
+} cpu_matmul_job;
+int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, golden_error *err);
 void cpu_rmsnorm(const float *x, const cpu_weight *w, int64_t n, double eps, float *y);
 /* Round every element to bf16 and back (dtype=bf16 mode). */
 void cpu_round_bf16(float *x, size_t n);

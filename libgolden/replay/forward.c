@@ -10,7 +10,7 @@
 
 /* Scratch of one forward call, sized for n positions. */
 typedef struct {
-    float *x, *h, *q, *k, *v, *att, *tmp, *mlp, *router, *topw, *g, *u, *gx;
+    float *x, *h, *q, *k, *v, *att, *tmp, *mlp, *router, *topw, *g, *u, *gx, *dn;
     int32_t *topi, *rows;
 } fw_buf;
 
@@ -18,6 +18,7 @@ static void fw_free(fw_buf *f)
 {
     free(f->x); free(f->h); free(f->q); free(f->k); free(f->v); free(f->att); free(f->tmp);
     free(f->mlp); free(f->router); free(f->topw); free(f->g); free(f->u); free(f->gx);
+    free(f->dn);
     free(f->topi); free(f->rows);
 }
 
@@ -31,10 +32,13 @@ static int fw_alloc(const cpu_config *c, int64_t n, fw_buf *f, golden_error *err
     f->x = malloc(N * H * 4); f->h = malloc(N * H * 4); f->q = malloc(N * QD * 4);
     f->k = malloc(N * KD * 4); f->v = malloc(N * KD * 4); f->att = malloc(N * QD * 4);
     f->tmp = malloc(N * H * 4); f->mlp = malloc(N * H * 4); f->router = malloc(N * E * 4);
-    f->topw = malloc(N * K * 4); f->g = malloc(N * I * 4); f->u = malloc(N * I * 4);
-    f->gx = malloc(N * H * 4); f->topi = malloc(N * K * 4); f->rows = malloc(N * 4);
+    /* expert rows: every (token, choice) pair once, grouped by expert */
+    size_t R = N * K;
+    f->topw = malloc(N * K * 4); f->g = malloc(R * I * 4); f->u = malloc(R * I * 4);
+    f->gx = malloc(R * H * 4); f->dn = malloc(R * H * 4); f->topi = malloc(N * K * 4);
+    f->rows = malloc(R * 4);
     if (!f->x || !f->h || !f->q || !f->k || !f->v || !f->att || !f->tmp || !f->mlp ||
-        !f->router || !f->topw || !f->g || !f->u || !f->gx || !f->topi || !f->rows) {
+        !f->router || !f->topw || !f->g || !f->u || !f->gx || !f->dn || !f->topi || !f->rows) {
         fw_free(f);
         return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory for %lld positions",
                                 (long long)n);
@@ -132,9 +136,9 @@ static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t
     for (int64_t t = 0; t < n; t++)
         cpu_rmsnorm(f->x + t * H, &L->in_norm, H, c->eps, f->h + t * H);
     maybe_round(b, f->h, (size_t)(n * H));
-    if (cpu_matmul(&L->q, f->h, n, f->q, QD, b->threads, err) ||
-        cpu_matmul(&L->k, f->h, n, f->k, KD, b->threads, err) ||
-        cpu_matmul(&L->v, f->h, n, f->v, KD, b->threads, err))
+    cpu_matmul_job qkv[3] = {{&L->q, f->h, n, f->q, QD}, {&L->k, f->h, n, f->k, KD},
+                             {&L->v, f->h, n, f->v, KD}};
+    if (cpu_matmul_batch(qkv, 3, b->threads, err))
         return GOLDEN_ERR;
     maybe_round(b, f->q, (size_t)(n * QD));
     maybe_round(b, f->k, (size_t)(n * KD));
@@ -171,25 +175,39 @@ static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t
     return tap(b, l, "attn_out", GOLDEN_BK_F32, n, H, f->tmp, err);
 }
 
-/* down(silu(gate(x)) * up(x)) for the m gathered rows of f->gx, into f->h (rows [m, H]). */
-static int swiglu(cpu_backend *b, const cpu_weight *g, const cpu_weight *u, const cpu_weight *d,
-                  int64_t m, fw_buf *f, golden_error *err)
+/* For each job e: down(silu(gate(x)) * up(x)) of its gathered rows. f->gx holds the inputs,
+ * f->g/f->u the expert-width products and f->dn the outputs, all grouped by job (offsets off[]),
+ * so every expert's three products run in two parallel passes. */
+static int swiglu(cpu_backend *b, const cpu_weight *G, const cpu_weight *U, const cpu_weight *D,
+                  const int *which, const int64_t *off, size_t jobs, fw_buf *f, golden_error *err)
 {
-    int64_t I = g->rows;
-    if (cpu_matmul(g, f->gx, m, f->g, I, b->threads, err) ||
-        cpu_matmul(u, f->gx, m, f->u, I, b->threads, err))
-        return GOLDEN_ERR;
-    maybe_round(b, f->g, (size_t)(m * I));
-    maybe_round(b, f->u, (size_t)(m * I));
-    for (int64_t i = 0; i < m * I; i++) {
-        float x = f->g[i];
-        f->g[i] = x / (1.0f + expf(-x)) * f->u[i];
+    int64_t H = b->m.c.hidden, I = G[which[0]].rows, rows = off[jobs];
+    cpu_matmul_job *j = malloc(2 * jobs * sizeof *j);
+    if (!j)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+    for (size_t e = 0; e < jobs; e++) {
+        int64_t m = off[e + 1] - off[e];
+        j[2 * e] = (cpu_matmul_job){&G[which[e]], f->gx + off[e] * H, m, f->g + off[e] * I, I};
+        j[2 * e + 1] = (cpu_matmul_job){&U[which[e]], f->gx + off[e] * H, m, f->u + off[e] * I, I};
     }
-    maybe_round(b, f->g, (size_t)(m * I));
-    if (cpu_matmul(d, f->g, m, f->h, d->rows, b->threads, err))
-        return GOLDEN_ERR;
-    maybe_round(b, f->h, (size_t)(m * d->rows));
-    return 0;
+    int rc = cpu_matmul_batch(j, 2 * jobs, b->threads, err);
+    if (rc == 0) {
+        maybe_round(b, f->g, (size_t)(rows * I));
+        maybe_round(b, f->u, (size_t)(rows * I));
+        for (int64_t i = 0; i < rows * I; i++) {
+            float x = f->g[i];
+            f->g[i] = x / (1.0f + expf(-x)) * f->u[i];
+        }
+        maybe_round(b, f->g, (size_t)(rows * I));
+        for (size_t e = 0; e < jobs; e++)
+            j[e] = (cpu_matmul_job){&D[which[e]], f->g + off[e] * I, off[e + 1] - off[e],
+                                    f->dn + off[e] * H, H};
+        rc = cpu_matmul_batch(j, jobs, b->threads, err);
+    }
+    free(j);
+    if (rc == 0)
+        maybe_round(b, f->dn, (size_t)(rows * H));
+    return rc;
 }
 
 /* Router softmax over every expert, top-k in rank order, optional renormalisation. */
@@ -239,9 +257,19 @@ static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
     for (int64_t t = 0; t < n; t++)
         route(c, f->router + t * E, f->topi + t * K, f->topw + t * K);
     maybe_round(b, f->topw, (size_t)(n * K));
-    memset(f->mlp, 0, (size_t)(n * H) * 4);
+    /* gather each expert's rows, experts in ascending order, tokens in order within one */
+    int *which = malloc((size_t)E * sizeof *which);
+    int64_t *off = malloc((size_t)(E + 1) * sizeof *off);
+    if (!which || !off) {
+        free(which);
+        free(off);
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+    }
+    size_t jobs = 0;
+    int64_t m = 0;
+    off[0] = 0;
     for (int e = 0; e < E; e++) {
-        int64_t m = 0;
+        int64_t before = m;
         for (int64_t t = 0; t < n; t++)
             for (int64_t k = 0; k < K; k++)
                 if (f->topi[t * K + k] == e) {
@@ -249,16 +277,22 @@ static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
                     memcpy(f->gx + m * H, f->tmp + t * H, (size_t)H * 4);
                     m++;
                 }
-        if (m == 0)
-            continue;
-        if (swiglu(b, &L->gate[e], &L->up[e], &L->down[e], m, f, err))
-            return GOLDEN_ERR;
-        for (int64_t r = 0; r < m; r++) {
-            int64_t t = f->rows[r] / K;
-            float w = f->topw[f->rows[r]];
-            for (int64_t i = 0; i < H; i++)
-                f->mlp[t * H + i] += w * f->h[r * H + i];
+        if (m > before) {
+            which[jobs++] = e;
+            off[jobs] = m;
         }
+    }
+    int rc = jobs ? swiglu(b, L->gate, L->up, L->down, which, off, jobs, f, err) : 0;
+    free(which);
+    free(off);
+    if (rc)
+        return GOLDEN_ERR;
+    memset(f->mlp, 0, (size_t)(n * H) * 4);
+    for (int64_t r = 0; r < m; r++) { /* each token sums its experts in ascending order */
+        int64_t t = f->rows[r] / K;
+        float w = f->topw[f->rows[r]];
+        for (int64_t i = 0; i < H; i++)
+            f->mlp[t * H + i] += w * f->dn[r * H + i];
     }
     maybe_round(b, f->mlp, (size_t)(n * H));
     if (tap(b, l, "router/logits", GOLDEN_BK_F32, n, E, f->router, err) ||
@@ -281,9 +315,11 @@ static int mlp(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
             return GOLDEN_ERR;
     } else {
         memcpy(f->gx, f->tmp, (size_t)(n * H) * 4);
-        if (swiglu(b, &L->gate[0], &L->up[0], &L->down[0], n, f, err))
+        int zero = 0;
+        int64_t off[2] = {0, n};
+        if (swiglu(b, L->gate, L->up, L->down, &zero, off, 1, f, err))
             return GOLDEN_ERR;
-        memcpy(f->mlp, f->h, (size_t)(n * H) * 4);
+        memcpy(f->mlp, f->dn, (size_t)(n * H) * 4);
     }
     return tap(b, l, "mlp_out", GOLDEN_BK_F32, n, H, f->mlp, err);
 }

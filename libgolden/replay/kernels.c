@@ -193,20 +193,28 @@ __attribute__((target("avx2,fma"))) static void rows_f32_avx2(const float *w, in
 #define MM_TOKENS 16   /* tokens per pass over a tile, so x stays in cache too */
 
 typedef struct {
-    const cpu_weight *w;
-    const float *x;
-    int64_t n;
-    float *y;
-    int64_t ldy;
-    float *scratch; /* [threads][MM_ROWS * cols] */
+    const cpu_matmul_job *jobs;
+    size_t n_jobs;
+    size_t *first_item; /* [n_jobs + 1]: item ranges of each job */
+    int64_t max_cols;
+    float *scratch;     /* [threads][MM_ROWS * max_cols] */
 } mm_ctx;
 
 static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
 {
     (void)err;
-    mm_ctx *c = vctx;
+    mm_ctx *m = vctx;
+    size_t lo = 0, hi = m->n_jobs - 1; /* the job whose item range holds `item` */
+    while (lo < hi) {
+        size_t mid = (lo + hi + 1) / 2;
+        if (m->first_item[mid] <= item)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const cpu_matmul_job *c = &m->jobs[lo];
     const cpu_weight *w = c->w;
-    int64_t K = w->cols, r0 = (int64_t)item * MM_ROWS;
+    int64_t K = w->cols, r0 = (int64_t)(item - m->first_item[lo]) * MM_ROWS;
     int64_t nr = w->rows - r0 < MM_ROWS ? w->rows - r0 : MM_ROWS;
     if (c->n <= 2 && w->dt == GOLDEN_BF16) { /* stream the weights once, no converted copy */
         for (int64_t t = 0; t < c->n; t++)
@@ -224,7 +232,7 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
             }
         return 0;
     }
-    float *tile = c->scratch + (size_t)worker * MM_ROWS * (size_t)K;
+    float *tile = m->scratch + (size_t)worker * MM_ROWS * (size_t)m->max_cols;
     for (int64_t r = 0; r < nr; r++)
         cpu_weight_row(w, r0 + r, tile + r * K);
     for (int64_t t0 = 0; t0 < c->n; t0 += MM_TOKENS) {
@@ -252,24 +260,43 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
     return 0;
 }
 
-int cpu_matmul(const cpu_weight *w, const float *x, int64_t n, float *y, int64_t ldy,
-               int threads, golden_error *err)
+int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, golden_error *err)
 {
-    size_t items = (size_t)((w->rows + MM_ROWS - 1) / MM_ROWS);
+    if (n_jobs == 0)
+        return 0;
+    mm_ctx m = {jobs, n_jobs, malloc((n_jobs + 1) * sizeof(size_t)), 0, NULL};
+    if (!m.first_item)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+    double work = 0;
+    m.first_item[0] = 0;
+    for (size_t j = 0; j < n_jobs; j++) {
+        const cpu_weight *w = jobs[j].w;
+        m.first_item[j + 1] = m.first_item[j] + (size_t)((w->rows + MM_ROWS - 1) / MM_ROWS);
+        if (w->cols > m.max_cols)
+            m.max_cols = w->cols;
+        work += (double)w->rows * (double)w->cols * (double)jobs[j].n;
+    }
+    size_t items = m.first_item[n_jobs];
     if (threads < 1)
         threads = 1;
     if ((int64_t)items < threads)
         threads = (int)items;
     /* Small products are not worth waking a second worker for. */
-    if ((double)w->rows * (double)w->cols * (double)n < 65536.0)
+    if (work < 65536.0)
         threads = 1;
-    mm_ctx c = {w, x, n, y, ldy, NULL};
-    c.scratch = malloc((size_t)threads * MM_ROWS * (size_t)w->cols * sizeof(float));
-    if (!c.scratch)
-        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
-    int rc = golden_parallel_for(items, threads, mm_item, &c, err);
-    free(c.scratch);
+    m.scratch = malloc((size_t)threads * MM_ROWS * (size_t)m.max_cols * sizeof(float));
+    int rc = m.scratch ? golden_parallel_for(items, threads, mm_item, &m, err)
+                       : golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+    free(m.scratch);
+    free(m.first_item);
     return rc;
+}
+
+int cpu_matmul(const cpu_weight *w, const float *x, int64_t n, float *y, int64_t ldy,
+               int threads, golden_error *err)
+{
+    cpu_matmul_job j = {w, x, n, y, ldy};
+    return cpu_matmul_batch(&j, 1, threads, err);
 }
 
 void cpu_rmsnorm(const float *x, const cpu_weight *w, int64_t n, double eps, float *y)
