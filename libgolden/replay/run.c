@@ -141,16 +141,18 @@ static int finish_step(run_state *s, golden_backend *b, case_out *co, int64_t i,
     else
         memcpy(row, co->raw_row, (size_t)in->vocab_size * 4);
     uint64_t t2 = replay_now_ns();
+    uint64_t t2b = replay_now_ns(); /* each stage has its own readings, none derived */
     int64_t tok = greedy(row, in->vocab_size);
     uint64_t t3 = replay_now_ns();
+    uint64_t t3b = replay_now_ns();
     co->tokens[i] = tok;
     uint64_t t4 = replay_now_ns();
     if (st) {
         rq->stage[REPLAY_LOGITS_CONVERSION][0] = t;
         rq->stage[REPLAY_LOGITS_CONVERSION][1] = t2;
-        rq->stage[REPLAY_SAMPLING][0] = t2;
+        rq->stage[REPLAY_SAMPLING][0] = t2b;
         rq->stage[REPLAY_SAMPLING][1] = t3;
-        rq->stage[REPLAY_STREAM_FLUSH][0] = t3;
+        rq->stage[REPLAY_STREAM_FLUSH][0] = t3b;
         rq->stage[REPLAY_STREAM_FLUSH][1] = t4;
     }
     return 0;
@@ -192,15 +194,18 @@ static int request(run_state *s, golden_backend *b, const golden_replay_case *k,
     }
     for (int64_t i = 1; i < k->output; i++) {
         bool timed = k->decode && i == 1;
-        uint64_t a = replay_now_ns();
-        int32_t tok = (int32_t)co->tokens[i - 1];
-        uint64_t a2 = replay_now_ns();
         if (timed) {
-            /* the decode request starts when its first step is asked for */
-            steps_start = rq->stage[REPLAY_CLIENT_QUEUE][0] = rq->stage[REPLAY_CLIENT_QUEUE][1] =
-                rq->stage[REPLAY_SERVICE_QUEUE][0] = rq->stage[REPLAY_SERVICE_QUEUE][1] = a;
-            rq->stage[REPLAY_INPUT_PREPARE][0] = a;
-            rq->stage[REPLAY_INPUT_PREPARE][1] = a2;
+            /* the decode request starts when its first step is asked for; each stage gets its
+             * own readings (the lane is already in place, so the queues are short) */
+            steps_start = rq->stage[REPLAY_CLIENT_QUEUE][0] = replay_now_ns();
+            rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
+            rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
+            rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
+            rq->stage[REPLAY_INPUT_PREPARE][0] = replay_now_ns();
+        }
+        int32_t tok = (int32_t)co->tokens[i - 1];
+        if (timed) {
+            rq->stage[REPLAY_INPUT_PREPARE][1] = replay_now_ns();
             s->req = rq;
         }
         rc = golden_backend_decode(b, 0, tok, err);

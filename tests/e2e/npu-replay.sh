@@ -43,6 +43,19 @@ if grep '"case_id":"d1"' raw.jsonl | grep -q ttft_ms; then notok "decode case ha
 if grep -q '"case_id":"r1"' raw.jsonl; then notok "rejection case never submitted"; else ok "rejection case never submitted"; fi
 expect_exit "raw lines valid calculet-raw-request/v1" 0 sh -c \
     'n=0; while IFS= read -r l; do printf "%s\n" "$l" > line.json; schema-check line.json calculet-raw-request-v1.schema.json >/dev/null || exit 1; done < raw.jsonl'
+if [ -n "$PYTHON" ]; then
+    "$PYTHON" - <<'PY'
+import json
+order = ["client_queue", "service_queue", "input_prepare", "h2d", "npu_wait", "d2h",
+         "logits_conversion", "sampling", "stream_flush"]
+bad = 0
+for line in open("raw.jsonl"):
+    r = json.loads(line); st = r["stages"]
+    seq = [v for k in order for v in (st[k]["start_ns"], st[k]["end_ns"])]
+    bad += any(v == 0 for v in seq) or any(a > b for a, b in zip(seq, seq[1:]))
+print(("ok" if bad == 0 else "not ok") + " raw: the nine stages are real readings, in order (%d bad lines)" % bad)
+PY
+fi
 expect_exit "golden verifies" 0 golden-dump --verify ref.h5
 expect_exit "output exists without --force" 2 npu-replay run --model tiny --manifest m.jsonl \
     --side baseline --golden ref.h5 --raw raw2.jsonl --runs 1 --warmup 0
