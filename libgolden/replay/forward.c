@@ -88,6 +88,26 @@ typedef struct {
     float *scores; /* [threads][pos + n] */
 } att_ctx;
 
+typedef float v8f __attribute__((vector_size(32)));
+
+/* q . k over one head with eight partial sums (vectorizes without -ffast-math); the same
+ * function for every position, so a score never depends on how positions were batched. */
+static float head_dot(const float *a, const float *b, int n)
+{
+    v8f acc = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v8f x, y;
+        memcpy(&x, a + i, 32);
+        memcpy(&y, b + i, 32);
+        acc += x * y;
+    }
+    float d = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < n; i++)
+        d += a[i] * b[i];
+    return d;
+}
+
 /* One (position, head) of causal grouped-query attention, softmax in f32. */
 static int att_item(void *vctx, size_t item, int worker, golden_error *err)
 {
@@ -103,11 +123,7 @@ static int att_item(void *vctx, size_t item, int worker, golden_error *err)
     const float *K = a->lane->k[a->l], *V = a->lane->v[a->l];
     float scale = 1.0f / sqrtf((float)hd), mx = -INFINITY;
     for (int64_t j = 0; j < upto; j++) {
-        const float *kj = K + j * kd + (int64_t)kvh * hd;
-        float d = 0;
-        for (int i = 0; i < hd; i++)
-            d += q[i] * kj[i];
-        s[j] = d * scale;
+        s[j] = head_dot(q, K + j * kd + (int64_t)kvh * hd, hd) * scale;
         if (s[j] > mx)
             mx = s[j];
     }
