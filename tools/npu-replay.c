@@ -24,7 +24,7 @@ static void usage(FILE *f)
           "Backend (matrix, run):\n"
           "      --backend cpu|PATH.so  the runtime (default: the built-in cpu reference)\n"
           "      --backend-opt KEY=VALUE  option for the backend (repeatable; cpu: dtype=f32|bf16,\n"
-          "                             lanes=N)\n"
+          "                             lanes=N, chunk=N)\n"
           "  -j, --threads N            worker threads (default: GOLDEN_THREADS or all cores)\n"
           "Run:\n"
           "      --warmup N             warm-up runs per case (default 10)\n"

@@ -84,6 +84,7 @@ typedef struct {
     bool bf16;
     int threads;
     int n_lanes;
+    int chunk;      /* positions per forward call of a long prefill */
     cpu_lane *lanes;
     golden_backend_hooks hooks;
 } cpu_backend;

@@ -206,6 +206,26 @@ static void test_bf16_mode(void)
     golden_backend_close(b);
 }
 
+/* A prompt in chunks of 7 positions gives the bits of one 40-position batch. */
+static void test_chunked_prefill(void)
+{
+    golden_backend *a = open_cpu(2, NULL), *b = open_cpu(2, "chunk=7");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    int32_t toks[40];
+    for (int i = 0; i < 40; i++)
+        toks[i] = (i * 37 + 11) % 512;
+    golden_error err;
+    float x[512], y[512];
+    CU_ASSERT_EQUAL(golden_backend_prefill(a, 0, 0, toks, 40, &err), 0);
+    CU_ASSERT_EQUAL(golden_backend_prefill(b, 0, 0, toks, 40, &err), 0);
+    CU_ASSERT_EQUAL(golden_backend_length(b, 0), 40);
+    CU_ASSERT_EQUAL(golden_backend_logits(a, 0, 0, 512, x, &err), 0);
+    CU_ASSERT_EQUAL(golden_backend_logits(b, 0, 0, 512, y, &err), 0);
+    CU_ASSERT_EQUAL(memcmp(x, y, sizeof x), 0);
+    golden_backend_close(a);
+    golden_backend_close(b);
+}
+
 static void test_cleanup(void)
 {
     char cmd[600];
@@ -223,6 +243,7 @@ int main(void)
         {"lanes, truncate, threads", test_lanes_truncate_threads},
         {"context limit", test_context_limit},
         {"dtype=bf16", test_bf16_mode},
+        {"chunked prefill", test_chunked_prefill},
         {"cleanup", test_cleanup},
         {0, 0}};
     return golden_test_run("replay", tests);
