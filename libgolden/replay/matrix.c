@@ -33,6 +33,7 @@ typedef struct {
     int32_t *buf;
     size_t cap;
     uint64_t rng;
+    int64_t limit;    /* the backend's context limit, or the hypothesis' when smaller */
 } mx;
 
 static uint64_t next64(uint64_t *s)
@@ -61,7 +62,7 @@ static int reserve(mx *m, size_t n, golden_error *err)
 static int emit(mx *m, const char *id, const char *dataset, bool decode, int64_t prompt,
                 int64_t past, int64_t out, const int32_t *ids, golden_error *err)
 {
-    bool reject = past + prompt + out > m->info->context_limit;
+    bool reject = past + prompt + out > m->limit;
     fprintf(m->man,
             "{\"schema\":\"calculet-input-manifest/v1\",\"case_id\":\"%s\",\"phase\":\"%s\","
             "\"prompt_tokens\":%lld,\"past_tokens\":%lld,\"output_tokens\":%lld,\"concurrency\":1,"
@@ -343,6 +344,12 @@ static int matrix_body(mx *m, golden_error *err)
             rc = read_list(mat, "past_tokens", o->hypothesis, &past, err);
         if (rc == 0)
             rc = read_list(mat, "output_tokens", o->hypothesis, &outs, err);
+        json_t *cl = rc == 0 ? json_object_get(mat, "context_limit") : NULL;
+        if (cl && (!json_is_integer(cl) || json_integer_value(cl) < 1))
+            rc = golden_fail_where(err, GOLDEN_EINVAL, "must be a positive token count",
+                                   "%s#/matrix/context_limit", o->hypothesis);
+        else if (cl && json_integer_value(cl) < m->limit)
+            m->limit = json_integer_value(cl);
         golden_doc_free(d);
     }
     int64_t steps = o->decode_steps > 1 ? o->decode_steps : 8;
@@ -369,7 +376,8 @@ int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matri
                          golden_error *err)
 {
     memset(res, 0, sizeof *res);
-    mx m = {o, golden_backend_get_info(o->backend), NULL, NULL, res, NULL, 0, o->seed};
+    mx m = {o, golden_backend_get_info(o->backend), NULL, NULL, res, NULL, 0, o->seed, 0};
+    m.limit = m.info->context_limit;
     char *copy = strdup(o->out);
     m.dir = copy ? strdup(dirname(copy)) : NULL;
     free(copy);

@@ -33,6 +33,9 @@ expect_exit "prompt 513 is a rejection" 0 sh -c 'grep "random-prefill-p513-o1-00
 expect_exit "prompt 512 + 1 output is a rejection" 0 sh -c 'grep "random-prefill-p512-o1-00" h/manifest.jsonl | grep -q "\"rejection\":true"'
 expect_exit "past 511 + 8 steps is a rejection" 0 sh -c 'grep "random-decode-past511-o8-00" h/manifest.jsonl | grep -q "\"rejection\":true"'
 expect_exit "prompt 16 is submitted" 0 sh -c 'grep "random-prefill-p16-o4-00" h/manifest.jsonl | grep -q "\"rejection\":false"'
+printf 'matrix:\n  prompt_tokens: [100, 101]\n  past_tokens: []\n  context_limit: 101\n' > h/lim.yaml
+expect_exit "hypothesis context_limit" 0 npu-replay matrix --model m --hypothesis h/lim.yaml --random 1 --repeated 1 -o h/lim.jsonl
+expect_exit "the hypothesis' smaller limit makes 101 + 1 a rejection" 0 sh -c 'grep "random-prefill-p101-o1-00" h/lim.jsonl | grep -q "\"rejection\":true" && grep "random-prefill-p100-o1-00" h/lim.jsonl | grep -q "\"rejection\":false"'
 expect_exit "rejection cases carry no token file" 0 sh -c '! grep "\"rejection\":true" h/manifest.jsonl | grep -q "\"input\""'
 printf '[1, 2, 3]\n[500, 4]\n' > h/prompts.jsonl
 expect_exit "fixed prompts" 0 npu-replay matrix --model m --hypothesis h/hyp.yaml --prompts h/prompts.jsonl --random 1 --repeated 1 -o h/m2.jsonl
