@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
     fputs("Usage: npu-replay make-model --preset tiny|qwen3-30b-a3b [--layers N] [--seed S]\n"
-          "                             [--dtype bf16|f16|f32] [--shards N] -o DIR\n"
+          "                             [--dtype bf16|f16|f32] [--shards N] [--dense-layer L]... -o DIR\n"
           "       npu-replay matrix --model DIR [--hypothesis FILE] [--prompts FILE] -o MANIFEST\n"
           "       npu-replay run --model DIR --manifest M --side baseline|candidate\n"
           "                      --golden OUT.h5 --raw RAW.jsonl [OPTIONS]\n"
@@ -98,6 +98,7 @@ typedef struct {
     long long threads, warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
         near_ties;
     double margin;
+    unsigned long long dense_mask;
     int force, check_rejection;
 } args;
 
@@ -116,7 +117,8 @@ static int cmd_make_model(const args *a)
     if (!a->out)
         return bad_usage("make-model needs -o DIR");
     golden_make_model_opts mo = {1, a->preset ? a->preset : "tiny", (int)a->layers,
-                                 (uint64_t)a->seed, a->dtype, (int)a->shards, a->out, a->force};
+                                 (uint64_t)a->seed, a->dtype, (int)a->shards, a->out, a->force,
+                                 a->dense_mask};
     golden_error err;
     golden_error_clear(&err);
     if (golden_make_model(&mo, &err))
@@ -190,7 +192,7 @@ int main(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP, O_RUNS,
            O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_FORCE,
-           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_HELP, O_VERSION };
+           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_HELP, O_VERSION };
     static const struct option lo[] = {
         {"model", required_argument, NULL, O_MODEL}, {"manifest", required_argument, NULL, O_MANIFEST},
         {"side", required_argument, NULL, O_SIDE}, {"golden", required_argument, NULL, O_GOLDEN},
@@ -207,6 +209,7 @@ int main(int argc, char **argv)
         {"decode-steps", required_argument, NULL, O_DSTEPS},
         {"near-ties", required_argument, NULL, O_NEARTIES},
         {"near-tie-margin", required_argument, NULL, O_MARGIN},
+        {"dense-layer", required_argument, NULL, O_DENSE},
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"help", no_argument, NULL, O_HELP}, {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -267,6 +270,12 @@ int main(int argc, char **argv)
             a.margin = strtod(optarg, &end);
             if (!*optarg || *end || !(a.margin > 0))
                 return bad_usage("--near-tie-margin needs a positive number");
+            break;
+        }
+        case O_DENSE: {
+            long long l;
+            bad = parse_int("--dense-layer", optarg, 0, 63, &l);
+            a.dense_mask |= 1ull << l;
             break;
         }
         case 'o': a.out = optarg; break;

@@ -16,11 +16,12 @@ typedef struct {
     int hidden, layers, heads, kv_heads, head_dim, experts, topk, moe_inter, inter, vocab;
     long long max_pos;
     bool tie;
+    uint64_t dense; /* bit L: layer L is dense (mlp_only_layers) */
 } preset;
 
-static const preset TINY = {64, 2, 4, 2, 16, 16, 4, 32, 128, 512, 512, false};
+static const preset TINY = {64, 2, 4, 2, 16, 16, 4, 32, 128, 512, 512, false, 0};
 static const preset QWEN3_30B_A3B = {2048, 48, 32, 4, 128, 128, 8, 768, 6144, 151936, 40960,
-                                     false};
+                                     false, 0};
 
 /* One tensor to write: name, shape, and how to fill it. */
 typedef struct {
@@ -69,6 +70,12 @@ static int list_tensors(const preset *p, mm_tensor **t, size_t *n)
         rc |= add(t, n, 1, p->head_dim, 0, "model.layers.%d.self_attn.k_norm.weight", l, 0);
         rc |= add(t, n, 1, H, 0, "model.layers.%d.input_layernorm.weight", l, 0);
         rc |= add(t, n, 1, H, 0, "model.layers.%d.post_attention_layernorm.weight", l, 0);
+        if (l < 64 && (p->dense >> l & 1)) {
+            rc |= add(t, n, 0, p->inter, H, "model.layers.%d.mlp.gate_proj.weight", l, 0);
+            rc |= add(t, n, 0, p->inter, H, "model.layers.%d.mlp.up_proj.weight", l, 0);
+            rc |= add(t, n, 0, H, p->inter, "model.layers.%d.mlp.down_proj.weight", l, 0);
+            continue;
+        }
         rc |= add(t, n, 0, p->experts, H, "model.layers.%d.mlp.gate.weight", l, 0);
         for (int e = 0; e < p->experts && rc == 0; e++) {
             rc |= add(t, n, 0, p->moe_inter, H, "model.layers.%d.mlp.experts.%d.gate_proj.weight", l, e);
@@ -97,6 +104,11 @@ static int write_config(const char *dir, const preset *p, const char *dtype, gol
 {
     char path[8192];
     snprintf(path, sizeof path, "%s/config.json", dir);
+    char dense[1024] = "";
+    for (int l = 0; l < p->layers && l < 64; l++)
+        if (p->dense >> l & 1)
+            snprintf(dense + strlen(dense), sizeof dense - strlen(dense), "%s%d",
+                     dense[0] ? ", " : "", l);
     FILE *f = fopen(path, "w");
     if (!f)
         return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
@@ -108,10 +120,10 @@ static int write_config(const char *dir, const preset *p, const char *dtype, gol
             "  \"norm_topk_prob\": true,\n  \"rms_norm_eps\": 1e-06,\n  \"rope_theta\": 1000000.0,\n"
             "  \"vocab_size\": %d,\n  \"max_position_embeddings\": %lld,\n"
             "  \"tie_word_embeddings\": %s,\n  \"decoder_sparse_step\": 1,\n"
-            "  \"mlp_only_layers\": [],\n  \"intermediate_size\": %d,\n"
+            "  \"mlp_only_layers\": [%s],\n  \"intermediate_size\": %d,\n"
             "  \"hidden_act\": \"silu\",\n  \"torch_dtype\": \"%s\"\n}\n",
             p->hidden, p->layers, p->heads, p->kv_heads, p->head_dim, p->experts, p->topk,
-            p->moe_inter, p->vocab, p->max_pos, p->tie ? "true" : "false", p->inter,
+            p->moe_inter, p->vocab, p->max_pos, p->tie ? "true" : "false", dense, p->inter,
             strcmp(dtype, "f32") == 0 ? "float32" : strcmp(dtype, "f16") == 0 ? "float16" : "bfloat16");
     if (fclose(f) != 0)
         return golden_fail_what(err, GOLDEN_EIO, path, "write failed");
@@ -255,6 +267,9 @@ int golden_make_model(const golden_make_model_opts *o, golden_error *err)
                                 o->preset);
     if (o->layers > 0)
         p.layers = o->layers;
+    p.dense = o->dense_mask;
+    if (p.layers < 64 && (p.dense >> p.layers) != 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, "--dense-layer", "names a layer the model does not have");
     const char *dtype = o->dtype ? o->dtype : "bf16";
     const char *st = strcmp(dtype, "bf16") == 0 ? "BF16" : strcmp(dtype, "f32") == 0 ? "F32"
                      : strcmp(dtype, "f16") == 0 ? "F16" : NULL;

@@ -21,6 +21,13 @@ reject() {
     printf '{"case_id":"%s","phase":"prefill","prompt_tokens":%d,"output_tokens":%d,"dataset":"random_tokens","rejection":true,"expected_error":"context_limit_exceeded"}\n' "$2" "$3" "$4" >> "$1"
 }
 
+expect_exit "--help" 0 npu-replay --help
+expect_grep "--help names the commands" 'make-model.*matrix|matrix' out.txt
+expect_exit "--version" 0 npu-replay --version
+expect_grep "--version" '^npu-replay [0-9]' out.txt
+expect_exit "no command exits 2" 2 npu-replay
+expect_exit "unknown command exits 2" 2 npu-replay frobnicate
+expect_exit "dense layer beyond the model exits 2" 2 npu-replay make-model --preset tiny --dense-layer 5 -o nope
 expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 7 -o tiny
 expect_exit "make-model refuses to overwrite" 2 npu-replay make-model --preset tiny -o tiny
 expect_exit "make-model f32" 0 npu-replay make-model --preset tiny --seed 7 --dtype f32 -o tiny32
@@ -100,6 +107,14 @@ import h5py, numpy as np
 a = h5py.File("ref.h5", "r"); b = h5py.File("tinysh.h5", "r")
 print(("ok" if np.array_equal(a["cases/p1/logits"][()], b["cases/p1/logits"][()]) else "not ok") + " sharded model gives bit-identical logits")
 PY
+    # a dense layer (mlp_only_layers) through the oracle; it has no router taps
+    npu-replay make-model --preset tiny --seed 7 --dense-layer 0 -o tinyd > /dev/null 2>&1
+    expect_grep "dense layer in config" '"mlp_only_layers": \[0\]' tinyd/config.json
+    npu-replay run --model tinyd --manifest m.jsonl --side baseline --golden tinyd.h5 --raw tinyd.raw \
+        --warmup 0 --runs 1 --cases p1 > /dev/null 2>&1
+    if "$PYTHON" "$ORACLE" tinyd tinyd.h5 p1 > o.txt 2>&1; then ok "numpy oracle on a dense layer"; else notok "numpy oracle on a dense layer" "$(grep 'not ok' o.txt | head -3)"; fi
+    "$PYTHON" -c 'import h5py,sys; f=h5py.File("tinyd.h5","r"); sys.exit(0 if "router" not in f["cases/p1/layers/0"] and "router" in f["cases/p1/layers/1"] else 1)' \
+        && ok "a dense layer has no router taps" || notok "a dense layer has no router taps"
     # dtype=bf16: close to the f32 reference, not equal to it
     npu-replay run --model tiny --manifest m.jsonl --side candidate --golden bf.h5 --raw bf.raw \
         --warmup 0 --runs 1 --backend-opt dtype=bf16 > /dev/null 2>&1

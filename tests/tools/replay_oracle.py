@@ -82,6 +82,14 @@ class Model:
             attn = out.reshape(n, nh * hd) @ W[p + "self_attn.o_proj.weight"].T
             x = x + attn
             h2 = self.rms(x, W[p + "post_attention_layernorm.weight"])
+            dense = l in c["mlp_only_layers"] or c["num_experts"] == 0 or (l + 1) % c["decoder_sparse_step"] != 0
+            if dense:
+                a = h2 @ W[p + "mlp.gate_proj.weight"].T
+                mlp = (a / (1 + np.exp(-a)) * (h2 @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+                x = x + mlp
+                taps.update({"layers/%d/attn_out" % l: attn, "layers/%d/mlp_out" % l: mlp,
+                             "layers/%d/hidden" % l: x.copy()})
+                continue
             rl = h2 @ W[p + "mlp.gate.weight"].T
             pr = np.exp(rl - rl.max(-1, keepdims=True))
             pr /= pr.sum(-1, keepdims=True)

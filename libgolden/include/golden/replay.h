@@ -54,6 +54,7 @@ typedef struct {
     int shards;              /* 0/1 = model.safetensors; N = N shards with an index */
     const char *out_dir;     /* created; must not exist unless force */
     bool force;
+    uint64_t dense_mask;     /* layers (bit L) with a dense MLP (mlp_only_layers), first 64 */
 } golden_make_model_opts;
 
 /* Write a deterministic random Qwen3-MoE model folder (config.json + safetensors). */
