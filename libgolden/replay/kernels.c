@@ -36,6 +36,23 @@ static inline float bf16f(uint16_t b)
     return f;
 }
 
+#if defined(__x86_64__)
+/* bf16 -> f32 of n entries, eight at a time (exact: a shift). */
+__attribute__((target("avx2"))) static void widen_bf16_avx2(const uint16_t *s, int64_t n,
+                                                            float *dst)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i b = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(s + i)));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_slli_epi32(b, 16));
+    }
+    for (; i < n; i++) {
+        uint32_t u = (uint32_t)s[i] << 16;
+        memcpy(dst + i, &u, 4);
+    }
+}
+#endif
+
 void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst)
 {
     int64_t n = w->cols;
@@ -43,6 +60,12 @@ void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst)
         memcpy(dst, (const float *)w->data + r * n, (size_t)n * 4);
     } else if (w->dt == GOLDEN_BF16) {
         const uint16_t *s = (const uint16_t *)w->data + r * n;
+#if defined(__x86_64__)
+        if (use_avx2) {
+            widen_bf16_avx2(s, n, dst);
+            return;
+        }
+#endif
         for (int64_t i = 0; i < n; i++)
             dst[i] = bf16f(s[i]);
     } else {
