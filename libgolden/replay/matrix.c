@@ -206,6 +206,7 @@ static int fixed_prompts(mx *m, const lens *outs, golden_error *err)
 typedef struct {
     unsigned char *hit; /* [layers][experts] */
     int layers, experts;
+    bool seen;          /* any router tap at all: a backend without them cannot prove coverage */
 } cov;
 
 static int cov_tap(void *ctx, const char *name, int layer, int dtype, int64_t rows, int64_t cols,
@@ -217,6 +218,7 @@ static int cov_tap(void *ctx, const char *name, int layer, int dtype, int64_t ro
         layer < 0 || layer >= c->layers)
         return 0;
     const int32_t *ids = data;
+    c->seen = true;
     for (int64_t i = 0; i < rows * cols; i++)
         if (ids[i] >= 0 && ids[i] < c->experts)
             c->hit[(size_t)layer * (size_t)c->experts + (size_t)ids[i]] = 1;
@@ -230,7 +232,8 @@ static int coverage(mx *m, golden_error *err)
     const golden_backend_info *in = m->info;
     if (in->num_experts < 1 || !m->o->backend)
         return 0;
-    cov c = {calloc((size_t)in->num_layers * (size_t)in->num_experts, 1), in->num_layers, in->num_experts};
+    cov c = {calloc((size_t)in->num_layers * (size_t)in->num_experts, 1), in->num_layers,
+             in->num_experts, false};
     if (!c.hit)
         return golden_fail_what(err, GOLDEN_ENOMEM, "matrix", "out of memory");
     golden_backend_hooks h = {&c, cov_tap, NULL, 1};
@@ -246,6 +249,8 @@ static int coverage(mx *m, golden_error *err)
         rc = golden_backend_reset(m->o->backend, 0, err);
         if (rc == 0)
             rc = golden_backend_prefill(m->o->backend, 0, 0, m->buf, (size_t)len, err);
+        if (rc == 0 && !c.seen)
+            break; /* no router taps: coverage cannot be proven, and is reported as not reached */
         covered = 0;
         for (size_t i = 0; i < total; i++)
             covered += c.hit[i];
