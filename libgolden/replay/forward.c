@@ -108,6 +108,22 @@ static float head_dot(const float *a, const float *b, int n)
     return d;
 }
 
+/* o += p * v over one head, eight lanes at a time (each element's own sum, in order). */
+static void head_axpy(float *o, float p, const float *v, int n)
+{
+    int i = 0;
+    v8f pv = {p, p, p, p, p, p, p, p};
+    for (; i + 8 <= n; i += 8) {
+        v8f a, b;
+        memcpy(&a, o + i, 32);
+        memcpy(&b, v + i, 32);
+        a += pv * b;
+        memcpy(o + i, &a, 32);
+    }
+    for (; i < n; i++)
+        o[i] += p * v[i];
+}
+
 /* One (position, head) of causal grouped-query attention, softmax in f32. */
 static int att_item(void *vctx, size_t item, int worker, golden_error *err)
 {
@@ -134,12 +150,8 @@ static int att_item(void *vctx, size_t item, int worker, golden_error *err)
     }
     float *o = a->att + t * (int64_t)H * hd + (int64_t)h * hd;
     memset(o, 0, (size_t)hd * 4);
-    for (int64_t j = 0; j < upto; j++) {
-        const float *vj = V + j * kd + (int64_t)kvh * hd;
-        float p = s[j] / sum;
-        for (int i = 0; i < hd; i++)
-            o[i] += p * vj[i];
-    }
+    for (int64_t j = 0; j < upto; j++)
+        head_axpy(o, s[j] / sum, V + j * kd + (int64_t)kvh * hd, hd);
     return 0;
 }
 
