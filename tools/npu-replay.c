@@ -188,7 +188,8 @@ static int cmd_matrix(const args *a)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* Everything but the two arrays main owns (so every early return frees them). */
+static int tool_main(int argc, char **argv, const char **opts, const char **globs)
 {
     enum { O_MODEL = 256, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP, O_RUNS,
            O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_FORCE,
@@ -216,10 +217,8 @@ int main(int argc, char **argv)
     args a;
     memset(&a, 0, sizeof a);
     a.warmup = a.runs = -1;
-    a.opts = calloc((size_t)argc + 1, sizeof *a.opts);
-    a.globs = calloc((size_t)argc + 1, sizeof *a.globs);
-    if (!a.opts || !a.globs)
-        return bad_usage("out of memory");
+    a.opts = opts;
+    a.globs = globs;
     const char *env = getenv("GOLDEN_THREADS");
     if (env && parse_int("GOLDEN_THREADS", env, 0, 256, &a.threads))
         return 2;
@@ -282,7 +281,11 @@ int main(int argc, char **argv)
         case 'j': bad = parse_int("--threads", optarg, 1, 256, &a.threads); break;
         case 'h': case O_HELP: usage(stdout); return 0;
         case O_VERSION: printf(TOOL " " GOLDEN_VERSION "\n"); return 0;
-        default: return bad_usage("bad option or missing argument");
+        default: {
+            char msg[300];
+            snprintf(msg, sizeof msg, "bad option or missing argument: %s", argv[optind - 1]);
+            return bad_usage(msg);
+        }
         }
         if (bad)
             return 2;
@@ -302,7 +305,15 @@ int main(int argc, char **argv)
                                                                     : bad_usage("matrix needs --model DIR");
     else
         rc = bad_usage("unknown command (make-model, matrix, run)");
-    free(a.opts);
-    free(a.globs);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char **opts = calloc((size_t)argc + 1, sizeof *opts);
+    const char **globs = calloc((size_t)argc + 1, sizeof *globs);
+    int rc = opts && globs ? tool_main(argc, argv, opts, globs) : bad_usage("out of memory");
+    free(opts);
+    free(globs);
     return rc;
 }
