@@ -1,0 +1,74 @@
+/* npu-replay's library side: loading a runtime backend (built-in `cpu` or a dlopen'd plug-in),
+ * writing deterministic Qwen3-MoE model folders, and the logits conversion of handbook §15. */
+#ifndef GOLDEN_REPLAY_H
+#define GOLDEN_REPLAY_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "golden/backend.h"
+#include "golden/error.h"
+
+/* ---- backends ---- */
+
+/* A backend loaded and opened: its vtable, its instance and (for a plug-in) its library. */
+typedef struct golden_backend golden_backend;
+
+typedef struct {
+    unsigned version;        /* = 1 */
+    const char *spec;        /* "cpu" (NULL too) or a path to a shared library */
+    const char *model_dir;
+    size_t n_opts;
+    const char *const *opts; /* "KEY=VALUE" strings */
+    int threads;             /* 0 = every core */
+} golden_backend_load_opts;
+
+/* Load (dlopen for a path), check the ABI version (a mismatch names both versions), open the
+ * backend on the model and read its info. */
+int golden_backend_load(const golden_backend_load_opts *opts, golden_backend **out,
+                        golden_error *err);
+void golden_backend_close(golden_backend *b);
+const golden_backend_info *golden_backend_get_info(const golden_backend *b);
+const char *golden_backend_name(const golden_backend *b);
+/* The calls of the vtable, with the backend's message turned into err (where = backend name). */
+int golden_backend_set_hooks(golden_backend *b, const golden_backend_hooks *h, golden_error *err);
+int golden_backend_prefill(golden_backend *b, int lane, int64_t pos, const int32_t *tokens,
+                           size_t n, golden_error *err);
+int golden_backend_decode(golden_backend *b, int lane, int32_t token, golden_error *err);
+int golden_backend_logits(golden_backend *b, int lane, int first, int count, void *dst,
+                          golden_error *err);
+int golden_backend_truncate(golden_backend *b, int lane, int64_t length, golden_error *err);
+int golden_backend_reset(golden_backend *b, int lane, golden_error *err);
+int64_t golden_backend_length(golden_backend *b, int lane);
+
+/* The built-in Qwen3-MoE CPU reference backend (options: dtype=f32|bf16, lanes=N). */
+const golden_backend_vtable *golden_cpu_backend(void);
+
+/* ---- model folders ---- */
+
+typedef struct {
+    unsigned version;        /* = 1 */
+    const char *preset;      /* "tiny" or "qwen3-30b-a3b" */
+    int layers;              /* 0 = the preset's */
+    uint64_t seed;
+    const char *dtype;       /* "bf16" (default) or "f32" or "f16" */
+    int shards;              /* 0/1 = model.safetensors; N = N shards with an index */
+    const char *out_dir;     /* created; must not exist unless force */
+    bool force;
+    uint64_t dense_mask;     /* layers (bit L) with a dense MLP (mlp_only_layers), first 64 */
+} golden_make_model_opts;
+
+/* Write a deterministic random Qwen3-MoE model folder (config.json + safetensors). */
+int golden_make_model(const golden_make_model_opts *opts, golden_error *err);
+
+/* ---- logits conversion (handbook §15, C2) ---- */
+
+/* bf16 entries [first, first+count) of row straight into dst[0..count) as f32: the SIMD path
+ * where the CPU has one. Exact (bf16 -> f32 is a shift). */
+void golden_logits_bf16_to_f32(const uint16_t *row, size_t first, size_t count, float *dst);
+/* The plain scalar loop, for tests and benchmarks. */
+void golden_logits_bf16_to_f32_scalar(const uint16_t *row, size_t first, size_t count,
+                                      float *dst);
+/* Round f32 to bf16, nearest-even (NaN stays a quiet NaN). */
+uint16_t golden_f32_to_bf16(float f);
+
+#endif

@@ -1,0 +1,94 @@
+/* npu-replay's input matrix (handbook section 5) and runs (sections 6, 7): manifests of cases,
+ * their token files, and a run that writes the goldens of contracts section 7 and raw timings. */
+#ifndef GOLDEN_REPLAY_RUN_H
+#define GOLDEN_REPLAY_RUN_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "golden/error.h"
+#include "golden/replay.h"
+
+#define GOLDEN_SCHEMA_INPUT_MANIFEST "calculet-input-manifest/v1"
+#define GOLDEN_SCHEMA_RAW_REQUEST "calculet-raw-request/v1"
+
+/* One line of an input manifest with its token ids loaded (and their hash checked). */
+typedef struct {
+    char *case_id;
+    bool decode;            /* phase: decode (past prefilled untimed) or prefill */
+    int64_t prompt, past, output;
+    char *dataset;
+    bool rejection;
+    char *expected_error;   /* NULL unless a rejection case */
+    int32_t *ids;           /* past + prompt ids (NULL for a rejection case) */
+    size_t n_ids;
+} golden_replay_case;
+
+/* Load a calculet-input-manifest/v1 JSON Lines file: every line validated against the schema,
+ * token files (paths relative to the manifest) read and their sha256 checked. */
+int golden_replay_manifest_load(const char *path, golden_replay_case **cases, size_t *n,
+                                golden_error *err);
+void golden_replay_cases_free(golden_replay_case *cases, size_t n);
+
+/* ---- the matrix ---- */
+typedef struct {
+    unsigned version;          /* = 1 */
+    golden_backend *backend;   /* runs the reference for expert coverage and near-ties */
+    const char *hypothesis;    /* NULL = section 5.1's lengths */
+    const char *prompts;       /* NULL or a file of token-id lists (one JSON array a line) */
+    const char *out;           /* the manifest path; token files go to inputs/ beside it */
+    uint64_t seed;
+    int max_len;               /* 0 = no cap; otherwise lengths above it are left out */
+    int random_per_len;        /* 0 = 20 (section 5.2) */
+    int repeated_per_len;      /* 0 = 10 */
+    int decode_steps;          /* output tokens of decode cases (0 = 8) */
+    double near_tie_margin;    /* top-2 margin below which a step is a near tie (0 = 1e-3) */
+    int near_tie_steps;        /* 0 = no near-tie search */
+    bool force;
+} golden_replay_matrix_opts;
+
+typedef struct {
+    size_t cases, rejections, coverage_cases, near_ties;
+    bool experts_covered;      /* every expert of every layer hit by the coverage set */
+} golden_replay_matrix_result;
+
+int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matrix_result *res,
+                         golden_error *err);
+
+/* ---- runs ---- */
+typedef void (*golden_replay_progress_fn)(void *ctx, size_t done, size_t total,
+                                          const char *case_id);
+
+typedef struct {
+    unsigned version;          /* = 1 */
+    golden_backend *backend;
+    const char *manifest;
+    const char *side;          /* "baseline" or "candidate" */
+    const char *golden;        /* OUT.h5 */
+    const char *raw;           /* RAW.jsonl */
+    int warmup;                /* < 0 = 10 */
+    int runs;                  /* < 0 = 30, or 100 for short cases (<= 128 tokens in all) */
+    size_t n_globs;
+    const char *const *globs;  /* case ids to run (fnmatch); none = all */
+    const char *taps;          /* "all", "none" or comma-separated fnmatch patterns of tap names */
+    bool force;
+    bool check_rejection;
+    const char *producer;      /* e.g. "npu-replay 0.1.0" */
+    volatile sig_atomic_t *stop; /* set (by a signal handler) to stop between requests */
+    golden_replay_progress_fn progress;
+    void *progress_ctx;
+} golden_replay_run_opts;
+
+typedef struct {
+    size_t cases, skipped_rejections, requests;
+    bool rejection_checked;    /* --check-rejection found a rejection case to submit */
+    bool rejection_refused;    /* ... and the backend refused it */
+    char rejection_case[256];
+} golden_replay_run_result;
+
+/* Run the manifest's cases. Output files appear whole or not at all. A backend error names the
+ * case and request. Returns 0 (then see res), or -1 with err. */
+int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
+                      golden_error *err);
+
+#endif

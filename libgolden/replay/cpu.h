@@ -1,0 +1,95 @@
+/* Private to the CPU reference backend: the Qwen3-MoE model as loaded (weights memory-mapped
+ * in their file dtype), the per-lane KV caches, and the kernels the forward pass is built from. */
+#ifndef GOLDEN_REPLAY_CPU_H
+#define GOLDEN_REPLAY_CPU_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "golden/backend.h"
+#include "golden/dtype.h"
+#include "golden/error.h"
+
+/* A weight matrix [rows, cols] (a vector has rows = 1) in its stored dtype, inside a mapping. */
+typedef struct {
+    const void *data;
+    golden_dtype dt; /* GOLDEN_F32, GOLDEN_BF16 or GOLDEN_F16 */
+    int64_t rows, cols;
+} cpu_weight;
+
+typedef struct {
+    int hidden, layers, heads, kv_heads, head_dim, experts, topk, moe_inter, inter, vocab;
+    int64_t max_pos;
+    bool norm_topk, tie;
+    double eps, theta;
+    int sparse_step;
+    bool *mlp_only; /* [layers] */
+} cpu_config;
+
+typedef struct {
+    cpu_weight q, k, v, o, q_norm, k_norm, in_norm, post_norm;
+    bool sparse;
+    cpu_weight router;                 /* sparse: [experts, hidden] */
+    cpu_weight *gate, *up, *down;      /* sparse: [experts]; dense: one each */
+} cpu_layer;
+
+typedef struct {
+    cpu_config c;
+    cpu_layer *layer;
+    cpu_weight embed, norm, lm_head;
+    size_t n_maps;
+    void **maps;
+    size_t *map_len;
+} cpu_model;
+
+/* Load and validate a Hugging Face Qwen3-MoE folder; errors name the file and key/tensor. */
+int cpu_model_load(const char *dir, cpu_model *m, golden_error *err);
+void cpu_model_free(cpu_model *m);
+
+/* Parse config.json only (also used by make-model's self-check and the matrix). */
+int cpu_config_load(const char *path, cpu_config *c, golden_error *err);
+
+/* ---- kernels (kernels.c) ---- */
+extern float cpu_f16_table[65536];
+void cpu_kernels_init(void);
+/* Row r of w, elements [0, cols), converted to f32 exactly. */
+void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst);
+/* y[t][o] = sum_i w[o][i] * x[t][i] for t < n tokens; x is [n, w.cols], y [n, w.rows] with row
+ * stride ldy; parallel over blocks of output rows on `threads` workers. */
+int cpu_matmul(const cpu_weight *w, const float *x, int64_t n, float *y, int64_t ldy,
+               int threads, golden_error *err);
+/* Several independent products in one parallel pass (q/k/v, every active expert): one pool
+ * start instead of one per product, and the workers balance across all of them. */
+typedef struct {
+    const cpu_weight *w;
+    const float *x;
+    int64_t n;
+    float *y;
+    int64_t ldy;
+} cpu_matmul_job;
+int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, golden_error *err);
+void cpu_rmsnorm(const float *x, const cpu_weight *w, int64_t n, double eps, float *y);
+/* Round every element to bf16 and back (dtype=bf16 mode). */
+void cpu_round_bf16(float *x, size_t n);
+
+/* ---- the backend instance (forward.c) ---- */
+typedef struct {
+    float **k, **v; /* per layer: [cap, kv_heads*head_dim] */
+    int64_t len, cap;
+    float *last_logits; /* [vocab] of the last processed position */
+    bool has_logits;
+} cpu_lane;
+
+typedef struct {
+    cpu_model m;
+    bool bf16;
+    int threads;
+    int n_lanes;
+    int chunk;      /* positions per forward call of a long prefill */
+    cpu_lane *lanes;
+    golden_backend_hooks hooks;
+} cpu_backend;
+
+/* Run positions [pos, pos+n) of lane through the model; leaves the last position's logits. */
+int cpu_forward(cpu_backend *b, int lane, int64_t pos, const int32_t *tokens, int64_t n,
+                golden_error *err);
+#endif

@@ -1,0 +1,296 @@
+/* The built-in `cpu` backend: the golden_backend_vtable over the Qwen3-MoE reference forward
+ * pass, with lanes, logits in f32 (or bf16 under dtype=bf16) and the stage marks it can honestly give. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "golden/replay.h"
+#include "replay/cpu.h"
+#include "util/pool.h"
+
+#define MAX_LANES 64
+#define CHUNK 512 /* default positions per forward call */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void mark(cpu_backend *b, int stage, int end)
+{
+    if (b->hooks.mark)
+        b->hooks.mark(b->hooks.ctx, stage, end, now_ns());
+}
+
+static int say(char *msg, size_t n, const golden_error *e)
+{
+    if (e->where[0])
+        snprintf(msg, n, "%s: %s", e->where, e->what);
+    else
+        snprintf(msg, n, "%s", e->what);
+    return 1;
+}
+
+static void cpu_close(void *self)
+{
+    cpu_backend *b = self;
+    if (!b)
+        return;
+    for (int i = 0; b->lanes && i < b->n_lanes; i++) {
+        for (int l = 0; l < b->m.c.layers; l++) {
+            if (b->lanes[i].k)
+                free(b->lanes[i].k[l]);
+            if (b->lanes[i].v)
+                free(b->lanes[i].v[l]);
+        }
+        free(b->lanes[i].k);
+        free(b->lanes[i].v);
+        free(b->lanes[i].last_logits);
+    }
+    free(b->lanes);
+    cpu_model_free(&b->m);
+    free(b);
+}
+
+static int parse_opts(cpu_backend *b, const golden_backend_open_args *a, char *msg, size_t n)
+{
+    b->n_lanes = 4;
+    b->chunk = CHUNK;
+    for (size_t i = 0; i < a->n_opts; i++) {
+        const char *k = a->keys[i], *v = a->values[i];
+        if (strcmp(k, "dtype") == 0 && (strcmp(v, "f32") == 0 || strcmp(v, "bf16") == 0)) {
+            b->bf16 = strcmp(v, "bf16") == 0;
+        } else if (strcmp(k, "lanes") == 0 && atoi(v) >= 1 && atoi(v) <= MAX_LANES) {
+            b->n_lanes = atoi(v);
+        } else if (strcmp(k, "chunk") == 0 && atoi(v) >= 1 && atoi(v) <= 1 << 20) {
+            b->chunk = atoi(v);
+        } else if (strcmp(k, "dtype") == 0 || strcmp(k, "lanes") == 0 || strcmp(k, "chunk") == 0) {
+            snprintf(msg, n, "backend option %s=%s: dtype takes f32 or bf16, lanes 1..%d, chunk 1..%d",
+                     k, v, MAX_LANES, 1 << 20);
+            return 1;
+        } else {
+            snprintf(msg, n, "unknown backend option '%s' (the cpu backend knows dtype, lanes, chunk)", k);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int cpu_open(const golden_backend_open_args *a, void **self, char *msg, size_t n)
+{
+    *self = NULL;
+    golden_error err;
+    golden_error_clear(&err);
+    if (a->version != GOLDEN_BACKEND_ABI_VERSION) {
+        snprintf(msg, n, "open arguments of ABI version %u, expected %u", a->version,
+                 GOLDEN_BACKEND_ABI_VERSION);
+        return 1;
+    }
+    if (!a->model_dir) {
+        snprintf(msg, n, "the cpu backend needs --model DIR");
+        return 1;
+    }
+    cpu_backend *b = calloc(1, sizeof *b);
+    if (!b) {
+        snprintf(msg, n, "out of memory");
+        return 1;
+    }
+    b->threads = a->threads >= 1 ? a->threads : golden_cpu_count();
+    if (parse_opts(b, a, msg, n)) {
+        free(b);
+        return 1;
+    }
+    if (cpu_model_load(a->model_dir, &b->m, &err) != 0) {
+        free(b);
+        return say(msg, n, &err);
+    }
+    b->lanes = calloc((size_t)b->n_lanes, sizeof *b->lanes);
+    for (int i = 0; b->lanes && i < b->n_lanes; i++) {
+        cpu_lane *L = &b->lanes[i];
+        L->k = calloc((size_t)b->m.c.layers, sizeof *L->k);
+        L->v = calloc((size_t)b->m.c.layers, sizeof *L->v);
+        L->last_logits = malloc((size_t)b->m.c.vocab * sizeof(float));
+        if (!L->k || !L->v || !L->last_logits) {
+            b->n_lanes = i + 1;
+            cpu_close(b);
+            snprintf(msg, n, "out of memory");
+            return 1;
+        }
+    }
+    if (!b->lanes) {
+        cpu_close(b);
+        snprintf(msg, n, "out of memory");
+        return 1;
+    }
+    *self = b;
+    return 0;
+}
+
+static int cpu_info(void *self, golden_backend_info *o, char *msg, size_t n)
+{
+    (void)msg;
+    (void)n;
+    const cpu_backend *b = self;
+    const cpu_config *c = &b->m.c;
+    memset(o, 0, sizeof *o);
+    o->version = GOLDEN_BACKEND_ABI_VERSION;
+    o->hidden_size = c->hidden;
+    o->num_layers = c->layers;
+    o->num_experts = c->experts;
+    o->experts_per_tok = c->topk;
+    o->vocab_size = c->vocab;
+    o->context_limit = c->max_pos;
+    o->num_lanes = b->n_lanes;
+    o->logits_dtype = b->bf16 ? GOLDEN_BK_BF16 : GOLDEN_BK_F32;
+    return 0;
+}
+
+static int cpu_set_hooks(void *self, const golden_backend_hooks *h, char *msg, size_t n)
+{
+    (void)msg;
+    (void)n;
+    cpu_backend *b = self;
+    if (h)
+        b->hooks = *h;
+    else
+        memset(&b->hooks, 0, sizeof b->hooks);
+    return 0;
+}
+
+static int bad_lane(const cpu_backend *b, int lane, char *msg, size_t n)
+{
+    if (lane >= 0 && lane < b->n_lanes)
+        return 0;
+    snprintf(msg, n, "lane %d does not exist (the backend has %d)", lane, b->n_lanes);
+    return 1;
+}
+
+static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, size_t count,
+                       char *msg, size_t n)
+{
+    cpu_backend *b = self;
+    golden_error err;
+    golden_error_clear(&err);
+    if (bad_lane(b, lane, msg, n))
+        return 1;
+    if (pos < 0 || pos > b->lanes[lane].len) {
+        snprintf(msg, n, "prefill at position %lld of a lane holding %lld", (long long)pos,
+                 (long long)b->lanes[lane].len);
+        return 1;
+    }
+    if (count == 0) {
+        snprintf(msg, n, "prefill of no tokens");
+        return 1;
+    }
+    if ((int64_t)count > b->m.c.max_pos - pos) {
+        snprintf(msg, n, "context_limit_exceeded: %lld positions past %lld, the limit is %lld",
+                 (long long)count, (long long)pos, (long long)b->m.c.max_pos);
+        return 1;
+    }
+    /* On a CPU the inputs are already where the compute is: h2d is the token copy. */
+    mark(b, GOLDEN_BK_STAGE_H2D, 0);
+    mark(b, GOLDEN_BK_STAGE_H2D, 1);
+    mark(b, GOLDEN_BK_STAGE_NPU_WAIT, 0);
+    /* Long prompts go through in chunks so scratch stays bounded (a 40,959-token prompt of
+     * the real model would otherwise need ~8 GB of expert buffers); every element is summed
+     * in the same order whatever the batch, so chunking changes no bit. */
+    int rc = 0;
+    size_t chunk = (size_t)b->chunk;
+    for (size_t done = 0; rc == 0 && done < count; done += chunk)
+        rc = cpu_forward(b, lane, pos + (int64_t)done, tokens + done,
+                         (int64_t)(count - done < chunk ? count - done : chunk), &err);
+    mark(b, GOLDEN_BK_STAGE_NPU_WAIT, 1);
+    return rc ? say(msg, n, &err) : 0;
+}
+
+static int cpu_decode(void *self, int lane, int32_t token, char *msg, size_t n)
+{
+    cpu_backend *b = self;
+    if (bad_lane(b, lane, msg, n))
+        return 1;
+    return cpu_prefill(self, lane, b->lanes[lane].len, &token, 1, msg, n);
+}
+
+static int cpu_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
+{
+    cpu_backend *b = self;
+    if (bad_lane(b, lane, msg, n))
+        return 1;
+    const cpu_lane *L = &b->lanes[lane];
+    if (!L->has_logits) {
+        snprintf(msg, n, "lane %d has no logits (nothing processed since its last reset)", lane);
+        return 1;
+    }
+    if (first < 0 || count < 0 || count > b->m.c.vocab - first) {
+        snprintf(msg, n, "logits range [%d, %d) outside the vocabulary of %d", first,
+                 first + count, b->m.c.vocab);
+        return 1;
+    }
+    mark(b, GOLDEN_BK_STAGE_D2H, 0);
+    if (b->bf16) {
+        uint16_t *d = dst;
+        for (int i = 0; i < count; i++)
+            d[i] = golden_f32_to_bf16(L->last_logits[first + i]); /* exact: already rounded */
+    } else {
+        memcpy(dst, L->last_logits + first, (size_t)count * sizeof(float));
+    }
+    mark(b, GOLDEN_BK_STAGE_D2H, 1);
+    return 0;
+}
+
+static int cpu_truncate(void *self, int lane, int64_t length, char *msg, size_t n)
+{
+    cpu_backend *b = self;
+    if (bad_lane(b, lane, msg, n))
+        return 1;
+    if (length < 0 || length > b->lanes[lane].len) {
+        snprintf(msg, n, "cannot truncate lane %d of %lld positions to %lld", lane,
+                 (long long)b->lanes[lane].len, (long long)length);
+        return 1;
+    }
+    if (length < b->lanes[lane].len)
+        b->lanes[lane].has_logits = false;
+    b->lanes[lane].len = length;
+    return 0;
+}
+
+static int cpu_reset(void *self, int lane, char *msg, size_t n)
+{
+    cpu_backend *b = self;
+    if (lane < 0) {
+        for (int i = 0; i < b->n_lanes; i++)
+            b->lanes[i].len = 0, b->lanes[i].has_logits = false;
+        return 0;
+    }
+    if (bad_lane(b, lane, msg, n))
+        return 1;
+    b->lanes[lane].len = 0;
+    b->lanes[lane].has_logits = false;
+    return 0;
+}
+
+static int64_t cpu_length(void *self, int lane)
+{
+    cpu_backend *b = self;
+    return lane >= 0 && lane < b->n_lanes ? b->lanes[lane].len : -1;
+}
+
+static const golden_backend_vtable cpu_vtable = {
+    .abi_version = GOLDEN_BACKEND_ABI_VERSION,
+    .name = "cpu",
+    .open = cpu_open,
+    .close = cpu_close,
+    .info = cpu_info,
+    .set_hooks = cpu_set_hooks,
+    .prefill = cpu_prefill,
+    .decode = cpu_decode,
+    .logits = cpu_logits,
+    .truncate = cpu_truncate,
+    .reset = cpu_reset,
+    .length = cpu_length,
+};
+
+const golden_backend_vtable *golden_cpu_backend(void) { return &cpu_vtable; }

@@ -1,0 +1,429 @@
+/* The reference forward pass of contracts section 7 (Hugging Face Qwen3-MoE) in f32, with a
+ * KV cache per lane, optional bf16 rounding between ops, and taps of every layer's outputs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden/replay.h"
+#include "replay/cpu.h"
+#include "util/pool.h"
+
+/* Scratch of one forward call, sized for n positions. */
+typedef struct {
+    float *x, *h, *q, *k, *v, *att, *tmp, *mlp, *router, *topw, *g, *u, *gx, *dn;
+    int32_t *topi, *rows;
+} fw_buf;
+
+static void fw_free(fw_buf *f)
+{
+    free(f->x); free(f->h); free(f->q); free(f->k); free(f->v); free(f->att); free(f->tmp);
+    free(f->mlp); free(f->router); free(f->topw); free(f->g); free(f->u); free(f->gx);
+    free(f->dn);
+    free(f->topi); free(f->rows);
+}
+
+static int fw_alloc(const cpu_config *c, int64_t n, fw_buf *f, golden_error *err)
+{
+    memset(f, 0, sizeof *f);
+    size_t N = (size_t)n, H = (size_t)c->hidden, QD = (size_t)c->heads * (size_t)c->head_dim,
+           KD = (size_t)c->kv_heads * (size_t)c->head_dim, E = (size_t)(c->experts ? c->experts : 1),
+           K = (size_t)(c->topk ? c->topk : 1);
+    size_t I = (size_t)(c->moe_inter > c->inter ? c->moe_inter : c->inter);
+    f->x = malloc(N * H * 4); f->h = malloc(N * H * 4); f->q = malloc(N * QD * 4);
+    f->k = malloc(N * KD * 4); f->v = malloc(N * KD * 4); f->att = malloc(N * QD * 4);
+    f->tmp = malloc(N * H * 4); f->mlp = malloc(N * H * 4); f->router = malloc(N * E * 4);
+    /* expert rows: every (token, choice) pair once, grouped by expert */
+    size_t R = N * K;
+    f->topw = malloc(N * K * 4); f->g = malloc(R * I * 4); f->u = malloc(R * I * 4);
+    f->gx = malloc(R * H * 4); f->dn = malloc(R * H * 4); f->topi = malloc(N * K * 4);
+    f->rows = malloc(R * 4);
+    if (!f->x || !f->h || !f->q || !f->k || !f->v || !f->att || !f->tmp || !f->mlp ||
+        !f->router || !f->topw || !f->g || !f->u || !f->gx || !f->dn || !f->topi || !f->rows) {
+        fw_free(f);
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory for %lld positions",
+                                (long long)n);
+    }
+    return 0;
+}
+
+static void maybe_round(const cpu_backend *b, float *x, size_t n)
+{
+    if (b->bf16)
+        cpu_round_bf16(x, n);
+}
+
+static int tap(cpu_backend *b, int l, const char *what, int dtype, int64_t rows, int64_t cols,
+               const void *data, golden_error *err)
+{
+    if (!b->hooks.tap || !b->hooks.want_taps)
+        return 0;
+    char name[96];
+    snprintf(name, sizeof name, "layers/%d/%s", l, what);
+    if (b->hooks.tap(b->hooks.ctx, name, l, dtype, rows, cols, data) != 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, "cpu backend", "the harness refused tap %s", name);
+    return 0;
+}
+
+/* RoPE, rotate-half form, on one head vector at position p. */
+static void rope(float *x, int hd, int64_t p, double theta)
+{
+    int half = hd / 2;
+    for (int i = 0; i < half; i++) {
+        float inv = (float)pow(theta, -2.0 * i / hd);
+        float ang = (float)p * inv;
+        float cs = cosf(ang), sn = sinf(ang);
+        float a = x[i], c = x[i + half];
+        x[i] = a * cs - c * sn;
+        x[i + half] = c * cs + a * sn;
+    }
+}
+
+typedef struct {
+    cpu_backend *b;
+    cpu_lane *lane;
+    int l;
+    int64_t pos, n;
+    const float *q;
+    float *att;
+    float *scores; /* [threads][pos + n] */
+} att_ctx;
+
+typedef float v8f __attribute__((vector_size(32)));
+
+/* q . k over one head with eight partial sums (vectorizes without -ffast-math); the same
+ * function for every position, so a score never depends on how positions were batched. */
+static float head_dot(const float *a, const float *b, int n)
+{
+    v8f acc = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v8f x, y;
+        memcpy(&x, a + i, 32);
+        memcpy(&y, b + i, 32);
+        acc += x * y;
+    }
+    float d = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < n; i++)
+        d += a[i] * b[i];
+    return d;
+}
+
+/* o += p * v over one head, eight lanes at a time (each element's own sum, in order). */
+static void head_axpy(float *o, float p, const float *v, int n)
+{
+    int i = 0;
+    v8f pv = {p, p, p, p, p, p, p, p};
+    for (; i + 8 <= n; i += 8) {
+        v8f a, b;
+        memcpy(&a, o + i, 32);
+        memcpy(&b, v + i, 32);
+        a += pv * b;
+        memcpy(o + i, &a, 32);
+    }
+    for (; i < n; i++)
+        o[i] += p * v[i];
+}
+
+/* One (position, head) of causal grouped-query attention, softmax in f32. */
+static int att_item(void *vctx, size_t item, int worker, golden_error *err)
+{
+    (void)err;
+    att_ctx *a = vctx;
+    const cpu_config *c = &a->b->m.c;
+    int hd = c->head_dim, H = c->heads, group = c->heads / c->kv_heads;
+    int64_t t = (int64_t)item / H;
+    int h = (int)((int64_t)item % H), kvh = h / group;
+    int64_t kd = (int64_t)c->kv_heads * hd, upto = a->pos + t + 1;
+    float *s = a->scores + (size_t)worker * (size_t)(a->pos + a->n);
+    const float *q = a->q + t * (int64_t)H * hd + (int64_t)h * hd;
+    const float *K = a->lane->k[a->l], *V = a->lane->v[a->l];
+    float scale = 1.0f / sqrtf((float)hd), mx = -INFINITY;
+    for (int64_t j = 0; j < upto; j++) {
+        s[j] = head_dot(q, K + j * kd + (int64_t)kvh * hd, hd) * scale;
+        if (s[j] > mx)
+            mx = s[j];
+    }
+    float sum = 0;
+    for (int64_t j = 0; j < upto; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    float *o = a->att + t * (int64_t)H * hd + (int64_t)h * hd;
+    memset(o, 0, (size_t)hd * 4);
+    for (int64_t j = 0; j < upto; j++)
+        head_axpy(o, s[j] / sum, V + j * kd + (int64_t)kvh * hd, hd);
+    return 0;
+}
+
+static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t n, fw_buf *f,
+                     golden_error *err)
+{
+    const cpu_config *c = &b->m.c;
+    const cpu_layer *L = &b->m.layer[l];
+    int64_t H = c->hidden, hd = c->head_dim, QD = c->heads * hd, KD = c->kv_heads * hd;
+    for (int64_t t = 0; t < n; t++)
+        cpu_rmsnorm(f->x + t * H, &L->in_norm, H, c->eps, f->h + t * H);
+    maybe_round(b, f->h, (size_t)(n * H));
+    cpu_matmul_job qkv[3] = {{&L->q, f->h, n, f->q, QD}, {&L->k, f->h, n, f->k, KD},
+                             {&L->v, f->h, n, f->v, KD}};
+    if (cpu_matmul_batch(qkv, 3, b->threads, err))
+        return GOLDEN_ERR;
+    maybe_round(b, f->q, (size_t)(n * QD));
+    maybe_round(b, f->k, (size_t)(n * KD));
+    maybe_round(b, f->v, (size_t)(n * KD));
+    for (int64_t t = 0; t < n; t++) {
+        for (int h = 0; h < c->heads; h++) {
+            float *qh = f->q + t * QD + h * hd;
+            cpu_rmsnorm(qh, &L->q_norm, hd, c->eps, qh);
+            rope(qh, (int)hd, pos + t, c->theta);
+        }
+        for (int h = 0; h < c->kv_heads; h++) {
+            float *kh = f->k + t * KD + h * hd;
+            cpu_rmsnorm(kh, &L->k_norm, hd, c->eps, kh);
+            rope(kh, (int)hd, pos + t, c->theta);
+        }
+    }
+    maybe_round(b, f->q, (size_t)(n * QD));
+    maybe_round(b, f->k, (size_t)(n * KD));
+    memcpy(lane->k[l] + pos * KD, f->k, (size_t)(n * KD) * 4);
+    memcpy(lane->v[l] + pos * KD, f->v, (size_t)(n * KD) * 4);
+    int threads = n * c->heads * (pos + n) < 4096 ? 1 : b->threads;
+    att_ctx a = {b, lane, l, pos, n, f->q, f->att, NULL};
+    a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)(pos + n) * 4);
+    if (!a.scores)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+    int rc = golden_parallel_for((size_t)(n * c->heads), threads, att_item, &a, err);
+    free(a.scores);
+    if (rc)
+        return rc;
+    maybe_round(b, f->att, (size_t)(n * QD));
+    if (cpu_matmul(&L->o, f->att, n, f->tmp, H, b->threads, err))
+        return GOLDEN_ERR;
+    maybe_round(b, f->tmp, (size_t)(n * H));
+    return tap(b, l, "attn_out", GOLDEN_BK_F32, n, H, f->tmp, err);
+}
+
+/* For each job e: down(silu(gate(x)) * up(x)) of its gathered rows. f->gx holds the inputs,
+ * f->g/f->u the expert-width products and f->dn the outputs, all grouped by job (offsets off[]),
+ * so every expert's three products run in two parallel passes. */
+static int swiglu(cpu_backend *b, const cpu_weight *G, const cpu_weight *U, const cpu_weight *D,
+                  const int *which, const int64_t *off, size_t jobs, fw_buf *f, golden_error *err)
+{
+    int64_t H = b->m.c.hidden, I = G[which[0]].rows, rows = off[jobs];
+    cpu_matmul_job *j = malloc(2 * jobs * sizeof *j);
+    if (!j)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+    for (size_t e = 0; e < jobs; e++) {
+        int64_t m = off[e + 1] - off[e];
+        j[2 * e] = (cpu_matmul_job){&G[which[e]], f->gx + off[e] * H, m, f->g + off[e] * I, I};
+        j[2 * e + 1] = (cpu_matmul_job){&U[which[e]], f->gx + off[e] * H, m, f->u + off[e] * I, I};
+    }
+    int rc = cpu_matmul_batch(j, 2 * jobs, b->threads, err);
+    if (rc == 0) {
+        maybe_round(b, f->g, (size_t)(rows * I));
+        maybe_round(b, f->u, (size_t)(rows * I));
+        for (int64_t i = 0; i < rows * I; i++) {
+            float x = f->g[i];
+            f->g[i] = x / (1.0f + expf(-x)) * f->u[i];
+        }
+        maybe_round(b, f->g, (size_t)(rows * I));
+        for (size_t e = 0; e < jobs; e++)
+            j[e] = (cpu_matmul_job){&D[which[e]], f->g + off[e] * I, off[e + 1] - off[e],
+                                    f->dn + off[e] * H, H};
+        rc = cpu_matmul_batch(j, jobs, b->threads, err);
+    }
+    free(j);
+    if (rc == 0)
+        maybe_round(b, f->dn, (size_t)(rows * H));
+    return rc;
+}
+
+/* Router softmax over every expert, top-k in rank order, optional renormalisation. */
+static void route(const cpu_config *c, const float *logits, int32_t *ids, float *w)
+{
+    int E = c->experts, K = c->topk;
+    float mx = -INFINITY, sum = 0;
+    for (int e = 0; e < E; e++)
+        if (logits[e] > mx)
+            mx = logits[e];
+    for (int k = 0; k < K; k++) {
+        ids[k] = -1;
+        w[k] = -1;
+    }
+    for (int e = 0; e < E; e++)
+        sum += expf(logits[e] - mx);
+    for (int e = 0; e < E; e++) {
+        float pe = expf(logits[e] - mx) / sum;
+        /* insert keeping the first of equal probabilities first, as torch.topk does on CPU */
+        int k = K;
+        while (k > 0 && (ids[k - 1] < 0 || pe > w[k - 1]))
+            k--;
+        if (k >= K)
+            continue;
+        memmove(ids + k + 1, ids + k, (size_t)(K - k - 1) * sizeof *ids);
+        memmove(w + k + 1, w + k, (size_t)(K - k - 1) * sizeof *w);
+        ids[k] = e;
+        w[k] = pe;
+    }
+    if (c->norm_topk) {
+        float s = 0;
+        for (int k = 0; k < K; k++)
+            s += w[k];
+        for (int k = 0; k < K; k++)
+            w[k] /= s;
+    }
+}
+
+static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
+{
+    const cpu_config *c = &b->m.c;
+    const cpu_layer *L = &b->m.layer[l];
+    int64_t H = c->hidden, E = c->experts, K = c->topk;
+    if (cpu_matmul(&L->router, f->tmp, n, f->router, E, b->threads, err))
+        return GOLDEN_ERR;
+    maybe_round(b, f->router, (size_t)(n * E));
+    for (int64_t t = 0; t < n; t++)
+        route(c, f->router + t * E, f->topi + t * K, f->topw + t * K);
+    maybe_round(b, f->topw, (size_t)(n * K));
+    /* gather each expert's rows, experts in ascending order, tokens in order within one */
+    int *which = malloc((size_t)E * sizeof *which);
+    int64_t *off = malloc((size_t)(E + 1) * sizeof *off);
+    if (!which || !off) {
+        free(which);
+        free(off);
+        return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+    }
+    size_t jobs = 0;
+    int64_t m = 0;
+    off[0] = 0;
+    for (int e = 0; e < E; e++) {
+        int64_t before = m;
+        for (int64_t t = 0; t < n; t++)
+            for (int64_t k = 0; k < K; k++)
+                if (f->topi[t * K + k] == e) {
+                    f->rows[m] = (int32_t)(t * K + k);
+                    memcpy(f->gx + m * H, f->tmp + t * H, (size_t)H * 4);
+                    m++;
+                }
+        if (m > before) {
+            which[jobs++] = e;
+            off[jobs] = m;
+        }
+    }
+    int rc = jobs ? swiglu(b, L->gate, L->up, L->down, which, off, jobs, f, err) : 0;
+    free(which);
+    free(off);
+    if (rc)
+        return GOLDEN_ERR;
+    memset(f->mlp, 0, (size_t)(n * H) * 4);
+    for (int64_t r = 0; r < m; r++) { /* each token sums its experts in ascending order */
+        int64_t t = f->rows[r] / K;
+        float w = f->topw[f->rows[r]];
+        for (int64_t i = 0; i < H; i++)
+            f->mlp[t * H + i] += w * f->dn[r * H + i];
+    }
+    maybe_round(b, f->mlp, (size_t)(n * H));
+    if (tap(b, l, "router/logits", GOLDEN_BK_F32, n, E, f->router, err) ||
+        tap(b, l, "router/topk_ids", GOLDEN_BK_I32, n, K, f->topi, err) ||
+        tap(b, l, "router/topk_weights", GOLDEN_BK_F32, n, K, f->topw, err))
+        return GOLDEN_ERR;
+    return 0;
+}
+
+static int mlp(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
+{
+    const cpu_config *c = &b->m.c;
+    const cpu_layer *L = &b->m.layer[l];
+    int64_t H = c->hidden;
+    for (int64_t t = 0; t < n; t++)
+        cpu_rmsnorm(f->x + t * H, &L->post_norm, H, c->eps, f->tmp + t * H);
+    maybe_round(b, f->tmp, (size_t)(n * H));
+    if (L->sparse) {
+        if (moe(b, l, n, f, err))
+            return GOLDEN_ERR;
+    } else {
+        memcpy(f->gx, f->tmp, (size_t)(n * H) * 4);
+        int zero = 0;
+        int64_t off[2] = {0, n};
+        if (swiglu(b, L->gate, L->up, L->down, &zero, off, 1, f, err))
+            return GOLDEN_ERR;
+        memcpy(f->mlp, f->dn, (size_t)(n * H) * 4);
+    }
+    return tap(b, l, "mlp_out", GOLDEN_BK_F32, n, H, f->mlp, err);
+}
+
+static int lane_reserve(cpu_backend *b, cpu_lane *lane, int64_t need, golden_error *err)
+{
+    if (need <= lane->cap)
+        return 0;
+    const cpu_config *c = &b->m.c;
+    int64_t cap = lane->cap ? lane->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    if (cap > c->max_pos)
+        cap = c->max_pos;
+    size_t kd = (size_t)c->kv_heads * (size_t)c->head_dim;
+    for (int l = 0; l < c->layers; l++) {
+        float *k = realloc(lane->k[l], (size_t)cap * kd * 4);
+        if (k)
+            lane->k[l] = k;
+        float *v = k ? realloc(lane->v[l], (size_t)cap * kd * 4) : NULL;
+        if (v)
+            lane->v[l] = v;
+        if (!k || !v)
+            return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend",
+                                    "out of memory for a KV cache of %lld positions",
+                                    (long long)cap);
+    }
+    lane->cap = cap;
+    return 0;
+}
+
+int cpu_forward(cpu_backend *b, int li, int64_t pos, const int32_t *tokens, int64_t n,
+                golden_error *err)
+{
+    const cpu_config *c = &b->m.c;
+    cpu_lane *lane = &b->lanes[li];
+    int64_t H = c->hidden;
+    for (int64_t t = 0; t < n; t++)
+        if (tokens[t] < 0 || tokens[t] >= c->vocab)
+            return golden_fail_what(err, GOLDEN_EINVAL, "cpu backend",
+                                    "token %d at position %lld is outside the vocabulary [0, %d)",
+                                    tokens[t], (long long)(pos + t), c->vocab);
+    if (lane_reserve(b, lane, pos + n, err))
+        return GOLDEN_ERR;
+    lane->len = pos; /* the tail from pos on is dropped */
+    lane->has_logits = false;
+    fw_buf f;
+    if (fw_alloc(c, n, &f, err))
+        return GOLDEN_ERR;
+    int rc = GOLDEN_ERR;
+    for (int64_t t = 0; t < n; t++)
+        cpu_weight_row(&b->m.embed, tokens[t], f.x + t * H);
+    maybe_round(b, f.x, (size_t)(n * H));
+    for (int l = 0; l < c->layers; l++) {
+        if (attention(b, lane, l, pos, n, &f, err))
+            goto done;
+        for (int64_t i = 0; i < n * H; i++)
+            f.x[i] += f.tmp[i];
+        maybe_round(b, f.x, (size_t)(n * H));
+        if (mlp(b, l, n, &f, err))
+            goto done;
+        for (int64_t i = 0; i < n * H; i++)
+            f.x[i] += f.mlp[i];
+        maybe_round(b, f.x, (size_t)(n * H));
+        if (tap(b, l, "hidden", GOLDEN_BK_F32, n, H, f.x, err))
+            goto done;
+    }
+    cpu_rmsnorm(f.x + (n - 1) * H, &b->m.norm, H, c->eps, f.h);
+    maybe_round(b, f.h, (size_t)H);
+    if (cpu_matmul(&b->m.lm_head, f.h, 1, lane->last_logits, c->vocab, b->threads, err))
+        goto done;
+    maybe_round(b, lane->last_logits, (size_t)c->vocab);
+    lane->len = pos + n;
+    lane->has_logits = true;
+    rc = 0;
+done:
+    fw_free(&f);
+    return rc;
+}

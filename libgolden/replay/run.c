@@ -1,0 +1,431 @@
+/* npu-replay run: every case of a manifest through a backend, greedy decoding, goldens of the
+ * first measured run (contracts section 7) and every request's stage timings (section 7). */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "golden/replay_run.h"
+#include "golden/report.h"
+#include "golden/store.h"
+#include "replay/run_priv.h"
+
+uint64_t replay_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One captured tap: rows appended over the calls of a case. */
+typedef struct {
+    char name[96];
+    int layer, dtype;
+    int64_t rows, cols;
+    unsigned char *data;
+    size_t cap;
+} tap_buf;
+
+typedef struct {
+    const golden_replay_run_opts *o;
+    const golden_backend_info *info;
+    tap_buf *taps;
+    size_t n_taps, cap_taps;
+    replay_request *req;   /* the request whose backend marks are being recorded, or NULL */
+    bool tap_failed;
+} run_state;
+
+static bool tap_wanted(const char *spec, const char *name)
+{
+    if (!spec || strcmp(spec, "all") == 0)
+        return true;
+    if (strcmp(spec, "none") == 0)
+        return false;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
+        if (fnmatch(p, name, 0) == 0)
+            return true;
+    return false;
+}
+
+static int on_tap(void *ctx, const char *name, int layer, int dtype, int64_t rows, int64_t cols,
+                  const void *data)
+{
+    run_state *s = ctx;
+    if (!tap_wanted(s->o->taps, name))
+        return 0;
+    if ((dtype != GOLDEN_BK_F32 && dtype != GOLDEN_BK_I32) || rows < 0 || cols < 1)
+        return s->tap_failed = true, 1;
+    tap_buf *t = NULL;
+    for (size_t i = 0; i < s->n_taps; i++)
+        if (strcmp(s->taps[i].name, name) == 0)
+            t = &s->taps[i];
+    if (!t) {
+        if (s->n_taps == s->cap_taps) {
+            size_t nc = s->cap_taps ? 2 * s->cap_taps : 64;
+            tap_buf *nt = realloc(s->taps, nc * sizeof *nt);
+            if (!nt)
+                return s->tap_failed = true, 1;
+            s->taps = nt;
+            s->cap_taps = nc;
+        }
+        t = &s->taps[s->n_taps++];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", name);
+        t->layer = layer;
+        t->dtype = dtype;
+        t->cols = cols;
+    }
+    if (t->cols != cols || t->dtype != dtype)
+        return s->tap_failed = true, 1;
+    size_t need = (size_t)((t->rows + rows) * cols) * 4;
+    if (need > t->cap) {
+        size_t nc = t->cap ? t->cap : 4096;
+        while (nc < need)
+            nc *= 2;
+        unsigned char *nd = realloc(t->data, nc);
+        if (!nd)
+            return s->tap_failed = true, 1;
+        t->data = nd;
+        t->cap = nc;
+    }
+    memcpy(t->data + (size_t)(t->rows * cols) * 4, data, (size_t)(rows * cols) * 4);
+    t->rows += rows;
+    return 0;
+}
+
+static void on_mark(void *ctx, int stage, int is_end, uint64_t ns)
+{
+    run_state *s = ctx;
+    if (s->req && stage >= 0 && stage < GOLDEN_BK_STAGE_COUNT)
+        s->req->stage[REPLAY_H2D + stage][is_end ? 1 : 0] = ns;
+}
+
+/* First maximal logit; NaN never wins. */
+static int64_t greedy(const float *row, int n)
+{
+    int64_t best = 0;
+    float bv = row[0];
+    for (int i = 1; i < n; i++)
+        if (row[i] > bv || (bv != bv && row[i] == row[i])) {
+            bv = row[i];
+            best = i;
+        }
+    return best;
+}
+
+/* What one request leaves behind for the golden (the first measured run only). */
+typedef struct {
+    float *logits;   /* [output, vocab] */
+    int64_t *tokens; /* [output] */
+    void *raw_row;   /* one row as the backend gives it */
+} case_out;
+
+/* logits -> f32 row -> greedy -> token appended: the last four stages of one step. */
+static int finish_step(run_state *s, golden_backend *b, case_out *co, int64_t i,
+                       replay_request *rq, golden_error *err)
+{
+    const golden_backend_info *in = s->info;
+    uint64_t *st = rq ? rq->stage[0] : NULL;
+    float *row = co->logits + i * in->vocab_size;
+    s->req = rq; /* the backend marks d2h */
+    int rc = golden_backend_logits(b, 0, 0, in->vocab_size, co->raw_row, err);
+    s->req = NULL;
+    if (rc)
+        return GOLDEN_ERR;
+    uint64_t t = replay_now_ns();
+    if (in->logits_dtype == GOLDEN_BK_BF16)
+        golden_logits_bf16_to_f32(co->raw_row, 0, (size_t)in->vocab_size, row);
+    else
+        memcpy(row, co->raw_row, (size_t)in->vocab_size * 4);
+    uint64_t t2 = replay_now_ns();
+    uint64_t t2b = replay_now_ns(); /* each stage has its own readings, none derived */
+    int64_t tok = greedy(row, in->vocab_size);
+    uint64_t t3 = replay_now_ns();
+    uint64_t t3b = replay_now_ns();
+    co->tokens[i] = tok;
+    uint64_t t4 = replay_now_ns();
+    if (st) {
+        rq->stage[REPLAY_LOGITS_CONVERSION][0] = t;
+        rq->stage[REPLAY_LOGITS_CONVERSION][1] = t2;
+        rq->stage[REPLAY_SAMPLING][0] = t2b;
+        rq->stage[REPLAY_SAMPLING][1] = t3;
+        rq->stage[REPLAY_STREAM_FLUSH][0] = t3b;
+        rq->stage[REPLAY_STREAM_FLUSH][1] = t4;
+    }
+    return 0;
+}
+
+/* One request of one case: prefill (timed for a prefill case), then greedy decode steps. */
+static int request(run_state *s, golden_backend *b, const golden_replay_case *k, case_out *co,
+                   replay_request *rq, golden_error *err)
+{
+    uint64_t created = replay_now_ns();
+    rq->stage[REPLAY_CLIENT_QUEUE][0] = created;
+    rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
+    rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
+    if (golden_backend_reset(b, 0, err))
+        return GOLDEN_ERR;
+    rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
+    uint64_t t0 = replay_now_ns();
+    int32_t *ids = malloc(k->n_ids * sizeof *ids);
+    if (!ids)
+        return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
+    memcpy(ids, k->ids, k->n_ids * sizeof *ids);
+    uint64_t t1 = replay_now_ns();
+    if (!k->decode) {
+        rq->stage[REPLAY_INPUT_PREPARE][0] = t0;
+        rq->stage[REPLAY_INPUT_PREPARE][1] = t1;
+        s->req = rq;
+    }
+    int rc = golden_backend_prefill(b, 0, 0, ids, k->n_ids, err);
+    free(ids);
+    s->req = NULL;
+    if (rc || finish_step(s, b, co, 0, k->decode ? NULL : rq, err))
+        return GOLDEN_ERR;
+    uint64_t first_flush = replay_now_ns(), steps_start = first_flush;
+    if (!k->decode) {
+        rq->has_ttft = true;
+        rq->ttft_ms = (double)(rq->stage[REPLAY_STREAM_FLUSH][1] - created) / 1e6;
+        first_flush = rq->stage[REPLAY_STREAM_FLUSH][1];
+        steps_start = first_flush;
+    }
+    for (int64_t i = 1; i < k->output; i++) {
+        bool timed = k->decode && i == 1;
+        if (timed) {
+            /* the decode request starts when its first step is asked for; each stage gets its
+             * own readings (the lane is already in place, so the queues are short) */
+            steps_start = rq->stage[REPLAY_CLIENT_QUEUE][0] = replay_now_ns();
+            rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
+            rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
+            rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
+            rq->stage[REPLAY_INPUT_PREPARE][0] = replay_now_ns();
+        }
+        int32_t tok = (int32_t)co->tokens[i - 1];
+        if (timed) {
+            rq->stage[REPLAY_INPUT_PREPARE][1] = replay_now_ns();
+            s->req = rq;
+        }
+        rc = golden_backend_decode(b, 0, tok, err);
+        s->req = NULL;
+        if (rc || finish_step(s, b, co, i, timed ? rq : NULL, err))
+            return GOLDEN_ERR;
+    }
+    if (k->output >= 2) {
+        rq->has_tpot = true;
+        uint64_t end = replay_now_ns();
+        rq->tpot_ms = (double)(end - steps_start) / 1e6 / (double)(k->output - 1);
+    }
+    return 0;
+}
+
+static int put(golden_writer *w, const char *name, golden_dtype dt, int rank, int64_t d0,
+               int64_t d1, int layer, const char *family, const void *data, golden_error *err)
+{
+    golden_tensor_info ti;
+    memset(&ti, 0, sizeof ti);
+    ti.name = (char *)name;
+    ti.dtype = dt;
+    ti.rank = rank;
+    ti.shape[0] = (uint64_t)d0;
+    ti.shape[1] = (uint64_t)d1;
+    ti.has_layer = layer >= 0;
+    ti.layer = layer;
+    ti.op_family = (char *)family;
+    size_t bytes = (size_t)d0 * (rank == 2 ? (size_t)d1 : 1) * golden_dtype_size(dt);
+    if (golden_writer_begin(w, &ti, err) || golden_writer_write(w, data, bytes, err) ||
+        golden_writer_end(w, NULL, err))
+        return GOLDEN_ERR;
+    return 0;
+}
+
+static const char *tap_family(const char *name)
+{
+    if (strstr(name, "/router/"))
+        return "router";
+    if (strstr(name, "attn_out"))
+        return "attention";
+    if (strstr(name, "mlp_out"))
+        return "moe";
+    return "residual";
+}
+
+static int write_case(run_state *s, golden_writer *w, const golden_replay_case *k,
+                      const case_out *co, golden_error *err)
+{
+    char name[512];
+    int64_t *ids = malloc((k->n_ids ? k->n_ids : 1) * sizeof *ids);
+    if (!ids)
+        return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
+    for (size_t i = 0; i < k->n_ids; i++)
+        ids[i] = k->ids[i];
+    snprintf(name, sizeof name, "cases/%s/input_ids", k->case_id);
+    int rc = put(w, name, GOLDEN_I64, 1, (int64_t)k->n_ids, 0, -1, NULL, ids, err);
+    free(ids);
+    snprintf(name, sizeof name, "cases/%s/tokens", k->case_id);
+    if (rc || put(w, name, GOLDEN_I64, 1, k->output, 0, -1, "sampling", co->tokens, err))
+        return GOLDEN_ERR;
+    snprintf(name, sizeof name, "cases/%s/logits", k->case_id);
+    if (put(w, name, GOLDEN_F32, 2, k->output, s->info->vocab_size, -1, "lm_head", co->logits, err))
+        return GOLDEN_ERR;
+    for (size_t i = 0; i < s->n_taps; i++) {
+        const tap_buf *t = &s->taps[i];
+        snprintf(name, sizeof name, "cases/%s/%s", k->case_id, t->name);
+        if (put(w, name, t->dtype == GOLDEN_BK_I32 ? GOLDEN_I32 : GOLDEN_F32, 2, t->rows, t->cols,
+                t->layer, tap_family(t->name), t->data, err))
+            return GOLDEN_ERR;
+    }
+    return 0;
+}
+
+static bool case_selected(const golden_replay_run_opts *o, const char *id)
+{
+    if (o->n_globs == 0)
+        return true;
+    for (size_t i = 0; i < o->n_globs; i++)
+        if (fnmatch(o->globs[i], id, 0) == 0)
+            return true;
+    return false;
+}
+
+static void taps_reset(run_state *s)
+{
+    for (size_t i = 0; i < s->n_taps; i++)
+        free(s->taps[i].data);
+    s->n_taps = 0;
+}
+
+/* Every run of one case: warm-ups, measured runs, raw lines; the golden from the first measured. */
+static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_replay_case *k,
+                    golden_replay_run_result *res, golden_error *err)
+{
+    const golden_replay_run_opts *o = s->o;
+    golden_backend *b = o->backend;
+    int warm = o->warmup < 0 ? 10 : o->warmup;
+    int runs = o->runs >= 0 ? o->runs : (k->past + k->prompt + k->output <= 128 ? 100 : 30);
+    if (runs < 1)
+        runs = 1; /* the golden comes from a measured run */
+    case_out co = {NULL, NULL, NULL};
+    co.logits = malloc((size_t)k->output * (size_t)s->info->vocab_size * 4);
+    co.tokens = malloc((size_t)k->output * 8);
+    co.raw_row = malloc((size_t)s->info->vocab_size * 4);
+    int rc = 0;
+    if (!co.logits || !co.tokens || !co.raw_row)
+        rc = golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory for the logits");
+    for (int r = 0; rc == 0 && r < warm + runs; r++) {
+        if (o->stop && *o->stop) {
+            rc = golden_fail_what(err, GOLDEN_EIO, k->case_id, "interrupted");
+            break;
+        }
+        bool first = r == warm;
+        golden_backend_hooks h = {s, on_tap, on_mark, first && !(o->taps && strcmp(o->taps, "none") == 0)};
+        taps_reset(s);
+        replay_request rq;
+        memset(&rq, 0, sizeof rq);
+        rq.side = o->side;
+        rq.case_id = k->case_id;
+        rq.run = r;
+        rq.warmup = r < warm;
+        rq.output_tokens = k->output;
+        if (golden_backend_set_hooks(b, &h, err) || request(s, b, k, &co, &rq, err)) {
+            golden_error inner = *err;
+            rc = golden_fail_what(err, inner.code, k->case_id, "request %s/%s/%d: %s%s%s", o->side,
+                                  k->case_id, r, inner.where, inner.where[0] ? ": " : "", inner.what);
+            break;
+        }
+        if (s->tap_failed) {
+            rc = golden_fail_what(err, GOLDEN_EINVAL, k->case_id, "a tap of the backend was malformed or out of memory");
+            break;
+        }
+        res->requests++;
+        if (replay_raw_write(raw, &rq, err) || (first && write_case(s, w, k, &co, err)))
+            rc = GOLDEN_ERR;
+        if (o->progress)
+            o->progress(o->progress_ctx, (size_t)r + 1, (size_t)(warm + runs), k->case_id);
+    }
+    taps_reset(s);
+    free(co.logits);
+    free(co.tokens);
+    free(co.raw_row);
+    return rc;
+}
+
+/* Submit one rejection case whole and expect the backend to refuse it. */
+static int check_rejection(run_state *s, const golden_replay_case *cases, size_t n,
+                           golden_replay_run_result *res, golden_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const golden_replay_case *k = &cases[i];
+        if (!k->rejection || !case_selected(s->o, k->case_id))
+            continue;
+        int64_t total = k->past + k->prompt + k->output;
+        int32_t *ids = calloc((size_t)(total ? total : 1), sizeof *ids);
+        if (!ids)
+            return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
+        golden_error e;
+        golden_error_clear(&e);
+        golden_backend_reset(s->o->backend, 0, &e);
+        int rc = golden_backend_prefill(s->o->backend, 0, 0, ids, (size_t)total, &e);
+        free(ids);
+        golden_backend_reset(s->o->backend, 0, &e);
+        res->rejection_checked = true;
+        res->rejection_refused = rc != 0 && strstr(e.what, "context_limit_exceeded") != NULL;
+        snprintf(res->rejection_case, sizeof res->rejection_case, "%s", k->case_id);
+        return 0;
+    }
+    return 0;
+}
+
+int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
+                      golden_error *err)
+{
+    memset(res, 0, sizeof *res);
+    if (!o->side || (strcmp(o->side, "baseline") != 0 && strcmp(o->side, "candidate") != 0))
+        return golden_fail_what(err, GOLDEN_EINVAL, "--side", "must be baseline or candidate");
+    if (golden_outfile_check(o->golden, o->force, err) || golden_outfile_check(o->raw, o->force, err))
+        return GOLDEN_ERR;
+    golden_replay_case *cases = NULL;
+    size_t n = 0;
+    if (golden_replay_manifest_load(o->manifest, &cases, &n, err))
+        return GOLDEN_ERR;
+    run_state s = {o, golden_backend_get_info(o->backend), NULL, 0, 0, NULL, false};
+    golden_writer *w = NULL;
+    golden_outfile *raw = NULL;
+    golden_writer_opts wo = {.force = o->force, .gzip = 0,
+                             .producer = o->producer ? o->producer : "npu-replay", .threads = 0};
+    int rc = golden_writer_open(o->golden, &wo, &w, err);
+    if (rc == 0)
+        rc = golden_writer_meta(w, "side", o->side, err);
+    if (rc == 0)
+        rc = golden_writer_meta(w, "backend", golden_backend_name(o->backend), err);
+    if (rc == 0)
+        rc = golden_outfile_open(o->raw, o->force, &raw, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!case_selected(o, cases[i].case_id))
+            continue;
+        if (cases[i].rejection) { /* never submitted (section 5.1) */
+            res->skipped_rejections++;
+            continue;
+        }
+        rc = run_case(&s, w, golden_outfile_stream(raw), &cases[i], res, err);
+        res->cases += rc == 0;
+    }
+    if (rc == 0 && o->check_rejection)
+        rc = check_rejection(&s, cases, n, res, err);
+    if (rc == 0)
+        rc = golden_writer_commit(w, err);
+    else
+        golden_writer_abort(w);
+    if (rc == 0) {
+        rc = golden_outfile_commit(raw, err);
+        if (rc != 0)
+            unlink(o->golden); /* both files or neither */
+    } else {
+        golden_outfile_abort(raw);
+    }
+    free(s.taps);
+    golden_replay_cases_free(cases, n);
+    return rc;
+}

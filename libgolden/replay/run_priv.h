@@ -1,0 +1,27 @@
+/* Private to npu-replay runs: one request's stage readings and the raw-line writer. */
+#ifndef GOLDEN_REPLAY_RUN_PRIV_H
+#define GOLDEN_REPLAY_RUN_PRIV_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "golden/error.h"
+
+enum {
+    REPLAY_CLIENT_QUEUE, REPLAY_SERVICE_QUEUE, REPLAY_INPUT_PREPARE, REPLAY_H2D,
+    REPLAY_NPU_WAIT, REPLAY_D2H, REPLAY_LOGITS_CONVERSION, REPLAY_SAMPLING,
+    REPLAY_STREAM_FLUSH, REPLAY_STAGES
+};
+
+typedef struct {
+    const char *side, *case_id;
+    int run;
+    bool warmup;
+    int64_t output_tokens;
+    bool has_ttft, has_tpot;
+    double ttft_ms, tpot_ms;
+    uint64_t stage[REPLAY_STAGES][2]; /* start_ns, end_ns */
+} replay_request;
+
+int replay_raw_write(FILE *f, const replay_request *r, golden_error *err);
+uint64_t replay_now_ns(void);
+#endif

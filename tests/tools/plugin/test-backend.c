@@ -1,0 +1,171 @@
+/* A second runtime backend for npu-replay's tests, built as a shared library and loaded with
+ * dlopen: a counting "model" whose greedy next token is (7 * token + position + 3) mod vocab. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "golden/backend.h"
+
+#ifndef TEST_ABI
+#define TEST_ABI GOLDEN_BACKEND_ABI_VERSION
+#endif
+#define VOCAB 64
+#define CONTEXT 48
+#define LANES 2
+
+typedef struct {
+    int32_t toks[LANES][CONTEXT];
+    int64_t len[LANES];
+    int bf16;
+    int fail_at; /* decode of this position fails (0 = never): the error path */
+    golden_backend_hooks hooks;
+} tb;
+
+static uint64_t now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int tb_open(const golden_backend_open_args *a, void **self, char *msg, size_t n)
+{
+    tb *b = calloc(1, sizeof *b);
+    if (!b)
+        return snprintf(msg, n, "out of memory"), 1;
+    for (size_t i = 0; i < a->n_opts; i++) {
+        if (strcmp(a->keys[i], "logits") == 0 && strcmp(a->values[i], "bf16") == 0)
+            b->bf16 = 1;
+        else if (strcmp(a->keys[i], "fail_at") == 0)
+            b->fail_at = atoi(a->values[i]);
+        else {
+            snprintf(msg, n, "unknown option %s", a->keys[i]);
+            free(b);
+            return 1;
+        }
+    }
+    *self = b;
+    return 0;
+}
+
+static void tb_close(void *self) { free(self); }
+
+static int tb_info(void *self, golden_backend_info *o, char *msg, size_t n)
+{
+    (void)msg, (void)n;
+    tb *b = self;
+    memset(o, 0, sizeof *o);
+    o->version = GOLDEN_BACKEND_ABI_VERSION;
+    o->hidden_size = 2;
+    o->num_layers = 1;
+    o->vocab_size = VOCAB;
+    o->context_limit = CONTEXT;
+    o->num_lanes = LANES;
+    o->logits_dtype = b->bf16 ? GOLDEN_BK_BF16 : GOLDEN_BK_F32;
+    return 0;
+}
+
+static int tb_hooks(void *self, const golden_backend_hooks *h, char *msg, size_t n)
+{
+    (void)msg, (void)n;
+    ((tb *)self)->hooks = *h;
+    return 0;
+}
+
+static void mark(tb *b, int s, int e)
+{
+    if (b->hooks.mark)
+        b->hooks.mark(b->hooks.ctx, s, e, now());
+}
+
+static int tb_prefill(void *self, int lane, int64_t pos, const int32_t *t, size_t count, char *msg,
+                      size_t n)
+{
+    tb *b = self;
+    if (lane < 0 || lane >= LANES || pos < 0 || pos > b->len[lane])
+        return snprintf(msg, n, "bad lane or position"), 1;
+    if ((int64_t)count > CONTEXT - pos)
+        return snprintf(msg, n, "context_limit_exceeded: %lld > %d", (long long)(pos + (int64_t)count), CONTEXT), 1;
+    if (b->fail_at && pos + (int64_t)count - 1 >= b->fail_at && count == 1)
+        return snprintf(msg, n, "device fault at position %lld", (long long)pos), 1;
+    mark(b, GOLDEN_BK_STAGE_H2D, 0);
+    memcpy(b->toks[lane] + pos, t, count * sizeof *t);
+    mark(b, GOLDEN_BK_STAGE_H2D, 1);
+    mark(b, GOLDEN_BK_STAGE_NPU_WAIT, 0);
+    b->len[lane] = pos + (int64_t)count;
+    mark(b, GOLDEN_BK_STAGE_NPU_WAIT, 1);
+    if (b->hooks.tap && b->hooks.want_taps) {
+        float rows[CONTEXT][2];
+        for (size_t i = 0; i < count; i++) {
+            rows[i][0] = (float)t[i];
+            rows[i][1] = (float)(pos + (int64_t)i);
+        }
+        if (b->hooks.tap(b->hooks.ctx, "layers/0/hidden", 0, GOLDEN_BK_F32, (int64_t)count, 2, rows))
+            return snprintf(msg, n, "tap refused"), 1;
+    }
+    return 0;
+}
+
+static int tb_decode(void *self, int lane, int32_t tok, char *msg, size_t n)
+{
+    tb *b = self;
+    if (lane < 0 || lane >= LANES)
+        return snprintf(msg, n, "bad lane"), 1;
+    return tb_prefill(self, lane, b->len[lane], &tok, 1, msg, n);
+}
+
+static int tb_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
+{
+    tb *b = self;
+    if (lane < 0 || lane >= LANES || b->len[lane] == 0 || first < 0 || first + count > VOCAB)
+        return snprintf(msg, n, "no logits"), 1;
+    int64_t p = b->len[lane] - 1;
+    int want = (int)((7 * (int64_t)b->toks[lane][p] + p + 3) % VOCAB);
+    mark(b, GOLDEN_BK_STAGE_D2H, 0);
+    for (int i = 0; i < count; i++) {
+        int v = first + i, d = v - want;
+        float f = -(float)(d * d) / 8.0f;
+        if (b->bf16) {
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            ((uint16_t *)dst)[i] = (uint16_t)(u >> 16); /* exact: small multiples of 1/8 */
+        } else {
+            ((float *)dst)[i] = f;
+        }
+    }
+    mark(b, GOLDEN_BK_STAGE_D2H, 1);
+    return 0;
+}
+
+static int tb_truncate(void *self, int lane, int64_t len, char *msg, size_t n)
+{
+    tb *b = self;
+    if (lane < 0 || lane >= LANES || len < 0 || len > b->len[lane])
+        return snprintf(msg, n, "bad truncate"), 1;
+    b->len[lane] = len;
+    return 0;
+}
+
+static int tb_reset(void *self, int lane, char *msg, size_t n)
+{
+    tb *b = self;
+    if (lane >= LANES)
+        return snprintf(msg, n, "bad lane"), 1;
+    for (int i = 0; i < LANES; i++)
+        if (lane < 0 || lane == i)
+            b->len[i] = 0;
+    return 0;
+}
+
+static int64_t tb_length(void *self, int lane)
+{
+    return lane >= 0 && lane < LANES ? ((tb *)self)->len[lane] : -1;
+}
+
+static const golden_backend_vtable vt = {TEST_ABI, "test-counting", tb_open, tb_close, tb_info,
+                                         tb_hooks, tb_prefill, tb_decode, tb_logits, tb_truncate,
+                                         tb_reset, tb_length};
+
+const golden_backend_vtable *golden_backend_entry(void);
+const golden_backend_vtable *golden_backend_entry(void) { return &vt; }

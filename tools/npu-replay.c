@@ -1,0 +1,319 @@
+/* npu-replay: drive an inference runtime (built-in cpu or a plug-in .so) through the input
+ * matrix, capture goldens and raw timings; make test models. Parse, call libgolden, print, exit. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "golden/replay.h"
+#include "golden/replay_run.h"
+#include "golden/report.h"
+
+#define TOOL "npu-replay"
+
+static void usage(FILE *f)
+{
+    fputs("Usage: npu-replay make-model --preset tiny|qwen3-30b-a3b [--layers N] [--seed S]\n"
+          "                             [--dtype bf16|f16|f32] [--shards N] [--dense-layer L]... -o DIR\n"
+          "       npu-replay matrix --model DIR [--hypothesis FILE] [--prompts FILE] -o MANIFEST\n"
+          "       npu-replay run --model DIR --manifest M --side baseline|candidate\n"
+          "                      --golden OUT.h5 --raw RAW.jsonl [OPTIONS]\n"
+          "\n"
+          "Backend (matrix, run):\n"
+          "      --backend cpu|PATH.so  the runtime (default: the built-in cpu reference)\n"
+          "      --backend-opt KEY=VALUE  option for the backend (repeatable; cpu: dtype=f32|bf16,\n"
+          "                             lanes=N, chunk=N)\n"
+          "  -j, --threads N            worker threads (default: GOLDEN_THREADS or all cores)\n"
+          "Run:\n"
+          "      --warmup N             warm-up runs per case (default 10)\n"
+          "      --runs N               measured runs per case (default 30, 100 for short cases)\n"
+          "      --cases GLOB           run only matching case ids (repeatable)\n"
+          "      --taps all|none|LIST   per-layer tensors to capture (LIST: comma-separated globs\n"
+          "                             such as 'layers/*/router/*'; default all)\n"
+          "      --check-rejection      submit one rejection case; the backend must refuse it\n"
+          "Matrix:\n"
+          "      --seed S               generator seed (default 0)\n"
+          "      --max-len N            leave out lengths above N\n"
+          "      --random N, --repeated N  cases per length (default 20, 10)\n"
+          "      --decode-steps N       output tokens of decode cases (default 8)\n"
+          "      --near-ties N          search N reference decode steps for near ties\n"
+          "      --near-tie-margin X    top-2 logit margin of a near tie (default 0.001)\n"
+          "Common:\n"
+          "  -o, --output PATH          output (make-model: folder; matrix: manifest)\n"
+          "      --force                replace existing outputs\n"
+          "  -h, --help                 this text\n"
+          "  -V, --version              print the version\n"
+          "\n"
+          "Exit status: 0 done (run: and --check-rejection saw a refusal), 1 the backend accepted\n"
+          "a rejection case, 2 could not run (bad usage, bad model or manifest, backend error).\n",
+          f);
+}
+
+static volatile sig_atomic_t stop_flag;
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static int fail(const golden_error *e)
+{
+    golden_error_print(stderr, TOOL, e);
+    return 2;
+}
+
+static int bad_usage(const char *what)
+{
+    fprintf(stderr, TOOL ": %s (see " TOOL " --help)\n", what);
+    return 2;
+}
+
+static int parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi) {
+        fprintf(stderr, TOOL ": %s: '%s' is not an integer in [%lld, %lld]\n", opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void progress(void *ctx, size_t done, size_t total, const char *case_id)
+{
+    (void)ctx;
+    if (isatty(2))
+        fprintf(stderr, "\r" TOOL ": %s %zu/%zu\033[K%s", case_id, done, total,
+                done == total ? "\n" : "");
+}
+
+typedef struct {
+    const char *model, *manifest, *side, *golden, *raw, *backend, *taps, *out, *preset, *dtype,
+        *hypothesis, *prompts;
+    const char **opts, **globs;
+    size_t n_opts, n_globs;
+    long long threads, warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
+        near_ties;
+    double margin;
+    unsigned long long dense_mask;
+    int force, check_rejection;
+} args;
+
+static int load_backend(const args *a, golden_backend **b)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    golden_backend_load_opts lo = {1, a->backend, a->model, a->n_opts, a->opts, (int)a->threads};
+    if (golden_backend_load(&lo, b, &err))
+        return fail(&err);
+    return 0;
+}
+
+static int cmd_make_model(const args *a)
+{
+    if (!a->out)
+        return bad_usage("make-model needs -o DIR");
+    golden_make_model_opts mo = {1, a->preset ? a->preset : "tiny", (int)a->layers,
+                                 (uint64_t)a->seed, a->dtype, (int)a->shards, a->out, a->force,
+                                 a->dense_mask};
+    golden_error err;
+    golden_error_clear(&err);
+    if (golden_make_model(&mo, &err))
+        return fail(&err);
+    return 0;
+}
+
+static int cmd_run(const args *a)
+{
+    if (!a->manifest || !a->side || !a->golden || !a->raw)
+        return bad_usage("run needs --manifest, --side, --golden and --raw");
+    golden_error err;
+    golden_error_clear(&err);
+    if (golden_outfile_check(a->golden, a->force, &err) || golden_outfile_check(a->raw, a->force, &err))
+        return fail(&err);
+    golden_backend *b = NULL;
+    int rc = load_backend(a, &b);
+    if (rc)
+        return rc;
+    golden_replay_run_opts ro = {1, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+                                 (int)a->runs, a->n_globs, a->globs, a->taps, a->force,
+                                 a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
+                                 progress, NULL};
+    golden_replay_run_result res;
+    if (golden_replay_run(&ro, &res, &err)) {
+        golden_backend_close(b);
+        return fail(&err);
+    }
+    golden_backend_close(b);
+    printf("%zu cases, %zu requests, %zu rejection cases not submitted\n", res.cases,
+           res.requests, res.skipped_rejections);
+    if (a->check_rejection) {
+        if (!res.rejection_checked) {
+            fprintf(stderr, TOOL ": %s: no rejection case to check\n", a->manifest);
+            return 2;
+        }
+        printf("rejection case %s: %s\n", res.rejection_case,
+               res.rejection_refused ? "refused (context_limit_exceeded)" : "ACCEPTED");
+        return res.rejection_refused ? 0 : 1;
+    }
+    return 0;
+}
+
+static int cmd_matrix(const args *a)
+{
+    if (!a->out)
+        return bad_usage("matrix needs -o MANIFEST");
+    golden_error err;
+    golden_error_clear(&err);
+    if (golden_outfile_check(a->out, a->force, &err))
+        return fail(&err);
+    golden_backend *b = NULL;
+    int rc = load_backend(a, &b);
+    if (rc)
+        return rc;
+    golden_replay_matrix_opts mo = {1, b, a->hypothesis, a->prompts, a->out, (uint64_t)a->seed,
+                                    (int)a->max_len, (int)a->random, (int)a->repeated,
+                                    (int)a->decode_steps, a->margin, (int)a->near_ties, a->force != 0};
+    golden_replay_matrix_result res;
+    rc = golden_replay_matrix(&mo, &res, &err);
+    golden_backend_close(b);
+    if (rc)
+        return fail(&err);
+    printf("%zu cases (%zu rejection, %zu expert coverage, %zu near-tie); every expert hit: %s\n",
+           res.cases, res.rejections, res.coverage_cases, res.near_ties,
+           res.experts_covered ? "yes" : "no");
+    return 0;
+}
+
+/* Everything but the two arrays main owns (so every early return frees them). */
+static int tool_main(int argc, char **argv, const char **opts, const char **globs)
+{
+    enum { O_MODEL = 256, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP, O_RUNS,
+           O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_FORCE,
+           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_HELP, O_VERSION };
+    static const struct option lo[] = {
+        {"model", required_argument, NULL, O_MODEL}, {"manifest", required_argument, NULL, O_MANIFEST},
+        {"side", required_argument, NULL, O_SIDE}, {"golden", required_argument, NULL, O_GOLDEN},
+        {"raw", required_argument, NULL, O_RAW}, {"backend", required_argument, NULL, O_BACKEND},
+        {"backend-opt", required_argument, NULL, O_BOPT}, {"warmup", required_argument, NULL, O_WARMUP},
+        {"runs", required_argument, NULL, O_RUNS}, {"cases", required_argument, NULL, O_CASES},
+        {"taps", required_argument, NULL, O_TAPS}, {"check-rejection", no_argument, NULL, O_CHECKREJ},
+        {"preset", required_argument, NULL, O_PRESET}, {"layers", required_argument, NULL, O_LAYERS},
+        {"seed", required_argument, NULL, O_SEED}, {"dtype", required_argument, NULL, O_DTYPE},
+        {"shards", required_argument, NULL, O_SHARDS}, {"force", no_argument, NULL, O_FORCE},
+        {"hypothesis", required_argument, NULL, O_HYP}, {"prompts", required_argument, NULL, O_PROMPTS},
+        {"max-len", required_argument, NULL, O_MAXLEN}, {"random", required_argument, NULL, O_RANDOM},
+        {"repeated", required_argument, NULL, O_REPEATED},
+        {"decode-steps", required_argument, NULL, O_DSTEPS},
+        {"near-ties", required_argument, NULL, O_NEARTIES},
+        {"near-tie-margin", required_argument, NULL, O_MARGIN},
+        {"dense-layer", required_argument, NULL, O_DENSE},
+        {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
+        {"help", no_argument, NULL, O_HELP}, {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0}};
+    args a;
+    memset(&a, 0, sizeof a);
+    a.warmup = a.runs = -1;
+    a.opts = opts;
+    a.globs = globs;
+    const char *env = getenv("GOLDEN_THREADS");
+    if (env && parse_int("GOLDEN_THREADS", env, 0, 256, &a.threads))
+        return 2;
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc >= 2 && (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)) {
+        printf(TOOL " " GOLDEN_VERSION "\n");
+        return 0;
+    }
+    if (argc < 2 || argv[1][0] == '-')
+        return bad_usage("needs a command: make-model, matrix or run");
+    const char *cmd = argv[1];
+    int c;
+    opterr = 0;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "o:j:h", lo, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case O_MODEL: a.model = optarg; break;
+        case O_MANIFEST: a.manifest = optarg; break;
+        case O_SIDE: a.side = optarg; break;
+        case O_GOLDEN: a.golden = optarg; break;
+        case O_RAW: a.raw = optarg; break;
+        case O_BACKEND: a.backend = optarg; break;
+        case O_BOPT: a.opts[a.n_opts++] = optarg; break;
+        case O_WARMUP: bad = parse_int("--warmup", optarg, 0, 1000000, &a.warmup); break;
+        case O_RUNS: bad = parse_int("--runs", optarg, 1, 1000000, &a.runs); break;
+        case O_CASES: a.globs[a.n_globs++] = optarg; break;
+        case O_TAPS: a.taps = optarg; break;
+        case O_CHECKREJ: a.check_rejection = 1; break;
+        case O_PRESET: a.preset = optarg; break;
+        case O_LAYERS: bad = parse_int("--layers", optarg, 1, 4096, &a.layers); break;
+        case O_SEED: bad = parse_int("--seed", optarg, 0, INT64_MAX, &a.seed); break;
+        case O_DTYPE: a.dtype = optarg; break;
+        case O_SHARDS: bad = parse_int("--shards", optarg, 1, 99999, &a.shards); break;
+        case O_FORCE: a.force = 1; break;
+        case O_HYP: a.hypothesis = optarg; break;
+        case O_PROMPTS: a.prompts = optarg; break;
+        case O_MAXLEN: bad = parse_int("--max-len", optarg, 1, INT32_MAX, &a.max_len); break;
+        case O_RANDOM: bad = parse_int("--random", optarg, 0, 100000, &a.random); break;
+        case O_REPEATED: bad = parse_int("--repeated", optarg, 0, 100000, &a.repeated); break;
+        case O_DSTEPS: bad = parse_int("--decode-steps", optarg, 2, 1000000, &a.decode_steps); break;
+        case O_NEARTIES: bad = parse_int("--near-ties", optarg, 0, 1000000, &a.near_ties); break;
+        case O_MARGIN: {
+            char *end;
+            a.margin = strtod(optarg, &end);
+            if (!*optarg || *end || !(a.margin > 0))
+                return bad_usage("--near-tie-margin needs a positive number");
+            break;
+        }
+        case O_DENSE: {
+            long long l;
+            bad = parse_int("--dense-layer", optarg, 0, 63, &l);
+            a.dense_mask |= 1ull << l;
+            break;
+        }
+        case 'o': a.out = optarg; break;
+        case 'j': bad = parse_int("--threads", optarg, 1, 256, &a.threads); break;
+        case 'h': case O_HELP: usage(stdout); return 0;
+        case O_VERSION: printf(TOOL " " GOLDEN_VERSION "\n"); return 0;
+        default: {
+            char msg[300];
+            snprintf(msg, sizeof msg, "bad option or missing argument: %s", argv[optind - 1]);
+            return bad_usage(msg);
+        }
+        }
+        if (bad)
+            return 2;
+    }
+    if (optind != argc)
+        return bad_usage("unexpected argument");
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    int rc;
+    if (strcmp(cmd, "make-model") == 0)
+        rc = cmd_make_model(&a);
+    else if (strcmp(cmd, "run") == 0)
+        rc = a.model || (a.backend && strcmp(a.backend, "cpu") != 0) ? cmd_run(&a)
+                                                                    : bad_usage("run needs --model DIR");
+    else if (strcmp(cmd, "matrix") == 0)
+        rc = a.model || (a.backend && strcmp(a.backend, "cpu") != 0) ? cmd_matrix(&a)
+                                                                    : bad_usage("matrix needs --model DIR");
+    else
+        rc = bad_usage("unknown command (make-model, matrix, run)");
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char **opts = calloc((size_t)argc + 1, sizeof *opts);
+    const char **globs = calloc((size_t)argc + 1, sizeof *globs);
+    int rc = opts && globs ? tool_main(argc, argv, opts, globs) : bad_usage("out of memory");
+    free(opts);
+    free(globs);
+    return rc;
+}
