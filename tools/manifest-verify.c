@@ -26,6 +26,9 @@ static void usage(FILE *out)
             "\n"
             "  -s, --schema SCHEMA   validate DOC... against SCHEMA (embedded file name, $id,\n"
             "                        format name such as calculet-fault/v1, or a path)\n"
+            "      --schema-dir DIR  register every schema in DIR by its $id (repeatable;\n"
+            "                        BASEURI=DIR also names files BASEURI + their path)\n"
+            "      --format-assert   make \"format\" an assertion (date-time, email, ...)\n"
             "  -H, --handoff DIR     check the hand-off indexed by DIR/handoff.json\n"
             "      --seal            after a clean check, write SHA256SUMS over every asset\n"
             "  -f, --force           replace existing outputs (and an existing SHA256SUMS)\n"
@@ -84,11 +87,13 @@ static void print_items(FILE *out, const golden_handoff_item *items)
 int main(int argc, char **argv)
 {
     golden_guard_install(TOOL);
-    enum { OPT_SEAL = 256, OPT_JSON, OPT_JUNIT };
+    enum { OPT_SEAL = 256, OPT_JSON, OPT_JUNIT, OPT_SCHEMA_DIR, OPT_FORMAT_ASSERT };
     static const struct option longopts[] = {
         {"schema", required_argument, NULL, 's'},
         {"handoff", required_argument, NULL, 'H'},
         {"seal", no_argument, NULL, OPT_SEAL},
+        {"schema-dir", required_argument, NULL, OPT_SCHEMA_DIR},
+        {"format-assert", no_argument, NULL, OPT_FORMAT_ASSERT},
         {"force", no_argument, NULL, 'f'},
         {"json", required_argument, NULL, OPT_JSON},
         {"junit", required_argument, NULL, OPT_JUNIT},
@@ -99,12 +104,21 @@ int main(int argc, char **argv)
     };
     const char *schema = NULL, *handoff = NULL, *json = NULL, *junit = NULL;
     golden_experiment_opts opts = {0};
+    golden_schema_load_options lo = GOLDEN_SCHEMA_LOAD_OPTIONS_INIT;
+    const char *dirs[64];
     int c;
     while ((c = getopt_long(argc, argv, "s:H:fj:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 's': schema = optarg; break;
         case 'H': handoff = optarg; break;
         case OPT_SEAL: opts.seal = true; break;
+        case OPT_SCHEMA_DIR:
+            if (lo.ndirs == sizeof dirs / sizeof *dirs)
+                return usage_error("at most 64 --schema-dir");
+            dirs[lo.ndirs++] = optarg;
+            lo.dirs = dirs;
+            break;
+        case OPT_FORMAT_ASSERT: lo.format_assert = 1; break;
         case 'f': opts.force = true; break;
         case OPT_JSON: json = optarg; break;
         case OPT_JUNIT: junit = optarg; break;
@@ -147,8 +161,8 @@ int main(int argc, char **argv)
     if (schema) {
         mode = "schema";
         target = schema;
-        rc = golden_verify_documents(schema, (const char *const *)argv + optind, (size_t)nargs,
-                                     &f, &err);
+        rc = golden_verify_documents_opts(schema, &lo, (const char *const *)argv + optind,
+                                          (size_t)nargs, &f, &err);
     } else if (handoff) {
         mode = "handoff";
         target = handoff;

@@ -397,10 +397,13 @@ static int is_schema_file(const char *n)
                            (l > 4 && !strcmp(n + l - 4, ".yml")));
 }
 
+/* Every schema file of dir (recursive) under base. `beside`: the referring schema's own folder
+ * searched for an $id, best effort: that folder only, files up to 4 MiB (a big document may
+ * sit beside its schema), and what does not load is skipped. */
+#define BESIDE_MAX_BYTES (4L << 20)
 static int load_dir_rec(golden_schema *S, const char *dir, const char *base, int depth,
-                        golden_error *err)
+                        int beside, golden_error *err)
 {
-    int lenient = depth == 31; /* the referring schema's own folder: skip what does not load */
     if (depth > 32)
         return 0;
     DIR *dd = opendir(dir);
@@ -419,13 +422,15 @@ static int load_dir_rec(golden_schema *S, const char *dir, const char *base, int
         struct stat st;
         if (stat(p, &st) != 0)
             continue;
+        if (beside && (S_ISDIR(st.st_mode) || st.st_size > BESIDE_MAX_BYTES))
+            continue;
         if (S_ISDIR(st.st_mode)) {
             char nb[PATH_MAX + 608];
             if (base)
                 snprintf(nb, sizeof nb, "%s/", u);
-            rc = load_dir_rec(S, p, base ? nb : NULL, depth + 1, err);
+            rc = load_dir_rec(S, p, base ? nb : NULL, depth + 1, 0, err);
         } else if (S_ISREG(st.st_mode) && is_schema_file(e->d_name)) {
-            rc = load_file_as(S, p, base ? u : NULL, err) || lenient ? 0 : -1;
+            rc = load_file_as(S, p, base ? u : NULL, err) || beside ? 0 : -1;
         }
     }
     closedir(dd);
@@ -439,9 +444,9 @@ int sch_load_dir(golden_schema *S, const char *spec, golden_error *err)
     if (eq && colon && colon < eq) {
         char base[PATH_MAX];
         snprintf(base, sizeof base, "%.*s", (int)(eq - spec), spec);
-        return load_dir_rec(S, eq + 1, base, 0, err);
+        return load_dir_rec(S, eq + 1, base, 0, 0, err);
     }
-    return load_dir_rec(S, spec, NULL, 0, err);
+    return load_dir_rec(S, spec, NULL, 0, 0, err);
 }
 
 int sch_file_exists(const char *p)
@@ -565,7 +570,7 @@ static const sres *find_elsewhere(golden_schema *S, const sres *base, const char
         const char *slash = strrchr(path, '/');
         snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
         golden_error e2 = {0};
-        if (load_dir_rec(S, dir, NULL, 31, &e2) == 0) { /* this folder only, best effort */
+        if (load_dir_rec(S, dir, NULL, 0, 1, &e2) == 0) {
             const sres *x = find_sres(S, abs);
             if (x)
                 return x;

@@ -146,6 +146,7 @@ static int fast_class_escape(char e, uint8_t set[32], int *wide)
     case 's':
         for (const char *w = " \t\n\r\f\v"; *w; w++)
             set[(unsigned char)*w >> 3] |= (uint8_t)(1u << (*w & 7));
+        *wide = 1; /* ECMAScript's \s also matches U+00A0, U+2003, U+FEFF...: PCRE2 decides those */
         return 1;
     case 'D':
     case 'W':
