@@ -83,25 +83,26 @@ static int is_datetime(const char *s, size_t n)
     return n > 11 && (s[10] == 'T' || s[10] == 't') && is_date(s, 10) && is_time(s + 11, n - 11);
 }
 
-/* ISO 8601 duration as RFC 3339 appendix A: PnW, or P[nY][nM][nD][T[nH][nM][nS]] */
+/* RFC 3339 appendix A duration: PnW, or P date-part [T time-part] where the parts run on
+ * without gaps (Y[M[D]], M[D], D; H[M[S]], M[S], S). */
 static int is_duration(const char *s, size_t n)
 {
-    if (n < 2 || s[0] != 'P')
+    if (n < 3 || s[0] != 'P')
         return 0;
     size_t i = 1;
-    const char *order = "YMD", *torder = "HMS";
-    int any = 0, in_t = 0, pos = 0;
-    if (n >= 3 && s[n - 1] == 'W') {
+    if (s[n - 1] == 'W') {
         for (i = 1; i < n - 1; i++)
             if (!isdigit((unsigned char)s[i]))
                 return 0;
         return 1;
     }
+    int in_t = 0;
+    char last = 0; /* the previous designator of this part, 0 none */
     while (i < n) {
         if (s[i] == 'T') {
             if (in_t || i + 1 == n)
                 return 0;
-            in_t = 1, pos = 0, i++;
+            in_t = 1, last = 0, i++;
             continue;
         }
         size_t j = i;
@@ -109,15 +110,15 @@ static int is_duration(const char *s, size_t n)
             i++;
         if (i == j || i == n)
             return 0;
-        const char *ord = in_t ? torder : order;
-        const char *p = strchr(ord + pos, s[i]);
-        if (!p || !s[i])
+        const char *ord = in_t ? "HMS" : "YMD";
+        const char *p = strchr(ord, s[i]);
+        if (!p)
             return 0;
-        pos = (int)(p - ord) + 1;
-        any = 1;
-        i++;
+        if (last && (!strchr(ord, last) || strchr(ord, last) + 1 != p))
+            return 0; /* a gap (Y then D) or out of order */
+        last = s[i++];
     }
-    return any && s[n - 1] != 'T';
+    return 1;
 }
 
 static int is_ipv4(const char *s, size_t n)
@@ -194,10 +195,8 @@ static int is_label_char(char c)
  * ending with a hyphen, at most 253 characters. */
 static int is_hostname(const char *s, size_t n)
 {
-    if (n == 0 || n > 253 + (s[n - 1] == '.'))
+    if (n == 0 || n > 253)
         return 0;
-    if (s[n - 1] == '.')
-        n--;
     size_t i = 0;
     while (i <= n) {
         size_t j = i;
@@ -267,7 +266,58 @@ static int is_jsonptr(const char *s, size_t n)
     return 1;
 }
 
-/* RFC 3986 URI-reference characters, with %XX escapes; `absolute` asks for a scheme. */
+/* RFC 3986 characters of a path, query or fragment (plus %XX, checked by the caller). */
+static int uri_char(unsigned char c)
+{
+    return isalnum(c) || strchr("-._~!$&'()*+,;=:@/?%", c);
+}
+
+static int pct_ok(const char *s, size_t n, size_t i)
+{
+    return s[i] != '%' ||
+           (i + 2 < n && isxdigit((unsigned char)s[i + 1]) && isxdigit((unsigned char)s[i + 2]));
+}
+
+/* authority = [userinfo "@"] host [":" port]; host a reg-name, IPv4, or [IPv6] */
+static int authority_ok(const char *h, size_t n)
+{
+    const char *at = memchr(h, '@', n);
+    if (at) {
+        size_t ul = (size_t)(at - h);
+        if (memchr(at + 1, '@', n - ul - 1))
+            return 0;
+        for (size_t i = 0; i < ul; i++)
+            if (!pct_ok(h, ul, i) || !(uri_char((unsigned char)h[i]) && h[i] != '/' && h[i] != '?' && h[i] != '@'))
+                return 0;
+        n -= ul + 1;
+        h = at + 1;
+    }
+    const char *port = NULL;
+    if (n && h[0] == '[') {
+        const char *rb = memchr(h, ']', n);
+        if (!rb || !is_ipv6(h + 1, (size_t)(rb - h - 1)))
+            return 0;
+        if (rb + 1 < h + n) {
+            if (rb[1] != ':')
+                return 0;
+            port = rb + 2;
+        }
+    } else {
+        const char *colon = memchr(h, ':', n);
+        size_t hl = colon ? (size_t)(colon - h) : n;
+        for (size_t i = 0; i < hl; i++)
+            if (!pct_ok(h, hl, i) || !(isalnum((unsigned char)h[i]) || strchr("-._~!$&'()*+,;=%", h[i])))
+                return 0;
+        if (colon)
+            port = colon + 1;
+    }
+    for (const char *p = port; p && p < h + n; p++)
+        if (!isdigit((unsigned char)*p))
+            return 0;
+    return 1;
+}
+
+/* RFC 3986 URI (absolute: a scheme) or URI-reference. */
 static int is_uri(const char *s, size_t n, int absolute)
 {
     size_t i = 0;
@@ -276,56 +326,34 @@ static int is_uri(const char *s, size_t n, int absolute)
     int has_scheme = i > 0 && i < n && s[i] == ':' && isalpha((unsigned char)s[0]);
     if (absolute && !has_scheme)
         return 0;
-    int in_auth = 0, hash = 0;
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '%') {
-            if (i + 2 >= n || !isxdigit((unsigned char)s[i + 1]) ||
-                !isxdigit((unsigned char)s[i + 2]))
+    size_t p = has_scheme ? i + 1 : 0;
+    if (n - p >= 2 && s[p] == '/' && s[p + 1] == '/') {
+        size_t a = p + 2, e = a;
+        while (e < n && s[e] != '/' && s[e] != '?' && s[e] != '#')
+            e++;
+        if (!authority_ok(s + a, e - a))
+            return 0;
+        p = e;
+    } else if (!has_scheme) {
+        /* a relative-path reference: no ':' in its first segment */
+        size_t e = p;
+        while (e < n && s[e] != '/' && s[e] != '?' && s[e] != '#')
+            if (s[e++] == ':')
                 return 0;
-            i += 2;
-            continue;
-        }
+    }
+    int hash = 0;
+    for (; p < n; p++) {
+        unsigned char c = (unsigned char)s[p];
+        if (!pct_ok(s, n, p))
+            return 0;
         if (c == '#') {
             if (hash)
                 return 0;
             hash = 1;
             continue;
         }
-        if (c == '[' || c == ']') {
-            in_auth = 1;
-            continue;
-        }
-        if (c >= 0x80 || c <= 0x20 || strchr("\"<>\\^`{|}", c))
+        if (!uri_char(c))
             return 0;
-    }
-    (void)in_auth;
-    /* "//" authority with a port: the port is digits */
-    const char *a = has_scheme ? memchr(s, ':', n) : NULL;
-    if (a && a + 2 < s + n && a[1] == '/' && a[2] == '/') {
-        const char *h = a + 3, *e = h;
-        while (e < s + n && *e != '/' && *e != '?' && *e != '#')
-            e++;
-        const char *at = memrchr(h, '@', (size_t)(e - h));
-        if (at) {
-            for (const char *p = h; p < at; p++)
-                if (*p == '[' || *p == ']')
-                    return 0;
-            h = at + 1;
-        }
-        const char *colon = NULL;
-        if (h < e && *h == '[') {
-            const char *rb = memchr(h, ']', (size_t)(e - h));
-            if (!rb)
-                return 0;
-            colon = rb + 1 < e && rb[1] == ':' ? rb + 1 : NULL;
-        } else {
-            colon = memchr(h, ':', (size_t)(e - h));
-        }
-        if (colon)
-            for (const char *p = colon + 1; p < e; p++)
-                if (!isdigit((unsigned char)*p))
-                    return 0;
     }
     return 1;
 }
