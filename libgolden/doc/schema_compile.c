@@ -543,7 +543,7 @@ void golden_schema_free(golden_schema *S)
  * terminate, whatever the instance. Found by depth-first search, colours in c->visit. */
 static const csch *inplace_cycle(csch *c, int depth)
 {
-    if (c->visit == 2 || depth > 100000)
+    if (c->visit == 2 || depth > 4000) /* deeper chains: the run-time guard stays */
         return NULL;
     if (c->visit == 1)
         return c;
