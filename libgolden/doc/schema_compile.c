@@ -395,8 +395,9 @@ static int compile_format(golden_schema *S, resource *r, json_t *s, csch *c, gol
     if (!json_is_string(v))
         return sch_fail(S, r, v, err, "format must be a string");
     c->format_src = json_string_value(v);
-    /* An annotation unless asked; unknown formats stay annotations even then. */
-    if (S->format_assert)
+    /* An annotation unless asked (the option, or a meta-schema with the format-assertion
+     * vocabulary); unknown formats stay annotations even then. */
+    if (S->format_assert || r->vocab_format_assert) /* vocab_of() ran in compile() */
         c->format = sch_format_id(c->format_src);
     return 0;
 }
@@ -413,6 +414,7 @@ static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golde
 }
 
 #define VOCAB_VALIDATION "https://json-schema.org/draft/2020-12/vocab/validation"
+#define VOCAB_FORMAT_ASSERTION "https://json-schema.org/draft/2020-12/vocab/format-assertion"
 
 /* $vocabulary, as the suite expects: a document whose $schema names a meta-schema that does
  * not list the validation vocabulary ignores the validation keywords (type, enum, bounds,
@@ -434,6 +436,9 @@ static void vocab_of(golden_schema *S, resource *r)
     json_t *voc = json_object_get(tn, "$vocabulary");
     if (json_is_object(voc) && !json_object_get(voc, VOCAB_VALIDATION))
         r->vocab_no_validation = 1;
+    /* listed at all (true or false): this validator knows the vocabulary, so it applies */
+    if (json_is_object(voc) && json_object_get(voc, VOCAB_FORMAT_ASSERTION))
+        r->vocab_format_assert = 1;
 }
 
 static void drop_validation(csch *c)

@@ -65,7 +65,7 @@ typedef struct resource {
     char *path; /* file it came from (NULL when embedded) */
     char *name; /* embedded base name (NULL when from disk) */
     golden_doc *doc;
-    int vocab_done, vocab_no_validation; /* see vocab_of() */
+    int vocab_done, vocab_no_validation, vocab_format_assert; /* see vocab_of() */
     struct resource *next;
 } resource;
 
