@@ -538,6 +538,7 @@ void golden_schema_free(golden_schema *S)
     for (size_t i = 0; i < S->ndirs; i++)
         free(S->dirs[i]);
     free(S->dirs);
+    golden_strmap_free(&S->uris);
     free(S->map.e);
     free(S->bases.e);
     free(S);
@@ -667,18 +668,17 @@ int golden_schema_load_opts(const char *ref, const golden_schema_load_options *o
     } else if (sch_file_exists(ref)) {
         r = sch_load_path(S, ref, err);
     } else {
-        /* a URI a --schema-dir registered */
-        json_t *node = NULL;
+        /* a URI a --schema-dir registered: its document's root (an $id of a subschema
+         * names only a part of a document, which cannot be the root of a schema here) */
         for (sres *x = S->sres; x && !r; x = x->next)
-            if (!strcmp(x->uri, ref))
-                r = x->doc, node = x->node;
+            if (!strcmp(x->uri, ref) && x->node == golden_doc_root(x->doc->doc))
+                r = x->doc;
         if (!r) {
             golden_schema_free(S);
             return golden_fail_what(err, GOLDEN_EINVAL, ref,
                                     "no such schema (not embedded, not a format name, not a "
                                     "file, not an $id of a --schema-dir)");
         }
-        (void)node;
     }
     if (!r || compile_root(S, r, err) < 0) {
         golden_schema_free(S);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "golden/schema.h"
 #include "util/embed.h"
+#include "util/strmap.h"
 
 #define ID_PREFIX "https://calculet.invalid/schemas/"
 #define MAX_RECURSION 2048
@@ -148,6 +149,7 @@ struct csch {
 struct golden_schema {
     resource *resources;
     sres *sres;
+    golden_strmap uris; /* URI -> sres */
     anchor *anchors;
     csch *root;
     csch *all;

@@ -213,10 +213,8 @@ void sch_resource_free(resource *r)
 
 static sres *find_sres(const golden_schema *S, const char *uri)
 {
-    for (sres *x = S->sres; x; x = x->next)
-        if (!strcmp(x->uri, uri))
-            return x;
-    return NULL;
+    uint64_t v;
+    return golden_strmap_get(&S->uris, uri, strlen(uri), &v) ? (sres *)(uintptr_t)v : NULL;
 }
 
 static sres *add_sres(golden_schema *S, const char *uri, json_t *node, resource *d)
@@ -232,7 +230,9 @@ static sres *add_sres(golden_schema *S, const char *uri, json_t *node, resource 
     x->node = node;
     x->doc = d;
     x->next = S->sres;
-    S->sres = x;
+    S->sres = x; /* owned by the list from here on, found through the map */
+    if (golden_strmap_put(&S->uris, x->uri, strlen(x->uri), (uint64_t)(uintptr_t)x, NULL) < 0)
+        return NULL;
     return x;
 }
 
