@@ -14,12 +14,16 @@
 
 #define TOOL "manifest-verify"
 
-enum { OPT_SCHEMA = CLI_TOOL_ID, OPT_HANDOFF, OPT_SEAL, OPT_INIT };
+enum { OPT_SCHEMA = CLI_TOOL_ID, OPT_SCHEMA_DIR, OPT_FORMAT_ASSERT, OPT_HANDOFF, OPT_SEAL, OPT_INIT };
 
 /* The option table: parsing and --help both come from it. Rows may be added freely. */
 static const cli_option options[] = {
     {OPT_SCHEMA, 's', "schema", "SCHEMA", "validate DOC... against SCHEMA (embedded file name, $id,\n"
      "format name such as calculet-fault/v1, or a path); DOC - = stdin", CLI_INPUT},
+    {OPT_SCHEMA_DIR, 0, "schema-dir", "DIR", "register every schema in DIR by its $id (repeatable;\n"
+     "BASEURI=DIR also names files BASEURI + their path); nothing is fetched", 0},
+    {OPT_FORMAT_ASSERT, 0, "format-assert", NULL, "make \"format\" an assertion (date-time, email, ...)",
+     0},
     {OPT_HANDOFF, 'H', "handoff", "DIR", "check the hand-off indexed by DIR/handoff.json", 0},
     {OPT_SEAL, 0, "seal", NULL, "after a clean check, write SHA256SUMS over every asset\n"
      "(--force replaces an existing SHA256SUMS)", 0},
@@ -114,13 +118,18 @@ static void print_items(FILE *out, const golden_handoff_item *items)
 
 /* Read the options into the mode's arguments: 0 to go on, else the exit status. */
 static int parse(cli *c, const char **schema, const char **handoff, const char **init,
-                 golden_experiment_opts *opts)
+                 golden_experiment_opts *opts, golden_schema_load_options *lo, const char **dirs)
 {
     const char *v;
     int id;
     while ((id = cli_next(c, &v)) > 0) {
         switch (id) {
         case OPT_SCHEMA: *schema = v; break;
+        case OPT_SCHEMA_DIR:
+            dirs[lo->ndirs++] = v; /* dirs holds argc entries: never more than given */
+            lo->dirs = dirs;
+            break;
+        case OPT_FORMAT_ASSERT: lo->format_assert = 1; break;
         case OPT_HANDOFF: *handoff = v; break;
         case OPT_SEAL: opts->seal = true; break;
         case OPT_INIT: *init = v; break;
@@ -132,6 +141,8 @@ static int parse(cli *c, const char **schema, const char **handoff, const char *
     opts->force = c->force;
     opts->threads = c->threads;
     int nargs = c->nargs, modes = !!*schema + !!*handoff + !!*init;
+    if ((lo->ndirs || lo->format_assert) && !*schema)
+        return usage_error("--schema-dir and --format-assert go with --schema");
     if (modes > 1)
         return usage_error("--schema, --handoff and --init are separate modes");
     if (opts->seal && modes)
@@ -171,13 +182,25 @@ int main(int argc, char **argv)
         return cli_exit(&c, 2);
     const char *schema = NULL, *handoff = NULL, *init = NULL;
     golden_experiment_opts opts = {0};
-    int prc = parse(&c, &schema, &handoff, &init, &opts);
-    if (prc != 0)
+    golden_schema_load_options lo = GOLDEN_SCHEMA_LOAD_OPTIONS_INIT;
+    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
+    if (!dirs)
+        return cli_exit(&c, usage_error("out of memory"));
+    int prc = parse(&c, &schema, &handoff, &init, &opts, &lo, dirs);
+    if (prc != 0) {
+        free(dirs);
         return cli_exit(&c, prc < 0 ? 0 : prc);
+    }
+    if (!schema) { /* the folders only serve --schema */
+        free(dirs);
+        dirs = NULL;
+    }
     if (init)
         return cli_exit(&c, run_init(&c, init, c.args[0]));
-    if (cli_outputs_ok(&c) != 0)
+    if (cli_outputs_ok(&c) != 0) {
+        free(dirs);
         return cli_exit(&c, 2);
+    }
     golden_error err;
     golden_error_clear(&err);
     int nargs = c.nargs;
@@ -191,7 +214,10 @@ int main(int argc, char **argv)
     if (schema) {
         mode = "schema";
         target = schema;
-        rc = golden_verify_documents(schema, (const char *const *)args, (size_t)nargs, &f, &err);
+        rc = golden_verify_documents_opts(schema, &lo, (const char *const *)args, (size_t)nargs, &f,
+                                          &err);
+        free(dirs);
+        dirs = NULL;
     } else if (handoff) {
         mode = "handoff";
         target = handoff;

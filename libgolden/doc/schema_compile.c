@@ -31,15 +31,6 @@ int sch_fail(golden_schema *S, const resource *r, const json_t *at, golden_error
     return golden_fail_what(err, GOLDEN_EINVAL, where, "%s", msg);
 }
 
-static uint64_t ptr_hash(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
 int sch_nomem(golden_schema *S, const resource *r, const json_t *at, golden_error *err)
 {
     (void)S;
@@ -53,50 +44,9 @@ int sch_nomem(golden_schema *S, const resource *r, const json_t *at, golden_erro
     return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
 }
 
-csch *sch_map_get(const golden_schema *S, const json_t *k)
-{
-    if (!S->mapcap)
-        return NULL;
-    size_t mask = S->mapcap - 1, i = (size_t)ptr_hash(k) & mask;
-    while (S->map[i].key) {
-        if (S->map[i].key == k)
-            return S->map[i].val;
-        i = (i + 1) & mask;
-    }
-    return NULL;
-}
-
-int sch_map_put(golden_schema *S, const json_t *k, csch *v)
-{
-    if ((S->mapn + 1) * 2 > S->mapcap) {
-        size_t cap = S->mapcap ? S->mapcap * 2 : 256;
-        struct map_entry *old = S->map;
-        size_t oldcap = S->mapcap;
-        S->map = calloc(cap, sizeof *S->map);
-        if (!S->map) {
-            S->map = old;
-            return -1;
-        }
-        S->mapcap = cap;
-        S->mapn = 0;
-        for (size_t i = 0; i < oldcap; i++) {
-            if (old[i].key)
-                sch_map_put(S, old[i].key, old[i].val);
-        }
-        free(old);
-    }
-    size_t mask = S->mapcap - 1, i = (size_t)ptr_hash(k) & mask;
-    while (S->map[i].key)
-        i = (i + 1) & mask;
-    S->map[i].key = k;
-    S->map[i].val = v;
-    S->mapn++;
-    return 0;
-}
-
-
-
 static csch *compile(golden_schema *S, resource *r, json_t *node, golden_error *err);
+static csch *compile_ref(golden_schema *S, resource *r, csch *c, json_t *v, const char *kw,
+                         golden_error *err);
 
 static int nonneg(golden_schema *S, resource *r, json_t *s, const char *kw, long long *out,
                   golden_error *err)
@@ -208,22 +158,6 @@ static unsigned type_bit(const char *t)
     return 0;
 }
 
-/* Keywords of 2020-12 this validator refuses rather than ignores. */
-static int compile_unsupported(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
-{
-    (void)c;
-    static const char *unsupported[] = {"unevaluatedProperties", "unevaluatedItems",
-                                        "$dynamicRef", "$recursiveRef"};
-    for (size_t i = 0; i < sizeof unsupported / sizeof *unsupported; i++) {
-        json_t *u = json_object_get(s, unsupported[i]);
-        if (u)
-            return sch_fail(S, r, u, err,
-                            "%s is not supported by this validator (see docs/documents.md)",
-                            unsupported[i]);
-    }
-    return 0;
-}
-
 /* type, enum, const. */
 static int compile_values(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
 {
@@ -296,7 +230,9 @@ static int compile_object_kw(golden_schema *S, resource *r, json_t *s, csch *c, 
                 return -1;
         }
     }
-    if (sub(S, r, s, "additionalProperties", &c->addl, err) < 0)
+    if (sub(S, r, s, "additionalProperties", &c->addl, err) < 0 ||
+        sub(S, r, s, "unevaluatedProperties", &c->uneval_props, err) < 0 ||
+        sub(S, r, s, "unevaluatedItems", &c->uneval_items, err) < 0)
         return -1;
     if ((v = json_object_get(s, "required"))) {
         size_t i;
@@ -416,28 +352,111 @@ static int compile_defs_and_ref(golden_schema *S, resource *r, json_t *s, csch *
     if ((v = json_object_get(s, "$ref"))) {
         if (!json_is_string(v))
             return sch_fail(S, r, v, err, "$ref must be a string");
-        resource *tr = NULL;
-        json_t *tn = NULL;
-        if (sch_resolve_ref(S, r, v, json_string_value(v), &tr, &tn, err) < 0)
+        if (!(c->ref = compile_ref(S, r, c, v, "$ref", err)))
             return -1;
-        if (!json_is_object(tn) && !json_is_boolean(tn))
-            return sch_fail(S, r, v, err, "$ref \"%s\" does not point at a schema",
-                            json_string_value(v));
         c->ref_src = json_string_value(v);
-        if (!(c->ref = compile(S, tr, tn, err)))
-            return -1;
     }
+    if ((v = json_object_get(s, "$dynamicRef"))) {
+        if (!json_is_string(v))
+            return sch_fail(S, r, v, err, "$dynamicRef must be a string");
+        if (!(c->dynref = compile_ref(S, r, c, v, "$dynamicRef", err)))
+            return -1;
+        c->dynref_src = json_string_value(v);
+        /* Dynamic only when the static target carries the same $dynamicAnchor (2020-12
+         * section 8.2.3.2: otherwise it behaves as $ref). */
+        const char *h = strchr(c->dynref_src, '#');
+        json_t *da = json_object_get(c->dynref->src, "$dynamicAnchor");
+        if (h && h[1] && h[1] != '/' && json_is_string(da) && !strcmp(json_string_value(da), h + 1))
+            c->dyn_name = h + 1;
+    }
+    return 0;
+}
+
+/* Compile the schema a $ref or $dynamicRef (at v, in c) names. */
+static csch *compile_ref(golden_schema *S, resource *r, csch *c, json_t *v, const char *kw,
+                         golden_error *err)
+{
+    resource *tr = NULL;
+    json_t *tn = NULL;
+    if (sch_resolve_ref(S, c->base, v, json_string_value(v), &tr, &tn, err) < 0)
+        return NULL;
+    if (!json_is_object(tn) && !json_is_boolean(tn)) {
+        sch_fail(S, r, v, err, "%s \"%s\" does not point at a schema", kw, json_string_value(v));
+        return NULL;
+    }
+    return compile(S, tr, tn, err);
+}
+
+static int compile_format(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
+{
+    json_t *v = json_object_get(s, "format");
+    if (!v)
+        return 0;
+    if (!json_is_string(v))
+        return sch_fail(S, r, v, err, "format must be a string");
+    c->format_src = json_string_value(v);
+    /* An annotation unless asked (the option, or a meta-schema with the format-assertion
+     * vocabulary); unknown formats stay annotations even then. */
+    if (S->format_assert || r->vocab_format_assert) /* vocab_of() ran in compile() */
+        c->format = sch_format_id(c->format_src);
     return 0;
 }
 
 static int compile_body(golden_schema *S, resource *r, json_t *s, csch *c, golden_error *err)
 {
-    if (compile_unsupported(S, r, s, c, err) < 0 || compile_values(S, r, s, c, err) < 0 ||
+    if (compile_values(S, r, s, c, err) < 0 ||
         compile_object_kw(S, r, s, c, err) < 0 ||
         compile_subschemas_and_bounds(S, r, s, c, err) < 0 ||
-        compile_pattern(S, r, s, c, err) < 0 || compile_defs_and_ref(S, r, s, c, err) < 0)
+        compile_pattern(S, r, s, c, err) < 0 || compile_format(S, r, s, c, err) < 0 ||
+        compile_defs_and_ref(S, r, s, c, err) < 0)
         return -1;
     return 0;
+}
+
+#define VOCAB_VALIDATION "https://json-schema.org/draft/2020-12/vocab/validation"
+#define VOCAB_FORMAT_ASSERTION "https://json-schema.org/draft/2020-12/vocab/format-assertion"
+
+/* $vocabulary, as the suite expects: a document whose $schema names a meta-schema that does
+ * not list the validation vocabulary ignores the validation keywords (type, enum, bounds,
+ * required, ...). Only a meta-schema this schema can already reach is consulted. */
+static void vocab_of(golden_schema *S, resource *r)
+{
+    r->vocab_done = 1;
+    json_t *ms = json_object_get(golden_doc_root(r->doc), "$schema");
+    const sres *base = sch_base_of(S, golden_doc_root(r->doc));
+    /* the 2020-12 meta-schema itself lists every vocabulary: nothing to load */
+    if (!json_is_string(ms) || !base ||
+        !strcmp(json_string_value(ms), "https://json-schema.org/draft/2020-12/schema"))
+        return;
+    resource *tr;
+    json_t *tn;
+    golden_error e = {0};
+    if (sch_resolve_ref(S, base, ms, json_string_value(ms), &tr, &tn, &e) < 0)
+        return;
+    json_t *voc = json_object_get(tn, "$vocabulary");
+    if (json_is_object(voc) && !json_object_get(voc, VOCAB_VALIDATION))
+        r->vocab_no_validation = 1;
+    /* listed at all (true or false): this validator knows the vocabulary, so it applies */
+    if (json_is_object(voc) && json_object_get(voc, VOCAB_FORMAT_ASSERTION))
+        r->vocab_format_assert = 1;
+}
+
+static void drop_validation(csch *c)
+{
+    c->types = 0;
+    c->enum_ = c->const_ = NULL;
+    c->has_const = 0;
+    c->required = NULL;
+    c->ndeps = 0;
+    c->min_props = c->max_props = c->min_items = c->max_items = -1;
+    c->min_contains = c->max_contains = c->min_len = c->max_len = -1;
+    c->unique = 0;
+    c->minimum = c->maximum = c->xminimum = c->xmaximum = c->multiple = NULL;
+    if (c->pattern) {
+        sch_pattern_free(c->pattern);
+        free(c->pattern);
+        c->pattern = NULL;
+    }
 }
 
 static csch *compile(golden_schema *S, resource *r, json_t *node, golden_error *err)
@@ -454,7 +473,13 @@ static csch *compile(golden_schema *S, resource *r, json_t *node, golden_error *
     c->next_alloc = S->all;
     S->all = c;
     c->src = node;
-    c->res = r;
+    /* Its own resource when indexed; else (a pointer into unknown keywords) the one the
+     * reference came from. */
+    c->base = sch_base_of(S, node);
+    if (!c->base)
+        c->base = S->cur_base;
+    c->res = c->base && c->base->doc ? c->base->doc : r;
+    r = c->res;
     c->boolean = json_is_boolean(node) ? json_is_true(node) : -1;
     c->min_props = c->max_props = c->min_items = c->max_items = -1;
     c->min_contains = c->max_contains = c->min_len = c->max_len = -1;
@@ -464,7 +489,15 @@ static csch *compile(golden_schema *S, resource *r, json_t *node, golden_error *
         sch_fail(S, r, node, err, "a schema must be an object or a boolean");
         return NULL;
     }
-    return compile_body(S, r, node, c, err) < 0 ? NULL : c;
+    if (!r->vocab_done)
+        vocab_of(S, r);
+    const sres *saved = S->cur_base;
+    S->cur_base = c->base;
+    int rc = compile_body(S, r, node, c, err);
+    S->cur_base = saved;
+    if (rc == 0 && r->vocab_no_validation)
+        drop_validation(c);
+    return rc < 0 ? NULL : c;
 }
 
 void golden_schema_free(golden_schema *S)
@@ -493,21 +526,107 @@ void golden_schema_free(golden_schema *S)
         n = r->next;
         sch_resource_free(r);
     }
-    free(S->map);
+    for (sres *x = S->sres, *n; x; x = n) {
+        n = x->next;
+        free(x->uri);
+        free(x);
+    }
+    for (anchor *a = S->anchors, *n; a; a = n) {
+        n = a->next;
+        free(a);
+    }
+    for (size_t i = 0; i < S->ndirs; i++)
+        free(S->dirs[i]);
+    free(S->dirs);
+    golden_strmap_free(&S->uris);
+    free(S->map.e);
+    free(S->bases.e);
     free(S);
 }
 
-int golden_schema_load(const char *ref, golden_schema **out, golden_error *err)
+/* In-place applicators ($ref, $dynamicRef's static target, allOf, anyOf, oneOf, not, if,
+ * then, else, dependentSchemas) apply to the same instance: a cycle among them can never
+ * terminate, whatever the instance. Found by depth-first search, colours in c->visit. */
+static const csch *inplace_cycle(csch *c, int depth)
 {
-    *out = NULL;
-    if (!ref || !*ref)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "no schema named");
-    golden_schema *S = calloc(1, sizeof *S);
-    if (!S)
-        return golden_fail_what(err, GOLDEN_ENOMEM, ref, "out of memory");
+    if (c->visit == 2 || depth > 4000) /* deeper chains: the run-time guard stays */
+        return NULL;
+    if (c->visit == 1)
+        return c;
+    c->visit = 1;
+    csch *next[8] = {c->ref, c->dynref, c->not_, c->if_, c->then_, c->else_, NULL, NULL};
+    const csch *hit = NULL;
+    for (size_t i = 0; i < 8 && !hit; i++)
+        if (next[i])
+            hit = inplace_cycle(next[i], depth + 1);
+    for (size_t i = 0; i < c->nallof && !hit; i++)
+        hit = inplace_cycle(c->allof[i], depth + 1);
+    for (size_t i = 0; i < c->nanyof && !hit; i++)
+        hit = inplace_cycle(c->anyof[i], depth + 1);
+    for (size_t i = 0; i < c->noneof && !hit; i++)
+        hit = inplace_cycle(c->oneof[i], depth + 1);
+    for (size_t i = 0; i < c->ndepschemas && !hit; i++)
+        hit = inplace_cycle(c->depschemas[i].s, depth + 1);
+    c->visit = 2;
+    return hit;
+}
+
+/* Every $dynamicAnchor of every loaded document compiles, so that validation finds the
+ * target of a $dynamicRef in whatever resource the dynamic scope holds. */
+static int compile_dynamic_anchors(golden_schema *S, golden_error *err)
+{
+    int dynamic = 0;
+    for (const csch *c = S->all; c && !dynamic; c = c->next_alloc)
+        dynamic = c->dyn_name != NULL;
+    for (int again = dynamic; again;) {
+        again = 0;
+        for (anchor *a = S->anchors; a; a = a->next) {
+            if (!a->dynamic || sch_map_get(S, a->node))
+                continue;
+            S->cur_base = a->res;
+            if (!compile(S, a->res->doc, a->node, err))
+                return GOLDEN_ERR;
+            again = 1;
+        }
+    }
+    return GOLDEN_OK;
+}
+
+static int compile_root(golden_schema *S, resource *r, golden_error *err)
+{
+    json_t *root = golden_doc_root(r->doc);
+    if (!json_is_object(root) && !json_is_boolean(root))
+        return golden_fail_what(err, GOLDEN_EINVAL, golden_doc_name(r->doc),
+                                "a schema must be an object or a boolean");
+    S->cur_base = sch_base_of(S, root);
+    S->root = compile(S, r, root, err);
+    if (!S->root || compile_dynamic_anchors(S, err) < 0)
+        return GOLDEN_ERR;
+    for (csch *c = S->all; c; c = c->next_alloc) {
+        const csch *loop = inplace_cycle(c, 0);
+        if (loop)
+            return sch_fail(S, loop->res, loop->src, err,
+                            "a $ref loop that can never terminate: this schema applies itself "
+                            "to the same instance through $ref/allOf/anyOf/oneOf/not/if/then/"
+                            "else/dependentSchemas");
+    }
+    return GOLDEN_OK;
+}
+
+/* The embedded schema (or format name) ref names, or NULL. */
+static const golden_embedded_file *embedded_named(const char *ref)
+{
     const golden_embedded_file *f = golden_embedded_schema(ref);
     if (!f && !strncmp(ref, ID_PREFIX, strlen(ID_PREFIX)))
         f = golden_embedded_schema(ref + strlen(ID_PREFIX));
+    if (!f && !strncmp(ref, "https://json-schema.org/draft/2020-12/", 38)) {
+        char name[512];
+        snprintf(name, sizeof name, "draft2020-12-%s.json", ref + 38);
+        for (char *q = name + 13; *q; q++)
+            if (*q == '/')
+                *q = '-';
+        f = golden_embedded_schema(name);
+    }
     if (!f && strchr(ref, '/') && !sch_file_exists(ref)) {
         /* a format name: "calculet-graph/v1" -> "calculet-graph-v1.schema.json" */
         char name[512];
@@ -519,30 +638,57 @@ int golden_schema_load(const char *ref, golden_schema **out, golden_error *err)
             f = golden_embedded_schema(name);
         }
     }
-    resource *r;
+    return f;
+}
+
+int golden_schema_load_opts(const char *ref, const golden_schema_load_options *opts,
+                            golden_schema **out, golden_error *err)
+{
+    *out = NULL;
+    if (!ref || !*ref)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "no schema named");
+    if (opts && opts->version != GOLDEN_SCHEMA_LOAD_OPTIONS_VERSION)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL,
+                                "schema load options of version %u (this libgolden knows %u)",
+                                opts->version, GOLDEN_SCHEMA_LOAD_OPTIONS_VERSION);
+    golden_schema *S = calloc(1, sizeof *S);
+    if (!S)
+        return golden_fail_what(err, GOLDEN_ENOMEM, ref, "out of memory");
+    S->format_assert = opts && opts->format_assert;
+    /* The folders register every schema by $id before anything refers to them. */
+    for (size_t i = 0; opts && i < opts->ndirs; i++)
+        if (sch_load_dir(S, opts->dirs[i], err) < 0) {
+            golden_schema_free(S);
+            return GOLDEN_ERR;
+        }
+    const golden_embedded_file *f = embedded_named(ref);
+    resource *r = NULL;
     if (f) {
         r = sch_load_embedded(S, f, err);
     } else if (sch_file_exists(ref)) {
         r = sch_load_path(S, ref, err);
     } else {
-        golden_schema_free(S);
-        return golden_fail_what(err, GOLDEN_EINVAL, ref, "no such schema (not embedded, not a format name, not a "
-                                     "file)");
+        /* a URI a --schema-dir registered: its document's root (an $id of a subschema
+         * names only a part of a document, which cannot be the root of a schema here) */
+        for (sres *x = S->sres; x && !r; x = x->next)
+            if (!strcmp(x->uri, ref) && x->node == golden_doc_root(x->doc->doc))
+                r = x->doc;
+        if (!r) {
+            golden_schema_free(S);
+            return golden_fail_what(err, GOLDEN_EINVAL, ref,
+                                    "no such schema (not embedded, not a format name, not a "
+                                    "file, not an $id of a --schema-dir)");
+        }
     }
-    if (!r) {
-        golden_schema_free(S);
-        return GOLDEN_ERR;
-    }
-    json_t *root = golden_doc_root(r->doc);
-    if (!json_is_object(root) && !json_is_boolean(root)) {
-        golden_schema_free(S);
-        return golden_fail_what(err, GOLDEN_EINVAL, ref, "a schema must be an object or a boolean");
-    }
-    S->root = compile(S, r, root, err);
-    if (!S->root) {
+    if (!r || compile_root(S, r, err) < 0) {
         golden_schema_free(S);
         return GOLDEN_ERR;
     }
     *out = S;
     return GOLDEN_OK;
+}
+
+int golden_schema_load(const char *ref, golden_schema **out, golden_error *err)
+{
+    return golden_schema_load_opts(ref, NULL, out, err);
 }

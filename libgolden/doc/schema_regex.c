@@ -1,10 +1,11 @@
-/* ECMA-262 patterns of schemas: translated to POSIX ERE for regexec, and the simple ones (no
- * groups or alternation) compiled to a bit-parallel matcher that needs no lock. */
+/* ECMA-262 patterns of schemas: compiled by PCRE2 in its ECMAScript-like options, and the
+ * simple ones (no groups or alternation) also to a bit-parallel matcher for ASCII subjects. */
 #include "doc/schema_internal.h"
 
 #include <ctype.h>
 #include <math.h>
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,127 +13,88 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* ECMA-262 patterns (what JSON Schema means) are turned into POSIX ERE for regcomp: the
- * class escapes \d \w \s (and negations), \t \n \r, \/ and \uXXXX are rewritten; other
- * ECMA-only syntax (lookaround, lazy quantifiers, (?:...), backreferences) makes regcomp
- * fail and the schema fails to load rather than silently matching something else. */
-static char *translate_pattern(const char *src, const char **bad)
+/* ECMA-262 patterns (what JSON Schema means) run on PCRE2 with the options closest to
+ * ECMAScript: UTF, $ only at the very end, \u escapes, [^] and [] as in ECMAScript, and no
+ * implicit anchoring. \d and \w stay ASCII (as in ECMAScript); \s and \S are widened to
+ * ECMAScript's white space (which includes the Unicode space separators), the one escape
+ * where PCRE2's ASCII default differs. Returns a malloc'd PCRE2 pattern. */
+#define ECMA_SPACE "\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029" \
+                   "\\u202f\\u205f\\u3000\\ufeff"
+/* ECMAScript's long General_Category names (\p{Letter}) and its "gc=" / "General_Category="
+ * / "sc=" / "Script=" prefixes; PCRE2 10.42 knows the short names and bare script names. */
+static const char *const gc_names[][2] = {
+    {"Letter", "L"}, {"Cased_Letter", "L&"}, {"Uppercase_Letter", "Lu"},
+    {"Lowercase_Letter", "Ll"}, {"Titlecase_Letter", "Lt"}, {"Modifier_Letter", "Lm"},
+    {"Other_Letter", "Lo"}, {"Mark", "M"}, {"Combining_Mark", "M"}, {"Nonspacing_Mark", "Mn"},
+    {"Spacing_Mark", "Mc"}, {"Enclosing_Mark", "Me"}, {"Number", "N"}, {"Decimal_Number", "Nd"},
+    {"digit", "Nd"}, {"Letter_Number", "Nl"}, {"Other_Number", "No"}, {"Punctuation", "P"},
+    {"punct", "P"}, {"Connector_Punctuation", "Pc"}, {"Dash_Punctuation", "Pd"},
+    {"Open_Punctuation", "Ps"}, {"Close_Punctuation", "Pe"}, {"Initial_Punctuation", "Pi"},
+    {"Final_Punctuation", "Pf"}, {"Other_Punctuation", "Po"}, {"Symbol", "S"},
+    {"Math_Symbol", "Sm"}, {"Currency_Symbol", "Sc"}, {"Modifier_Symbol", "Sk"},
+    {"Other_Symbol", "So"}, {"Separator", "Z"}, {"Space_Separator", "Zs"},
+    {"Line_Separator", "Zl"}, {"Paragraph_Separator", "Zp"}, {"Other", "C"},
+    {"Control", "Cc"}, {"cntrl", "Cc"}, {"Format", "Cf"}, {"Surrogate", "Cs"},
+    {"Private_Use", "Co"}, {"Unassigned", "Cn"}};
+
+/* Write \p{name} (or \P) in PCRE2's spelling; returns the characters of src consumed. */
+static size_t property_escape(const char *src, char **o)
+{
+    const char *close = strchr(src + 3, '}');
+    if (src[2] != '{' || !close)
+        return 0;
+    const char *name = src + 3;
+    size_t len = (size_t)(close - name);
+    static const char *const prefixes[] = {"General_Category=", "gc=", "Script=", "sc="};
+    for (size_t i = 0; i < 4; i++) {
+        size_t pl = strlen(prefixes[i]);
+        if (len > pl && !strncmp(name, prefixes[i], pl)) {
+            name += pl;
+            len -= pl;
+            break;
+        }
+    }
+    const char *pcre = NULL;
+    for (size_t i = 0; i < sizeof gc_names / sizeof *gc_names && !pcre; i++)
+        if (strlen(gc_names[i][0]) == len && !strncmp(name, gc_names[i][0], len))
+            pcre = gc_names[i][1];
+    *o += sprintf(*o, "\\%c{%.*s}", src[1], pcre ? (int)strlen(pcre) : (int)len, pcre ? pcre : name);
+    return (size_t)(close - src) + 1;
+}
+
+static char *translate_pattern(const char *src)
 {
     size_t n = strlen(src);
-    size_t cap = n * 16 + 16;
-    char *out = malloc(cap), *o = out;
-    *bad = NULL;
+    char *out = malloc(n * 80 + 16), *o = out;
     if (!out)
         return NULL;
     int in_class = 0;
     for (size_t i = 0; i < n; i++) {
         char c = src[i];
-        if (c == '[' && !in_class) {
-            in_class = 1;
-            *o++ = c;
-            if (src[i + 1] == '^')
-                *o++ = src[++i];
-            if (src[i + 1] == ']')
-                *o++ = src[++i];
-            continue;
-        }
-        if (c == ']' && in_class) {
-            in_class = 0;
-            *o++ = c;
-            continue;
-        }
-        if (c == '(' && src[i + 1] == '?') {
-            *bad = "(?...) groups, lookaround and lazy quantifiers have no POSIX ERE form";
-            free(out);
-            return NULL;
-        }
-        if (c != '\\' || i + 1 >= n) {
-            *o++ = c;
-            continue;
-        }
-        char e = src[++i];
-        const char *rep = NULL;
-        char lit[8] = {0};
-        switch (e) {
-        case 'd': rep = in_class ? "0-9" : "[0-9]"; break;
-        case 'w': rep = in_class ? "A-Za-z0-9_" : "[A-Za-z0-9_]"; break;
-        case 's': rep = in_class ? "[:space:]" : "[[:space:]]"; break;
-        case 'D':
-        case 'W':
-        case 'S':
-            if (in_class) {
-                *bad = "negated class escapes (\\D \\W \\S) inside [...] have no POSIX ERE form";
-                free(out);
-                return NULL;
+        if (c == '\\' && i + 1 < n) {
+            char e = src[i + 1];
+            if (e == 's' || (e == 'S' && !in_class)) {
+                o += sprintf(o, "%s%s%s", in_class ? "" : (e == 's' ? "[" : "[^"), ECMA_SPACE,
+                             in_class ? "" : "]");
+                i++;
+                continue;
             }
-            rep = e == 'D' ? "[^0-9]" : e == 'W' ? "[^A-Za-z0-9_]" : "[^[:space:]]";
-            break;
-        case 't': lit[0] = '\t'; break;
-        case 'n': lit[0] = '\n'; break;
-        case 'r': lit[0] = '\r'; break;
-        case 'u': {
-            unsigned cp = 0;
-            int ok = i + 4 < n;
-            for (int k = 1; ok && k <= 4; k++) {
-                char h = src[i + (size_t)k];
-                ok = isxdigit((unsigned char)h);
-                cp = cp * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
-            }
-            if (!ok || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0) {
-                *bad = "bad \\u escape in pattern";
-                free(out);
-                return NULL;
-            }
-            i += 4;
-            if (cp < 0x80) {
-                if (!in_class && strchr(".[]{}()\\*+?^$|", (int)cp))
-                    lit[0] = '\\', lit[1] = (char)cp;
-                else
-                    lit[0] = (char)cp;
-            } else if (cp < 0x800) {
-                lit[0] = (char)(0xC0 | (cp >> 6));
-                lit[1] = (char)(0x80 | (cp & 0x3F));
-            } else {
-                lit[0] = (char)(0xE0 | (cp >> 12));
-                lit[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                lit[2] = (char)(0x80 | (cp & 0x3F));
-            }
-            break;
-        }
-        case 'b':
-        case 'B':
-            if (!in_class) {
-                *bad = "word boundaries (\\b \\B) have no POSIX ERE form";
-                free(out);
-                return NULL;
-            }
-            lit[0] = '\b';
-            break;
-        default:
-            if (e >= '1' && e <= '9') {
-                *bad = "backreferences are not regular (no POSIX ERE form)";
-                free(out);
-                return NULL;
-            }
-            if (in_class) {
-                /* POSIX brackets have no escapes: a literal is itself */
-                if (e == ']' || e == '\\' || e == '^' || e == '-') {
-                    *bad = "escaped ] \\ ^ - inside [...] have no POSIX ERE form; reorder the class";
-                    free(out);
-                    return NULL;
+            if (e == 'p' || e == 'P') {
+                size_t used = property_escape(src + i, &o);
+                if (used) {
+                    i += used - 1;
+                    continue;
                 }
-                lit[0] = e;
-            } else if (strchr(".[]{}()\\*+?^$|", e)) {
-                lit[0] = '\\';
-                lit[1] = e;
-            } else {
-                lit[0] = e; /* \/ \- \: ... are the character itself */
             }
+            *o++ = c;
+            *o++ = src[++i];
+            continue;
         }
-        const char *r = rep ? rep : lit;
-        size_t rl = strlen(r);
-        memcpy(o, r, rl);
-        o += rl;
+        if (c == '[' && !in_class)
+            in_class = 1;
+        else if (c == ']' && in_class)
+            in_class = 0;
+        *o++ = c;
     }
     *o = '\0';
     return out;
@@ -184,6 +146,7 @@ static int fast_class_escape(char e, uint8_t set[32], int *wide)
     case 's':
         for (const char *w = " \t\n\r\f\v"; *w; w++)
             set[(unsigned char)*w >> 3] |= (uint8_t)(1u << (*w & 7));
+        *wide = 1; /* ECMAScript's \s also matches U+00A0, U+2003, U+FEFF...: PCRE2 decides those */
         return 1;
     case 'D':
     case 'W':
@@ -375,27 +338,59 @@ static int fast_search(const fastre *f, const unsigned char *s, size_t len)
     return f->anchored_end && b_any(b_and(d, f->final));
 }
 
+/* Backtracking budget of one match: a catastrophic pattern stops here with an error. */
+#define MATCH_LIMIT 2000000u
+#define DEPTH_LIMIT 20000u
+
 int sch_compile_regex(pattern_t *p, const char *src, const char **why)
 {
+    static _Thread_local char msg[160];
     p->fast = NULL;
-    char *ere = translate_pattern(src, why);
-    if (!ere)
-        return *why ? -1 : SCH_REGEX_NOMEM; /* no reason: its buffer could not be allocated */
-    int rc = regcomp(&p->re, ere, REG_EXTENDED | REG_NOSUB);
-    free(ere);
-    if (rc == REG_ESPACE)
+    p->code = p->mctx = NULL;
+    char *pat = translate_pattern(src);
+    if (!pat)
         return SCH_REGEX_NOMEM;
-    if (rc != 0) {
-        *why = "regcomp rejected it (not valid POSIX ERE)";
+    pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+    if (!cc) {
+        free(pat);
+        return SCH_REGEX_NOMEM;
+    }
+    pcre2_set_compile_extra_options(cc, PCRE2_EXTRA_ALT_BSUX);
+    pcre2_set_newline(cc, PCRE2_NEWLINE_ANY); /* "." stops at \r, \u2028, \u2029 too */
+    int ec;
+    PCRE2_SIZE off;
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
+                                     PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALT_BSUX |
+                                         PCRE2_ALLOW_EMPTY_CLASS | PCRE2_NO_UTF_CHECK,
+                                     &ec, &off, cc);
+    pcre2_compile_context_free(cc);
+    free(pat);
+    if (!code) {
+        if (ec == PCRE2_ERROR_NOMEMORY)
+            return SCH_REGEX_NOMEM;
+        char buf[120];
+        pcre2_get_error_message(ec, (PCRE2_UCHAR *)buf, sizeof buf);
+        snprintf(msg, sizeof msg, "not a valid ECMA-262 pattern (PCRE2: %s)", buf);
+        *why = msg;
         return -1;
     }
+    pcre2_match_context *mc = pcre2_match_context_create(NULL);
+    if (!mc) {
+        pcre2_code_free(code);
+        return SCH_REGEX_NOMEM;
+    }
+    pcre2_set_match_limit(mc, MATCH_LIMIT);
+    pcre2_set_depth_limit(mc, DEPTH_LIMIT);
+    p->code = code;
+    p->mctx = mc;
     p->fast = fast_compile(src);
     return 0;
 }
 
 void sch_pattern_free(pattern_t *p)
 {
-    regfree(&p->re);
+    pcre2_code_free(p->code);
+    pcre2_match_context_free(p->mctx);
     free(p->fast);
 }
 
@@ -409,8 +404,17 @@ int sch_regex_search(const pattern_t *p, const char *s, size_t len)
         if (ascii)
             return fast_search(p->fast, (const unsigned char *)s, len);
     }
-    regmatch_t m[1];
-    m[0].rm_so = 0;
-    m[0].rm_eo = (regoff_t)len;
-    return regexec(&p->re, s, 1, m, REG_STARTEND) == 0;
+    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+    if (!md)
+        return SCH_REGEX_NOMEM;
+    /* jansson strings are valid UTF-8 */
+    int rc = pcre2_match(p->code, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, md, p->mctx);
+    pcre2_match_data_free(md);
+    if (rc >= 0)
+        return 1;
+    if (rc == PCRE2_ERROR_NOMATCH)
+        return 0;
+    if (rc == PCRE2_ERROR_NOMEMORY)
+        return SCH_REGEX_NOMEM;
+    return -1; /* match or depth limit, or another failure to decide */
 }

@@ -20,7 +20,15 @@ typedef struct {
     size_t idx;
 } seg;
 
+/* The dynamic scope: the schema resources entered so far, innermost first, on the C stack. */
+typedef struct scope_node {
+    const sres *r;
+    const struct scope_node *up;
+} scope_node;
+
 typedef struct {
+    const golden_schema *S;
+    const scope_node *scope;
     const golden_doc *doc;
     golden_violation *v;
     size_t nv, capv;
@@ -221,6 +229,22 @@ static const prop *find_prop(const csch *s, const char *k, size_t kl)
     return NULL;
 }
 
+/* A pattern that hit PCRE2's match limits (catastrophic backtracking) cannot be decided:
+ * an error, never a pass or a hang. */
+static int regex_error(vctx *c, const inst *in, const char *src, int m)
+{
+    char where[512];
+    c->internal = 1;
+    golden_doc_where(c->doc, in->node, where, sizeof where);
+    if (m == SCH_REGEX_NOMEM)
+        golden_fail_what(c->err, GOLDEN_ENOMEM, where, "out of memory matching pattern %s", src);
+    else
+        golden_fail_what(c->err, GOLDEN_EINVAL, where,
+                         "pattern %s: the match limit was hit (catastrophic backtracking); "
+                         "the document cannot be checked against it", src);
+    return -1;
+}
+
 #define FAIL_OR_RETURN()                                                                       \
     do {                                                                                       \
         bad++;                                                                                 \
@@ -323,7 +347,10 @@ static int validate_object(vctx *c, const csch *s, const inst *in, int collect)
                 SUBCHECK(child(c, p->s, o, k, kl, 0, v, "properties", collect));
             }
             for (size_t i = 0; i < s->npats; i++) {
-                if (!sch_regex_search(&s->pats[i].re, k, kl))
+                int m = sch_regex_search(&s->pats[i].re, k, kl);
+                if (m < 0)
+                    return regex_error(c, &(inst){v, o, k, 0}, s->pats[i].src, m);
+                if (!m)
                     continue;
                 matched = 1;
                 SUBCHECK(child(c, s->pats[i].s, o, k, kl, 0, v, "patternProperties", collect));
@@ -444,6 +471,8 @@ static int items_chunk_init(items_chunk *j, const vctx *c, size_t lo, size_t hi)
 {
     memset(j, 0, sizeof *j);
     j->ctx.doc = c->doc;
+    j->ctx.S = c->S;
+    j->ctx.scope = c->scope; /* the caller's frames outlive the workers */
     j->ctx.err = &j->err;
     j->ctx.in_parallel = 1;
     j->ctx.threads = 1;
@@ -609,7 +638,8 @@ static int validate_false(vctx *c, const inst *in, const char *via, int collect)
 {
     if (!collect)
         return 1;
-    if (via && !strcmp(via, "additionalProperties") && c->depth) {
+    if (via && (!strcmp(via, "additionalProperties") || !strcmp(via, "unevaluatedProperties")) &&
+        c->depth && c->path[c->depth - 1].key) {
         const seg *last = &c->path[c->depth - 1];
         violation(c, in, via, "property \"%.*s\" is not allowed",
                   (int)(last->len > 200 ? 200 : last->len), last->key ? last->key : "");
@@ -715,7 +745,17 @@ static int validate_string(vctx *c, const csch *s, const inst *in, int collect)
                 return bad;
         }
     }
-    if (s->pattern && !sch_regex_search(s->pattern, str, len)) {
+    int m = s->pattern ? sch_regex_search(s->pattern, str, len) : 1;
+    if (m < 0)
+        return regex_error(c, in, s->pattern_src, m);
+    if (s->format && !sch_format_ok(s->format, str, len)) {
+        if (collect)
+            violation(c, in, "format", "%s is not a valid %s", sch_show(v, b1, 80),
+                      s->format_src);
+        if (++bad && STOP_EARLY())
+            return bad;
+    }
+    if (!m) {
         if (collect)
             violation(c, in, "pattern", "%s does not match pattern %s", sch_show(v, b1, 80),
                       s->pattern_src);
@@ -798,11 +838,30 @@ static int tally(vctx *c, int r, int *bad, int collect)
     return r > 0 && STOP_EARLY();
 }
 
+/* $dynamicRef: the static target, unless it carries the $dynamicAnchor named, in which case
+ * the outermost resource of the dynamic scope that defines that dynamic anchor wins. */
+static const csch *dynamic_target(const vctx *c, const csch *s)
+{
+    if (!s->dyn_name)
+        return s->dynref;
+    const csch *found = s->dynref;
+    for (const scope_node *n = c->scope; n; n = n->up) {
+        json_t *node = sch_dynamic_anchor(c->S, n->r, s->dyn_name);
+        const csch *t = node ? sch_map_get(c->S, node) : NULL;
+        if (t)
+            found = t; /* keep going: the outermost one counts */
+    }
+    return found;
+}
+
 /* The in-place applicators: $ref, allOf, the alternatives, if/then/else. */
 static int validate_applicators(vctx *c, const csch *s, const inst *in, int collect)
 {
     int bad = 0;
     if (s->ref && tally(c, validate(c, s->ref, in, "$ref", collect), &bad, collect))
+        return bad;
+    if (s->dynref &&
+        tally(c, validate(c, dynamic_target(c, s), in, "$dynamicRef", collect), &bad, collect))
         return bad;
     for (size_t i = 0; i < s->nallof; i++)
         if (tally(c, validate(c, s->allof[i], in, "allOf", collect), &bad, collect))
@@ -818,6 +877,171 @@ static int validate_applicators(vctx *c, const csch *s, const inst *in, int coll
         else if (r > 0 && s->else_)
             tally(c, validate(c, s->else_, in, "else", collect), &bad, collect);
     }
+    return bad;
+}
+
+/* ---- unevaluatedProperties / unevaluatedItems ----
+ * The annotations 2020-12 defines (properties, patternProperties, additionalProperties,
+ * prefixItems, items, contains, and the unevaluated* keywords themselves) are gathered again
+ * only where an unevaluated* keyword asks: the common schemas pay nothing for them. A
+ * subschema that fails contributes no annotations (anyOf/oneOf/if branches that do not
+ * match, not). seen[] is indexed by member order (objects) or item index (arrays). */
+static int collect_evaluated(vctx *c, const csch *s, const inst *in, unsigned char *seen,
+                             size_t n, int self);
+
+static int passes(vctx *c, const csch *s, const inst *in)
+{
+    return validate(c, s, in, NULL, 0);
+}
+
+/* In-place subschema sub: its annotations when it passes. */
+static int collect_if_passes(vctx *c, const csch *sub, const inst *in, unsigned char *seen,
+                             size_t n)
+{
+    int r = passes(c, sub, in);
+    if (r < 0)
+        return -1;
+    return r == 0 ? collect_evaluated(c, sub, in, seen, n, 0) : 0;
+}
+
+static int collect_own(vctx *c, const csch *s, const inst *in, unsigned char *seen, size_t n,
+                       int self)
+{
+    const json_t *v = in->node;
+    if (json_is_object(v)) {
+        if ((s->uneval_props && !self) || s->addl) {
+            memset(seen, 1, n);
+            return 0;
+        }
+        const char *k;
+        size_t kl, i = 0;
+        json_t *x;
+        json_object_keylen_foreach((json_t *)v, k, kl, x)
+        {
+            if (find_prop(s, k, kl))
+                seen[i] = 1;
+            for (size_t p = 0; p < s->npats && !seen[i]; p++) {
+                int m = sch_regex_search(&s->pats[p].re, k, kl);
+                if (m < 0)
+                    return regex_error(c, in, s->pats[p].src, m);
+                seen[i] = (unsigned char)(m > 0);
+            }
+            i++;
+        }
+    } else if (json_is_array(v)) {
+        if ((s->uneval_items && !self) || s->items) {
+            memset(seen, 1, n);
+            return 0;
+        }
+        for (size_t i = 0; i < n && i < s->nprefix; i++)
+            seen[i] = 1;
+        if (s->contains)
+            for (size_t i = 0; i < n; i++) {
+                if (seen[i])
+                    continue;
+                int r = passes(c, s->contains, &(inst){json_array_get(v, i), v, NULL, i});
+                if (r < 0)
+                    return -1;
+                seen[i] = (unsigned char)(r == 0);
+            }
+    }
+    return 0;
+}
+
+static int collect_evaluated(vctx *c, const csch *s, const inst *in, unsigned char *seen,
+                             size_t n, int self)
+{
+    if (s->boolean >= 0)
+        return 0;
+    if (++c->rdepth > MAX_RECURSION) {
+        c->internal = 1;
+        golden_fail_where(c->err, GOLDEN_EINVAL,
+                          "schema recursion deeper than 2048 levels (a $ref loop?)", "%s",
+                          golden_doc_name(c->doc));
+        return -1;
+    }
+    const scope_node *saved = c->scope;
+    scope_node here;
+    if (!c->scope || c->scope->r != s->base) {
+        here = (scope_node){s->base, c->scope};
+        c->scope = &here;
+    }
+    int rc = collect_own(c, s, in, seen, n, self);
+    /* $ref, $dynamicRef and allOf pass when s passes, but s itself may be failing */
+    const csch *direct[2] = {s->ref, s->dynref ? dynamic_target(c, s) : NULL};
+    for (size_t i = 0; i < 2 && rc == 0; i++)
+        if (direct[i])
+            rc = collect_if_passes(c, direct[i], in, seen, n);
+    for (size_t i = 0; i < s->nallof && rc == 0; i++)
+        rc = collect_if_passes(c, s->allof[i], in, seen, n);
+    for (size_t i = 0; i < s->nanyof && rc == 0; i++)
+        rc = collect_if_passes(c, s->anyof[i], in, seen, n);
+    for (size_t i = 0; i < s->noneof && rc == 0; i++)
+        rc = collect_if_passes(c, s->oneof[i], in, seen, n);
+    if (rc == 0 && s->if_) {
+        int r = passes(c, s->if_, in);
+        if (r < 0)
+            rc = -1;
+        else if (r == 0) {
+            rc = collect_evaluated(c, s->if_, in, seen, n, 0);
+            if (rc == 0 && s->then_)
+                rc = collect_if_passes(c, s->then_, in, seen, n);
+        } else if (s->else_) {
+            rc = collect_if_passes(c, s->else_, in, seen, n);
+        }
+    }
+    for (size_t i = 0; i < s->ndepschemas && rc == 0 && json_is_object(in->node); i++)
+        if (json_object_getn(in->node, s->depschemas[i].key, s->depschemas[i].len))
+            rc = collect_if_passes(c, s->depschemas[i].s, in, seen, n);
+    c->scope = saved;
+    c->rdepth--;
+    return rc;
+}
+
+static int validate_unevaluated(vctx *c, const csch *s, const inst *in, int collect)
+{
+    const json_t *v = in->node;
+    const csch *u = json_is_object(v) ? s->uneval_props : json_is_array(v) ? s->uneval_items : NULL;
+    if (!u)
+        return 0;
+    size_t n = json_is_object(v) ? json_object_size(v) : json_array_size(v);
+    unsigned char *seen = calloc(n + 1, 1);
+    if (!seen) {
+        c->internal = 1;
+        golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
+        return -1;
+    }
+    int bad = 0;
+    if (collect_evaluated(c, s, in, seen, n, 1) < 0) {
+        free(seen);
+        return -1;
+    }
+    if (json_is_object(v)) {
+        const char *k;
+        size_t kl, i = 0;
+        json_t *x;
+        json_object_keylen_foreach((json_t *)v, k, kl, x)
+        {
+            if (!seen[i++]) {
+                int r = child(c, u, v, k, kl, 0, x, "unevaluatedProperties", collect);
+                if (r < 0 || (r > 0 && (bad += r) && STOP_EARLY())) {
+                    free(seen);
+                    return r < 0 ? -1 : bad;
+                }
+            }
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (seen[i])
+                continue;
+            int r = child(c, u, v, NULL, 0, i, json_array_get(v, i), "unevaluatedItems", collect);
+            if (r < 0 || (r > 0 && (bad += r) && STOP_EARLY())) {
+                free(seen);
+                return r < 0 ? -1 : bad;
+            }
+        }
+    }
+    free(seen);
     return bad;
 }
 
@@ -838,6 +1062,12 @@ static int validate(vctx *c, const csch *s, const inst *in, const char *via, int
     }
     const json_t *v = in->node;
     int bad = 0;
+    const scope_node *saved = c->scope;
+    scope_node here;
+    if (!c->scope || c->scope->r != s->base) {
+        here = (scope_node){s->base, c->scope};
+        c->scope = &here;
+    }
     if (!tally(c, validate_values(c, s, in, collect), &bad, collect)) {
         int r = 0;
         if (json_is_number(v))
@@ -848,9 +1078,12 @@ static int validate(vctx *c, const csch *s, const inst *in, const char *via, int
             r = validate_object(c, s, in, collect);
         else if (json_is_array(v))
             r = validate_array(c, s, in, collect);
-        if (!tally(c, r, &bad, collect))
-            tally(c, validate_applicators(c, s, in, collect), &bad, collect);
+        if (!tally(c, r, &bad, collect) &&
+            !tally(c, validate_applicators(c, s, in, collect), &bad, collect) &&
+            (s->uneval_props || s->uneval_items))
+            tally(c, validate_unevaluated(c, s, in, collect), &bad, collect);
     }
+    c->scope = saved;
     c->rdepth--;
     return bad;
 }
@@ -867,6 +1100,7 @@ long golden_schema_validate_opts(const golden_schema *s, const golden_doc *doc,
                                 "schema options of version %u (this libgolden knows %u)",
                                 opts->version, GOLDEN_SCHEMA_OPTIONS_VERSION), -1;
     vctx c = {0};
+    c.S = s;
     c.doc = doc;
     c.err = err;
     c.threads = opts && opts->threads > 0 ? opts->threads : golden_cpu_count();

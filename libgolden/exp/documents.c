@@ -128,8 +128,15 @@ int exp_plain_line(void *ctx, golden_doc *line_doc, size_t line_no, golden_error
 int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
                             golden_findings *out, golden_error *err)
 {
+    return golden_verify_documents_opts(schema_ref, NULL, paths, n, out, err);
+}
+
+int golden_verify_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
+                                 const char *const *paths, size_t n, golden_findings *out,
+                                 golden_error *err)
+{
     golden_schema *s = NULL;
-    if (golden_schema_load(schema_ref, &s, err) != 0)
+    if (golden_schema_load_opts(schema_ref, lo, &s, err) != 0)
         return GOLDEN_ERR;
     int rc = GOLDEN_OK;
     for (size_t i = 0; i < n && rc == GOLDEN_OK; i++) {

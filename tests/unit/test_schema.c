@@ -508,40 +508,28 @@ static void test_refs(void)
 
 static void test_ref_loop(void)
 {
+    /* a $ref cycle that never consumes the instance is refused when the schema loads,
+     * before any document could hang or exhaust the stack on it */
     golden_schema *s = NULL;
     golden_error e = {0};
-    CU_ASSERT_EQUAL_FATAL(golden_schema_load(data_path("test-loop.schema.json"), &s, &e),
-                          GOLDEN_OK);
-    golden_doc *d = NULL;
-    CU_ASSERT_EQUAL_FATAL(golden_doc_load_buffer("i.json", "{}", 2, &d, &e), GOLDEN_OK);
-    golden_violation *v = (golden_violation *)1;
-    CU_ASSERT_EQUAL(golden_schema_validate(s, d, NULL, &v, &e), -1);
-    CU_ASSERT_PTR_NULL(v);
+    CU_ASSERT_EQUAL(golden_schema_load(data_path("test-loop.schema.json"), &s, &e), GOLDEN_ERR);
+    CU_ASSERT_PTR_NULL(s);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "$ref loop"));
-    golden_doc_free(d);
-    golden_schema_free(s);
-    /* the same loop met by the worker threads of a big array: an error, not a crash */
-    s = schema_text("{\"items\": {\"$ref\": \"#/$defs/a\"}, \"$defs\": {\"a\": {\"$ref\": "
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.where, "test-loop.schema.json:"));
+    /* the same through allOf under items (met by the worker threads before: now at load) */
+    e = schema_fail("{\"items\": {\"$ref\": \"#/$defs/a\"}, \"$defs\": {\"a\": {\"$ref\": "
                     "\"#/$defs/b\"}, \"b\": {\"allOf\": [{\"$ref\": \"#/$defs/a\"}]}}}");
-    size_t n = 5000;
-    char *big = malloc(n * 2 + 2), *p = big;
-    *p++ = '[';
-    for (size_t i = 0; i < n; i++) {
-        *p++ = i ? ',' : '0';
-        if (i)
-            *p++ = '1';
-    }
-    *p++ = ']';
-    *p = '\0';
-    CU_ASSERT_EQUAL_FATAL(golden_doc_load_buffer("big.json", big, strlen(big), &d, &e), GOLDEN_OK);
-    v = (golden_violation *)1;
-    CU_ASSERT_EQUAL(golden_schema_validate(s, d, NULL, &v, &e), -1);
-    CU_ASSERT_PTR_NULL(v);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "$ref loop"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(e.where, "big.json#/"));
-    golden_doc_free(d);
+    e = schema_fail("{\"$ref\": \"#\"}");
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "$ref loop"));
+    e = schema_fail("{\"anyOf\": [{\"type\": \"string\"}, {\"not\": {\"$ref\": \"#\"}}]}");
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "$ref loop"));
+    /* recursion through a keyword that descends into the instance terminates: fine */
+    s = schema_text("{\"$defs\": {\"t\": {\"type\": \"array\", \"items\": {\"$ref\": "
+                    "\"#/$defs/t\"}}}, \"$ref\": \"#/$defs/t\"}");
+    expect_n(s, "[[[], [[]]]]", 0);
+    expect_n(s, "[[[], [1]]]", 1);
     golden_schema_free(s);
-    free(big);
 }
 
 static void test_schema_errors(void)
@@ -549,13 +537,13 @@ static void test_schema_errors(void)
     golden_error e = schema_fail("{\n  \"type\": \"strng\"\n}");
     CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:2:11");
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "strng"));
-    e = schema_fail("{\"pattern\": \"(?=x)a\"}");
+    e = schema_fail("{\"pattern\": \"[b-a]\"}");
     CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:1:13");
-    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "POSIX"));
-    e = schema_fail("{\"$defs\": {\"unused\": {\"pattern\": \"(?<=a)b\"}}}");
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "not a valid ECMA-262 pattern"));
+    e = schema_fail("{\"$defs\": {\"unused\": {\"pattern\": \"(?<=a\"}}}");
     CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:1:34");
     e = schema_fail("{\"pattern\": \"a(b\"}");
-    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "regcomp"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "PCRE2"));
     e = schema_fail("{\"properties\": {\"a\": {\"$ref\": \"#/$defs/missing\"}}}");
     CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:1:31");
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "points at nothing"));
@@ -569,8 +557,6 @@ static void test_schema_errors(void)
     e = schema_fail("{\"minItems\": -1}");
     e = schema_fail("{\"multipleOf\": 0}");
     e = schema_fail("{\"items\": 3}");
-    e = schema_fail("{\"unevaluatedProperties\": false}");
-    CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "not supported"));
     e = schema_fail("[1]");
     e = schema_fail("{\"a\": 1, \"a\": 2}"); /* the loader's duplicate check applies */
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "duplicate"));

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "golden/error.h"
+#include "golden/schema.h"
 
 /* The handbook's default context limit (prompt + past + output tokens). */
 #define GOLDEN_CONTEXT_LIMIT 40960
@@ -49,6 +50,10 @@ void golden_finding_where(const golden_finding *f, char *buf, size_t n);
  * be read or parsed (err says which). */
 int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
                             golden_findings *out, golden_error *err);
+/* The same with schema load options (--schema-dir folders, --format-assert; NULL: none). */
+int golden_verify_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
+                                 const char *const *paths, size_t n, golden_findings *out,
+                                 golden_error *err);
 
 #define GOLDEN_EXPERIMENT_OPTS_VERSION 1
 /* Settings of a check. The library reads no environment: a tool that honours GOLDEN_THREADS

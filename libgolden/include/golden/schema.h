@@ -12,6 +12,25 @@ typedef struct golden_schema golden_schema;
 /* `ref` is an embedded schema's file name ("calculet-graph-v1.schema.json"), its `$id`,
  * a format name ("calculet-graph/v1"), or a path to a schema file. */
 int golden_schema_load(const char *ref, golden_schema **out, golden_error *err);
+/* How a schema loads. Versioned like golden_schema_options; NULL means the defaults. */
+typedef struct {
+    unsigned version;
+    /* Folders whose schema files (*.json, *.yaml, recursive) are registered by their $id
+     * before anything refers to them; "BASEURI=DIR" also names each file BASEURI + its path
+     * in DIR (for files without $id). Nothing is ever fetched from a network. */
+    const char *const *dirs;
+    size_t ndirs;
+    int format_assert; /* 1: "format" asserts the formats the library knows (see
+                        * docs/documents.md); 0: an annotation only (the default) */
+} golden_schema_load_options;
+#define GOLDEN_SCHEMA_LOAD_OPTIONS_VERSION 1u
+#define GOLDEN_SCHEMA_LOAD_OPTIONS_INIT {GOLDEN_SCHEMA_LOAD_OPTIONS_VERSION, NULL, 0, 0}
+
+/* golden_schema_load with options. `ref` may also be an $id a --schema-dir folder defines,
+ * or a draft 2020-12 meta-schema URI ("https://json-schema.org/draft/2020-12/schema"). */
+int golden_schema_load_opts(const char *ref, const golden_schema_load_options *opts,
+                            golden_schema **out, golden_error *err);
+
 /* Free a schema (NULL is fine). A loaded schema may validate from several threads at once. */
 void golden_schema_free(golden_schema *s);
 
