@@ -40,6 +40,10 @@ static void test_bf16_all_patterns(void)
     golden_convert_to_f64(GOLDEN_BF16, all, 65536, out);
     for (unsigned i = 0; i < 65536; i++)
         bad += !same_value(out[i], bf16_reference((uint16_t)i));
+    /* an unaligned start and a length that leaves a tail for the scalar loop after the wide one */
+    golden_convert_to_f64(GOLDEN_BF16, all + 3, 65533 - 6, out);
+    for (unsigned i = 0; i < 65533 - 6; i++)
+        bad += !same_value(out[i], bf16_reference((uint16_t)(i + 3)));
     CU_ASSERT_EQUAL(bad, 0);
 }
 
@@ -58,6 +62,13 @@ static void test_f16_all_patterns(void)
         double ref = (double)h;
         bad += !same_value(golden_f16_to_f64(b), ref);
         bad += !same_value(out[i], ref);
+    }
+    golden_convert_to_f64(GOLDEN_F16, all + 5, 65531 - 10, out); /* unaligned, with a tail */
+    for (unsigned i = 0; i < 65531 - 10; i++) {
+        _Float16 h;
+        uint16_t b = (uint16_t)(i + 5);
+        memcpy(&h, &b, 2);
+        bad += !same_value(out[i], (double)h);
     }
     CU_ASSERT_EQUAL(bad, 0);
     /* a few by hand */
