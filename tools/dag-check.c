@@ -14,6 +14,24 @@
 
 #define TOOL "dag-check"
 
+
+/* The library reads no environment: GOLDEN_GRAPH_STREAM_BYTES (files at least this big stream)
+ * and GOLDEN_GRAPH_FAST_OPS=0 (stream without the fast op parser) are read here. */
+static golden_graph_load_options load_options(golden_progress *progress)
+{
+    golden_graph_load_options o = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, -1, false, progress};
+    const char *e = getenv("GOLDEN_GRAPH_STREAM_BYTES");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end && v <= INT64_MAX)
+            o.stream_bytes = (int64_t)v;
+    }
+    e = getenv("GOLDEN_GRAPH_FAST_OPS");
+    o.no_fast_ops = e && strcmp(e, "0") == 0;
+    return o;
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: dag-check [OPTIONS] GRAPH\n"
@@ -391,7 +409,8 @@ static int run_diff(int argc, char **argv)
     json_t *st[2] = {NULL, NULL};
     int rc = 2;
     for (int i = 0; i < 2; i++) {
-        if (golden_graph_load_file(argv[optind + i], &g[i], &err) != 0)
+        golden_graph_load_options lo = load_options(NULL);
+        if (golden_graph_load_file_opts(argv[optind + i], &lo, &g[i], &err) != 0)
             goto out;
         golden_hb h;
         if (golden_hb_build(g[i], NULL, &h, &err) != 0)
@@ -504,14 +523,16 @@ int main(int argc, char **argv)
     double t0 = golden_seconds();
     golden_progress prog;
     golden_progress_start(&prog, "loading graph", 0);
-    int lrc = golden_graph_load_file_progress(path, &prog, &g, &err);
+    golden_graph_load_options lo = load_options(&prog);
+    int lrc = golden_graph_load_file_opts(path, &lo, &g, &err);
     golden_progress_end(&prog);
     if (lrc != 0)
         goto out;
     double t1 = golden_seconds();
     if (baseline) {
         mode = "baseline";
-        if (golden_graph_load_file(baseline, &bg, &err) != 0 ||
+        golden_graph_load_options blo = load_options(NULL);
+        if (golden_graph_load_file_opts(baseline, &blo, &bg, &err) != 0 ||
             golden_dag_check(bg, NULL, all, &br, &err) != 0)
             goto out;
         if (br.cyclic) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "graph/imap.h"
+#include "util/strmap.h"
 #include "golden/report.h"
 
 /* ---- small helpers ---- */
@@ -443,6 +444,38 @@ static int cmp_alias(const void *x, const void *y)
     return a->b < b->b ? -1 : a->b > b->b;
 }
 
+/* A live range is the union of what its two endpoints bound: when `first` and `last` sit on
+ * unordered queues the buffer is live from the earlier to the later of each. So X's range ends
+ * before Y's begins when each endpoint of X is ordered before each endpoint of Y (strictly, or
+ * "before or equal" for a declared in-place pair, whose handover op may be shared). For an
+ * ordinary range (first <= last) this is just X.last before Y.first. */
+static bool live_before(const golden_graph *g, const golden_hb *h, uint32_t xi, uint32_t yi,
+                        bool le)
+{
+    const golden_buffer *X = &g->buffers[xi], *Y = &g->buffers[yi];
+    uint32_t xs[2] = {X->live_first, X->live_last}, ys[2] = {Y->live_first, Y->live_last};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            if (!(le ? golden_hb_le(h, xs[a], ys[b]) : golden_hb_before(h, xs[a], ys[b])))
+                return false;
+    return true;
+}
+
+/* The orderings live_before relied on, as witnesses for the idle-sync check. */
+static void live_witness(witness_set *w, const golden_graph *g, uint32_t xi, uint32_t yi, bool le)
+{
+    const golden_buffer *X = &g->buffers[xi], *Y = &g->buffers[yi];
+    uint32_t xs[2] = {X->live_first, X->live_last}, ys[2] = {Y->live_first, Y->live_last};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            wit_add(w, xs[a], ys[b], le);
+}
+
+static bool inplace_pair(const golden_graph *g, uint32_t xi, uint32_t yi)
+{
+    return g->buffers[xi].inplace_of == yi || g->buffers[yi].inplace_of == xi;
+}
+
 /* Why two overlapping buffers alias, or NULL when their live ranges are ordered. */
 static const char *alias_reason(const golden_graph *g, const golden_hb *h, uint32_t yi,
                                 uint32_t xi)
@@ -450,18 +483,27 @@ static const char *alias_reason(const golden_graph *g, const golden_hb *h, uint3
     const golden_buffer *X = &g->buffers[xi], *Y = &g->buffers[yi];
     if (X->live_first == GOLDEN_NONE || Y->live_first == GOLDEN_NONE)
         return "overlapping buffers and one has no live range (live for the whole graph)";
-    if (X->inplace_of == yi || Y->inplace_of == xi) {
-        if (!golden_hb_le(h, Y->live_last, X->live_first) &&
-            !golden_hb_le(h, X->live_last, Y->live_first))
+    if (inplace_pair(g, xi, yi)) {
+        if (!live_before(g, h, yi, xi, true) && !live_before(g, h, xi, yi, true))
             return "declared in place, but neither live range ends before the other begins in "
                    "happens-before";
         return NULL;
     }
-    if (!golden_hb_before(h, Y->live_last, X->live_first) &&
-        !golden_hb_before(h, X->live_last, Y->live_first))
+    if (!live_before(g, h, yi, xi, false) && !live_before(g, h, xi, yi, false))
         return "live ranges overlap: neither buffer's last use happens before the other's "
                "first use";
     return NULL;
+}
+
+/* Record the orderings that keep an ordered overlapping pair apart. */
+static void pair_witness(witness_set *w, const golden_graph *g, const golden_hb *h, uint32_t yi,
+                         uint32_t xi)
+{
+    bool le = inplace_pair(g, xi, yi);
+    if (live_before(g, h, yi, xi, le))
+        live_witness(w, g, yi, xi, le);
+    else
+        live_witness(w, g, xi, yi, le);
 }
 
 typedef struct {
@@ -481,34 +523,101 @@ static void on_alias_seg(void *ctx, const golden_imap_seg *seg, uint64_t lo, uin
     uint32_t y = seg->write, x = ac->cur;
     if (y == UINT32_MAX || y == x || ac->rc)
         return;
-    const char *why = alias_reason(ac->r->g, &ac->r->hb, y, x);
-    if (!why && ac->wit) {
-        const golden_buffer *X = &ac->r->g->buffers[x], *Y = &ac->r->g->buffers[y];
-        bool le = X->inplace_of == y || Y->inplace_of == x;
-        const golden_hb *h = &ac->r->hb;
-        if (le ? golden_hb_le(h, Y->live_last, X->live_first)
-               : golden_hb_before(h, Y->live_last, X->live_first))
-            wit_add(ac->wit, Y->live_last, X->live_first, le);
-        else
-            wit_add(ac->wit, X->live_last, Y->live_first, le);
-    }
+    const golden_graph *g = ac->r->g;
+    const char *why = alias_reason(g, &ac->r->hb, y, x);
+    if (!why && ac->wit)
+        pair_witness(ac->wit, g, &ac->r->hb, y, x);
     if (!why)
         return;
     uint32_t a = y < x ? y : x, b = y < x ? x : y;
     int n = u64set_add(&ac->seen, ((uint64_t)a << 32) | b);
-    const golden_buffer *X = &ac->r->g->buffers[x], *Y = &ac->r->g->buffers[y];
-    if (n < 0 || (n > 0 && add_alias(ac->r, &ac->cap, a, b,
-                                     X->inplace_of == y || Y->inplace_of == x, why) != 0))
+    if (n < 0 || (n > 0 && add_alias(ac->r, &ac->cap, a, b, inplace_pair(g, x, y), why) != 0))
         ac->rc = -1;
+}
+
+/* Every overlapping pair of buffers (same chip and space), by address: the exact answer the
+ * sweep below approximates. Used for --all, for comparisons (a new alias must not hide behind
+ * an old one) and when in-place declarations exist (an in-place chain A -> B -> C would let
+ * the sweep compare C with B only). Aliases go to r (when add), witnesses to wit. */
+static int cmp_address(const void *x, const void *y, void *gp)
+{
+    const golden_graph *g = gp;
+    const golden_buffer *a = &g->buffers[*(const uint32_t *)x], *b = &g->buffers[*(const uint32_t *)y];
+    if (a->domain != b->domain)
+        return a->domain < b->domain ? -1 : 1;
+    if (a->address != b->address)
+        return a->address < b->address ? -1 : 1;
+    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static int aliases_all_pairs(golden_dag_result *r, bool add, witness_set *wit)
+{
+    const golden_graph *g = r->g;
+    uint32_t n = 0, *idx = malloc(((size_t)g->nbuffers + 1) * sizeof *idx);
+    if (!idx)
+        return -1;
+    for (uint32_t i = 0; i < g->nbuffers; i++)
+        if (g->buffers[i].size)
+            idx[n++] = i;
+    qsort_r(idx, n, sizeof *idx, cmp_address, (void *)g);
+    size_t cap = r->naliases;
+    int rc = 0;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        const golden_buffer *A = &g->buffers[idx[i]];
+        for (uint32_t j = i + 1; j < n && !rc; j++) {
+            const golden_buffer *B = &g->buffers[idx[j]];
+            if (B->domain != A->domain || B->address >= A->address + A->size)
+                break;
+            const char *why = alias_reason(g, &r->hb, idx[i], idx[j]);
+            if (!why && wit)
+                pair_witness(wit, g, &r->hb, idx[i], idx[j]);
+            if (why && add && add_alias(r, &cap, idx[i], idx[j], inplace_pair(g, idx[i], idx[j]),
+                                        why) != 0)
+                rc = -1;
+        }
+    }
+    free(idx);
+    if (!rc && add && r->naliases > 1)
+        qsort(r->aliases, r->naliases, sizeof *r->aliases, cmp_alias);
+    return rc;
+}
+
+/* A live range whose end happens strictly before its start is a broken plan, not a range. */
+static int check_live_ranges(const golden_graph *g, const golden_hb *h, golden_error *err)
+{
+    for (uint32_t i = 0; i < g->nbuffers; i++) {
+        const golden_buffer *b = &g->buffers[i];
+        if (b->live_first != GOLDEN_NONE && golden_hb_before(h, b->live_last, b->live_first))
+            return golden_fail_what(err, GOLDEN_EINVAL, g->name,
+                                    "buffer \"%s\": live range [\"%s\", \"%s\"] ends before it "
+                                    "starts (its last use happens before its first)", b->id,
+                                    g->ops[b->live_first].id, g->ops[b->live_last].id);
+    }
+    return GOLDEN_OK;
+}
+
+static bool has_inplace(const golden_graph *g)
+{
+    for (uint32_t i = 0; i < g->nbuffers; i++)
+        if (g->buffers[i].inplace_of != GOLDEN_NONE)
+            return true;
+    return false;
 }
 
 static const golden_hb *sort_hb;
 
+/* The earliest endpoint in topological order: a range entirely before another sorts first. */
+static uint32_t live_start(uint32_t i)
+{
+    uint32_t f = sort_hb->topo_index[sort_bgraph->buffers[i].live_first];
+    uint32_t l = sort_hb->topo_index[sort_bgraph->buffers[i].live_last];
+    return f < l ? f : l;
+}
+
 static int cmp_live_first(const void *x, const void *y)
 {
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    uint32_t ta = sort_hb->topo_index[sort_bgraph->buffers[a].live_first];
-    uint32_t tb = sort_hb->topo_index[sort_bgraph->buffers[b].live_first];
+    uint32_t ta = live_start(a), tb = live_start(b);
     if (ta != tb)
         return ta < tb ? -1 : 1;
     return a < b ? -1 : a > b;
@@ -604,7 +713,11 @@ int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all
         qsort_r(ra.v, ra.n, sizeof *ra.v, cmp_race, (void *)g);
     r->races = ra.v;
     r->nraces = ra.n;
-    if (check_aliases(r, NULL) != 0) {
+    if (check_live_ranges(g, &r->hb, err) != 0) {
+        golden_dag_result_free(r);
+        return GOLDEN_ERR;
+    }
+    if ((all || has_inplace(g) ? aliases_all_pairs(r, true, NULL) : check_aliases(r, NULL)) != 0) {
         golden_dag_result_free(r);
         return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory in the memory-plan check");
     }
@@ -774,14 +887,78 @@ static int set_exposed(golden_race *rc, const golden_graph *g, const golden_hb *
     return 0;
 }
 
-static bool alias_in(const golden_dag_result *r, const char *a, const char *b)
+/* "idA\0idB" with the smaller id first: the pair's name in either graph. */
+static char *pair_key(const golden_graph *g, const golden_alias *x, size_t *len)
 {
-    for (size_t i = 0; i < r->naliases; i++) {
-        const char *x = r->g->buffers[r->aliases[i].a].id, *y = r->g->buffers[r->aliases[i].b].id;
-        if ((strcmp(x, a) == 0 && strcmp(y, b) == 0) || (strcmp(x, b) == 0 && strcmp(y, a) == 0))
-            return true;
+    const char *a = g->buffers[x->a].id, *b = g->buffers[x->b].id;
+    if (strcmp(a, b) > 0) {
+        const char *t = a;
+        a = b;
+        b = t;
     }
-    return false;
+    size_t na = strlen(a), nb = strlen(b);
+    char *k = malloc(na + nb + 2);
+    if (k) {
+        memcpy(k, a, na + 1);
+        memcpy(k + na + 1, b, nb + 1);
+    }
+    *len = na + 1 + nb;
+    return k;
+}
+
+static bool aliases_complete(const golden_dag_result *r)
+{
+    return r->all || r->naliases == 0 || has_inplace(r->g);
+}
+
+/* Mark cand's aliases that base does not have. Newness is decided over every aliasing pair of
+ * both sides (as for races): with only the sweep's representatives, a new pair A/C could
+ * hide behind old pairs A/B and B/C. */
+static int mark_new_aliases(const golden_dag_result *base, golden_dag_result *cand)
+{
+    if (!aliases_complete(cand) || (base->naliases && !cand->all)) {
+        free(cand->aliases);
+        cand->aliases = NULL;
+        cand->naliases = 0;
+        if (aliases_all_pairs(cand, true, NULL) != 0)
+            return -1;
+    }
+    golden_dag_result full = *base;
+    bool own = !aliases_complete(base);
+    if (own) {
+        full.aliases = NULL;
+        full.naliases = 0;
+        if (aliases_all_pairs(&full, true, NULL) != 0)
+            return -1;
+    }
+    golden_strmap seen = {0};
+    char **keys = calloc(full.naliases + 1, sizeof *keys);
+    int rc = keys ? 0 : -1;
+    for (size_t i = 0; i < full.naliases && !rc; i++) {
+        size_t len;
+        if (!(keys[i] = pair_key(base->g, &full.aliases[i], &len)) ||
+            golden_strmap_put(&seen, keys[i], len, 1, NULL) < 0)
+            rc = -1;
+    }
+    cand->new_aliases = 0;
+    for (size_t i = 0; i < cand->naliases && !rc; i++) {
+        size_t len;
+        char *k = pair_key(cand->g, &cand->aliases[i], &len);
+        if (!k) {
+            rc = -1;
+            break;
+        }
+        cand->aliases[i].is_new = !golden_strmap_get(&seen, k, len, NULL);
+        cand->new_aliases += cand->aliases[i].is_new;
+        free(k);
+    }
+    golden_strmap_free(&seen);
+    for (size_t i = 0; keys && i < full.naliases; i++)
+        free(keys[i]);
+    free(keys);
+    if (own)
+        free(full.aliases);
+    return rc;
 }
 
 int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, size_t n,
@@ -804,7 +981,8 @@ int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, s
     }
     golden_hb_drop drop = {dop, daf};
     /* a base with races needs every pair, or a new pair could hide behind an old one */
-    int rc = golden_dag_check(g, &drop, base->all || base->nraces > 0, cand, err);
+    int rc = golden_dag_check(g, &drop, base->all || base->nraces > 0 || base->naliases > 0,
+                              cand, err);
     free(dop);
     free(daf);
     if (rc != 0)
@@ -831,10 +1009,9 @@ int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, s
             return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
         }
     }
-    for (size_t i = 0; i < cand->naliases; i++) {
-        golden_alias *x = &cand->aliases[i];
-        x->is_new = !alias_in(base, g->buffers[x->a].id, g->buffers[x->b].id);
-        cand->new_aliases += x->is_new;
+    if (mark_new_aliases(base, cand) != 0) {
+        golden_dag_result_free(cand);
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
     }
     return GOLDEN_OK;
 }
@@ -884,9 +1061,10 @@ static uint32_t program_pred(const golden_hb *h, uint32_t n, uint32_t q)
     return GOLDEN_NONE;
 }
 
-/* Conservative: removing a barrier drops its program-order edges (its `after` edges stay).
- * Every (pred, succ) pair joined through a dropped edge must stay ordered by a path that
- * cannot pass through the barrier (its last node is not after the barrier). */
+/* Conservative. Removing a barrier removes the op, as --remove does (one removal model):
+ * its program-order edges and its `after` edges, both ways, go; each of its queues runs
+ * straight through. Every (pred, succ) pair joined through the barrier must stay ordered by a
+ * path that cannot pass through it (its last node is not after the barrier). */
 static bool barrier_implied(const golden_hb *h, const golden_sync *s)
 {
     uint32_t B = s->op;
@@ -896,8 +1074,6 @@ static bool barrier_implied(const golden_hb *h, const golden_sync *s)
         for (uint32_t j = h->succ_first[B]; j < h->succ_first[B + 1]; j++) {
             const golden_hb_edge *e2 = &h->succ[j];
             uint32_t n = e2->node;
-            if (e1->kind == GOLDEN_EDGE_AFTER && e2->kind == GOLDEN_EDGE_AFTER)
-                continue; /* both edges stay */
             bool ok = false;
             if (e2->kind == GOLDEN_EDGE_PROGRAM) {
                 /* n's queue predecessor becomes the barrier's own predecessor there */
@@ -906,10 +1082,6 @@ static bool barrier_implied(const golden_hb *h, const golden_sync *s)
             }
             for (uint32_t k = h->pred_first[n]; k < h->pred_first[n + 1] && !ok; k++) {
                 const golden_hb_edge *e3 = &h->pred[k];
-                if (e3->node == B) {
-                    ok = e3->kind == GOLDEN_EDGE_AFTER && e1->kind == GOLDEN_EDGE_AFTER;
-                    continue;
-                }
                 if (golden_hb_le(h, B, e3->node))
                     continue;
                 ok = golden_hb_le(h, p, e3->node);
@@ -927,7 +1099,7 @@ typedef struct {
     size_t ncand;
     uint8_t *idle;
     size_t next;
-    size_t base_all_races;
+    size_t base_all_races, base_all_aliases;
     bool use_all;
     bool fast;                  /* base race-free: witnesses decide waits and after edges */
     golden_progress *progress;  /* updated by the calling thread only */
@@ -968,14 +1140,16 @@ static bool fast_idle(const idle_job *job, fast_state *fs, const golden_sync *s)
         for (uint32_t k = h->pred_first[u]; k < h->pred_first[u + 1]; k++) {
             const golden_hb_edge *e = &h->pred[k];
             uint32_t from = e->node;
-            if (u == v && ((s->kind == GOLDEN_SYNC_WAIT && e->kind == GOLDEN_EDGE_SIGNAL) ||
+            if (u == v && (barrier || (s->kind == GOLDEN_SYNC_WAIT && e->kind == GOLDEN_EDGE_SIGNAL) ||
                            (s->kind == GOLDEN_SYNC_AFTER && e->kind == GOLDEN_EDGE_AFTER &&
-                            e->ref == s->after) ||
-                           (barrier && e->kind == GOLDEN_EDGE_PROGRAM)))
-                continue;
+                            e->ref == s->after)))
+                continue; /* a removed barrier keeps no edge at all */
             /* without the barrier each of its queues runs straight through: the op after it
-             * on a queue follows the op before it there (same reachability as dropping it) */
-            if (barrier && from == v && e->kind == GOLDEN_EDGE_PROGRAM) {
+             * on a queue follows the op before it there (same reachability as dropping it);
+             * an `after` naming the removed barrier goes with it */
+            if (barrier && from == v) {
+                if (e->kind != GOLDEN_EDGE_PROGRAM)
+                    continue;
                 from = program_pred(h, v, e->ref);
                 if (from == GOLDEN_NONE)
                     continue;
@@ -1084,7 +1258,7 @@ static void *idle_worker(void *arg)
         }
         /* removing a sync only removes orderings, so equal counts mean equal sets */
         job->idle[i] = !t.cyclic && t.nraces == job->base_all_races &&
-                       t.naliases == job->base->naliases;
+                       t.naliases == job->base_all_aliases;
         golden_dag_result_free(&t);
     }
     free(fs.clock);
@@ -1109,7 +1283,8 @@ static int collect_witnesses(golden_dag_result *r, uint32_t **first, uint32_t **
     scratch.aliases = NULL;
     scratch.naliases = 0;
     if (rc == 0)
-        rc = check_aliases(&scratch, &w);
+        rc = r->naliases || has_inplace(g) ? aliases_all_pairs(&scratch, false, &w)
+                                           : check_aliases(&scratch, &w);
     free(scratch.aliases);
     uint32_t n = g->nops;
     *first = calloc((size_t)n + 2, sizeof **first);
@@ -1160,9 +1335,24 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
         free(idle);
         return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
     }
+    /* a barrier that a live range names is part of the memory plan: removing it takes an
+     * endpoint away (--remove then finds the range unordered), so it is never idle */
+    uint8_t *endpoint = calloc((size_t)g->nops + 1, 1);
+    if (!endpoint) {
+        free(all);
+        free(out);
+        free(rest);
+        free(idle);
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
+    }
+    for (uint32_t i = 0; i < g->nbuffers; i++)
+        if (g->buffers[i].live_first != GOLDEN_NONE)
+            endpoint[g->buffers[i].live_first] = endpoint[g->buffers[i].live_last] = 1;
     size_t nout = 0, nrest = 0;
     for (size_t i = 0; i < n; i++) {
         const golden_sync *s = &all[i];
+        if (s->kind == GOLDEN_SYNC_BARRIER && endpoint[s->op])
+            continue;
         bool implied = s->kind == GOLDEN_SYNC_AFTER ? after_implied(h, g, s)
                        : s->kind == GOLDEN_SYNC_WAIT ? wait_implied(h, g, s)
                                                      : barrier_implied(h, s);
@@ -1171,6 +1361,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
         else
             rest[nrest++] = *s;
     }
+    free(endpoint);
     idle_job job = {.base = r, .cands = rest, .ncand = nrest, .idle = idle,
                     .progress = progress, .owner = pthread_self()};
     if (progress)
@@ -1190,6 +1381,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
     }
     job.use_all = r->nraces > 0;
     job.base_all_races = r->nraces;
+    job.base_all_aliases = r->naliases;
     if (job.use_all && !r->all) {
         golden_dag_result t;
         if (golden_dag_check(g, NULL, true, &t, err) != 0) {
@@ -1197,6 +1389,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
             goto done;
         }
         job.base_all_races = t.nraces;
+        job.base_all_aliases = t.naliases;
         golden_dag_result_free(&t);
     }
     pthread_mutex_init(&job.lock, NULL);
@@ -1397,11 +1590,8 @@ int golden_dag_compare(const golden_dag_result *base, golden_dag_result *cand, g
             }
         }
     }
-    for (size_t i = 0; i < cand->naliases; i++) {
-        golden_alias *x = &cand->aliases[i];
-        x->is_new = !alias_in(base, c->buffers[x->a].id, c->buffers[x->b].id);
-        cand->new_aliases += x->is_new;
-    }
+    if (mark_new_aliases(base, cand) != 0)
+        rc = golden_fail_what(err, GOLDEN_ENOMEM, c->name, "out of memory");
 done:
     free(bs);
     free(cs);

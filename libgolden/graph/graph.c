@@ -4,13 +4,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <sys/mman.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "golden/schema.h"
+#include "util/strmap.h"
 
 
 /* ---- a string -> index hash map (keys are borrowed) ----
@@ -170,6 +172,39 @@ static int nomem(builder *b)
     return golden_fail_what(b->err, GOLDEN_ENOMEM, b->name, "out of memory");
 }
 
+/* A name must be a string without NUL bytes: a NUL would cut the id where C strings are used
+ * and let two different ids collide. */
+static bool has_nul(const json_t *v)
+{
+    return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+}
+
+/* Every key of obj is one of names (NULL-terminated), or an error at the key's value: a
+ * misspelt key ("raeds", "afer") would otherwise drop an access or an edge without a word. */
+static int check_keys(builder *b, const json_t *obj, const char *ptr, const char *what,
+                      const char *const *names)
+{
+    const char *key;
+    size_t klen;
+    json_t *val;
+    json_object_keylen_foreach((json_t *)obj, key, klen, val) {
+        bool ok = false;
+        for (size_t k = 0; names[k] && !ok; k++)
+            ok = strlen(names[k]) == klen && memcmp(names[k], key, klen) == 0;
+        if (ok)
+            continue;
+        char list[256] = "";
+        for (size_t k = 0; names[k]; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
+                     names[k]);
+        char p[512];
+        snprintf(p, sizeof p, "%s/%.*s", ptr, (int)(klen < 64 ? klen : 64), key);
+        return fail_at(b, val, p, "%s: unknown key \"%.*s\" (known: %s)", what,
+                       (int)(klen < 64 ? klen : 64), key, list);
+    }
+    return GOLDEN_OK;
+}
+
 static const char *get_string(builder *b, const json_t *obj, const char *key, const char *ptr,
                               bool required, int *bad)
 {
@@ -181,10 +216,11 @@ static const char *get_string(builder *b, const json_t *obj, const char *key, co
         }
         return NULL;
     }
-    if (!json_is_string(v) || json_string_length(v) == 0) {
+    if (!json_is_string(v) || json_string_length(v) == 0 || has_nul(v)) {
         char p[512];
         snprintf(p, sizeof p, "%s/%s", ptr, key);
-        fail_at(b, v, p, "\"%s\" must be a non-empty string", key);
+        fail_at(b, v, p, "\"%s\" must be a non-empty string%s", key,
+                json_is_string(v) && json_string_length(v) ? " without NUL bytes" : "");
         *bad = 1;
         return NULL;
     }
@@ -259,6 +295,9 @@ static int add_queue(builder *b, const json_t *q, size_t i)
     snprintf(ptr, sizeof ptr, "/queues/%zu", i);
     if (!json_is_object(q))
         return fail_at(b, q, ptr, "a queue must be an object");
+    static const char *const known[] = {"id", "chip", NULL};
+    if (check_keys(b, q, ptr, "a queue", known) != 0)
+        return GOLDEN_ERR;
     int bad = 0;
     const char *id = get_string(b, q, "id", ptr, true, &bad);
     if (bad)
@@ -330,6 +369,10 @@ static int add_buffer(builder *b, const json_t *o, size_t i)
     snprintf(ptr, sizeof ptr, "/buffers/%zu", i);
     if (!json_is_object(o))
         return fail_at(b, o, ptr, "a buffer must be an object");
+    static const char *const known[] = {"id", "chip", "space", "address", "size", "live",
+                                        "inplace_of", NULL};
+    if (check_keys(b, o, ptr, "a buffer", known) != 0)
+        return GOLDEN_ERR;
     int bad = 0;
     const char *id = get_string(b, o, "id", ptr, true, &bad);
     const char *space = bad ? NULL : get_string(b, o, "space", ptr, true, &bad);
@@ -369,8 +412,9 @@ static int add_buffer(builder *b, const json_t *o, size_t i)
         char p[96];
         snprintf(p, sizeof p, "%s/live", ptr);
         if (!json_is_array(live) || json_array_size(live) != 2 ||
-            !json_is_string(json_array_get(live, 0)) || !json_is_string(json_array_get(live, 1)))
-            return fail_at(b, live, p, "\"live\" must be [first_op, last_op]");
+            !json_is_string(json_array_get(live, 0)) || !json_is_string(json_array_get(live, 1)) ||
+            has_nul(json_array_get(live, 0)) || has_nul(json_array_get(live, 1)))
+            return fail_at(b, live, p, "\"live\" must be [first_op, last_op] (op ids)");
         for (uint32_t k = 0; k < 2; k++)
             if (add_ref(b, &b->buf_refs, &b->nbuf_refs, &b->cap_buf_refs, bi, k,
                         json_string_value(json_array_get(live, k)), json_array_get(live, k)) != 0)
@@ -378,7 +422,7 @@ static int add_buffer(builder *b, const json_t *o, size_t i)
     }
     const json_t *ip = json_object_get(o, "inplace_of");
     if (ip) {
-        if (!json_is_string(ip)) {
+        if (!json_is_string(ip) || has_nul(ip)) {
             char p[96];
             snprintf(p, sizeof p, "%s/inplace_of", ptr);
             return fail_at(b, ip, p, "\"inplace_of\" must be a buffer id");
@@ -420,13 +464,11 @@ static int load_accesses(builder *b, const json_t *arr, const char *ptr, uint32_
         snprintf(p, sizeof p, "%s/%zu", ptr, i);
         if (!json_is_object(a))
             return fail_at(b, a, p, "an access must be an object");
-        const char *key;
-        json_t *val;
-        json_object_foreach((json_t *)a, key, val) {
-            if (strcmp(key, "buffer") && strcmp(key, "offset") && strcmp(key, "size"))
-                return fail_at(b, val, p, "op \"%s\": an access has buffer, offset and size, not "
-                               "\"%s\"", g->ops[op].id, key);
-        }
+        static const char *const known[] = {"buffer", "offset", "size", NULL};
+        char what[160];
+        snprintf(what, sizeof what, "op \"%.100s\": an access", g->ops[op].id);
+        if (check_keys(b, a, p, what, known) != 0)
+            return GOLDEN_ERR;
         int bad = 0;
         const char *bid = get_string(b, a, "buffer", p, true, &bad);
         if (bad)
@@ -497,6 +539,10 @@ static int add_op(builder *b, const json_t *o, size_t idx)
     snprintf(ptr, sizeof ptr, "/ops/%zu", idx);
     if (!json_is_object(o))
         return fail_at(b, o, ptr, "an op must be an object");
+    static const char *const known[] = {"id", "kind", "queue", "queues", "family", "event",
+                                        "after", "reads", "writes", "data_size", NULL};
+    if (check_keys(b, o, ptr, "an op", known) != 0)
+        return GOLDEN_ERR;
     int bad = 0;
     const char *id = get_string(b, o, "id", ptr, true, &bad);
     const char *kind = bad ? NULL : get_string(b, o, "kind", ptr, false, &bad);
@@ -592,7 +638,7 @@ static int add_op(builder *b, const json_t *o, size_t idx)
     op->acc_count = g->naccesses - op->acc_first;
     for (size_t k = 0; k < json_array_size(af); k++) {
         const json_t *sv = json_array_get(af, k);
-        if (!json_is_string(sv)) {
+        if (!json_is_string(sv) || has_nul(sv)) {
             snprintf(p, sizeof p, "%s/after/%zu", ptr, k);
             return fail_at(b, sv, p, "op \"%s\": \"after\" lists op ids", op->id);
         }
@@ -606,7 +652,7 @@ static int add_op(builder *b, const json_t *o, size_t idx)
         snprintf(p, sizeof p, "%s/queues/%zu", ptr, k);
         uint32_t q = json_is_string(sv) ? golden_graph_find_queue(g, json_string_value(sv))
                                         : GOLDEN_NONE;
-        if (!json_is_string(sv))
+        if (!json_is_string(sv) || has_nul(sv))
             return fail_at(b, sv, p, "barrier \"%s\": \"queues\" lists queue ids", op->id);
         if (q == GOLDEN_NONE)
             return fail_at(b, sv, p, "barrier \"%s\" names unknown queue \"%s\"", op->id,
@@ -812,7 +858,24 @@ typedef struct {
     const char *path;
     golden_error *err;
     golden_progress *progress;
+    size_t *cursor;       /* [byte, line]: where line counting last stopped (it only moves on) */
 } scan;
+
+/* The 1-based line of byte p, counted on from the cursor (elements are visited in order, so
+ * all the counting over a file is one pass). */
+static size_t line_at(const scan *s, size_t p)
+{
+    size_t *c = s->cursor;
+    if (p < c[0]) {
+        c[0] = 0;
+        c[1] = 1;
+    }
+    for (const char *q = s->buf + c[0], *end = s->buf + p;
+         q < end && (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+        c[1]++;
+    c[0] = p;
+    return c[1];
+}
 
 static size_t skip_ws(const scan *s, size_t p)
 {
@@ -837,9 +900,9 @@ static int scan_fail(const scan *s, size_t at, const char *what)
 }
 
 /* End of the JSON value starting at p (strings and nesting skipped), or 0 on bad input. */
-static size_t skip_value(const scan *s, size_t p)
+static size_t skip_value(const scan *s, size_t p, size_t *maxdepth)
 {
-    size_t depth = 0;
+    size_t depth = 0, most = 0;
     do {
         if (p >= s->len)
             return 0;
@@ -852,7 +915,8 @@ static size_t skip_value(const scan *s, size_t p)
                 return 0;
             p++;
         } else if (c == '{' || c == '[') {
-            depth++;
+            if (++depth > most)
+                most = depth;
             p++;
         } else if (c == '}' || c == ']') {
             if (!depth)
@@ -866,7 +930,43 @@ static size_t skip_value(const scan *s, size_t p)
                 p++;
         }
     } while (depth);
+    if (maxdepth)
+        *maxdepth = most;
     return p;
+}
+
+/* Load the JSON value at [p, hi) with the document loader, the tree path's own strict grammar
+ * (RFC 8259, UTF-8, no NUL bytes, no duplicate keys, nesting limit), so that a file gets the
+ * same verdict whichever path reads it. `above` is how many containers enclose the value in
+ * the whole file: the nesting limit counts from the file's top. */
+/* Columns of a value are exact when its line starts at most this far before it (longer lines,
+ * e.g. a graph on one line, give columns counted from the value's own start). */
+#define STRICT_COLUMN_SPAN 65536
+
+static int strict_value(const scan *s, size_t p, size_t hi, size_t above, golden_doc **out)
+{
+    size_t depth = 0, end = skip_value(s, p, &depth);
+    if (end && end <= hi && depth + above > GOLDEN_DOC_MAX_DEPTH) {
+        char what[96];
+        snprintf(what, sizeof what, "nesting deeper than %d levels", GOLDEN_DOC_MAX_DEPTH);
+        return scan_fail(s, p, what);
+    }
+    /* a value whose end cannot be found is handed over whole: the loader says where it breaks */
+    size_t stop = end && end <= hi ? end : hi;
+    size_t line = line_at(s, p), from = p;
+    while (from > 0 && s->buf[from - 1] != '\n' && p - from < STRICT_COLUMN_SPAN)
+        from--;
+    if (from == p || (from > 0 && s->buf[from - 1] != '\n'))
+        return golden_doc_load_json(s->path, s->buf + p, stop - p, line, out, s->err);
+    /* blank out the line before the value, so columns are the file's as well as lines */
+    char *copy = malloc(stop - from);
+    if (!copy)
+        return golden_fail_what(s->err, GOLDEN_ENOMEM, s->path, "out of memory");
+    memset(copy, ' ', p - from);
+    memcpy(copy + (p - from), s->buf + p, stop - p);
+    int rc = golden_doc_load_json(s->path, copy, stop - from, line, out, s->err);
+    free(copy);
+    return rc;
 }
 
 typedef int (*element_fn)(builder *b, const json_t *elem, size_t i);
@@ -1031,9 +1131,11 @@ static int flat_accesses(const scan *s, size_t *p, size_t hi, flat_op *f, bool w
             if (r != 0)
                 return r;
             q = skip_ws(s, q);
-            if (q < hi && s->buf[q] == ',')
+            if (q < hi && s->buf[q] == ',') {
                 q = skip_ws(s, q + 1);
-            else if (q >= hi || s->buf[q] != '}')
+                if (q >= hi || s->buf[q] != '"')
+                    return 1; /* a trailing comma: the strict loader says where */
+            } else if (q >= hi || s->buf[q] != '}')
                 return 1;
         }
         if (q >= hi || !has_buffer)
@@ -1104,9 +1206,11 @@ static int flat_parse_op(const scan *s, size_t p, size_t hi, flat_op *f, size_t 
         if (r != 0)
             return r;
         q = skip_ws(s, q);
-        if (q < hi && s->buf[q] == ',')
+        if (q < hi && s->buf[q] == ',') {
             q = skip_ws(s, q + 1);
-        else if (q >= hi || s->buf[q] != '}')
+            if (q >= hi || s->buf[q] != '"')
+                return 1; /* a trailing comma: the strict loader says where */
+        } else if (q >= hi || s->buf[q] != '}')
             return 1;
     }
     if (q >= hi)
@@ -1336,9 +1440,11 @@ static int flat_parse_buffer(const scan *s, size_t p, size_t hi, flat_buffer *f,
             return r;
         *seen = true;
         q = skip_ws(s, q);
-        if (q < hi && s->buf[q] == ',')
+        if (q < hi && s->buf[q] == ',') {
             q = skip_ws(s, q + 1);
-        else if (q >= hi || s->buf[q] != '}')
+            if (q >= hi || s->buf[q] != '"')
+                return 1; /* a trailing comma: the strict loader says where */
+        } else if (q >= hi || s->buf[q] != '}')
             return 1;
     }
     if (q >= hi)
@@ -1446,23 +1552,18 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
             break;
         }
         if (r > 0) {
-            /* jansson stops after the element's closing bracket and says where */
-            json_error_t je;
-            json_t *elem = json_loadb(s->buf + p, hi - p,
-                                      JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &je);
-            if (!elem) {
-                rc = scan_fail(s, p + (je.position > 0 ? (size_t)je.position - 1 : 0), je.text);
+            /* not the fast path's shape: the strict loader makes a small tree of the element
+             * and the rules speak with its file:line:col */
+            golden_doc *d = NULL;
+            if (strict_value(s, p, hi, 2, &d) != 0) {
+                rc = GOLDEN_ERR;
                 break;
             }
-            end = p + (size_t)je.position;
-            if (je.position <= 0 || end > hi ||
-                (s->buf[end - 1] != '}' && s->buf[end - 1] != ']')) {
-                json_decref(elem);
-                rc = scan_fail(s, p, "malformed JSON value");
-                break;
-            }
-            rc = fn(b, elem, i);
-            json_decref(elem);
+            end = skip_value(s, p, NULL);
+            b->doc = d;
+            rc = fn(b, golden_doc_root(d), i);
+            b->doc = NULL;
+            golden_doc_free(d);
             if (rc != 0)
                 break;
         }
@@ -1489,103 +1590,162 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
     return rc;
 }
 
-/* GOLDEN_GRAPH_FAST_OPS=0 turns the fast path off (tests compare both). */
-static bool fast_ops(void)
+/* One top-level member: its key (decoded by the strict loader, so invalid UTF-8, escapes and
+ * NULs are judged as the tree path judges them), checked against the keys seen so far. */
+static int top_key(const scan *s, size_t p, size_t *kend, golden_strmap *seen, char ***keep,
+                   size_t *nkeep, int *which)
 {
-    const char *e = getenv("GOLDEN_GRAPH_FAST_OPS");
-    return !(e && strcmp(e, "0") == 0);
+    static const char *keys[] = {"schema", "queues", "buffers", "ops"};
+    if (p >= s->len || s->buf[p] != '"')
+        return scan_fail(s, p, "expected a key");
+    golden_doc *d = NULL;
+    if (strict_value(s, p, s->len, 1, &d) != 0)
+        return GOLDEN_ERR;
+    *kend = skip_value(s, p, NULL);
+    const json_t *k = golden_doc_root(d);
+    size_t n = json_string_length(k);
+    char *copy = malloc(n + 1), **nk = realloc(*keep, (*nkeep + 1) * sizeof *nk);
+    if (nk)
+        *keep = nk;
+    if (!copy || !nk) {
+        free(copy);
+        golden_doc_free(d);
+        return golden_fail_what(s->err, GOLDEN_ENOMEM, s->path, "out of memory");
+    }
+    memcpy(copy, json_string_value(k), n + 1);
+    golden_doc_free(d);
+    (*keep)[(*nkeep)++] = copy;
+    int r = golden_strmap_put(seen, copy, n, 0, NULL);
+    if (r < 0)
+        return golden_fail_what(s->err, GOLDEN_ENOMEM, s->path, "out of memory");
+    if (r > 0)
+        return scan_fail(s, p, "duplicate key");
+    *which = -1;
+    for (int m = 0; m < 4; m++)
+        if (n == strlen(keys[m]) && memcmp(copy, keys[m], n) == 0)
+            *which = m;
+    return GOLDEN_OK;
+}
+
+typedef struct {
+    size_t span[4][2];    /* schema, queues, buffers, ops: where each value is */
+    bool done[4];         /* that array was streamed in place */
+    json_t *schema;       /* the schema value (a deep copy) */
+} top_level;
+
+/* The top-level object: queues and buffers stream in place, ops too once both came; every
+ * other value (schema, unknown keys, arrays that must wait) is checked by the strict loader. */
+static int scan_top(builder *b, const scan *s, bool fast, top_level *t)
+{
+    static const char *keys[] = {"schema", "queues", "buffers", "ops"};
+    const char *buf = s->buf;
+    size_t len = s->len;
+    golden_strmap seen = {0};
+    char **keep = NULL;
+    size_t nkeep = 0;
+    int rc = GOLDEN_ERR;
+    size_t p = skip_ws(s, 0);
+    if (p >= len || buf[p] != '{') {
+        scan_fail(s, p, "a graph must be a JSON object");
+        goto done;
+    }
+    p = skip_ws(s, p + 1);
+    while (p < len && buf[p] != '}') {
+        size_t kend = 0;
+        int which = -1;
+        if (top_key(s, p, &kend, &seen, &keep, &nkeep, &which) != 0)
+            goto done;
+        size_t colon = skip_ws(s, kend);
+        if (colon >= len || buf[colon] != ':') {
+            scan_fail(s, colon, "expected ':'");
+            goto done;
+        }
+        size_t v = skip_ws(s, colon + 1), vend = 0;
+        bool now = which == 1 || which == 2 || (which == 3 && t->done[1] && t->done[2]);
+        if (now) {
+            element_fn fn = which == 1 ? add_queue : which == 2 ? add_buffer : add_op;
+            if (stream_array(b, s, v, len, keys[which], fn, which > 1 && fast, &vend) != 0)
+                goto done;
+            t->done[which] = true;
+        } else if (which == 3) {
+            if (!(vend = skip_value(s, v, NULL))) {
+                scan_fail(s, v, "malformed JSON value");
+                goto done;
+            }
+        } else {
+            golden_doc *d = NULL;
+            if (strict_value(s, v, len, 1, &d) != 0)
+                goto done;
+            if (which == 0 && !(t->schema = json_deep_copy(golden_doc_root(d)))) {
+                golden_doc_free(d);
+                golden_fail_what(s->err, GOLDEN_ENOMEM, s->path, "out of memory");
+                goto done;
+            }
+            golden_doc_free(d);
+            vend = skip_value(s, v, NULL);
+        }
+        if (which >= 0) {
+            t->span[which][0] = v;
+            t->span[which][1] = vend;
+        }
+        p = skip_ws(s, vend);
+        if (p < len && buf[p] == ',') {
+            p = skip_ws(s, p + 1);
+            if (p >= len || buf[p] != '"') {
+                scan_fail(s, p, "expected a key after ','");
+                goto done;
+            }
+        } else if (p >= len || buf[p] != '}') {
+            scan_fail(s, p, "expected ',' or '}'");
+            goto done;
+        }
+    }
+    if (p >= len || skip_ws(s, p + 1) != len) {
+        scan_fail(s, p, "trailing data after the graph object");
+        goto done;
+    }
+    rc = GOLDEN_OK;
+done:
+    golden_strmap_free(&seen);
+    for (size_t k = 0; k < nkeep; k++)
+        free(keep[k]);
+    free(keep);
+    return rc;
 }
 
 static int stream_load(const char *path, const char *buf, size_t len, golden_progress *progress,
-                       golden_graph **out, golden_error *err)
+                       bool fast, golden_graph **out, golden_error *err)
 {
-    scan s = {buf, len, path, err, progress};
+    size_t cursor[2] = {0, 1};
+    scan s = {buf, len, path, err, progress, cursor};
     builder b;
     if (builder_init(&b, path, NULL, err) != 0)
         return GOLDEN_ERR;
-    static const char *keys[] = {"schema", "queues", "buffers", "ops"};
-    size_t span[4][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
-    bool done_arrays[4] = {false, false, false, false};
+    top_level t;
+    memset(&t, 0, sizeof t);
     int rc = GOLDEN_ERR;
-    size_t p = skip_ws(&s, 0);
-    if (p >= len || buf[p] != '{') {
-        scan_fail(&s, p, "a graph must be a JSON object");
-        goto done;
-    }
-    p = skip_ws(&s, p + 1);
-    while (p < len && buf[p] != '}') {
-        size_t kend = skip_value(&s, p);
-        if (buf[p] != '"' || !kend) {
-            scan_fail(&s, p, "expected a key");
-            goto done;
-        }
-        size_t colon = skip_ws(&s, kend);
-        if (colon >= len || buf[colon] != ':') {
-            scan_fail(&s, colon, "expected ':'");
-            goto done;
-        }
-        size_t v = skip_ws(&s, colon + 1), vend = 0;
-        int which = -1;
-        for (int k = 0; k < 4; k++)
-            if (kend - p - 2 == strlen(keys[k]) && memcmp(buf + p + 1, keys[k], kend - p - 2) == 0)
-                which = k;
-        if (which >= 0 && span[which][1]) {
-            scan_fail(&s, p, "duplicate key");
-            goto done;
-        }
-        /* arrays whose prerequisites are loaded are read in place, in one pass: queues and
-         * buffers at once, ops once both came; anything else waits for the end */
-        bool now = which == 1 || which == 2 || (which == 3 && done_arrays[1] && done_arrays[2]);
-        if (now) {
-            element_fn fn = which == 1 ? add_queue : which == 2 ? add_buffer : add_op;
-            if (stream_array(&b, &s, v, len, keys[which], fn, which > 1 && fast_ops(), &vend) != 0)
-                goto done;
-            done_arrays[which] = true;
-        } else if (!(vend = skip_value(&s, v))) {
-            scan_fail(&s, v, "malformed JSON value");
-            goto done;
-        }
-        if (which >= 0) {
-            span[which][0] = v;
-            span[which][1] = vend;
-        }
-        p = skip_ws(&s, vend);
-        if (p < len && buf[p] == ',')
-            p = skip_ws(&s, p + 1);
-        else if (p >= len || buf[p] != '}') {
-            scan_fail(&s, p, "expected ',' or '}'");
-            goto done;
-        }
-    }
-    if (p >= len || skip_ws(&s, p + 1) != len) {
-        scan_fail(&s, p, "trailing data after the graph object");
-        goto done;
-    }
-    json_error_t je;
-    json_t *schema = span[0][1] ? json_loadb(buf + span[0][0], span[0][1] - span[0][0],
-                                             JSON_DECODE_ANY, &je)
-                                : NULL;
-    int bad = check_schema_name(&b, schema, NULL);
-    json_decref(schema);
-    if (bad)
+    size_t end;
+    if (scan_top(&b, &s, fast, &t) != 0 || check_schema_name(&b, t.schema, NULL) != 0)
         goto done;
     for (int k = 1; k < 4; k++)
-        if (!span[k][1] && k != 2) {
-            golden_fail_what(err, GOLDEN_EINVAL, path, "missing required \"%s\"", keys[k]);
+        if (!t.span[k][1] && k != 2) {
+            golden_fail_what(err, GOLDEN_EINVAL, path, "missing required \"%s\"",
+                             k == 1 ? "queues" : "ops");
             goto done;
         }
-    size_t end;
-    if ((!done_arrays[1] &&
-         stream_array(&b, &s, span[1][0], span[1][1], "queues", add_queue, false, &end) != 0) ||
-        (span[2][1] && !done_arrays[2] &&
-         stream_array(&b, &s, span[2][0], span[2][1], "buffers", add_buffer, fast_ops(), &end) != 0) ||
-        (!done_arrays[3] &&
-         stream_array(&b, &s, span[3][0], span[3][1], "ops", add_op, fast_ops(), &end) != 0))
+    /* arrays that came before what they name stream now, in dependency order */
+    if ((!t.done[1] &&
+         stream_array(&b, &s, t.span[1][0], t.span[1][1], "queues", add_queue, false, &end) != 0) ||
+        (t.span[2][1] && !t.done[2] &&
+         stream_array(&b, &s, t.span[2][0], t.span[2][1], "buffers", add_buffer, fast, &end) != 0) ||
+        (!t.done[3] &&
+         stream_array(&b, &s, t.span[3][0], t.span[3][1], "ops", add_op, fast, &end) != 0))
         goto done;
     if (resolve(&b) != 0 || build_queue_orders(&b) != 0)
         goto done;
     rc = GOLDEN_OK;
 done:
+    json_decref(t.schema);
     builder_free(&b);
     if (rc != GOLDEN_OK) {
         golden_graph_free(b.g);
@@ -1595,54 +1755,46 @@ done:
     return GOLDEN_OK;
 }
 
-/* Files at least this big stream (GOLDEN_GRAPH_STREAM_BYTES overrides; JSON only). */
-static size_t stream_threshold(void)
+/* Read the whole file into memory. read(), not mmap(): a file that shrinks while it is read is
+ * a short read (then judged as the bytes it holds), never a SIGBUS, and the library installs
+ * no signal handler. */
+static int read_whole(const char *path, int fd, size_t hint, char **out, size_t *outlen,
+                      golden_error *err)
 {
-    const char *e = getenv("GOLDEN_GRAPH_STREAM_BYTES");
-    if (e && *e) {
-        char *end;
-        unsigned long long v = strtoull(e, &end, 10);
-        if (!*end)
-            return (size_t)v;
+    size_t cap = hint + 1, n = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory for a %zu-byte graph", hint);
+    for (;;) {
+        if (n == cap) {
+            char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            return golden_fail_what(err, golden_code_from_errno(e), path, "cannot read: %s",
+                                    strerror(e));
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
     }
-    return (size_t)32 << 20;
+    *out = buf;
+    *outlen = n;
+    return GOLDEN_OK;
 }
 
-int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err)
+static int load_tree(const char *path, golden_graph **out, golden_error *err)
 {
-    return golden_graph_load_file_progress(path, NULL, out, err);
-}
-
-int golden_graph_load_file_progress(const char *path, golden_progress *progress,
-                                    golden_graph **out, golden_error *err)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
-    char head[64];
-    size_t nh = fread(head, 1, sizeof head, f);
-    size_t i = 0;
-    while (i < nh && strchr(" \t\r\n", head[i]))
-        i++;
-    bool json = i < nh && head[i] == '{';
-    struct stat st;
-    if (json && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-        (size_t)st.st_size >= stream_threshold()) {
-        size_t len = (size_t)st.st_size;
-        /* mapped, not copied: the scanner is bounded by len and needs no NUL */
-        void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(f), 0);
-        fclose(f);
-        if (map == MAP_FAILED)
-            return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
-        madvise(map, len, MADV_SEQUENTIAL);
-        if (progress)
-            progress->total = len;
-        int rc = stream_load(path, map, len, progress, out, err);
-        munmap(map, len);
-        return rc;
-    }
-    fclose(f);
     golden_doc *doc = NULL;
     golden_schema *schema = NULL;
     int rc = golden_doc_load_file(path, &doc, err);
@@ -1654,6 +1806,60 @@ int golden_graph_load_file_progress(const char *path, golden_progress *progress,
         rc = golden_graph_from_json(golden_doc_root(doc), path, doc, out, err);
     golden_schema_free(schema);
     golden_doc_free(doc);
+    return rc;
+}
+
+int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err)
+{
+    return golden_graph_load_file_opts(path, NULL, out, err);
+}
+
+int golden_graph_load_file_progress(const char *path, golden_progress *progress,
+                                    golden_graph **out, golden_error *err)
+{
+    golden_graph_load_options o = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, -1, false, progress};
+    return golden_graph_load_file_opts(path, &o, out, err);
+}
+
+int golden_graph_load_file_opts(const char *path, const golden_graph_load_options *opts,
+                                golden_graph **out, golden_error *err)
+{
+    *out = NULL;
+    golden_graph_load_options o = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, -1, false, NULL};
+    if (opts) {
+        if (opts->version != GOLDEN_GRAPH_LOAD_OPTIONS_VERSION)
+            return golden_fail_what(err, GOLDEN_EINVAL, path, "graph load options of version %u "
+                                    "(this library knows %u)", opts->version,
+                                    GOLDEN_GRAPH_LOAD_OPTIONS_VERSION);
+        o = *opts;
+    }
+    size_t threshold = o.stream_bytes < 0 ? GOLDEN_GRAPH_STREAM_DEFAULT : (size_t)o.stream_bytes;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
+    struct stat st;
+    char head[64];
+    ssize_t nh = 0;
+    bool big = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size >= threshold;
+    if (big)
+        nh = pread(fd, head, sizeof head, 0);
+    ssize_t i = 0;
+    while (i < nh && strchr(" \t\r\n", head[i]))
+        i++;
+    if (!big || i >= nh || head[i] != '{') {
+        close(fd);
+        return load_tree(path, out, err);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = read_whole(path, fd, (size_t)st.st_size, &buf, &len, err);
+    close(fd);
+    if (rc != 0)
+        return rc;
+    if (o.progress)
+        o.progress->total = len;
+    rc = stream_load(path, buf, len, o.progress, !o.no_fast_ops, out, err);
+    free(buf);
     return rc;
 }
 
