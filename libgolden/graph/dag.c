@@ -751,14 +751,16 @@ bool golden_dag_passed(const golden_dag_result *r)
     return r->nraces == 0 && r->naliases == 0;
 }
 
+static uint32_t queue_index_of(const golden_graph *g, uint32_t q, uint32_t op);
+
 uint32_t golden_dag_fix_signal(const golden_dag_result *r, uint32_t a, uint32_t b)
 {
     const golden_graph *g = r->g;
     uint32_t q = g->ops[a].queue;
     if (q == GOLDEN_NONE || r->cyclic)
         return GOLDEN_NONE;
-    /* home_pos counts barriers on q, which qops also holds */
-    for (uint32_t p = r->hb.home_pos[a]; p < g->qops_count[q]; p++) {
+    /* from the op after a on its queue (qops holds barriers too) */
+    for (uint32_t p = queue_index_of(g, q, a) + 1; p < g->qops_count[q]; p++) {
         uint32_t s = g->qops[g->qops_first[q] + p];
         if (g->ops[s].kind != GOLDEN_OP_SIGNAL)
             continue;
@@ -1166,11 +1168,12 @@ static bool fast_idle(const idle_job *job, fast_state *fs, const golden_sync *s)
         if (barrier && u == v) {
         } else if (op->kind == GOLDEN_OP_BARRIER) {
             for (uint32_t m = 0; m < op->bq_count; m++) {
-                uint32_t q = g->barrier_queues[op->bq_first + m];
-                fs->tmp[q] = base[q];
+                uint32_t l = h->queue_lane[g->barrier_queues[op->bq_first + m]];
+                fs->tmp[l] = base[l];
             }
         } else {
-            fs->tmp[op->queue] = base[op->queue];
+            uint32_t l = h->queue_lane[op->queue];
+            fs->tmp[l] = base[l];
         }
         uint32_t *cu = &fs->clock[(size_t)u * K];
         if (memcmp(cu, fs->tmp, K * sizeof *cu) == 0)
@@ -1238,7 +1241,10 @@ static void *idle_worker(void *arg)
         if (job->progress && pthread_equal(pthread_self(), job->owner))
             golden_progress_update(job->progress, i);
         const golden_sync *s = &job->cands[i];
-        if (job->fast) {
+        /* a sync that joins two queues' lanes changes the clock layout itself: re-check */
+        bool link = s->kind == GOLDEN_SYNC_AFTER ? h->link_after[s->after]
+                    : s->kind == GOLDEN_SYNC_WAIT ? h->link_op[s->op] : false;
+        if (job->fast && !link) {
             job->idle[i] = fast_idle(job, &fs, s);
             continue;
         }
@@ -1247,7 +1253,7 @@ static void *idle_worker(void *arg)
         golden_hb_drop drop = {dop, daf};
         golden_dag_result t;
         golden_error e;
-        int rc = golden_dag_check(g, &drop, job->use_all, &t, &e);
+        int rc = golden_dag_check(g, &drop, true, &t, &e);
         *slot = 0;
         if (rc != 0) {
             pthread_mutex_lock(&job->lock);
@@ -1382,7 +1388,12 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
     job.use_all = r->nraces > 0;
     job.base_all_races = r->nraces;
     job.base_all_aliases = r->naliases;
-    if (job.use_all && !r->all) {
+    /* re-checks count every pair; the base's counts must be every pair's too */
+    bool rechecks = job.use_all;
+    for (size_t i = 0; i < nrest && !rechecks; i++)
+        rechecks = rest[i].kind == GOLDEN_SYNC_AFTER ? h->link_after[rest[i].after]
+                   : rest[i].kind == GOLDEN_SYNC_WAIT ? h->link_op[rest[i].op] : false;
+    if (rechecks && !r->all) {
         golden_dag_result t;
         if (golden_dag_check(g, NULL, true, &t, err) != 0) {
             rc = GOLDEN_ERR;

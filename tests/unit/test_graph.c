@@ -1033,6 +1033,62 @@ static void test_barrier_after_removal(void)
     golden_graph_free(g);
 }
 
+/* ---- clocks follow the graph's width, not its queue count ---- */
+/* N queues, each "wait for the previous queue's event, then signal its own": a hand-off
+ * through every queue (cyclic: queue 0 also waits for the last one). */
+static char *handoff_graph(uint32_t N, bool cyclic)
+{
+    size_t cap = (size_t)N * 200 + 256, n = 0;
+    char *t = malloc(cap);
+    n += (size_t)sprintf(t + n, "{\"schema\":\"calculet-graph/v1\",\"queues\":[");
+    for (uint32_t i = 0; i < N; i++)
+        n += (size_t)sprintf(t + n, "%s{\"id\":\"q%u\",\"chip\":0}", i ? "," : "", i);
+    n += (size_t)sprintf(t + n, "],\"ops\":[");
+    for (uint32_t i = 0; i < N; i++) {
+        if (i || cyclic)
+            n += (size_t)sprintf(t + n, "{\"id\":\"w%u\",\"queue\":\"q%u\",\"kind\":\"wait\","
+                                        "\"event\":\"e%u\"},", i, i, (i + N - 1) % N);
+        n += (size_t)sprintf(t + n, "{\"id\":\"s%u\",\"queue\":\"q%u\",\"kind\":\"signal\","
+                                    "\"event\":\"e%u\"}%s", i, i, i, i + 1 < N ? "," : "");
+    }
+    sprintf(t + n, "]}");
+    return t;
+}
+
+static void test_wide_queues(void)
+{
+    const uint32_t N = 100000;
+    golden_error err;
+    /* the cycle is found before any clock exists (10^5 x 2*10^5 clocks would be 80 GB) */
+    char *text = handoff_graph(N, true);
+    golden_graph *g = load(text, &err);
+    free(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    golden_dag_result r;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
+    CU_ASSERT_TRUE(r.cyclic);
+    CU_ASSERT_EQUAL(r.hb.ncycle, 2 * N);
+    CU_ASSERT_PTR_NULL(r.hb.clock);
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+    /* acyclic: every queue hands over to the next, so all share one lane */
+    text = handoff_graph(N, false);
+    g = load(text, &err);
+    free(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
+    CU_ASSERT_FALSE(r.cyclic);
+    CU_ASSERT_EQUAL(r.hb.K, 1);
+    CU_ASSERT_TRUE(golden_dag_passed(&r));
+    uint32_t s0 = golden_graph_find_op(g, "s0"), last = golden_graph_find_op(g, "s99999");
+    uint32_t mid = golden_graph_find_op(g, "w50000");
+    CU_ASSERT_TRUE(golden_hb_before(&r.hb, s0, last));
+    CU_ASSERT_TRUE(golden_hb_before(&r.hb, mid, last));
+    CU_ASSERT_FALSE(golden_hb_before(&r.hb, last, s0));
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -1055,6 +1111,7 @@ int main(void)
         {"live ranges with unordered endpoints are their union", test_unordered_live_endpoints},
         {"an in-place chain does not hide an undeclared overlap", test_inplace_chain},
         {"a barrier's after edges go with it: not idle", test_barrier_after_removal},
+        {"10^5 queues: cycle before clocks, hand-offs in one lane", test_wide_queues},
         {0, 0}};
     return golden_test_run("graph", tests);
 }

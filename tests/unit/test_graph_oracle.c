@@ -6,6 +6,7 @@
 #include "../tools/gengraph.h"
 #include "cunit_main.h"
 #include "golden/dag.h"
+#include "golden/hb.h"
 
 #define MAXN 1024
 #define MAXA 4096
@@ -252,7 +253,7 @@ static void cover(uint64_t bits[2][2][2], int chip, int space, long lo, long hi)
 }
 
 static int seeds_run, graphs_cyclic, graphs_racy, graphs_alias, idle_checked, graphs_reversed,
-    removals_checked;
+    removals_checked, hb_checked, graphs_joined;
 
 static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, uint64_t *lk)
 {
@@ -294,6 +295,18 @@ static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, 
         CU_ASSERT_TRUE(one.hb.ncycle >= 2);
         goto done;
     }
+    /* every ordering query against reachability (lanes join queues; clocks must not lie) */
+    if (b->n <= 80) {
+        int agree = 1;
+        for (int x = 0; x < b->n; x++)
+            for (int y = 0; y < b->n; y++)
+                agree &= golden_hb_before(&one.hb, (uint32_t)x, (uint32_t)y) ==
+                         (x != y && b->reach[(size_t)x * b->n + y]);
+        CU_ASSERT_TRUE(agree);
+        hb_checked++;
+    }
+    if (one.hb.K < g->nqueues)
+        graphs_joined++;
     size_t nt = bf_races(b, tk);
     qsort(tk, nt, sizeof *tk, cmp_u64);
     for (size_t i = 0; i < all.nraces; i++)
@@ -421,7 +434,9 @@ static void test_oracle(void)
                     "%d idle syncs re-checked\n",
             seeds_run, graphs_cyclic, graphs_racy, graphs_alias, idle_checked);
     fprintf(stderr, "  %d with a reversed live range, %d offered idle syncs removed with "
-                    "--remove\n", graphs_reversed, removals_checked);
+                    "--remove, %d checked pair by pair, %d with queues joined in lanes\n",
+            graphs_reversed, removals_checked, hb_checked, graphs_joined);
+    CU_ASSERT_TRUE(graphs_joined > 100);
     /* the generator must exercise every verdict, or the agreement means little */
     CU_ASSERT_TRUE(graphs_cyclic > 50);
     CU_ASSERT_TRUE(graphs_racy > 300);

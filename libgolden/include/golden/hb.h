@@ -1,5 +1,6 @@
 /* Happens-before over a graph: queue program order + `after` + signal->wait + barriers, as
- * K-wide vector clocks (K = queues) from one topological pass, with O(1) ordering queries. */
+ * vector clocks over lanes (queues that run one after another share one) from one topological
+ * pass, with O(1) ordering queries. */
 #ifndef GOLDEN_HB_H
 #define GOLDEN_HB_H
 #include <stdbool.h>
@@ -22,10 +23,14 @@ typedef struct {
 } golden_hb_drop;
 
 typedef struct {
-    uint32_t nnodes, K;
-    uint32_t *clock;      /* nnodes x K: clock[n*K+q] = last position on q that is <= n */
-    uint32_t *home_queue; /* per node: a queue it sits on (GOLDEN_NONE for a dropped barrier) */
-    uint32_t *home_pos;   /* its 1-based position there */
+    uint32_t nnodes, K;   /* K = lanes: queues that run one after another share a column */
+    uint32_t *clock;      /* nnodes x K: clock[n*K+l] = last position on lane l that is <= n;
+                           * NULL when the graph has a cycle (found before clocks exist) */
+    uint32_t *queue_lane; /* per queue: its lane (GOLDEN_NONE for a queue without ops) */
+    uint8_t *link_op;     /* per op: 1 = a wait whose signal edge joins two queues' lanes */
+    uint8_t *link_after;  /* per entry of g->after: 1 = this edge joins two queues' lanes */
+    uint32_t *home_queue; /* per node: the lane it sits on (GOLDEN_NONE for a dropped barrier) */
+    uint32_t *home_pos;   /* its 1-based position along that lane */
     uint32_t *order;      /* topological order (length norder) */
     uint32_t norder;
     uint32_t *topo_index; /* per node: position in order (GOLDEN_NONE when on a cycle) */
@@ -36,8 +41,9 @@ typedef struct {
     uint32_t *pred_first; golden_hb_edge *pred;
 } golden_hb;
 
-/* Build edges, clocks and a topological order. A cycle is not an error: norder < nnodes and
- * cycle/ncycle hold one cycle (clocks are then meaningful only for nodes not on or after it). */
+/* Build edges, a topological order and clocks. A cycle is not an error: norder < nnodes,
+ * cycle/ncycle hold one cycle and no clock is built (ordering queries must not be asked).
+ * Memory: 4 bytes x ops x lanes (docs/dag-check.md). */
 int golden_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb *h,
                     golden_error *err);
 void golden_hb_free(golden_hb *h);
