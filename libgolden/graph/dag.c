@@ -3,13 +3,13 @@
 #include "golden/dag.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "graph/imap.h"
+#include "util/pool.h"
 #include "util/strmap.h"
 #include "golden/report.h"
 
@@ -236,11 +236,13 @@ typedef struct {
     int rc;
 } sweep_part;
 
-static void *sweep_thread(void *arg)
+static int sweep_part_fn(void *ctx, size_t item, int worker, golden_error *err)
 {
-    sweep_part *p = arg;
+    (void)worker;
+    (void)err;
+    sweep_part *p = &((sweep_part *)ctx)[item];
     p->rc = sweep_domains(&p->ra, p->mine);
-    return NULL;
+    return GOLDEN_OK; /* out of memory is p->rc: every part finishes and frees its maps */
 }
 
 /* Domains (chip, space) never conflict with each other, so they sweep on separate cores:
@@ -249,7 +251,7 @@ static int sweep_races(race_acc *ra)
 {
     const golden_graph *g = ra->g;
     uint32_t nd = g->ndomains;
-    int T = golden_threads();
+    int T = golden_cpu_count();
     if (ra->wit || T < 2 || nd < 2)
         return sweep_domains(ra, NULL);
     if ((uint32_t)T > nd)
@@ -281,17 +283,8 @@ static int sweep_races(race_acc *ra)
             load[w] += count[best];
             count[best] = UINT64_MAX;
         }
-        pthread_t tid[8];
-        int started[8] = {0};
-        for (int t = 1; t < T; t++)
-            started[t] = pthread_create(&tid[t], NULL, sweep_thread, &parts[t]) == 0;
-        sweep_thread(&parts[0]);
-        for (int t = 1; t < T; t++) {
-            if (started[t])
-                pthread_join(tid[t], NULL);
-            else
-                sweep_thread(&parts[t]);
-        }
+        golden_error perr;
+        golden_parallel_for((size_t)T, T, sweep_part_fn, parts, &perr);
         size_t total = 0;
         for (int t = 0; t < T; t++) {
             rc |= parts[t].rc;
@@ -316,13 +309,11 @@ static int sweep_races(race_acc *ra)
     return rc;
 }
 
-static const golden_graph *sort_graph; /* qsort has no context argument; only set under lock */
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int cmp_access_lo(const void *x, const void *y)
+static int cmp_access_lo(const void *x, const void *y, void *gp)
 {
-    const golden_access *a = &sort_graph->accesses[*(const uint32_t *)x];
-    const golden_access *b = &sort_graph->accesses[*(const uint32_t *)y];
+    const golden_graph *g = gp;
+    const golden_access *a = &g->accesses[*(const uint32_t *)x];
+    const golden_access *b = &g->accesses[*(const uint32_t *)y];
     if (a->lo != b->lo)
         return a->lo < b->lo ? -1 : 1;
     return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
@@ -357,11 +348,8 @@ static int sweep_all_pairs(race_acc *ra)
     for (uint32_t i = 0; i < na; i++)
         idx[fill[g->buffers[g->accesses[i].buffer].domain]++] = i;
     free(fill);
-    pthread_mutex_lock(&sort_lock);
-    sort_graph = g;
     for (uint32_t d = 0; d < nd; d++)
-        qsort(idx + first[d], first[d + 1] - first[d], sizeof *idx, cmp_access_lo);
-    pthread_mutex_unlock(&sort_lock);
+        qsort_r(idx + first[d], first[d + 1] - first[d], sizeof *idx, cmp_access_lo, (void *)g);
     for (uint32_t d = 0; d < nd && !ra->oom; d++) {
         uint32_t nact = 0;
         for (uint32_t k = first[d]; k < first[d + 1] && !ra->oom; k++) {
@@ -404,7 +392,6 @@ static int cmp_race(const void *x, const void *y, void *gp)
 }
 
 /* ---- memory plan ---- */
-static const golden_graph *sort_bgraph;
 
 static int add_alias(golden_dag_result *r, size_t *cap, uint32_t a, uint32_t b, bool inplace,
                      const char *reason)
@@ -604,20 +591,23 @@ static bool has_inplace(const golden_graph *g)
     return false;
 }
 
-static const golden_hb *sort_hb;
+typedef struct {
+    const golden_graph *g;
+    const golden_hb *h;
+} live_sort;
 
 /* The earliest endpoint in topological order: a range entirely before another sorts first. */
-static uint32_t live_start(uint32_t i)
+static uint32_t live_start(const live_sort *c, uint32_t i)
 {
-    uint32_t f = sort_hb->topo_index[sort_bgraph->buffers[i].live_first];
-    uint32_t l = sort_hb->topo_index[sort_bgraph->buffers[i].live_last];
+    uint32_t f = c->h->topo_index[c->g->buffers[i].live_first];
+    uint32_t l = c->h->topo_index[c->g->buffers[i].live_last];
     return f < l ? f : l;
 }
 
-static int cmp_live_first(const void *x, const void *y)
+static int cmp_live_first(const void *x, const void *y, void *cp)
 {
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    uint32_t ta = live_start(a), tb = live_start(b);
+    uint32_t ta = live_start(cp, a), tb = live_start(cp, b);
     if (ta != tb)
         return ta < tb ? -1 : 1;
     return a < b ? -1 : a > b;
@@ -656,11 +646,8 @@ static int check_aliases(golden_dag_result *r, witness_set *wit)
             ac.rc = -1;
     }
     if (!ac.rc) {
-        pthread_mutex_lock(&sort_lock);
-        sort_bgraph = g;
-        sort_hb = &r->hb;
-        qsort(idx, m, sizeof *idx, cmp_live_first);
-        pthread_mutex_unlock(&sort_lock);
+        live_sort ls = {g, &r->hb};
+        qsort_r(idx, m, sizeof *idx, cmp_live_first, &ls);
     }
     for (uint32_t k = 0; k < m && !ac.rc; k++) {
         const golden_buffer *b = &g->buffers[idx[k]];
@@ -1096,31 +1083,34 @@ static bool barrier_implied(const golden_hb *h, const golden_sync *s)
 }
 
 typedef struct {
-    const golden_dag_result *base;
-    const golden_sync *cands;
-    size_t ncand;
-    uint8_t *idle;
-    size_t next;
-    size_t base_all_races, base_all_aliases;
-    bool use_all;
-    bool fast;                  /* base race-free: witnesses decide waits and after edges */
-    golden_progress *progress;  /* updated by the calling thread only */
-    pthread_t owner;
-    const uint32_t *wfirst;     /* witnesses grouped by their later op b */
-    const uint32_t *wa;
-    const uint8_t *wle;
-    pthread_mutex_t lock;
-    int failed;
-    golden_error err;
-} idle_job;
-
-typedef struct {
     uint32_t *clock;   /* the base clocks, patched for one removal then restored */
     uint32_t *tmp;
     uint8_t *changed;
     uint32_t *list;
     size_t nlist;
 } fast_state;
+
+/* One worker's scratch: drop masks for re-checks, patched clocks for the fast path. */
+typedef struct {
+    fast_state fs;
+    uint8_t *dop, *daf;
+    bool ready;
+} idle_scratch;
+
+typedef struct {
+    const golden_dag_result *base;
+    const golden_sync *cands;
+    size_t ncand;
+    uint8_t *idle;
+    size_t base_all_races, base_all_aliases;
+    bool use_all;
+    bool fast;                  /* base race-free: witnesses decide waits and after edges */
+    golden_progress *progress;  /* updated by the calling thread (worker 0) only */
+    const uint32_t *wfirst;     /* witnesses grouped by their later op b */
+    const uint32_t *wa;
+    const uint8_t *wle;
+    idle_scratch *scratch;      /* per worker */
+} idle_job;
 
 /* Remove one wait or after edge: recompute clocks in the base topological order (still valid
  * without an edge), only where something changed, then re-test the witnesses of changed ops. */
@@ -1207,73 +1197,70 @@ static bool fast_idle(const idle_job *job, fast_state *fs, const golden_sync *s)
     return idle;
 }
 
-static void *idle_worker(void *arg)
+static int scratch_init(const idle_job *job, idle_scratch *sc)
 {
-    idle_job *job = arg;
     const golden_graph *g = job->base->g;
     const golden_hb *h = &job->base->hb;
-    uint8_t *dop = calloc((size_t)g->nops + 1, 1), *daf = calloc((size_t)g->nafter + 1, 1);
-    fast_state fs = {0};
-    bool ok = dop && daf;
-    if (ok && job->fast) {
+    sc->dop = calloc((size_t)g->nops + 1, 1);
+    sc->daf = calloc((size_t)g->nafter + 1, 1);
+    if (!sc->dop || !sc->daf)
+        return -1;
+    if (job->fast) {
         size_t cells = (size_t)h->nnodes * h->K;
-        fs.clock = malloc((cells ? cells : 1) * sizeof *fs.clock);
-        fs.tmp = malloc(((size_t)h->K + 1) * sizeof *fs.tmp);
-        fs.changed = calloc((size_t)h->nnodes + 1, 1);
-        fs.list = malloc(((size_t)h->nnodes + 1) * sizeof *fs.list);
-        ok = fs.clock && fs.tmp && fs.changed && fs.list;
-        if (ok)
-            memcpy(fs.clock, h->clock, cells * sizeof *fs.clock);
+        sc->fs.clock = malloc((cells ? cells : 1) * sizeof *sc->fs.clock);
+        sc->fs.tmp = malloc(((size_t)h->K + 1) * sizeof *sc->fs.tmp);
+        sc->fs.changed = calloc((size_t)h->nnodes + 1, 1);
+        sc->fs.list = malloc(((size_t)h->nnodes + 1) * sizeof *sc->fs.list);
+        if (!sc->fs.clock || !sc->fs.tmp || !sc->fs.changed || !sc->fs.list)
+            return -1;
+        memcpy(sc->fs.clock, h->clock, cells * sizeof *sc->fs.clock);
     }
-    if (!ok) {
-        pthread_mutex_lock(&job->lock);
-        job->failed = 1;
-        golden_fail_what(&job->err, GOLDEN_ENOMEM, g->name, "out of memory");
-        pthread_mutex_unlock(&job->lock);
+    sc->ready = true;
+    return 0;
+}
+
+static void scratch_free(idle_scratch *sc)
+{
+    free(sc->fs.clock);
+    free(sc->fs.tmp);
+    free(sc->fs.changed);
+    free(sc->fs.list);
+    free(sc->dop);
+    free(sc->daf);
+}
+
+/* One candidate sync: idle when removing it alone adds no race, alias or cycle. */
+static int idle_item(void *ctx, size_t i, int worker, golden_error *err)
+{
+    idle_job *job = ctx;
+    const golden_graph *g = job->base->g;
+    const golden_hb *h = &job->base->hb;
+    idle_scratch *sc = &job->scratch[worker];
+    if (!sc->ready && scratch_init(job, sc) != 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
+    if (job->progress && worker == 0)
+        golden_progress_update(job->progress, i);
+    const golden_sync *s = &job->cands[i];
+    /* a sync that joins two queues' lanes changes the clock layout itself: re-check */
+    bool link = s->kind == GOLDEN_SYNC_AFTER ? h->link_after[s->after]
+                : s->kind == GOLDEN_SYNC_WAIT ? h->link_op[s->op] : false;
+    if (job->fast && !link) {
+        job->idle[i] = fast_idle(job, &sc->fs, s);
+        return GOLDEN_OK;
     }
-    for (; ok;) {
-        pthread_mutex_lock(&job->lock);
-        size_t i = job->next++;
-        int stop = job->failed;
-        pthread_mutex_unlock(&job->lock);
-        if (stop || i >= job->ncand)
-            break;
-        if (job->progress && pthread_equal(pthread_self(), job->owner))
-            golden_progress_update(job->progress, i);
-        const golden_sync *s = &job->cands[i];
-        /* a sync that joins two queues' lanes changes the clock layout itself: re-check */
-        bool link = s->kind == GOLDEN_SYNC_AFTER ? h->link_after[s->after]
-                    : s->kind == GOLDEN_SYNC_WAIT ? h->link_op[s->op] : false;
-        if (job->fast && !link) {
-            job->idle[i] = fast_idle(job, &fs, s);
-            continue;
-        }
-        uint8_t *slot = s->kind == GOLDEN_SYNC_AFTER ? &daf[s->after] : &dop[s->op];
-        *slot = 1;
-        golden_hb_drop drop = {dop, daf};
-        golden_dag_result t;
-        golden_error e;
-        int rc = golden_dag_check(g, &drop, true, &t, &e);
-        *slot = 0;
-        if (rc != 0) {
-            pthread_mutex_lock(&job->lock);
-            job->failed = 1;
-            job->err = e;
-            pthread_mutex_unlock(&job->lock);
-            break;
-        }
-        /* removing a sync only removes orderings, so equal counts mean equal sets */
-        job->idle[i] = !t.cyclic && t.nraces == job->base_all_races &&
-                       t.naliases == job->base_all_aliases;
-        golden_dag_result_free(&t);
-    }
-    free(fs.clock);
-    free(fs.tmp);
-    free(fs.changed);
-    free(fs.list);
-    free(dop);
-    free(daf);
-    return NULL;
+    uint8_t *slot = s->kind == GOLDEN_SYNC_AFTER ? &sc->daf[s->after] : &sc->dop[s->op];
+    *slot = 1;
+    golden_hb_drop drop = {sc->dop, sc->daf};
+    golden_dag_result t;
+    int rc = golden_dag_check(g, &drop, true, &t, err);
+    *slot = 0;
+    if (rc != 0)
+        return rc;
+    /* removing a sync only removes orderings, so equal counts mean equal sets */
+    job->idle[i] = !t.cyclic && t.nraces == job->base_all_races &&
+                   t.naliases == job->base_all_aliases;
+    golden_dag_result_free(&t);
+    return GOLDEN_OK;
 }
 
 /* The orderings the base check relied on, grouped by the later op. */
@@ -1369,7 +1356,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
     }
     free(endpoint);
     idle_job job = {.base = r, .cands = rest, .ncand = nrest, .idle = idle,
-                    .progress = progress, .owner = pthread_self()};
+                    .progress = progress};
     if (progress)
         progress->total = nrest;
     int rc = GOLDEN_OK;
@@ -1403,25 +1390,23 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
         job.base_all_aliases = t.naliases;
         golden_dag_result_free(&t);
     }
-    pthread_mutex_init(&job.lock, NULL);
     if (threads < 1)
         threads = 1;
     if ((size_t)threads > nrest)
         threads = nrest ? (int)nrest : 1;
-    pthread_t tid[64];
-    int started = 0;
-    for (int t = 1; t < threads && t < 64; t++)
-        if (pthread_create(&tid[started], NULL, idle_worker, &job) == 0)
-            started++;
-    idle_worker(&job);
-    for (int t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&job.lock);
-    if (job.failed) {
-        *err = job.err;
-        rc = GOLDEN_ERR;
+    if (threads > GOLDEN_POOL_MAX)
+        threads = GOLDEN_POOL_MAX;
+    job.scratch = calloc((size_t)threads, sizeof *job.scratch);
+    if (!job.scratch) {
+        rc = golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
         goto done;
     }
+    rc = golden_parallel_for(nrest, threads, idle_item, &job, err);
+    for (int t = 0; t < threads; t++)
+        scratch_free(&job.scratch[t]);
+    free(job.scratch);
+    if (rc != GOLDEN_OK)
+        goto done;
     for (size_t i = 0; i < nrest; i++)
         if (idle[i])
             out[nout++] = (golden_idle_sync){rest[i], GOLDEN_IDLE_NO_CONFLICT};

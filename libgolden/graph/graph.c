@@ -15,98 +15,21 @@
 #include "util/strmap.h"
 
 
-/* ---- a string -> index hash map (keys are borrowed) ----
- * Each slot keeps its key's hash, so probes and growth touch the key strings only on a
- * probable match: with 10^6 ops the strings are scattered and each touch is a cache miss. */
-typedef struct {
-    const char **keys;
-    uint32_t *vals;
-    uint64_t *hashes;
-    size_t cap, n;
-} strmap;
-
-static uint64_t str_hash(const char *s)
+/* ---- id lookups: the library's one string map (util/strmap.h), values are indices ---- */
+static uint32_t strmap_get(const golden_strmap *m, const char *k)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static int strmap_grow(strmap *m)
-{
-    size_t ncap = m->cap ? m->cap * 2 : 64;
-    const char **nk = calloc(ncap, sizeof *nk);
-    uint32_t *nv = malloc(ncap * sizeof *nv);
-    uint64_t *nh = malloc(ncap * sizeof *nh);
-    if (!nk || !nv || !nh) {
-        free(nk);
-        free(nv);
-        free(nh);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
-            continue;
-        size_t j = m->hashes[i] & (ncap - 1);
-        while (nk[j])
-            j = (j + 1) & (ncap - 1);
-        nk[j] = m->keys[i];
-        nv[j] = m->vals[i];
-        nh[j] = m->hashes[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    free(m->hashes);
-    m->keys = nk;
-    m->vals = nv;
-    m->hashes = nh;
-    m->cap = ncap;
-    return 0;
-}
-
-static uint32_t strmap_get(const strmap *m, const char *k)
-{
-    if (!m->cap)
-        return GOLDEN_NONE;
-    uint64_t h = str_hash(k);
-    size_t j = h & (m->cap - 1);
-    while (m->keys[j]) {
-        if (m->hashes[j] == h && strcmp(m->keys[j], k) == 0)
-            return m->vals[j];
-        j = (j + 1) & (m->cap - 1);
-    }
-    return GOLDEN_NONE;
+    uint64_t v;
+    return golden_strmap_get(m, k, strlen(k), &v) ? (uint32_t)v : GOLDEN_NONE;
 }
 
 /* Insert k -> v; returns 1 when k was already present (nothing changed), -1 on no memory. */
-static int strmap_put(strmap *m, const char *k, uint32_t v)
+static int strmap_put(golden_strmap *m, const char *k, uint32_t v)
 {
-    if ((m->n + 1) * 2 > m->cap && strmap_grow(m) != 0)
-        return -1;
-    uint64_t h = str_hash(k);
-    size_t j = h & (m->cap - 1);
-    while (m->keys[j]) {
-        if (m->hashes[j] == h && strcmp(m->keys[j], k) == 0)
-            return 1;
-        j = (j + 1) & (m->cap - 1);
-    }
-    m->keys[j] = k;
-    m->vals[j] = v;
-    m->hashes[j] = h;
-    m->n++;
-    return 0;
-}
-
-static void strmap_free(strmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->hashes);
+    return golden_strmap_put(m, k, strlen(k), v, NULL);
 }
 
 typedef struct {
-    strmap ops, buffers, queues;
+    golden_strmap ops, buffers, queues;
 } graph_index;
 
 /* ---- building ---- */
@@ -123,7 +46,7 @@ typedef struct {
     const golden_doc *doc;
     golden_error *err;
     golden_graph *g;
-    strmap events, spaces, families, domains;
+    golden_strmap events, spaces, families, domains;
     char **domain_keys;
     uint32_t ndomain_keys;
     size_t cap_queues, cap_buffers, cap_ops, cap_acc, cap_after, cap_bq;
@@ -246,7 +169,7 @@ static int get_uint(builder *b, const json_t *obj, const char *key, const char *
     return 0;
 }
 
-static int intern(builder *b, strmap *m, char ***arr, uint32_t *n, const char *s, uint32_t *out)
+static int intern(builder *b, golden_strmap *m, char ***arr, uint32_t *n, const char *s, uint32_t *out)
 {
     uint32_t v = strmap_get(m, s);
     if (v != GOLDEN_NONE) {
@@ -769,10 +692,10 @@ static int build_queue_orders(builder *b)
 
 static void builder_free(builder *b)
 {
-    strmap_free(&b->events);
-    strmap_free(&b->spaces);
-    strmap_free(&b->families);
-    strmap_free(&b->domains);
+    golden_strmap_free(&b->events);
+    golden_strmap_free(&b->spaces);
+    golden_strmap_free(&b->families);
+    golden_strmap_free(&b->domains);
     for (uint32_t i = 0; i < b->ndomain_keys; i++)
         free(b->domain_keys[i]);
     free(b->domain_keys);
@@ -1895,9 +1818,9 @@ void golden_graph_free(golden_graph *g)
     free(g->qops);
     graph_index *ix = g->index;
     if (ix) {
-        strmap_free(&ix->ops);
-        strmap_free(&ix->buffers);
-        strmap_free(&ix->queues);
+        golden_strmap_free(&ix->ops);
+        golden_strmap_free(&ix->buffers);
+        golden_strmap_free(&ix->queues);
         free(ix);
     }
     free(g->name);

@@ -2,7 +2,6 @@
  * ordered before it, so "a before b" is one comparison (the way race detectors do it). */
 #include "golden/hb.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,7 +195,6 @@ static int topo_order(golden_hb *h)
     return 0;
 }
 
-static const uint32_t *lane_sort_first, *lane_sort_topo;
 
 /* Lanes: queues that run one after another share one clock column. A queue joins the lane of
  * q' when its first op follows the last op of q' (the lane's tail) through one direct wait or
@@ -204,10 +202,15 @@ static const uint32_t *lane_sort_first, *lane_sort_topo;
  * along the lane keeps "a before b" one comparison. Clock memory is ops x lanes, so a graph of
  * 10^5 queues that hand work on one to the next needs one column, not 10^5. Returns the lane
  * count; -1 out of memory. */
-static int cmp_first_topo(const void *x, const void *y)
+typedef struct {
+    const uint32_t *first, *topo;
+} lane_sort;
+
+static int cmp_first_topo(const void *x, const void *y, void *cp)
 {
-    uint32_t a = lane_sort_topo[lane_sort_first[*(const uint32_t *)x]];
-    uint32_t b = lane_sort_topo[lane_sort_first[*(const uint32_t *)y]];
+    const lane_sort *c = cp;
+    uint32_t a = c->topo[c->first[*(const uint32_t *)x]];
+    uint32_t b = c->topo[c->first[*(const uint32_t *)y]];
     return a < b ? -1 : a > b;
 }
 
@@ -230,12 +233,8 @@ static int64_t build_lanes(const golden_graph *g, golden_hb *h, const uint32_t *
         if (qfirst[q] != GOLDEN_NONE)
             qs[nq++] = q;
     }
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&lock);
-    lane_sort_first = qfirst;
-    lane_sort_topo = h->topo_index;
-    qsort(qs, nq, sizeof *qs, cmp_first_topo);
-    pthread_mutex_unlock(&lock);
+    lane_sort ls = {qfirst, h->topo_index};
+    qsort_r(qs, nq, sizeof *qs, cmp_first_topo, &ls);
     for (uint32_t k = 0; k < nq; k++) {
         uint32_t q = qs[k], f = qfirst[q], lane = GOLDEN_NONE;
         for (uint32_t e = h->pred_first[f]; e < h->pred_first[f + 1] && lane == GOLDEN_NONE &&
