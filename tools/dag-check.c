@@ -412,11 +412,7 @@ static int run_diff(int argc, char **argv)
         golden_graph_load_options lo = load_options(NULL);
         if (golden_graph_load_file_opts(argv[optind + i], &lo, &g[i], &err) != 0)
             goto out;
-        golden_hb h;
-        if (golden_hb_build(g[i], NULL, &h, &err) != 0)
-            goto out;
-        st[i] = golden_dag_stats(g[i], &h);
-        golden_hb_free(&h);
+        st[i] = golden_dag_stats(g[i]);
         if (!st[i]) {
             golden_fail_what(&err, GOLDEN_ENOMEM, argv[optind + i], "out of memory");
             goto out;
@@ -537,7 +533,7 @@ int main(int argc, char **argv)
             goto out;
         if (br.cyclic) {
             golden_fail_what(&err, GOLDEN_EINVAL, baseline, "the baseline has a cycle (%s ...); it cannot be compared",
-                        bg->ops[br.hb.cycle[0]].id);
+                        bg->ops[golden_dag_cycle(&br, NULL)[0]].id);
             goto out;
         }
         /* a baseline with races needs every candidate pair, or a new one could hide */

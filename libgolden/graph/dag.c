@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "graph/hb.h"
 #include "graph/imap.h"
 #include "util/pool.h"
 #include "util/strmap.h"
@@ -511,9 +512,9 @@ static void on_alias_seg(void *ctx, const golden_imap_seg *seg, uint64_t lo, uin
     if (y == UINT32_MAX || y == x || ac->rc)
         return;
     const golden_graph *g = ac->r->g;
-    const char *why = alias_reason(g, &ac->r->hb, y, x);
+    const char *why = alias_reason(g, ac->r->hb, y, x);
     if (!why && ac->wit)
-        pair_witness(ac->wit, g, &ac->r->hb, y, x);
+        pair_witness(ac->wit, g, ac->r->hb, y, x);
     if (!why)
         return;
     uint32_t a = y < x ? y : x, b = y < x ? x : y;
@@ -555,9 +556,9 @@ static int aliases_all_pairs(golden_dag_result *r, bool add, witness_set *wit)
             const golden_buffer *B = &g->buffers[idx[j]];
             if (B->domain != A->domain || B->address >= A->address + A->size)
                 break;
-            const char *why = alias_reason(g, &r->hb, idx[i], idx[j]);
+            const char *why = alias_reason(g, r->hb, idx[i], idx[j]);
             if (!why && wit)
-                pair_witness(wit, g, &r->hb, idx[i], idx[j]);
+                pair_witness(wit, g, r->hb, idx[i], idx[j]);
             if (why && add && add_alias(r, &cap, idx[i], idx[j], inplace_pair(g, idx[i], idx[j]),
                                         why) != 0)
                 rc = -1;
@@ -646,7 +647,7 @@ static int check_aliases(golden_dag_result *r, witness_set *wit)
             ac.rc = -1;
     }
     if (!ac.rc) {
-        live_sort ls = {g, &r->hb};
+        live_sort ls = {g, r->hb};
         qsort_r(idx, m, sizeof *idx, cmp_live_first, &ls);
     }
     for (uint32_t k = 0; k < m && !ac.rc; k++) {
@@ -683,12 +684,17 @@ int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all
     memset(r, 0, sizeof *r);
     r->g = g;
     r->all = all;
-    if (golden_hb_build(g, drop, &r->hb, err) != 0)
+    if (!(r->hb = calloc(1, sizeof *r->hb)))
+        return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
+    if (golden_hb_build(g, drop, r->hb, err) != 0) {
+        free(r->hb);
+        r->hb = NULL;
         return GOLDEN_ERR;
-    r->cyclic = r->hb.norder < g->nops;
+    }
+    r->cyclic = r->hb->norder < g->nops;
     if (r->cyclic)
         return GOLDEN_OK; /* clocks are incomplete: a deadlock is the finding */
-    race_acc ra = {.g = g, .h = &r->hb};
+    race_acc ra = {.g = g, .h = r->hb};
     int rc = all ? sweep_all_pairs(&ra) : sweep_races(&ra);
     free(ra.seen.keys);
     if (rc != 0) {
@@ -700,7 +706,7 @@ int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all
         qsort_r(ra.v, ra.n, sizeof *ra.v, cmp_race, (void *)g);
     r->races = ra.v;
     r->nraces = ra.n;
-    if (check_live_ranges(g, &r->hb, err) != 0) {
+    if (check_live_ranges(g, r->hb, err) != 0) {
         golden_dag_result_free(r);
         return GOLDEN_ERR;
     }
@@ -715,7 +721,9 @@ void golden_dag_result_free(golden_dag_result *r)
 {
     if (!r)
         return;
-    golden_hb_free(&r->hb);
+    if (r->hb)
+        golden_hb_free(r->hb);
+    free(r->hb);
     for (size_t i = 0; i < r->nraces; i++)
         free(r->races[i].exposed_by);
     free(r->races);
@@ -727,6 +735,20 @@ void golden_dag_result_free(golden_dag_result *r)
         free(r->added[i]);
     free(r->added);
     memset(r, 0, sizeof *r);
+}
+
+bool golden_dag_before(const golden_dag_result *r, uint32_t a, uint32_t b)
+{
+    return r->hb && r->hb->clock && a < r->hb->nnodes && b < r->hb->nnodes &&
+           golden_hb_before(r->hb, a, b);
+}
+
+const uint32_t *golden_dag_cycle(const golden_dag_result *r, size_t *n)
+{
+    size_t k = r->hb && r->cyclic ? r->hb->ncycle : 0;
+    if (n)
+        *n = k;
+    return k ? r->hb->cycle : NULL;
 }
 
 bool golden_dag_passed(const golden_dag_result *r)
@@ -752,7 +774,7 @@ uint32_t golden_dag_fix_signal(const golden_dag_result *r, uint32_t a, uint32_t 
         if (g->ops[s].kind != GOLDEN_OP_SIGNAL)
             continue;
         /* a later signal comes after this one, so only the first can qualify */
-        return golden_hb_le(&r->hb, b, s) ? GOLDEN_NONE : s;
+        return golden_hb_le(r->hb, b, s) ? GOLDEN_NONE : s;
     }
     return GOLDEN_NONE;
 }
@@ -988,12 +1010,12 @@ int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, s
     for (size_t i = 0; i < cand->nraces; i++) {
         golden_race *x = &cand->races[i];
         uint32_t a = g->accesses[x->a].op, b = g->accesses[x->b].op;
-        if (!golden_hb_ordered(&base->hb, a, b))
+        if (!golden_hb_ordered(base->hb, a, b))
             continue;
         x->is_new = true;
         cand->new_races++;
-        bool ab = golden_hb_before(&base->hb, a, b);
-        if (set_exposed(x, g, &base->hb, set, n, ab ? a : b, ab ? b : a) != 0) {
+        bool ab = golden_hb_before(base->hb, a, b);
+        if (set_exposed(x, g, base->hb, set, n, ab ? a : b, ab ? b : a) != 0) {
             golden_dag_result_free(cand);
             return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
         }
@@ -1116,7 +1138,7 @@ typedef struct {
  * without an edge), only where something changed, then re-test the witnesses of changed ops. */
 static bool fast_idle(const idle_job *job, fast_state *fs, const golden_sync *s)
 {
-    const golden_hb *h = &job->base->hb;
+    const golden_hb *h = job->base->hb;
     const golden_graph *g = job->base->g;
     uint32_t K = h->K, v = s->op;
     uint32_t horizon = h->topo_index[v];
@@ -1200,7 +1222,7 @@ static bool fast_idle(const idle_job *job, fast_state *fs, const golden_sync *s)
 static int scratch_init(const idle_job *job, idle_scratch *sc)
 {
     const golden_graph *g = job->base->g;
-    const golden_hb *h = &job->base->hb;
+    const golden_hb *h = job->base->hb;
     sc->dop = calloc((size_t)g->nops + 1, 1);
     sc->daf = calloc((size_t)g->nafter + 1, 1);
     if (!sc->dop || !sc->daf)
@@ -1234,7 +1256,7 @@ static int idle_item(void *ctx, size_t i, int worker, golden_error *err)
 {
     idle_job *job = ctx;
     const golden_graph *g = job->base->g;
-    const golden_hb *h = &job->base->hb;
+    const golden_hb *h = job->base->hb;
     idle_scratch *sc = &job->scratch[worker];
     if (!sc->ready && scratch_init(job, sc) != 0)
         return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
@@ -1268,7 +1290,7 @@ static int collect_witnesses(golden_dag_result *r, uint32_t **first, uint32_t **
 {
     const golden_graph *g = r->g;
     witness_set w = {0};
-    race_acc ra = {.g = g, .h = &r->hb, .wit = &w};
+    race_acc ra = {.g = g, .h = r->hb, .wit = &w};
     int rc = sweep_races(&ra);
     free(ra.seen.keys);
     free(ra.v);
@@ -1311,7 +1333,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
                          golden_error *err)
 {
     const golden_graph *g = r->g;
-    const golden_hb *h = &r->hb;
+    const golden_hb *h = r->hb;
     if (r->cyclic)
         return golden_fail_what(err, GOLDEN_EINVAL, g->name, "the graph has a cycle; idle syncs are undefined");
     golden_sync *all = NULL;
@@ -1573,14 +1595,14 @@ int golden_dag_compare(const golden_dag_result *base, golden_dag_result *cand, g
         uint32_t ia = golden_graph_find_op(b, c->ops[c->accesses[x->a].op].id);
         uint32_t ib = golden_graph_find_op(b, c->ops[c->accesses[x->b].op].id);
         bool old = ia != GOLDEN_NONE && ib != GOLDEN_NONE &&
-                   !golden_hb_ordered(&base->hb, ia, ib) && conflict_in(b, ia, ib);
+                   !golden_hb_ordered(base->hb, ia, ib) && conflict_in(b, ia, ib);
         if (old)
             continue;
         x->is_new = true;
         cand->new_races++;
-        if (ia != GOLDEN_NONE && ib != GOLDEN_NONE && golden_hb_ordered(&base->hb, ia, ib)) {
-            bool ab = golden_hb_before(&base->hb, ia, ib);
-            if (set_exposed(x, b, &base->hb, gone, ngone, ab ? ia : ib, ab ? ib : ia) != 0) {
+        if (ia != GOLDEN_NONE && ib != GOLDEN_NONE && golden_hb_ordered(base->hb, ia, ib)) {
+            bool ab = golden_hb_before(base->hb, ia, ib);
+            if (set_exposed(x, b, base->hb, gone, ngone, ab ? ia : ib, ab ? ib : ia) != 0) {
                 rc = golden_fail_what(err, GOLDEN_ENOMEM, c->name, "out of memory");
                 goto done;
             }
@@ -1692,8 +1714,8 @@ json_t *golden_dag_report_json(const golden_dag_result *r, const char *graph,
     json_t *cycles = json_array();
     if (cycles && r->cyclic) {
         json_t *c = json_array();
-        for (uint32_t i = 0; c && i < r->hb.ncycle; i++)
-            push(c, json_string(g->ops[r->hb.cycle[i]].id), &bad);
+        for (uint32_t i = 0; c && i < r->hb->ncycle; i++)
+            push(c, json_string(g->ops[r->hb->cycle[i]].id), &bad);
         push(cycles, c, &bad);
     }
     put(doc, "cycles", cycles, &bad);
@@ -1786,7 +1808,20 @@ static const char *d2d_bucket(uint64_t bytes)
     return ">1MiB";
 }
 
-json_t *golden_dag_stats(const golden_graph *g, const golden_hb *hb)
+static json_t *stats_with(const golden_graph *g, const golden_hb *hb);
+
+json_t *golden_dag_stats(const golden_graph *g)
+{
+    golden_hb h;
+    golden_error err;
+    if (golden_hb_build(g, NULL, &h, &err) != 0)
+        return NULL;
+    json_t *o = stats_with(g, &h);
+    golden_hb_free(&h);
+    return o;
+}
+
+static json_t *stats_with(const golden_graph *g, const golden_hb *hb)
 {
     int bad = 0;
     json_t *o = json_object();

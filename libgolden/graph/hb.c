@@ -1,6 +1,6 @@
 /* Vector clocks for happens-before: every node gets, per queue, the last position on that queue
  * ordered before it, so "a before b" is one comparison (the way race detectors do it). */
-#include "golden/hb.h"
+#include "graph/hb.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 #include "cunit_main.h"
 #include "golden/dag.h"
 #include "golden/graph.h"
-#include "golden/hb.h"
+#include "graph/hb.h"
 #include "graph/imap.h"
 
 static golden_graph *load(const char *text, golden_error *err)
@@ -225,10 +225,10 @@ static void test_cycle_two_waits(void)
     CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
     CU_ASSERT_TRUE(r.cyclic);
     CU_ASSERT_FALSE(golden_dag_passed(&r));
-    CU_ASSERT_EQUAL_FATAL(r.hb.ncycle, 4);
+    CU_ASSERT_EQUAL_FATAL(r.hb->ncycle, 4);
     const char *want[] = {"wa", "sa", "wb", "sb"};
     for (int i = 0; i < 4; i++)
-        CU_ASSERT_STRING_EQUAL(g->ops[r.hb.cycle[i]].id, want[i]);
+        CU_ASSERT_STRING_EQUAL(g->ops[r.hb->cycle[i]].id, want[i]);
     golden_dag_result_free(&r);
     golden_graph_free(g);
 }
@@ -1067,8 +1067,8 @@ static void test_wide_queues(void)
     golden_dag_result r;
     CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
     CU_ASSERT_TRUE(r.cyclic);
-    CU_ASSERT_EQUAL(r.hb.ncycle, 2 * N);
-    CU_ASSERT_PTR_NULL(r.hb.clock);
+    CU_ASSERT_EQUAL(r.hb->ncycle, 2 * N);
+    CU_ASSERT_PTR_NULL(r.hb->clock);
     golden_dag_result_free(&r);
     golden_graph_free(g);
     /* acyclic: every queue hands over to the next, so all share one lane */
@@ -1078,13 +1078,13 @@ static void test_wide_queues(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
     CU_ASSERT_FALSE(r.cyclic);
-    CU_ASSERT_EQUAL(r.hb.K, 1);
+    CU_ASSERT_EQUAL(r.hb->K, 1);
     CU_ASSERT_TRUE(golden_dag_passed(&r));
     uint32_t s0 = golden_graph_find_op(g, "s0"), last = golden_graph_find_op(g, "s99999");
     uint32_t mid = golden_graph_find_op(g, "w50000");
-    CU_ASSERT_TRUE(golden_hb_before(&r.hb, s0, last));
-    CU_ASSERT_TRUE(golden_hb_before(&r.hb, mid, last));
-    CU_ASSERT_FALSE(golden_hb_before(&r.hb, last, s0));
+    CU_ASSERT_TRUE(golden_hb_before(r.hb, s0, last));
+    CU_ASSERT_TRUE(golden_hb_before(r.hb, mid, last));
+    CU_ASSERT_FALSE(golden_hb_before(r.hb, last, s0));
     golden_dag_result_free(&r);
     golden_graph_free(g);
 }

@@ -6,7 +6,7 @@
 #include "../tools/gengraph.h"
 #include "cunit_main.h"
 #include "golden/dag.h"
-#include "golden/hb.h"
+#include "graph/hb.h"
 
 #define MAXN 1024
 #define MAXA 4096
@@ -288,11 +288,11 @@ static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, 
     if (b->cyclic) {
         graphs_cyclic++;
         /* the reported cycle must be real: an edge between each op and the next */
-        for (uint32_t i = 0; i < one.hb.ncycle; i++) {
-            uint32_t x = one.hb.cycle[i], y = one.hb.cycle[(i + 1) % one.hb.ncycle];
+        for (uint32_t i = 0; i < one.hb->ncycle; i++) {
+            uint32_t x = one.hb->cycle[i], y = one.hb->cycle[(i + 1) % one.hb->ncycle];
             CU_ASSERT_TRUE(b->adj[(size_t)x * b->n + y]);
         }
-        CU_ASSERT_TRUE(one.hb.ncycle >= 2);
+        CU_ASSERT_TRUE(one.hb->ncycle >= 2);
         goto done;
     }
     /* every ordering query against reachability (lanes join queues; clocks must not lie) */
@@ -300,12 +300,12 @@ static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, 
         int agree = 1;
         for (int x = 0; x < b->n; x++)
             for (int y = 0; y < b->n; y++)
-                agree &= golden_hb_before(&one.hb, (uint32_t)x, (uint32_t)y) ==
+                agree &= golden_hb_before(one.hb, (uint32_t)x, (uint32_t)y) ==
                          (x != y && b->reach[(size_t)x * b->n + y]);
         CU_ASSERT_TRUE(agree);
         hb_checked++;
     }
-    if (one.hb.K < g->nqueues)
+    if (one.hb->K < g->nqueues)
         graphs_joined++;
     size_t nt = bf_races(b, tk);
     qsort(tk, nt, sizeof *tk, cmp_u64);

@@ -1,11 +1,13 @@
-/* Happens-before over a graph: queue program order + `after` + signal->wait + barriers, as
+/* Private to libgolden/graph (not installed): dag.h exposes results through accessors.
+ * Happens-before over a graph: queue program order + `after` + signal->wait + barriers, as
  * vector clocks over lanes (queues that run one after another share one) from one topological
  * pass, with O(1) ordering queries. */
-#ifndef GOLDEN_HB_H
-#define GOLDEN_HB_H
+#ifndef GOLDEN_GRAPH_HB_H
+#define GOLDEN_GRAPH_HB_H
 #include <stdbool.h>
 #include <stdint.h>
 #include "golden/error.h"
+#include "golden/dag.h"
 #include "golden/graph.h"
 
 typedef enum { GOLDEN_EDGE_PROGRAM = 0, GOLDEN_EDGE_AFTER, GOLDEN_EDGE_SIGNAL } golden_edge_kind;
@@ -16,13 +18,8 @@ typedef struct {
     uint32_t ref;    /* PROGRAM: queue; AFTER: index into g->after; SIGNAL: event */
 } golden_hb_edge;
 
-/* Syncs left out when building (to test a removal): may be NULL. */
-typedef struct {
-    const uint8_t *drop_op;    /* per op: 1 = drop this wait (its signal edge) or barrier */
-    const uint8_t *drop_after; /* per entry of g->after: 1 = drop this edge */
-} golden_hb_drop;
 
-typedef struct {
+struct golden_hb {
     uint32_t nnodes, K;   /* K = lanes: queues that run one after another share a column */
     uint32_t *clock;      /* nnodes x K: clock[n*K+l] = last position on lane l that is <= n;
                            * NULL when the graph has a cycle (found before clocks exist) */
@@ -39,7 +36,7 @@ typedef struct {
     /* edges both ways, CSR */
     uint32_t *succ_first; golden_hb_edge *succ;
     uint32_t *pred_first; golden_hb_edge *pred;
-} golden_hb;
+};
 
 /* Build edges, a topological order and clocks. A cycle is not an error: norder < nnodes,
  * cycle/ncycle hold one cycle and no clock is built (ordering queries must not be asked).
