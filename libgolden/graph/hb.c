@@ -360,7 +360,7 @@ int golden_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb
     if (build_clocks(g, h, bpos, lane_off) != 0)
         rc = golden_fail_what(err, GOLDEN_ENOMEM, g->name,
                               "out of memory for clocks of %u ops x %u lanes (%u queues; "
-                              "docs/dag-check.md, \"Memory\")", n, h->K, K);
+                              "docs/dag-check.md, \"Vector clocks over lanes\")", n, h->K, K);
 done:
     free(cnt);
     free(qfirst);

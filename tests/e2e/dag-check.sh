@@ -159,3 +159,33 @@ expect_exit diff-usage 2 dag-check diff real.json
 expect_exit baseline-fixed 0 dag-check --baseline "$G/raw-across-chips-base.json" "$G/raw-across-chips-fixed.json"
 expect_grep baseline-fixed-removed 'REMOVED SYNCS \(1\): bar0' out.txt
 expect_grep baseline-fixed-added 'ADDED SYNCS \(1\): w1' out.txt
+
+# a misspelt key is an error with its position on both loaders (it used to drop the access
+# and pass a real race)
+sed 's/"reads"/"raeds"/' "$G/raw-across-chips-cand.json" > raeds.json
+expect_exit raeds-doc 2 dag-check raeds.json
+expect_grep raeds-doc-msg 'raeds\.json:[0-9]+:[0-9]+: .*"raeds"' err.txt
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit raeds-stream 2 dag-check raeds.json
+expect_grep raeds-stream-msg 'raeds\.json:[0-9]+:[0-9]+: an op: unknown key "raeds"' err.txt
+GOLDEN_GRAPH_STREAM_BYTES=0 GOLDEN_GRAPH_FAST_OPS=0 expect_exit raeds-slow 2 dag-check raeds.json
+
+# a graph of 32 MiB and more that shrinks while it is read: a verdict or exit 2, never SIGBUS
+# (the file is read, not mapped)
+python3 - "$G/raw-across-chips-base.json" big.json <<'PY'
+import sys
+t = open(sys.argv[1]).read().rstrip().rstrip('}')
+open(sys.argv[2], 'w').write(t + ',\n"padding": "' + 'a' * (40 << 20) + '"}\n')
+PY
+crash=0
+for i in 1 2 3; do
+    cp big.json shrink.json
+    dag-check shrink.json > /dev/null 2>&1 &
+    pid=$!
+    truncate -s 1000 shrink.json
+    wait $pid
+    rc=$?
+    [ $rc -le 2 ] || crash=$rc
+done
+if [ $crash -eq 0 ]; then ok shrink-no-sigbus; else notok shrink-no-sigbus "exit $crash"; fi
+expect_exit big-whole 0 dag-check big.json
+rm -f big.json shrink.json
