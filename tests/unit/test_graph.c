@@ -701,6 +701,22 @@ static void test_both_paths_refuse(void)
         {"duplicate key in an op", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"queue\":\"A\"}]}", 0},
         {"misspelt reads", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"raeds\":[]}]}", 0},
         {"trailing data", "\"ops\":[]} x", 0},
+        /* what the schema says, the rules say too (the streaming path runs no schema) */
+        {"negative data_size", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"data_size\":-1}]}", 0},
+        {"string offset", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"reads\":[{\"buffer\":\"b\",\"offset\":\"0\"}]}]}", 0},
+        {"real size", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"reads\":[{\"buffer\":\"b\",\"size\":1.5}]}]}", 0},
+        {"missing op id", "\"ops\":[{\"queue\":\"A\"}]}", 0},
+        {"empty op id", "\"ops\":[{\"id\":\"\",\"queue\":\"A\"}]}", 0},
+        {"unknown kind", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"kind\":\"fence\"}]}", 0},
+        {"barrier with a queue", "\"ops\":[{\"id\":\"x\",\"kind\":\"barrier\",\"queue\":\"A\",\"queues\":[\"A\"]}]}", 0},
+        {"barrier without queues", "\"ops\":[{\"id\":\"x\",\"kind\":\"barrier\",\"queues\":[]}]}", 0},
+        {"signal without event", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"kind\":\"signal\"}]}", 0},
+        {"compute with event", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"event\":\"e\"}]}", 0},
+        {"wait that reads", "\"ops\":[{\"id\":\"s\",\"queue\":\"A\",\"kind\":\"signal\",\"event\":\"e\"},"
+         "{\"id\":\"x\",\"queue\":\"A\",\"kind\":\"wait\",\"event\":\"e\",\"reads\":[{\"buffer\":\"b\"}]}]}", 0},
+        {"after not a list", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"after\":\"x\"}]}", 0},
+        {"after of numbers", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"after\":[1]}]}", 0},
+        {"access without buffer", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"reads\":[{\"offset\":0}]}]}", 0},
     };
     char path[] = "/tmp/golden-bad-XXXXXX.json";
     int fd = mkstemps(path, 5);
