@@ -51,7 +51,7 @@ static void test_strmap(void)
     CU_ASSERT_EQUAL(v, 4);
     CU_ASSERT_EQUAL(golden_strmap_get(&m, "a\0d", 3, NULL), 0);
     /* growth keeps every key: 10^4 distinct keys, then each found with its value */
-    static char keys[10000][12];
+    static char keys[10000][16];
     for (int i = 0; i < 10000; i++) {
         snprintf(keys[i], sizeof keys[i], "k%d", i);
         CU_ASSERT_EQUAL_FATAL(golden_strmap_put(&m, keys[i], strlen(keys[i]), (uint64_t)i + 100, NULL), 0);
