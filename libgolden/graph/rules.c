@@ -46,6 +46,17 @@ int graph_nomem(builder *b)
     return golden_fail_what(b->err, GOLDEN_ENOMEM, b->name, "out of memory");
 }
 
+/* A JSON pointer into buf, built only where a broken rule is said (never on the hot path). */
+static const char *at(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static const char *at(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
 /* A rule broken: said (report) or only signalled to the fast path (1). */
 #define BROKEN(node, ptr, ...) (report ? graph_fail_at(b, (node), (ptr), __VA_ARGS__) : 1)
 
@@ -167,8 +178,8 @@ int graph_add_queue(builder *b, slice id, uint64_t chip, const json_t *node, siz
     const bool report = true;
     golden_graph *g = b->g;
     graph_index *ix = g->index;
-    char ptr[64];
-    snprintf(ptr, sizeof ptr, "/queues/%zu", idx);
+    char pb[64];
+#define ptr at(pb, sizeof pb, "/queues/%zu", idx)
     if (!name_ok(id))
         return BROKEN(json_object_get(node, "id"), ptr, "\"id\" %s", name_problem(id));
     if (g->nqueues >= GOLDEN_NONE - 1)
@@ -185,6 +196,7 @@ int graph_add_queue(builder *b, slice id, uint64_t chip, const json_t *node, siz
         return graph_nomem(b);
     if (r > 0)
         return BROKEN(node, ptr, "duplicate queue id \"%s\"", gq->id);
+#undef ptr
     return GOLDEN_OK;
 }
 
@@ -192,8 +204,8 @@ int graph_add_queue(builder *b, slice id, uint64_t chip, const json_t *node, siz
 int graph_check_buffer(builder *b, const buffer_desc *d, size_t idx, bool report)
 {
     const golden_graph *g = b->g;
-    char ptr[64];
-    snprintf(ptr, sizeof ptr, "/buffers/%zu", idx);
+    char pb[64];
+#define ptr at(pb, sizeof pb, "/buffers/%zu", idx)
     static const char *req[] = {"id", "chip", "space", "address", "size"};
     const bool has[] = {d->has_id, d->has_chip, d->has_space, d->has_address, d->has_size};
     for (int k = 0; k < 5; k++)
@@ -217,6 +229,7 @@ int graph_check_buffer(builder *b, const buffer_desc *d, size_t idx, bool report
     if (d->has_inplace && !name_ok(d->inplace_of))
         return BROKEN(json_object_get(d->node, "inplace_of"), ptr,
                       "\"inplace_of\" must be a buffer id");
+#undef ptr
     return GOLDEN_OK;
 }
 
@@ -266,8 +279,10 @@ static int parse_kind(slice s, golden_op_kind *k)
 }
 
 /* Which fields the kind asks for and allows. */
-static int check_op_shape(builder *b, const op_desc *d, const char *ptr, bool report)
+static int check_op_shape(builder *b, const op_desc *d, size_t idx, bool report)
 {
+    char pb[96];
+#define ptr at(pb, sizeof pb, "/ops/%zu", idx)
     const char *kn = golden_op_kind_name(d->k);
     bool barrier = d->k == GOLDEN_OP_BARRIER;
     bool sync = d->k == GOLDEN_OP_SIGNAL || d->k == GOLDEN_OP_WAIT;
@@ -293,29 +308,29 @@ static int check_op_shape(builder *b, const op_desc *d, const char *ptr, bool re
     const slice *vals[] = {&d->queue, &d->family, &d->event};
     const bool has[] = {d->has_queue, d->has_family, d->has_event};
     for (int k = 0; k < 3; k++)
-        if (has[k] && !name_ok(*vals[k])) {
-            char p[96];
-            snprintf(p, sizeof p, "%s/%s", ptr, names[k]);
-            return BROKEN(json_object_get(d->node, names[k]), p, "\"%s\" %s", names[k],
-                          name_problem(*vals[k]));
-        }
+        if (has[k] && !name_ok(*vals[k]))
+            return BROKEN(json_object_get(d->node, names[k]),
+                          at(pb, sizeof pb, "/ops/%zu/%s", idx, names[k]), "\"%s\" %s",
+                          names[k], name_problem(*vals[k]));
+#undef ptr
     return GOLDEN_OK;
 }
 
 /* Every access names a known buffer and stays inside it. */
-static int check_accesses(builder *b, op_desc *d, const char *ptr, bool report)
+static int check_accesses(builder *b, op_desc *d, size_t idx, bool report)
 {
     const golden_graph *g = b->g;
+    char pb[128];
     for (size_t k = 0; k < d->nacc; k++) {
         op_access *a = &d->acc[k];
-        char p[256];
-        snprintf(p, sizeof p, "%s/%s/%" PRIu32, ptr, a->write ? "writes" : "reads", a->index);
+#define p at(pb, sizeof pb, "/ops/%zu/%s/%" PRIu32, idx, a->write ? "writes" : "reads", a->index)
         if (!name_ok(a->buffer))
             return BROKEN(a->node, p, "\"buffer\" %s", name_problem(a->buffer));
         /* tiles of one buffer come in runs: try the last buffer before hashing */
         uint32_t buf = GOLDEN_NONE;
-        if (d->last_buf < g->nbuffers && strlen(g->buffers[d->last_buf].id) == a->buffer.n &&
-            memcmp(g->buffers[d->last_buf].id, a->buffer.s, a->buffer.n) == 0)
+        if (d->last_buf < g->nbuffers &&
+            strncmp(g->buffers[d->last_buf].id, a->buffer.s, a->buffer.n) == 0 &&
+            g->buffers[d->last_buf].id[a->buffer.n] == '\0')
             buf = d->last_buf;
         else
             buf = lookup(&((graph_index *)g->index)->buffers, a->buffer);
@@ -332,29 +347,28 @@ static int check_accesses(builder *b, op_desc *d, const char *ptr, bool report)
                           (int)a->buffer.n, a->buffer.s, bs);
         a->offset = off;
         a->size = size;
+#undef p
     }
     if (g->naccesses + d->nacc >= GOLDEN_NONE - 1)
-        return BROKEN(d->node, ptr, "too many accesses");
+        return BROKEN(d->node, at(pb, sizeof pb, "/ops/%zu", idx), "too many accesses");
     return GOLDEN_OK;
 }
 
 /* A barrier's queues are known, each listed once; `after` entries are names. */
-static int check_lists(builder *b, op_desc *d, const char *ptr, bool report)
+static int check_lists(builder *b, op_desc *d, size_t idx, bool report)
 {
     const golden_graph *g = b->g;
     const json_t *ql = json_object_get(d->node, "queues"), *al = json_object_get(d->node, "after");
-    char p[160];
+    char pb[160];
     for (size_t k = 0; k < d->nafter; k++)
-        if (!name_ok(d->after[k])) {
-            snprintf(p, sizeof p, "%s/after/%zu", ptr, k);
-            return BROKEN(json_array_get(al, k), p, "op \"%.*s\": \"after\" lists op ids",
-                          (int)d->id.n, d->id.s);
-        }
+        if (!name_ok(d->after[k]))
+            return BROKEN(json_array_get(al, k), at(pb, sizeof pb, "/ops/%zu/after/%zu", idx, k),
+                          "op \"%.*s\": \"after\" lists op ids", (int)d->id.n, d->id.s);
     if (graph_grow((void **)&d->qidx, &d->cap_qidx, d->nqueues, sizeof *d->qidx) != 0)
         return report ? graph_nomem(b) : -1;
     for (size_t k = 0; k < d->nqueues; k++) {
         slice x = d->queues[k];
-        snprintf(p, sizeof p, "%s/queues/%zu", ptr, k);
+#define p at(pb, sizeof pb, "/ops/%zu/queues/%zu", idx, k)
         if (!name_ok(x))
             return BROKEN(json_array_get(ql, k), p, "barrier \"%.*s\": \"queues\" lists queue ids",
                           (int)d->id.n, d->id.s);
@@ -367,9 +381,11 @@ static int check_lists(builder *b, op_desc *d, const char *ptr, bool report)
                 return BROKEN(json_array_get(ql, k), p, "barrier \"%.*s\" names queue \"%.*s\" twice",
                               (int)d->id.n, d->id.s, (int)x.n, x.s);
         d->qidx[k] = q;
+#undef p
     }
     if (d->k == GOLDEN_OP_BARRIER && d->nqueues == 0)
-        return BROKEN(d->node, ptr, "barrier \"%.*s\" names no queue", (int)d->id.n, d->id.s);
+        return BROKEN(d->node, at(pb, sizeof pb, "/ops/%zu", idx), "barrier \"%.*s\" names no queue",
+                      (int)d->id.n, d->id.s);
     return GOLDEN_OK;
 }
 
@@ -377,44 +393,42 @@ int graph_check_op(builder *b, op_desc *d, size_t idx, bool report)
 {
     const golden_graph *g = b->g;
     const graph_index *ix = g->index;
-    char ptr[64], p[128];
-    snprintf(ptr, sizeof ptr, "/ops/%zu", idx);
+    char pb[96];
+#define ptr at(pb, sizeof pb, "/ops/%zu", idx)
     if (!d->has_id)
         return BROKEN(d->node, ptr, "missing required \"id\"");
     if (!name_ok(d->id))
         return BROKEN(json_object_get(d->node, "id"), ptr, "\"id\" %s", name_problem(d->id));
     d->k = GOLDEN_OP_COMPUTE;
-    snprintf(p, sizeof p, "%s/kind", ptr);
     if (d->has_kind && parse_kind(d->kind, &d->k) != 0)
-        return BROKEN(json_object_get(d->node, "kind"), p,
+        return BROKEN(json_object_get(d->node, "kind"), at(pb, sizeof pb, "/ops/%zu/kind", idx),
                       "op \"%.*s\": unknown kind \"%.*s\" (compute, signal, wait or barrier)",
                       (int)d->id.n, d->id.s, (int)d->kind.n, d->kind.s);
     if (g->nops >= GOLDEN_NONE - 1)
         return BROKEN(d->node, ptr, "too many ops");
     if (lookup(&ix->ops, d->id) != GOLDEN_NONE)
         return BROKEN(d->node, ptr, "duplicate op id \"%.*s\"", (int)d->id.n, d->id.s);
-    int r = check_op_shape(b, d, ptr, report);
+    int r = check_op_shape(b, d, idx, report);
     if (r != 0)
         return r;
     d->q = GOLDEN_NONE;
-    snprintf(p, sizeof p, "%s/queue", ptr);
     if (d->has_queue && (d->q = lookup(&ix->queues, d->queue)) == GOLDEN_NONE)
-        return BROKEN(json_object_get(d->node, "queue"), p, "op \"%.*s\": unknown queue \"%.*s\"",
+        return BROKEN(json_object_get(d->node, "queue"), at(pb, sizeof pb, "/ops/%zu/queue", idx), "op \"%.*s\": unknown queue \"%.*s\"",
                       (int)d->id.n, d->id.s, (int)d->queue.n, d->queue.s);
     if (d->has_event && d->k == GOLDEN_OP_SIGNAL) {
         uint32_t e = lookup(&b->events, d->event);
-        snprintf(p, sizeof p, "%s/event", ptr);
         if (e != GOLDEN_NONE && g->events[e].signal != GOLDEN_NONE)
-            return BROKEN(json_object_get(d->node, "event"), p,
+            return BROKEN(json_object_get(d->node, "event"), at(pb, sizeof pb, "/ops/%zu/event", idx),
                           "event \"%.*s\" is signalled twice (by \"%s\" and \"%.*s\")",
                           (int)d->event.n, d->event.s, g->ops[g->events[e].signal].id,
                           (int)d->id.n, d->id.s);
     }
     if (d->has_data_size && d->data_size > INT64_MAX)
         return BROKEN(d->node, ptr, "op \"%.*s\": data_size too large", (int)d->id.n, d->id.s);
-    if ((r = check_accesses(b, d, ptr, report)) != 0)
+#undef ptr
+    if ((r = check_accesses(b, d, idx, report)) != 0)
         return r;
-    return check_lists(b, d, ptr, report);
+    return check_lists(b, d, idx, report);
 }
 
 /* Build a checked op (graph_check_op returned 0 for this d). */
@@ -503,8 +517,8 @@ static int resolve_after(builder *b)
     for (size_t i = 0; i < b->nafter_refs; i++) {
         const pending_ref *r = &b->after_refs[i];
         uint32_t pred = lookup(&ix->ops, slice_of(r->name, r->len));
-        char p[128];
-        snprintf(p, sizeof p, "/ops/%" PRIu32 "/after/%" PRIu32, r->owner, r->k);
+        char pb[128];
+#define p at(pb, sizeof pb, "/ops/%" PRIu32 "/after/%" PRIu32, r->owner, r->k)
         if (pred == GOLDEN_NONE)
             return graph_fail_at(b, r->node, p, "op \"%s\": after names unknown op \"%s\"",
                                  g->ops[r->owner].id, r->name);
@@ -512,6 +526,7 @@ static int resolve_after(builder *b)
             return graph_fail_at(b, r->node, p, "op \"%s\" is listed after itself",
                                  g->ops[r->owner].id);
         g->after[i] = pred;
+#undef p
     }
     g->nafter = (uint32_t)b->nafter_refs;
     return GOLDEN_OK;
@@ -525,9 +540,9 @@ static int resolve_buffers(builder *b)
         const pending_ref *r = &b->buf_refs[i];
         golden_buffer *gb = &g->buffers[r->owner];
         slice name = slice_of(r->name, r->len);
-        char p[128];
+        char pb[128];
         if (r->k < 2) {
-            snprintf(p, sizeof p, "/buffers/%" PRIu32 "/live/%" PRIu32, r->owner, r->k);
+#define p at(pb, sizeof pb, "/buffers/%" PRIu32 "/live/%" PRIu32, r->owner, r->k)
             uint32_t op = lookup(&ix->ops, name);
             if (op == GOLDEN_NONE)
                 return graph_fail_at(b, r->node, p, "buffer \"%s\": live names unknown op \"%s\"",
@@ -536,8 +551,9 @@ static int resolve_buffers(builder *b)
                 gb->live_first = op;
             else
                 gb->live_last = op;
+#undef p
         } else {
-            snprintf(p, sizeof p, "/buffers/%" PRIu32 "/inplace_of", r->owner);
+#define p at(pb, sizeof pb, "/buffers/%" PRIu32 "/inplace_of", r->owner)
             uint32_t other = lookup(&ix->buffers, name);
             if (other == GOLDEN_NONE)
                 return graph_fail_at(b, r->node, p,
@@ -547,6 +563,7 @@ static int resolve_buffers(builder *b)
                 return graph_fail_at(b, r->node, p, "buffer \"%s\" is declared in place of itself",
                                      gb->id);
             gb->inplace_of = other;
+#undef p
         }
     }
     return GOLDEN_OK;
