@@ -125,11 +125,12 @@ static int strict_value(const scan *s, size_t p, size_t hi, size_t above, golden
 }
 
 
-/* ---- a fast path for ops in the stream: a strict little parser for the common shape of an op
- * (ASCII strings without escapes, plain non-negative integers, known keys). It checks
- * everything first and changes nothing unless the op is valid; anything else (and every
- * error) falls back to jansson and add_op, so messages and rules stay those of one code. ---- */
-/* 0 = parsed; 1 = not the simple shape (use jansson); -1 = out of memory */
+/* ---- a fast path for plain ops and buffers: a strict little parser for their common shape
+ * (known keys once each, ASCII strings without escapes, plain non-negative integers without
+ * leading zeros, no trailing commas) into a description the rules judge quietly; anything
+ * else (and anything the rules refuse) goes to the strict loader and the tree reader, so
+ * there is one grammar and one message. ---- */
+/* 0 = parsed; 1 = not the simple shape (the strict loader decides); -1 = out of memory */
 static int flat_str(const scan *s, size_t *p, size_t hi, slice *out)
 {
     size_t q = *p;
