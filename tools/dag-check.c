@@ -13,6 +13,23 @@
 
 #define TOOL "dag-check"
 
+/* The library reads no environment: GOLDEN_GRAPH_STREAM_BYTES (files at least this big stream)
+ * and GOLDEN_GRAPH_FAST_OPS=0 (stream without the fast op parser) are read here. */
+static golden_graph_load_options load_options(golden_progress *progress)
+{
+    golden_graph_load_options o = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, -1, false, progress};
+    const char *e = getenv("GOLDEN_GRAPH_STREAM_BYTES");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end && v <= INT64_MAX)
+            o.stream_bytes = (int64_t)v;
+    }
+    e = getenv("GOLDEN_GRAPH_FAST_OPS");
+    o.no_fast_ops = e && strcmp(e, "0") == 0;
+    return o;
+}
+
 enum { O_ALL = CLI_TOOL_ID, O_BASELINE, O_REDUNDANT, O_REMOVE, O_LIMIT, O_TIMINGS };
 
 /* The option tables (check mode, diff mode): parsing and --help both come from them. */
@@ -411,13 +428,10 @@ static int run_diff(int argc, char **argv)
     json_t *st[2] = {NULL, NULL};
     int rc = 2;
     for (int i = 0; i < 2; i++) {
-        if (golden_graph_load_file(args[i], &g[i], &err) != 0)
+        golden_graph_load_options lo = load_options(NULL);
+        if (golden_graph_load_file_opts(args[i], &lo, &g[i], &err) != 0)
             goto out;
-        golden_hb h;
-        if (golden_hb_build(g[i], NULL, &h, &err) != 0)
-            goto out;
-        st[i] = golden_dag_stats(g[i], &h);
-        golden_hb_free(&h);
+        st[i] = golden_dag_stats(g[i]);
         if (!st[i]) {
             golden_fail_what(&err, GOLDEN_ENOMEM, args[i], "out of memory");
             goto out;
@@ -512,19 +526,21 @@ int main(int argc, char **argv)
     double t0 = golden_seconds();
     golden_progress prog;
     golden_progress_start(&prog, "loading graph", 0);
-    int lrc = golden_graph_load_file_progress(path, &prog, &g, &err);
+    golden_graph_load_options lo = load_options(&prog);
+    int lrc = golden_graph_load_file_opts(path, &lo, &g, &err);
     golden_progress_end(&prog);
     if (lrc != 0)
         goto out;
     double t1 = golden_seconds();
     if (baseline) {
         mode = "baseline";
-        if (golden_graph_load_file(baseline, &bg, &err) != 0 ||
+        golden_graph_load_options blo = load_options(NULL);
+        if (golden_graph_load_file_opts(baseline, &blo, &bg, &err) != 0 ||
             golden_dag_check(bg, NULL, all, &br, &err) != 0)
             goto out;
         if (br.cyclic) {
             golden_fail_what(&err, GOLDEN_EINVAL, baseline, "the baseline has a cycle (%s ...); it cannot be compared",
-                        bg->ops[br.hb.cycle[0]].id);
+                        bg->ops[golden_dag_cycle(&br, NULL)[0]].id);
             goto out;
         }
         /* a baseline with races needs every candidate pair, or a new one could hide */

@@ -1,5 +1,7 @@
 /* Unit tests for the graph model, vector clocks, the interval map, races, aliases and idle
  * syncs, on small graphs whose answers were worked out by hand. */
+#include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,7 +10,7 @@
 #include "cunit_main.h"
 #include "golden/dag.h"
 #include "golden/graph.h"
-#include "golden/hb.h"
+#include "graph/hb.h"
 #include "graph/imap.h"
 
 static golden_graph *load(const char *text, golden_error *err)
@@ -223,10 +225,10 @@ static void test_cycle_two_waits(void)
     CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
     CU_ASSERT_TRUE(r.cyclic);
     CU_ASSERT_FALSE(golden_dag_passed(&r));
-    CU_ASSERT_EQUAL_FATAL(r.hb.ncycle, 4);
+    CU_ASSERT_EQUAL_FATAL(r.hb->ncycle, 4);
     const char *want[] = {"wa", "sa", "wb", "sb"};
     for (int i = 0; i < 4; i++)
-        CU_ASSERT_STRING_EQUAL(g->ops[r.hb.cycle[i]].id, want[i]);
+        CU_ASSERT_STRING_EQUAL(g->ops[r.hb->cycle[i]].id, want[i]);
     golden_dag_result_free(&r);
     golden_graph_free(g);
 }
@@ -500,6 +502,609 @@ static void test_stream_equals_tree(void)
     unlink(path);
 }
 
+/* ---- one grammar and one set of rules, whichever loader reads the file ---- */
+static const golden_graph_load_options TREE = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, -1, false, NULL};
+static const golden_graph_load_options STREAM = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, 0, false, NULL};
+static const golden_graph_load_options STREAM_SLOW = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, 0, true,
+                                                      NULL};
+
+static void write_bytes(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fwrite(text, 1, len, f), len);
+    CU_ASSERT_EQUAL(fclose(f), 0);
+}
+
+/* Every key of the schema, each occurrence marked <key>: a graph that uses them all. */
+static const char *ALL_KEYS =
+    "{\"schema\":\"calculet-graph/v1\",\n"
+    "\"queues\":[{\"<id>\":\"A\",\"<chip>\":0},{\"<id>\":\"B\",\"<chip>\":0}],\n"
+    "\"buffers\":[{\"<id>\":\"x\",\"<chip>\":0,\"<space>\":\"ddr\",\"<address>\":0,\"<size>\":64,"
+    "\"<live>\":[\"w\",\"r\"]},\n"
+    "{\"<id>\":\"y\",\"<chip>\":0,\"<space>\":\"ddr\",\"<address>\":64,\"<size>\":64,"
+    "\"<live>\":[\"r\",\"r\"],\"<inplace_of>\":\"x\"}],\n"
+    "\"ops\":[{\"<id>\":\"w\",\"<queue>\":\"A\",\"<family>\":\"mm\",\"<data_size>\":64,"
+    "\"<writes>\":[{\"<buffer>\":\"x\",\"<offset>\":0,\"<size>\":64}]},\n"
+    "{\"<id>\":\"s\",\"<queue>\":\"A\",\"<kind>\":\"signal\",\"<event>\":\"e\"},\n"
+    "{\"<id>\":\"t\",\"<queue>\":\"B\",\"<kind>\":\"wait\",\"<event>\":\"e\"},\n"
+    "{\"<id>\":\"bar\",\"<kind>\":\"barrier\",\"<queues>\":[\"A\",\"B\"],\"<after>\":[\"w\"]},\n"
+    "{\"<id>\":\"r\",\"<queue>\":\"B\",\"<after>\":[\"t\"],"
+    "\"<reads>\":[{\"<buffer>\":\"x\",\"<offset>\":0,\"<size>\":64}]}]}\n";
+
+/* ALL_KEYS with marker k misspelt (its first two letters swapped: "raeds", "afer"-like) and
+ * the others plain; k < 0 misspells none. Returns the misspelt key in bad (or ""). */
+static char *spell(int k, char *bad, size_t nbad)
+{
+    size_t n = strlen(ALL_KEYS);
+    char *out = malloc(n + 1), *o = out;
+    int at = 0;
+    bad[0] = '\0';
+    for (const char *p = ALL_KEYS; *p; p++) {
+        if (*p != '<') {
+            *o++ = *p;
+            continue;
+        }
+        const char *end = strchr(p, '>');
+        size_t len = (size_t)(end - p - 1);
+        memcpy(o, p + 1, len);
+        if (at++ == k) {
+            char t = o[0];
+            o[0] = o[1];
+            o[1] = t;
+            snprintf(bad, nbad, "%.*s", (int)len, o);
+        }
+        o += len;
+        p = end;
+    }
+    *o = '\0';
+    return out;
+}
+
+static int load_with(const char *path, const golden_graph_load_options *o, golden_error *err)
+{
+    golden_graph *g = NULL;
+    golden_error_clear(err);
+    int rc = golden_graph_load_file_opts(path, o, &g, err);
+    golden_graph_free(g);
+    return rc;
+}
+
+/* "file:LINE:COL" */
+static bool has_position(const golden_error *err)
+{
+    const char *c = strstr(err->where, ".json:");
+    return c && c[6] >= '1' && c[6] <= '9';
+}
+
+static void test_misspelt_keys(void)
+{
+    char path[] = "/tmp/golden-keys-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    char json[64];
+    snprintf(json, sizeof json, "%s.json", path);
+    char bad[64];
+    char *text = spell(-1, bad, sizeof bad);
+    write_bytes(json, text, strlen(text));
+    golden_error err;
+    CU_ASSERT_EQUAL(load_with(json, &TREE, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL(load_with(json, &STREAM, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL(load_with(json, &STREAM_SLOW, &err), GOLDEN_OK);
+    free(text);
+    int keys = 0;
+    for (int k = 0;; k++) {
+        text = spell(k, bad, sizeof bad);
+        if (!bad[0]) {
+            free(text);
+            break;
+        }
+        keys++;
+        write_bytes(json, text, strlen(text));
+        char want[96];
+        snprintf(want, sizeof want, "unknown key \"%s\"", bad);
+        const golden_graph_load_options *modes[] = {&STREAM, &STREAM_SLOW, &TREE};
+        for (int m = 0; m < 3; m++) {
+            CU_ASSERT_EQUAL(load_with(json, modes[m], &err), GOLDEN_ERR);
+            CU_ASSERT_TRUE(has_position(&err));
+            /* the tree path's schema speaks first: "not allowed", or a required key missing */
+            bool named = m < 2 ? strstr(err.what, want) != NULL
+                               : strstr(err.what, bad) != NULL || strstr(err.what, "required");
+            CU_ASSERT_TRUE(named);
+            if (!named || !has_position(&err))
+                fprintf(stderr, "\n  key %s, mode %d: %s: %s\n", bad, m, err.where, err.what);
+        }
+        free(text);
+    }
+    CU_ASSERT_EQUAL(keys, 44);
+    unlink(json);
+    unlink(path);
+}
+
+/* The same, in a real file of 32 MiB and more (padding in an unknown top-level key, which the
+ * format allows), read with the default options: the streaming path by size. */
+static void test_misspelt_keys_big(void)
+{
+    char path[] = "/tmp/golden-big-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    char bad[64];
+    char *head = spell(-1, bad, sizeof bad);
+    size_t nh = strlen(head) - 2; /* without the closing "}\n" */
+    size_t pad = ((size_t)32 << 20) + 1;
+    char *big = malloc(nh + pad + 32);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    memcpy(big, head, nh);
+    size_t n = nh;
+    n += (size_t)sprintf(big + n, ",\n\"padding\":\"");
+    memset(big + n, 'a', pad);
+    n += pad;
+    n += (size_t)sprintf(big + n, "\"}\n");
+    CU_ASSERT_EQUAL_FATAL(write(fd, big, n), (ssize_t)n);
+    golden_error err;
+    CU_ASSERT_EQUAL(load_with(path, NULL, &err), GOLDEN_OK);
+    int keys = 0;
+    for (int k = 0;; k++) {
+        char *text = spell(k, bad, sizeof bad);
+        if (!bad[0]) {
+            free(text);
+            break;
+        }
+        keys++;
+        /* a swap keeps the length: rewrite the head in place */
+        CU_ASSERT_EQUAL(pwrite(fd, text, nh, 0), (ssize_t)nh);
+        char want[96];
+        snprintf(want, sizeof want, "unknown key \"%s\"", bad);
+        CU_ASSERT_EQUAL(load_with(path, NULL, &err), GOLDEN_ERR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.what, want));
+        CU_ASSERT_TRUE(has_position(&err));
+        free(text);
+    }
+    CU_ASSERT_EQUAL(keys, 44);
+    close(fd);
+    free(head);
+    free(big);
+    unlink(path);
+}
+
+/* Files every loader must refuse: the grammar (RFC 8259 as the document loader reads it) and
+ * the rules are one, whatever the size. */
+static void test_both_paths_refuse(void)
+{
+    static const char *HEAD = "{\"schema\":\"calculet-graph/v1\",\"queues\":[{\"id\":\"A\",\"chip\":0}],"
+                              "\"buffers\":[{\"id\":\"b\",\"chip\":0,\"space\":\"ddr\",\"address\":0,\"size\":8}],";
+    struct {
+        const char *name, *tail;
+        size_t len; /* 0: strlen */
+    } bad[] = {
+        {"trailing comma at the top", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\"}],}", 0},
+        {"trailing comma in ops", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\"},]}", 0},
+        {"trailing comma in an op", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",}]}", 0},
+        {"trailing comma in an access",
+         "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"reads\":[{\"buffer\":\"b\",}]}]}", 0},
+        {"trailing comma in accesses",
+         "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"reads\":[{\"buffer\":\"b\"},]}]}", 0},
+        {"trailing comma in after", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"after\":[\"x\",]}]}", 0},
+        {"invalid UTF-8 in an unknown key's value",
+         "\"ops\":[{\"id\":\"x\",\"queue\":\"A\"}],\"note\":\"\xff\xfe\"}", 0},
+        {"invalid UTF-8 in an unknown key", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\"}],\"\xc3\":1}", 0},
+        {"raw NUL in an unknown key's value",
+         "\"ops\":[{\"id\":\"x\",\"queue\":\"A\"}],\"note\":\"a\0b\"}", 44},
+        {"raw NUL in an id", "\"ops\":[{\"id\":\"x\0y\",\"queue\":\"A\"}]}", 33},
+        {"leading zero in an unknown key's value", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\"}],\"n\":01}", 0},
+        {"leading zero in data_size", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"data_size\":07}]}", 0},
+        {"escaped NUL in an op id", "\"ops\":[{\"id\":\"x\\u0000y\",\"queue\":\"A\"}]}", 0},
+        {"escaped NUL in a queue reference",
+         "\"ops\":[{\"id\":\"x\",\"queue\":\"A\\u0000c\"}]}", 0},
+        {"duplicate unknown top-level key", "\"ops\":[],\"n\":1,\"n\":2}", 0},
+        {"duplicate key in an op", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"queue\":\"A\"}]}", 0},
+        {"misspelt reads", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"raeds\":[]}]}", 0},
+        {"trailing data", "\"ops\":[]} x", 0},
+        /* what the schema says, the rules say too (the streaming path runs no schema) */
+        {"negative data_size", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"data_size\":-1}]}", 0},
+        {"string offset", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"reads\":[{\"buffer\":\"b\",\"offset\":\"0\"}]}]}", 0},
+        {"real size", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"reads\":[{\"buffer\":\"b\",\"size\":1.5}]}]}", 0},
+        {"missing op id", "\"ops\":[{\"queue\":\"A\"}]}", 0},
+        {"empty op id", "\"ops\":[{\"id\":\"\",\"queue\":\"A\"}]}", 0},
+        {"unknown kind", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"kind\":\"fence\"}]}", 0},
+        {"barrier with a queue", "\"ops\":[{\"id\":\"x\",\"kind\":\"barrier\",\"queue\":\"A\",\"queues\":[\"A\"]}]}", 0},
+        {"barrier without queues", "\"ops\":[{\"id\":\"x\",\"kind\":\"barrier\",\"queues\":[]}]}", 0},
+        {"signal without event", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"kind\":\"signal\"}]}", 0},
+        {"compute with event", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"event\":\"e\"}]}", 0},
+        {"wait that reads", "\"ops\":[{\"id\":\"s\",\"queue\":\"A\",\"kind\":\"signal\",\"event\":\"e\"},"
+         "{\"id\":\"x\",\"queue\":\"A\",\"kind\":\"wait\",\"event\":\"e\",\"reads\":[{\"buffer\":\"b\"}]}]}", 0},
+        {"after not a list", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"after\":\"x\"}]}", 0},
+        {"after of numbers", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"after\":[1]}]}", 0},
+        {"access without buffer", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"reads\":[{\"offset\":0}]}]}", 0},
+    };
+    char path[] = "/tmp/golden-bad-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    size_t nhead = strlen(HEAD);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        size_t nt = bad[i].len ? bad[i].len : strlen(bad[i].tail);
+        char *text = malloc(nhead + nt);
+        memcpy(text, HEAD, nhead);
+        memcpy(text + nhead, bad[i].tail, nt);
+        write_bytes(path, text, nhead + nt);
+        free(text);
+        const golden_graph_load_options *modes[] = {&TREE, &STREAM, &STREAM_SLOW};
+        for (int m = 0; m < 3; m++) {
+            golden_error err;
+            int rc = load_with(path, modes[m], &err);
+            CU_ASSERT_EQUAL(rc, GOLDEN_ERR);
+            if (rc != GOLDEN_ERR)
+                fprintf(stderr, "\n  %s: accepted by mode %d\n", bad[i].name, m);
+        }
+    }
+    /* 10^6-deep nesting in an unknown key: refused, without a deep recursion anywhere */
+    size_t depth = 1000000;
+    char *deep = malloc(nhead + 2 * depth + 64);
+    size_t n = (size_t)sprintf(deep, "%s\"ops\":[],\"n\":", HEAD);
+    memset(deep + n, '[', depth);
+    memset(deep + n + depth, ']', depth);
+    n += 2 * depth;
+    deep[n++] = '}';
+    write_bytes(path, deep, n);
+    free(deep);
+    golden_error err;
+    CU_ASSERT_EQUAL(load_with(path, &TREE, &err), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(load_with(path, &STREAM, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "nesting deeper"));
+    /* nesting right at the limit counts from the file's top on both paths: the root object
+     * and the array each count, so 510 more levels are the most an unknown value may hold */
+    for (size_t d = 509; d <= 511; d++) {
+        deep = malloc(nhead + 2 * d + 64);
+        n = (size_t)sprintf(deep, "%s\"ops\":[],\"n\":", HEAD);
+        memset(deep + n, '[', d);
+        memset(deep + n + d, ']', d);
+        n += 2 * d;
+        deep[n++] = '}';
+        write_bytes(path, deep, n);
+        free(deep);
+        int t = load_with(path, &TREE, &err), st = load_with(path, &STREAM, &err);
+        CU_ASSERT_EQUAL(t, st);
+        CU_ASSERT_EQUAL(t, d + 1 <= GOLDEN_DOC_MAX_DEPTH ? GOLDEN_OK : GOLDEN_ERR);
+    }
+    /* ids that differ after a NUL must never meet: refused, not cut to "a" */
+    const char *nul = "{\"schema\":\"calculet-graph/v1\",\"queues\":[{\"id\":\"a\\u0000b\","
+                      "\"chip\":0}],\"ops\":[{\"id\":\"x\",\"queue\":\"a\\u0000c\"}]}";
+    write_bytes(path, nul, strlen(nul));
+    CU_ASSERT_EQUAL(load_with(path, &TREE, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "NUL"));
+    CU_ASSERT_EQUAL(load_with(path, &STREAM, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "NUL"));
+    unlink(path);
+}
+
+/* The verdict of a file through one loader: load status, then the check's counts. */
+static void verdict(const char *path, const golden_graph_load_options *o, char *out, size_t n)
+{
+    golden_graph *g = NULL;
+    golden_error err;
+    if (golden_graph_load_file_opts(path, o, &g, &err) != GOLDEN_OK) {
+        snprintf(out, n, "refused");
+        return;
+    }
+    golden_dag_result r;
+    if (golden_dag_check(g, NULL, true, &r, &err) != GOLDEN_OK) {
+        snprintf(out, n, "check error: %.200s", err.what);
+    } else {
+        snprintf(out, n, "cyclic %d races %zu aliases %zu pass %d", r.cyclic, r.nraces,
+                 r.naliases, golden_dag_passed(&r));
+        golden_dag_result_free(&r);
+    }
+    golden_graph_free(g);
+}
+
+static const char *graphs_dir(void)
+{
+    static char out[PATH_MAX + 64];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return "tests/data/graphs";
+    exe[n] = '\0';
+    for (int up = 0; up < 3; up++) {
+        char *s = strrchr(exe, '/');
+        if (s)
+            *s = '\0';
+    }
+    snprintf(out, sizeof out, "%s/tests/data/graphs", exe);
+    return out;
+}
+
+static void test_same_verdict_both_paths(void)
+{
+    char a[256], b[256], c[256];
+    int files = 0;
+    DIR *d = opendir(graphs_dir());
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", graphs_dir(), e->d_name);
+        verdict(path, &TREE, a, sizeof a);
+        verdict(path, &STREAM, b, sizeof b);
+        verdict(path, &STREAM_SLOW, c, sizeof c);
+        CU_ASSERT_STRING_EQUAL(a, b);
+        CU_ASSERT_STRING_EQUAL(a, c);
+        files++;
+    }
+    closedir(d);
+    CU_ASSERT_TRUE(files >= 10);
+    /* and the oracle's random graphs (cycles, races, aliases, after edges on barriers) */
+    char path[] = "/tmp/golden-rand-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    for (uint64_t seed = 1; seed <= 400; seed++) {
+        json_t *root = gg_random(seed, seed % 25 == 0 ? 300 : 40);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+        CU_ASSERT_EQUAL_FATAL(json_dump_file(root, path, seed % 2 ? JSON_INDENT(2) : JSON_COMPACT), 0);
+        json_decref(root);
+        verdict(path, &TREE, a, sizeof a);
+        verdict(path, &STREAM, b, sizeof b);
+        verdict(path, &STREAM_SLOW, c, sizeof c);
+        CU_ASSERT_STRING_EQUAL(a, b);
+        CU_ASSERT_STRING_EQUAL(a, c);
+    }
+    unlink(path);
+}
+
+/* ---- memory-plan holes (issue 18: 8, 9, 10 and the in-place chain) ---- */
+#define Q3 "\"queues\":[{\"id\":\"q0\",\"chip\":0},{\"id\":\"q1\",\"chip\":0},{\"id\":\"q2\",\"chip\":0}],"
+#define BUF(id, addr, size, first, last) \
+    "{\"id\":\"" id "\",\"chip\":0,\"space\":\"ddr\",\"address\":" #addr ",\"size\":" #size \
+    ",\"live\":[\"" first "\",\"" last "\"]}"
+
+static bool has_alias(const golden_dag_result *r, const char *x, const char *y, bool *is_new)
+{
+    const golden_graph *g = r->g;
+    for (size_t i = 0; i < r->naliases; i++) {
+        const char *a = g->buffers[r->aliases[i].a].id, *b = g->buffers[r->aliases[i].b].id;
+        if ((!strcmp(a, x) && !strcmp(b, y)) || (!strcmp(a, y) && !strcmp(b, x))) {
+            if (is_new)
+                *is_new = r->aliases[i].is_new;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Three buffers live on three unordered queues. Baseline: A [0,32), B [0,64), C [32,64): A/B and
+ * B/C alias. The candidate grows C to [0,64): A/C is a new alias, hidden before behind the old
+ * pairs (the sweep compared C with B only). */
+static void test_new_alias_behind_old(void)
+{
+#define ALIAS_GRAPH(caddr, csize) \
+    "{\"schema\":\"calculet-graph/v1\"," Q3 "\"buffers\":[" BUF("A", 0, 32, "a1", "a2") "," \
+    BUF("B", 0, 64, "b1", "b2") "," BUF("C", caddr, csize, "c1", "c2") "],\"ops\":[" \
+    "{\"id\":\"a1\",\"queue\":\"q0\"},{\"id\":\"a2\",\"queue\":\"q0\"}," \
+    "{\"id\":\"b1\",\"queue\":\"q1\"},{\"id\":\"b2\",\"queue\":\"q1\"}," \
+    "{\"id\":\"c1\",\"queue\":\"q2\"},{\"id\":\"c2\",\"queue\":\"q2\"}]}"
+    golden_error err;
+    golden_graph *base = load(ALIAS_GRAPH(32, 32), &err), *cand = load(ALIAS_GRAPH(0, 64), &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cand);
+    golden_dag_result br, cr, all;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(base, NULL, false, &br, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(cand, NULL, false, &cr, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_compare(&br, &cr, &err), GOLDEN_OK);
+    bool is_new = false;
+    CU_ASSERT_TRUE(has_alias(&cr, "A", "C", &is_new));
+    CU_ASSERT_TRUE(is_new);
+    CU_ASSERT_EQUAL(cr.new_aliases, 1);
+    CU_ASSERT_FALSE(golden_dag_passed(&cr));
+    /* --all lists every pair: A/B, A/C, B/C */
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(cand, NULL, true, &all, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL(all.naliases, 3);
+    CU_ASSERT_TRUE(has_alias(&all, "A", "C", NULL));
+    golden_dag_result_free(&all);
+    golden_dag_result_free(&br);
+    golden_dag_result_free(&cr);
+    golden_graph_free(base);
+    golden_graph_free(cand);
+}
+
+/* A and B alias (unordered); C follows A through the wait w only. Removing w makes A and C
+ * live together: --remove must say so (not hide A/C behind A/B), and --redundant must not
+ * offer w as ordering nothing. */
+static void test_removal_alias_behind_old(void)
+{
+    golden_error err;
+    golden_graph *g = load(
+        "{\"schema\":\"calculet-graph/v1\"," Q3 "\"buffers\":[" BUF("A", 0, 64, "a1", "a1") ","
+        BUF("B", 0, 64, "b1", "b1") "," BUF("C", 0, 64, "c1", "c1") "],\"ops\":["
+        "{\"id\":\"a1\",\"queue\":\"q0\"},{\"id\":\"s\",\"queue\":\"q0\",\"kind\":\"signal\",\"event\":\"e\"},"
+        "{\"id\":\"b1\",\"queue\":\"q1\"},"
+        "{\"id\":\"w\",\"queue\":\"q2\",\"kind\":\"wait\",\"event\":\"e\"},{\"id\":\"c1\",\"queue\":\"q2\"}]}",
+        &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    golden_dag_result r, c;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
+    CU_ASSERT_TRUE(r.naliases >= 1);
+    golden_sync *set;
+    size_t n;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_parse_syncs(g, "w", &set, &n, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_verify_removal(&r, set, n, &c, &err), GOLDEN_OK);
+    bool is_new = false;
+    CU_ASSERT_TRUE(has_alias(&c, "A", "C", &is_new));
+    CU_ASSERT_TRUE(is_new);
+    CU_ASSERT_EQUAL(c.new_aliases, 1);
+    CU_ASSERT_FALSE(golden_dag_passed(&c));
+    golden_dag_result_free(&c);
+    free(set);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_redundant(&r, 1, NULL, &err), GOLDEN_OK);
+    for (size_t i = 0; i < r.nidle; i++)
+        CU_ASSERT_NOT_EQUAL(r.idle[i].sync.op, golden_graph_find_op(g, "w"));
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+}
+
+/* live: ["late", "early"] is an error, not an empty range that hides a clobber. */
+static void test_reversed_live(void)
+{
+    golden_error err;
+    golden_graph *g = load(
+        "{\"schema\":\"calculet-graph/v1\"," Q3 "\"buffers\":[" BUF("A", 0, 64, "late", "early") ","
+        BUF("B", 0, 64, "b1", "b1") "],\"ops\":["
+        "{\"id\":\"early\",\"queue\":\"q0\"},{\"id\":\"late\",\"queue\":\"q0\"},{\"id\":\"b1\",\"queue\":\"q1\"}]}",
+        &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    golden_dag_result r;
+    CU_ASSERT_EQUAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "buffer \"A\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "ends before it starts"));
+    golden_graph_free(g);
+}
+
+/* B's first and last use sit on unordered queues (q1, q2). A ends before B's first use (wait)
+ * but not before its last; C starts after B's last use on q2 and is unordered with A. As a
+ * union of its endpoints, B overlaps A in time; and A/C, which the chain A -> B -> C hid, is
+ * an alias too. */
+static void test_unordered_live_endpoints(void)
+{
+    golden_error err;
+    golden_graph *g = load(
+        "{\"schema\":\"calculet-graph/v1\"," Q3 "\"buffers\":[" BUF("A", 0, 64, "a1", "a1") ","
+        BUF("B", 0, 64, "b1", "b2") "," BUF("C", 0, 64, "c1", "c1") "],\"ops\":["
+        "{\"id\":\"a1\",\"queue\":\"q0\"},{\"id\":\"s\",\"queue\":\"q0\",\"kind\":\"signal\",\"event\":\"e\"},"
+        "{\"id\":\"w\",\"queue\":\"q1\",\"kind\":\"wait\",\"event\":\"e\"},{\"id\":\"b1\",\"queue\":\"q1\"},"
+        "{\"id\":\"b2\",\"queue\":\"q2\"},{\"id\":\"c1\",\"queue\":\"q2\"}]}",
+        &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    for (int all = 0; all < 2; all++) {
+        golden_dag_result r;
+        CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, all, &r, &err), GOLDEN_OK);
+        CU_ASSERT_FALSE(golden_dag_passed(&r));
+        if (all) {
+            /* A/B (b2 unordered with a1), A/C; B/C ordered (b1? no: b1 on q1 is unordered
+             * with c1 on q2), so B/C too */
+            CU_ASSERT_EQUAL(r.naliases, 3);
+            CU_ASSERT_TRUE(has_alias(&r, "A", "C", NULL));
+            CU_ASSERT_TRUE(has_alias(&r, "A", "B", NULL));
+        }
+        golden_dag_result_free(&r);
+    }
+    golden_graph_free(g);
+}
+
+/* An in-place chain through one op f: B in place of A, C in place of B. A and C overlap and
+ * are not declared in place of each other, and A's last use is C's first: an alias that the
+ * chain used to hide. */
+static void test_inplace_chain(void)
+{
+    golden_error err;
+    golden_graph *g = load(
+        "{\"schema\":\"calculet-graph/v1\"," Q3 "\"buffers\":[" BUF("A", 0, 64, "p", "f") ","
+        "{\"id\":\"B\",\"chip\":0,\"space\":\"ddr\",\"address\":0,\"size\":64,\"live\":[\"f\",\"f\"],"
+        "\"inplace_of\":\"A\"},"
+        "{\"id\":\"C\",\"chip\":0,\"space\":\"ddr\",\"address\":0,\"size\":64,\"live\":[\"f\",\"q\"],"
+        "\"inplace_of\":\"B\"}],\"ops\":["
+        "{\"id\":\"p\",\"queue\":\"q0\"},{\"id\":\"f\",\"queue\":\"q0\"},{\"id\":\"q\",\"queue\":\"q0\"}]}",
+        &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    golden_dag_result r;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL(r.naliases, 1);
+    CU_ASSERT_TRUE(has_alias(&r, "A", "C", NULL));
+    CU_ASSERT_FALSE(golden_dag_passed(&r));
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+}
+
+/* A barrier whose `after` edge carries an ordering: w (q0) -> bar (after: [w]) -> r (after:
+ * [bar]). Removing bar takes both edges with it (as --remove does), so it is not implied. */
+static void test_barrier_after_removal(void)
+{
+    golden_error err;
+    golden_graph *g = load(
+        "{\"schema\":\"calculet-graph/v1\"," Q3
+        "\"buffers\":[{\"id\":\"x\",\"chip\":0,\"space\":\"ddr\",\"address\":0,\"size\":8}],\"ops\":["
+        "{\"id\":\"w\",\"queue\":\"q0\",\"writes\":[{\"buffer\":\"x\"}]},"
+        "{\"id\":\"bar\",\"kind\":\"barrier\",\"queues\":[\"q2\"],\"after\":[\"w\"]},"
+        "{\"id\":\"r\",\"queue\":\"q1\",\"after\":[\"bar\"],\"reads\":[{\"buffer\":\"x\"}]}]}",
+        &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    golden_dag_result r, c;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
+    CU_ASSERT_TRUE(golden_dag_passed(&r));
+    CU_ASSERT_EQUAL_FATAL(golden_dag_redundant(&r, 1, NULL, &err), GOLDEN_OK);
+    for (size_t i = 0; i < r.nidle; i++)
+        CU_ASSERT_NOT_EQUAL(r.idle[i].sync.op, golden_graph_find_op(g, "bar"));
+    golden_sync *set;
+    size_t n;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_parse_syncs(g, "bar", &set, &n, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_verify_removal(&r, set, n, &c, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL(c.new_races, 1);
+    golden_dag_result_free(&c);
+    free(set);
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+}
+
+/* ---- clocks follow the graph's width, not its queue count ---- */
+/* N queues, each "wait for the previous queue's event, then signal its own": a hand-off
+ * through every queue (cyclic: queue 0 also waits for the last one). */
+static char *handoff_graph(uint32_t N, bool cyclic)
+{
+    size_t cap = (size_t)N * 200 + 256, n = 0;
+    char *t = malloc(cap);
+    n += (size_t)sprintf(t + n, "{\"schema\":\"calculet-graph/v1\",\"queues\":[");
+    for (uint32_t i = 0; i < N; i++)
+        n += (size_t)sprintf(t + n, "%s{\"id\":\"q%u\",\"chip\":0}", i ? "," : "", i);
+    n += (size_t)sprintf(t + n, "],\"ops\":[");
+    for (uint32_t i = 0; i < N; i++) {
+        if (i || cyclic)
+            n += (size_t)sprintf(t + n, "{\"id\":\"w%u\",\"queue\":\"q%u\",\"kind\":\"wait\","
+                                        "\"event\":\"e%u\"},", i, i, (i + N - 1) % N);
+        n += (size_t)sprintf(t + n, "{\"id\":\"s%u\",\"queue\":\"q%u\",\"kind\":\"signal\","
+                                    "\"event\":\"e%u\"}%s", i, i, i, i + 1 < N ? "," : "");
+    }
+    sprintf(t + n, "]}");
+    return t;
+}
+
+static void test_wide_queues(void)
+{
+    const uint32_t N = 100000;
+    golden_error err;
+    /* the cycle is found before any clock exists (10^5 x 2*10^5 clocks would be 80 GB) */
+    char *text = handoff_graph(N, true);
+    golden_graph *g = load(text, &err);
+    free(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    golden_dag_result r;
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
+    CU_ASSERT_TRUE(r.cyclic);
+    CU_ASSERT_EQUAL(r.hb->ncycle, 2 * N);
+    CU_ASSERT_PTR_NULL(r.hb->clock);
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+    /* acyclic: every queue hands over to the next, so all share one lane */
+    text = handoff_graph(N, false);
+    g = load(text, &err);
+    free(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), GOLDEN_OK);
+    CU_ASSERT_FALSE(r.cyclic);
+    CU_ASSERT_EQUAL(r.hb->K, 1);
+    CU_ASSERT_TRUE(golden_dag_passed(&r));
+    uint32_t s0 = golden_graph_find_op(g, "s0"), last = golden_graph_find_op(g, "s99999");
+    uint32_t mid = golden_graph_find_op(g, "w50000");
+    CU_ASSERT_TRUE(golden_hb_before(r.hb, s0, last));
+    CU_ASSERT_TRUE(golden_hb_before(r.hb, mid, last));
+    CU_ASSERT_FALSE(golden_hb_before(r.hb, last, s0));
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -512,6 +1117,17 @@ int main(void)
         {"idle syncs and removal verification", test_idle_and_removal},
         {"in-place fusion: safe and unsafe", test_inplace},
         {"streaming loader builds the same model as the tree", test_stream_equals_tree},
+        {"every key of the schema misspelt in turn, every loader", test_misspelt_keys},
+        {"every key misspelt in a 32 MiB file (streaming by size)", test_misspelt_keys_big},
+        {"hostile files refused by every loader", test_both_paths_refuse},
+        {"hand-drawn and random graphs: one verdict on every path", test_same_verdict_both_paths},
+        {"a new alias does not hide behind old ones (baseline, --all)", test_new_alias_behind_old},
+        {"--remove and --redundant see an alias behind an old one", test_removal_alias_behind_old},
+        {"a reversed live range is an error", test_reversed_live},
+        {"live ranges with unordered endpoints are their union", test_unordered_live_endpoints},
+        {"an in-place chain does not hide an undeclared overlap", test_inplace_chain},
+        {"a barrier's after edges go with it: not idle", test_barrier_after_removal},
+        {"10^5 queues: cycle before clocks, hand-offs in one lane", test_wide_queues},
         {0, 0}};
     return golden_test_run("graph", tests);
 }

@@ -6,6 +6,7 @@
 #include "../tools/gengraph.h"
 #include "cunit_main.h"
 #include "golden/dag.h"
+#include "graph/hb.h"
 
 #define MAXN 1024
 #define MAXA 4096
@@ -69,6 +70,10 @@ static void bf_edges(brute *b, json_t *root, const char *drop_op, int drop_after
         for (size_t k = 0; af && k < json_array_size(af); k++) {
             const char *p = json_string_value(json_array_get(af, k));
             if (i == drop_after_op && (int)k == drop_after_k)
+                continue;
+            /* a removed barrier is gone with its `after` edges, both ways */
+            if (drop_op && json_object_get(json_array_get(ops, (size_t)find_id(ops, drop_op)), "queues") &&
+                (strcmp(b->ids[i], drop_op) == 0 || strcmp(p, drop_op) == 0))
                 continue;
             b->adj[(size_t)find_id(ops, p) * n + i] = 1;
         }
@@ -182,6 +187,19 @@ static uint64_t lib_key(const golden_graph *g, uint32_t ai, uint32_t bi)
 }
 
 /* aliases by the contract: overlapping buffers must have ordered live ranges */
+/* Is some live range's last op strictly before its first in happens-before? */
+static int bf_reversed_live(const brute *b, json_t *root)
+{
+    json_t *bufs = json_object_get(root, "buffers"), *ops = json_object_get(root, "ops");
+    for (size_t i = 0; i < json_array_size(bufs); i++) {
+        json_t *l = json_object_get(json_array_get(bufs, i), "live");
+        if (l && hb(b, find_id(ops, json_string_value(json_array_get(l, 1))),
+                    find_id(ops, json_string_value(json_array_get(l, 0)))))
+            return 1;
+    }
+    return 0;
+}
+
 static int bf_aliases(const brute *b, json_t *root, int *pairs)
 {
     json_t *bufs = json_object_get(root, "buffers"), *ops = json_object_get(root, "ops");
@@ -211,10 +229,15 @@ static int bf_aliases(const brute *b, json_t *root, int *pairs)
                 json_t *xi = json_object_get(x, "inplace_of"), *yi = json_object_get(y, "inplace_of");
                 int inplace = (xi && strcmp(json_string_value(xi), json_string_value(json_object_get(y, "id"))) == 0) ||
                               (yi && strcmp(json_string_value(yi), json_string_value(json_object_get(x, "id"))) == 0);
-                if (inplace)
-                    alias = !(xt == yf || hb(b, xt, yf) || yt == xf || hb(b, yt, xf));
-                else
-                    alias = !(hb(b, xt, yf) || hb(b, yt, xf));
+                /* a range is the union of what its endpoints bound (they may be unordered):
+                 * X is before Y when every endpoint of X is before every endpoint of Y */
+                int xs[2] = {xf, xt}, ys[2] = {yf, yt}, xy = 1, yx = 1;
+                for (int p = 0; p < 2; p++)
+                    for (int q = 0; q < 2; q++) {
+                        xy &= hb(b, xs[p], ys[q]) || (inplace && xs[p] == ys[q]);
+                        yx &= hb(b, ys[q], xs[p]) || (inplace && xs[p] == ys[q]);
+                    }
+                alias = !xy && !yx;
             }
             if (alias)
                 pairs[k++] = i * 64 + j;
@@ -229,7 +252,8 @@ static void cover(uint64_t bits[2][2][2], int chip, int space, long lo, long hi)
         bits[chip][space][x / 64] |= 1ULL << (x % 64);
 }
 
-static int seeds_run, graphs_cyclic, graphs_racy, graphs_alias, idle_checked;
+static int seeds_run, graphs_cyclic, graphs_racy, graphs_alias, idle_checked, graphs_reversed,
+    removals_checked, hb_checked, graphs_joined;
 
 static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, uint64_t *lk)
 {
@@ -248,6 +272,15 @@ static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, 
     bf_reach(b);
     seeds_run++;
     golden_dag_result all, one;
+    memset(&all, 0, sizeof all);
+    memset(&one, 0, sizeof one);
+    if (!b->cyclic && bf_reversed_live(b, root)) {
+        /* a live range that ends before it starts is an error, not a plan */
+        CU_ASSERT_EQUAL(golden_dag_check(g, NULL, false, &one, &err), GOLDEN_ERR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "ends before it starts"));
+        graphs_reversed++;
+        goto done;
+    }
     CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, true, &all, &err), GOLDEN_OK);
     CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &one, &err), GOLDEN_OK);
     CU_ASSERT_EQUAL(all.cyclic, b->cyclic);
@@ -255,13 +288,25 @@ static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, 
     if (b->cyclic) {
         graphs_cyclic++;
         /* the reported cycle must be real: an edge between each op and the next */
-        for (uint32_t i = 0; i < one.hb.ncycle; i++) {
-            uint32_t x = one.hb.cycle[i], y = one.hb.cycle[(i + 1) % one.hb.ncycle];
+        for (uint32_t i = 0; i < one.hb->ncycle; i++) {
+            uint32_t x = one.hb->cycle[i], y = one.hb->cycle[(i + 1) % one.hb->ncycle];
             CU_ASSERT_TRUE(b->adj[(size_t)x * b->n + y]);
         }
-        CU_ASSERT_TRUE(one.hb.ncycle >= 2);
+        CU_ASSERT_TRUE(one.hb->ncycle >= 2);
         goto done;
     }
+    /* every ordering query against reachability (lanes join queues; clocks must not lie) */
+    if (b->n <= 80) {
+        int agree = 1;
+        for (int x = 0; x < b->n; x++)
+            for (int y = 0; y < b->n; y++)
+                agree &= golden_hb_before(one.hb, (uint32_t)x, (uint32_t)y) ==
+                         (x != y && b->reach[(size_t)x * b->n + y]);
+        CU_ASSERT_TRUE(agree);
+        hb_checked++;
+    }
+    if (one.hb->K < g->nqueues)
+        graphs_joined++;
     size_t nt = bf_races(b, tk);
     qsort(tk, nt, sizeof *tk, cmp_u64);
     for (size_t i = 0; i < all.nraces; i++)
@@ -295,6 +340,14 @@ static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, 
     if (na)
         graphs_alias++;
     CU_ASSERT_EQUAL(na > 0, one.naliases > 0);
+    /* --all lists every aliasing pair, exactly the brute force's */
+    CU_ASSERT_EQUAL(all.naliases, (size_t)na);
+    for (size_t i = 0; i < all.naliases; i++) {
+        int key = (int)all.aliases[i].a * 64 + (int)all.aliases[i].b, found = 0;
+        for (int k = 0; k < na; k++)
+            found |= pairs[k] == key;
+        CU_ASSERT_TRUE(found);
+    }
     for (size_t i = 0; i < one.naliases; i++) {
         int key = (int)one.aliases[i].a * 64 + (int)one.aliases[i].b, found = 0;
         for (int k = 0; k < na; k++)
@@ -315,6 +368,24 @@ static void check_seed(uint64_t seed, uint32_t max_ops, brute *b, uint64_t *tk, 
                                                   : -1);
             bf_reach(b);
             idle_checked++;
+            /* one removal model: what --redundant offers, --remove accepts on its own */
+            golden_dag_result cand;
+            memset(&cand, 0, sizeof cand);
+            CU_ASSERT_EQUAL_FATAL(golden_dag_verify_removal(&one, s, 1, &cand, &err), GOLDEN_OK);
+            CU_ASSERT_FALSE(cand.cyclic);
+            CU_ASSERT_EQUAL(cand.new_races, 0);
+            CU_ASSERT_EQUAL(cand.new_aliases, 0);
+            if (cand.new_races || cand.new_aliases) {
+                char nm[128];
+                golden_sync_name(g, s, nm, sizeof nm);
+                fprintf(stderr, "\nseed %llu: %s (%s, %s) offered as idle, but --remove adds "
+                                "%zu races, %zu aliases\n", (unsigned long long)seed, nm,
+                        golden_sync_kind_name(s->kind),
+                        one.idle[i].why == GOLDEN_IDLE_IMPLIED ? "implied" : "no conflict",
+                        cand.new_races, cand.new_aliases);
+            }
+            removals_checked++;
+            golden_dag_result_free(&cand);
             if (one.idle[i].why == GOLDEN_IDLE_IMPLIED) {
                 /* same reachability among every op but a removed barrier */
                 int same = 1;
@@ -362,6 +433,10 @@ static void test_oracle(void)
     fprintf(stderr, "\n  oracle: %d graphs, %d cyclic, %d with races, %d with aliases, "
                     "%d idle syncs re-checked\n",
             seeds_run, graphs_cyclic, graphs_racy, graphs_alias, idle_checked);
+    fprintf(stderr, "  %d with a reversed live range, %d offered idle syncs removed with "
+                    "--remove, %d checked pair by pair, %d with queues joined in lanes\n",
+            graphs_reversed, removals_checked, hb_checked, graphs_joined);
+    CU_ASSERT_TRUE(graphs_joined > 100);
     /* the generator must exercise every verdict, or the agreement means little */
     CU_ASSERT_TRUE(graphs_cyclic > 50);
     CU_ASSERT_TRUE(graphs_racy > 300);

@@ -8,8 +8,16 @@
 #include <jansson.h>
 #include "golden/error.h"
 #include "golden/graph.h"
-#include "golden/hb.h"
 #include "golden/report.h"
+
+/* Happens-before of a checked graph (private: ask through golden_dag_before/golden_dag_cycle). */
+typedef struct golden_hb golden_hb;
+
+/* Syncs left out when checking (to test a removal): may be NULL. */
+typedef struct {
+    const uint8_t *drop_op;    /* per op: 1 = drop this wait (its signal edge) or barrier */
+    const uint8_t *drop_after; /* per entry of g->after: 1 = drop this edge */
+} golden_hb_drop;
 
 typedef enum { GOLDEN_RACE_RAW = 0, GOLDEN_RACE_WAR, GOLDEN_RACE_WAW } golden_race_kind;
 
@@ -48,7 +56,7 @@ typedef struct {
 
 typedef struct {
     const golden_graph *g;
-    golden_hb hb;
+    golden_hb *hb;                  /* private; see golden_dag_before, golden_dag_cycle */
     bool cyclic;
     bool all;                       /* races hold every racing pair */
     golden_race *races;   size_t nraces;
@@ -108,10 +116,17 @@ uint32_t golden_dag_fix_signal(const golden_dag_result *r, uint32_t a, uint32_t 
 json_t *golden_dag_report_json(const golden_dag_result *r, const char *graph,
                                const char *baseline, const char *mode);
 
-/* Structural statistics of a graph (hb may be NULL or cyclic: peak live memory then uses file
- * order): op counts per family x chip x queue, syncs by kind, D2D commands and sizes, static
- * data_size sum (structural, never traffic), per-chip peak live bytes. */
-json_t *golden_dag_stats(const golden_graph *g, const golden_hb *hb);
+/* Structural statistics of a graph (peak live memory in topological order, or file order when
+ * the graph has a cycle): op counts per family x chip x queue, syncs by kind, D2D commands and
+ * sizes, static data_size sum (structural, never traffic), per-chip peak live bytes. NULL when
+ * out of memory. */
+json_t *golden_dag_stats(const golden_graph *g);
+
+/* Op a happens strictly before op b in a checked acyclic result. */
+bool golden_dag_before(const golden_dag_result *r, uint32_t a, uint32_t b);
+
+/* The ops of the cycle a cyclic result found, in order (*n of them; NULL and 0 when acyclic). */
+const uint32_t *golden_dag_cycle(const golden_dag_result *r, size_t *n);
 
 /* The diff report: both statistics and their differences (fused vs unfused op counts). */
 json_t *golden_dag_diff_json(const char *base_path, json_t *base_stats, const char *cand_path,

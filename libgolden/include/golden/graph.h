@@ -85,9 +85,24 @@ typedef struct golden_graph {
 int golden_graph_from_json(const json_t *root, const char *name, const golden_doc *doc,
                            golden_graph **out, golden_error *err);
 
+/* How a graph file is read. Versioned: set version to GOLDEN_GRAPH_LOAD_OPTIONS_VERSION. */
+#define GOLDEN_GRAPH_LOAD_OPTIONS_VERSION 1u
+#define GOLDEN_GRAPH_STREAM_DEFAULT ((size_t)32 << 20)
+typedef struct {
+    unsigned version;
+    int64_t stream_bytes;       /* JSON files at least this big stream; < 0: 32 MiB; 0: all */
+    bool no_fast_ops;           /* streaming: every element through the strict loader (tests) */
+    golden_progress *progress;  /* bytes read while streaming; may be NULL */
+} golden_graph_load_options;
+
 /* Load a JSON or YAML file, validate it against calculet-graph/v1 and build the graph.
- * JSON files of 32 MiB or more (GOLDEN_GRAPH_STREAM_BYTES) stream instead: each queue, buffer
- * and op is parsed and checked on its own, positions are name#/json/pointer. */
+ * JSON files of opts->stream_bytes or more stream instead: the top level is scanned, each
+ * queue, buffer and op is parsed and checked on its own, with the same grammar (the document
+ * loader's) and the same rules as the tree path, so the verdict never depends on the path.
+ * opts may be NULL (defaults). */
+int golden_graph_load_file_opts(const char *path, const golden_graph_load_options *opts,
+                                golden_graph **out, golden_error *err);
+/* The same with default options. */
 int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err);
 /* The same, updating `progress` (bytes read of the file; may be NULL) while streaming. */
 int golden_graph_load_file_progress(const char *path, golden_progress *progress,

@@ -1,10 +1,13 @@
-/* Happens-before over a graph: queue program order + `after` + signal->wait + barriers, as
- * K-wide vector clocks (K = queues) from one topological pass, with O(1) ordering queries. */
-#ifndef GOLDEN_HB_H
-#define GOLDEN_HB_H
+/* Private to libgolden/graph (not installed): dag.h exposes results through accessors.
+ * Happens-before over a graph: queue program order + `after` + signal->wait + barriers, as
+ * vector clocks over lanes (queues that run one after another share one) from one topological
+ * pass, with O(1) ordering queries. */
+#ifndef GOLDEN_GRAPH_HB_H
+#define GOLDEN_GRAPH_HB_H
 #include <stdbool.h>
 #include <stdint.h>
 #include "golden/error.h"
+#include "golden/dag.h"
 #include "golden/graph.h"
 
 typedef enum { GOLDEN_EDGE_PROGRAM = 0, GOLDEN_EDGE_AFTER, GOLDEN_EDGE_SIGNAL } golden_edge_kind;
@@ -15,17 +18,16 @@ typedef struct {
     uint32_t ref;    /* PROGRAM: queue; AFTER: index into g->after; SIGNAL: event */
 } golden_hb_edge;
 
-/* Syncs left out when building (to test a removal): may be NULL. */
-typedef struct {
-    const uint8_t *drop_op;    /* per op: 1 = drop this wait (its signal edge) or barrier */
-    const uint8_t *drop_after; /* per entry of g->after: 1 = drop this edge */
-} golden_hb_drop;
 
-typedef struct {
-    uint32_t nnodes, K;
-    uint32_t *clock;      /* nnodes x K: clock[n*K+q] = last position on q that is <= n */
-    uint32_t *home_queue; /* per node: a queue it sits on (GOLDEN_NONE for a dropped barrier) */
-    uint32_t *home_pos;   /* its 1-based position there */
+struct golden_hb {
+    uint32_t nnodes, K;   /* K = lanes: queues that run one after another share a column */
+    uint32_t *clock;      /* nnodes x K: clock[n*K+l] = last position on lane l that is <= n;
+                           * NULL when the graph has a cycle (found before clocks exist) */
+    uint32_t *queue_lane; /* per queue: its lane (GOLDEN_NONE for a queue without ops) */
+    uint8_t *link_op;     /* per op: 1 = a wait whose signal edge joins two queues' lanes */
+    uint8_t *link_after;  /* per entry of g->after: 1 = this edge joins two queues' lanes */
+    uint32_t *home_queue; /* per node: the lane it sits on (GOLDEN_NONE for a dropped barrier) */
+    uint32_t *home_pos;   /* its 1-based position along that lane */
     uint32_t *order;      /* topological order (length norder) */
     uint32_t norder;
     uint32_t *topo_index; /* per node: position in order (GOLDEN_NONE when on a cycle) */
@@ -34,10 +36,11 @@ typedef struct {
     /* edges both ways, CSR */
     uint32_t *succ_first; golden_hb_edge *succ;
     uint32_t *pred_first; golden_hb_edge *pred;
-} golden_hb;
+};
 
-/* Build edges, clocks and a topological order. A cycle is not an error: norder < nnodes and
- * cycle/ncycle hold one cycle (clocks are then meaningful only for nodes not on or after it). */
+/* Build edges, a topological order and clocks. A cycle is not an error: norder < nnodes,
+ * cycle/ncycle hold one cycle and no clock is built (ordering queries must not be asked).
+ * Memory: 4 bytes x ops x lanes (docs/dag-check.md). */
 int golden_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb *h,
                     golden_error *err);
 void golden_hb_free(golden_hb *h);
