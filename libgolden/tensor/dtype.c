@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -172,8 +173,12 @@ static bool cpu_avx2(void)
 static bool cpu_f16c(void)
 {
     static int known = -1;
-    if (known < 0)
-        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") ? 1 : 0;
+    if (known < 0) {
+        /* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports knows no "f16c") */
+        unsigned a, b, c, d;
+        bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+        known = __builtin_cpu_supports("avx2") && f16c ? 1 : 0;
+    }
     return known == 1;
 }
 #endif
