@@ -130,13 +130,26 @@ static int write_config(const char *dir, const preset *p, const char *dtype, gol
     return 0;
 }
 
+/* f32 -> f16, round to nearest even, written out because not every compiler has _Float16
+ * (clang 14 on x86-64 does not; make fuzz builds the library with it). */
 static uint16_t to_f16(float f)
 {
-    /* round to nearest even through the hardware-independent path: */
-    _Float16 h = (_Float16)f;
-    uint16_t b;
-    memcpy(&b, &h, 2);
-    return b;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t a = x & 0x7fffffffu;
+    if (a >= 0x7f800000u) /* Inf, or NaN kept quiet with its top payload bits */
+        return sign | 0x7c00u | (a > 0x7f800000u ? 0x200u | ((a >> 13) & 0x3ffu) : 0u);
+    if (a >= 0x477ff000u) /* 65520 and above round to Inf */
+        return sign | 0x7c00u;
+    if (a < 0x38800000u) { /* below 2^-14: an f16 subnormal, f * 2^24 rounded (exact scaling) */
+        float m;
+        memcpy(&m, &a, 4);
+        return sign | (uint16_t)lrintf(m * 16777216.0f);
+    }
+    uint32_t r = a - ((uint32_t)(127 - 15) << 23); /* rebias the exponent */
+    r += 0xfffu + ((r >> 13) & 1u);                /* round 23 -> 10 mantissa bits, ties even */
+    return sign | (uint16_t)(r >> 13);
 }
 
 /* Write one shard: header (8-byte aligned) then every tensor's bytes. */
