@@ -214,7 +214,7 @@ int main(int argc, char **argv)
     if (schema) {
         mode = "schema";
         target = schema;
-        rc = golden_verify_documents_opts(schema, &lo, (const char *const *)args, (size_t)nargs, &f,
+        rc = golden_verify_documents_opts(schema, &lo, c.threads, (const char *const *)args, (size_t)nargs, &f,
                                           &err);
         free(dirs);
         dirs = NULL;

@@ -144,7 +144,7 @@ static int report_agrees(vctx *c, schema_cache *sc, const golden_doc *h, const g
     exp_disp(c, rel, path, sizeof path);
     golden_doc *rep = NULL;
     golden_schema *s = exp_schema_get(sc, "calculet-diff-report/v1", c->err);
-    if (!s || exp_load_doc(path, &rep, c->err) != 0 || exp_validate(c->out, s, rep, c->err) < 0) {
+    if (!s || exp_load_doc(path, &rep, c->err) != 0 || exp_validate(c->out, s, rep, c->threads, c->err) < 0) {
         golden_doc_free(rep);
         return GOLDEN_ERR;
     }

@@ -38,7 +38,7 @@ int exp_calibration_line(void *ctx, golden_doc *d, size_t line_no, golden_error 
 {
     jl_state *s = ctx;
     vctx *c = s->c;
-    if (exp_validate(c->out, s->schema, d, err) < 0)
+    if (exp_validate(c->out, s->schema, d, c->threads, err) < 0)
         return -1;
     json_t *r = golden_doc_root(d);
     const char *id = exp_sget(r, "sample_id"), *tok = exp_sget(r, "tokenizer_sha256");

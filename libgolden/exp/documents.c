@@ -37,10 +37,12 @@ void exp_schema_cache_free(schema_cache *sc)
 
 /* Every violation of doc against s becomes a "schema" finding; returns the count or -1. */
 long exp_validate(golden_findings *out, const golden_schema *s, const golden_doc *doc,
-                     golden_error *err)
+                  int threads, golden_error *err)
 {
     golden_violation *v = NULL;
-    long n = golden_schema_validate(s, doc, NULL, &v, err);
+    golden_schema_options so = GOLDEN_SCHEMA_OPTIONS_INIT;
+    so.threads = threads; /* manifest-verify -j bounds validation too */
+    long n = golden_schema_validate_opts(s, doc, NULL, &so, &v, err);
     if (n < 0)
         return -1;
     out->documents++;
@@ -122,17 +124,17 @@ int exp_plain_line(void *ctx, golden_doc *line_doc, size_t line_no, golden_error
     (void)line_no;
     plain_jl *p = ctx;
     p->records++;
-    return exp_validate(p->out, p->schema, line_doc, err) < 0 ? -1 : 0;
+    return exp_validate(p->out, p->schema, line_doc, p->threads, err) < 0 ? -1 : 0;
 }
 
 int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
                             golden_findings *out, golden_error *err)
 {
-    return golden_verify_documents_opts(schema_ref, NULL, paths, n, out, err);
+    return golden_verify_documents_opts(schema_ref, NULL, 0, paths, n, out, err);
 }
 
 int golden_verify_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
-                                 const char *const *paths, size_t n, golden_findings *out,
+                                 int threads, const char *const *paths, size_t n, golden_findings *out,
                                  golden_error *err)
 {
     golden_schema *s = NULL;
@@ -141,12 +143,12 @@ int golden_verify_documents_opts(const char *schema_ref, const golden_schema_loa
     int rc = GOLDEN_OK;
     for (size_t i = 0; i < n && rc == GOLDEN_OK; i++) {
         if (exp_has_suffix(paths[i], ".jsonl")) {
-            plain_jl p = {out, s, 0};
+            plain_jl p = {out, s, 0, threads};
             if (golden_doc_each_jsonl(paths[i], exp_plain_line, &p, err) != 0)
                 rc = GOLDEN_ERR;
         } else {
             golden_doc *doc = NULL;
-            if (exp_load_doc(paths[i], &doc, err) != 0 || exp_validate(out, s, doc, err) < 0)
+            if (exp_load_doc(paths[i], &doc, err) != 0 || exp_validate(out, s, doc, threads, err) < 0)
                 rc = GOLDEN_ERR;
             golden_doc_free(doc);
         }
@@ -171,7 +173,7 @@ int exp_folder_doc(vctx *c, schema_cache *sc, const char *rel, const char *forma
     golden_schema *s = exp_schema_get(sc, format, c->err);
     if (!s || exp_load_doc(path, out, c->err) != 0)
         return GOLDEN_ERR;
-    if (exp_validate(c->out, s, *out, c->err) < 0 || exp_doc_refs(c, *out) != 0)
+    if (exp_validate(c->out, s, *out, c->threads, c->err) < 0 || exp_doc_refs(c, *out) != 0)
         return GOLDEN_ERR;
     return GOLDEN_OK;
 }

@@ -192,7 +192,7 @@ static int handoff_doc(handoff_run *r, const char *rel, const char *format, cons
     if (!s)
         return GOLDEN_ERR;
     if (exp_has_suffix(rel, ".jsonl")) {
-        plain_jl p = {c->out, s, 0};
+        plain_jl p = {c->out, s, 0, c->threads};
         if (golden_doc_each_jsonl(path, exp_plain_line, &p, c->err) != 0)
             return GOLDEN_ERR;
         if (p.records == 0 && strcmp(format, "calculet-fault/v1") != 0)
@@ -204,7 +204,7 @@ static int handoff_doc(handoff_run *r, const char *rel, const char *format, cons
         golden_doc_free(d);
         return GOLDEN_ERR;
     }
-    int rc = exp_validate(c->out, s, d, c->err) < 0 || exp_doc_refs(c, d) != 0 ? GOLDEN_ERR : GOLDEN_OK;
+    int rc = exp_validate(c->out, s, d, c->threads, c->err) < 0 || exp_doc_refs(c, d) != 0 ? GOLDEN_ERR : GOLDEN_OK;
     if (rc == GOLDEN_OK && strcmp(format, "calculet-calbin-manifest/v1") == 0) {
         int kept = handoff_manifest(r, d, rel, role, o);
         if (kept == 1)
@@ -397,7 +397,7 @@ static int handoff_index(handoff_run *r)
         return GOLDEN_ERR;
     }
     golden_schema *s = exp_schema_get(&r->sc, "calculet-handoff/v1", c->err);
-    if (!s || exp_load_doc(r->ipath, &r->idx, c->err) != 0 || exp_validate(c->out, s, r->idx, c->err) < 0)
+    if (!s || exp_load_doc(r->ipath, &r->idx, c->err) != 0 || exp_validate(c->out, s, r->idx, c->threads, c->err) < 0)
         return GOLDEN_ERR;
     return GOLDEN_OK;
 }

@@ -60,6 +60,7 @@ typedef struct {
     golden_findings *out;
     const golden_schema *schema;
     size_t records;
+    int threads; /* validation threads (-j); 0 = all cores */
 } plain_jl;
 
 /* Raw requests counted per case of performance/summary.json, side 0 = baseline, 1 = candidate. */
@@ -157,7 +158,7 @@ bool exp_has_asset(const vctx *c, const char *rel);
 golden_schema *exp_schema_get(schema_cache *sc, const char *format, golden_error *err);
 void exp_schema_cache_free(schema_cache *sc);
 long exp_validate(golden_findings *out, const golden_schema *s, const golden_doc *doc,
-    golden_error *err);
+                  int threads, golden_error *err);
 int exp_load_doc(const char *path, golden_doc **doc, golden_error *err);
 int exp_plain_line(void *ctx, golden_doc *line_doc, size_t line_no, golden_error *err);
 int exp_folder_doc(vctx *c, schema_cache *sc, const char *rel, const char *format,

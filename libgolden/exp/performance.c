@@ -44,7 +44,7 @@ int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err
 {
     jl_state *s = ctx;
     vctx *c = s->c;
-    if (exp_validate(c->out, s->schema, d, err) < 0)
+    if (exp_validate(c->out, s->schema, d, c->threads, err) < 0)
         return -1;
     json_t *r = golden_doc_root(d);
     const char *id = exp_sget(r, "case_id");
@@ -196,5 +196,5 @@ int exp_fault_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
     (void)line_no;
     jl_state *s = ctx;
-    return exp_validate(s->c->out, s->schema, d, err) < 0 ? -1 : 0;
+    return exp_validate(s->c->out, s->schema, d, s->c->threads, err) < 0 ? -1 : 0;
 }

@@ -50,9 +50,10 @@ void golden_finding_where(const golden_finding *f, char *buf, size_t n);
  * be read or parsed (err says which). */
 int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
                             golden_findings *out, golden_error *err);
-/* The same with schema load options (--schema-dir folders, --format-assert; NULL: none). */
+/* The same with schema load options (--schema-dir folders, --format-assert; NULL: none) and
+ * the validation threads of a big array (-j; 0 = every core). */
 int golden_verify_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
-                                 const char *const *paths, size_t n, golden_findings *out,
+                                 int threads, const char *const *paths, size_t n, golden_findings *out,
                                  golden_error *err);
 
 #define GOLDEN_EXPERIMENT_OPTS_VERSION 1
