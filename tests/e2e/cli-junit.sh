@@ -134,6 +134,11 @@ junit mv-junit-schema schema.xml 1 1 0 schema=failed
 expect_exit mv-handoff 0 manifest-verify --junit handoff.xml --handoff "$GOLDEN_ROOT/examples/handoff"
 junit mv-junit-handoff handoff.xml 9 0 0 findings=passed
 
+# ---- no made-up times: a case nobody timed has no time attribute (optional in junit-10.xsd),
+#      never time="0.000000" ----
+zero=$(cat ./*.xml | grep -c 'time="0\.0*"')
+if [ "$zero" -eq 0 ]; then ok no-zero-times; else notok no-zero-times "$zero elements say time=\"0.000000\""; fi
+
 # ---- the JUnit on stdout is the whole of stdout: a consumer reads it from a pipe ----
 golden-diff --junit - ref.h5 cand.h5 > piped.xml 2> /dev/null
 junit junit-stdout piped.xml 3 2 0
