@@ -114,7 +114,7 @@ static void x_axis(golden_html *h, const axis *x, const char *label, double heig
 {
     char t[32];
     golden_html_printf(h, "<line class=\"axis\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\"/>",
-                       ML, W - MR, height - MB, height - MB);
+                       x->p0, x->p1, height - MB, height - MB);
     int steps = x->log ? (int)lround(log10(x->hi) - log10(x->lo)) : 6;
     if (integer && !x->log && x->hi - x->lo < 6)
         steps = (int)(x->hi - x->lo);
@@ -128,7 +128,7 @@ static void x_axis(golden_html *h, const axis *x, const char *label, double heig
     }
     if (label) {
         golden_html_printf(h, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
-                           (ML + W - MR) / 2, height - 6);
+                           (x->p0 + x->p1) / 2, height - 6);
         golden_html_text(h, label);
         golden_html_raw(h, "</text>\n");
     }
@@ -138,7 +138,7 @@ static void legend(golden_html *h, size_t i, const char *name, bool dashed)
 {
     double y = MT + 14 + 18.0 * (double)i;
     golden_html_printf(h, "<line class=\"series s%zu%s\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" "
-                          "y2=\"%.0f\"/><text x=\"%.0f\" y=\"%.0f\">", i % 6,
+                          "y2=\"%.0f\"/><text x=\"%.0f\" y=\"%.0f\">", i % 10,
                        dashed ? " dashed" : "", W - MR + 10, W - MR + 34, y, y, W - MR + 40, y + 4);
     golden_html_text(h, name);
     golden_html_raw(h, "</text>\n");
@@ -177,7 +177,7 @@ void golden_html_line_chart(golden_html *h, const golden_html_lines *c)
         legend(h, s, se->name, se->dashed);
         if (!npts)
             continue;
-        golden_html_printf(h, "<polyline class=\"series s%zu%s\" data-series=\"", s % 6,
+        golden_html_printf(h, "<polyline class=\"series s%zu%s\" data-series=\"", s % 10,
                            se->dashed ? " dashed" : "");
         golden_html_text(h, se->name);
         golden_html_printf(h, "\" data-points=\"%zu\" points=\"", npts);
@@ -191,7 +191,7 @@ void golden_html_line_chart(golden_html *h, const golden_html_lines *c)
             double xv = se->x ? se->x[i] : (double)i;
             if (isfinite(se->y[i]) && isfinite(xv))
                 golden_html_printf(h, "<circle class=\"pt s%zu\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\">"
-                                      "<title>%g: %.6g</title></circle>", s % 6, ax_map(&x, xv),
+                                      "<title>%g: %.6g</title></circle>", s % 10, ax_map(&x, xv),
                                    ax_map(&y, clampv(c, se->y[i])), xv, se->y[i]);
         }
         golden_html_raw(h, "\n");
@@ -274,7 +274,7 @@ void golden_html_stacked_bars(golden_html *h, const char *id, const char *title,
     for (size_t k = 0; k < n_parts; k++) {
         double ly = MT + 14 + 18.0 * (double)k;
         golden_html_printf(h, "<rect class=\"s%zu\" x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"10\"/>"
-                              "<text x=\"%.0f\" y=\"%.0f\">", k % 6, W - MR + 10, ly - 8, W - MR + 28, ly + 2);
+                              "<text x=\"%.0f\" y=\"%.0f\">", k % 10, W - MR + 10, ly - 8, W - MR + 28, ly + 2);
         golden_html_text(h, parts[k]);
         golden_html_raw(h, "</text>\n");
     }
@@ -287,7 +287,7 @@ void golden_html_stacked_bars(golden_html *h, const char *id, const char *title,
             double v = values[i * n_parts + k];
             if (!isfinite(v) || v <= 0)
                 continue;
-            golden_html_printf(h, "<rect class=\"seg s%zu\" data-part=\"", k % 6);
+            golden_html_printf(h, "<rect class=\"seg s%zu\" data-part=\"", k % 10);
             golden_html_text(h, parts[k]);
             golden_html_printf(h, "\" data-v=\"%.9g\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">"
                                   "<title>", v, ax_map(&x, at), y + 3, ax_map(&x, at + v) - ax_map(&x, at),
