@@ -42,7 +42,7 @@ static const char css[] =
     "svg .tick{stroke:var(--fg);stroke-width:2}svg .whisk{stroke:var(--mute)}\n"
     "svg .bin{fill:var(--s0)}svg .lane{fill:none;stroke:var(--grid)}svg .op{fill:var(--bg);"
     "stroke:var(--fg)}svg .op.racing{stroke:var(--bad);stroke-width:2}svg .race{stroke:var(--bad);"
-    "stroke-width:2;fill:none}svg .flip{fill:var(--bad)}svg .flip.near{fill:var(--s4)}\n"
+    "stroke-width:2;fill:none}svg .race-label{paint-order:stroke;stroke:var(--bg);stroke-width:3px;fill:var(--bad)}svg .flip{fill:var(--bad)}svg .flip.near{fill:var(--s4)}\n"
     "@media print{:root{--bg:#fff;--fg:#000;--grid:#bbb}body{margin:0;max-width:none}"
     "th::after{content:none!important}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}\n";
 
@@ -54,8 +54,9 @@ static const char js_errors[] =
 static const char js_tables[] =
     "(function(){\n"
     "var el=document.getElementById('report-json');var rep=el?JSON.parse(el.textContent):{};\n"
-    "function txt(v){if(v===null||v===undefined)return '';if(typeof v==='number')"
+    "function txt(v,k){if(v===null||v===undefined)return '';if(typeof v==='number')"
     "return Math.abs(v)>=1e4||(v!==0&&Math.abs(v)<1e-3)?v.toExponential(3):String(+v.toPrecision(6));"
+    "if(Array.isArray(v)&&v.length===2&&(k==='range'||k==='address'))return '['+v[0]+', '+v[1]+')';"
     "if(Array.isArray(v))return v.join(v.length&&typeof v[0]==='number'?'\\u00d7':'; ');return String(v);}\n"
     "document.querySelectorAll('table[data-rows]').forEach(function(t){\n"
     " var rows=rep[t.getAttribute('data-rows')]||[];var keys=t.getAttribute('data-keys').split(',');\n"
@@ -64,7 +65,7 @@ static const char js_tables[] =
     ".map(function(p){return p[0];});\n"
     " var tb=t.tBodies[0],f=document.createDocumentFragment();\n"
     " rows.forEach(function(r){var tr=document.createElement('tr');tr.className='row';"
-    "keys.forEach(function(k){var td=document.createElement('td');var v=r[k];td.textContent=txt(v);"
+    "keys.forEach(function(k){var td=document.createElement('td');var v=r[k];td.textContent=txt(v,k);"
     "if(typeof v==='number')td.setAttribute('data-v',v);if(k==='verdict')td.className='verdict-'+v;"
     "tr.appendChild(td);});f.appendChild(tr);});\n"
     " tb.appendChild(f);});\n"
