@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "golden/report.h"
 #include "report/html_int.h"
 
@@ -27,7 +29,7 @@ static const char css[] =
     "var(--grid);text-align:left;font-variant-numeric:tabular-nums}\n"
     "th{cursor:pointer;user-select:none}th[data-dir=asc]::after{content:' \\25B2'}"
     "th[data-dir=desc]::after{content:' \\25BC'}\n"
-    "tr.hl td{background:var(--hl)}\n"
+    "tr.hl td{background:var(--hl)}button.more{margin:.3em 0}\n"
     "svg.chart{display:block;margin:.5em 0;max-width:100%;height:auto}\n"
     "svg text{fill:var(--fg);font-size:11px}svg .axis{stroke:var(--fg)}svg .grid{stroke:var(--grid)}\n"
     "svg .series{fill:none;stroke-width:1.8}svg .dashed{stroke-dasharray:5 3}\n"
@@ -44,41 +46,60 @@ static const char css[] =
     "stroke:var(--fg)}svg .op.racing{stroke:var(--bad);stroke-width:2}svg .race{stroke:var(--bad);"
     "stroke-width:2;fill:none}svg .race-label{paint-order:stroke;stroke:var(--bg);stroke-width:3px;fill:var(--bad)}svg .flip{fill:var(--bad)}svg .flip.near{fill:var(--s4)}\n"
     "@media print{:root{--bg:#fff;--fg:#000;--grid:#bbb}body{margin:0;max-width:none}"
-    "th::after{content:none!important}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}\n";
+    "th::after{content:none!important}button.more,.json-link{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}\n";
 
 /* Errors first, so a later script's exception is recorded; the table script last. */
 static const char js_errors[] =
     "window.onerror=function(m,s,l){var b=document.body||document.documentElement;"
-    "b.setAttribute('data-js-errors',(b.getAttribute('data-js-errors')||'')+m+' @'+l+';');};\n";
+    "b.setAttribute('data-js-errors',(b.getAttribute('data-js-errors')||'')+m+' @'+l+';');};\n"
+    "window.addEventListener('unhandledrejection',function(e){window.onerror(String(e.reason),'',0);});\n";
 
 static const char js_tables[] =
     "(function(){\n"
-    "var el=document.getElementById('report-json');var rep=el?JSON.parse(el.textContent):{};\n"
+    "var PAGE=500;\n"
     "function txt(v,k){if(v===null||v===undefined)return '';if(typeof v==='number')"
     "return Math.abs(v)>=1e4||(v!==0&&Math.abs(v)<1e-3)?v.toExponential(3):String(+v.toPrecision(6));"
     "if(Array.isArray(v)&&v.length===2&&(k==='range'||k==='address'))return '['+v[0]+', '+v[1]+')';"
     "if(Array.isArray(v))return v.join(v.length&&typeof v[0]==='number'?'\\u00d7':'; ');return String(v);}\n"
-    "document.querySelectorAll('table[data-rows]').forEach(function(t){\n"
-    " var rows=rep[t.getAttribute('data-rows')]||[];var keys=t.getAttribute('data-keys').split(',');\n"
+    "function cmp(x,y){if(x===y)return 0;if(x===null||x===undefined)return 1;if(y===null||y===undefined)return -1;"
+    "if(typeof x==='number'&&typeof y==='number')return x-y;return String(x).localeCompare(String(y));}\n"
+    /* a data table shows PAGE rows (the first after sorting) until "show all" is pressed */
+    "function draw(t){var keys=t._keys,tb=t.tBodies[0],f=document.createDocumentFragment();\n"
+    " var n=t._all?t._rows.length:Math.min(PAGE,t._rows.length);tb.textContent='';\n"
+    " for(var i=0;i<n;i++){var r=t._rows[i],tr=document.createElement('tr');tr.className='row';"
+    "keys.forEach(function(k){var td=document.createElement('td'),v=r[k];td.textContent=txt(v,k);"
+    "if(typeof v==='number')td.setAttribute('data-v',v);if(k==='verdict')td.className='verdict-'+v;"
+    "tr.appendChild(td);});f.appendChild(tr);}\n"
+    " tb.appendChild(f);var m=t.nextElementSibling;if(m&&m.className==='more')"
+    "m.hidden=t._all||t._rows.length<=PAGE;}\n"
+    "function tables(rep){document.querySelectorAll('table[data-rows]').forEach(function(t){\n"
+    " var rows=(rep[t.getAttribute('data-rows')]||[]).slice();t._keys=t.getAttribute('data-keys').split(',');\n"
     " if(t.hasAttribute('data-fail-first'))rows=rows.map(function(r,i){return [r,i];})"
     ".sort(function(a,b){return ((b[0].verdict==='fail')-(a[0].verdict==='fail'))||a[1]-b[1];})"
     ".map(function(p){return p[0];});\n"
-    " var tb=t.tBodies[0],f=document.createDocumentFragment();\n"
-    " rows.forEach(function(r){var tr=document.createElement('tr');tr.className='row';"
-    "keys.forEach(function(k){var td=document.createElement('td');var v=r[k];td.textContent=txt(v,k);"
-    "if(typeof v==='number')td.setAttribute('data-v',v);if(k==='verdict')td.className='verdict-'+v;"
-    "tr.appendChild(td);});f.appendChild(tr);});\n"
-    " tb.appendChild(f);});\n"
-    "document.querySelectorAll('table.sortable th').forEach(function(th){th.onclick=function(){\n"
-    " var t=th.closest('table'),i=th.cellIndex,d=th.getAttribute('data-dir')==='asc'?'desc':'asc';\n"
-    " t.querySelectorAll('th').forEach(function(o){o.removeAttribute('data-dir');});"
-    "th.setAttribute('data-dir',d);\n"
+    " t._rows=rows;t._all=false;var b=document.createElement('button');b.className='more';"
+    "b.textContent='show all '+rows.length+' rows';b.onclick=function(){t._all=true;draw(t);};"
+    "t.parentNode.insertBefore(b,t.nextSibling);draw(t);});}\n"
+    "function sorting(){document.querySelectorAll('table.sortable th').forEach(function(th){th.onclick=function(){\n"
+    " var t=th.closest('table'),i=th.cellIndex,d=th.getAttribute('data-dir')==='asc'?'desc':'asc',s=d==='asc'?1:-1;\n"
+    " t.querySelectorAll('th').forEach(function(o){o.removeAttribute('data-dir');});th.setAttribute('data-dir',d);\n"
+    " if(t._rows){var k=t._keys[i];t._rows.sort(function(a,b){return s*cmp(a[k],b[k]);});draw(t);return;}\n"
     " var rs=Array.prototype.slice.call(t.tBodies[0].rows);rs.sort(function(a,b){\n"
     "  var x=a.cells[i],y=b.cells[i],p=x.getAttribute('data-v'),q=y.getAttribute('data-v');\n"
-    "  var c=(p!==null&&q!==null)?(+p)-(+q):x.textContent.localeCompare(y.textContent);"
-    "return d==='asc'?c:-c;});\n"
-    " rs.forEach(function(r){t.tBodies[0].appendChild(r);});};});\n"
-    "document.body.setAttribute('data-ready','1');\n"
+    "  return s*((p!==null&&q!==null)?(+p)-(+q):x.textContent.localeCompare(y.textContent));});\n"
+    " rs.forEach(function(r){t.tBodies[0].appendChild(r);});};});}\n"
+    /* the report as a download, so the numbers can be had without a parser */
+    "function start(text){var rep=JSON.parse(text);tables(rep);sorting();\n"
+    " var a=document.getElementById('json-link');if(a){a.href=URL.createObjectURL(new Blob([text],"
+    "{type:'application/json'}));}\n"
+    " document.body.setAttribute('data-ms',Math.round(performance.now()));"
+    "document.body.setAttribute('data-ready','1');}\n"
+    "var el=document.getElementById('report-json');\n"
+    "if(el&&el.getAttribute('data-encoding')==='deflate-base64'){var s=atob(el.textContent.trim()),"
+    "u=new Uint8Array(s.length);for(var i=0;i<s.length;i++)u[i]=s.charCodeAt(i);\n"
+    " new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('deflate'))).text()"
+    ".then(start);}\n"
+    "else start(el?el.textContent:'{}');\n"
     "})();\n";
 
 void html_put_n(golden_html *h, const char *s, size_t n)
@@ -191,26 +212,75 @@ void golden_html_free(golden_html *h)
     free(h);
 }
 
-/* json_dumpb's callback: copy, turning '<' into \u003c (valid JSON, cannot end the block). */
-static int json_chunk(const char *buf, size_t size, void *data)
+/* Append s[0..n) with every '<' as \u003c (valid JSON that cannot end the script block). */
+static void put_json_text(golden_html *h, const char *s, size_t n)
 {
-    golden_html *h = data;
     size_t run = 0;
-    for (size_t i = 0; i < size; i++)
-        if (buf[i] == '<') {
-            html_put_n(h, buf + run, i - run);
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '<') {
+            html_put_n(h, s + run, i - run);
             golden_html_raw(h, "\\u003c");
             run = i + 1;
         }
-    html_put_n(h, buf + run, size - run);
-    return h->oom ? -1 : 0;
+    html_put_n(h, s + run, n - run);
+}
+
+static void put_base64(golden_html *h, const unsigned char *b, size_t n)
+{
+    static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char out[4 * 1024 + 8];
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)b[i] << 16 | (i + 1 < n ? (unsigned)b[i + 1] << 8 : 0) |
+                     (i + 2 < n ? b[i + 2] : 0);
+        out[o++] = al[v >> 18 & 63];
+        out[o++] = al[v >> 12 & 63];
+        out[o++] = i + 1 < n ? al[v >> 6 & 63] : '=';
+        out[o++] = i + 2 < n ? al[v & 63] : '=';
+        if (o >= 4 * 1024) {
+            html_put_n(h, out, o);
+            o = 0;
+        }
+    }
+    html_put_n(h, out, o);
+}
+
+/* Deflate (zlib format) and base64: the browser inflates it with DecompressionStream. */
+static void put_deflated(golden_html *h, const char *s, size_t n)
+{
+    uLongf cap = compressBound((uLong)n);
+    unsigned char *z = malloc(cap);
+    if (!z || compress2(z, &cap, (const Bytef *)s, (uLong)n, 6) != Z_OK) {
+        free(z);
+        h->oom = true;
+        return;
+    }
+    put_base64(h, z, cap);
+    free(z);
 }
 
 void golden_html_json(golden_html *h, const json_t *doc)
 {
-    golden_html_raw(h, "<script type=\"application/json\" id=\"report-json\">");
-    if (json_dump_callback(doc, json_chunk, h, JSON_COMPACT | JSON_REAL_PRECISION(17)) != 0 && h)
+    if (!h)
+        return;
+    char *s = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    if (!s) {
         h->oom = true;
+        return;
+    }
+    size_t n = strlen(s);
+    golden_html_raw(h, "<p class=\"note json-link\">The numbers behind every picture: <a id=\"json-link\" "
+                       "download=\"report.json\">the report as JSON</a> (also embedded in this file, "
+                       "see docs/reports.md).</p>\n");
+    if (n > GOLDEN_HTML_DEFLATE_OVER) {
+        golden_html_raw(h, "<script type=\"application/octet-stream\" id=\"report-json\" "
+                           "data-encoding=\"deflate-base64\">");
+        put_deflated(h, s, n);
+    } else {
+        golden_html_raw(h, "<script type=\"application/json\" id=\"report-json\">");
+        put_json_text(h, s, n);
+    }
+    free(s);
     golden_html_raw(h, "</script>\n");
 }
 

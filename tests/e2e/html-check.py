@@ -5,6 +5,10 @@ import json, re, sys
 from html.parser import HTMLParser
 
 kind, dom_path, rep_path = sys.argv[1:4]
+def crashed(t, v, tb):
+    print(f"not ok html-{kind}-checker: {t.__name__}: {v}")
+    sys.exit(1)
+sys.excepthook = crashed
 rep = json.load(open(rep_path))
 summary = json.load(open(sys.argv[4])) if len(sys.argv) > 4 else None
 
@@ -17,6 +21,7 @@ class Dom(HTMLParser):
         self.json_text = None
         self._in_json = False
         self.scripts = 0
+        self.json_encoding = None
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "body":
@@ -25,7 +30,9 @@ class Dom(HTMLParser):
             self.chart = a["data-chart"]
         if tag == "script":
             self.scripts += 1
-            self._in_json = a.get("type") == "application/json"
+            self._in_json = a.get("id") == "report-json"
+            if self._in_json:
+                self.json_encoding = a.get("data-encoding")
         self.els.append((tag, a, self.chart))
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
@@ -56,7 +63,14 @@ def find(tag, c=None, chart=None):
 
 check("script-ran", d.body.get("data-ready") == "1", f"body attributes {d.body}")
 check("no-js-errors", "data-js-errors" not in d.body, d.body.get("data-js-errors", ""))
-check("json-embedded", d.json_text is not None and json.loads(d.json_text) ==
+def embedded():
+    if d.json_text is None:
+        return None
+    if d.json_encoding == "deflate-base64":
+        import base64, zlib
+        return json.loads(zlib.decompress(base64.b64decode(d.json_text)))
+    return json.loads(d.json_text)
+check("json-embedded", embedded() ==
       (rep if kind != "gate" else {"decision": rep, "summary": summary}), "embedded JSON differs from --json")
 offsite = [a for t, a, _ in d.els if any(k in a and re.match(r"\s*(https?:)?//", a[k] or "") for k in ("src", "href"))]
 offsite += [a for t, a, _ in d.els if t in ("link", "img", "iframe") or (t == "script" and "src" in a)]
@@ -66,7 +80,7 @@ def worst(a, b):
     if b is None: return a
     return b if a is None else max(a, b)
 
-if kind == "diff":
+if kind in ("diff", "big"):
     tensors = rep["tensors"]
     kinds = {"attn": "attention output", "mlp": "MoE output", "moe": "MoE output", "expert": "MoE output",
              "hidden": "residual stream", "resid": "residual stream"}
@@ -106,11 +120,14 @@ if kind == "diff":
     lines3 = {a["data-series"]: int(a["data-points"]) for a in find("polyline", "series", "layers-threeway")}
     check("threeway-series", lines3 == want3, f"DOM {lines3}, JSON {want3}")
     rows = [a for a in find("tr", "row")]
-    check("table-rows", len(rows) == len(tensors), f"{len(rows)} rows, {len(tensors)} tensors")
+    shown = min(len(tensors), 500)   # the page shows 500 rows until "show all" is pressed
+    check("table-rows", len(rows) == shown, f"{len(rows)} rows, want {shown} of {len(tensors)} tensors")
+    more = [a for a in find("button", "more") if "hidden" not in a]
+    check("show-all-button", len(more) == (len(tensors) > 500), f"{len(more)} visible buttons")
     # failing first: the verdict cells in DOM order
     verdicts = [a.get("class") for a in find("td") if a.get("class", "").startswith("verdict-")]
     nfail = sum(t["verdict"] == "fail" for t in tensors)
-    check("failing-first", verdicts == ["verdict-fail"] * nfail + ["verdict-pass"] * (len(tensors) - nfail),
+    check("failing-first", verdicts == (["verdict-fail"] * nfail + ["verdict-pass"] * (len(tensors) - nfail))[:shown],
           f"verdict order {verdicts[:12]}")
     positive = [t["max_abs"] for t in tensors if t["max_abs"] is not None and t["max_abs"] > 0]
     bins = sum(int(a["data-count"]) for a in find("rect", "bin", "maxabs-hist"))

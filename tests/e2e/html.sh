@@ -19,6 +19,7 @@ browse() {
     _f=$1; shift
     timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking \
         --disable-component-update --disable-sync --no-first-run --user-data-dir="$_prof" \
+        --virtual-time-budget=10000 \
         "$@" "file://$(pwd)/$_f" 2>/dev/null
     _rc=$?
     rm -rf "$_prof"
@@ -87,6 +88,24 @@ if [ -n "$CHROME" ] && [ -n "$JPY" ]; then
         notok html-missing-series-caught "the checker passed a page without a series"
     else ok html-missing-series-caught; fi
 fi
+
+# ---- a report over 256 KiB: its JSON is embedded deflated, its table paged (500 rows) ----
+: > big.specs
+: > bigc.specs
+i=0
+while [ $i -lt 600 ]; do
+    echo "t$i:f32:2:values=$i,1" >> big.specs
+    if [ $((i % 7)) -eq 0 ]; then echo "t$i:f32:2:values=$i,2" >> bigc.specs
+    else echo "t$i:f32:2:values=$i,1" >> bigc.specs; fi
+    i=$((i + 1))
+done
+# shellcheck disable=SC2046
+make-golden big.h5 $(cat big.specs) || notok make-big
+# shellcheck disable=SC2046
+make-golden bigc.h5 $(cat bigc.specs) || notok make-bigc
+expect_exit big-html 1 golden-diff --json big.json --html big.html big.h5 bigc.h5
+expect_grep big-html-deflated 'data-encoding="deflate-base64"' big.html
+dom_check big big.html big.json
 
 # ---- exp-gate decide on the example experiment ----
 cp -R "$GOLDEN_ROOT/examples/experiment/OP-MOE-0001" exp

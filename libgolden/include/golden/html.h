@@ -26,8 +26,12 @@ void golden_html_printf(golden_html *h, const char *fmt, ...) __attribute__((for
 /* Append text escaped for element content and attribute values (& < > " '). */
 void golden_html_text(golden_html *h, const char *text);
 
-/* Embed doc as <script type="application/json" id="report-json"> (compact; every '<' written
- * as \u003c so no string can close the block). The page's script reads tables from it. */
+/* Embed doc as <script id="report-json">: compact JSON (type application/json, every '<'
+ * written as \u003c so no string can close the block), or, when the compact text is over
+ * GOLDEN_HTML_DEFLATE_OVER bytes, zlib-deflated and base64-encoded (type
+ * application/octet-stream, data-encoding="deflate-base64"), which the page's script inflates
+ * with the browser's DecompressionStream. Also a link to download the JSON. */
+#define GOLDEN_HTML_DEFLATE_OVER (256u * 1024u)
 void golden_html_json(golden_html *h, const json_t *doc);
 
 /* Finish the page (the sort/table script, which sets <body data-ready="1"> when it ran
