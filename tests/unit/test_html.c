@@ -123,6 +123,28 @@ static void test_histogram(void)
     golden_html_free(h);
 }
 
+static void test_bars_and_heatmap(void)
+{
+    golden_html *h = golden_html_new("t");
+    const char *bars[2] = {"b0", "b1"}, *parts[3] = {"p<0>", "p1", "p2"};
+    double v[6] = {1, NAN, 2, 0, -1, 3}; /* NAN, 0 and negative segments are not drawn */
+    size_t at = h->len;
+    golden_html_stacked_bars(h, "s", "t", "x", bars, 2, parts, 3, v);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"seg"), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-part=\"p&lt;0&gt;\""));
+    const char *rl[2] = {"L0", "L1"}, *cl[3] = {"e0", "e1", "e2"};
+    double m[6] = {0, 1, NAN, 2, 3, 4};
+    at = h->len;
+    golden_html_heatmap(h, "m", "t", rl, 2, cl, 3, m);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"cell\""), 5);
+    golden_html_box box = {"case", "base", 1, 2, 1.5, 2.5, 3};
+    at = h->len;
+    golden_html_box_chart(h, "b", "t", "ms", &box, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "class=\"tick median\" data-v=\"1.5\""));
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"box base\""), 1);
+    golden_html_free(h);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -131,6 +153,7 @@ int main(void)
         {"large JSON deflated and base64", test_json_deflated},
         {"line chart points, floor and mark", test_line_chart},
         {"histogram counts finite positive values", test_histogram},
+        {"stacked bars, heatmap and box rows", test_bars_and_heatmap},
         {0, 0}};
     return golden_test_run("html", tests);
 }
