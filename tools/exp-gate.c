@@ -164,18 +164,16 @@ static int cmd_decide(cli *c, const char *dir)
         return fail(&err);
     if (golden_gate_decide(dir, &c->gate, &d, &label, &err) != 0)
         return fail(&err);
-    /* the HTML's pictures need the per-case statistics decide judged: the same summary */
-    if (c->html && (golden_gate_summarize(dir, &c->gate, &sum, &err) != 0 ||
-                    golden_html_gate_report(d, sum, c->html, c->force, &err) != 0)) {
+    /* the HTML's pictures need the per-case statistics decide judged: the same summary,
+     * computed (and any error in it met) before decision.json is written */
+    if ((c->html && golden_gate_summarize(dir, &c->gate, &sum, &err) != 0) ||
+        golden_gate_decision_write(dir, d, c->force, &err) != 0 ||
+        (c->html && golden_html_gate_report(d, sum, c->html, c->force, &err) != 0)) {
         json_decref(sum);
         json_decref(d);
         return fail(&err);
     }
     json_decref(sum);
-    if (golden_gate_decision_write(dir, d, c->force, &err) != 0) {
-        json_decref(d);
-        return fail(&err);
-    }
     printf("%s: %s (rule %s)\n", json_string_value(json_object_get(d, "experiment_id")),
            golden_gate_label_name(label), json_string_value(json_object_get(d, "rule")));
     json_decref(d);
