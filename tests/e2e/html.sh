@@ -37,7 +37,7 @@ dom_check() {
     _kind=$1 _page=$2
     shift 2
     "$JPY" "$CHECK" "$_kind" "$_page.dom" "$@" 2>&1 | sed 's/^/    /; s/^    \(not \)\{0,1\}ok /\1ok /'
-    if [ -n "${HTML_SHOTS:-}" ]; then
+    if [ -n "${HTML_SHOTS:-}" ] && [ "$_kind" != big ]; then
         browse "$_page" --screenshot="$HTML_SHOTS/$_kind.png" --window-size=1100,1500 --hide-scrollbars >/dev/null
     fi
 }
