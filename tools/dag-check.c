@@ -9,6 +9,7 @@
 #include "common/cli.h"
 #include "golden/dag.h"
 #include "golden/graph.h"
+#include "golden/html.h"
 #include "golden/report.h"
 
 #define TOOL "dag-check"
@@ -30,7 +31,7 @@ static golden_graph_load_options load_options(golden_progress *progress)
     return o;
 }
 
-enum { O_ALL = CLI_TOOL_ID, O_BASELINE, O_REDUNDANT, O_REMOVE, O_LIMIT, O_TIMINGS };
+enum { O_ALL = CLI_TOOL_ID, O_BASELINE, O_REDUNDANT, O_REMOVE, O_LIMIT, O_TIMINGS, O_HTML };
 
 /* The option tables (check mode, diff mode): parsing and --help both come from them. */
 static const cli_option check_options[] = {
@@ -44,6 +45,8 @@ static const cli_option check_options[] = {
      "or OP:after:PRED for one `after` entry)", 0},
     {O_LIMIT, 0, "limit", "N", "rows per table in the human report (default 50; JSON has all)", 0},
     {O_TIMINGS, 0, "timings", NULL, "print seconds spent loading, checking and reporting to stderr", 0},
+    {O_HTML, 0, "html", "FILE", "self-contained HTML report: racing pairs on queue swimlanes\n"
+     "(docs/reports.md)", CLI_OUTPUT},
     {0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -472,7 +475,7 @@ int main(int argc, char **argv)
     if (cli_init(&c, &check_spec, argc, argv) != 0)
         return cli_exit(&c, 2);
     bool all = false, redundant = false, timings = false;
-    const char *baseline = NULL, *remove = NULL;
+    const char *baseline = NULL, *remove = NULL, *html_path = NULL;
     size_t limit = 50;
     const char *v;
     int id;
@@ -492,6 +495,7 @@ int main(int argc, char **argv)
             break;
         }
         case O_TIMINGS: timings = true; break;
+        case O_HTML: html_path = v; break;
         default: break;
         }
     }
@@ -574,6 +578,8 @@ int main(int argc, char **argv)
     if (json_path && golden_json_write(json_path, rep, force, &err) != 0)
         goto out;
     if (junit_path && write_junit(junit_path, force, rep, t1 - t0, t2 - t1, &err) != 0)
+        goto out;
+    if (html_path && golden_html_dag_report(rep, html_path, force, &err) != 0)
         goto out;
     FILE *human = cli_human(&c);
     if (human && print_report(rep, human, limit) != 0) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "golden/gate.h"
+#include "golden/html.h"
 #include "golden/report.h"
 
 #define TOOL "exp-gate"
@@ -13,7 +14,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: exp-gate summarize [--check] [--seed S] [--bootstrap B] [--force] DIR\n"
-          "       exp-gate decide [--force] DIR\n"
+          "       exp-gate decide [--html FILE] [--force] DIR\n"
           "       exp-gate matrix [--json FILE] [--markdown FILE] [--force] DIR...\n"
           "summarize  compute performance/summary.json from performance/raw-requests.jsonl and\n"
           "           performance/raw-device-trace.*; --check compares the stored one instead\n"
@@ -26,6 +27,8 @@ static void usage(FILE *f)
           "  --memory MIB    samples held at once (default 256; one case and side is\n"
           "                  always taken whole)\n"
           "  -j N            threads (default: GOLDEN_THREADS or every core)\n"
+          "  --html FILE     decide: also a self-contained HTML report with plots\n"
+          "                  (docs/reports.md)\n"
           "  --force         replace existing outputs (a hand-written decision.md included)\n"
           "  --help, --version\n"
           "Exit status: summarize 0 written or consistent, 1 --check findings; decide 0 soak_24h,\n"
@@ -47,7 +50,7 @@ static int bad_usage(const char *msg)
 typedef struct {
     golden_gate_opts gate;
     bool check, force;
-    const char *json, *markdown;
+    const char *json, *markdown, *html;
 } cli;
 
 static int parse(int argc, char **argv, cli *c)
@@ -57,7 +60,7 @@ static int parse(int argc, char **argv, cli *c)
         {"bootstrap", required_argument, NULL, 'b'}, {"force", no_argument, NULL, 'f'},
         {"json", required_argument, NULL, 'J'}, {"markdown", required_argument, NULL, 'M'},
         {"clock-band", required_argument, NULL, 'C'}, {"temp-band", required_argument, NULL, 'T'},
-        {"memory", required_argument, NULL, 'm'},
+        {"memory", required_argument, NULL, 'm'}, {"html", required_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},      {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     int opt;
@@ -68,6 +71,7 @@ static int parse(int argc, char **argv, cli *c)
         case 'f': c->force = true; break;
         case 'J': c->json = optarg; break;
         case 'M': c->markdown = optarg; break;
+        case 'W': c->html = optarg; break;
         case 's':
             c->gate.seed = strtoull(optarg, &end, 10);
             if (*end || !*optarg || *optarg == '-')
@@ -154,14 +158,22 @@ static int cmd_decide(cli *c, const char *dir)
 {
     golden_error err;
     golden_error_clear(&err);
-    json_t *d;
+    json_t *d, *sum = NULL;
     golden_gate_label label;
+    if (c->html && golden_outfile_check(c->html, c->force, &err) != 0)
+        return fail(&err);
     if (golden_gate_decide(dir, &c->gate, &d, &label, &err) != 0)
         return fail(&err);
-    if (golden_gate_decision_write(dir, d, c->force, &err) != 0) {
+    /* the HTML's pictures need the per-case statistics decide judged: the same summary,
+     * computed (and any error in it met) before decision.json is written */
+    if ((c->html && golden_gate_summarize(dir, &c->gate, &sum, &err) != 0) ||
+        golden_gate_decision_write(dir, d, c->force, &err) != 0 ||
+        (c->html && golden_html_gate_report(d, sum, c->html, c->force, &err) != 0)) {
+        json_decref(sum);
         json_decref(d);
         return fail(&err);
     }
+    json_decref(sum);
     printf("%s: %s (rule %s)\n", json_string_value(json_object_get(d, "experiment_id")),
            golden_gate_label_name(label), json_string_value(json_object_get(d, "rule")));
     json_decref(d);

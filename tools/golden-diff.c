@@ -9,13 +9,14 @@
 
 #include "common/cli.h"
 #include "golden/diff.h"
+#include "golden/html.h"
 #include "golden/report.h"
 
 #define TOOL "golden-diff"
 
 enum {
     O_POLICY = CLI_TOOL_ID, O_TIER, O_ATOL, O_RTOL, O_EPS, O_BASELINE, O_MAP, O_ONLY, O_ALLOW,
-    O_CHUNK, O_EMPTY, O_TRUST
+    O_CHUNK, O_EMPTY, O_TRUST, O_HTML
 };
 
 /* The option table: parsing and --help both come from it. Rows may be added freely. */
@@ -38,6 +39,8 @@ static const cli_option options[] = {
     {O_EMPTY, 0, "allow-empty", NULL, "comparing no tensor at all does not fail the run", 0},
     {O_TRUST, 0, "trust-hashes", NULL, "do not check each tensor's data against its stored sha256",
      0},
+    {O_HTML, 0, "html", "FILE", "self-contained HTML report with plots (docs/reports.md)",
+     CLI_OUTPUT},
     {0, 0, NULL, NULL, "Work:", 0},
     {O_CHUNK, 0, "chunk", "N", "elements per work item (default 1048576)", 0},
     {0, 0, NULL, NULL, NULL, 0},
@@ -71,7 +74,7 @@ static int parse_num(cli *c, const char *opt, const char *s, double *out)
 
 /* Options as parsed; the common ones are in struct cli. */
 typedef struct {
-    const char *tier_name, *baseline;
+    const char *tier_name, *baseline, *html;
     const char **policies, **maps, **only;
     size_t n_policies, n_maps, n_only;
     double atol, rtol, eps;
@@ -98,6 +101,7 @@ static int parse(cli *c, diff_args *a)
         case O_ALLOW: a->allow_missing = true; break;
         case O_EMPTY: a->allow_empty = true; break;
         case O_TRUST: a->trust_hashes = true; break;
+        case O_HTML: a->html = v; break;
         case O_CHUNK:
             if (parse_num(c, "--chunk", v, &num))
                 return 2;
@@ -188,13 +192,15 @@ int main(int argc, char **argv)
     };
     if (golden_diff_run(&o, &res, &err) != 0)
         goto fail;
-    if (c.json) {
+    if (c.json || a.html) {
         json_t *doc = golden_diff_to_json(res);
         if (!doc) {
             golden_fail_what(&err, GOLDEN_ENOMEM, c.json, "out of memory building the report");
             goto fail;
         }
-        int rc = golden_json_write(c.json, doc, c.force, &err);
+        int rc = c.json ? golden_json_write(c.json, doc, c.force, &err) : 0;
+        if (rc == 0 && a.html)
+            rc = golden_html_diff_report(doc, a.html, c.force, &err);
         json_decref(doc);
         if (rc != 0)
             goto fail;

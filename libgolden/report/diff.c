@@ -1,0 +1,242 @@
+/* golden-diff's HTML report: error along the layers per tensor kind (log scale, the first layer
+ * over the gate marked), three-way lines, failing tensors first, max_abs spread, logits flips. */
+#include "golden/html.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/html_int.h"
+
+enum { K_ATTN, K_MOE, K_RESID, N_KINDS };
+static const char *const kind_names[N_KINDS] = {"attention output", "MoE output", "residual stream"};
+
+/* The layer and kind of a tap name such as layers/12/attn_out or model.layers.3.mlp_out:
+ * the number after a "layers" segment, then attn -> attention, mlp/moe/expert -> MoE,
+ * hidden/resid -> residual. -1 when the name is not a per-layer tap. */
+static int layer_kind(const char *name, long *layer)
+{
+    const char *p = name;
+    while ((p = strstr(p, "layers")) != NULL) {
+        bool starts = p == name || p[-1] == '/' || p[-1] == '.' || p[-1] == '_';
+        const char *q = p + 6;
+        if (starts && (*q == '/' || *q == '.' || *q == '_') && q[1] >= '0' && q[1] <= '9') {
+            char *end;
+            *layer = strtol(q + 1, &end, 10);
+            const char *rest = end;
+            if (strstr(rest, "attn") || strstr(rest, "attention"))
+                return K_ATTN;
+            if (strstr(rest, "mlp") || strstr(rest, "moe") || strstr(rest, "expert"))
+                return K_MOE;
+            if (strstr(rest, "hidden") || strstr(rest, "resid"))
+                return K_RESID;
+            return -1;
+        }
+        p += 6;
+    }
+    return -1;
+}
+
+/* The larger of two values where NAN means "none". */
+static double worst(double have, double v)
+{
+    if (!isfinite(v))
+        return have;
+    return isfinite(have) ? fmax(have, v) : v;
+}
+
+typedef struct {
+    long n_layers;
+    double *v; /* [metric][kind][layer], metric: 0 1-cos, 1 max_rel, 2 three-way candidate, 3 baseline */
+    long first_fail;
+    const char *metric;
+} layers_t;
+
+#define AT(L, m, k, l) ((L)->v[(((size_t)(m) * N_KINDS + (size_t)(k)) * (size_t)(L)->n_layers) + (size_t)(l)])
+
+static int collect_layers(const json_t *tensors, layers_t *L)
+{
+    size_t i;
+    json_t *t;
+    long layer;
+    L->n_layers = 0;
+    L->first_fail = -1;
+    L->metric = NULL;
+    json_array_foreach(tensors, i, t)
+        if (layer_kind(html_str(t, "name"), &layer) >= 0 && layer >= 0 && layer < 100000)
+            L->n_layers = layer + 1 > L->n_layers ? layer + 1 : L->n_layers;
+    if (!L->n_layers)
+        return 0;
+    L->v = malloc(sizeof *L->v * 4 * N_KINDS * (size_t)L->n_layers);
+    if (!L->v)
+        return -1;
+    for (size_t k = 0; k < 4 * N_KINDS * (size_t)L->n_layers; k++)
+        L->v[k] = NAN;
+    json_array_foreach(tensors, i, t) {
+        int k = layer_kind(html_str(t, "name"), &layer);
+        if (k < 0 || layer < 0 || layer >= L->n_layers)
+            continue;
+        double cos = html_num(t, "cosine");
+        AT(L, 0, k, layer) = worst(AT(L, 0, k, layer), 1 - cos);
+        AT(L, 1, k, layer) = worst(AT(L, 1, k, layer), html_num(t, "max_rel"));
+        const json_t *b = json_object_get(t, "baseline");
+        if (b && json_is_true(json_object_get(b, "compared"))) {
+            AT(L, 2, k, layer) = worst(AT(L, 2, k, layer), html_num(b, "error_candidate"));
+            AT(L, 3, k, layer) = worst(AT(L, 3, k, layer), html_num(b, "error_baseline"));
+            if (!L->metric && json_string_value(json_object_get(b, "error_metric")))
+                L->metric = html_str(b, "error_metric");
+        }
+        if (strcmp(html_str(t, "verdict"), "fail") == 0 && (L->first_fail < 0 || layer < L->first_fail))
+            L->first_fail = layer;
+    }
+    return 0;
+}
+
+/* The two per-layer charts, and the three-way one when the report has a baseline. */
+static void layer_charts(golden_html *h, const layers_t *L)
+{
+    char mark[64];
+    snprintf(mark, sizeof mark, "first layer over the gate: %ld", L->first_fail);
+    golden_html_series s[2 * N_KINDS];
+    size_t n = (size_t)L->n_layers;
+    static const char *const ids[2] = {"layers-cosine", "layers-maxrel"};
+    static const char *const titles[2] = {"1 - cosine per layer (worst tensor of each kind)",
+                                          "max_rel per layer (worst tensor of each kind)"};
+    for (int m = 0; m < 2; m++) {
+        for (int k = 0; k < N_KINDS; k++)
+            s[k] = (golden_html_series){kind_names[k], NULL, &AT(L, m, k, 0), n, false};
+        golden_html_lines c = {ids[m], titles[m], "layer", m ? "max_rel" : "1 - cosine", true, 1e-12,
+                               s, N_KINDS, L->first_fail >= 0 ? (double)L->first_fail : NAN, mark};
+        golden_html_line_chart(h, &c);
+    }
+    if (!L->metric)
+        return;
+    char names[2 * N_KINDS][64], title[160];
+    for (int k = 0; k < N_KINDS; k++) {
+        snprintf(names[2 * k], sizeof names[0], "%s: candidate", kind_names[k]);
+        snprintf(names[2 * k + 1], sizeof names[0], "%s: baseline", kind_names[k]);
+        s[2 * k] = (golden_html_series){names[2 * k], NULL, &AT(L, 2, k, 0), n, false};
+        s[2 * k + 1] = (golden_html_series){names[2 * k + 1], NULL, &AT(L, 3, k, 0), n, true};
+    }
+    snprintf(title, sizeof title, "three-way: %s per layer, candidate vs baseline", L->metric);
+    golden_html_lines c = {"layers-threeway", title, "layer", L->metric, true, 1e-12, s,
+                           2 * N_KINDS, L->first_fail >= 0 ? (double)L->first_fail : NAN, mark};
+    golden_html_line_chart(h, &c);
+}
+
+/* Per logits tensor with flips: each flip's margin against its row, near ties apart. */
+static int logits_charts(golden_html *h, const json_t *tensors)
+{
+    size_t i, shown = 0;
+    json_t *t;
+    json_array_foreach(tensors, i, t) {
+        const json_t *flips = json_object_get(t, "flips");
+        size_t n = json_array_size(flips);
+        if (strcmp(html_str(t, "tier"), "logits") != 0 || n == 0 || shown >= 8)
+            continue;
+        if (!shown++)
+            golden_html_raw(h, "<h2>Logits: near-tie margins against flips</h2>\n");
+        double *xs = malloc(sizeof *xs * n), *ys = malloc(sizeof *ys * n);
+        bool *near = malloc(sizeof *near * n);
+        if (!xs || !ys || !near) {
+            free(xs), free(ys), free(near);
+            return -1;
+        }
+        for (size_t k = 0; k < n; k++) {
+            const json_t *f = json_array_get(flips, k);
+            xs[k] = html_num(f, "margin");
+            ys[k] = html_num(f, "row");
+            near[k] = json_is_true(json_object_get(f, "near_tie"));
+        }
+        char id[32], title[256];
+        snprintf(id, sizeof id, "flips-%zu", i);
+        snprintf(title, sizeof title, "%.120s: %zu top-1 flip(s), %lld near-tie row(s), %lld near-tie flip(s)",
+                 html_str(t, "name"), n, (long long)json_integer_value(json_object_get(t, "near_tie_rows")),
+                 (long long)json_integer_value(json_object_get(t, "near_tie_flips")));
+        golden_html_scatter(h, id, title, "reference top-1 margin (log)", "row", xs, ys, near, n, true,
+                            html_num(t, "near_tie_margin"));
+        free(xs), free(ys), free(near);
+    }
+    return 0;
+}
+
+static void header(golden_html *h, const json_t *r)
+{
+    const json_t *s = json_object_get(r, "summary");
+    const char *v = html_str(r, "verdict");
+    golden_html_printf(h, "<p class=\"verdict\" data-verdict=\"%s\">verdict: <span class=\"%s\">%s"
+                          "</span></p>\n<table class=\"facts\">", strcmp(v, "pass") == 0 ? "pass" : "fail",
+                       strcmp(v, "pass") == 0 ? "pass" : "fail", strcmp(v, "pass") == 0 ? "pass" : "fail");
+    static const char *const files[] = {"reference", "candidate", "baseline"};
+    for (int i = 0; i < 3; i++)
+        if (json_object_get(r, files[i])) {
+            golden_html_printf(h, "<tr><th>%s</th><td>", files[i]);
+            golden_html_text(h, html_str(r, files[i]));
+            golden_html_raw(h, "</td></tr>");
+        }
+    golden_html_printf(h, "<tr><th>tensors</th><td>%lld compared, %lld passed, <span class=\"fail\">"
+                          "%lld failed</span>, %zu missing in the candidate, %zu missing in the "
+                          "reference</td></tr></table>\n",
+                       (long long)json_integer_value(json_object_get(s, "tensors")),
+                       (long long)json_integer_value(json_object_get(s, "passed")),
+                       (long long)json_integer_value(json_object_get(s, "failed")),
+                       json_array_size(json_object_get(s, "missing_in_candidate")),
+                       json_array_size(json_object_get(s, "missing_in_reference")));
+    if (json_object_get(s, "reason")) {
+        golden_html_raw(h, "<p class=\"fail\">");
+        golden_html_text(h, html_str(s, "reason"));
+        golden_html_raw(h, "</p>\n");
+    }
+}
+
+static int body(golden_html *h, const json_t *report)
+{
+    const json_t *tensors = json_object_get(report, "tensors");
+    header(h, report);
+    layers_t L = {0, NULL, -1, NULL};
+    if (collect_layers(tensors, &L) != 0)
+        return -1;
+    golden_html_raw(h, "<h2>Error along the layers</h2>\n");
+    if (L.n_layers)
+        layer_charts(h, &L);
+    else
+        golden_html_raw(h, "<p class=\"note\">No per-layer taps (layers/L/attn_out, mlp_out, hidden) "
+                           "in this report.</p>\n");
+    free(L.v);
+    golden_html_raw(h, "<h2>Tensors (failing first; click a heading to sort)</h2>\n");
+    static const char *const cols[] = {"name|tensor", "tier|tier", "verdict|verdict",
+                                       "max_abs|max_abs", "max_rel|max_rel", "cosine|cosine",
+                                       "mismatches|mismatches", "tolerance_used|tol. used",
+                                       "reasons|reasons"};
+    golden_html_json_table(h, "tensors", "tensors", cols, sizeof cols / sizeof *cols, true);
+    size_t n = json_array_size(tensors), i;
+    json_t *t;
+    double *v = malloc(sizeof *v * (n ? n : 1));
+    if (!v)
+        return -1;
+    json_array_foreach(tensors, i, t)
+        v[i] = html_num(t, "max_abs");
+    golden_html_raw(h, "<h2>Spread of max |c - r| over tensors</h2>\n<p class=\"note\">The report "
+                       "carries per-tensor statistics, not element errors: this is the distribution "
+                       "of each tensor's max_abs (log bins; zero and null left out).</p>\n");
+    golden_html_histogram(h, "maxabs-hist", "per-tensor max |c - r|", "max_abs", v, n, 40, true);
+    free(v);
+    return logits_charts(h, tensors);
+}
+
+int golden_html_diff_report(const json_t *report, const char *path, bool force,
+                            golden_error *err)
+{
+    golden_html *h = golden_html_new("golden-diff report");
+    if (!h)
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory building the HTML report");
+    if (body(h, report) != 0) {
+        golden_html_free(h);
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory building the HTML report");
+    }
+    golden_html_json(h, report);
+    int rc = golden_html_write(h, path, force, err);
+    golden_html_free(h);
+    return rc;
+}

@@ -1,0 +1,135 @@
+# End-to-end tests of the HTML reports (issue 16): golden-diff, exp-gate decide and dag-check
+# write --html from files made here; headless Chromium opens each one, and the DOM it dumps must
+# show the series and marks the --json report implies (tests/e2e/html-check.py works them out),
+# with the page's script run and no JavaScript error. HTML_SHOTS=DIR also saves screenshots.
+. "$GOLDEN_ROOT/tests/e2e/lib.sh"
+CHECK="$GOLDEN_ROOT/tests/e2e/html-check.py"
+JPY=""
+for p in /usr/bin/python3 python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import json, html.parser' 2>/dev/null; then JPY=$p; break; fi
+done
+CHROME=""
+for p in chromium chromium-browser; do
+    if command -v "$p" >/dev/null 2>&1; then CHROME=$p; break; fi
+done
+
+# browse URL-less FILE OUT [ARGS]: dump the DOM (or take a screenshot with --screenshot=...)
+browse() {
+    _prof=$(mktemp -d)
+    _f=$1; shift
+    timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking \
+        --disable-component-update --disable-sync --no-first-run --user-data-dir="$_prof" \
+        --virtual-time-budget=10000 \
+        "$@" "file://$(pwd)/$_f" 2>/dev/null
+    _rc=$?
+    rm -rf "$_prof"
+    return $_rc
+}
+
+# dom_check KIND FILE.html REPORT.json [SUMMARY.json]
+dom_check() {
+    if [ -z "$CHROME" ]; then
+        echo "ok html-$1-browser # skip chromium not installed (ci/install-deps installs it)"
+        return
+    fi
+    if [ -z "$JPY" ]; then echo "ok html-$1-browser # skip no python3"; return; fi
+    if browse "$2" --dump-dom > "$2.dom"; then ok "html-$1-browser"; else notok "html-$1-browser" "chromium failed"; return; fi
+    _kind=$1 _page=$2
+    shift 2
+    "$JPY" "$CHECK" "$_kind" "$_page.dom" "$@" 2>&1 | sed 's/^/    /; s/^    \(not \)\{0,1\}ok /\1ok /'
+    if [ -n "${HTML_SHOTS:-}" ] && [ "$_kind" != big ]; then
+        browse "$_page" --screenshot="$HTML_SHOTS/$_kind.png" --window-size=1100,1500 --hide-scrollbars >/dev/null
+    fi
+}
+
+# ---- golden-diff: six layers of three tap kinds, error growing from layer 3, logits flips ----
+R=""; C=""; B=""
+for L in 0 1 2 3 4 5; do
+    # layers 0-2 exact (1 - cosine 0: drawn at the axis floor), noise growing from layer 3
+    n="" nb=""
+    [ "$L" -ge 3 ] && n=";noise=$((L + 7)),0.0$((L - 2))" && nb=";noise=$((L + 17)),0.01"
+    R="$R layers/$L/attn_out:f32:4x32:rand=$L,-1,1 layers/$L/mlp_out:f32:4x32:rand=$((L+50)),-1,1"
+    R="$R layers/$L/hidden:f32:4x32:rand=$((L+90)),-2,2"
+    C="$C layers/$L/attn_out:f32:4x32:rand=$L,-1,1$n layers/$L/mlp_out:f32:4x32:rand=$((L+50)),-1,1$n"
+    C="$C layers/$L/hidden:f32:4x32:rand=$((L+90)),-2,2;noise=$((L + 30)),0.00$((L + 1))$n"
+    B="$B layers/$L/attn_out:f32:4x32:rand=$L,-1,1$nb layers/$L/mlp_out:f32:4x32:rand=$((L+50)),-1,1$nb"
+    B="$B layers/$L/hidden:f32:4x32:rand=$((L+90)),-2,2$nb"
+done
+# a name that would break out of markup if it were not escaped
+ODD='odd</script><b>&x'
+# shellcheck disable=SC2086
+make-golden ref.h5 $R "logits:f32:16x50:rand=3,-4,4" "$ODD:f32:3:values=1,2,3" \
+    || notok make-ref
+# shellcheck disable=SC2086
+make-golden cand.h5 $C "logits:f32:16x50:rand=3,-4,4;noise=5,0.6" "$ODD:f32:3:values=1,2,3" \
+    || notok make-cand
+# shellcheck disable=SC2086
+make-golden base.h5 $B "logits:f32:16x50:rand=3,-4,4;noise=6,0.05" "$ODD:f32:3:values=1,2,3" \
+    || notok make-base
+expect_exit diff-html 1 golden-diff --json d.json --html d.html ref.h5 cand.h5
+expect_grep diff-html-doctype '^<!DOCTYPE html>' d.html
+if grep -q '<b>&x' d.html; then notok diff-html-raw-name "the tensor name is in the page unescaped"; else ok diff-html-raw-name; fi
+expect_exit diff-html-exists 2 golden-diff --html d.html ref.h5 cand.h5
+expect_grep diff-html-exists-msg 'd\.html' err.txt
+expect_exit diff-html-is-input 2 golden-diff --force --html ref.h5 ref.h5 cand.h5
+dom_check diff d.html d.json
+if [ -n "$CHROME" ]; then expect_grep diff-html-escaped '<td>odd&lt;/script&gt;&lt;b&gt;&amp;x</td>' d.html.dom; fi
+# three-way: candidate and baseline lines per kind
+expect_exit diff3-html 1 golden-diff --json d3.json --html d3.html -b base.h5 ref.h5 cand.h5
+dom_check diff3 d3.html d3.json
+# the check can fail: a page whose script throws is caught, and a missing series is noticed
+if [ -n "$CHROME" ] && [ -n "$JPY" ]; then
+    sed 's|<script type="application/json"|<script>null.boom();</script>&|' d.html > broken.html
+    browse broken.html --dump-dom > broken.html.dom
+    if grep -q 'data-js-errors=' broken.html.dom; then ok html-js-error-caught; else notok html-js-error-caught "no data-js-errors"; fi
+    sed 's|<polyline [^>]*data-series="MoE output"[^>]*/>||' d.html > less.html
+    browse less.html --dump-dom > less.html.dom
+    if "$JPY" "$CHECK" diff less.html.dom d.json > less.out 2>&1; then
+        notok html-missing-series-caught "the checker passed a page without a series"
+    else ok html-missing-series-caught; fi
+fi
+
+# ---- a report over 256 KiB: its JSON is embedded deflated, its table paged (500 rows) ----
+: > big.specs
+: > bigc.specs
+i=0
+while [ $i -lt 600 ]; do
+    echo "t$i:f32:2:values=$i,1" >> big.specs
+    if [ $((i % 7)) -eq 0 ]; then echo "t$i:f32:2:values=$i,2" >> bigc.specs
+    else echo "t$i:f32:2:values=$i,1" >> bigc.specs; fi
+    i=$((i + 1))
+done
+# shellcheck disable=SC2046
+make-golden big.h5 $(cat big.specs) || notok make-big
+# shellcheck disable=SC2046
+make-golden bigc.h5 $(cat bigc.specs) || notok make-bigc
+expect_exit big-html 1 golden-diff --json big.json --html big.html big.h5 bigc.h5
+expect_grep big-html-deflated 'data-encoding="deflate-base64"' big.html
+dom_check big big.html big.json
+
+# ---- exp-gate decide on the example experiment ----
+cp -R "$GOLDEN_ROOT/examples/experiment/OP-MOE-0001" exp
+expect_exit gate-html 1 exp-gate decide --force --html g.html exp
+expect_grep gate-html-rule 'data-decision="no_merge"' g.html
+dom_check gate g.html exp/decision.json exp/performance/summary.json
+
+# ---- dag-check: two racing pairs over three queues ----
+cat > race.yaml <<'Y'
+schema: calculet-graph/v1
+queues:
+  - {id: A, chip: 0}
+  - {id: B, chip: 0}
+  - {id: C, chip: 1}
+buffers:
+  - {id: t, chip: 0, space: sram, address: 0, size: 256}
+  - {id: u, chip: 0, space: sram, address: 1024, size: 64}
+ops:
+  - {id: p, queue: A, writes: [{buffer: t, offset: 0, size: 256}]}
+  - {id: s, queue: A, kind: signal, event: e}
+  - {id: w, queue: B, kind: wait, event: e}
+  - {id: r, queue: B, reads: [{buffer: t, offset: 0, size: 256}], writes: [{buffer: u, offset: 0, size: 64}]}
+  - {id: p2, queue: A, writes: [{buffer: t, offset: 128, size: 128}]}
+  - {id: q, queue: C, reads: [{buffer: u, offset: 0, size: 32}]}
+Y
+expect_exit dag-html 1 dag-check --json g.json --html dag.html race.yaml
+dom_check dag dag.html g.json

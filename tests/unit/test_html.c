@@ -1,0 +1,159 @@
+/* Unit tests of the HTML writer (libgolden/report/): escaping, the embedded JSON in both
+ * encodings (decoded here by a separate base64 decoder and zlib), and chart point counts. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "cunit_main.h"
+#include "golden/html.h"
+#include "report/html_int.h"
+
+static void test_escape(void)
+{
+    golden_html *h = golden_html_new("a<b>&\"c'");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    size_t at = h->len;
+    golden_html_text(h, "x</script><b>&amp;\"'y");
+    CU_ASSERT_STRING_EQUAL(h->buf + at, "x&lt;/script&gt;&lt;b&gt;&amp;amp;&quot;&#39;y");
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf, "<title>a&lt;b&gt;&amp;&quot;c&#39;</title>"));
+    golden_html_free(h);
+}
+
+static void test_json_plain(void)
+{
+    golden_html *h = golden_html_new("t");
+    json_t *doc = json_pack("{s:s, s:f}", "name", "</script><script>alert(1)</script>", "v", 0.5);
+    size_t at = h->len;
+    golden_html_json(h, doc);
+    const char *open = strstr(h->buf + at, "id=\"report-json\">");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(open);
+    open += strlen("id=\"report-json\">");
+    const char *close = strstr(open, "</script>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(close);
+    CU_ASSERT_PTR_NULL(memchr(open, '<', (size_t)(close - open)));
+    json_t *back = json_loadb(open, (size_t)(close - open), 0, NULL);
+    CU_ASSERT_TRUE(json_equal(back, doc));
+    json_decref(back);
+    json_decref(doc);
+    golden_html_free(h);
+}
+
+static int b64val(char c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static void test_json_deflated(void)
+{
+    golden_html *h = golden_html_new("t");
+    json_t *arr = json_array();
+    for (int i = 0; i < 40000; i++)
+        json_array_append_new(arr, json_pack("{s:i, s:s}", "i", i, "s", "<&>"));
+    json_t *doc = json_pack("{s:o}", "rows", arr);
+    size_t at = h->len;
+    golden_html_json(h, doc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(strstr(h->buf + at, "data-encoding=\"deflate-base64\">"));
+    const char *p = strstr(h->buf + at, "data-encoding=\"deflate-base64\">") + 31;
+    const char *end = strstr(p, "</script>");
+    size_t n = (size_t)(end - p), o = 0;
+    unsigned char *z = malloc(n);
+    unsigned acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n && p[i] != '='; i++) {
+        int v = b64val(p[i]);
+        CU_ASSERT_TRUE_FATAL(v >= 0);
+        acc = acc << 6 | (unsigned)v, bits += 6;
+        if (bits >= 8)
+            z[o++] = (unsigned char)(acc >> (bits -= 8));
+    }
+    char *dump = json_dumps(doc, JSON_COMPACT);
+    uLongf len = strlen(dump) + 16;
+    char *raw = malloc(len);
+    CU_ASSERT_EQUAL_FATAL(uncompress((Bytef *)raw, &len, z, o), Z_OK);
+    json_t *back = json_loadb(raw, len, 0, NULL);
+    CU_ASSERT_TRUE(json_equal(back, doc));
+    CU_ASSERT_TRUE(n < strlen(dump) / 4); /* repetitive rows compress well */
+    json_decref(back);
+    free(raw), free(dump), free(z);
+    json_decref(doc);
+    golden_html_free(h);
+}
+
+static size_t count(const char *s, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+static void test_line_chart(void)
+{
+    golden_html *h = golden_html_new("t");
+    double a[5] = {1e-3, NAN, 0, 1e-1, 2}, b[5] = {NAN, NAN, NAN, NAN, NAN};
+    golden_html_series s[2] = {{"a", NULL, a, 5, false}, {"b", NULL, b, 5, true}};
+    golden_html_lines c = {"c", "t", "x", "y", true, 1e-6, s, 2, 3, "m"};
+    size_t at = h->len;
+    golden_html_line_chart(h, &c);
+    const char *out = h->buf + at;
+    CU_ASSERT_EQUAL(count(out, "<polyline"), 1);           /* b has no point: no line */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "data-series=\"a\" data-points=\"4\""));
+    CU_ASSERT_EQUAL(count(out, "<circle class=\"pt"), 4); /* NAN skipped, 0 at the floor */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "class=\"mark\" data-x=\"3\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, ">1e-6</text>")); /* the floor decade is an axis tick */
+    golden_html_free(h);
+}
+
+static void test_histogram(void)
+{
+    golden_html *h = golden_html_new("t");
+    double v[6] = {1, 10, 100, 0, NAN, 1000};
+    size_t at = h->len;
+    golden_html_histogram(h, "h", "t", "x", v, 6, 3, true);
+    const char *out = h->buf + at;
+    size_t total = 0;
+    for (const char *p = out; (p = strstr(p, "data-count=\"")) != NULL; p++)
+        total += strtoul(p + 12, NULL, 10);
+    CU_ASSERT_EQUAL(total, 4); /* 0 and NaN are not on a log axis */
+    golden_html_free(h);
+}
+
+static void test_bars_and_heatmap(void)
+{
+    golden_html *h = golden_html_new("t");
+    const char *bars[2] = {"b0", "b1"}, *parts[3] = {"p<0>", "p1", "p2"};
+    double v[6] = {1, NAN, 2, 0, -1, 3}; /* NAN, 0 and negative segments are not drawn */
+    size_t at = h->len;
+    golden_html_stacked_bars(h, "s", "t", "x", bars, 2, parts, 3, v);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"seg"), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-part=\"p&lt;0&gt;\""));
+    const char *rl[2] = {"L0", "L1"}, *cl[3] = {"e0", "e1", "e2"};
+    double m[6] = {0, 1, NAN, 2, 3, 4};
+    at = h->len;
+    golden_html_heatmap(h, "m", "t", rl, 2, cl, 3, m);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"cell\""), 5);
+    golden_html_box box = {"case", "base", 1, 2, 1.5, 2.5, 3};
+    at = h->len;
+    golden_html_box_chart(h, "b", "t", "ms", &box, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "class=\"tick median\" data-v=\"1.5\""));
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"box base\""), 1);
+    golden_html_free(h);
+}
+
+int main(void)
+{
+    static const golden_test tests[] = {
+        {"text and titles escaped", test_escape},
+        {"embedded JSON cannot close its block", test_json_plain},
+        {"large JSON deflated and base64", test_json_deflated},
+        {"line chart points, floor and mark", test_line_chart},
+        {"histogram counts finite positive values", test_histogram},
+        {"stacked bars, heatmap and box rows", test_bars_and_heatmap},
+        {0, 0}};
+    return golden_test_run("html", tests);
+}
