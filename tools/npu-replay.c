@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "golden/conform.h"
 #include "golden/replay.h"
 #include "golden/replay_run.h"
 #include "golden/report.h"
@@ -20,6 +21,7 @@ static void usage(FILE *f)
           "       npu-replay matrix --model DIR [--hypothesis FILE] [--prompts FILE] -o MANIFEST\n"
           "       npu-replay run --model DIR --manifest M --side baseline|candidate\n"
           "                      --golden OUT.h5 --raw RAW.jsonl [OPTIONS]\n"
+          "       npu-replay conform --model DIR [--checks LIST] [--json F] [--junit F]\n"
           "\n"
           "Backend (matrix, run):\n"
           "      --backend cpu|PATH.so  the runtime (default: the built-in cpu reference)\n"
@@ -33,6 +35,13 @@ static void usage(FILE *f)
           "      --taps all|none|LIST   per-layer tensors to capture (LIST: comma-separated globs\n"
           "                             such as 'layers/*/router/*'; default all)\n"
           "      --check-rejection      submit one rejection case; the backend must refuse it\n"
+          "Conform (docs/conformance.md):\n"
+          "      --checks LIST          comma-separated: causal-mask,kv-positions,kv-lanes,\n"
+          "                             kv-tail,kv-reset,rejection,router (default all)\n"
+          "      --max-context N        longest context the checks use (default the limit)\n"
+          "      --tolerance X          logits/tap tolerance (default 0: bitwise)\n"
+          "      --router-tol X         router weight tolerance (default 1e-5; 2^-7 bf16)\n"
+          "      --json F, --junit F    the report for CI\n"
           "Matrix:\n"
           "      --seed S               generator seed (default 0)\n"
           "      --max-len N            leave out lengths above N\n"
@@ -46,8 +55,8 @@ static void usage(FILE *f)
           "  -h, --help                 this text\n"
           "  -V, --version              print the version\n"
           "\n"
-          "Exit status: 0 done (run: and --check-rejection saw a refusal), 1 the backend accepted\n"
-          "a rejection case, 2 could not run (bad usage, bad model or manifest, backend error).\n",
+          "Exit status: 0 done (run: and --check-rejection saw a refusal; conform: every check\n"
+          "passed), 1 the backend accepted a rejection case or a conform check failed, 2 could not run (bad usage, bad model or manifest, backend error).\n",
           f);
 }
 
@@ -92,12 +101,13 @@ static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 
 typedef struct {
     const char *model, *manifest, *side, *golden, *raw, *backend, *taps, *out, *preset, *dtype,
-        *hypothesis, *prompts;
+        *hypothesis, *prompts, *checks, *json, *junit;
     const char **opts, **globs;
     size_t n_opts, n_globs;
     long long threads, warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
         near_ties;
-    double margin;
+    double margin, tolerance, router_tol;
+    long long max_context;
     unsigned long long dense_mask;
     int force, check_rejection;
 } args;
@@ -188,12 +198,90 @@ static int cmd_matrix(const args *a)
     return 0;
 }
 
+static int write_conform(const args *a, const golden_conform_report *rep)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    if (a->json) {
+        json_t *j = golden_conform_json(rep);
+        int rc = j ? golden_json_write(a->json, j, a->force, &err) : -1;
+        json_decref(j);
+        if (rc)
+            return j ? fail(&err) : bad_usage("out of memory");
+    }
+    if (a->junit) {
+        golden_junit_case *jc = calloc(rep->n ? rep->n : 1, sizeof *jc);
+        char (*msg)[700] = calloc(rep->n ? rep->n : 1, sizeof *msg);
+        for (size_t i = 0; jc && msg && i < rep->n; i++) {
+            const golden_conform_check *k = &rep->checks[i];
+            if (k->status == GOLDEN_CONFORM_FAIL)
+                snprintf(msg[i], sizeof msg[i], "%s: %s", k->findings[0].kase, k->findings[0].what);
+            else
+                snprintf(msg[i], sizeof msg[i], "%s", k->error);
+            jc[i] = (golden_junit_case){"conform", k->name, k->status != GOLDEN_CONFORM_PASS, false,
+                                        k->status ? msg[i] : NULL, NULL, k->seconds};
+        }
+        int rc = jc && msg ? golden_junit_write(a->junit, a->force, TOOL " conform", jc, rep->n, &err) : -1;
+        free(jc);
+        free(msg);
+        if (rc)
+            return fail(&err);
+    }
+    return 0;
+}
+
+static int cmd_conform(const args *a)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    if ((a->json && golden_outfile_check(a->json, a->force, &err)) ||
+        (a->junit && golden_outfile_check(a->junit, a->force, &err)))
+        return fail(&err);
+    const char *tmp = getenv("TMPDIR");
+    golden_conform_opts co = {GOLDEN_CONFORM_OPTS_VERSION, a->backend, a->model, a->n_opts, a->opts,
+                              (int)a->threads, a->checks, a->max_context, a->tolerance,
+                              a->router_tol, tmp && *tmp ? tmp : "/tmp", (uint64_t)a->seed};
+    golden_conform_report rep;
+    if (golden_conform_run(&co, &rep, &err))
+        return fail(&err);
+    static const char *const st[] = {"pass", "FAIL", "ERROR"};
+    printf("%-13s %-6s %8s %12s  %s\n", "check", "status", "seconds", "compared", "first finding");
+    for (size_t i = 0; i < rep.n; i++) {
+        const golden_conform_check *k = &rep.checks[i];
+        printf("%-13s %-6s %8.2f %12zu  ", k->name, st[k->status], k->seconds, k->comparisons);
+        if (k->status == GOLDEN_CONFORM_FAIL)
+            printf("%s: %s (%zu findings)\n", k->findings[0].kase, k->findings[0].what, k->n_findings);
+        else
+            printf("%s\n", k->status ? k->error : "");
+        for (size_t f = 1; f < k->n_findings && f < GOLDEN_CONFORM_KEEP; f++)
+            fprintf(stderr, TOOL ": %s: %s: %s\n", k->name, k->findings[f].kase, k->findings[f].what);
+        if (k->status == GOLDEN_CONFORM_ERROR)
+            fprintf(stderr, TOOL ": %s: %s\n", k->name, k->error);
+    }
+    int rc = write_conform(a, &rep);
+    if (rc == 0)
+        rc = golden_conform_exit(&rep);
+    golden_conform_report_free(&rep);
+    return rc;
+}
+
+static int parse_real(const char *opt, const char *s, double *out)
+{
+    char *end;
+    *out = strtod(s, &end);
+    if (!*s || *end || !(*out >= 0) || *out > 1e30) {
+        fprintf(stderr, TOOL ": %s: '%s' is not a number >= 0\n", opt, s);
+        return -1;
+    }
+    return 0;
+}
+
 /* Everything but the two arrays main owns (so every early return frees them). */
 static int tool_main(int argc, char **argv, const char **opts, const char **globs)
 {
     enum { O_MODEL = 256, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP, O_RUNS,
            O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_FORCE,
-           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_HELP, O_VERSION };
+           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_CHECKS, O_JSON, O_JUNIT, O_MAXCTX, O_TOL, O_RTOL, O_HELP, O_VERSION };
     static const struct option lo[] = {
         {"model", required_argument, NULL, O_MODEL}, {"manifest", required_argument, NULL, O_MANIFEST},
         {"side", required_argument, NULL, O_SIDE}, {"golden", required_argument, NULL, O_GOLDEN},
@@ -211,6 +299,11 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         {"near-ties", required_argument, NULL, O_NEARTIES},
         {"near-tie-margin", required_argument, NULL, O_MARGIN},
         {"dense-layer", required_argument, NULL, O_DENSE},
+        {"checks", required_argument, NULL, O_CHECKS}, {"json", required_argument, NULL, O_JSON},
+        {"junit", required_argument, NULL, O_JUNIT},
+        {"max-context", required_argument, NULL, O_MAXCTX},
+        {"tolerance", required_argument, NULL, O_TOL},
+        {"router-tol", required_argument, NULL, O_RTOL},
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"help", no_argument, NULL, O_HELP}, {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -231,7 +324,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         return 0;
     }
     if (argc < 2 || argv[1][0] == '-')
-        return bad_usage("needs a command: make-model, matrix or run");
+        return bad_usage("needs a command: make-model, matrix, run or conform");
     const char *cmd = argv[1];
     int c;
     opterr = 0;
@@ -277,6 +370,12 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
             a.dense_mask |= 1ull << l;
             break;
         }
+        case O_CHECKS: a.checks = optarg; break;
+        case O_JSON: a.json = optarg; break;
+        case O_JUNIT: a.junit = optarg; break;
+        case O_MAXCTX: bad = parse_int("--max-context", optarg, 1, INT32_MAX, &a.max_context); break;
+        case O_TOL: bad = parse_real("--tolerance", optarg, &a.tolerance); break;
+        case O_RTOL: bad = parse_real("--router-tol", optarg, &a.router_tol); break;
         case 'o': a.out = optarg; break;
         case 'j': bad = parse_int("--threads", optarg, 1, 256, &a.threads); break;
         case 'h': case O_HELP: usage(stdout); return 0;
@@ -303,8 +402,10 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
     else if (strcmp(cmd, "matrix") == 0)
         rc = a.model || (a.backend && strcmp(a.backend, "cpu") != 0) ? cmd_matrix(&a)
                                                                     : bad_usage("matrix needs --model DIR");
+    else if (strcmp(cmd, "conform") == 0)
+        rc = a.model ? cmd_conform(&a) : bad_usage("conform needs --model DIR");
     else
-        rc = bad_usage("unknown command (make-model, matrix, run)");
+        rc = bad_usage("unknown command (make-model, matrix, run, conform)");
     return rc;
 }
 

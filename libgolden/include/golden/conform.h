@@ -1,0 +1,65 @@
+/* npu-replay conform: the handbook's conformance checks (sections 9-12) run against any backend,
+ * each comparing the backend with itself under a transformation; results as a report and JSON. */
+#ifndef GOLDEN_CONFORM_H
+#define GOLDEN_CONFORM_H
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "golden/error.h"
+
+#define GOLDEN_CONFORM_OPTS_VERSION 1u
+typedef struct {
+    unsigned version;         /* GOLDEN_CONFORM_OPTS_VERSION */
+    const char *backend;      /* "cpu" (or NULL) or a plug-in path */
+    const char *model_dir;
+    size_t n_opts;
+    const char *const *opts;  /* backend "KEY=VALUE" options */
+    int threads;              /* 0 = every core */
+    const char *checks;       /* comma-separated names, NULL = all */
+    int64_t max_context;      /* 0 = the backend's context limit */
+    double atol;              /* logits/tap tolerance; 0 = bitwise (a deterministic backend) */
+    double router_tol;        /* router weight tolerance; 0 = 1e-5 (2^-7 for bf16 logits) */
+    const char *scratch_dir;  /* where the router check writes its derived model ("/tmp") */
+    uint64_t seed;            /* token generator seed */
+} golden_conform_opts;
+
+enum { GOLDEN_CONFORM_PASS = 0, GOLDEN_CONFORM_FAIL = 1, GOLDEN_CONFORM_ERROR = 2 };
+
+typedef struct {
+    char kase[64];    /* the case, e.g. "j=16" or "layer 1 token 5" */
+    char what[400];   /* position or lane and the numbers */
+} golden_conform_finding;
+
+typedef struct {
+    const char *name;          /* "causal-mask", ... */
+    int status;                /* GOLDEN_CONFORM_PASS / FAIL / ERROR */
+    double seconds;
+    size_t comparisons;        /* values or decisions compared */
+    size_t n_findings;         /* all of them; at most GOLDEN_CONFORM_KEEP are kept */
+    golden_conform_finding *findings;
+    char error[600];           /* status ERROR: why it could not run */
+} golden_conform_check;
+
+#define GOLDEN_CONFORM_KEEP 16
+
+typedef struct {
+    size_t n;
+    golden_conform_check *checks;
+    char backend[256];
+} golden_conform_report;
+
+/* The names of every check, in run order, NULL-terminated. */
+const char *const *golden_conform_check_names(void);
+
+/* Run the selected checks; each opens the backend afresh so no check sees another's state.
+ * Returns 0 with rep filled (verdicts inside), or GOLDEN_ERR when nothing could run
+ * (bad options, unknown check name). */
+int golden_conform_run(const golden_conform_opts *opts, golden_conform_report *rep,
+                       golden_error *err);
+/* 0 every check passed, 1 some check failed, 2 none failed but some could not run. */
+int golden_conform_exit(const golden_conform_report *rep);
+/* The report as calculet-conform/v1 JSON (schema: the check list with findings). */
+json_t *golden_conform_json(const golden_conform_report *rep);
+void golden_conform_report_free(golden_conform_report *rep);
+#endif
