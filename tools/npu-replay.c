@@ -37,10 +37,13 @@ static void usage(FILE *f)
           "      --check-rejection      submit one rejection case; the backend must refuse it\n"
           "Conform (docs/conformance.md):\n"
           "      --checks LIST          comma-separated: causal-mask,kv-positions,kv-lanes,\n"
-          "                             kv-tail,kv-reset,rejection,router (default all)\n"
+          "                             kv-tail,kv-reset,rejection,router,sampling-topk,\n"
+          "                             kv-growth (default all)\n"
           "      --max-context N        longest context the checks use (default the limit)\n"
           "      --tolerance X          logits/tap tolerance (default 0: bitwise)\n"
           "      --router-tol X         router weight tolerance (default 1e-5; 2^-7 bf16)\n"
+          "      --sampling K=V,...     sampling-topk settings: temp, top_k, top_p, min_p,\n"
+          "                             repeat_penalty, repeat_last_n, n_probs, steps\n"
           "      --json F, --junit F    the report for CI\n"
           "Matrix:\n"
           "      --seed S               generator seed (default 0)\n"
@@ -108,6 +111,7 @@ typedef struct {
         near_ties;
     double margin, tolerance, router_tol;
     long long max_context;
+    golden_conform_sampling sampling;
     unsigned long long dense_mask;
     int force, check_rejection;
 } args;
@@ -240,7 +244,8 @@ static int cmd_conform(const args *a)
     const char *tmp = getenv("TMPDIR");
     golden_conform_opts co = {GOLDEN_CONFORM_OPTS_VERSION, a->backend, a->model, a->n_opts, a->opts,
                               (int)a->threads, a->checks, a->max_context, a->tolerance,
-                              a->router_tol, tmp && *tmp ? tmp : "/tmp", (uint64_t)a->seed};
+                              a->router_tol, tmp && *tmp ? tmp : "/tmp", (uint64_t)a->seed,
+                              a->sampling, 0};
     golden_conform_report rep;
     if (golden_conform_run(&co, &rep, &err))
         return fail(&err);
@@ -258,11 +263,51 @@ static int cmd_conform(const args *a)
         if (k->status == GOLDEN_CONFORM_ERROR)
             fprintf(stderr, TOOL ": %s: %s\n", k->name, k->error);
     }
+    for (size_t i = 0; i < rep.n; i++) {
+        const golden_conform_check *k = &rep.checks[i];
+        if (k->k_required > 0)
+            printf("\nsampling-topk: the settings need k >= %lld; the backend gives %lld\n",
+                   (long long)k->k_required, (long long)k->k_backend);
+        if (k->n_points)
+            printf("\nkv-growth   context  KV write B/token  KV read B/token  TPOT ms\n");
+        for (size_t p = 0; p < k->n_points; p++)
+            printf("%20lld %17.0f %16.0f %8.3f\n", (long long)k->points[p].context,
+                   k->points[p].kv_write_bytes, k->points[p].kv_read_bytes, k->points[p].tpot_s * 1e3);
+    }
     int rc = write_conform(a, &rep);
     if (rc == 0)
         rc = golden_conform_exit(&rep);
     golden_conform_report_free(&rep);
     return rc;
+}
+
+/* --sampling temp=X,top_k=N,top_p=X,min_p=X,repeat_penalty=X,repeat_last_n=N,n_probs=N,steps=N */
+static int parse_sampling(const char *arg, golden_conform_sampling *s)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", arg);
+    for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '='), *end;
+        double v = eq ? strtod(eq + 1, &end) : 0;
+        if (!eq || !eq[1] || *end || !(v >= 0) || v > 1e9) {
+            fprintf(stderr, TOOL ": --sampling: '%s' is not KEY=NUMBER\n", kv);
+            return -1;
+        }
+        *eq = 0;
+        if (strcmp(kv, "temp") == 0) s->temp = v;
+        else if (strcmp(kv, "top_k") == 0) s->top_k = (int)v;
+        else if (strcmp(kv, "top_p") == 0) s->top_p = v;
+        else if (strcmp(kv, "min_p") == 0) s->min_p = v;
+        else if (strcmp(kv, "repeat_penalty") == 0) s->repeat_penalty = v;
+        else if (strcmp(kv, "repeat_last_n") == 0) s->repeat_last_n = (int)v;
+        else if (strcmp(kv, "n_probs") == 0) s->n_probs = (int)v;
+        else if (strcmp(kv, "steps") == 0) s->steps = (int)v;
+        else {
+            fprintf(stderr, TOOL ": --sampling: unknown key '%s'\n", kv);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int parse_real(const char *opt, const char *s, double *out)
@@ -281,7 +326,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
 {
     enum { O_MODEL = 256, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP, O_RUNS,
            O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_FORCE,
-           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_CHECKS, O_JSON, O_JUNIT, O_MAXCTX, O_TOL, O_RTOL, O_HELP, O_VERSION };
+           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_CHECKS, O_JSON, O_JUNIT, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_HELP, O_VERSION };
     static const struct option lo[] = {
         {"model", required_argument, NULL, O_MODEL}, {"manifest", required_argument, NULL, O_MANIFEST},
         {"side", required_argument, NULL, O_SIDE}, {"golden", required_argument, NULL, O_GOLDEN},
@@ -304,6 +349,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         {"max-context", required_argument, NULL, O_MAXCTX},
         {"tolerance", required_argument, NULL, O_TOL},
         {"router-tol", required_argument, NULL, O_RTOL},
+        {"sampling", required_argument, NULL, O_SAMPLING},
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"help", no_argument, NULL, O_HELP}, {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -376,6 +422,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         case O_MAXCTX: bad = parse_int("--max-context", optarg, 1, INT32_MAX, &a.max_context); break;
         case O_TOL: bad = parse_real("--tolerance", optarg, &a.tolerance); break;
         case O_RTOL: bad = parse_real("--router-tol", optarg, &a.router_tol); break;
+        case O_SAMPLING: bad = parse_sampling(optarg, &a.sampling); break;
         case 'o': a.out = optarg; break;
         case 'j': bad = parse_int("--threads", optarg, 1, 256, &a.threads); break;
         case 'h': case O_HELP: usage(stdout); return 0;

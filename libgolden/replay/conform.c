@@ -19,7 +19,8 @@ static const cf_entry checks[] = {
     {"causal-mask", cf_check_causal_mask}, {"kv-positions", cf_check_kv_positions},
     {"kv-lanes", cf_check_kv_lanes},       {"kv-tail", cf_check_kv_tail},
     {"kv-reset", cf_check_kv_reset},       {"rejection", cf_check_rejection},
-    {"router", cf_check_router}};
+    {"router", cf_check_router},           {"sampling-topk", cf_check_sampling_topk},
+    {"kv-growth", cf_check_kv_growth}};
 #define N_CHECKS (sizeof checks / sizeof *checks)
 
 const char *const *golden_conform_check_names(void)
@@ -301,6 +302,20 @@ json_t *golden_conform_json(const golden_conform_report *rep)
                               (json_int_t)k->n_findings, "findings", fs ? fs : json_array());
         if (o && k->status == GOLDEN_CONFORM_ERROR)
             json_object_set_new(o, "error", json_string(k->error));
+        if (o && k->k_required > 0) {
+            json_object_set_new(o, "k_required", json_integer(k->k_required));
+            json_object_set_new(o, "k_backend", json_integer(k->k_backend));
+        }
+        if (o && k->n_points) {
+            json_t *pts = json_array();
+            for (size_t p = 0; pts && p < k->n_points; p++)
+                json_array_append_new(pts, json_pack("{s:I, s:o, s:o, s:o}", "context",
+                    (json_int_t)k->points[p].context, "kv_write_bytes_per_token",
+                    golden_json_real(k->points[p].kv_write_bytes), "kv_read_bytes_per_token",
+                    golden_json_real(k->points[p].kv_read_bytes), "tpot_s",
+                    golden_json_real(k->points[p].tpot_s)));
+            json_object_set_new(o, "curve", pts ? pts : json_array());
+        }
         json_array_append_new(arr, o);
     }
     static const char *const verdict[] = {"pass", "fail", "could not check"};
@@ -311,8 +326,10 @@ json_t *golden_conform_json(const golden_conform_report *rep)
 
 void golden_conform_report_free(golden_conform_report *rep)
 {
-    for (size_t i = 0; rep->checks && i < rep->n; i++)
+    for (size_t i = 0; rep->checks && i < rep->n; i++) {
         free(rep->checks[i].findings);
+        free(rep->checks[i].points);
+    }
     free(rep->checks);
     memset(rep, 0, sizeof *rep);
 }

@@ -52,4 +52,24 @@ int cf_check_kv_tail(cf_ctx *c);
 int cf_check_kv_reset(cf_ctx *c);
 int cf_check_rejection(cf_ctx *c);
 int cf_check_router(cf_ctx *c);
+int cf_check_kv_growth(cf_ctx *c);
+int cf_check_sampling_topk(cf_ctx *c);
+
+/* ---- the llama.cpp sampler chain of sampling-topk (conform_sample.c) ---- */
+typedef struct {
+    int32_t id;
+    float logit, p;
+} cf_cand;
+/* penalties (history of n_hist tokens), top-k, top-p, min-p, temperature, softmax: on the n
+ * candidates in c (sorted descending by raw logit, lower id first among equal), in place;
+ * returns the candidates left. */
+size_t cf_sample_chain(const golden_conform_sampling *s, cf_cand *c, size_t n,
+                       const int32_t *hist, size_t n_hist);
+/* The smallest k for which the chain on the top k of the sorted full list gives bitwise the
+ * result of the chain on all n (binary search; the chain is monotone in k past the top-k set). */
+size_t cf_sample_min_k(const golden_conform_sampling *s, const cf_cand *sorted, size_t n,
+                       const int32_t *hist, size_t n_hist, cf_cand *scratch, cf_cand *full);
+/* The smallest k whose f32 softmax normaliser (summed largest first) equals the full one. */
+size_t cf_logprob_min_k(const cf_cand *sorted, size_t n);
+void cf_sampling_defaults(golden_conform_sampling *s);
 #endif

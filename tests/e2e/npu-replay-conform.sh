@@ -7,7 +7,7 @@ expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 11 -o
 expect_exit "clean backend passes" 0 npu-replay conform --model m -j1 --json clean.json --junit clean.xml
 expect_grep "clean: the table lists every check" '^router +pass' out.txt
 expect_grep "clean: JSON verdict pass" '"verdict": "pass"' clean.json
-expect_grep "clean: JUnit has 7 cases, none failed" 'tests="7" failures="0"' clean.xml
+expect_grep "clean: JUnit has 7 cases, none failed" 'tests="9" failures="0"' clean.xml
 
 # fault -> the one check that must fail (worked out from what each fault breaks)
 while read -r fault check; do
@@ -28,6 +28,7 @@ router_duplicate router
 router_unnormalized router
 router_tie_high_index router
 router_nan_silent router
+topk_too_small sampling-topk
 T
 
 expect_exit "--checks selects" 1 npu-replay conform --model m -j1 --checks kv-lanes,router --backend-opt inject=router_duplicate
@@ -41,3 +42,9 @@ expect_absent "no JSON left behind on exit 2" bad.json
 expect_exit "unknown fault exits 2" 2 npu-replay conform --model m --backend-opt inject=nope
 expect_exit "conform without --model exits 2" 2 npu-replay conform
 expect_exit "existing --json without --force exits 2" 2 npu-replay conform --model m --json clean.json
+expect_exit "kv-growth table" 0 npu-replay conform --model m -j1 --checks kv-growth --json g.json
+expect_grep "kv-growth: 256 bytes written a token at context 16" '^ +16 +256 +5120 ' out.txt
+expect_grep "kv-growth curve in the JSON" '"kv_read_bytes_per_token": 66560' g.json
+expect_exit "sampling-topk with logprobs needs the whole vocabulary" 0 npu-replay conform --model m -j1 --checks sampling-topk --sampling n_probs=5
+expect_grep "sampling-topk names the k" 'need k >= 512; the backend gives 512' out.txt
+expect_exit "bad --sampling exits 2" 2 npu-replay conform --model m --sampling top_q=1

@@ -8,6 +8,18 @@
 #include <stdint.h>
 #include "golden/error.h"
 
+/* The sampling settings sampling-topk holds a backend to (0 = the default in brackets). */
+typedef struct {
+    double temp;          /* [0.8] */
+    int top_k;            /* [40] */
+    double top_p;         /* [0.95] */
+    double min_p;         /* [0.05] */
+    double repeat_penalty;/* [1.1] */
+    int repeat_last_n;    /* [64] */
+    int n_probs;          /* [0 = none] logprobs of the top n tokens (full-vocab softmax) */
+    int steps;            /* [8] decode steps */
+} golden_conform_sampling;
+
 #define GOLDEN_CONFORM_OPTS_VERSION 1u
 typedef struct {
     unsigned version;         /* GOLDEN_CONFORM_OPTS_VERSION */
@@ -22,6 +34,8 @@ typedef struct {
     double router_tol;        /* router weight tolerance; 0 = 1e-5 (2^-7 for bf16 logits) */
     const char *scratch_dir;  /* where the router check writes its derived model ("/tmp") */
     uint64_t seed;            /* token generator seed */
+    golden_conform_sampling sampling;
+    int kv_elem_bytes;        /* kv-growth: bytes of one cached K or V element [2, bf16] */
 } golden_conform_opts;
 
 enum { GOLDEN_CONFORM_PASS = 0, GOLDEN_CONFORM_FAIL = 1, GOLDEN_CONFORM_ERROR = 2 };
@@ -39,6 +53,14 @@ typedef struct {
     size_t n_findings;         /* all of them; at most GOLDEN_CONFORM_KEEP are kept */
     golden_conform_finding *findings;
     char error[600];           /* status ERROR: why it could not run */
+    /* kv-growth: one point a context length */
+    size_t n_points;
+    struct golden_conform_point {
+        int64_t context;
+        double kv_write_bytes, kv_read_bytes; /* per generated token */
+        double tpot_s;                        /* median decode step */
+    } *points;
+    int64_t k_required, k_backend; /* sampling-topk: the largest need, the smallest k given */
 } golden_conform_check;
 
 #define GOLDEN_CONFORM_KEEP 16
