@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "golden/conform.h"
+#include "golden/profile.h"
 #include "golden/replay.h"
 #include "golden/replay_run.h"
 #include "golden/report.h"
@@ -22,6 +23,7 @@ static void usage(FILE *f)
           "       npu-replay run --model DIR --manifest M --side baseline|candidate\n"
           "                      --golden OUT.h5 --raw RAW.jsonl [OPTIONS]\n"
           "       npu-replay conform --model DIR [--checks LIST] [--json F] [--junit F]\n"
+          "       npu-replay profile GOLDEN [CANDIDATE] [--json F]\n"
           "\n"
           "Backend (matrix, run):\n"
           "      --backend cpu|PATH.so  the runtime (default: the built-in cpu reference)\n"
@@ -310,6 +312,48 @@ static int parse_sampling(const char *arg, golden_conform_sampling *s)
     return 0;
 }
 
+static void print_profile(const golden_profile *p)
+{
+    printf("%s\nlayer experts  k  tokens  empty small max/mean tok/expert  mass(mean/min)   "
+           "margin(mean/min)  buckets 0|1|2-4|5-8|9-16|17-32|>32\n", p->path);
+    for (size_t i = 0; i < p->n; i++) {
+        const golden_profile_layer *L = &p->layers[i];
+        printf("%5d %7d %2d %7llu %6llu %5llu %8.3f %10.2f  %.4f/%.4f  %.5f/%.5f  ", L->layer,
+               L->experts, L->k, (unsigned long long)L->tokens, (unsigned long long)L->empty,
+               (unsigned long long)L->small, L->max_mean, L->tokens_per_selected, L->mass_mean,
+               L->mass_min, L->margin_mean, L->margin_min);
+        for (int b = 0; b < GOLDEN_PROFILE_BUCKETS; b++)
+            printf("%llu%s", (unsigned long long)L->bucket[b], b + 1 < GOLDEN_PROFILE_BUCKETS ? "|" : "\n");
+    }
+}
+
+static int cmd_profile(const args *a, int npos, char **pos)
+{
+    if (npos < 1 || npos > 2)
+        return bad_usage("profile needs one golden, or a baseline and a candidate");
+    golden_error err;
+    golden_error_clear(&err);
+    if (a->json && golden_outfile_check(a->json, a->force, &err))
+        return fail(&err);
+    golden_profile p[2];
+    memset(p, 0, sizeof p);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < npos; i++)
+        if (golden_profile_build(pos[i], &p[i], &err))
+            rc = fail(&err);
+    for (int i = 0; rc == 0 && i < npos; i++)
+        print_profile(&p[i]);
+    if (rc == 0 && a->json) {
+        json_t *j = golden_profile_json(&p[0], npos == 2 ? &p[1] : NULL);
+        if (!j || golden_json_write(a->json, j, a->force, &err))
+            rc = j ? fail(&err) : bad_usage("out of memory");
+        json_decref(j);
+    }
+    golden_profile_free(&p[0]);
+    golden_profile_free(&p[1]);
+    return rc;
+}
+
 static int parse_real(const char *opt, const char *s, double *out)
 {
     char *end;
@@ -436,7 +480,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         if (bad)
             return 2;
     }
-    if (optind != argc)
+    if (optind != argc && strcmp(cmd, "profile") != 0)
         return bad_usage("unexpected argument");
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -449,10 +493,12 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
     else if (strcmp(cmd, "matrix") == 0)
         rc = a.model || (a.backend && strcmp(a.backend, "cpu") != 0) ? cmd_matrix(&a)
                                                                     : bad_usage("matrix needs --model DIR");
+    else if (strcmp(cmd, "profile") == 0)
+        rc = cmd_profile(&a, argc - optind, argv + optind);
     else if (strcmp(cmd, "conform") == 0)
         rc = a.model ? cmd_conform(&a) : bad_usage("conform needs --model DIR");
     else
-        rc = bad_usage("unknown command (make-model, matrix, run, conform)");
+        rc = bad_usage("unknown command (make-model, matrix, run, conform, profile)");
     return rc;
 }
 
