@@ -47,6 +47,9 @@ static void usage(FILE *f)
           "      --sampling K=V,...     sampling-topk settings: temp, top_k, top_p, min_p,\n"
           "                             repeat_penalty, repeat_last_n, n_probs, steps\n"
           "      --json F, --junit F    the report for CI\n"
+          "      --faults F             calculet-fault/v1 lines (stability/faults.jsonl) for\n"
+          "                             failed backend calls, with the retest after reset;\n"
+          "                             --side names the side (default candidate)\n"
           "Matrix:\n"
           "      --seed S               generator seed (default 0)\n"
           "      --max-len N            leave out lengths above N\n"
@@ -106,7 +109,7 @@ static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 
 typedef struct {
     const char *model, *manifest, *side, *golden, *raw, *backend, *taps, *out, *preset, *dtype,
-        *hypothesis, *prompts, *checks, *json, *junit;
+        *hypothesis, *prompts, *checks, *json, *junit, *faults;
     const char **opts, **globs;
     size_t n_opts, n_globs;
     long long threads, warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
@@ -241,8 +244,11 @@ static int cmd_conform(const args *a)
     golden_error err;
     golden_error_clear(&err);
     if ((a->json && golden_outfile_check(a->json, a->force, &err)) ||
-        (a->junit && golden_outfile_check(a->junit, a->force, &err)))
+        (a->junit && golden_outfile_check(a->junit, a->force, &err)) ||
+        (a->faults && golden_outfile_check(a->faults, a->force, &err)))
         return fail(&err);
+    if (a->side && strcmp(a->side, "baseline") != 0 && strcmp(a->side, "candidate") != 0)
+        return bad_usage("--side takes baseline or candidate");
     const char *tmp = getenv("TMPDIR");
     golden_conform_opts co = {GOLDEN_CONFORM_OPTS_VERSION, a->backend, a->model, a->n_opts, a->opts,
                               (int)a->threads, a->checks, a->max_context, a->tolerance,
@@ -277,6 +283,9 @@ static int cmd_conform(const args *a)
                    k->points[p].kv_write_bytes, k->points[p].kv_read_bytes, k->points[p].tpot_s * 1e3);
     }
     int rc = write_conform(a, &rep);
+    if (rc == 0 && a->faults &&
+        golden_conform_faults_write(&rep, a->side ? a->side : "candidate", a->faults, a->force, &err))
+        rc = fail(&err);
     if (rc == 0)
         rc = golden_conform_exit(&rep);
     golden_conform_report_free(&rep);
@@ -370,7 +379,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
 {
     enum { O_MODEL = 256, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP, O_RUNS,
            O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_FORCE,
-           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_CHECKS, O_JSON, O_JUNIT, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_HELP, O_VERSION };
+           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_CHECKS, O_JSON, O_JUNIT, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_HELP, O_VERSION };
     static const struct option lo[] = {
         {"model", required_argument, NULL, O_MODEL}, {"manifest", required_argument, NULL, O_MANIFEST},
         {"side", required_argument, NULL, O_SIDE}, {"golden", required_argument, NULL, O_GOLDEN},
@@ -394,6 +403,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         {"tolerance", required_argument, NULL, O_TOL},
         {"router-tol", required_argument, NULL, O_RTOL},
         {"sampling", required_argument, NULL, O_SAMPLING},
+        {"faults", required_argument, NULL, O_FAULTS},
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"help", no_argument, NULL, O_HELP}, {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -466,6 +476,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         case O_MAXCTX: bad = parse_int("--max-context", optarg, 1, INT32_MAX, &a.max_context); break;
         case O_TOL: bad = parse_real("--tolerance", optarg, &a.tolerance); break;
         case O_RTOL: bad = parse_real("--router-tol", optarg, &a.router_tol); break;
+        case O_FAULTS: a.faults = optarg; break;
         case O_SAMPLING: bad = parse_sampling(optarg, &a.sampling); break;
         case 'o': a.out = optarg; break;
         case 'j': bad = parse_int("--threads", optarg, 1, 256, &a.threads); break;

@@ -162,8 +162,12 @@ int cf_check_sampling_topk(cf_ctx *c)
             *full = malloc((size_t)V * sizeof *full);
     int rc = 1;
     c->chk->k_backend = V;
-    if (!hist || !lr || !lb || !sorted || !scr || !full || golden_backend_get_info(ref)->vocab_size != V) {
-        cf_error(c, "out of memory, or the reference has another vocabulary");
+    if (!hist || !lr || !lb || !sorted || !scr || !full) {
+        cf_error(c, "out of memory");
+        goto out;
+    }
+    if (golden_backend_get_info(ref)->vocab_size != V) {
+        cf_error(c, "the cpu reference on --model has another vocabulary than the backend");
         goto out;
     }
     cf_tokens(c, hist, (size_t)P);

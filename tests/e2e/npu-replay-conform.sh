@@ -48,3 +48,21 @@ expect_grep "kv-growth curve in the JSON" '"kv_read_bytes_per_token": 66560' g.j
 expect_exit "sampling-topk with logprobs needs the whole vocabulary" 0 npu-replay conform --model m -j1 --checks sampling-topk --sampling n_probs=5
 expect_grep "sampling-topk names the k" 'need k >= 512; the backend gives 512' out.txt
 expect_exit "bad --sampling exits 2" 2 npu-replay conform --model m --sampling top_q=1
+
+# stability/faults.jsonl: a backend whose decode fails at position 17 (the test plug-in)
+PLUGIN="$GOLDEN_BUILD/tests/lib/test-backend.so"
+expect_exit "a failing backend call: exit 2" 2 npu-replay conform --model m --backend "$PLUGIN" --backend-opt fail_at=17 --checks kv-positions,rejection --faults faults.jsonl --side baseline
+expect_lines "one fault line (kv-positions; rejection passes)" 1 faults.jsonl
+expect_grep "calculet-fault/v1 with the retest after reset" '"schema":"calculet-fault/v1".*"side":"baseline","case_id":"kv-positions","kind":"device_error".*"recovered":true,"retest_after_reset":"passed"' faults.jsonl
+if [ -n "$PYTHON" ]; then
+    expect_exit "fault lines carry exactly the schema's fields" 0 "$PYTHON" -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+for line in open(sys.argv[2]):
+    d = json.loads(line)
+    assert set(s["required"]) <= set(d) <= set(s["properties"]), d
+    assert d["kind"] in s["properties"]["kind"]["enum"]
+' "$GOLDEN_ROOT/schemas/calculet-fault-v1.schema.json" faults.jsonl
+fi
+expect_exit "no fault: an empty faults file" 0 npu-replay conform --model m -j1 --checks rejection --faults none.jsonl
+expect_lines "empty faults file" 0 none.jsonl

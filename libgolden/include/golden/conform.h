@@ -61,6 +61,10 @@ typedef struct {
         double tpot_s;                        /* median decode step */
     } *points;
     int64_t k_required, k_backend; /* sampling-topk: the largest need, the smallest k given */
+    /* a backend call failed (status ERROR): a calculet-fault/v1 line */
+    bool fault;
+    const char *fault_kind;    /* "timeout", "device_error", "nan_output", "oom", "rejected_input" */
+    int retest;                /* 0 not run, 1 passed, 2 failed: reset(-1), prefill, finite logits */
 } golden_conform_check;
 
 #define GOLDEN_CONFORM_KEEP 16
@@ -83,5 +87,9 @@ int golden_conform_run(const golden_conform_opts *opts, golden_conform_report *r
 int golden_conform_exit(const golden_conform_report *rep);
 /* The report as calculet-conform/v1 JSON (schema: the check list with findings). */
 json_t *golden_conform_json(const golden_conform_report *rep);
+/* stability/faults.jsonl: one calculet-fault/v1 line a check whose backend call failed (an
+ * empty file when none); side "baseline" or "candidate". Atomic: no partial file on error. */
+int golden_conform_faults_write(const golden_conform_report *rep, const char *side,
+                                const char *path, bool force, golden_error *err);
 void golden_conform_report_free(golden_conform_report *rep);
 #endif
