@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "golden/conform.h"
+#include "golden/profile.h"
 #include "golden/replay.h"
 #include "golden/replay_run.h"
 #include "golden/report.h"
@@ -20,6 +22,8 @@ static void usage(FILE *f)
           "       npu-replay matrix --model DIR [--hypothesis FILE] [--prompts FILE] -o MANIFEST\n"
           "       npu-replay run --model DIR --manifest M --side baseline|candidate\n"
           "                      --golden OUT.h5 --raw RAW.jsonl [OPTIONS]\n"
+          "       npu-replay conform --model DIR [--checks LIST] [--json F] [--junit F]\n"
+          "       npu-replay profile GOLDEN [CANDIDATE] [--json F]\n"
           "\n"
           "Backend (matrix, run):\n"
           "      --backend cpu|PATH.so  the runtime (default: the built-in cpu reference)\n"
@@ -33,6 +37,19 @@ static void usage(FILE *f)
           "      --taps all|none|LIST   per-layer tensors to capture (LIST: comma-separated globs\n"
           "                             such as 'layers/*/router/*'; default all)\n"
           "      --check-rejection      submit one rejection case; the backend must refuse it\n"
+          "Conform (docs/conformance.md):\n"
+          "      --checks LIST          comma-separated: causal-mask,kv-positions,kv-lanes,\n"
+          "                             kv-tail,kv-reset,rejection,router,sampling-topk,\n"
+          "                             kv-growth (default all)\n"
+          "      --max-context N        longest context the checks use (default the limit)\n"
+          "      --tolerance X          logits/tap tolerance (default 0: bitwise)\n"
+          "      --router-tol X         router weight tolerance (default 1e-5; 2^-7 bf16)\n"
+          "      --sampling K=V,...     sampling-topk settings: temp, top_k, top_p, min_p,\n"
+          "                             repeat_penalty, repeat_last_n, n_probs, steps\n"
+          "      --json F, --junit F    the report for CI\n"
+          "      --faults F             calculet-fault/v1 lines (stability/faults.jsonl) for\n"
+          "                             failed backend calls, with the retest after reset;\n"
+          "                             --side names the side (default candidate)\n"
           "Matrix:\n"
           "      --seed S               generator seed (default 0)\n"
           "      --max-len N            leave out lengths above N\n"
@@ -46,8 +63,8 @@ static void usage(FILE *f)
           "  -h, --help                 this text\n"
           "  -V, --version              print the version\n"
           "\n"
-          "Exit status: 0 done (run: and --check-rejection saw a refusal), 1 the backend accepted\n"
-          "a rejection case, 2 could not run (bad usage, bad model or manifest, backend error).\n",
+          "Exit status: 0 done (run: and --check-rejection saw a refusal; conform: every check\n"
+          "passed), 1 the backend accepted a rejection case or a conform check failed, 2 could not run (bad usage, bad model or manifest, backend error).\n",
           f);
 }
 
@@ -92,12 +109,14 @@ static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 
 typedef struct {
     const char *model, *manifest, *side, *golden, *raw, *backend, *taps, *out, *preset, *dtype,
-        *hypothesis, *prompts;
+        *hypothesis, *prompts, *checks, *json, *junit, *faults;
     const char **opts, **globs;
     size_t n_opts, n_globs;
     long long threads, warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
         near_ties;
-    double margin;
+    double margin, tolerance, router_tol;
+    long long max_context;
+    golden_conform_sampling sampling;
     unsigned long long dense_mask;
     int force, check_rejection;
 } args;
@@ -188,12 +207,179 @@ static int cmd_matrix(const args *a)
     return 0;
 }
 
+static int write_conform(const args *a, const golden_conform_report *rep)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    if (a->json) {
+        json_t *j = golden_conform_json(rep);
+        int rc = j ? golden_json_write(a->json, j, a->force, &err) : -1;
+        json_decref(j);
+        if (rc)
+            return j ? fail(&err) : bad_usage("out of memory");
+    }
+    if (a->junit) {
+        golden_junit_case *jc = calloc(rep->n ? rep->n : 1, sizeof *jc);
+        char (*msg)[700] = calloc(rep->n ? rep->n : 1, sizeof *msg);
+        for (size_t i = 0; jc && msg && i < rep->n; i++) {
+            const golden_conform_check *k = &rep->checks[i];
+            if (k->status == GOLDEN_CONFORM_FAIL)
+                snprintf(msg[i], sizeof msg[i], "%s: %s", k->findings[0].kase, k->findings[0].what);
+            else
+                snprintf(msg[i], sizeof msg[i], "%s", k->error);
+            jc[i] = (golden_junit_case){"conform", k->name, k->status != GOLDEN_CONFORM_PASS, false,
+                                        k->status ? msg[i] : NULL, NULL, k->seconds};
+        }
+        int rc = jc && msg ? golden_junit_write(a->junit, a->force, TOOL " conform", jc, rep->n, &err) : -1;
+        free(jc);
+        free(msg);
+        if (rc)
+            return fail(&err);
+    }
+    return 0;
+}
+
+static int cmd_conform(const args *a)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    if ((a->json && golden_outfile_check(a->json, a->force, &err)) ||
+        (a->junit && golden_outfile_check(a->junit, a->force, &err)) ||
+        (a->faults && golden_outfile_check(a->faults, a->force, &err)))
+        return fail(&err);
+    if (a->side && strcmp(a->side, "baseline") != 0 && strcmp(a->side, "candidate") != 0)
+        return bad_usage("--side takes baseline or candidate");
+    const char *tmp = getenv("TMPDIR");
+    golden_conform_opts co = {GOLDEN_CONFORM_OPTS_VERSION, a->backend, a->model, a->n_opts, a->opts,
+                              (int)a->threads, a->checks, a->max_context, a->tolerance,
+                              a->router_tol, tmp && *tmp ? tmp : "/tmp", (uint64_t)a->seed,
+                              a->sampling, 0};
+    golden_conform_report rep;
+    if (golden_conform_run(&co, &rep, &err))
+        return fail(&err);
+    static const char *const st[] = {"pass", "FAIL", "ERROR"};
+    printf("%-13s %-6s %8s %12s  %s\n", "check", "status", "seconds", "compared", "first finding");
+    for (size_t i = 0; i < rep.n; i++) {
+        const golden_conform_check *k = &rep.checks[i];
+        printf("%-13s %-6s %8.2f %12zu  ", k->name, st[k->status], k->seconds, k->comparisons);
+        if (k->status == GOLDEN_CONFORM_FAIL)
+            printf("%s: %s (%zu findings)\n", k->findings[0].kase, k->findings[0].what, k->n_findings);
+        else
+            printf("%s\n", k->status ? k->error : "");
+        for (size_t f = 1; f < k->n_findings && f < GOLDEN_CONFORM_KEEP; f++)
+            fprintf(stderr, TOOL ": %s: %s: %s\n", k->name, k->findings[f].kase, k->findings[f].what);
+        if (k->status == GOLDEN_CONFORM_ERROR)
+            fprintf(stderr, TOOL ": %s: %s\n", k->name, k->error);
+    }
+    for (size_t i = 0; i < rep.n; i++) {
+        const golden_conform_check *k = &rep.checks[i];
+        if (k->k_required > 0)
+            printf("\nsampling-topk: the settings need k >= %lld; the backend gives %lld\n",
+                   (long long)k->k_required, (long long)k->k_backend);
+        if (k->n_points)
+            printf("\nkv-growth   context  KV write B/token  KV read B/token  TPOT ms\n");
+        for (size_t p = 0; p < k->n_points; p++)
+            printf("%20lld %17.0f %16.0f %8.3f\n", (long long)k->points[p].context,
+                   k->points[p].kv_write_bytes, k->points[p].kv_read_bytes, k->points[p].tpot_s * 1e3);
+    }
+    int rc = write_conform(a, &rep);
+    if (rc == 0 && a->faults &&
+        golden_conform_faults_write(&rep, a->side ? a->side : "candidate", a->faults, a->force, &err))
+        rc = fail(&err);
+    if (rc == 0)
+        rc = golden_conform_exit(&rep);
+    golden_conform_report_free(&rep);
+    return rc;
+}
+
+/* --sampling temp=X,top_k=N,top_p=X,min_p=X,repeat_penalty=X,repeat_last_n=N,n_probs=N,steps=N */
+static int parse_sampling(const char *arg, golden_conform_sampling *s)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", arg);
+    for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '='), *end;
+        double v = eq ? strtod(eq + 1, &end) : 0;
+        if (!eq || !eq[1] || *end || !(v >= 0) || v > 1e9) {
+            fprintf(stderr, TOOL ": --sampling: '%s' is not KEY=NUMBER\n", kv);
+            return -1;
+        }
+        *eq = 0;
+        if (strcmp(kv, "temp") == 0) s->temp = v;
+        else if (strcmp(kv, "top_k") == 0) s->top_k = (int)v;
+        else if (strcmp(kv, "top_p") == 0) s->top_p = v;
+        else if (strcmp(kv, "min_p") == 0) s->min_p = v;
+        else if (strcmp(kv, "repeat_penalty") == 0) s->repeat_penalty = v;
+        else if (strcmp(kv, "repeat_last_n") == 0) s->repeat_last_n = (int)v;
+        else if (strcmp(kv, "n_probs") == 0) s->n_probs = (int)v;
+        else if (strcmp(kv, "steps") == 0) s->steps = (int)v;
+        else {
+            fprintf(stderr, TOOL ": --sampling: unknown key '%s'\n", kv);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void print_profile(const golden_profile *p)
+{
+    printf("%s\nlayer experts  k  tokens  empty small max/mean tok/expert  mass(mean/min)   "
+           "margin(mean/min)  buckets 0|1|2-4|5-8|9-16|17-32|>32\n", p->path);
+    for (size_t i = 0; i < p->n; i++) {
+        const golden_profile_layer *L = &p->layers[i];
+        printf("%5d %7d %2d %7llu %6llu %5llu %8.3f %10.2f  %.4f/%.4f  %.5f/%.5f  ", L->layer,
+               L->experts, L->k, (unsigned long long)L->tokens, (unsigned long long)L->empty,
+               (unsigned long long)L->small, L->max_mean, L->tokens_per_selected, L->mass_mean,
+               L->mass_min, L->margin_mean, L->margin_min);
+        for (int b = 0; b < GOLDEN_PROFILE_BUCKETS; b++)
+            printf("%llu%s", (unsigned long long)L->bucket[b], b + 1 < GOLDEN_PROFILE_BUCKETS ? "|" : "\n");
+    }
+}
+
+static int cmd_profile(const args *a, int npos, char **pos)
+{
+    if (npos < 1 || npos > 2)
+        return bad_usage("profile needs one golden, or a baseline and a candidate");
+    golden_error err;
+    golden_error_clear(&err);
+    if (a->json && golden_outfile_check(a->json, a->force, &err))
+        return fail(&err);
+    golden_profile p[2];
+    memset(p, 0, sizeof p);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < npos; i++)
+        if (golden_profile_build(pos[i], &p[i], &err))
+            rc = fail(&err);
+    for (int i = 0; rc == 0 && i < npos; i++)
+        print_profile(&p[i]);
+    if (rc == 0 && a->json) {
+        json_t *j = golden_profile_json(&p[0], npos == 2 ? &p[1] : NULL);
+        if (!j || golden_json_write(a->json, j, a->force, &err))
+            rc = j ? fail(&err) : bad_usage("out of memory");
+        json_decref(j);
+    }
+    golden_profile_free(&p[0]);
+    golden_profile_free(&p[1]);
+    return rc;
+}
+
+static int parse_real(const char *opt, const char *s, double *out)
+{
+    char *end;
+    *out = strtod(s, &end);
+    if (!*s || *end || !(*out >= 0) || *out > 1e30) {
+        fprintf(stderr, TOOL ": %s: '%s' is not a number >= 0\n", opt, s);
+        return -1;
+    }
+    return 0;
+}
+
 /* Everything but the two arrays main owns (so every early return frees them). */
 static int tool_main(int argc, char **argv, const char **opts, const char **globs)
 {
     enum { O_MODEL = 256, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP, O_RUNS,
            O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_FORCE,
-           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_HELP, O_VERSION };
+           O_HYP, O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE, O_CHECKS, O_JSON, O_JUNIT, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_HELP, O_VERSION };
     static const struct option lo[] = {
         {"model", required_argument, NULL, O_MODEL}, {"manifest", required_argument, NULL, O_MANIFEST},
         {"side", required_argument, NULL, O_SIDE}, {"golden", required_argument, NULL, O_GOLDEN},
@@ -211,6 +397,13 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         {"near-ties", required_argument, NULL, O_NEARTIES},
         {"near-tie-margin", required_argument, NULL, O_MARGIN},
         {"dense-layer", required_argument, NULL, O_DENSE},
+        {"checks", required_argument, NULL, O_CHECKS}, {"json", required_argument, NULL, O_JSON},
+        {"junit", required_argument, NULL, O_JUNIT},
+        {"max-context", required_argument, NULL, O_MAXCTX},
+        {"tolerance", required_argument, NULL, O_TOL},
+        {"router-tol", required_argument, NULL, O_RTOL},
+        {"sampling", required_argument, NULL, O_SAMPLING},
+        {"faults", required_argument, NULL, O_FAULTS},
         {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 'j'},
         {"help", no_argument, NULL, O_HELP}, {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -231,7 +424,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         return 0;
     }
     if (argc < 2 || argv[1][0] == '-')
-        return bad_usage("needs a command: make-model, matrix or run");
+        return bad_usage("needs a command: make-model, matrix, run or conform");
     const char *cmd = argv[1];
     int c;
     opterr = 0;
@@ -277,6 +470,14 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
             a.dense_mask |= 1ull << l;
             break;
         }
+        case O_CHECKS: a.checks = optarg; break;
+        case O_JSON: a.json = optarg; break;
+        case O_JUNIT: a.junit = optarg; break;
+        case O_MAXCTX: bad = parse_int("--max-context", optarg, 1, INT32_MAX, &a.max_context); break;
+        case O_TOL: bad = parse_real("--tolerance", optarg, &a.tolerance); break;
+        case O_RTOL: bad = parse_real("--router-tol", optarg, &a.router_tol); break;
+        case O_FAULTS: a.faults = optarg; break;
+        case O_SAMPLING: bad = parse_sampling(optarg, &a.sampling); break;
         case 'o': a.out = optarg; break;
         case 'j': bad = parse_int("--threads", optarg, 1, 256, &a.threads); break;
         case 'h': case O_HELP: usage(stdout); return 0;
@@ -290,7 +491,7 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
         if (bad)
             return 2;
     }
-    if (optind != argc)
+    if (optind != argc && strcmp(cmd, "profile") != 0)
         return bad_usage("unexpected argument");
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -303,8 +504,12 @@ static int tool_main(int argc, char **argv, const char **opts, const char **glob
     else if (strcmp(cmd, "matrix") == 0)
         rc = a.model || (a.backend && strcmp(a.backend, "cpu") != 0) ? cmd_matrix(&a)
                                                                     : bad_usage("matrix needs --model DIR");
+    else if (strcmp(cmd, "profile") == 0)
+        rc = cmd_profile(&a, argc - optind, argv + optind);
+    else if (strcmp(cmd, "conform") == 0)
+        rc = a.model ? cmd_conform(&a) : bad_usage("conform needs --model DIR");
     else
-        rc = bad_usage("unknown command (make-model, matrix, run)");
+        rc = bad_usage("unknown command (make-model, matrix, run, conform, profile)");
     return rc;
 }
 

@@ -77,7 +77,23 @@ typedef struct {
     int64_t len, cap;
     float *last_logits; /* [vocab] of the last processed position */
     bool has_logits;
+    int64_t stale; /* fault kv_stale_after_reset only: old positions attention still reads */
 } cpu_lane;
+
+/* Faults `--backend-opt inject=NAME` plants on purpose, so the conformance checks can be
+ * shown to bite (docs/conformance.md). Set once at open; the clean path tests one flag word. */
+enum {
+    CPU_FAULT_CAUSAL_LEAK = 1u << 0,
+    CPU_FAULT_KV_OFF_BY_ONE_AT_16 = 1u << 1,
+    CPU_FAULT_KV_LANE_CROSS = 1u << 2,
+    CPU_FAULT_KV_TAIL_STALE = 1u << 3,
+    CPU_FAULT_KV_STALE_AFTER_RESET = 1u << 4,
+    CPU_FAULT_ROUTER_DUPLICATE = 1u << 5,
+    CPU_FAULT_ROUTER_UNNORMALIZED = 1u << 6,
+    CPU_FAULT_ROUTER_TIE_HIGH_INDEX = 1u << 7,
+    CPU_FAULT_ROUTER_NAN_SILENT = 1u << 8,
+    CPU_FAULT_TOPK_TOO_SMALL = 1u << 9
+};
 
 typedef struct {
     cpu_model m;
@@ -87,6 +103,7 @@ typedef struct {
     int chunk;      /* positions per forward call of a long prefill */
     cpu_lane *lanes;
     golden_backend_hooks hooks;
+    unsigned fault; /* CPU_FAULT_* bits; 0 for every real use */
 } cpu_backend;
 
 /* Run positions [pos, pos+n) of lane through the model; leaves the last position's logits. */

@@ -1,5 +1,6 @@
 /* The built-in `cpu` backend: the golden_backend_vtable over the Qwen3-MoE reference forward
  * pass, with lanes, logits in f32 (or bf16 under dtype=bf16) and the stage marks it can honestly give. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,22 @@ static void cpu_close(void *self)
     free(b);
 }
 
+static const char *const fault_names[] = {
+    "causal_leak", "kv_off_by_one_at_16", "kv_lane_cross", "kv_tail_stale",
+    "kv_stale_after_reset", "router_duplicate", "router_unnormalized", "router_tie_high_index",
+    "router_nan_silent", "topk_too_small"};
+
+static int parse_fault(cpu_backend *b, const char *v, char *msg, size_t n)
+{
+    for (unsigned i = 0; i < sizeof fault_names / sizeof *fault_names; i++)
+        if (strcmp(v, fault_names[i]) == 0) {
+            b->fault |= 1u << i;
+            return 0;
+        }
+    snprintf(msg, n, "backend option inject=%s: not a fault of the cpu backend (see docs/conformance.md)", v);
+    return 1;
+}
+
 static int parse_opts(cpu_backend *b, const golden_backend_open_args *a, char *msg, size_t n)
 {
     b->n_lanes = 4;
@@ -67,12 +84,15 @@ static int parse_opts(cpu_backend *b, const golden_backend_open_args *a, char *m
             b->n_lanes = atoi(v);
         } else if (strcmp(k, "chunk") == 0 && atoi(v) >= 1 && atoi(v) <= 1 << 20) {
             b->chunk = atoi(v);
+        } else if (strcmp(k, "inject") == 0) {
+            if (parse_fault(b, v, msg, n))
+                return 1;
         } else if (strcmp(k, "dtype") == 0 || strcmp(k, "lanes") == 0 || strcmp(k, "chunk") == 0) {
             snprintf(msg, n, "backend option %s=%s: dtype takes f32 or bf16, lanes 1..%d, chunk 1..%d",
                      k, v, MAX_LANES, 1 << 20);
             return 1;
         } else {
-            snprintf(msg, n, "unknown backend option '%s' (the cpu backend knows dtype, lanes, chunk)", k);
+            snprintf(msg, n, "unknown backend option '%s' (the cpu backend knows dtype, lanes, chunk, inject)", k);
             return 1;
         }
     }
@@ -214,6 +234,33 @@ static int cpu_decode(void *self, int lane, int32_t token, char *msg, size_t n)
     return cpu_prefill(self, lane, b->lanes[lane].len, &token, 1, msg, n);
 }
 
+/* Fault topk_too_small: an NPU that hands back only its top 8 logits; the rest read as -inf. */
+static int topk_only(cpu_backend *b, const cpu_lane *L, int first, int count, void *dst)
+{
+    int V = b->m.c.vocab, top[8], nt = 0;
+    for (int i = 0; i < V; i++) { /* the 8 largest, the lower index first among equals */
+        int k = nt < 8 ? nt++ : 8;
+        while (k > 0 && L->last_logits[i] > L->last_logits[top[k - 1]])
+            k--;
+        if (k < 8) {
+            memmove(top + k + 1, top + k, (size_t)(nt - 1 - k) * sizeof *top);
+            top[k] = i;
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        float v = -INFINITY;
+        for (int k = 0; k < nt; k++)
+            if (top[k] == first + i)
+                v = L->last_logits[first + i];
+        if (b->bf16)
+            ((uint16_t *)dst)[i] = golden_f32_to_bf16(v);
+        else
+            ((float *)dst)[i] = v;
+    }
+    mark(b, GOLDEN_BK_STAGE_D2H, 1);
+    return 0;
+}
+
 static int cpu_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
 {
     cpu_backend *b = self;
@@ -230,6 +277,8 @@ static int cpu_logits(void *self, int lane, int first, int count, void *dst, cha
         return 1;
     }
     mark(b, GOLDEN_BK_STAGE_D2H, 0);
+    if (b->fault & CPU_FAULT_TOPK_TOO_SMALL)
+        return topk_only(b, L, first, count, dst);
     if (b->bf16) {
         uint16_t *d = dst;
         for (int i = 0; i < count; i++)
@@ -253,22 +302,23 @@ static int cpu_truncate(void *self, int lane, int64_t length, char *msg, size_t 
     }
     if (length < b->lanes[lane].len)
         b->lanes[lane].has_logits = false;
-    b->lanes[lane].len = length;
+    if (!(b->fault & CPU_FAULT_KV_TAIL_STALE)) /* the fault: the tail stays valid */
+        b->lanes[lane].len = length;
     return 0;
 }
 
 static int cpu_reset(void *self, int lane, char *msg, size_t n)
 {
     cpu_backend *b = self;
-    if (lane < 0) {
-        for (int i = 0; i < b->n_lanes; i++)
-            b->lanes[i].len = 0, b->lanes[i].has_logits = false;
-        return 0;
-    }
-    if (bad_lane(b, lane, msg, n))
+    if (lane >= 0 && bad_lane(b, lane, msg, n))
         return 1;
-    b->lanes[lane].len = 0;
-    b->lanes[lane].has_logits = false;
+    for (int i = lane < 0 ? 0 : lane; i < (lane < 0 ? b->n_lanes : lane + 1); i++) {
+        cpu_lane *L = &b->lanes[i];
+        if ((b->fault & CPU_FAULT_KV_STALE_AFTER_RESET) && L->len > L->stale)
+            L->stale = L->len; /* the fault: the old positions stay visible */
+        L->len = 0;
+        L->has_logits = false;
+    }
     return 0;
 }
 

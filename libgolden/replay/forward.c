@@ -85,7 +85,9 @@ typedef struct {
     int64_t pos, n;
     const float *q;
     float *att;
-    float *scores; /* [threads][pos + n] */
+    float *scores; /* [threads][span] */
+    int64_t span;  /* pos + n, more only under the faults below */
+    bool leak;     /* fault causal_leak, this layer: positions >= 16 see one future token */
 } att_ctx;
 
 typedef float v8f __attribute__((vector_size(32)));
@@ -124,6 +126,16 @@ static void head_axpy(float *o, float p, const float *v, int n)
         o[i] += p * v[i];
 }
 
+/* Where the planted faults move the end of what a position attends to. */
+static int64_t fault_upto(const att_ctx *a, int64_t t, int64_t upto)
+{
+    if (a->leak && a->pos + t >= 16 && t + 1 < a->n)
+        upto++; /* causal_leak: the next token of this batch */
+    if (a->lane->stale > upto)
+        upto = a->lane->stale; /* kv_stale_after_reset: the old cache is still read */
+    return upto;
+}
+
 /* One (position, head) of causal grouped-query attention, softmax in f32. */
 static int att_item(void *vctx, size_t item, int worker, golden_error *err)
 {
@@ -134,7 +146,9 @@ static int att_item(void *vctx, size_t item, int worker, golden_error *err)
     int64_t t = (int64_t)item / H;
     int h = (int)((int64_t)item % H), kvh = h / group;
     int64_t kd = (int64_t)c->kv_heads * hd, upto = a->pos + t + 1;
-    float *s = a->scores + (size_t)worker * (size_t)(a->pos + a->n);
+    if (a->span > a->pos + a->n || a->leak)
+        upto = fault_upto(a, t, upto);
+    float *s = a->scores + (size_t)worker * (size_t)a->span;
     const float *q = a->q + t * (int64_t)H * hd + (int64_t)h * hd;
     const float *K = a->lane->k[a->l], *V = a->lane->v[a->l];
     float scale = 1.0f / sqrtf((float)hd), mx = -INFINITY;
@@ -153,6 +167,24 @@ static int att_item(void *vctx, size_t item, int worker, golden_error *err)
     for (int64_t j = 0; j < upto; j++)
         head_axpy(o, s[j] / sum, V + j * kd + (int64_t)kvh * hd, hd);
     return 0;
+}
+
+/* The planted KV-write faults: the decode path's write for position 16 also lands in slot 15;
+ * lane 1's write at position 17 also lands in lane 0 (when lane 0 has room for it). */
+static void kv_write_faults(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t n)
+{
+    const cpu_config *c = &b->m.c;
+    size_t kd = (size_t)c->kv_heads * (size_t)c->head_dim;
+    if ((b->fault & CPU_FAULT_KV_OFF_BY_ONE_AT_16) && n == 1 && pos == 16) {
+        memcpy(lane->k[l] + 15 * kd, lane->k[l] + 16 * kd, kd * 4);
+        memcpy(lane->v[l] + 15 * kd, lane->v[l] + 16 * kd, kd * 4);
+    }
+    cpu_lane *l0 = &b->lanes[0];
+    if ((b->fault & CPU_FAULT_KV_LANE_CROSS) && lane == &b->lanes[1] && pos <= 17 &&
+        pos + n > 17 && l0->cap > 17) {
+        memcpy(l0->k[l] + 17 * kd, lane->k[l] + 17 * kd, kd * 4);
+        memcpy(l0->v[l] + 17 * kd, lane->v[l] + 17 * kd, kd * 4);
+    }
 }
 
 static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t n, fw_buf *f,
@@ -187,9 +219,14 @@ static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t
     maybe_round(b, f->k, (size_t)(n * KD));
     memcpy(lane->k[l] + pos * KD, f->k, (size_t)(n * KD) * 4);
     memcpy(lane->v[l] + pos * KD, f->v, (size_t)(n * KD) * 4);
+    if (b->fault)
+        kv_write_faults(b, lane, l, pos, n);
     int threads = n * c->heads * (pos + n) < 4096 ? 1 : b->threads;
-    att_ctx a = {b, lane, l, pos, n, f->q, f->att, NULL};
-    a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)(pos + n) * 4);
+    att_ctx a = {b, lane, l, pos, n, f->q, f->att, NULL, pos + n,
+                 (b->fault & CPU_FAULT_CAUSAL_LEAK) && l == c->layers - 1};
+    if (lane->stale > a.span)
+        a.span = lane->stale;
+    a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)a.span * 4);
     if (!a.scores)
         return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
     int rc = golden_parallel_for((size_t)(n * c->heads), threads, att_item, &a, err);
@@ -238,10 +275,12 @@ static int swiglu(cpu_backend *b, const cpu_weight *G, const cpu_weight *U, cons
     return rc;
 }
 
-/* Router softmax over every expert, top-k in rank order, optional renormalisation. */
-static void route(const cpu_config *c, const float *logits, int32_t *ids, float *w)
+/* Router softmax over every expert, top-k in rank order, optional renormalisation; `fault`
+ * holds the planted router faults (0 in real use). */
+static void route(const cpu_config *c, unsigned fault, const float *logits, int32_t *ids, float *w)
 {
     int E = c->experts, K = c->topk;
+    bool tie_high = fault & CPU_FAULT_ROUTER_TIE_HIGH_INDEX;
     float mx = -INFINITY, sum = 0;
     for (int e = 0; e < E; e++)
         if (logits[e] > mx)
@@ -256,7 +295,7 @@ static void route(const cpu_config *c, const float *logits, int32_t *ids, float 
         float pe = expf(logits[e] - mx) / sum;
         /* insert keeping the first of equal probabilities first, as torch.topk does on CPU */
         int k = K;
-        while (k > 0 && (ids[k - 1] < 0 || pe > w[k - 1]))
+        while (k > 0 && (ids[k - 1] < 0 || pe > w[k - 1] || (tie_high && pe == w[k - 1])))
             k--;
         if (k >= K)
             continue;
@@ -265,7 +304,9 @@ static void route(const cpu_config *c, const float *logits, int32_t *ids, float 
         ids[k] = e;
         w[k] = pe;
     }
-    if (c->norm_topk) {
+    if (fault & CPU_FAULT_ROUTER_DUPLICATE && K > 1)
+        ids[K - 1] = ids[0];
+    if (c->norm_topk && !(fault & CPU_FAULT_ROUTER_UNNORMALIZED)) {
         float s = 0;
         for (int k = 0; k < K; k++)
             s += w[k];
@@ -282,8 +323,22 @@ static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
     if (cpu_matmul(&L->router, f->tmp, n, f->router, E, b->threads, err))
         return GOLDEN_ERR;
     maybe_round(b, f->router, (size_t)(n * E));
-    for (int64_t t = 0; t < n; t++)
-        route(c, f->router + t * E, f->topi + t * K, f->topw + t * K);
+    for (int64_t t = 0; t < n; t++) {
+        const float *r = f->router + t * E;
+        int64_t e = 0;
+        while (e < E && isfinite(r[e]))
+            e++;
+        if (e < E && !(b->fault & CPU_FAULT_ROUTER_NAN_SILENT))
+            return golden_fail_what(err, GOLDEN_EINVAL, "cpu backend",
+                                    "router logit %lld of layer %d at batch row %lld is %g: not routed",
+                                    (long long)e, l, (long long)t, (double)r[e]);
+        if (e < E) { /* the fault: expert 0 first, the rest in index order */
+            for (int64_t k = 0; k < K; k++)
+                f->topi[t * K + k] = (int32_t)k, f->topw[t * K + k] = 1.0f / (float)K;
+            continue;
+        }
+        route(c, b->fault, r, f->topi + t * K, f->topw + t * K);
+    }
     maybe_round(b, f->topw, (size_t)(n * K));
     /* gather each expert's rows, experts in ascending order, tokens in order within one */
     int *which = malloc((size_t)E * sizeof *which);

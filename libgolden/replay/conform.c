@@ -1,0 +1,424 @@
+/* npu-replay conform's driver: which checks run, a fresh backend for each with tap capture, the
+ * findings, and the report as JSON. The checks themselves are in conform_kv.c and conform_router.c. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "golden/report.h"
+#include "replay/conform_priv.h"
+
+typedef struct {
+    const char *name;
+    int (*run)(cf_ctx *c);
+} cf_entry;
+
+static const cf_entry checks[] = {
+    {"causal-mask", cf_check_causal_mask}, {"kv-positions", cf_check_kv_positions},
+    {"kv-lanes", cf_check_kv_lanes},       {"kv-tail", cf_check_kv_tail},
+    {"kv-reset", cf_check_kv_reset},       {"rejection", cf_check_rejection},
+    {"router", cf_check_router},           {"sampling-topk", cf_check_sampling_topk},
+    {"kv-growth", cf_check_kv_growth}};
+#define N_CHECKS (sizeof checks / sizeof *checks)
+
+const char *const *golden_conform_check_names(void)
+{
+    static const char *names[N_CHECKS + 1];
+    for (size_t i = 0; i < N_CHECKS; i++)
+        names[i] = checks[i].name;
+    return names;
+}
+
+/* The harness's tap hook: keep (a copy of) every tap the filter lets through, rows of one
+ * name appended in arrival order (a backend may send a long prefill in chunks). */
+static int on_tap(void *ctx, const char *name, int layer, int dtype, int64_t rows, int64_t cols,
+                  const void *data)
+{
+    cf_ctx *c = ctx;
+    if (c->tap_filter && !strstr(name, c->tap_filter))
+        return 0;
+    cf_tap *t = (cf_tap *)cf_tap_find(c, name);
+    if (t && t->cols != cols)
+        return 1;
+    if (!t) {
+        if (c->n_taps == c->cap_taps) {
+            size_t cap = c->cap_taps ? 2 * c->cap_taps : 16;
+            cf_tap *n = realloc(c->taps, cap * sizeof *n);
+            if (!n)
+                return c->tap_oom = true, 1;
+            c->taps = n;
+            c->cap_taps = cap;
+        }
+        t = &c->taps[c->n_taps++];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", name);
+        t->layer = layer;
+        t->dtype = dtype;
+        t->cols = cols;
+    }
+    void *d = realloc(t->data, (size_t)((t->rows + rows) * cols) * 4);
+    if (!d)
+        return c->tap_oom = true, 1;
+    memcpy((char *)d + (size_t)(t->rows * cols) * 4, data, (size_t)(rows * cols) * 4);
+    t->data = d;
+    t->rows += rows;
+    return 0;
+}
+
+void cf_taps_clear(cf_ctx *c)
+{
+    for (size_t i = 0; i < c->n_taps; i++)
+        free(c->taps[i].data);
+    c->n_taps = 0;
+}
+
+const cf_tap *cf_tap_find(const cf_ctx *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_taps; i++)
+        if (strcmp(c->taps[i].name, name) == 0)
+            return &c->taps[i];
+    return NULL;
+}
+
+int cf_open(cf_ctx *c, const char *model_dir)
+{
+    const golden_conform_opts *o = c->o;
+    golden_backend_load_opts lo = {1, o->backend, model_dir ? model_dir : o->model_dir, o->n_opts,
+                                   o->opts, o->threads};
+    golden_error_clear(&c->err);
+    if (golden_backend_load(&lo, &c->b, &c->err))
+        return cf_error(c, NULL);
+    c->info = golden_backend_get_info(c->b);
+    golden_backend_hooks h = {c, on_tap, NULL, 1};
+    if (golden_backend_set_hooks(c->b, &h, &c->err))
+        return cf_error(c, NULL);
+    c->limit = c->info->context_limit;
+    if (o->max_context > 0 && o->max_context < c->limit)
+        c->limit = o->max_context;
+    return 0;
+}
+
+void cf_close(cf_ctx *c)
+{
+    golden_backend_close(c->b);
+    c->b = NULL;
+    cf_taps_clear(c);
+}
+
+void cf_find(cf_ctx *c, const char *kase, const char *fmt, ...)
+{
+    golden_conform_check *k = c->chk;
+    if (k->status == GOLDEN_CONFORM_PASS)
+        k->status = GOLDEN_CONFORM_FAIL;
+    if (k->n_findings++ >= GOLDEN_CONFORM_KEEP)
+        return;
+    golden_conform_finding *f = &k->findings[k->n_findings - 1];
+    snprintf(f->kase, sizeof f->kase, "%s", kase);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->what, sizeof f->what, fmt, ap);
+    va_end(ap);
+}
+
+int cf_error(cf_ctx *c, const char *what)
+{
+    golden_conform_check *k = c->chk;
+    k->status = GOLDEN_CONFORM_ERROR;
+    if (!what && c->b && strcmp(c->err.where, golden_backend_name(c->b)) == 0)
+        k->fault = true; /* the backend itself failed a call */
+    if (what)
+        snprintf(k->error, sizeof k->error, "%s", what);
+    else if (c->err.where[0])
+        snprintf(k->error, sizeof k->error, "%.280s: %.300s", c->err.where, c->err.what);
+    else
+        snprintf(k->error, sizeof k->error, "%.590s", c->err.what);
+    return 1;
+}
+
+void cf_tokens(cf_ctx *c, int32_t *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) { /* splitmix64 */
+        uint64_t z = (c->rng += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        t[i] = (int32_t)(z % (uint64_t)c->info->vocab_size);
+    }
+}
+
+int cf_logits(cf_ctx *c, int lane, float *dst)
+{
+    int V = c->info->vocab_size;
+    if (c->info->logits_dtype != GOLDEN_BK_BF16)
+        return golden_backend_logits(c->b, lane, 0, V, dst, &c->err) ? cf_error(c, NULL) : 0;
+    uint16_t *h = malloc((size_t)V * 2);
+    if (!h)
+        return cf_error(c, "out of memory");
+    int rc = golden_backend_logits(c->b, lane, 0, V, h, &c->err);
+    if (rc == 0)
+        golden_logits_bf16_to_f32(h, 0, (size_t)V, dst);
+    free(h);
+    return rc ? cf_error(c, NULL) : 0;
+}
+
+int cf_prefill_logits(cf_ctx *c, int lane, int64_t pos, const int32_t *t, size_t n, float *dst)
+{
+    if (golden_backend_prefill(c->b, lane, pos, t, n, &c->err))
+        return cf_error(c, NULL);
+    return dst ? cf_logits(c, lane, dst) : 0;
+}
+
+int cf_decode_logits(cf_ctx *c, int lane, int32_t tok, float *dst)
+{
+    if (golden_backend_decode(c->b, lane, tok, &c->err))
+        return cf_error(c, NULL);
+    return dst ? cf_logits(c, lane, dst) : 0;
+}
+
+bool cf_same(const cf_ctx *c, const float *a, const float *b, size_t n, size_t *at, double *maxd)
+{
+    bool same = true;
+    *maxd = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool eq = c->o->atol > 0 ? fabs((double)a[i] - (double)b[i]) <= c->o->atol
+                                 : memcmp(&a[i], &b[i], 4) == 0;
+        if (eq)
+            continue;
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (same)
+            *at = i;
+        same = false;
+        if (d > *maxd || isnan(d))
+            *maxd = d;
+    }
+    return same;
+}
+
+/* The fault's kind from the backend's message (calculet-fault/v1's enum). */
+static const char *fault_kind(const char *msg)
+{
+    if (strstr(msg, "context_limit_exceeded"))
+        return "rejected_input";
+    if (strstr(msg, "timeout") || strstr(msg, "timed out"))
+        return "timeout";
+    if (strstr(msg, "out of memory"))
+        return "oom";
+    if (strstr(msg, "nan") || strstr(msg, "NaN"))
+        return "nan_output";
+    return "device_error";
+}
+
+/* After a failed call: reset every lane, prefill 8 tokens, and require finite logits. */
+static int retest(cf_ctx *c)
+{
+    int32_t t[8];
+    int V = c->info->vocab_size;
+    float *l = malloc((size_t)V * 4);
+    golden_error e;
+    cf_tokens(c, t, 8);
+    int ok = l && golden_backend_reset(c->b, -1, &e) == 0 &&
+             golden_backend_prefill(c->b, 0, 0, t, 8, &e) == 0;
+    if (ok && c->info->logits_dtype == GOLDEN_BK_BF16) {
+        uint16_t *h = malloc((size_t)V * 2);
+        ok = h && golden_backend_logits(c->b, 0, 0, V, h, &e) == 0;
+        if (ok)
+            golden_logits_bf16_to_f32(h, 0, (size_t)V, l);
+        free(h);
+    } else if (ok) {
+        ok = golden_backend_logits(c->b, 0, 0, V, l, &e) == 0;
+    }
+    for (int i = 0; ok && i < V; i++)
+        ok = isfinite(l[i]);
+    free(l);
+    return ok ? 1 : 2;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Whether name is in the comma-separated list (NULL = all). */
+static bool selected(const char *list, const char *name)
+{
+    if (!list)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p += len + (e != NULL);
+    }
+    return false;
+}
+
+static int check_list(const char *list, golden_error *err)
+{
+    if (!list)
+        return 0;
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        bool known = false;
+        for (size_t i = 0; i < N_CHECKS; i++)
+            known |= strlen(checks[i].name) == len && strncmp(p, checks[i].name, len) == 0;
+        if (!known)
+            return golden_fail_what(err, GOLDEN_EINVAL, "--checks", "unknown check '%.*s'",
+                                    (int)len, p);
+        p += len + (e != NULL);
+    }
+    return 0;
+}
+
+int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep, golden_error *err)
+{
+    memset(rep, 0, sizeof *rep);
+    if (!o || o->version != GOLDEN_CONFORM_OPTS_VERSION)
+        return golden_fail_what(err, GOLDEN_EINVAL, "conform", "options of an unknown version");
+    if (check_list(o->checks, err))
+        return GOLDEN_ERR;
+    rep->checks = calloc(N_CHECKS, sizeof *rep->checks);
+    if (!rep->checks)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "conform", "out of memory");
+    snprintf(rep->backend, sizeof rep->backend, "%s", o->backend ? o->backend : "cpu");
+    for (size_t i = 0; i < N_CHECKS; i++) {
+        if (!selected(o->checks, checks[i].name))
+            continue;
+        golden_conform_check *k = &rep->checks[rep->n++];
+        k->name = checks[i].name;
+        k->findings = calloc(GOLDEN_CONFORM_KEEP, sizeof *k->findings);
+        if (!k->findings) {
+            golden_conform_report_free(rep);
+            return golden_fail_what(err, GOLDEN_ENOMEM, "conform", "out of memory");
+        }
+        cf_ctx c;
+        memset(&c, 0, sizeof c);
+        c.o = o;
+        c.chk = k;
+        c.rng = o->seed ^ (0x5bd1e995ull * (i + 1));
+        double t0 = now_s();
+        if (cf_open(&c, NULL) == 0)
+            checks[i].run(&c);
+        if (c.tap_oom && k->status != GOLDEN_CONFORM_ERROR)
+            cf_error(&c, "out of memory while keeping taps");
+        if (k->fault) {
+            k->fault_kind = fault_kind(k->error);
+            k->retest = c.b ? retest(&c) : 0;
+        }
+        cf_close(&c);
+        free(c.taps);
+        k->seconds = now_s() - t0;
+    }
+    return 0;
+}
+
+int golden_conform_exit(const golden_conform_report *rep)
+{
+    int rc = 0;
+    for (size_t i = 0; i < rep->n; i++) {
+        if (rep->checks[i].status == GOLDEN_CONFORM_FAIL)
+            return 1;
+        if (rep->checks[i].status == GOLDEN_CONFORM_ERROR)
+            rc = 2;
+    }
+    return rc;
+}
+
+json_t *golden_conform_json(const golden_conform_report *rep)
+{
+    static const char *const status[] = {"pass", "fail", "error"};
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < rep->n; i++) {
+        const golden_conform_check *k = &rep->checks[i];
+        json_t *fs = json_array();
+        size_t kept = k->n_findings < GOLDEN_CONFORM_KEEP ? k->n_findings : GOLDEN_CONFORM_KEEP;
+        for (size_t f = 0; fs && f < kept; f++)
+            json_array_append_new(fs, json_pack("{s:s, s:s}", "case", k->findings[f].kase,
+                                                "what", k->findings[f].what));
+        json_t *o = json_pack("{s:s, s:s, s:o, s:I, s:I, s:o}", "check", k->name, "status",
+                              status[k->status], "seconds", golden_json_real(k->seconds),
+                              "comparisons", (json_int_t)k->comparisons, "findings_total",
+                              (json_int_t)k->n_findings, "findings", fs ? fs : json_array());
+        if (o && k->status == GOLDEN_CONFORM_ERROR)
+            json_object_set_new(o, "error", json_string(k->error));
+        if (o && k->k_required > 0) {
+            json_object_set_new(o, "k_required", json_integer(k->k_required));
+            json_object_set_new(o, "k_backend", json_integer(k->k_backend));
+        }
+        if (o && k->n_points) {
+            json_t *pts = json_array();
+            for (size_t p = 0; pts && p < k->n_points; p++)
+                json_array_append_new(pts, json_pack("{s:I, s:o, s:o, s:o}", "context",
+                    (json_int_t)k->points[p].context, "kv_write_bytes_per_token",
+                    golden_json_real(k->points[p].kv_write_bytes), "kv_read_bytes_per_token",
+                    golden_json_real(k->points[p].kv_read_bytes), "tpot_s",
+                    golden_json_real(k->points[p].tpot_s)));
+            json_object_set_new(o, "curve", pts ? pts : json_array());
+        }
+        json_array_append_new(arr, o);
+    }
+    static const char *const verdict[] = {"pass", "fail", "could not check"};
+    return json_pack("{s:s, s:s, s:s, s:o}", "schema", "calculet-conform/v1", "backend",
+                     rep->backend, "verdict", verdict[golden_conform_exit(rep)], "checks",
+                     arr ? arr : json_array());
+}
+
+int golden_conform_faults_write(const golden_conform_report *rep, const char *side,
+                                const char *path, bool force, golden_error *err)
+{
+    static const char *const rt[] = {"not_run", "passed", "failed"};
+    char *tmp = NULL, when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int fd = golden_tmpfile_beside(path, &tmp, err);
+    if (fd < 0)
+        return GOLDEN_ERR;
+    FILE *f = fdopen(fd, "w");
+    int bad = !f;
+    for (size_t i = 0; !bad && i < rep->n; i++) {
+        const golden_conform_check *k = &rep->checks[i];
+        if (!k->fault)
+            continue;
+        char msg[700];
+        snprintf(msg, sizeof msg, "conform %s: %s", k->name, k->error);
+        json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s}", "schema",
+                              "calculet-fault/v1", "time", when, "side", side, "case_id", k->name,
+                              "kind", k->fault_kind, "severity", "error", "message", msg,
+                              "recovered", k->retest == 1, "retest_after_reset", rt[k->retest]);
+        char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+        bad = !line || fprintf(f, "%s\n", line) < 0;
+        free(line);
+        json_decref(j);
+    }
+    if (f && fclose(f) != 0)
+        bad = 1;
+    else if (!f)
+        close(fd);
+    if (bad) {
+        unlink(tmp);
+        free(tmp);
+        return golden_fail_what(err, GOLDEN_EIO, path, "cannot write the faults");
+    }
+    int rc = golden_tmpfile_install(tmp, path, force, err);
+    free(tmp);
+    return rc;
+}
+
+void golden_conform_report_free(golden_conform_report *rep)
+{
+    for (size_t i = 0; rep->checks && i < rep->n; i++) {
+        free(rep->checks[i].findings);
+        free(rep->checks[i].points);
+    }
+    free(rep->checks);
+    memset(rep, 0, sizeof *rep);
+}

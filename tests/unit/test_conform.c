@@ -1,0 +1,172 @@
+/* npu-replay conform against the cpu backend with every planted fault: exactly the check made
+ * for the fault fails and every other passes; the clean backend passes everything. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cunit_main.h"
+#include "golden/conform.h"
+#include "golden/replay.h"
+#include "replay/conform_priv.h"
+
+static char dir[256], model[300];
+
+static void make_tiny(void)
+{
+    if (model[0])
+        return;
+    snprintf(dir, sizeof dir, "/tmp/test-conform-%ld", (long)getpid());
+    mkdir(dir, 0777);
+    snprintf(model, sizeof model, "%s/m", dir);
+    golden_make_model_opts o = {1, "tiny", 0, 7, "bf16", 0, model, false, 0};
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_make_model(&o, &err), 0);
+}
+
+/* Run conform with one backend option; the failing checks as "a,b" into got. */
+static int run(const char *opt, const char *checks, char *got, size_t n, golden_conform_report *keep)
+{
+    make_tiny();
+    const char *opts[1] = {opt};
+    golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, opt ? 1 : 0, opts, 1,
+                             checks, 0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0};
+    golden_conform_report rep;
+    golden_error err;
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    got[0] = 0;
+    for (size_t i = 0; i < rep.n; i++) {
+        CU_ASSERT_NOT_EQUAL(rep.checks[i].status, GOLDEN_CONFORM_ERROR);
+        CU_ASSERT(rep.checks[i].comparisons > 0);
+        if (rep.checks[i].status == GOLDEN_CONFORM_FAIL)
+            snprintf(got + strlen(got), n - strlen(got), "%s%s", got[0] ? "," : "", rep.checks[i].name);
+    }
+    int rc = golden_conform_exit(&rep);
+    if (keep)
+        *keep = rep;
+    else
+        golden_conform_report_free(&rep);
+    return rc;
+}
+
+static void test_clean(void)
+{
+    char got[256];
+    golden_conform_report rep;
+    CU_ASSERT_EQUAL(run(NULL, NULL, got, sizeof got, &rep), 0);
+    CU_ASSERT_STRING_EQUAL(got, "");
+    CU_ASSERT_EQUAL(rep.n, 9);
+    for (size_t i = 0; i < rep.n; i++)
+        if (strcmp(rep.checks[i].name, "kv-growth") == 0) {
+            /* tiny: 2 layers, 2 KV heads of 16, K and V, 2 bytes: 256 B a token */
+            CU_ASSERT_EQUAL(rep.checks[i].n_points, 5);
+            CU_ASSERT_DOUBLE_EQUAL(rep.checks[i].points[0].kv_write_bytes, 256.0, 0);
+            CU_ASSERT_EQUAL(rep.checks[i].points[4].context, 256);
+            CU_ASSERT_DOUBLE_EQUAL(rep.checks[i].points[0].kv_read_bytes, 256.0 * 20, 0);
+        } else if (strcmp(rep.checks[i].name, "sampling-topk") == 0) {
+            CU_ASSERT_EQUAL(rep.checks[i].k_backend, 512);
+            CU_ASSERT(rep.checks[i].k_required >= 39 && rep.checks[i].k_required <= 512);
+        }
+    golden_conform_report_free(&rep);
+    CU_ASSERT_EQUAL(run("dtype=bf16", NULL, got, sizeof got, NULL), 0);
+    CU_ASSERT_STRING_EQUAL(got, "");
+}
+
+static void test_faults(void)
+{
+    static const char *const table[][2] = {
+        {"causal_leak", "causal-mask"},     {"kv_off_by_one_at_16", "kv-positions"},
+        {"kv_lane_cross", "kv-lanes"},      {"kv_tail_stale", "kv-tail"},
+        {"kv_stale_after_reset", "kv-reset"}, {"router_duplicate", "router"},
+        {"router_unnormalized", "router"},  {"router_tie_high_index", "router"},
+        {"router_nan_silent", "router"},    {"topk_too_small", "sampling-topk"}};
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+        char opt[64], got[256];
+        snprintf(opt, sizeof opt, "inject=%s", table[i][0]);
+        CU_ASSERT_EQUAL(run(opt, NULL, got, sizeof got, NULL), 1);
+        if (strcmp(got, table[i][1]) != 0)
+            fprintf(stderr, "\n%s: failed checks '%s', expected '%s'\n", table[i][0], got, table[i][1]);
+        CU_ASSERT_STRING_EQUAL(got, table[i][1]);
+    }
+}
+
+/* The findings carry the numbers: the tie fault names both experts and the lower-index rule. */
+static void test_findings(void)
+{
+    char got[256];
+    golden_conform_report rep;
+    CU_ASSERT_EQUAL(run("inject=router_tie_high_index", "router", got, sizeof got, &rep), 1);
+    CU_ASSERT_EQUAL_FATAL(rep.n, 1);
+    CU_ASSERT(rep.checks[0].n_findings >= 1);
+    CU_ASSERT_STRING_EQUAL(rep.checks[0].findings[0].kase, "built tie");
+    CU_ASSERT_PTR_NOT_NULL(strstr(rep.checks[0].findings[0].what, "lower index"));
+    /* 16 experts tied at 0: ranks 0-3 must be 0,1,2,3; the fault gives 15,14,13,12 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(rep.checks[0].findings[0].what, "expert 15"));
+    json_t *j = golden_conform_json(&rep);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "verdict")), "fail");
+    json_decref(j);
+    golden_conform_report_free(&rep);
+    golden_error err;
+    golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, 0, NULL, 1, "router,nope",
+                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0};
+    CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "nope"));
+}
+
+static void fill(cf_cand *c, const float *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        c[i] = (cf_cand){(int32_t)i, l[i], 0};
+}
+
+/* The sampler chain's smallest k, worked out by hand. */
+static void test_sampler_min_k(void)
+{
+    const float l[6] = {5, 4, 3, 2, 1, 0};
+    cf_cand sorted[6], scr[6], full[6];
+    golden_conform_sampling s = {1.0, 3, 1.0, 1e-9, 1.0, 64, 0, 1};
+    fill(sorted, l, 6);
+    CU_ASSERT_EQUAL(cf_sample_min_k(&s, sorted, 6, NULL, 0, scr, full), 3); /* top-3 = ids 0,1,2 */
+    /* penalty 2 on token 2: 3 -> 1.5 falls below token 3 (2), so the top-3 is 0,1,3: k = 4 */
+    int32_t hist[1] = {2};
+    s.repeat_penalty = 2.0;
+    CU_ASSERT_EQUAL(cf_sample_min_k(&s, sorted, 6, hist, 1, scr, full), 4);
+    /* the same penalty on token 0 (5 -> 2.5) keeps the set 0,1,2: k = 3 */
+    hist[0] = 0;
+    CU_ASSERT_EQUAL(cf_sample_min_k(&s, sorted, 6, hist, 1, scr, full), 3);
+    /* top-p 0.5 keeps the one dominant token (p ~ 0.9998): k = 1 */
+    const float d[6] = {10, 0, 0, 0, 0, 0};
+    golden_conform_sampling s2 = {1.0, 6, 0.5, 1e-9, 1.0, 64, 0, 1};
+    fill(sorted, d, 6);
+    CU_ASSERT_EQUAL(cf_sample_min_k(&s2, sorted, 6, NULL, 0, scr, full), 1);
+    /* without top-p the 5 tokens at 0 matter: k = 6 */
+    s2.top_p = 1.0;
+    s2.min_p = 1e-9;
+    CU_ASSERT_EQUAL(cf_sample_min_k(&s2, sorted, 6, NULL, 0, scr, full), 6);
+    /* logprobs: exp(-200) is 0 in f32, so the normaliser is complete after the first 2 */
+    const float lp[4] = {0, 0, -200, -300};
+    fill(sorted, lp, 4);
+    CU_ASSERT_EQUAL(cf_logprob_min_k(sorted, 4), 2);
+    const float lq[3] = {0, -1, -2};
+    fill(sorted, lq, 3);
+    CU_ASSERT_EQUAL(cf_logprob_min_k(sorted, 3), 3);
+}
+
+static void test_cleanup(void)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+int main(void)
+{
+    static const golden_test tests[] = {{"clean backend passes every check", test_clean},
+                                        {"each fault fails exactly its check", test_faults},
+                                        {"findings name the case and numbers", test_findings},
+                                        {"sampler chain: smallest k by hand", test_sampler_min_k},
+                                        {"cleanup", test_cleanup},
+                                        {0, 0}};
+    return golden_test_run("conform", tests);
+}
