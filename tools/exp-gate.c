@@ -1,181 +1,265 @@
 /* exp-gate: statistics from an experiment's raw performance data, the handbook's section 17
  * decision, and the section 19 evidence matrix. Parses, calls libgolden, prints, exits. */
-#include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli.h"
 #include "golden/gate.h"
 #include "golden/html.h"
 #include "golden/report.h"
 
 #define TOOL "exp-gate"
 
-static void usage(FILE *f)
-{
-    fputs("usage: exp-gate summarize [--check] [--seed S] [--bootstrap B] [--force] DIR\n"
-          "       exp-gate decide [--html FILE] [--force] DIR\n"
-          "       exp-gate matrix [--json FILE] [--markdown FILE] [--force] DIR...\n"
-          "summarize  compute performance/summary.json from performance/raw-requests.jsonl and\n"
-          "           performance/raw-device-trace.*; --check compares the stored one instead\n"
-          "decide     apply the section 17 rules; write decision.json and decision.md\n"
-          "matrix     the section 19 operator evidence matrix (Markdown to stdout by default)\n"
-          "  --seed S        bootstrap seed (default 20260802; --check: the summary's own)\n"
-          "  --bootstrap B   bootstrap resamples (default 10000; --check: the summary's own)\n"
-          "  --clock-band P  steady band of clock readings, +- P %% (default 2)\n"
-          "  --temp-band C   steady band of temperature readings, +- C degrees (default 5)\n"
-          "  --memory MIB    samples held at once (default 256; one case and side is\n"
-          "                  always taken whole)\n"
-          "  -j N            threads (default: GOLDEN_THREADS or every core)\n"
-          "  --html FILE     decide: also a self-contained HTML report with plots\n"
-          "                  (docs/reports.md)\n"
-          "  --force         replace existing outputs (a hand-written decision.md included)\n"
-          "  --help, --version\n"
-          "Exit status: summarize 0 written or consistent, 1 --check findings; decide 0 soak_24h,\n"
-          "1 any other label; matrix 0; 2 invalid input or usage.\n", f);
-}
+enum { O_CHECK = CLI_TOOL_ID, O_SEED, O_BOOTSTRAP, O_CLOCK_BAND, O_TEMP_BAND, O_MEMORY, O_HTML,
+       O_MARKDOWN };
 
-static int fail(const golden_error *err)
-{
-    golden_error_print(stderr, TOOL, err);
-    return 2;
-}
+/* The steadiness and memory options summarize and decide share (decide recomputes the same
+ * statistics, so it takes the same knobs). */
+#define GATE_STAT_ROWS \
+    {O_SEED, 0, "seed", "S", "bootstrap seed (default 20260802; --check: the summary's own)", 0}, \
+    {O_BOOTSTRAP, 0, "bootstrap", "B", "bootstrap resamples (default 10000; --check: the\n" \
+     "summary's own)", 0}, \
+    {O_CLOCK_BAND, 0, "clock-band", "P", "steady band of clock readings, +- P % (default 2)", 0}, \
+    {O_TEMP_BAND, 0, "temp-band", "C", "steady band of temperature readings, +- C degrees\n" \
+     "(default 5)", 0}, \
+    {O_MEMORY, 0, "memory", "MIB", "samples held at once (default 256; one case and side is\n" \
+     "always taken whole)", 0}
 
-static int bad_usage(const char *msg)
-{
-    fprintf(stderr, TOOL ": %s (see --help)\n", msg);
-    return 2;
-}
+/* The option tables (one per subcommand, as dag-check's check and diff modes): parsing and
+ * --help both come from them. */
+static const cli_option summarize_options[] = {
+    {O_CHECK, 0, "check", NULL, "compare the stored performance/summary.json with the raw data\n"
+     "instead of writing it", 0},
+    GATE_STAT_ROWS,
+    {0, 0, NULL, NULL, NULL, 0},
+};
+
+static const cli_option decide_options[] = {
+    GATE_STAT_ROWS,
+    {O_HTML, 0, "html", "FILE", "also a self-contained HTML report with plots (- = stdout;\n"
+     "docs/reports.md)", CLI_OUTPUT},
+    {0, 0, NULL, NULL, NULL, 0},
+};
+
+static const cli_option matrix_options[] = {
+    {O_MARKDOWN, 0, "markdown", "FILE", "the Markdown matrix (- = stdout; the default when\n"
+     "neither --json nor --markdown is given)", CLI_OUTPUT},
+    {0, 0, NULL, NULL, NULL, 0},
+};
+
+static const cli_option top_options[] = {{0, 0, NULL, NULL, NULL, 0}};
+
+#define GATE_NO_JUNIT "not written: exp-gate makes no per-case test report (refused)"
+
+static const cli_spec summarize_spec = {
+    .name = TOOL,
+    .synopsis = "summarize [OPTIONS] DIR",
+    .about = "Computes DIR/performance/summary.json from performance/raw-requests.jsonl and\n"
+             "performance/raw-device-trace.*; --check compares the stored one instead.\n"
+             "--force replaces an existing summary.json.",
+    .options = summarize_options,
+    .json_help = "not written: the summary is DIR/performance/summary.json (refused)",
+    .junit_help = GATE_NO_JUNIT,
+    .exit_status = "0 written or consistent, 1 --check findings, 2 invalid input or usage.",
+};
+
+static const cli_spec decide_spec = {
+    .name = TOOL,
+    .synopsis = "decide [OPTIONS] DIR",
+    .about = "Applies the handbook's section 17 rules; writes DIR/decision.json and\n"
+             "DIR/decision.md (--force replaces a hand-written decision.md).",
+    .options = decide_options,
+    .json_help = "not written: the decision is DIR/decision.json (refused)",
+    .junit_help = GATE_NO_JUNIT,
+    .exit_status = "0 soak_24h, 1 any other label, 2 invalid input or usage.",
+};
+
+static const cli_spec matrix_spec = {
+    .name = TOOL,
+    .synopsis = "matrix [OPTIONS] DIR...",
+    .about = "The section 19 operator evidence matrix over one or more experiment folders\n"
+             "(Markdown to stdout by default).",
+    .options = matrix_options,
+    .json_help = "the matrix as JSON (- = stdout)",
+    .junit_help = GATE_NO_JUNIT,
+    .exit_status = "0 written, 2 invalid input or usage.",
+};
+
+static const cli_spec top_spec = {
+    .name = TOOL,
+    .synopsis = "summarize [OPTIONS] DIR\ndecide [OPTIONS] DIR\nmatrix [OPTIONS] DIR...",
+    .about = "Statistics, the section 17 decision and the section 19 evidence matrix of\n"
+             "experiment folders. `exp-gate SUBCOMMAND --help` describes each subcommand:\n"
+             "summarize  compute (or --check) performance/summary.json\n"
+             "decide     apply the section 17 rules; write decision.json and decision.md\n"
+             "matrix     the section 19 operator evidence matrix",
+    .options = top_options,
+    .json_help = "see the subcommands (only matrix writes one)",
+    .junit_help = GATE_NO_JUNIT,
+    .exit_status = "summarize 0 written or consistent, 1 --check findings; decide 0 soak_24h,\n"
+                   "1 any other label; matrix 0; 2 invalid input or usage.",
+};
 
 typedef struct {
     golden_gate_opts gate;
-    bool check, force;
-    const char *json, *markdown, *html;
-} cli;
+    bool check;
+    const char *markdown, *html;
+} gate_args;
 
-static int parse(int argc, char **argv, cli *c)
+/* One statistics option into a->gate: 0, or 2 (a usage error, printed). */
+static int take_stat(cli *c, gate_args *a, int id, const char *v)
 {
-    static const struct option longs[] = {
-        {"check", no_argument, NULL, 'c'},     {"seed", required_argument, NULL, 's'},
-        {"bootstrap", required_argument, NULL, 'b'}, {"force", no_argument, NULL, 'f'},
-        {"json", required_argument, NULL, 'J'}, {"markdown", required_argument, NULL, 'M'},
-        {"clock-band", required_argument, NULL, 'C'}, {"temp-band", required_argument, NULL, 'T'},
-        {"memory", required_argument, NULL, 'm'}, {"html", required_argument, NULL, 'W'},
-        {"help", no_argument, NULL, 'h'},      {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0}};
-    int opt;
     char *end;
-    while ((opt = getopt_long(argc, argv, "j:", longs, NULL)) != -1) {
-        switch (opt) {
-        case 'c': c->check = true; break;
-        case 'f': c->force = true; break;
-        case 'J': c->json = optarg; break;
-        case 'M': c->markdown = optarg; break;
-        case 'W': c->html = optarg; break;
-        case 's':
-            c->gate.seed = strtoull(optarg, &end, 10);
-            if (*end || !*optarg || *optarg == '-')
-                return bad_usage("--seed needs an unsigned integer");
-            c->gate.seed_set = true;
-            break;
-        case 'b':
-            c->gate.bootstrap = strtoul(optarg, &end, 10);
-            if (*end || c->gate.bootstrap < 1 || *optarg == '-')
-                return bad_usage("--bootstrap needs an integer >= 1");
-            c->gate.bootstrap_set = true;
-            break;
-        case 'C': c->gate.clock_band_pct = strtod(optarg, &end);
-            if (*end || c->gate.clock_band_pct < 0)
-                return bad_usage("--clock-band needs a number >= 0");
-            break;
-        case 'T': c->gate.temp_band_c = strtod(optarg, &end);
-            if (*end || c->gate.temp_band_c < 0)
-                return bad_usage("--temp-band needs a number >= 0");
-            break;
-        case 'm': {
-            unsigned long mib = strtoul(optarg, &end, 10);
-            if (*end || mib < 1 || *optarg == '-')
-                return bad_usage("--memory needs a number of MiB >= 1");
-            c->gate.memory_budget = (size_t)mib << 20;
-            break;
-        }
-        case 'j':
-            c->gate.threads = (int)strtol(optarg, &end, 10);
-            if (*end || c->gate.threads < 1)
-                return bad_usage("-j needs an integer >= 1");
-            break;
-        case 'h': usage(stdout); exit(0);
-        case 'V': printf(TOOL " %s\n", GOLDEN_VERSION); exit(0);
-        default: return 2;
-        }
+    switch (id) {
+    case O_SEED:
+        a->gate.seed = strtoull(v, &end, 10);
+        if (*end || !*v || *v == '-')
+            return cli_usage(c, "--seed: expected an unsigned integer, got '%s'", v);
+        a->gate.seed_set = true;
+        return 0;
+    case O_BOOTSTRAP:
+        a->gate.bootstrap = strtoul(v, &end, 10);
+        if (*end || !*v || a->gate.bootstrap < 1 || *v == '-')
+            return cli_usage(c, "--bootstrap: expected an integer >= 1, got '%s'", v);
+        a->gate.bootstrap_set = true;
+        return 0;
+    case O_CLOCK_BAND:
+        a->gate.clock_band_pct = strtod(v, &end);
+        if (*end || !*v || !(a->gate.clock_band_pct >= 0))
+            return cli_usage(c, "--clock-band: expected a number >= 0, got '%s'", v);
+        return 0;
+    case O_TEMP_BAND:
+        a->gate.temp_band_c = strtod(v, &end);
+        if (*end || !*v || !(a->gate.temp_band_c >= 0))
+            return cli_usage(c, "--temp-band: expected a number >= 0, got '%s'", v);
+        return 0;
+    case O_MEMORY: {
+        unsigned long mib = strtoul(v, &end, 10);
+        if (*end || !*v || mib < 1 || *v == '-' || mib > (SIZE_MAX >> 20))
+            return cli_usage(c, "--memory: expected a number of MiB >= 1, got '%s'", v);
+        a->gate.memory_budget = (size_t)mib << 20;
+        return 0;
     }
-    return 0;
+    default: return 0;
+    }
 }
 
-static int cmd_summarize(cli *c, const char *dir)
+/* Parse one subcommand's arguments (argv[0] is the subcommand). Returns -1 to go on, else the
+ * exit status to end with (cli_exit not yet called). */
+static int parse(cli *c, const cli_spec *spec, gate_args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    golden_gate_opts_init(&a->gate);
+    if (cli_init(c, spec, argc, argv) != 0)
+        return 2;
+    const char *v;
+    int id;
+    while ((id = cli_next(c, &v)) > 0) {
+        if (id == O_CHECK)
+            a->check = true;
+        else if (id == O_HTML)
+            a->html = v;
+        else if (id == O_MARKDOWN)
+            a->markdown = v;
+        else if (take_stat(c, a, id, v) != 0)
+            return 2;
+    }
+    if (id == CLI_EXIT)
+        return c->status;
+    if (c->junit)
+        return cli_usage(c, "--junit does not apply: exp-gate makes no per-case test report");
+    if (c->json && spec != &matrix_spec)
+        return cli_usage(c, "--json does not apply to %s (%s)", argv[0],
+                         spec == &decide_spec ? "the decision is DIR/decision.json"
+                                              : "the summary is DIR/performance/summary.json");
+    if (spec == &matrix_spec ? c->nargs < 1 : c->nargs != 1)
+        return cli_usage(c, "%s", spec == &matrix_spec
+                                      ? "matrix needs at least one experiment folder"
+                                      : "one experiment folder is required");
+    /* the layer's -j / GOLDEN_THREADS, else every core (golden_threads() after configure) */
+    a->gate.threads = c->threads ? c->threads : golden_threads();
+    return -1;
+}
+
+/* summarize --check: the findings, one a line, then the verdict line. */
+static int summarize_check(cli *c, gate_args *a, const char *dir)
 {
     golden_error err;
     golden_error_clear(&err);
-    if (c->check) {
-        golden_findings fs;
-        golden_findings_init(&fs);
-        bool checked;
-        if (golden_gate_check(dir, &c->gate, &fs, &checked, &err) != 0) {
-            golden_findings_free(&fs);
-            return fail(&err);
-        }
-        if (!checked) {
-            golden_findings_free(&fs);
-            fprintf(stderr, TOOL ": %s/performance/raw-requests.jsonl: not found\n", dir);
-            return 2;
-        }
-        for (size_t i = 0; i < fs.count; i++) {
-            char where[1200];
-            golden_finding_where(&fs.items[i], where, sizeof where);
-            printf("%s: %s [%s]\n", where, fs.items[i].message, fs.items[i].rule);
-        }
-        int rc = fs.errors ? 1 : 0;
-        printf("%s: %zu finding(s): %s\n", dir, fs.errors,
-               rc ? "the summary does not follow from the raw data" : "summary follows");
+    golden_findings fs;
+    golden_findings_init(&fs);
+    bool checked;
+    if (golden_gate_check(dir, &a->gate, &fs, &checked, &err) != 0) {
         golden_findings_free(&fs);
-        return rc;
+        return cli_fail(c, &err);
     }
+    if (!checked) {
+        golden_findings_free(&fs);
+        golden_fail_where(&err, GOLDEN_ENOTFOUND, "not found", "%s/performance/raw-requests.jsonl",
+                          dir);
+        return cli_fail(c, &err);
+    }
+    FILE *human = cli_human(c);
+    for (size_t i = 0; human && i < fs.count; i++) {
+        char where[1200];
+        golden_finding_where(&fs.items[i], where, sizeof where);
+        fprintf(human, "%s: %s [%s]\n", where, fs.items[i].message, fs.items[i].rule);
+    }
+    int rc = fs.errors ? 1 : 0;
+    if (human)
+        fprintf(human, "%s: %zu finding(s): %s\n", dir, fs.errors,
+                rc ? "the summary does not follow from the raw data" : "summary follows");
+    golden_findings_free(&fs);
+    return rc;
+}
+
+static int cmd_summarize(cli *c, gate_args *a, const char *dir)
+{
+    if (a->check)
+        return summarize_check(c, a, dir);
+    golden_error err;
+    golden_error_clear(&err);
     json_t *sum;
-    if (golden_gate_summarize(dir, &c->gate, &sum, &err) != 0)
-        return fail(&err);
+    if (golden_gate_summarize(dir, &a->gate, &sum, &err) != 0)
+        return cli_fail(c, &err);
     if (golden_gate_summary_write(dir, sum, c->force, &err) != 0) {
         json_decref(sum);
-        return fail(&err);
+        return cli_fail(c, &err);
     }
-    printf("%s/performance/summary.json: %zu case metric(s), %lld unsteady sample(s)\n", dir,
-           json_array_size(json_object_get(sum, "cases")),
-           (long long)json_integer_value(json_object_get(sum, "unsteady_samples")));
+    FILE *human = cli_human(c);
+    if (human)
+        fprintf(human, "%s/performance/summary.json: %zu case metric(s), %lld unsteady sample(s)\n",
+                dir, json_array_size(json_object_get(sum, "cases")),
+                (long long)json_integer_value(json_object_get(sum, "unsteady_samples")));
     json_decref(sum);
     return 0;
 }
 
-static int cmd_decide(cli *c, const char *dir)
+static int cmd_decide(cli *c, gate_args *a, const char *dir)
 {
     golden_error err;
     golden_error_clear(&err);
     json_t *d, *sum = NULL;
     golden_gate_label label;
-    if (c->html && golden_outfile_check(c->html, c->force, &err) != 0)
-        return fail(&err);
-    if (golden_gate_decide(dir, &c->gate, &d, &label, &err) != 0)
-        return fail(&err);
+    if (golden_gate_decide(dir, &a->gate, &d, &label, &err) != 0)
+        return cli_fail(c, &err);
     /* the HTML's pictures need the per-case statistics decide judged: the same summary,
      * computed (and any error in it met) before decision.json is written */
-    if ((c->html && golden_gate_summarize(dir, &c->gate, &sum, &err) != 0) ||
+    if ((a->html && golden_gate_summarize(dir, &a->gate, &sum, &err) != 0) ||
         golden_gate_decision_write(dir, d, c->force, &err) != 0 ||
-        (c->html && golden_html_gate_report(d, sum, c->html, c->force, &err) != 0)) {
+        (a->html && golden_html_gate_report(d, sum, a->html, c->force, &err) != 0)) {
         json_decref(sum);
         json_decref(d);
-        return fail(&err);
+        return cli_fail(c, &err);
     }
     json_decref(sum);
-    printf("%s: %s (rule %s)\n", json_string_value(json_object_get(d, "experiment_id")),
-           golden_gate_label_name(label), json_string_value(json_object_get(d, "rule")));
+    /* NULL with --quiet or --html -: the page alone on stdout */
+    FILE *human = cli_human(c);
+    if (human)
+        fprintf(human, "%s: %s (rule %s)\n", json_string_value(json_object_get(d, "experiment_id")),
+                golden_gate_label_name(label), json_string_value(json_object_get(d, "rule")));
     json_decref(d);
     return label == GOLDEN_GATE_SOAK_24H ? 0 : 1;
 }
@@ -192,68 +276,78 @@ static int write_text(const char *path, const char *text, bool force, golden_err
     return golden_outfile_commit(f, err);
 }
 
-static int cmd_matrix(cli *c, char **dirs, size_t n)
+static int cmd_matrix(cli *c, gate_args *a, char **dirs, size_t n)
 {
     golden_error err;
     golden_error_clear(&err);
+    const char *md_path = a->markdown;
     json_t *m;
-    const char *md_path = c->markdown ? c->markdown : c->json ? NULL : "-";
-    if ((c->json && golden_outfile_check(c->json, c->force, &err) != 0) ||
-        (md_path && golden_outfile_check(md_path, c->force, &err) != 0))
-        return fail(&err);
     if (golden_gate_matrix((const char *const *)dirs, n, &m, &err) != 0)
-        return fail(&err);
+        return cli_fail(c, &err);
+    if (!md_path && !c->json)
+        md_path = "-"; /* checked with the other outputs by cli_outputs_ok in main */
     char *md = golden_gate_matrix_markdown(m, &err);
     char *js0 = json_dumps(m, JSON_INDENT(2)), *js = NULL;
     if (js0 && asprintf(&js, "%s\n", js0) < 0)
         js = NULL;
     free(js0);
     int rc = 0;
-    if (!md || !js)
-        rc = err.code != GOLDEN_ENONE ? fail(&err) : bad_usage("out of memory");
-    else if (c->json && write_text(c->json, js, c->force, &err) != 0)
-        rc = fail(&err);
-    else if (md_path && write_text(md_path, md, c->force, &err) != 0)
-        rc = fail(&err);
+    if (!md || !js) {
+        if (err.code == GOLDEN_ENONE)
+            golden_fail_what(&err, GOLDEN_ENOMEM, "matrix", "out of memory");
+        rc = cli_fail(c, &err);
+    } else if (c->json && write_text(c->json, js, c->force, &err) != 0) {
+        rc = cli_fail(c, &err);
+    } else if (md_path && write_text(md_path, md, c->force, &err) != 0) {
+        rc = cli_fail(c, &err);
+    }
     free(md);
     free(js);
     json_decref(m);
     return rc;
 }
 
-int main(int argc, char **argv)
+/* exp-gate with no subcommand: --help, --version, or a usage error. */
+static int run_top(int argc, char **argv)
 {
     cli c;
-    memset(&c, 0, sizeof c);
-    golden_gate_opts_init(&c.gate);
-    c.gate.threads = golden_threads();
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        usage(stdout);
-        return 0;
-    }
-    if (argc >= 2 && !strcmp(argv[1], "--version")) {
-        printf(TOOL " %s\n", GOLDEN_VERSION);
-        return 0;
-    }
-    if (argc < 2)
-        return bad_usage("a subcommand is required: summarize, decide or matrix");
-    const char *sub = argv[1];
-    int rc = parse(argc - 1, argv + 1, &c);
-    if (rc)
-        return rc;
-    char **rest = argv + 1 + optind;
-    int nrest = argc - 1 - optind;
-    if (!strcmp(sub, "matrix"))
-        return nrest < 1 ? bad_usage("matrix needs at least one experiment folder")
-                         : cmd_matrix(&c, rest, (size_t)nrest);
-    if (nrest != 1)
-        return bad_usage("one experiment folder is required");
-    if (!strcmp(sub, "summarize"))
-        return cmd_summarize(&c, rest[0]);
-    if (!strcmp(sub, "decide")) {
-        if (c.check)
-            return bad_usage("--check belongs to summarize");
-        return cmd_decide(&c, rest[0]);
-    }
-    return bad_usage("unknown subcommand (summarize, decide, matrix)");
+    if (cli_init(&c, &top_spec, argc, argv) != 0)
+        return cli_exit(&c, 2);
+    const char *v;
+    int id;
+    while ((id = cli_next(&c, &v)) > 0)
+        ;
+    if (id == CLI_EXIT)
+        return cli_exit(&c, c.status);
+    if (c.nargs == 0)
+        return cli_exit(&c, cli_usage(&c, "a subcommand is required: summarize, decide or matrix"));
+    return cli_exit(&c, cli_usage(&c, "unknown subcommand '%s' (summarize, decide, matrix)",
+                                  c.args[0]));
+}
+
+int main(int argc, char **argv)
+{
+    const char *sub = argc > 1 ? argv[1] : "";
+    const cli_spec *spec = !strcmp(sub, "summarize") ? &summarize_spec
+                         : !strcmp(sub, "decide")    ? &decide_spec
+                         : !strcmp(sub, "matrix")    ? &matrix_spec
+                                                     : NULL;
+    if (!spec)
+        return run_top(argc, argv);
+    cli c;
+    gate_args a;
+    int rc = parse(&c, spec, &a, argc - 1, argv + 1);
+    if (rc >= 0)
+        return cli_exit(&c, rc);
+    if (spec == &matrix_spec && !a.markdown && !c.json && cli_add_output(&c, "-") != 0)
+        return cli_exit(&c, 2);
+    if (cli_outputs_ok(&c) != 0)
+        return cli_exit(&c, 2);
+    if (spec == &summarize_spec)
+        rc = cmd_summarize(&c, &a, c.args[0]);
+    else if (spec == &decide_spec)
+        rc = cmd_decide(&c, &a, c.args[0]);
+    else
+        rc = cmd_matrix(&c, &a, c.args, (size_t)c.nargs);
+    return cli_exit(&c, rc);
 }

@@ -4,6 +4,9 @@
 . "$GOLDEN_ROOT/tests/e2e/lib.sh"
 
 TOOLS="golden-dump golden-diff manifest-verify dag-check"
+# exp-gate (issue 9, port-gate): the top level and each subcommand's own table; a ":" in a
+# name separates a tool from its subcommand ("exp-gate:decide" runs `exp-gate decide`)
+TOOLS="$TOOLS exp-gate exp-gate:summarize exp-gate:decide exp-gate:matrix"
 
 # options_rows TOOL...: "SHORT LONG ARG" per option row of its --help ("-" for none)
 options_rows() {
@@ -17,6 +20,7 @@ options_rows() {
 
 all_rows=""
 for tool in $TOOLS "dag-check diff"; do
+    tool=$(echo "$tool" | tr ':' ' ')
     tname=$(echo "$tool" | tr ' ' '-')
     # shellcheck disable=SC2086
     rows=$(options_rows $tool)
@@ -47,7 +51,7 @@ $short $long"
     # shellcheck disable=SC2086
     expect_exit "unknown-$tname" 2 $tool --no-such-option
     expect_lines "unknown-one-line-$tname" 1 err.txt
-    expect_grep "unknown-format-$tname" "^dag-check: usage: unknown option '--no-such-option' \(see dag-check --help\)$|^$tool: usage: unknown option '--no-such-option' \(see $tool --help\)$" err.txt
+    expect_grep "unknown-format-$tname" "^${tool%% *}: usage: unknown option '--no-such-option' \(see ${tool%% *} --help\)$" err.txt
     # a missing value: one line too
     # shellcheck disable=SC2086
     expect_exit "missing-value-$tname" 2 $tool --json
@@ -59,7 +63,7 @@ $short $long"
     expect_grep "bad-threads-format-$tname" ": usage: --threads: expected an integer from 1 to 256, got '0'" err.txt
     # shellcheck disable=SC2086
     expect_exit "version-$tname" 0 $tool -V
-    expect_grep "version-text-$tname" '^(golden-dump|golden-diff|manifest-verify|dag-check) 0\.1\.0$' out.txt
+    expect_grep "version-text-$tname" "^${tool%% *} 0\\.1\\.0$" out.txt
     # shellcheck disable=SC2086
     expect_exit "help-short-$tname" 0 $tool -h
     expect_grep "help-usage-$tname" '^usage: ' out.txt

@@ -245,3 +245,41 @@ expect_grep "manifest-verify: rule summary-follows names the field" 'summary-fol
 manifest-verify --junit mv.xml mv/OP-MOE-0001 > /dev/null 2>&1
 expect_grep "manifest-verify: JUnit carries the summary-follows failure" 'name="summary-follows"' mv.xml
 expect_grep "manifest-verify: JUnit counts it" 'failures="1"' mv.xml
+
+# 17. the command-line layer (issue 9): machine output alone on stdout, stdout checked,
+# one-line usage errors, outputs under the layer's rules
+d=$(fresh cli)
+expect_exit "html to stdout: exit is the label's" 1 exp-gate decide --html - "$d"
+if head -n 1 out.txt | grep -q '^<!DOCTYPE html>' && tail -n 1 out.txt | grep -q '</html>$' &&
+   ! grep -q 'no_merge (rule' out.txt; then ok "html to stdout: the page alone"; else
+    notok "html to stdout: the page alone" "$(head -c 80 out.txt) ... $(tail -c 80 out.txt)"; fi
+if [ -s err.txt ]; then notok "html to stdout: nothing on stderr" "$(cat err.txt)"; else
+    ok "html to stdout: nothing on stderr"; fi
+expect_grep "html to stdout: decision.json still written" '"decision": "no_merge"' "$d/decision.json"
+expect_exit "decision line to /dev/full: exit 2" 2 sh -c 'exp-gate decide "$1" > /dev/full' sh "$d"
+expect_grep "decision line to /dev/full: said once" '^exp-gate: -: cannot write to standard output' err.txt
+expect_lines "decision line to /dev/full: one line" 1 err.txt
+expect_exit "matrix markdown to /dev/full: exit 2" 2 sh -c 'exp-gate matrix "$1" > /dev/full' sh "$d"
+expect_exit "quiet decide: label in the status" 1 exp-gate decide -q "$d"
+if [ -s out.txt ]; then notok "quiet decide: no output" "$(cat out.txt)"; else ok "quiet decide: no output"; fi
+expect_exit "html to /dev/null: no --force needed" 1 exp-gate decide --html /dev/null "$d"
+expect_exit "check is summarize's" 2 exp-gate decide --check "$d"
+expect_lines "check is summarize's: one line" 1 err.txt
+expect_grep "check is summarize's: the layer's usage line" "^exp-gate: usage: unknown option '--check' \(see exp-gate --help\)$" err.txt
+expect_exit "no subcommand: exit 2" 2 exp-gate
+expect_grep "no subcommand: usage line" '^exp-gate: usage: a subcommand is required' err.txt
+expect_exit "two folders for decide: exit 2" 2 exp-gate decide "$d" "$d"
+expect_grep "two folders: usage line" '^exp-gate: usage: one experiment folder is required \(see exp-gate --help\)$' err.txt
+expect_exit "bad --bootstrap: exit 2" 2 exp-gate summarize --bootstrap 0 "$d"
+expect_grep "bad --bootstrap: usage line" "^exp-gate: usage: --bootstrap: expected an integer >= 1, got '0'" err.txt
+expect_exit "matrix: two outputs on stdout refused" 2 exp-gate matrix --json - --markdown - "$d"
+expect_exit "matrix: JSON alone on stdout" 0 exp-gate matrix --json - "$d"
+expect_grep "matrix: JSON alone on stdout: schema" '"schema": "calculet-evidence-matrix/v1"' out.txt
+if grep -q '^| experiment' out.txt; then notok "matrix: no Markdown with --json -"; else ok "matrix: no Markdown with --json -"; fi
+expect_exit "decide --json refused" 2 exp-gate decide --json d.json "$d"
+expect_absent "decide --json refused: nothing written" d.json
+expect_exit "junit refused" 2 exp-gate matrix --junit m.xml "$d"
+echo x > taken.md
+expect_exit "matrix: existing markdown kept without -f" 2 exp-gate matrix --markdown taken.md "$d"
+expect_exit "matrix: -f replaces it" 0 exp-gate matrix -f --markdown taken.md "$d"
+expect_grep "matrix: -f replaced it" '^# Operator evidence matrix' taken.md
