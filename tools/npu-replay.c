@@ -171,20 +171,20 @@ static void on_signal(int sig)
 }
 
 /* run stops between requests on SIGINT, SIGTERM, SIGHUP (the library removes its partial
- * outputs); a signal ignored by whoever started us stays ignored, as in the layer. */
+ * outputs). SIGINT and SIGTERM are caught even when ignored at start, as npu-replay always did:
+ * a script that starts a replay in the background (where sh ignores SIGINT) stops it with
+ * kill -INT (tests/e2e/npu-replay.sh). SIGHUP ignored by nohup stays ignored, as in the layer. */
 static void install_stop_handler(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction old;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue;
-        sigaction(sigs[i], &sa, NULL);
-    }
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    struct sigaction old;
+    if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
 }
 
 static int parse_int(cli *c, const char *opt, const char *s, long long lo, long long hi,
