@@ -7,20 +7,24 @@ TOOLS="golden-dump golden-diff manifest-verify dag-check"
 # exp-gate (issue 9, port-gate): the top level and each subcommand's own table; a ":" in a
 # name separates a tool from its subcommand ("exp-gate:decide" runs `exp-gate decide`)
 TOOLS="$TOOLS exp-gate exp-gate:summarize exp-gate:decide exp-gate:matrix"
+# tools with one option table per command, as "TOOL:COMMAND" (the ':' becomes a space below)
+COMMANDS="npu-replay npu-replay:make-model npu-replay:matrix npu-replay:run npu-replay:conform npu-replay:profile"
 
 # options_rows TOOL...: "SHORT LONG ARG" per option row of its --help ("-" for none)
 options_rows() {
     "$@" --help | grep -E '^  (-[A-Za-z], |    )--[a-z]' | while IFS= read -r line; do
         short=-; case "$line" in "  -"?", "*) short=$(printf '%s' "$line" | cut -c4);; esac
         long=$(printf '%s' "$line" | sed 's/^ *\(-., \)\{0,1\}--\([a-z0-9-]*\).*$/\2/')
-        arg=$(printf '%s' "$line" | sed -n 's/^ *\(-., \)\{0,1\}--[a-z0-9-]* \([^ ]*\) .*$/\2/p')
+        # the value's name ends the line when a long row wraps its help to the next line
+        arg=$(printf '%s' "$line" | sed -n 's/^ *\(-., \)\{0,1\}--[a-z0-9-]* \([^ ]\{1,\}\)\( .*\)\{0,1\}$/\2/p')
         echo "$short $long ${arg:--}"
     done
 }
 
 all_rows=""
-for tool in $TOOLS "dag-check diff"; do
+for tool in $TOOLS "dag-check diff" $COMMANDS; do
     tool=$(echo "$tool" | tr ':' ' ')
+    tbin=${tool%% *}
     tname=$(echo "$tool" | tr ' ' '-')
     # shellcheck disable=SC2086
     rows=$(options_rows $tool)
@@ -51,7 +55,7 @@ $short $long"
     # shellcheck disable=SC2086
     expect_exit "unknown-$tname" 2 $tool --no-such-option
     expect_lines "unknown-one-line-$tname" 1 err.txt
-    expect_grep "unknown-format-$tname" "^${tool%% *}: usage: unknown option '--no-such-option' \(see ${tool%% *} --help\)$" err.txt
+    expect_grep "unknown-format-$tname" "^$tbin: usage: unknown option '--no-such-option' \(see $tbin --help\)$" err.txt
     # a missing value: one line too
     # shellcheck disable=SC2086
     expect_exit "missing-value-$tname" 2 $tool --json
@@ -63,7 +67,7 @@ $short $long"
     expect_grep "bad-threads-format-$tname" ": usage: --threads: expected an integer from 1 to 256, got '0'" err.txt
     # shellcheck disable=SC2086
     expect_exit "version-$tname" 0 $tool -V
-    expect_grep "version-text-$tname" "^${tool%% *} 0\\.1\\.0$" out.txt
+    expect_grep "version-text-$tname" "^$tbin 0\.1\.0$" out.txt
     # shellcheck disable=SC2086
     expect_exit "help-short-$tname" 0 $tool -h
     expect_grep "help-usage-$tname" '^usage: ' out.txt
