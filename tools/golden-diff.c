@@ -24,7 +24,7 @@ static const cli_option options[] = {
     {0, 0, NULL, NULL, "Policy:", 0},
     {O_POLICY, 'p', "policy", "FILE", "tolerance policy (YAML or JSON, calculet-diff-policy/v1);\n"
      "repeatable: files layer in order, later ones win", CLI_INPUT},
-    {O_TIER, 't', "tier", "NAME", "judge every tensor at this tier (kernel|layer|logits|tokens)", 0},
+    {O_TIER, 't', "tier", "NAME", "judge every tensor at this tier (kernel|layer|logits|tokens|router)", 0},
     {O_ATOL, 0, "atol", "X", "absolute tolerance for every tensor (kernel tier)", 0},
     {O_RTOL, 0, "rtol", "X", "relative tolerance for every tensor (kernel tier)", 0},
     {O_EPS, 0, "eps", "X", "max_rel denominator floor: |c-r| / max(|r|, eps)", 0},
@@ -50,7 +50,7 @@ static const cli_spec spec = {
     .name = TOOL,
     .synopsis = "[OPTIONS] REFERENCE.h5 CANDIDATE.h5",
     .about = "Compare candidate tensors with reference (golden) tensors, pairing them by name,\n"
-             "and judge each one by its tier: kernel, layer, logits or tokens.",
+             "and judge each one by its tier: kernel, layer, logits, tokens or router.",
     .options = options,
     .json_help = "calculet-diff-report/v1 JSON (- = stdout, no table then)",
     .junit_help = "JUnit XML, one test case per tensor (- = stdout)",
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
     if (a.tier_name) {
         golden_tier t;
         if (golden_tier_parse(a.tier_name, &t) != 0) {
-            status = cli_usage(&c, "--tier: expected kernel, layer, logits or tokens");
+            status = cli_usage(&c, "--tier: expected kernel, layer, logits, tokens or router");
             goto done;
         }
         golden_policy_force_tier(policy, t);

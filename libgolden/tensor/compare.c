@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const tier_names[GOLDEN_TIER_COUNT] = {"kernel", "layer", "logits", "tokens"};
+static const char *const tier_names[GOLDEN_TIER_COUNT] = {"kernel", "layer", "logits", "tokens",
+                                                                "router"};
 
 const char *golden_tier_name(golden_tier t)
 {

@@ -32,6 +32,15 @@ int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *bas
                      int threads, golden_progress *progress, unsigned long long total,
                      golden_error *err);
 
+/* The tier the metrics engine runs for t: the router tier's ids are compared as kernel
+ * (exact integers), its weights as layer; every other tier is itself. */
+golden_tier golden_diff_engine_tier(const golden_diff_tensor *t);
+
+/* Router tier: the row checks of t (reference tensor ri, candidate ci) on the whole tensors,
+ * with the reference's sibling router/logits for ties. 0, or -1 with err set. */
+int golden_diff_router(golden_reader *ref, golden_reader *cand, size_t ri, size_t ci,
+                       const golden_policy *p, golden_diff_tensor *t, golden_error *err);
+
 /* Judge one tensor from its metrics: reasons, notes, verdict. -1 on ENOMEM. */
 int golden_diff_judge(golden_diff_tensor *t);
 

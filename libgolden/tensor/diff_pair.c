@@ -87,7 +87,7 @@ static golden_cmp_setup make_setup(const golden_diff_tensor *t, golden_dtype can
 {
     golden_cmp_setup s;
     memset(&s, 0, sizeof s);
-    s.tier = t->judge.tier;
+    s.tier = golden_diff_engine_tier(t);
     s.dtype_ref = t->dtype_ref;
     s.dtype_cand = cand;
     s.atol = t->judge.atol;
@@ -95,7 +95,7 @@ static golden_cmp_setup make_setup(const golden_diff_tensor *t, golden_dtype can
     s.eps = t->judge.eps;
     s.near_tie_margin = t->judge.limits.near_tie_margin;
     s.row_len = ri->rank ? ri->shape[ri->rank - 1] : 1;
-    if (t->judge.tier == GOLDEN_TIER_LAYER &&
+    if (s.tier == GOLDEN_TIER_LAYER &&
         (ri->rank < 2 || s.row_len < 2 || s.row_len > GOLDEN_DIFF_MAX_ROW))
         s.row_len = 0; /* per-row cosine needs rows of two or more that fit one work item */
     return s;
@@ -111,7 +111,7 @@ static int plan_rows(const golden_diff_opts *o, const golden_tensor_info *ri,
                      golden_diff_tensor *t, golden_diff_job *j, uint64_t chunk,
                      golden_error *err)
 {
-    golden_tier tier = t->judge.tier;
+    golden_tier tier = golden_diff_engine_tier(t);
     bool rows = tier == GOLDEN_TIER_LOGITS || tier == GOLDEN_TIER_TOKENS ||
                 (tier == GOLDEN_TIER_LAYER && j->setup.row_len);
     j->chunk = chunk;
@@ -417,6 +417,10 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     }
     if (same_baseline(o, jobs, n_jobs, err) || hash_empty(ref, cand, base, jobs, n_jobs, err))
         goto out;
+    for (size_t k = 0; k < n_jobs; k++)
+        if (jobs[k].t->judge.tier == GOLDEN_TIER_ROUTER &&
+            golden_diff_router(ref, cand, jobs[k].ri, jobs[k].ci, o->policy, jobs[k].t, err) != 0)
+            goto out;
     for (size_t i = 0; i < r->n; i++) {
         if (golden_diff_judge(&r->tensors[i]) != 0) {
             golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
@@ -456,6 +460,8 @@ void golden_diff_free(golden_diff_result *r)
         free(t->candidate_name);
         free(t->baseline_name);
         golden_diff_free_strs(t->reasons, t->n_reasons);
+        golden_diff_free_strs(t->router_reasons, t->n_router_reasons);
+        golden_diff_free_strs(t->router_notes, t->n_router_notes);
         golden_diff_free_strs(t->notes, t->n_notes);
         free(t->first_divergence);
         free(t->bfirst_divergence);

@@ -72,7 +72,7 @@ static void put_metrics(jb *b, const golden_diff_tensor *t, const golden_cmp_met
     put(b, "nonfinite_class_mismatches", ok ? juint(m->class_diff) : json_null());
     if (ok && m->ints)
         put(b, "integer_mismatches", juint(m->int_diff));
-    if (ok && t->judge.tier == GOLDEN_TIER_LAYER) {
+    if (ok && golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER) {
         put(b, "min_row_cosine", golden_json_real(m->min_row_cosine));
         put(b, "min_row_cosine_row", m->row_cos_rows ? juint(m->min_row_cosine_row) : json_null());
     }
@@ -149,7 +149,7 @@ static json_t *tensor_json(const golden_diff_tensor *t)
     put(&b, "nan_candidate", ok ? juint(m->nan_cand) : json_null());
     put(&b, "inf_reference", ok ? juint(m->inf_ref) : json_null());
     put(&b, "inf_candidate", ok ? juint(m->inf_cand) : json_null());
-    if (t->judge.tier == GOLDEN_TIER_LAYER)
+    if (golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER)
         put(&b, "cosine_min", golden_json_real(t->judge.limits.cosine_min));
     if (t->judge.tier == GOLDEN_TIER_LOGITS) {
         put(&b, "rows", ok ? juint(m->rows) : json_null());
@@ -171,6 +171,21 @@ static json_t *tensor_json(const golden_diff_tensor *t)
                 b.bad = 1;
         }
         put(&b, "flips", fl);
+    }
+    if (t->router_checked) {
+        put(&b, "router_rows", juint(t->router_rows));
+        if (t->router_ids) {
+            put(&b, "router_rows_exact", juint(t->router_rows_exact));
+            put(&b, "router_tie_rows", juint(t->router_tie_rows));
+            put(&b, "router_duplicates", juint(t->router_duplicates));
+            put(&b, "router_first_divergence", json_integer(t->router_first_divergence));
+            put(&b, "router_out_of_range", juint(t->router_out_of_range));
+            put(&b, "router_experts",
+                t->router_experts >= 0 ? json_integer(t->router_experts) : json_null());
+        } else {
+            put(&b, "router_nonfinite", juint(t->router_nonfinite));
+            put(&b, "router_bad_sum_rows", juint(t->router_bad_sum_rows));
+        }
     }
     if (t->judge.tier == GOLDEN_TIER_TOKENS) {
         put(&b, "sequences", ok ? juint(m->sequences) : json_null());
@@ -369,6 +384,13 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
         switch (t->judge.tier) {
         case GOLDEN_TIER_LOGITS:
             fmt_num(cells[i][2], 64, t->compared && m->rows, m->top1_match);
+            break;
+        case GOLDEN_TIER_ROUTER:
+            if (t->router_checked && t->router_ids)
+                snprintf(cells[i][2], 64, "%" PRIu64 "/%" PRIu64 " rows%s", t->router_rows_exact +
+                         t->router_tie_rows, t->router_rows, t->router_tie_rows ? " (ties)" : "");
+            else
+                fmt_num(cells[i][2], 64, t->compared, m->cosine);
             break;
         case GOLDEN_TIER_TOKENS:
             if (t->compared)

@@ -50,6 +50,13 @@ void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n)
         snprintf(buf + o, n - o, "]");
 }
 
+golden_tier golden_diff_engine_tier(const golden_diff_tensor *t)
+{
+    if (t->judge.tier != GOLDEN_TIER_ROUTER)
+        return t->judge.tier;
+    return golden_dtype_is_float(t->dtype_ref) ? GOLDEN_TIER_LAYER : GOLDEN_TIER_KERNEL;
+}
+
 void golden_diff_index_str(const golden_diff_tensor *t, uint64_t index, char *buf, size_t n)
 {
     uint64_t co[GOLDEN_MAX_RANK];

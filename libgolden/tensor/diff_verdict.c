@@ -86,7 +86,8 @@ static void element_checks(const golden_diff_tensor *t, const golden_cmp_metrics
                            bool wt)
 {
     char idx[400] = "?";
-    if (m->int_diff > 0) {
+    /* router ids: the router's row comparison (with ties) replaces element equality */
+    if (m->int_diff > 0 && !(t->router_checked && t->router_ids)) {
         if (wt && m->first_int_diff >= 0)
             golden_diff_index_str(t, (uint64_t)m->first_int_diff, idx, sizeof idx);
         fail(&ck[CK_INT], EX_ELEM_NF, (double)m->int_diff, wt,
@@ -109,7 +110,7 @@ static void element_checks(const golden_diff_tensor *t, const golden_cmp_metrics
                              "another class in the candidate (NaN, +Inf, -Inf compare by class; "
                              "first at %s)", m->class_diff, m->nan_ref + m->inf_ref, idx));
     }
-    if (t->judge.tier == GOLDEN_TIER_KERNEL && !m->ints && m->mismatches > 0) {
+    if (golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints && m->mismatches > 0) {
         char where[512] = "";
         if (wt && m->has_finite) {
             golden_diff_index_str(t, m->max_abs_index, idx, sizeof idx);
@@ -205,7 +206,7 @@ static int run_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, 
     memset(ck, 0, CK_N * sizeof *ck);
     structural_checks(t, m, dc, ck, wt);
     element_checks(t, m, ck, wt);
-    if (t->judge.tier == GOLDEN_TIER_LAYER)
+    if (golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER)
         layer_checks(t, m, ck, wt);
     if (t->judge.tier == GOLDEN_TIER_LOGITS)
         logits_checks(t, m, ck, wt);
@@ -282,7 +283,11 @@ static uint64_t rows_unshared(const golden_diff_tensor *t, int i, int64_t *first
 /* The tier's headline error and its name (for the regression check and the report). */
 static double headline(const golden_diff_tensor *t, const golden_cmp_metrics *m, const char **name)
 {
-    switch (t->judge.tier) {
+    if (t->router_checked && t->router_ids) {
+        *name = "router rows differing";
+        return (double)(t->router_rows - t->router_rows_exact - t->router_tie_rows);
+    }
+    switch (golden_diff_engine_tier(t)) {
     case GOLDEN_TIER_KERNEL: *name = "tolerance_used"; return m->ints ? (double)m->int_diff : m->max_tol;
     case GOLDEN_TIER_LAYER: *name = "rel_err"; return m->zero_ref ? m->max_abs : m->rel_err;
     case GOLDEN_TIER_LOGITS: *name = "kl_max"; return m->rows ? m->kl_max : 0;
@@ -343,7 +348,7 @@ static int regression(golden_diff_tensor *t)
     double ec = t->error_candidate, eb = t->error_baseline;
     if (isnan(ec) || !(ec > l->noise_floor) || ec <= l->baseline_ratio * eb)
         return 0;
-    if (t->judge.tier == GOLDEN_TIER_KERNEL && t->m.ints)
+    if (golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && t->m.ints)
         return 0; /* integers are exact: the integer check has judged them */
     char a[64], b[64], f[64], x[64];
     golden_diff_num_pair(ec, l->noise_floor, a, f, sizeof a);
@@ -400,6 +405,13 @@ int golden_diff_judge(golden_diff_tensor *t)
         t->passed = false;
         rc |= golden_diff_push(&t->reasons, &t->n_reasons, text);
     }
+    /* router checks of the candidate alone (and its rows): never excused by a baseline */
+    for (size_t i = 0; i < t->n_router_reasons; i++) {
+        t->passed = false;
+        rc |= golden_diff_push(&t->reasons, &t->n_reasons, golden_diff_fmt("%s", t->router_reasons[i]));
+    }
+    for (size_t i = 0; i < t->n_router_notes; i++)
+        rc |= golden_diff_push(&t->notes, &t->n_notes, golden_diff_fmt("%s", t->router_notes[i]));
     if (t->has_baseline)
         rc |= regression(t);
     return rc;

@@ -24,6 +24,7 @@ typedef struct {
 
 struct golden_policy {
     golden_tier default_tier;
+    bool norm_topk_prob;        /* router top-k weights must sum to 1 per row */
     bool has_compute;
     golden_dtype compute;
     double eps;
@@ -98,8 +99,9 @@ golden_policy *golden_policy_new(void)
         return NULL;
     p->default_tier = GOLDEN_TIER_LAYER;
     p->eps = 1e-6;
+    p->norm_topk_prob = true;
     /* Every default is justified in docs/golden-diff.md ("Default thresholds"). */
-    static const double floors[GOLDEN_TIER_COUNT] = {0.25, 0.005, 0.002, 0};
+    static const double floors[GOLDEN_TIER_COUNT] = {0.25, 0.005, 0.002, 0, 0.005};
     for (int t = 0; t < GOLDEN_TIER_COUNT; t++) {
         golden_tier_limits *l = &p->tiers[t];
         l->cosine_min = 0.999;
@@ -191,6 +193,12 @@ static int apply(golden_policy *p, const json_t *root, const char *where,
     if ((v = json_object_get(root, "default_tier")) &&
         get_tier(v, &p->default_tier, where, "/default_tier", err))
         return -1;
+    if ((v = json_object_get(root, "norm_topk_prob"))) {
+        if (!json_is_boolean(v))
+            return golden_fail_where(err, GOLDEN_EINVAL, "expected true or false",
+                                     "%s#/norm_topk_prob", where);
+        p->norm_topk_prob = json_is_true(v);
+    }
     if (get_num(root, "eps", &p->eps, where, "", err) ||
         get_dtype(root, &p->has_compute, &p->compute, where, "", err))
         return -1;
@@ -203,7 +211,7 @@ static int apply(golden_policy *p, const json_t *root, const char *where,
             char ctx[300];
             snprintf(ctx, sizeof ctx, "/tiers/%s", key);
             if (golden_tier_parse(key, &t) != 0 || !json_is_object(val))
-                return golden_fail_where(err, GOLDEN_EINVAL, "unknown tier (kernel, layer, logits, tokens)",
+                return golden_fail_where(err, GOLDEN_EINVAL, "unknown tier (kernel, layer, logits, tokens, router)",
                                     "%s#%s", where, ctx);
             if (get_limits(val, &p->tiers[t], where, ctx, err))
                 return -1;
@@ -294,6 +302,11 @@ out:
     return rc;
 }
 
+bool golden_policy_norm_topk_prob(const golden_policy *p)
+{
+    return p->norm_topk_prob;
+}
+
 void golden_policy_force_tier(golden_policy *p, golden_tier t)
 {
     p->force_tier = true;
@@ -319,6 +332,12 @@ static void take(double *dst, double v)
 /* Built-in name patterns of the final outputs (case-insensitive), by the reference's kind. */
 static bool builtin_tier(const char *name, golden_dtype ref, golden_tier *t)
 {
+    /* router taps first: their ids would otherwise fall under *_ids (tokens) */
+    if (fnmatch("*/router/topk_ids", name, FNM_CASEFOLD) == 0 ||
+        fnmatch("*/router/topk_weights", name, FNM_CASEFOLD) == 0) {
+        *t = GOLDEN_TIER_ROUTER;
+        return true;
+    }
     if (golden_dtype_is_float(ref)) {
         if (fnmatch("*logits*", name, FNM_CASEFOLD) == 0) {
             *t = GOLDEN_TIER_LOGITS;
@@ -446,6 +465,7 @@ json_t *golden_policy_to_json(const golden_policy *p)
         bad |= json_object_set_new(root, "default_tier",
                                    json_string(golden_tier_name(p->default_tier)));
         bad |= set_num(root, "eps", p->eps);
+        bad |= json_object_set_new(root, "norm_topk_prob", json_boolean(p->norm_topk_prob));
         if (p->has_compute)
             bad |= json_object_set_new(root, "compute_dtype",
                                        json_string(golden_dtype_name(p->compute)));

@@ -14,10 +14,11 @@ typedef enum {
     GOLDEN_TIER_LAYER,
     GOLDEN_TIER_LOGITS,
     GOLDEN_TIER_TOKENS,
+    GOLDEN_TIER_ROUTER,      /* MoE router taps: top-k ids exact per row, weights as layer */
     GOLDEN_TIER_COUNT
 } golden_tier;
 
-/* "kernel", "layer", "logits", "tokens". */
+/* "kernel", "layer", "logits", "tokens", "router". */
 const char *golden_tier_name(golden_tier t);
 /* 0, or -1 when the name is unknown. */
 int golden_tier_parse(const char *name, golden_tier *out);

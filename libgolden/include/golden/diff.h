@@ -68,6 +68,15 @@ typedef struct {
     bool hash_bad[3];
     char hash_stored[3][65], hash_data[3][65];
     double seconds;
+    /* router tier (whole tensors, after the pass; see docs/golden-diff.md "Router tier") */
+    bool router_checked;            /* the router checks ran */
+    bool router_ids;                /* top-k ids (integer); else top-k weights */
+    uint64_t router_rows, router_rows_exact, router_tie_rows, router_duplicates;
+    int64_t router_first_divergence; /* first row differing beyond a tie, -1 none */
+    uint64_t router_out_of_range, router_nonfinite, router_bad_sum_rows;
+    int64_t router_experts;         /* from the reference's router/logits, -1 unknown */
+    char **router_reasons, **router_notes;
+    size_t n_router_reasons, n_router_notes;
 } golden_diff_tensor;
 
 typedef struct {

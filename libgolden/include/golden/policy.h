@@ -54,12 +54,16 @@ int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *w
 /* torch.testing's default atol/rtol for a dtype (integers and bool: 0/0; fp8 as documented). */
 void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol);
 
+/* Whether router top-k weights should sum to 1 per row (norm_topk_prob; default true). */
+bool golden_policy_norm_topk_prob(const golden_policy *p);
+
 /* Command-line overrides, applied to every tensor after the rules (NaN = leave as is). */
 void golden_policy_force_tier(golden_policy *p, golden_tier t);
 void golden_policy_override(golden_policy *p, double atol, double rtol, double eps);
 
 /* The judge for one tensor. Tier: the first matching rule that names one, else the
- * built-in name patterns (case-insensitive: *logits* on floats -> logits, *tokens* and *_ids
+ * built-in name patterns (case-insensitive: names ending in "/router/topk_ids" or
+ * "/router/topk_weights" -> router; *logits* on floats -> logits, *tokens* and *_ids
  * on integers -> tokens), else kernel for integer tensors, else the default tier. Limits:
  * the tier's, each replaced by the first matching rule that sets it. atol/rtol: of the
  * compute dtype (rule, else policy) when set, else of the reference's dtype, never the
