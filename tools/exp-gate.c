@@ -307,24 +307,6 @@ static int cmd_matrix(cli *c, gate_args *a, char **dirs, size_t n)
     return rc;
 }
 
-/* exp-gate with no subcommand: --help, --version, or a usage error. */
-static int run_top(int argc, char **argv)
-{
-    cli c;
-    if (cli_init(&c, &top_spec, argc, argv) != 0)
-        return cli_exit(&c, 2);
-    const char *v;
-    int id;
-    while ((id = cli_next(&c, &v)) > 0)
-        ;
-    if (id == CLI_EXIT)
-        return cli_exit(&c, c.status);
-    if (c.nargs == 0)
-        return cli_exit(&c, cli_usage(&c, "a subcommand is required: summarize, decide or matrix"));
-    return cli_exit(&c, cli_usage(&c, "unknown subcommand '%s' (summarize, decide, matrix)",
-                                  c.args[0]));
-}
-
 int main(int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : "";
@@ -333,7 +315,7 @@ int main(int argc, char **argv)
                          : !strcmp(sub, "matrix")    ? &matrix_spec
                                                      : NULL;
     if (!spec)
-        return run_top(argc, argv);
+        return cli_top_level(&top_spec, argc, argv, "summarize, decide or matrix");
     cli c;
     gate_args a;
     int rc = parse(&c, spec, &a, argc - 1, argv + 1);

@@ -623,25 +623,6 @@ static int run_command(const command *cmd, int argc, char **argv, const char **o
     return cli_exit(&c, cmd->run(&a));
 }
 
-/* No command, an unknown one, or only --help / --version. */
-static int top_level(int argc, char **argv)
-{
-    cli c;
-    if (cli_init(&c, &top_spec, argc, argv) != 0)
-        return cli_exit(&c, 2);
-    const char *v;
-    int id;
-    while ((id = cli_next(&c, &v)) > 0)
-        ;
-    if (id == CLI_EXIT)
-        return cli_exit(&c, c.status);
-    if (c.nargs == 0)
-        return cli_exit(&c, cli_usage(&c, "needs a command: make-model, matrix, run, conform or "
-                                          "profile"));
-    return cli_exit(&c, cli_usage(&c, "unknown command '%s' (make-model, matrix, run, conform, "
-                                      "profile)", c.args[0]));
-}
-
 int main(int argc, char **argv)
 {
     const command *cmd = NULL;
@@ -649,7 +630,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) == 0)
             cmd = &commands[i];
     if (!cmd)
-        return top_level(argc, argv);
+        return cli_top_level(&top_spec, argc, argv, "make-model, matrix, run, conform or profile");
     const char **opts = calloc((size_t)argc + 1, sizeof *opts);
     const char **globs = calloc((size_t)argc + 1, sizeof *globs);
     int rc;

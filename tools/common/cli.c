@@ -519,3 +519,19 @@ void cli_groups_free(cli_groups *g)
     golden_strmap_free(&g->index);
     memset(g, 0, sizeof *g);
 }
+
+int cli_top_level(const cli_spec *spec, int argc, char **argv, const char *commands)
+{
+    cli c;
+    if (cli_init(&c, spec, argc, argv) != 0)
+        return cli_exit(&c, 2);
+    const char *v;
+    int id;
+    while ((id = cli_next(&c, &v)) > 0)
+        ;
+    if (id == CLI_EXIT)
+        return cli_exit(&c, c.status);
+    if (c.nargs == 0)
+        return cli_exit(&c, cli_usage(&c, "a subcommand is required: %s", commands));
+    return cli_exit(&c, cli_usage(&c, "unknown subcommand '%s' (%s)", c.args[0], commands));
+}

@@ -82,6 +82,11 @@ int cli_next(cli *c, const char **value);
 
 /* Print "TOOL: usage: WHAT (see TOOL --help)" and return 2. */
 int cli_usage(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The whole run of a tool with subcommands when none was recognised: --help and --version from
+ * spec (a table of common options only), else one usage line, "a subcommand is required:
+ * LIST" or "unknown subcommand 'X' (LIST)". Returns the exit status. */
+int cli_top_level(const cli_spec *spec, int argc, char **argv, const char *commands);
 /* Print err as the contract's one line and return 2. */
 int cli_fail(cli *c, const golden_error *err);
 
