@@ -234,11 +234,15 @@ int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golde
     if (fd < 0)
         return GOLDEN_ERR;
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    bool have_st = fstat(fd, &st) == 0;
+    if (have_st && S_ISDIR(st.st_mode)) {
         close(fd);
         return golden_fail_what(err, GOLDEN_EINVAL, path, "is a directory, not a document");
     }
+    /* 1 MiB, or less for a small regular file (the buffer doubles as lines need it) */
     size_t cap = 1 << 20, start = 0, len = 0, scan = 0, line_no = 1;
+    if (have_st && S_ISREG(st.st_mode) && st.st_size >= 0 && (uint64_t)st.st_size < cap)
+        cap = (size_t)st.st_size + 1 < 4096 ? 4096 : (size_t)st.st_size + 1;
     char *buf = malloc(cap);
     if (!buf) {
         close(fd);

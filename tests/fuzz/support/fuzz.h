@@ -14,4 +14,11 @@ const char *fuzz_write_file(const uint8_t *data, size_t size, const char *ext);
 /* The private folder of this process (made on first use). */
 const char *fuzz_dir(void);
 
+/* Unpack a folder from the input and return its path (static buffer), or NULL when nothing
+ * could be written. The input is a text container (tests/fuzz/support/pack-folder):
+ *     @@ relative/path\n<bytes of the file up to the next "\n@@ " line>
+ * A path is at most 4 components of [A-Za-z0-9._-] (never "." or ".."), so a mutated input can
+ * never write outside the folder; a bad path skips its file. The folder is emptied first. */
+const char *fuzz_unpack_folder(const uint8_t *data, size_t size);
+
 #endif
