@@ -1,13 +1,13 @@
 /* Element types of the golden format and their exact conversion to f64.
  * bf16 is a shift into f32; f16 goes through a 64K-entry table built once. */
 #include "golden/dtype.h"
+#include "util/cpu.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -162,25 +162,6 @@ __attribute__((target("avx2,f16c"))) static size_t f16_to_f64_f16c(const unsigne
     return i;
 }
 
-static bool cpu_avx2(void)
-{
-    static int known = -1; /* racy but idempotent: every thread computes the same answer */
-    if (known < 0)
-        known = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return known == 1;
-}
-
-static bool cpu_f16c(void)
-{
-    static int known = -1;
-    if (known < 0) {
-        /* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports knows no "f16c") */
-        unsigned a, b, c, d;
-        bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
-        known = __builtin_cpu_supports("avx2") && f16c ? 1 : 0;
-    }
-    return known == 1;
-}
 #endif
 
 void golden_convert_to_f64(golden_dtype t, const void *src, size_t n, double *dst)
@@ -193,7 +174,7 @@ void golden_convert_to_f64(golden_dtype t, const void *src, size_t n, double *ds
         const unsigned char *p = src;
         size_t i = 0;
 #if defined(__x86_64__)
-        if (cpu_f16c())
+        if (golden_cpu_f16c())
             i = f16_to_f64_f16c(p, n, dst);
 #endif
         for (; i < n; i++) {
@@ -207,7 +188,7 @@ void golden_convert_to_f64(golden_dtype t, const void *src, size_t n, double *ds
         const unsigned char *p = src;
         size_t i = 0;
 #if defined(__x86_64__)
-        if (cpu_avx2())
+        if (golden_cpu_avx2())
             i = bf16_to_f64_avx2(p, n, dst);
 #endif
         for (; i < n; i++) {

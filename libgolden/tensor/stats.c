@@ -1,8 +1,10 @@
 /* Statistics of a tensor accumulated in one pass: each block of values is reduced two-pass
  * while it is in cache, and blocks merge left to right (Chan et al.), scaled when huge. */
 #include "golden/stats.h"
+#include "util/cpu.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* Blocks whose largest magnitude reaches 2^450 are reduced in values scaled by a power of two
@@ -47,45 +49,84 @@ static void merge_moments(golden_stats *s, uint64_t nb, double mean_b, double m2
     s->finite += nb;
 }
 
-/* Two lanes of doubles in one SSE2/NEON register (GCC and Clang vector extension); the four
- * lanes are two of these, so element i always goes to lane i % 4, on any compiler. */
-typedef double lanes2 __attribute__((vector_size(16)));
-typedef long long mask2 __attribute__((vector_size(16)));
+/* Four lanes of doubles (GCC and Clang vector extension: two SSE2/NEON registers, or one AVX2
+ * register where the caller is compiled for it), so element i always goes to lane i % 4 and
+ * every build and every SIMD path adds the same values in the same order. */
+typedef double lanes4 __attribute__((vector_size(32)));
+typedef long long mask4 __attribute__((vector_size(32)));
+typedef float f32x4 __attribute__((vector_size(16)));
+typedef unsigned int u32x4 __attribute__((vector_size(16)));
+typedef unsigned short u16x4 __attribute__((vector_size(8)));
 
-static inline lanes2 pick(mask2 m, lanes2 a, lanes2 b)
+/* Macros rather than functions: a function taking or returning a 256-bit vector changes the
+ * ABI between the portable and the AVX2 compilations (GCC's -Wpsabi). */
+#define PICK(m, a, b) ((lanes4)(((mask4)(a) & (m)) | ((mask4)(b) & ~(m))))
+
+/* The element types the fused path reads straight from canonical bytes; their widening to
+ * f64 is exact, so reading them here equals golden_convert_to_f64 first. */
+enum raw { RAW_F64, RAW_F32, RAW_BF16 };
+
+/* v = elements i..i+3 of x, widened to f64. */
+#define LOAD4(v, k, x, i)                                                                     \
+    do {                                                                                      \
+        if ((k) == RAW_F64) {                                                                 \
+            memcpy(&(v), (x) + 8 * (i), sizeof(v));                                           \
+        } else if ((k) == RAW_F32) {                                                          \
+            f32x4 f_;                                                                         \
+            memcpy(&f_, (x) + 4 * (i), sizeof f_);                                            \
+            (v) = __builtin_convertvector(f_, lanes4);                                        \
+        } else {                                                                              \
+            u16x4 h_;                                                                         \
+            memcpy(&h_, (x) + 2 * (i), sizeof h_);                                            \
+            u32x4 w_ = __builtin_convertvector(h_, u32x4) << 16;                              \
+            (v) = __builtin_convertvector((f32x4)w_, lanes4);                                 \
+        }                                                                                     \
+    } while (0)
+
+static inline __attribute__((always_inline)) double load1(enum raw k, const unsigned char *p, size_t i)
 {
-    return (lanes2)(((mask2)a & m) | ((mask2)b & ~m));
+    if (k == RAW_F64) {
+        double d;
+        memcpy(&d, p + 8 * i, sizeof d);
+        return d;
+    }
+    float f;
+    if (k == RAW_F32) {
+        memcpy(&f, p + 4 * i, sizeof f);
+    } else {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, sizeof h);
+        uint32_t w = (uint32_t)h << 16;
+        memcpy(&f, &w, sizeof f);
+    }
+    return f;
 }
 
 /* Fast path for a block with no NaN/Inf and no value beyond 2^450 (the usual case): four
- * independent lanes (element i in lane i % 4) so several additions are in flight. Returns 0,
- * having changed nothing, when the block needs the general path. */
-static int add_block_plain(golden_stats *s, const double *x, size_t n)
+ * independent lanes so several additions are in flight. Returns 0, having changed nothing,
+ * when the block needs the general path. Always inlined into the dispatch functions below,
+ * which compile it once portably and once for AVX2. */
+static inline __attribute__((always_inline)) int plain_block(golden_stats *s, enum raw k,
+                                                             const unsigned char *x, size_t n)
 {
-    const lanes2 zero = {0, 0}, one = {1, 1};
-    lanes2 sa = zero, sb = zero, ba = zero, bb = zero, za = zero, zb = zero;
-    lanes2 la = {INFINITY, INFINITY}, lb = la, ha = -la, hb = -la;
+    const lanes4 zero = {0, 0, 0, 0}, one = {1, 1, 1, 1};
+    lanes4 sum4 = zero, bad4 = zero, zero4 = zero;
+    lanes4 lo4 = {INFINITY, INFINITY, INFINITY, INFINITY}, hi4 = -lo4;
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        lanes2 va, vb;
-        memcpy(&va, x + i, sizeof va);
-        memcpy(&vb, x + i + 2, sizeof vb);
-        ba += va - va; /* NaN for NaN or Inf, 0 otherwise */
-        bb += vb - vb;
-        sa += va;
-        sb += vb;
-        la = pick(va < la, va, la);
-        lb = pick(vb < lb, vb, lb);
-        ha = pick(va > ha, va, ha);
-        hb = pick(vb > hb, vb, hb);
-        za += pick(va == zero, one, zero);
-        zb += pick(vb == zero, one, zero);
+        lanes4 v;
+        LOAD4(v, k, x, i);
+        bad4 += v - v; /* NaN for NaN or Inf, 0 otherwise */
+        sum4 += v;
+        lo4 = PICK(v < lo4, v, lo4);
+        hi4 = PICK(v > hi4, v, hi4);
+        zero4 += PICK(v == zero, one, zero);
     }
-    double sum[4] = {sa[0], sa[1], sb[0], sb[1]}, lo[4] = {la[0], la[1], lb[0], lb[1]};
-    double hi[4] = {ha[0], ha[1], hb[0], hb[1]}, bad = (ba[0] + ba[1]) + (bb[0] + bb[1]);
-    double zeros = (za[0] + za[1]) + (zb[0] + zb[1]);
+    double sum[4] = {sum4[0], sum4[1], sum4[2], sum4[3]}, lo[4] = {lo4[0], lo4[1], lo4[2], lo4[3]};
+    double hi[4] = {hi4[0], hi4[1], hi4[2], hi4[3]}, bad = (bad4[0] + bad4[1]) + (bad4[2] + bad4[3]);
+    double zeros = (zero4[0] + zero4[1]) + (zero4[2] + zero4[3]);
     for (; i < n; i++) {
-        double v = x[i];
+        double v = load1(k, x, i);
         bad += v - v;
         sum[0] += v;
         lo[0] = v < lo[0] ? v : lo[0];
@@ -99,21 +140,18 @@ static int add_block_plain(golden_stats *s, const double *x, size_t n)
     if (fmax(-blo, bhi) >= SCALE_AT)
         return 0;
     double mean = ((sum[0] + sum[1]) + (sum[2] + sum[3])) / (double)n;
-    const lanes2 mv = {mean, mean};
-    lanes2 ma = zero, mb = zero, ca = zero, cb = zero;
+    const lanes4 mv = {mean, mean, mean, mean};
+    lanes4 m24 = zero, corr4 = zero;
     for (i = 0; i + 4 <= n; i += 4) {
-        lanes2 va, vb;
-        memcpy(&va, x + i, sizeof va);
-        memcpy(&vb, x + i + 2, sizeof vb);
-        lanes2 da = va - mv, db = vb - mv;
-        ma += da * da;
-        mb += db * db;
-        ca += da;
-        cb += db;
+        lanes4 d;
+        LOAD4(d, k, x, i);
+        d -= mv;
+        m24 += d * d;
+        corr4 += d;
     }
-    double m2[4] = {ma[0], ma[1], mb[0], mb[1]}, corr[4] = {ca[0], ca[1], cb[0], cb[1]};
+    double m2[4] = {m24[0], m24[1], m24[2], m24[3]}, corr[4] = {corr4[0], corr4[1], corr4[2], corr4[3]};
     for (; i < n; i++) {
-        double d = x[i] - mean;
+        double d = load1(k, x, i) - mean;
         m2[0] += d * d;
         corr[0] += d;
     }
@@ -130,6 +168,50 @@ static int add_block_plain(golden_stats *s, const double *x, size_t n)
     s->count += n;
     merge_moments(s, n, mean, m < 0 ? 0 : m, 0);
     return 1;
+}
+
+static int plain_f64(golden_stats *s, const unsigned char *x, size_t n) { return plain_block(s, RAW_F64, x, n); }
+static int plain_f32(golden_stats *s, const unsigned char *x, size_t n) { return plain_block(s, RAW_F32, x, n); }
+static int plain_bf16(golden_stats *s, const unsigned char *x, size_t n) { return plain_block(s, RAW_BF16, x, n); }
+#if defined(__x86_64__)
+/* The same arithmetic in 256-bit registers: AVX2 without FMA, so no multiply-add is fused and
+ * the bits are those of the portable twin (tests/unit/test_stats.c forces both). */
+__attribute__((target("avx2"))) static int plain_f64_avx2(golden_stats *s, const unsigned char *x, size_t n)
+{
+    return plain_block(s, RAW_F64, x, n);
+}
+__attribute__((target("avx2"))) static int plain_f32_avx2(golden_stats *s, const unsigned char *x, size_t n)
+{
+    return plain_block(s, RAW_F32, x, n);
+}
+__attribute__((target("avx2"))) static int plain_bf16_avx2(golden_stats *s, const unsigned char *x, size_t n)
+{
+    return plain_block(s, RAW_BF16, x, n);
+}
+#endif
+
+typedef int (*plain_fn)(golden_stats *, const unsigned char *, size_t);
+
+/* The fused kernel for dtype t on this CPU, or NULL when t is read through the f64 scratch. */
+static plain_fn plain_for(golden_dtype t)
+{
+#if defined(__x86_64__)
+    bool avx2 = golden_cpu_avx2();
+#else
+    bool avx2 = false;
+#endif
+    switch (t) {
+#if defined(__x86_64__)
+    case GOLDEN_F64: return avx2 ? plain_f64_avx2 : plain_f64;
+    case GOLDEN_F32: return avx2 ? plain_f32_avx2 : plain_f32;
+    case GOLDEN_BF16: return avx2 ? plain_bf16_avx2 : plain_bf16;
+#else
+    case GOLDEN_F64: return plain_f64;
+    case GOLDEN_F32: return plain_f32;
+    case GOLDEN_BF16: return plain_bf16;
+#endif
+    default: (void)avx2; return NULL;
+    }
 }
 
 /* Any block: non-finite values counted apart, finite ones scaled by 2^-e when huge. */
@@ -187,11 +269,31 @@ static void add_block_general(golden_stats *s, const double *x, size_t n)
 
 void golden_stats_add(golden_stats *s, const double *x, size_t n)
 {
+    plain_fn plain = plain_for(GOLDEN_F64);
     while (n > 0) {
         size_t b = n < GOLDEN_STATS_BLOCK ? n : GOLDEN_STATS_BLOCK;
-        if (!add_block_plain(s, x, b))
+        if (!plain(s, (const unsigned char *)x, b))
             add_block_general(s, x, b);
         x += b;
+        n -= b;
+    }
+}
+
+void golden_stats_add_raw(golden_stats *s, golden_dtype t, const void *data, size_t n, double *scratch)
+{
+    plain_fn plain = plain_for(t);
+    size_t width = golden_dtype_size(t);
+    const unsigned char *p = data;
+    while (n > 0) {
+        size_t b = n < GOLDEN_STATS_BLOCK ? n : GOLDEN_STATS_BLOCK;
+        if (!plain || !plain(s, p, b)) {
+            golden_convert_to_f64(t, p, b, scratch);
+            if (plain)
+                add_block_general(s, scratch, b); /* the fused path already said: not plain */
+            else
+                golden_stats_add(s, scratch, b);
+        }
+        p += b * width;
         n -= b;
     }
 }

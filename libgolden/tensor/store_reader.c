@@ -700,7 +700,7 @@ int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_
     const golden_tensor_info *t = &r->t[i].info;
     size_t w = golden_dtype_size(t->dtype);
     unsigned char *buf = malloc(RECOMPUTE_ELEMS * w);
-    double *f = malloc(RECOMPUTE_ELEMS * sizeof *f);
+    double *f = malloc(GOLDEN_STATS_BLOCK * sizeof *f); /* scratch of golden_stats_add_raw */
     golden_sha256 *h = buf && f ? golden_sha256_new(err) : NULL;
     int rc = h ? GOLDEN_OK : GOLDEN_ERR;
     if (!buf || !f)
@@ -712,8 +712,7 @@ int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_
         if (rc == GOLDEN_OK)
             rc = golden_sha256_update(h, buf, n * w, err);
         if (rc == GOLDEN_OK) {
-            golden_convert_to_f64(t->dtype, buf, n, f);
-            golden_stats_add(stats, f, n);
+            golden_stats_add_raw(stats, t->dtype, buf, n, f);
         }
         at += n;
     }

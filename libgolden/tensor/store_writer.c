@@ -124,9 +124,8 @@ static void stats_pull(struct golden_writer *w, double *scratch)
             return;
         size_t first = i * STATS_SUB;
         size_t n = w->sub_elems - first < STATS_SUB ? w->sub_elems - first : STATS_SUB;
-        golden_convert_to_f64(w->cur.dtype, w->sub_data + first * width, n, scratch);
         golden_stats_init(&w->sub[i]);
-        golden_stats_add(&w->sub[i], scratch, n);
+        golden_stats_add_raw(&w->sub[i], w->cur.dtype, w->sub_data + first * width, n, scratch);
     }
 }
 

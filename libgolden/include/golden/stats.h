@@ -5,6 +5,7 @@
 #define GOLDEN_STATS_H
 #include <stddef.h>
 #include <stdint.h>
+#include "golden/dtype.h"
 
 /* The fixed order that makes statistics reproducible: elements are reduced in blocks of
  * GOLDEN_STATS_BLOCK aligned to element 0 (each block two-pass, in cache), and the blocks are
@@ -30,6 +31,11 @@ typedef struct {
 void golden_stats_init(golden_stats *s);
 /* Add n values in blocks of GOLDEN_STATS_BLOCK (see above). */
 void golden_stats_add(golden_stats *s, const double *x, size_t n);
+/* The same as converting n elements of type t (canonical little-endian bytes) to f64 and
+ * calling golden_stats_add, to the bit, without the f64 copy for f32, bf16 and f64 (AVX2 where
+ * the CPU has it). scratch holds GOLDEN_STATS_BLOCK doubles (blocks with NaN, Inf or huge
+ * values, and the other types, go through it). */
+void golden_stats_add_raw(golden_stats *s, golden_dtype t, const void *data, size_t n, double *scratch);
 /* Fold `other` into `into`: what golden_stats_add would have given had other's values
  * followed into's, when other was filled starting from a block boundary. */
 void golden_stats_merge(golden_stats *into, const golden_stats *other);

@@ -1,0 +1,43 @@
+/* golden_cpu_*: CPU features for run-time SIMD dispatch, read once per process (racy but
+ * idempotent: every thread computes the same answer). */
+#include "util/cpu.h"
+
+#include <stdatomic.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+static atomic_int forced; /* golden_cpu_force_portable */
+
+bool golden_cpu_avx2(void)
+{
+#if defined(__x86_64__)
+    static int known = -1;
+    if (known < 0)
+        known = __builtin_cpu_supports("avx2") ? 1 : 0;
+    return known == 1 && !atomic_load_explicit(&forced, memory_order_relaxed);
+#else
+    return false;
+#endif
+}
+
+bool golden_cpu_f16c(void)
+{
+#if defined(__x86_64__)
+    static int known = -1;
+    if (known < 0) {
+        /* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports knows no "f16c") */
+        unsigned a, b, c, d;
+        bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+        known = __builtin_cpu_supports("avx2") && f16c ? 1 : 0;
+    }
+    return known == 1 && !atomic_load_explicit(&forced, memory_order_relaxed);
+#else
+    return false;
+#endif
+}
+
+void golden_cpu_force_portable(bool on)
+{
+    atomic_store(&forced, on);
+}
