@@ -9,7 +9,7 @@
 
 #define NPY_MAX_HEADER (1u << 20)
 #define ST_MAX_HEADER (100u << 20) /* the safetensors format's own limit */
-#define DEFAULT_CHUNK (4u << 20)
+#define DEFAULT_CHUNK (1u << 20) /* the writer's buffer size (store_writer.c says why) */
 
 /* Fail with where = "file:tensor" (or "file", tensor NULL) and a formatted what. */
 int golden_ingest_fail_tensor(golden_error *err, const char *file, const char *tensor,
