@@ -71,6 +71,8 @@ static const cli_option run_options[] = {
      "globs such as 'layers/*/router/*'; default all)", 0},
     {O_CHECKREJ, 0, "check-rejection", NULL, "submit one rejection case; the backend must\n"
      "refuse it", 0},
+    {O_FAULTS, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl): empty\n"
+     "when the run completes; the fault that ended it, with\nthe retest after reset", CLI_OUTPUT},
     {0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -278,10 +280,10 @@ static int cmd_run(const args *a)
     if (rc)
         return rc;
     install_stop_handler();
-    golden_replay_run_opts ro = {1, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {2, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
-                                 progress, a->c};
+                                 progress, a->c, a->faults};
     golden_replay_run_result res;
     rc = golden_replay_run(&ro, &res, &err);
     golden_backend_close(b);
