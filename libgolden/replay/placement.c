@@ -180,9 +180,12 @@ static void close_case(placer *z)
             continue;
         uint64_t kept = cap && z->count[i] > cap ? cap : z->count[i];
         uint64_t slots = m ? (kept + m - 1) / m * m : kept;
+        int b = golden_profile_bucket(kept);
         z->pl->launches++;
         z->pl->slots += slots;
         z->pl->padding += slots - kept;
+        z->pl->bucket_launches[b]++;
+        z->pl->bucket_padding[b] += slots - kept;
         z->count[i] = 0;
     }
 }

@@ -9,7 +9,7 @@
 #include "golden/report.h"
 #include "golden/store.h"
 
-static int bucket_of(uint64_t n)
+int golden_profile_bucket(uint64_t n)
 {
     static const uint64_t hi[] = {0, 1, 4, 8, 16, 32};
     for (int b = 0; b < 6; b++)
@@ -117,7 +117,7 @@ static int add_case(golden_reader *r, size_t i, long lg_i, int l, golden_profile
     for (uint64_t tk = 0; tl && tk < T; tk++)
         mass_margin(L, lg + tk * tl->shape[1], (int)tl->shape[1], ids + tk * (uint64_t)K, K, pr);
     for (int e = 0; e < E; e++)
-        L->bucket[bucket_of(per[e])]++;
+        L->bucket[golden_profile_bucket(per[e])]++;
     rc = 0;
 out:
     free(ids), free(lg), free(pr), free(per);
@@ -200,6 +200,17 @@ void golden_profile_free(golden_profile *p)
     memset(p, 0, sizeof *p);
 }
 
+static const char *const bn[GOLDEN_PROFILE_BUCKETS] = {"0", "1", "2-4", "5-8", "9-16", "17-32",
+                                                       ">32"};
+
+static json_t *by_bucket(const uint64_t *v)
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < GOLDEN_PROFILE_BUCKETS; i++)
+        json_object_set_new(o, bn[i], json_integer((json_int_t)v[i]));
+    return o ? o : json_object();
+}
+
 /* A layer's figures under the placement (absent without one: not zero, unknown). */
 static json_t *placed_json(const golden_profile_setup *s, const golden_profile_placed *P,
                            uint64_t tokens)
@@ -225,6 +236,10 @@ static json_t *placed_json(const golden_profile_setup *s, const golden_profile_p
                           (json_int_t)P->kept, "chip_load", load ? load : json_array(),
                           "chip_imbalance", golden_json_real(P->chip_imbalance), "fault_domain",
                           fd ? fd : json_array());
+    if (o) {
+        json_object_set_new(o, "launches_by_bucket", by_bucket(P->bucket_launches));
+        json_object_set_new(o, "padding_by_bucket", by_bucket(P->bucket_padding));
+    }
     if (o && s->capacity)
         json_object_set_new(o, "dropped_pairs", json_integer((json_int_t)P->dropped));
     return o;
@@ -232,7 +247,6 @@ static json_t *placed_json(const golden_profile_setup *s, const golden_profile_p
 
 static json_t *layer_json(const golden_profile *p, const golden_profile_layer *L)
 {
-    static const char *const bn[] = {"0", "1", "2-4", "5-8", "9-16", "17-32", ">32"};
     json_t *hits = json_array(), *b = json_object();
     for (int e = 0; hits && e < L->experts; e++)
         json_array_append_new(hits, json_integer((json_int_t)L->hits[e]));

@@ -46,6 +46,8 @@ expect_grep "the text names the placement" '^placement ep.yaml: 2 chips$' out.tx
 # case b: t0 (0) e2 e3 cross; t1 (0) e2 cross, e0 local; t2 (1) e1 cross, e3 local. Kept 6,
 # cross 4, none dropped; launches e2 2, e3 2, e0 1, e1 1 -> 16 slots, 10 padding; load 2 | 4;
 # tokens on chip 0: t1, t2 = 2, on chip 1: 3.
+# By section 12's bucket of the pairs kept: 1 pair: a e2, a e3, b e0, b e1 (4 launches, 12
+# padding); 2-4: a e0, a e1, b e2, b e3 (4 launches, 1 + 2 + 2 + 2 = 7 padding).
 # layer 0: pairs 14, kept 13, dropped 1, dispatch 13x16 = 208, combine 13x32 = 416, cross 7x16
 # = 112 and 7x32 = 224 (all-to-all 336), 8 launches, 32 slots, 19 padding, load [8, 6]
 # (max/mean 8/7), tokens [6, 5] of 7.
@@ -55,12 +57,16 @@ cat > want-ep.json <<'EOF2'
 [{"pairs": 14, "dispatch_bytes": 208, "combine_bytes": 416, "cross_chip_dispatch_bytes": 112,
   "cross_chip_combine_bytes": 224, "all_to_all_bytes": 336, "launches": 8, "slots": 32,
   "padding_slots": 19, "kept_pairs": 13, "dropped_pairs": 1, "chip_load": [8, 6],
+  "launches_by_bucket": {"0": 0, "1": 4, "2-4": 4, "5-8": 0, "9-16": 0, "17-32": 0, ">32": 0},
+  "padding_by_bucket": {"0": 0, "1": 12, "2-4": 7, "5-8": 0, "9-16": 0, "17-32": 0, ">32": 0},
   "chip_imbalance": 1.1428571428571428,
   "fault_domain": [{"chip": 0, "experts": 2, "tokens": 6, "token_share": 0.8571428571428571},
                    {"chip": 1, "experts": 2, "tokens": 5, "token_share": 0.7142857142857143}]},
  {"pairs": 2, "dispatch_bytes": 32, "combine_bytes": 64, "cross_chip_dispatch_bytes": 16,
   "cross_chip_combine_bytes": 32, "all_to_all_bytes": 48, "launches": 2, "slots": 8,
   "padding_slots": 6, "kept_pairs": 2, "dropped_pairs": 0, "chip_load": [1, 1],
+  "launches_by_bucket": {"0": 0, "1": 2, "2-4": 0, "5-8": 0, "9-16": 0, "17-32": 0, ">32": 0},
+  "padding_by_bucket": {"0": 0, "1": 6, "2-4": 0, "5-8": 0, "9-16": 0, "17-32": 0, ">32": 0},
   "chip_imbalance": 1.0,
   "fault_domain": [{"chip": 0, "experts": 1, "tokens": 1, "token_share": 1.0},
                    {"chip": 1, "experts": 1, "tokens": 1, "token_share": 1.0}]}]
@@ -68,7 +74,8 @@ EOF2
 # TP: every chip holds every expert, tokens split, 8 x f32 both ways, no padding rule: every
 # pair is served on its token's chip. Case a: chip 0 gets t0, t1 (e0 x2, e1, e2: 3 launches),
 # chip 1 t2, t3 (e3, e0 x2, e1: 3); case b: chip 0 t0, t1 (e2 x2, e3, e0: 3), chip 1 t2 (e1,
-# e3: 2). Layer 1: one launch a pair on chip 0.
+# e3: 2). Layer 1: one launch a pair on chip 0. Two-pair launches: a e0 on chip 0, a e0 on
+# chip 1, b e2 on chip 0 (bucket 2-4: 3); the other 8 hold one pair.
 cat > tp.json <<'EOF2'
 {"schema": "calculet-expert-placement/v1", "chips": 2, "experts": "replicated",
  "tokens": "split", "hidden_size": 8, "dtype": "f32"}
@@ -78,11 +85,15 @@ cat > want-tp.json <<'EOF2'
 [{"pairs": 14, "dispatch_bytes": 448, "combine_bytes": 448, "cross_chip_dispatch_bytes": 0,
   "cross_chip_combine_bytes": 0, "all_to_all_bytes": 0, "launches": 11, "slots": 14,
   "padding_slots": 0, "kept_pairs": 14, "chip_load": [8, 6], "chip_imbalance": 1.1428571428571428,
+  "launches_by_bucket": {"0": 0, "1": 8, "2-4": 3, "5-8": 0, "9-16": 0, "17-32": 0, ">32": 0},
+  "padding_by_bucket": {"0": 0, "1": 0, "2-4": 0, "5-8": 0, "9-16": 0, "17-32": 0, ">32": 0},
   "fault_domain": [{"chip": 0, "experts": 4, "tokens": 4, "token_share": 0.5714285714285714},
                    {"chip": 1, "experts": 4, "tokens": 3, "token_share": 0.42857142857142855}]},
  {"pairs": 2, "dispatch_bytes": 64, "combine_bytes": 64, "cross_chip_dispatch_bytes": 0,
   "cross_chip_combine_bytes": 0, "all_to_all_bytes": 0, "launches": 2, "slots": 2,
   "padding_slots": 0, "kept_pairs": 2, "chip_load": [2, 0], "chip_imbalance": 2.0,
+  "launches_by_bucket": {"0": 0, "1": 2, "2-4": 0, "5-8": 0, "9-16": 0, "17-32": 0, ">32": 0},
+  "padding_by_bucket": {"0": 0, "1": 0, "2-4": 0, "5-8": 0, "9-16": 0, "17-32": 0, ">32": 0},
   "fault_domain": [{"chip": 0, "experts": 2, "tokens": 1, "token_share": 1.0},
                    {"chip": 1, "experts": 2, "tokens": 0, "token_share": 0.0}]}]
 EOF2
@@ -174,6 +185,7 @@ for L in prof["layers"]:
     owner = np.full(E, -1)
     for c, xs in enumerate(lists): owner[xs] = c
     tot = dict(pairs=0, kept=0, dropped=0, disp=0, comb=0, xd=0, xc=0, launches=0, slots=0, pad=0)
+    bl = np.zeros(7, np.int64); bp = np.zeros(7, np.int64)
     load = np.zeros(C, np.int64); toks = np.zeros(C, np.int64); ntok = 0
     for n in sorted(names):
         if int(n.split("layers/")[1].split("/")[0]) != l: continue
@@ -192,6 +204,7 @@ for L in prof["layers"]:
         for e, cnt in seen.items():
             k = min(cnt, CAP); s = -(-k // M) * M
             tot["launches"] += 1; tot["slots"] += s; tot["pad"] += s - k
+            b = int(np.searchsorted([0, 1, 4, 8, 16, 32], k)); bl[b] += 1; bp[b] += s - k
         load += np.bincount(serve.ravel(), minlength=C)
         for c in range(C): toks[c] += (serve == c).any(axis=1).sum()
     P = L["placement"]
@@ -201,6 +214,9 @@ for L in prof["layers"]:
     bad += got != [int(x) for x in want]
     bad += P["all_to_all_bytes"] != tot["xd"] + tot["xc"]
     bad += P["chip_load"] != load.tolist()
+    keys = ["0", "1", "2-4", "5-8", "9-16", "17-32", ">32"]
+    bad += [P["launches_by_bucket"][k] for k in keys] != bl.tolist()
+    bad += [P["padding_by_bucket"][k] for k in keys] != bp.tolist()
     bad += abs(P["chip_imbalance"] - load.max() / load.mean()) > 1e-12
     bad += [d["tokens"] for d in P["fault_domain"]] != toks.tolist()
     bad += [d["experts"] for d in P["fault_domain"]] != np.bincount(owner, minlength=C).tolist()

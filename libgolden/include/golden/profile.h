@@ -8,6 +8,8 @@
 
 /* Section 12's buckets of tokens per expert within one case: 0, 1, 2-4, 5-8, 9-16, 17-32, >32. */
 #define GOLDEN_PROFILE_BUCKETS 7
+/* The bucket of n tokens (0 .. GOLDEN_PROFILE_BUCKETS-1). */
+int golden_profile_bucket(uint64_t n);
 
 /* One layer's traffic under a placement (calculet-expert-placement/v1; docs/npu-replay.md). A
  * (token, rank) pair is served on the chip holding its expert (replicated: the token's own
@@ -22,6 +24,8 @@ typedef struct {
     uint64_t cross_combine_bytes;
     uint64_t launches;             /* (case, chip, expert) launches with a pair */
     uint64_t slots, padding;       /* launch slots after padding; slots - kept */
+    /* launches and their padding slots by section 12's bucket of the pairs a launch keeps */
+    uint64_t bucket_launches[GOLDEN_PROFILE_BUCKETS], bucket_padding[GOLDEN_PROFILE_BUCKETS];
     uint64_t *chip_load;           /* [chips] pairs served on each chip */
     uint64_t *chip_experts;        /* [chips] experts the chip holds */
     uint64_t *chip_tokens;         /* [chips] tokens with a pair served there (fault domain) */
