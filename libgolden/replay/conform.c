@@ -278,6 +278,9 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
         if (c.tap_oom && k->status != GOLDEN_CONFORM_ERROR)
             cf_error(&c, "out of memory while keeping taps");
         if (k->fault) {
+            replay_fault stamp;
+            replay_fault_begin(&stamp);
+            snprintf(k->fault_time, sizeof k->fault_time, "%s", stamp.time);
             k->fault_kind = replay_fault_kind(k->error);
             k->retest = c.b ? retest(&c) : 0;
         }
@@ -351,6 +354,7 @@ int golden_conform_faults_write(const golden_conform_report *rep, const char *si
         if (!k->fault)
             continue;
         replay_fault_begin(&f[n]);
+        snprintf(f[n].time, sizeof f[n].time, "%s", k->fault_time);
         snprintf(f[n].case_id, sizeof f[n].case_id, "%s", k->name);
         snprintf(f[n].message, sizeof f[n].message, "conform %s: %s", k->name, k->error);
         f[n].kind = k->fault_kind;
