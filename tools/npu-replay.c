@@ -19,7 +19,7 @@ enum {
     O_MODEL = CLI_TOOL_ID, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP,
     O_RUNS, O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_HYP,
     O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE,
-    O_CHECKS, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_OUTPUT
+    O_CHECKS, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_OUTPUT, O_PLACEMENT
 };
 
 /* The rows matrix, run and conform share (a macro: each table is one array). */
@@ -71,6 +71,8 @@ static const cli_option run_options[] = {
      "globs such as 'layers/*/router/*'; default all)", 0},
     {O_CHECKREJ, 0, "check-rejection", NULL, "submit one rejection case; the backend must\n"
      "refuse it", 0},
+    {O_FAULTS, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl): empty\n"
+     "when the run completes; the fault that ended it, with\nthe retest after reset", CLI_OUTPUT},
     {0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -91,6 +93,13 @@ static const cli_option conform_options[] = {
 };
 
 static const cli_option no_options[] = {{0, 0, NULL, NULL, NULL, 0}};
+
+static const cli_option profile_options[] = {
+    {O_PLACEMENT, 0, "placement", "FILE", "where experts and tokens live\n"
+     "(calculet-expert-placement/v1, YAML or JSON): adds\ndispatch, all-to-all and padding "
+     "figures", CLI_INPUT},
+    {0, 0, NULL, NULL, NULL, 0},
+};
 
 static const cli_spec top_spec = {
     .name = TOOL,
@@ -155,8 +164,9 @@ static const cli_spec profile_spec = {
     .name = TOOL,
     .synopsis = "profile [OPTIONS] GOLDEN [CANDIDATE]",
     .about = "Profiles the router taps of a golden (and a candidate's): expert load, routing\n"
-             "mass and margins per layer.",
-    .options = no_options,
+             "mass and margins per layer; with --placement, dispatch and cross-chip bytes,\n"
+             "padding slots, chip load and fault domains.",
+    .options = profile_options,
     .json_help = "write the profile as JSON (- = stdout)",
     .junit_help = "accepted for uniformity; a profile makes no verdict, so it is refused",
     .exit_status = "0 profiled, 2 could not run (bad usage, a golden without router taps).",
@@ -217,7 +227,7 @@ static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 
 typedef struct {
     const char *model, *manifest, *side, *golden, *raw, *backend, *taps, *out, *preset, *dtype,
-        *hypothesis, *prompts, *checks, *faults;
+        *hypothesis, *prompts, *checks, *faults, *placement;
     const char **opts, **globs;
     size_t n_opts, n_globs;
     long long warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
@@ -278,10 +288,10 @@ static int cmd_run(const args *a)
     if (rc)
         return rc;
     install_stop_handler();
-    golden_replay_run_opts ro = {1, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {2, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
-                                 progress, a->c};
+                                 progress, a->c, a->faults};
     golden_replay_run_result res;
     rc = golden_replay_run(&ro, &res, &err);
     golden_backend_close(b);
@@ -476,6 +486,31 @@ static void print_profile(FILE *out, const golden_profile *p)
     }
 }
 
+/* The placed figures of each layer, or why there are none. */
+static void print_placed(FILE *out, const golden_profile *p)
+{
+    if (!p->placement.file) {
+        fprintf(out, "no --placement: dispatch, cross-chip bytes and padding slots need to know "
+                "where experts live, which a golden does not say\n");
+        return;
+    }
+    fprintf(out, "placement %s: %d chips\nlayer   dispatch B    combine B  all-to-all B  "
+            "launches     slots   padding  dropped  chip max/mean  tokens hit per chip\n",
+            p->placement.file, p->placement.chips);
+    for (size_t i = 0; i < p->n; i++) {
+        const golden_profile_placed *P = p->layers[i].placed;
+        fprintf(out, "%5d %12llu %12llu %13llu %9llu %9llu %9llu %8llu %14.3f  ", p->layers[i].layer,
+                (unsigned long long)P->dispatch_bytes, (unsigned long long)P->combine_bytes,
+                (unsigned long long)(P->cross_dispatch_bytes + P->cross_combine_bytes),
+                (unsigned long long)P->launches, (unsigned long long)P->slots,
+                (unsigned long long)P->padding, (unsigned long long)P->dropped,
+                P->chip_imbalance);
+        for (int c = 0; c < p->placement.chips; c++)
+            fprintf(out, "%llu%s", (unsigned long long)P->chip_tokens[c],
+                    c + 1 < p->placement.chips ? "|" : "\n");
+    }
+}
+
 static int cmd_profile(const args *a)
 {
     int npos = a->c->nargs;
@@ -487,12 +522,19 @@ static int cmd_profile(const args *a)
     golden_profile p[2];
     memset(p, 0, sizeof p);
     int rc = 0;
+    golden_placement *pl = NULL;
+    if (a->placement && golden_placement_load(a->placement, &pl, &err))
+        rc = fail(a, &err);
     for (int i = 0; rc == 0 && i < npos; i++)
-        if (golden_profile_build(pos[i], &p[i], &err))
+        if (golden_profile_build(pos[i], &p[i], &err) ||
+            (pl && golden_profile_place(pos[i], pl, &p[i], &err)))
             rc = fail(a, &err);
+    golden_placement_free(pl);
     FILE *out = cli_human(a->c);
-    for (int i = 0; out && rc == 0 && i < npos; i++)
+    for (int i = 0; out && rc == 0 && i < npos; i++) {
         print_profile(out, &p[i]);
+        print_placed(out, &p[i]);
+    }
     if (rc == 0 && a->c->json) {
         json_t *j = golden_profile_json(&p[0], npos == 2 ? &p[1] : NULL);
         if (!j || golden_json_write(a->c->json, j, a->c->force, &err))
@@ -560,6 +602,7 @@ static int take_option(args *a, int id, const char *v)
     case O_PROMPTS: a->prompts = v; break;
     case O_CHECKS: a->checks = v; break;
     case O_FAULTS: a->faults = v; break;
+    case O_PLACEMENT: a->placement = v; break;
     case O_OUTPUT: a->out = v; break;
     default: return take_count(a, id, v);
     }

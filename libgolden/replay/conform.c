@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "golden/report.h"
 #include "replay/conform_priv.h"
+#include "replay/faults_priv.h"
 
 typedef struct {
     const char *name;
@@ -197,43 +197,12 @@ bool cf_same(const cf_ctx *c, const float *a, const float *b, size_t n, size_t *
     return same;
 }
 
-/* The fault's kind from the backend's message (calculet-fault/v1's enum). */
-static const char *fault_kind(const char *msg)
-{
-    if (strstr(msg, "context_limit_exceeded"))
-        return "rejected_input";
-    if (strstr(msg, "timeout") || strstr(msg, "timed out"))
-        return "timeout";
-    if (strstr(msg, "out of memory"))
-        return "oom";
-    if (strstr(msg, "nan") || strstr(msg, "NaN"))
-        return "nan_output";
-    return "device_error";
-}
-
-/* After a failed call: reset every lane, prefill 8 tokens, and require finite logits. */
+/* After a failed call: the shared retest after reset, on 8 of the check's own tokens. */
 static int retest(cf_ctx *c)
 {
     int32_t t[8];
-    int V = c->info->vocab_size;
-    float *l = malloc((size_t)V * 4);
-    golden_error e;
     cf_tokens(c, t, 8);
-    int ok = l && golden_backend_reset(c->b, -1, &e) == 0 &&
-             golden_backend_prefill(c->b, 0, 0, t, 8, &e) == 0;
-    if (ok && c->info->logits_dtype == GOLDEN_BK_BF16) {
-        uint16_t *h = malloc((size_t)V * 2);
-        ok = h && golden_backend_logits(c->b, 0, 0, V, h, &e) == 0;
-        if (ok)
-            golden_logits_bf16_to_f32(h, 0, (size_t)V, l);
-        free(h);
-    } else if (ok) {
-        ok = golden_backend_logits(c->b, 0, 0, V, l, &e) == 0;
-    }
-    for (int i = 0; ok && i < V; i++)
-        ok = isfinite(l[i]);
-    free(l);
-    return ok ? 1 : 2;
+    return replay_fault_retest(c->b, t, 8);
 }
 
 static double now_s(void)
@@ -309,7 +278,10 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
         if (c.tap_oom && k->status != GOLDEN_CONFORM_ERROR)
             cf_error(&c, "out of memory while keeping taps");
         if (k->fault) {
-            k->fault_kind = fault_kind(k->error);
+            replay_fault stamp;
+            replay_fault_begin(&stamp);
+            snprintf(k->fault_time, sizeof k->fault_time, "%s", stamp.time);
+            k->fault_kind = replay_fault_kind(k->error);
             k->retest = c.b ? retest(&c) : 0;
         }
         cf_close(&c);
@@ -373,43 +345,24 @@ json_t *golden_conform_json(const golden_conform_report *rep)
 int golden_conform_faults_write(const golden_conform_report *rep, const char *side,
                                 const char *path, bool force, golden_error *err)
 {
-    static const char *const rt[] = {"not_run", "passed", "failed"};
-    char *tmp = NULL, when[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    int fd = golden_tmpfile_beside(path, &tmp, err);
-    if (fd < 0)
-        return GOLDEN_ERR;
-    FILE *f = fdopen(fd, "w");
-    int bad = !f;
-    for (size_t i = 0; !bad && i < rep->n; i++) {
+    replay_fault *f = calloc(rep->n ? rep->n : 1, sizeof *f);
+    if (!f)
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < rep->n; i++) {
         const golden_conform_check *k = &rep->checks[i];
         if (!k->fault)
             continue;
-        char msg[700];
-        snprintf(msg, sizeof msg, "conform %s: %s", k->name, k->error);
-        json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s}", "schema",
-                              "calculet-fault/v1", "time", when, "side", side, "case_id", k->name,
-                              "kind", k->fault_kind, "severity", "error", "message", msg,
-                              "recovered", k->retest == 1, "retest_after_reset", rt[k->retest]);
-        char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-        bad = !line || fprintf(f, "%s\n", line) < 0;
-        free(line);
-        json_decref(j);
+        replay_fault_begin(&f[n]);
+        snprintf(f[n].time, sizeof f[n].time, "%s", k->fault_time);
+        snprintf(f[n].case_id, sizeof f[n].case_id, "%s", k->name);
+        snprintf(f[n].message, sizeof f[n].message, "conform %s: %s", k->name, k->error);
+        f[n].kind = k->fault_kind;
+        f[n].retest = k->retest;
+        n++;
     }
-    if (f && fclose(f) != 0)
-        bad = 1;
-    else if (!f)
-        close(fd);
-    if (bad) {
-        unlink(tmp);
-        free(tmp);
-        return golden_fail_what(err, GOLDEN_EIO, path, "cannot write the faults");
-    }
-    int rc = golden_tmpfile_install(tmp, path, force, err);
-    free(tmp);
+    int rc = replay_faults_write(f, n, side, path, force, err);
+    free(f);
     return rc;
 }
 

@@ -95,6 +95,18 @@ enum {
     CPU_FAULT_TOPK_TOO_SMALL = 1u << 9
 };
 
+/* Run-time faults `inject=NAME@N`: what the N-th prefill or decode call since open (1-based,
+ * refused calls included) does wrong, so run's and conform's fault lines can be shown. */
+enum {
+    CPU_AT_TIMEOUT,      /* that call fails with "timeout: ..." */
+    CPU_AT_DEVICE_ERROR, /* that call fails with a device error; later calls work */
+    CPU_AT_DEVICE_LOST,  /* that call and every later one fails: nothing recovers */
+    CPU_AT_NAN,          /* that call succeeds, its logits are all NaN */
+    CPU_AT_INF,          /* that call succeeds, logit 0 is +Inf */
+    CPU_AT_REJECT,       /* that call is refused with context_limit_exceeded */
+    CPU_AT_COUNT
+};
+
 typedef struct {
     cpu_model m;
     bool bf16;
@@ -104,6 +116,9 @@ typedef struct {
     cpu_lane *lanes;
     golden_backend_hooks hooks;
     unsigned fault; /* CPU_FAULT_* bits; 0 for every real use */
+    int64_t at[CPU_AT_COUNT]; /* call number of each run-time fault; 0 = none */
+    bool any_at;
+    int64_t calls;  /* prefill and decode calls so far */
 } cpu_backend;
 
 /* Run positions [pos, pos+n) of lane through the model; leaves the last position's logits. */

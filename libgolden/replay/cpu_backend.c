@@ -61,8 +61,31 @@ static const char *const fault_names[] = {
     "kv_stale_after_reset", "router_duplicate", "router_unnormalized", "router_tie_high_index",
     "router_nan_silent", "topk_too_small"};
 
+static const char *const at_names[CPU_AT_COUNT] = {"timeout", "device_error", "device_lost",
+                                                   "nan", "inf", "reject"};
+
+/* NAME@N: a run-time fault at the N-th prefill or decode call. */
+static int parse_fault_at(cpu_backend *b, const char *v, const char *at, char *msg, size_t n)
+{
+    char *end;
+    long long call = strtoll(at + 1, &end, 10);
+    for (unsigned i = 0; i < CPU_AT_COUNT; i++)
+        if (strlen(at_names[i]) == (size_t)(at - v) && strncmp(v, at_names[i], (size_t)(at - v)) == 0 &&
+            at[1] && !*end && call >= 1) {
+            b->at[i] = call;
+            b->any_at = true;
+            return 0;
+        }
+    snprintf(msg, n, "backend option inject=%s: not a run-time fault of the cpu backend (NAME@N, "
+             "N >= 1; see docs/npu-replay.md)", v);
+    return 1;
+}
+
 static int parse_fault(cpu_backend *b, const char *v, char *msg, size_t n)
 {
+    const char *at = strchr(v, '@');
+    if (at)
+        return parse_fault_at(b, v, at, msg, n);
     for (unsigned i = 0; i < sizeof fault_names / sizeof *fault_names; i++)
         if (strcmp(v, fault_names[i]) == 0) {
             b->fault |= 1u << i;
@@ -188,12 +211,41 @@ static int bad_lane(const cpu_backend *b, int lane, char *msg, size_t n)
     return 1;
 }
 
+/* The run-time faults of call `call` that make it fail; 0 when it goes ahead. */
+static int fail_at_call(const cpu_backend *b, int64_t call, char *msg, size_t n)
+{
+    if (call == b->at[CPU_AT_TIMEOUT])
+        return snprintf(msg, n, "timeout: forward call %lld did not complete", (long long)call), 1;
+    if (call == b->at[CPU_AT_DEVICE_ERROR])
+        return snprintf(msg, n, "device error in forward call %lld", (long long)call), 1;
+    if (b->at[CPU_AT_DEVICE_LOST] && call >= b->at[CPU_AT_DEVICE_LOST])
+        return snprintf(msg, n, "device lost since forward call %lld",
+                        (long long)b->at[CPU_AT_DEVICE_LOST]), 1;
+    if (call == b->at[CPU_AT_REJECT])
+        return snprintf(msg, n, "context_limit_exceeded: forward call %lld refused",
+                        (long long)call), 1;
+    return 0;
+}
+
+/* The run-time faults that spoil a successful call's logits. */
+static void spoil_logits(cpu_backend *b, int64_t call, cpu_lane *L)
+{
+    if (call == b->at[CPU_AT_NAN])
+        for (int i = 0; i < b->m.c.vocab; i++)
+            L->last_logits[i] = NAN;
+    if (call == b->at[CPU_AT_INF])
+        L->last_logits[0] = INFINITY;
+}
+
 static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, size_t count,
                        char *msg, size_t n)
 {
     cpu_backend *b = self;
     golden_error err;
     golden_error_clear(&err);
+    int64_t call = ++b->calls;
+    if (b->any_at && fail_at_call(b, call, msg, n))
+        return 1;
     if (bad_lane(b, lane, msg, n))
         return 1;
     if (pos < 0 || pos > b->lanes[lane].len) {
@@ -223,6 +275,8 @@ static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens,
         rc = cpu_forward(b, lane, pos + (int64_t)done, tokens + done,
                          (int64_t)(count - done < chunk ? count - done : chunk), &err);
     mark(b, GOLDEN_BK_STAGE_NPU_WAIT, 1);
+    if (rc == 0 && b->any_at)
+        spoil_logits(b, call, &b->lanes[lane]);
     return rc ? say(msg, n, &err) : 0;
 }
 

@@ -9,7 +9,7 @@
 #include "golden/report.h"
 #include "golden/store.h"
 
-static int bucket_of(uint64_t n)
+int golden_profile_bucket(uint64_t n)
 {
     static const uint64_t hi[] = {0, 1, 4, 8, 16, 32};
     for (int b = 0; b < 6; b++)
@@ -117,7 +117,7 @@ static int add_case(golden_reader *r, size_t i, long lg_i, int l, golden_profile
     for (uint64_t tk = 0; tl && tk < T; tk++)
         mass_margin(L, lg + tk * tl->shape[1], (int)tl->shape[1], ids + tk * (uint64_t)K, K, pr);
     for (int e = 0; e < E; e++)
-        L->bucket[bucket_of(per[e])]++;
+        L->bucket[golden_profile_bucket(per[e])]++;
     rc = 0;
 out:
     free(ids), free(lg), free(pr), free(per);
@@ -187,22 +187,72 @@ int golden_profile_build(const char *golden, golden_profile *p, golden_error *er
 
 void golden_profile_free(golden_profile *p)
 {
-    for (size_t i = 0; i < p->n; i++)
+    for (size_t i = 0; i < p->n; i++) {
+        golden_profile_placed *P = p->layers[i].placed;
+        if (P)
+            free(P->chip_load), free(P->chip_experts), free(P->chip_tokens);
+        free(P);
         free(p->layers[i].hits);
+    }
     free(p->layers);
     free(p->path);
+    free(p->placement.file);
     memset(p, 0, sizeof *p);
 }
 
-static json_t *layer_json(const golden_profile_layer *L)
+static const char *const bn[GOLDEN_PROFILE_BUCKETS] = {"0", "1", "2-4", "5-8", "9-16", "17-32",
+                                                       ">32"};
+
+static json_t *by_bucket(const uint64_t *v)
 {
-    static const char *const bn[] = {"0", "1", "2-4", "5-8", "9-16", "17-32", ">32"};
+    json_t *o = json_object();
+    for (int i = 0; o && i < GOLDEN_PROFILE_BUCKETS; i++)
+        json_object_set_new(o, bn[i], json_integer((json_int_t)v[i]));
+    return o ? o : json_object();
+}
+
+/* A layer's figures under the placement (absent without one: not zero, unknown). */
+static json_t *placed_json(const golden_profile_setup *s, const golden_profile_placed *P,
+                           uint64_t tokens)
+{
+    json_t *load = json_array(), *fd = json_array();
+    for (int c = 0; load && fd && c < s->chips; c++) {
+        json_array_append_new(load, json_integer((json_int_t)P->chip_load[c]));
+        json_array_append_new(fd, json_pack("{s:i, s:I, s:I, s:o}", "chip", c, "experts",
+                                            (json_int_t)P->chip_experts[c], "tokens",
+                                            (json_int_t)P->chip_tokens[c], "token_share",
+                                            golden_json_real(tokens ? (double)P->chip_tokens[c] /
+                                                                  (double)tokens : 0)));
+    }
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+                          "pairs", (json_int_t)P->pairs, "dispatch_bytes",
+                          (json_int_t)P->dispatch_bytes, "combine_bytes",
+                          (json_int_t)P->combine_bytes, "cross_chip_dispatch_bytes",
+                          (json_int_t)P->cross_dispatch_bytes, "cross_chip_combine_bytes",
+                          (json_int_t)P->cross_combine_bytes, "all_to_all_bytes",
+                          (json_int_t)(P->cross_dispatch_bytes + P->cross_combine_bytes),
+                          "launches", (json_int_t)P->launches, "slots", (json_int_t)P->slots,
+                          "padding_slots", (json_int_t)P->padding, "kept_pairs",
+                          (json_int_t)P->kept, "chip_load", load ? load : json_array(),
+                          "chip_imbalance", golden_json_real(P->chip_imbalance), "fault_domain",
+                          fd ? fd : json_array());
+    if (o) {
+        json_object_set_new(o, "launches_by_bucket", by_bucket(P->bucket_launches));
+        json_object_set_new(o, "padding_by_bucket", by_bucket(P->bucket_padding));
+    }
+    if (o && s->capacity)
+        json_object_set_new(o, "dropped_pairs", json_integer((json_int_t)P->dropped));
+    return o;
+}
+
+static json_t *layer_json(const golden_profile *p, const golden_profile_layer *L)
+{
     json_t *hits = json_array(), *b = json_object();
     for (int e = 0; hits && e < L->experts; e++)
         json_array_append_new(hits, json_integer((json_int_t)L->hits[e]));
     for (int i = 0; b && i < GOLDEN_PROFILE_BUCKETS; i++)
         json_object_set_new(b, bn[i], json_integer((json_int_t)L->bucket[i]));
-    return json_pack("{s:i, s:i, s:i, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+    json_t *o = json_pack("{s:i, s:i, s:i, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
                      "layer", L->layer, "experts", L->experts, "k", L->k, "tokens",
                      (json_int_t)L->tokens, "cases", (json_int_t)L->cases, "expert_hits",
                      hits ? hits : json_array(), "empty_experts", (json_int_t)L->empty,
@@ -212,19 +262,42 @@ static json_t *layer_json(const golden_profile_layer *L)
                      golden_json_real(L->mass_mean), "topk_mass_min", golden_json_real(L->mass_min),
                      "margin_mean", golden_json_real(L->margin_mean), "margin_min",
                      golden_json_real(L->margin_min), "buckets", b ? b : json_object());
+    if (o && L->placed)
+        json_object_set_new(o, "placement", placed_json(&p->placement, L->placed, L->tokens));
+    return o;
 }
 
 static json_t *layers_json(const golden_profile *p)
 {
     json_t *a = json_array();
     for (size_t i = 0; a && i < p->n; i++)
-        json_array_append_new(a, layer_json(&p->layers[i]));
+        json_array_append_new(a, layer_json(p, &p->layers[i]));
     return a ? a : json_array();
 }
 
 /* b - a of one layer; expert loads as shares of the layer's hits (the goldens may differ in
  * size): the largest share change and the expert it belongs to. */
-static json_t *delta_json(const golden_profile_layer *a, const golden_profile_layer *b)
+#define DIFF(f) ((json_int_t)b->f - (json_int_t)a->f)
+/* Candidate minus baseline of the placed figures (the same placement on both). */
+static json_t *placed_delta_json(const golden_profile_placed *a, const golden_profile_placed *b,
+                                 bool capacity)
+{
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "dispatch_bytes",
+                          DIFF(dispatch_bytes), "combine_bytes", DIFF(combine_bytes),
+                          "cross_chip_dispatch_bytes", DIFF(cross_dispatch_bytes),
+                          "cross_chip_combine_bytes", DIFF(cross_combine_bytes),
+                          "all_to_all_bytes",
+                          DIFF(cross_dispatch_bytes) + DIFF(cross_combine_bytes),
+                          "padding_slots", DIFF(padding), "chip_imbalance",
+                          golden_json_real(b->chip_imbalance - a->chip_imbalance));
+    if (o && capacity)
+        json_object_set_new(o, "dropped_pairs", json_integer(DIFF(dropped)));
+    return o;
+}
+#undef DIFF
+
+static json_t *delta_json(const golden_profile_layer *a, const golden_profile_layer *b,
+                          bool capacity)
 {
     uint64_t ta = 0, tb = 0;
     int E = a->experts > b->experts ? a->experts : b->experts, worst = 0;
@@ -237,25 +310,50 @@ static json_t *delta_json(const golden_profile_layer *a, const golden_profile_la
         if (fabs(d) > fabs(ds))
             ds = d, worst = e;
     }
-    return json_pack("{s:i, s:o, s:I, s:o, s:o, s:o, s:i}", "layer", a->layer, "max_mean_load",
+    json_t *o = json_pack("{s:i, s:o, s:I, s:o, s:o, s:o, s:i}", "layer", a->layer, "max_mean_load",
                      golden_json_real(b->max_mean - a->max_mean), "empty_experts",
                      (json_int_t)b->empty - (json_int_t)a->empty, "topk_mass_mean",
                      golden_json_real(b->mass_mean - a->mass_mean), "margin_mean",
                      golden_json_real(b->margin_mean - a->margin_mean), "max_share_change",
                      golden_json_real(ds), "max_share_change_expert", worst);
+    if (o && a->placed && b->placed)
+        json_object_set_new(o, "placement", placed_delta_json(a->placed, b->placed, capacity));
+    return o;
+}
+
+static json_t *setup_json(const golden_profile_setup *s)
+{
+    json_t *tok = s->token_chip < 0 ? json_string("split") : json_pack("{s:i}", "chip", s->token_chip);
+    json_t *o = json_pack("{s:s, s:i, s:o, s:I, s:I}", "file", s->file, "chips", s->chips, "tokens",
+                          tok ? tok : json_null(), "bytes_per_token", (json_int_t)s->bytes_per_token,
+                          "combine_bytes_per_token", (json_int_t)s->combine_bytes_per_token);
+    if (o && (s->multiple || s->capacity)) {
+        json_t *pad = json_object();
+        if (pad && s->multiple)
+            json_object_set_new(pad, "multiple", json_integer((json_int_t)s->multiple));
+        if (pad && s->capacity)
+            json_object_set_new(pad, "capacity", json_integer((json_int_t)s->capacity));
+        json_object_set_new(o, "padding", pad ? pad : json_object());
+    }
+    return o;
 }
 
 json_t *golden_profile_json(const golden_profile *a, const golden_profile *b)
 {
-    json_t *o = json_pack("{s:s, s:s, s:o}", "schema", "calculet-routing-profile/v1", "golden",
-                          a->path, "layers", layers_json(a));
+    json_t *o = json_pack("{s:s, s:s}", "schema", "calculet-routing-profile/v1", "golden",
+                          a->path);
+    if (o && a->placement.file)
+        json_object_set_new(o, "placement", setup_json(&a->placement));
+    if (o)
+        json_object_set_new(o, "layers", layers_json(a));
     if (!o || !b)
         return o;
     json_t *d = json_array();
     for (size_t i = 0; d && i < a->n; i++)
         for (size_t j = 0; j < b->n; j++)
             if (b->layers[j].layer == a->layers[i].layer)
-                json_array_append_new(d, delta_json(&a->layers[i], &b->layers[j]));
+                json_array_append_new(d, delta_json(&a->layers[i], &b->layers[j],
+                                                    a->placement.capacity > 0));
     json_object_set_new(o, "candidate", json_string(b->path));
     json_object_set_new(o, "candidate_layers", layers_json(b));
     json_object_set_new(o, "deltas", d ? d : json_array());

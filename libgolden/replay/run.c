@@ -1,6 +1,7 @@
 /* npu-replay run: every case of a manifest through a backend, greedy decoding, goldens of the
  * first measured run (contracts section 7) and every request's stage timings (section 7). */
 #include <fnmatch.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +10,7 @@
 #include "golden/replay_run.h"
 #include "golden/report.h"
 #include "golden/store.h"
+#include "replay/faults_priv.h"
 #include "replay/run_priv.h"
 
 uint64_t replay_now_ns(void)
@@ -34,6 +36,9 @@ typedef struct {
     size_t n_taps, cap_taps;
     replay_request *req;   /* the request whose backend marks are being recorded, or NULL */
     bool tap_failed;
+    const char *fault_kind; /* set when a request failed by the backend's doing (a fault) */
+    bool has_fault;
+    replay_fault fault;     /* the fault that ended the run, for stability/faults.jsonl */
 } run_state;
 
 static bool tap_wanted(const char *spec, const char *name)
@@ -123,6 +128,13 @@ typedef struct {
     void *raw_row;   /* one row as the backend gives it */
 } case_out;
 
+/* A backend call failed: a fault of the kind its message names. GOLDEN_ERR. */
+static int backend_failed(run_state *s, const golden_error *err)
+{
+    s->fault_kind = replay_fault_kind(err->what);
+    return GOLDEN_ERR;
+}
+
 /* logits -> f32 row -> greedy -> token appended: the last four stages of one step. */
 static int finish_step(run_state *s, golden_backend *b, case_out *co, int64_t i,
                        replay_request *rq, golden_error *err)
@@ -134,13 +146,22 @@ static int finish_step(run_state *s, golden_backend *b, case_out *co, int64_t i,
     int rc = golden_backend_logits(b, 0, 0, in->vocab_size, co->raw_row, err);
     s->req = NULL;
     if (rc)
-        return GOLDEN_ERR;
+        return backend_failed(s, err);
     uint64_t t = replay_now_ns();
     if (in->logits_dtype == GOLDEN_BK_BF16)
         golden_logits_bf16_to_f32(co->raw_row, 0, (size_t)in->vocab_size, row);
     else
         memcpy(row, co->raw_row, (size_t)in->vocab_size * 4);
     uint64_t t2 = replay_now_ns();
+    long bad = replay_logits_bad(row, in->vocab_size);
+    if (bad >= 0) { /* the harness's own check: the call succeeded, its output is unusable */
+        s->fault_kind = "nan_output";
+        if (bad == in->vocab_size)
+            return golden_fail_what(err, GOLDEN_ECORRUPT, "logits", "step %lld: every entry is -inf",
+                                    (long long)i);
+        return golden_fail_what(err, GOLDEN_ECORRUPT, "logits", "step %lld: entry %ld is %s",
+                                (long long)i, bad, isnan(row[bad]) ? "NaN" : "+Inf");
+    }
     uint64_t t2b = replay_now_ns(); /* each stage has its own readings, none derived */
     int64_t tok = greedy(row, in->vocab_size);
     uint64_t t3 = replay_now_ns();
@@ -167,7 +188,7 @@ static int request(run_state *s, golden_backend *b, const golden_replay_case *k,
     rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
     rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
     if (golden_backend_reset(b, 0, err))
-        return GOLDEN_ERR;
+        return backend_failed(s, err);
     rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
     uint64_t t0 = replay_now_ns();
     int32_t *ids = malloc(k->n_ids * sizeof *ids);
@@ -183,7 +204,9 @@ static int request(run_state *s, golden_backend *b, const golden_replay_case *k,
     int rc = golden_backend_prefill(b, 0, 0, ids, k->n_ids, err);
     free(ids);
     s->req = NULL;
-    if (rc || finish_step(s, b, co, 0, k->decode ? NULL : rq, err))
+    if (rc)
+        return backend_failed(s, err);
+    if (finish_step(s, b, co, 0, k->decode ? NULL : rq, err))
         return GOLDEN_ERR;
     uint64_t first_flush = replay_now_ns(), steps_start = first_flush;
     if (!k->decode) {
@@ -210,7 +233,9 @@ static int request(run_state *s, golden_backend *b, const golden_replay_case *k,
         }
         rc = golden_backend_decode(b, 0, tok, err);
         s->req = NULL;
-        if (rc || finish_step(s, b, co, i, timed ? rq : NULL, err))
+        if (rc)
+            return backend_failed(s, err);
+        if (finish_step(s, b, co, i, timed ? rq : NULL, err))
             return GOLDEN_ERR;
     }
     if (k->output >= 2) {
@@ -297,6 +322,32 @@ static void taps_reset(run_state *s)
     s->n_taps = 0;
 }
 
+/* A request failed by the backend's doing: note the fault, reset every lane and submit the
+ * same request again (no taps, no timings kept); the retest passes when it completes with
+ * usable logits. Returns the note the run's error ends with. */
+static const char *record_fault(run_state *s, const golden_replay_case *k, int r,
+                                const golden_error *inner, case_out *co)
+{
+    replay_fault *f = &s->fault;
+    replay_fault_begin(f);
+    s->has_fault = true;
+    f->kind = s->fault_kind;
+    snprintf(f->case_id, sizeof f->case_id, "%s", k->case_id);
+    snprintf(f->request_id, sizeof f->request_id, "%s/%s/%d", s->o->side, k->case_id, r);
+    snprintf(f->message, sizeof f->message, "%.300s%s%.700s", inner->where,
+             inner->where[0] ? ": " : "", inner->what);
+    golden_backend *b = s->o->backend;
+    golden_backend_hooks h = {s, on_tap, on_mark, 0};
+    replay_request scratch;
+    memset(&scratch, 0, sizeof scratch);
+    golden_error e;
+    golden_error_clear(&e);
+    bool ok = golden_backend_set_hooks(b, &h, &e) == 0 && golden_backend_reset(b, -1, &e) == 0 &&
+              request(s, b, k, co, &scratch, &e) == 0;
+    f->retest = ok ? REPLAY_RETEST_PASSED : REPLAY_RETEST_FAILED;
+    return ok ? " (the retest after reset passed)" : " (the retest after reset failed)";
+}
+
 /* Every run of one case: warm-ups, measured runs, raw lines; the golden from the first measured. */
 static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_replay_case *k,
                     golden_replay_run_result *res, golden_error *err)
@@ -329,10 +380,13 @@ static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_repl
         rq.run = r;
         rq.warmup = r < warm;
         rq.output_tokens = k->output;
+        s->fault_kind = NULL;
         if (golden_backend_set_hooks(b, &h, err) || request(s, b, k, &co, &rq, err)) {
             golden_error inner = *err;
-            rc = golden_fail_what(err, inner.code, k->case_id, "request %s/%s/%d: %s%s%s", o->side,
-                                  k->case_id, r, inner.where, inner.where[0] ? ": " : "", inner.what);
+            const char *retested = s->fault_kind ? record_fault(s, k, r, &inner, &co) : "";
+            rc = golden_fail_what(err, inner.code, k->case_id, "request %s/%s/%d: %s%s%s%s", o->side,
+                                  k->case_id, r, inner.where, inner.where[0] ? ": " : "", inner.what,
+                                  retested);
             break;
         }
         if (s->tap_failed) {
@@ -378,19 +432,46 @@ static int check_rejection(run_state *s, const golden_replay_case *cases, size_t
     return 0;
 }
 
+/* stability/faults.jsonl of a run that completed (no line) or that a fault ended (its line).
+ * A completed run whose faults file cannot be written leaves no golden and raw file either. */
+static int write_faults(run_state *s, const char *path, int rc, golden_error *err)
+{
+    golden_error e;
+    golden_error_clear(&e);
+    if (replay_faults_write(&s->fault, s->has_fault, s->o->side, path, s->o->force, &e) == 0)
+        return rc;
+    if (rc == 0) {
+        unlink(s->o->golden);
+        unlink(s->o->raw);
+        *err = e;
+        return GOLDEN_ERR;
+    }
+    golden_error inner = *err;
+    return golden_fail_what(err, inner.code, inner.where, "%.700s (and %.100s: %.200s)", inner.what,
+                            e.where, e.what);
+}
+
 int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
                       golden_error *err)
 {
     memset(res, 0, sizeof *res);
     if (!o->side || (strcmp(o->side, "baseline") != 0 && strcmp(o->side, "candidate") != 0))
         return golden_fail_what(err, GOLDEN_EINVAL, "--side", "must be baseline or candidate");
-    if (golden_outfile_check(o->golden, o->force, err) || golden_outfile_check(o->raw, o->force, err))
+    if (o->version < 1 || o->version > 2)
+        return golden_fail_what(err, GOLDEN_EINVAL, "run", "options of an unknown version %u",
+                                o->version);
+    const char *faults = o->version >= 2 ? o->faults : NULL;
+    if (golden_outfile_check(o->golden, o->force, err) || golden_outfile_check(o->raw, o->force, err) ||
+        (faults && golden_outfile_check(faults, o->force, err)))
         return GOLDEN_ERR;
     golden_replay_case *cases = NULL;
     size_t n = 0;
     if (golden_replay_manifest_load(o->manifest, &cases, &n, err))
         return GOLDEN_ERR;
-    run_state s = {o, golden_backend_get_info(o->backend), NULL, 0, 0, NULL, false};
+    run_state s;
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    s.info = golden_backend_get_info(o->backend);
     golden_writer *w = NULL;
     golden_outfile *raw = NULL;
     golden_writer_opts wo = {.force = o->force, .gzip = 0,
@@ -425,6 +506,8 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     } else {
         golden_outfile_abort(raw);
     }
+    if (faults && (rc == 0 || s.has_fault))
+        rc = write_faults(&s, faults, rc, err);
     free(s.taps);
     golden_replay_cases_free(cases, n);
     return rc;

@@ -65,6 +65,7 @@ typedef struct {
     bool fault;
     const char *fault_kind;    /* "timeout", "device_error", "nan_output", "oom", "rejected_input" */
     int retest;                /* 0 not run, 1 passed, 2 failed: reset(-1), prefill, finite logits */
+    char fault_time[32];       /* RFC 3339 UTC: when the check ended on the fault */
 } golden_conform_check;
 
 #define GOLDEN_CONFORM_KEEP 16

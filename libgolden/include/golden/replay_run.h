@@ -60,7 +60,7 @@ typedef void (*golden_replay_progress_fn)(void *ctx, size_t done, size_t total,
                                           const char *case_id);
 
 typedef struct {
-    unsigned version;          /* = 1 */
+    unsigned version;          /* 2 (1: no `faults` field) */
     golden_backend *backend;
     const char *manifest;
     const char *side;          /* "baseline" or "candidate" */
@@ -77,6 +77,10 @@ typedef struct {
     volatile sig_atomic_t *stop; /* set (by a signal handler) to stop between requests */
     golden_replay_progress_fn progress;
     void *progress_ctx;
+    /* version 2: calculet-fault/v1 lines (stability/faults.jsonl) or NULL: written when the run
+     * completes (empty: no fault) or when a backend fault ends it (its line, with the retest
+     * after reset); any other failure leaves no faults file, as no golden. */
+    const char *faults;
 } golden_replay_run_opts;
 
 typedef struct {
@@ -86,8 +90,10 @@ typedef struct {
     char rejection_case[256];
 } golden_replay_run_result;
 
-/* Run the manifest's cases. Output files appear whole or not at all. A backend error names the
- * case and request. Returns 0 (then see res), or -1 with err. */
+/* Run the manifest's cases. Output files appear whole or not at all. A backend error (a failed
+ * call, or logits with NaN or +Inf) ends the run naming the case and request, after a retest of
+ * that request on the reset backend and the fault's line (opts.faults). Returns 0 (then see
+ * res), or -1 with err. */
 int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
                       golden_error *err);
 
