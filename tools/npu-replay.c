@@ -306,7 +306,10 @@ static int cmd_run(const args *a)
             golden_fail_what(&err, GOLDEN_EINVAL, a->manifest, "no rejection case to check");
             return fail(a, &err);
         }
-        if (out)
+        if (out && res.rejection_other[0])
+            fprintf(out, "rejection case %s: REFUSED WITH ANOTHER ERROR (not context_limit_exceeded): %s\n",
+                    res.rejection_case, res.rejection_other);
+        else if (out)
             fprintf(out, "rejection case %s: %s\n", res.rejection_case,
                     res.rejection_refused ? "refused (context_limit_exceeded)" : "ACCEPTED");
         return res.rejection_refused ? 0 : 1;

@@ -418,14 +418,18 @@ static int check_rejection(run_state *s, const golden_replay_case *cases, size_t
         int32_t *ids = calloc((size_t)(total ? total : 1), sizeof *ids);
         if (!ids)
             return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
-        golden_error e;
+        golden_error e, reset_err;
         golden_error_clear(&e);
-        golden_backend_reset(s->o->backend, 0, &e);
+        golden_error_clear(&reset_err);
+        golden_backend_reset(s->o->backend, 0, &reset_err);
         int rc = golden_backend_prefill(s->o->backend, 0, 0, ids, (size_t)total, &e);
         free(ids);
-        golden_backend_reset(s->o->backend, 0, &e);
+        golden_backend_reset(s->o->backend, 0, &reset_err); /* never overwrites the refusal */
         res->rejection_checked = true;
         res->rejection_refused = rc != 0 && strstr(e.what, "context_limit_exceeded") != NULL;
+        /* refused, but not as the contract says: say with what, so nobody reads "accepted" */
+        snprintf(res->rejection_other, sizeof res->rejection_other, "%s",
+                 rc != 0 && !res->rejection_refused ? e.what : "");
         snprintf(res->rejection_case, sizeof res->rejection_case, "%s", k->case_id);
         return 0;
     }

@@ -43,6 +43,14 @@ reject m.jsonl r1 600 1
 expect_exit "run f32 reference" 0 npu-replay run --model tiny --manifest m.jsonl --side baseline \
     --golden ref.h5 --raw raw.jsonl --warmup 2 --runs 3 --check-rejection
 expect_grep "rejection case refused" 'rejection case r1: refused' out.txt
+# a refusal with another error than the contract's is a failure, and is not called "accepted"
+mkcase rj.jsonl rjp prefill 3 0 1 5 17 300
+reject rj.jsonl r1 600 1
+expect_exit "rejection refused with another error fails" 1 npu-replay run --model tiny --manifest rj.jsonl \
+    --side baseline --golden rj.h5 --raw rj.raw --warmup 0 --runs 1 --check-rejection \
+    --backend-opt inject=device_error@2
+expect_grep "... and says with what" 'rejection case r1: REFUSED WITH ANOTHER ERROR.*device error in forward call 2' out.txt
+if grep -q ACCEPTED out.txt; then notok "... never ACCEPTED"; else ok "... never ACCEPTED"; fi
 expect_lines "raw: one line per request (3 cases x 5)" 15 raw.jsonl
 expect_grep "raw: warm-ups marked" '"warmup":true' raw.jsonl
 expect_grep "raw: decode case has tpot, no ttft" '"case_id":"d1".*"tpot_ms"' raw.jsonl

@@ -88,6 +88,8 @@ typedef struct {
     bool rejection_checked;    /* --check-rejection found a rejection case to submit */
     bool rejection_refused;    /* ... and the backend refused it */
     char rejection_case[256];
+    char rejection_other[1024]; /* refused with another error than context_limit_exceeded: its
+                                  message ("" when accepted or refused as it should be) */
 } golden_replay_run_result;
 
 /* Run the manifest's cases. Output files appear whole or not at all. A backend error (a failed
