@@ -579,7 +579,7 @@ int main(int argc, char **argv)
         goto out;
     if (junit_path && write_junit(junit_path, force, rep, t1 - t0, t2 - t1, &err) != 0)
         goto out;
-    if (html_path && golden_html_dag_report(rep, html_path, force, &err) != 0)
+    if (html_path && golden_html_dag_report(rep, shown, html_path, force, &err) != 0)
         goto out;
     FILE *human = cli_human(&c);
     if (human && print_report(rep, human, limit) != 0) {

@@ -42,11 +42,14 @@ static const char css[] =
     "stroke-dasharray:4 2}\n"
     "svg .box.base{fill:var(--base);opacity:.5}svg .box.cand{fill:var(--cand);opacity:.5}"
     "svg .tick{stroke:var(--fg);stroke-width:2}svg .whisk{stroke:var(--mute)}\n"
-    "svg .bin{fill:var(--s0)}svg .lane{fill:none;stroke:var(--grid)}svg .op{fill:var(--bg);"
+    "svg .bin,svg .col{fill:var(--s0)}svg .lane{fill:none;stroke:var(--grid)}svg .op{fill:var(--bg);"
     "stroke:var(--fg)}svg .op.racing{stroke:var(--bad);stroke-width:2}svg .race{stroke:var(--bad);"
-    "stroke-width:2;fill:none}svg .race-label{paint-order:stroke;stroke:var(--bg);stroke-width:3px;fill:var(--bad)}svg .flip{fill:var(--bad)}svg .flip.near{fill:var(--s4)}\n"
+    "stroke-width:2;fill:none}svg .sync{stroke:var(--mute);stroke-width:1.3;fill:none}svg .sync-head{fill:var(--mute)}"
+    "svg .op.barrier{fill:var(--mute);stroke:none}svg .op.signal,svg .op.wait{stroke-dasharray:3 2}"
+    "svg .chip-band{fill:none;stroke:var(--fg);stroke-opacity:.5}.scroll{overflow-x:auto}svg.wide{max-width:none}svg .opl{font-size:10px}"
+    "svg .race-label{paint-order:stroke;stroke:var(--bg);stroke-width:3px;fill:var(--bad)}svg .flip{fill:var(--bad)}svg .flip.near{fill:var(--s4)}\n"
     "@media print{:root{--bg:#fff;--fg:#000;--grid:#bbb}body{margin:0;max-width:none}"
-    "th::after{content:none!important}button.more,.json-link{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}\n";
+    "th::after{content:none!important}button.more,.json-link,.noprint{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}svg.wide{max-width:100%}}\n";
 
 /* Errors first, so a later script's exception is recorded; the table script last. */
 static const char js_errors[] =

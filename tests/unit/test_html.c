@@ -97,7 +97,7 @@ static void test_line_chart(void)
     golden_html *h = golden_html_new("t");
     double a[5] = {1e-3, NAN, 0, 1e-1, 2}, b[5] = {NAN, NAN, NAN, NAN, NAN};
     golden_html_series s[2] = {{"a", NULL, a, 5, false}, {"b", NULL, b, 5, true}};
-    golden_html_lines c = {"c", "t", "x", "y", true, 1e-6, s, 2, 3, "m"};
+    golden_html_lines c = {"c", "t", "x", "y", true, 1e-6, s, 2, 3, "m", false};
     size_t at = h->len;
     golden_html_line_chart(h, &c);
     const char *out = h->buf + at;
@@ -145,6 +145,39 @@ static void test_bars_and_heatmap(void)
     golden_html_free(h);
 }
 
+static void test_new_charts(void)
+{
+    golden_html *h = golden_html_new("t");
+    /* log x: x <= 0 and NaN points are not drawn; the others carry their numbers */
+    double x[4] = {0, 16, 32, NAN}, y[4] = {1, 2, 3, 4};
+    golden_html_series s[1] = {{"kv", x, y, 4, false}};
+    golden_html_lines c = {"c", "t", "ctx", "y", false, 0, s, 1, NAN, NULL, true};
+    size_t at = h->len;
+    golden_html_line_chart(h, &c);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<circle class=\"pt"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-points=\"2\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-x=\"32\" data-y=\"3\""));
+    /* a difference map keeps signs and names each cell's row, column and value */
+    const char *rl[1] = {"L0"}, *cl[3] = {"e0", "e1", "e2"};
+    double d[3] = {-0.5, 0, 0.25};
+    at = h->len;
+    golden_html_diff_heatmap(h, "d", "t", rl, 1, cl, 3, d);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"cell\""), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-r=\"0\" data-c=\"0\" data-v=\"-0.5\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(220,70%,46%)")); /* -0.5 of 0.5: full blue */
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(5,70%,96%)"));   /* 0: pale */
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(5,70%,71%)"));   /* half red */
+    /* bars: one a label, negative and NaN drawn as 0 */
+    const char *bl[3] = {"0", "1", ">32"};
+    double bv[3] = {5, NAN, -1};
+    at = h->len;
+    golden_html_bar_chart(h, "b", "t", "x", "y", bl, 3, bv);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"col\""), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-label=\"&gt;32\" data-v=\"0\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-label=\"0\" data-v=\"5\""));
+    golden_html_free(h);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -154,6 +187,7 @@ int main(void)
         {"line chart points, floor and mark", test_line_chart},
         {"histogram counts finite positive values", test_histogram},
         {"stacked bars, heatmap and box rows", test_bars_and_heatmap},
+        {"log x lines, difference heatmap, bars", test_new_charts},
         {0, 0}};
     return golden_test_run("html", tests);
 }
