@@ -42,13 +42,18 @@ static void checks_table(golden_html *h, const json_t *checks)
         if (json_array_size(fs)) {
             golden_html_raw(h, "<ul class=\"findings\">");
             json_array_foreach(fs, f, fd) {
+                /* the first three open, the rest one click away (all of them in the DOM) */
+                if (f == 3)
+                    golden_html_printf(h, "</ul><details><summary>%zu more kept (of %lld)</summary>"
+                                          "<ul class=\"findings\">", json_array_size(fs) - 3,
+                                       (long long)json_integer_value(json_object_get(k, "findings_total")));
                 golden_html_raw(h, "<li class=\"finding\"><b>");
                 golden_html_text(h, html_str(fd, "case"));
                 golden_html_raw(h, "</b>: ");
                 golden_html_text(h, html_str(fd, "what"));
                 golden_html_raw(h, "</li>");
             }
-            golden_html_raw(h, "</ul>");
+            golden_html_raw(h, json_array_size(fs) > 3 ? "</ul></details>" : "</ul>");
         }
         if (json_object_get(k, "error")) {
             golden_html_raw(h, "<span class=\"fail error\">");

@@ -55,7 +55,10 @@ static const char css[] =
 static const char js_errors[] =
     "window.onerror=function(m,s,l){var b=document.body||document.documentElement;"
     "b.setAttribute('data-js-errors',(b.getAttribute('data-js-errors')||'')+m+' @'+l+';');};\n"
-    "window.addEventListener('unhandledrejection',function(e){window.onerror(String(e.reason),'',0);});\n";
+    "window.addEventListener('unhandledrejection',function(e){window.onerror(String(e.reason),'',0);});\n"
+    /* on paper nothing stays folded */
+    "window.addEventListener('beforeprint',function(){document.querySelectorAll('details')"
+    ".forEach(function(d){d.open=true;});});\n";
 
 static const char js_tables[] =
     "(function(){\n"

@@ -222,7 +222,7 @@ static int body(golden_html *h, const json_t *p)
     golden_html_raw(h, "<h2>Per layer</h2>\n");
     golden_html_json_table(h, "layers", "layers", cols, sizeof cols / sizeof *cols, false);
     if (b) {
-        static const char *const dcols[] = {"layer|layer", "max_share_change|largest share change",
+        static const char *const dcols[] = {"layer|layer", "max_share_change|largest share change (fraction)",
                                             "max_share_change_expert|expert", "max_mean_load|max/mean change",
                                             "empty_experts|empty change", "topk_mass_mean|mass change",
                                             "margin_mean|margin change"};

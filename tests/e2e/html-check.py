@@ -271,7 +271,8 @@ def dag_checks(check, find, cls, rep, graph, nb):
     got_lanes = [(a["data-queue"], int(a["data-chip"])) for a in find("rect", "lane", "swimlanes")]
     check("lanes-by-chip", got_lanes == [(q, chip[q]) for q in want_lanes], f"DOM {got_lanes}")
     check("neighbourhood-embedded", nb is not None and len(nb["ops"]) == len(shown) and len(nb["syncs"]) == len(syncs), "")
-    check("race-rows", len(find("tr", "row")) == len(rep["races"]) + len(rep["aliases"]) + len(rep["redundant_syncs"]), "")
+    rows = sum(min(500, len(rep[k])) for k in ("races", "aliases", "redundant_syncs"))  # 500 a page
+    check("race-rows", len(find("tr", "row")) == rows, f"{len(find('tr', 'row'))} rows, want {rows}")
     check("verdict", any(a.get("data-verdict") == rep["verdict"] for a in find("p", "verdict")), "")
 
 if family == "dag":
