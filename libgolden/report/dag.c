@@ -122,7 +122,7 @@ static void ops_draw(golden_html *h, const view_ref *v, const json_t *races, siz
                            x, y, BOX_W, BOX_H, kind);
         golden_html_text(h, id);
         golden_html_printf(h, "%s</title></rect><text class=\"opl\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
-                           json_is_true(json_object_get(op, "wait_removed")) ? " (its wait removed)" : "",
+                           json_is_true(json_object_get(op, "wait_removed")) ? " (removed: it orders nothing here)" : "",
                            x + BOX_W / 2, y + 15);
         short_id(h, id);
         golden_html_raw(h, "</text></g>\n");

@@ -130,6 +130,12 @@ cat > race.json <<'Y'
 Y
 expect_exit dag-html 1 dag-check --json g.json --html dag.html race.json
 dom_check dag dag.html g.json race.json
+# --remove w: the picture is the graph checked, so the removed wait is drawn without its arrow
+expect_exit dag-remove-html 1 dag-check --remove w --json rm.json --html rm.html race.json
+if grep -q 'data-from="s" data-to="w"' rm.html; then notok dag-remove-no-arrow "the removed wait still has its arrow"
+else ok dag-remove-no-arrow; fi
+expect_grep dag-remove-op-shown 'data-op="w".*removed: it orders nothing here' rm.html
+expect_grep dag-full-has-arrow 'data-from="s" data-to="w"' dag.html
 
 # ---- dag-check on generated graphs: two chips, signals with several waits, after edges,
 # barriers; the neighbourhood, its happens-before columns and sync arrows are worked out again
