@@ -1,6 +1,5 @@
-/* npu-replay conform's HTML report: every check's verdict and findings at the top, then the
- * kv-growth curve (TPOT, KV bytes written and read per token, against context), all from the
- * calculet-conform/v1 tree golden_conform_json builds. */
+/* npu-replay conform's HTML report from its calculet-conform/v1 tree: every check's verdict and
+ * findings at the top, then the kv-growth curve (TPOT, KV bytes per token, against context). */
 #include "golden/html.h"
 
 #include <math.h>

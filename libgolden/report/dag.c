@@ -1,6 +1,5 @@
-/* dag-check's HTML report: swimlanes per chip and queue around each racing pair, in
- * happens-before columns with syncs as arrows (report/dagview.c picks the ops), the pairs with
- * buffer and byte range; cycles, aliases and idle syncs listed; every pair in the table. */
+/* dag-check's HTML report: per-chip swimlanes of the ops around each racing pair (dagview.c),
+ * happens-before columns, syncs and races as arrows; cycles, aliases, idle syncs, every pair. */
 #include "golden/html.h"
 
 #include <math.h>

@@ -1,6 +1,5 @@
-/* npu-replay profile's HTML report: the expert hit heatmap (layer x expert), the candidate's
- * change in expert shares when two goldens are profiled, and section 12's bucket histogram per
- * layer and summed (a layer selector), all from the calculet-routing-profile/v1 tree. */
+/* npu-replay profile's HTML report from calculet-routing-profile/v1: expert hit heatmaps, the
+ * candidate's change in expert shares, section 12's buckets per layer and summed (a selector). */
 #include "golden/html.h"
 
 #include <math.h>

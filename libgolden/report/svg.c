@@ -1,5 +1,5 @@
-/* Inline SVG charts for the HTML reports: line charts (linear or log y), box rows, stacked
- * bars, histograms and heatmaps, each one <svg class="chart"> with classes the tests count. */
+/* Inline SVG charts for the HTML reports: line charts (linear or log axes), box rows, stacked
+ * and plain bars, histograms and heatmaps, each one <svg class="chart"> with classes tests count. */
 #include "golden/html.h"
 
 #include <math.h>

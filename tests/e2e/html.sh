@@ -139,37 +139,11 @@ expect_grep dag-full-has-arrow 'data-from="s" data-to="w"' dag.html
 
 # ---- dag-check on generated graphs: two chips, signals with several waits, after edges,
 # barriers; the neighbourhood, its happens-before columns and sync arrows are worked out again
-# by html-check.py from the graph file. 400 rounds give more racing pairs than are drawn (60).
-cat > gen.py <<'PY'
-import json, random, sys
-rounds, seed = int(sys.argv[1]), int(sys.argv[2])
-rnd = random.Random(seed)
-queues = [{"id": f"c{c}.q{q}", "chip": c} for c in (0, 1) for q in (0, 1)]
-buffers = [{"id": f"b{c}_{i}", "chip": c, "space": "ddr", "address": 256 * i, "size": 256}
-           for c in (0, 1) for i in range(12)]
-ops, ev = [], 0
-for r in range(rounds):
-    for q in queues:
-        c = q["chip"]
-        acc = {"buffer": f"b{c}_{rnd.randrange(12)}", "offset": 64 * rnd.randrange(3), "size": 64}
-        op = {"id": f"r{r}.{q['id']}", "queue": q["id"], "family": "matmul",
-              ("writes" if rnd.random() < 0.5 else "reads"): [acc]}
-        if r > 2 and rnd.random() < 0.15:
-            op["after"] = [f"r{r - 2}.{rnd.choice(queues)['id']}"]
-        ops.append(op)
-    if rnd.random() < 0.5:
-        a, b = rnd.sample(queues, 2)
-        ops.append({"id": f"s{ev}", "queue": a["id"], "kind": "signal", "event": f"e{ev}"})
-        ops.append({"id": f"w{ev}", "queue": b["id"], "kind": "wait", "event": f"e{ev}"})
-        if rnd.random() < 0.3:
-            ops.append({"id": f"w{ev}x", "queue": rnd.choice(queues)["id"], "kind": "wait", "event": f"e{ev}"})
-        ev += 1
-    if r % 7 == 6:
-        ops.append({"id": f"bar{r}", "kind": "barrier", "queues": ["c0.q0", "c1.q0"]})
-json.dump({"schema": "calculet-graph/v1", "queues": queues, "buffers": buffers, "ops": ops}, sys.stdout)
-PY
+# by html-check.py from the graph file (graphs from html-graph.py). 400 rounds give more racing
+# pairs than are drawn (60).
 if [ -n "$JPY" ]; then
-    { "$JPY" gen.py 30 1 > g30.json && "$JPY" gen.py 400 2 > g400.json; } || notok dag-gen "gen.py failed"
+    { "$JPY" "$GOLDEN_ROOT/tests/e2e/html-graph.py" 30 1 > g30.json &&
+      "$JPY" "$GOLDEN_ROOT/tests/e2e/html-graph.py" 400 2 > g400.json; } || notok dag-gen "html-graph.py failed"
     expect_exit dagnb-html 1 dag-check --json g30.rep.json --html g30.html g30.json
     dom_check dagnb g30.html g30.rep.json g30.json
     expect_exit dagbig-html 1 dag-check --json g400.rep.json --html g400.html g400.json
