@@ -138,6 +138,11 @@ static void syncs_draw(golden_html *h, const view_ref *v, const json_t *syncs)
             continue;
         const json_t *A = json_array_get(v->ops, a), *B = json_array_get(v->ops, b);
         double xa = op_x(A) + BOX_W, ya = op_y(A) + BOX_H / 2, xb = op_x(B), yb = op_y(B) + BOX_H / 2;
+        /* a barrier is a 12-unit bar in the middle of its column */
+        if (strcmp(html_str(A, "kind"), "barrier") == 0)
+            xa -= BOX_W / 2 - 6;
+        if (strcmp(html_str(B, "kind"), "barrier") == 0)
+            xb += BOX_W / 2 - 6;
         golden_html_raw(h, "<path class=\"sync\" marker-end=\"url(#sarr)\" data-from=\"");
         golden_html_text(h, html_str(s, "from"));
         golden_html_raw(h, "\" data-to=\"");

@@ -116,7 +116,8 @@ dom_check gate g.html exp/decision.json exp/performance/summary.json
 # ---- dag-check: two racing pairs over three queues ----
 cat > race.json <<'Y'
 {"schema": "calculet-graph/v1",
- "queues": [{"id": "A", "chip": 0}, {"id": "B", "chip": 0}, {"id": "C", "chip": 1}],
+ "queues": [{"id": "A", "chip": 0}, {"id": "B", "chip": 0}, {"id": "C", "chip": 1},
+            {"id": "D", "chip": 1}],
  "buffers": [{"id": "t", "chip": 0, "space": "sram", "address": 0, "size": 256},
              {"id": "u", "chip": 0, "space": "sram", "address": 1024, "size": 64}],
  "ops": [
@@ -126,7 +127,9 @@ cat > race.json <<'Y'
   {"id": "r", "queue": "B", "reads": [{"buffer": "t", "offset": 0, "size": 256}],
    "writes": [{"buffer": "u", "offset": 0, "size": 64}]},
   {"id": "p2", "queue": "A", "writes": [{"buffer": "t", "offset": 128, "size": 128}]},
-  {"id": "q", "queue": "C", "reads": [{"buffer": "u", "offset": 0, "size": 32}]}]}
+  {"id": "d0", "queue": "D"},
+  {"id": "bd", "kind": "barrier", "queues": ["D"]},
+  {"id": "q", "queue": "C", "reads": [{"buffer": "u", "offset": 0, "size": 32}], "after": ["bd"]}]}
 Y
 expect_exit dag-html 1 dag-check --json g.json --html dag.html race.json
 dom_check dag dag.html g.json race.json
@@ -136,6 +139,9 @@ if grep -q 'data-from="s" data-to="w"' rm.html; then notok dag-remove-no-arrow "
 else ok dag-remove-no-arrow; fi
 expect_grep dag-remove-op-shown 'data-op="w".*removed: it orders nothing here' rm.html
 expect_grep dag-full-has-arrow 'data-from="s" data-to="w"' dag.html
+# q waits (after) for barrier bd, whose one queue D has no shown op: D gets a lane for it
+expect_grep dag-barrier-lane 'class="lane" data-queue="D"' dag.html
+expect_grep dag-barrier-arrow 'data-from="bd" data-to="q"' dag.html
 
 # ---- dag-check on generated graphs: two chips, signals with several waits, after edges,
 # barriers; the neighbourhood, its happens-before columns and sync arrows are worked out again
