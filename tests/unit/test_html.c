@@ -178,6 +178,74 @@ static void test_new_charts(void)
     golden_html_free(h);
 }
 
+/* The dag picture's neighbourhood on the e2e test's graph, worked out by hand: windows of 3 ops
+ * around r, p2 (race 1) and r, q (race 2); s is w's signal, bd is q's `after` predecessor and
+ * gets queue D a lane although no other op of D is shown; d0 stays out. Happens-before: p s p2
+ * on A, s -> w, w r on B, bd -> q. */
+static const char race_graph[] =
+    "{\"schema\": \"calculet-graph/v1\","
+    " \"queues\": [{\"id\": \"A\", \"chip\": 0}, {\"id\": \"B\", \"chip\": 0},"
+    "  {\"id\": \"C\", \"chip\": 1}, {\"id\": \"D\", \"chip\": 1}],"
+    " \"buffers\": [{\"id\": \"t\", \"chip\": 0, \"space\": \"sram\", \"address\": 0, \"size\": 256},"
+    "  {\"id\": \"u\", \"chip\": 0, \"space\": \"sram\", \"address\": 1024, \"size\": 64}],"
+    " \"ops\": ["
+    "  {\"id\": \"p\", \"queue\": \"A\", \"writes\": [{\"buffer\": \"t\", \"offset\": 0, \"size\": 256}]},"
+    "  {\"id\": \"s\", \"queue\": \"A\", \"kind\": \"signal\", \"event\": \"e\"},"
+    "  {\"id\": \"w\", \"queue\": \"B\", \"kind\": \"wait\", \"event\": \"e\"},"
+    "  {\"id\": \"r\", \"queue\": \"B\", \"reads\": [{\"buffer\": \"t\", \"offset\": 0, \"size\": 256}],"
+    "   \"writes\": [{\"buffer\": \"u\", \"offset\": 0, \"size\": 64}]},"
+    "  {\"id\": \"p2\", \"queue\": \"A\", \"writes\": [{\"buffer\": \"t\", \"offset\": 128, \"size\": 128}]},"
+    "  {\"id\": \"d0\", \"queue\": \"D\"},"
+    "  {\"id\": \"bd\", \"kind\": \"barrier\", \"queues\": [\"D\"]},"
+    "  {\"id\": \"q\", \"queue\": \"C\", \"reads\": [{\"buffer\": \"u\", \"offset\": 0, \"size\": 32}],"
+    "   \"after\": [\"bd\"]}]}";
+
+static long view_col(const json_t *view, const char *id)
+{
+    size_t i;
+    json_t *op;
+    json_array_foreach(json_object_get(view, "ops"), i, op)
+        if (strcmp(json_string_value(json_object_get(op, "id")), id) == 0)
+            return (long)json_integer_value(json_object_get(op, "col"));
+    return -1;
+}
+
+static void test_dag_view(void)
+{
+    json_t *root = json_loads(race_graph, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    golden_graph *g = NULL;
+    golden_error err;
+    golden_error_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(golden_graph_from_json(root, "race", NULL, &g, &err), 0);
+    golden_dag_result r;
+    memset(&r, 0, sizeof r);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), 0);
+    CU_ASSERT_EQUAL(r.nraces, 2);
+    json_t *v = html_dag_view(&r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(v, "ops")), 7);
+    static const char *const ids[] = {"p", "s", "w", "r", "p2", "bd", "q", "d0"};
+    static const long cols[] = {0, 1, 2, 3, 2, 0, 1, -1};
+    for (size_t i = 0; i < 8; i++)
+        CU_ASSERT_EQUAL(view_col(v, ids[i]), cols[i]);
+    const json_t *lanes = json_object_get(v, "lanes");
+    static const char *const qs[] = {"A", "B", "C", "D"};
+    CU_ASSERT_EQUAL_FATAL(json_array_size(lanes), 4);
+    for (size_t i = 0; i < 4; i++)
+        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(lanes, i), "queue")), qs[i]);
+    const json_t *syncs = json_object_get(v, "syncs");
+    CU_ASSERT_EQUAL_FATAL(json_array_size(syncs), 2);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(syncs, 0), "from")), "s");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(syncs, 0), "to")), "w");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(syncs, 1), "from")), "bd");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(syncs, 1), "kind")), "after");
+    json_decref(v);
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+    json_decref(root);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -188,6 +256,7 @@ int main(void)
         {"histogram counts finite positive values", test_histogram},
         {"stacked bars, heatmap and box rows", test_bars_and_heatmap},
         {"log x lines, difference heatmap, bars", test_new_charts},
+        {"dag picture: neighbourhood, hb columns, lanes, syncs", test_dag_view},
         {0, 0}};
     return golden_test_run("html", tests);
 }
