@@ -381,9 +381,10 @@ static int write_conform(const args *a, const golden_conform_report *rep)
     if (a->html) {
         json_t *j = golden_conform_json(rep);
         int rc = j ? golden_html_conform_report(j, a->html, a->c->force, &err) : -1;
+        bool made = j != NULL;
         json_decref(j);
         if (rc)
-            return j ? fail(a, &err) : oom(a);
+            return made ? fail(a, &err) : oom(a);
     }
     if (a->c->junit)
         return write_conform_junit(a, rep);
