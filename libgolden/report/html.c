@@ -95,7 +95,14 @@ static const char js_tables[] =
     "  return s*((p!==null&&q!==null)?(+p)-(+q):x.textContent.localeCompare(y.textContent));});\n"
     " rs.forEach(function(r){t.tBodies[0].appendChild(r);});};});}\n"
     /* the report as a download, so the numbers can be had without a parser */
-    "function start(text){var rep=JSON.parse(text);tables(rep);sorting();\n"
+    /* large heatmaps have no <title> a cell: one line under the map names the cell pointed at */
+    "function hovers(){document.querySelectorAll('g.heat').forEach(function(g){\n"
+    " var rows=JSON.parse(g.getAttribute('data-rows')),cols=JSON.parse(g.getAttribute('data-cols')),"
+    "out=g.parentNode.querySelector('text.hover');\n"
+    " g.addEventListener('mouseover',function(e){var t=e.target;if(out&&t.classList.contains('cell'))"
+    "out.textContent=rows[+t.getAttribute('data-r')]+' / '+cols[+t.getAttribute('data-c')]+': '+"
+    "t.getAttribute('data-v');});});}\n"
+    "function start(text){var rep=JSON.parse(text);tables(rep);sorting();hovers();\n"
     " var a=document.getElementById('json-link');if(a){a.href=URL.createObjectURL(new Blob([text],"
     "{type:'application/json'}));}\n"
     " document.body.setAttribute('data-ms',Math.round(performance.now()));"

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/html_int.h"
@@ -352,6 +353,27 @@ void golden_html_histogram(golden_html *h, const char *id, const char *title,
 
 /* Cells coloured on one scale: sequential (low blue to high red) over [lo, hi], or diverging
  * (blue below 0, red above, pale at 0) over [-m, m] with m the largest magnitude. */
+/* Over this many cells a heatmap carries no <title> a cell (two DOM nodes each): one hover line
+ * under the map names the cell instead (the page's script reads data-rows / data-cols). */
+#define HEAT_TITLES_MAX 1024
+
+/* labels as a JSON array in an attribute value (escaped) */
+static void labels_attr(golden_html *h, const char *name, const char *const *labels, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, json_string(labels[i])) != 0)
+            h->oom = true;
+    char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    if (!text)
+        h->oom = true;
+    golden_html_printf(h, " %s=\"", name);
+    golden_html_text(h, text ? text : "[]");
+    golden_html_raw(h, "\"");
+    free(text);
+    json_decref(a);
+}
+
 static void heatmap(golden_html *h, const char *id, const char *title, const char *const *row_labels,
                     size_t rows, const char *const *col_labels, size_t cols, const double *values,
                     bool diverging)
@@ -363,7 +385,14 @@ static void heatmap(golden_html *h, const char *id, const char *title, const cha
     double mag = fmax(fabs(lo), fabs(hi));
     double cw = cols ? (W - ML - 20) / (double)cols : 1, ch = 16;
     double height = MT + MB + ch * (double)rows;
+    bool titles = rows * cols <= HEAT_TITLES_MAX;
     chart_open(h, id, title, height);
+    if (!titles) {
+        golden_html_raw(h, "<g class=\"heat\"");
+        labels_attr(h, "data-rows", row_labels, rows);
+        labels_attr(h, "data-cols", col_labels, cols);
+        golden_html_raw(h, ">\n");
+    }
     for (size_t r = 0; r < rows; r++) {
         golden_html_printf(h, "<text x=\"4\" y=\"%.1f\">", MT + ch * (double)r + 12);
         golden_html_text(h, row_labels[r]);
@@ -383,9 +412,11 @@ static void heatmap(golden_html *h, const char *id, const char *title, const cha
             }
             golden_html_printf(h, "<rect class=\"cell\" data-r=\"%zu\" data-c=\"%zu\" data-v=\"%.9g\" "
                                   "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                                  "fill=\"hsl(%.0f,70%%,%.0f%%)\"><title>",
+                                  "fill=\"hsl(%.0f,70%%,%.0f%%)\"%s",
                                r, c, v, ML + cw * (double)c, MT + ch * (double)r, fmax(cw - 1, 0.5),
-                               ch - 1, hue, light);
+                               ch - 1, hue, light, titles ? "><title>" : "/>");
+            if (!titles)
+                continue;
             golden_html_text(h, row_labels[r]);
             golden_html_raw(h, " / ");
             golden_html_text(h, col_labels[c]);
@@ -393,6 +424,10 @@ static void heatmap(golden_html *h, const char *id, const char *title, const cha
         }
         golden_html_raw(h, "\n");
     }
+    if (!titles)
+        golden_html_printf(h, "</g><text class=\"hover noprint\" x=\"%.0f\" y=\"%.0f\" "
+                              "text-anchor=\"end\">point at a cell for its value</text>\n",
+                           W - 20, height - MB + 16);
     if (lo <= hi)
         golden_html_printf(h, "<text class=\"scale\" x=\"%.0f\" y=\"%.0f\">colour: %s %.4g, %s %.4g%s</text>\n",
                            ML, height - MB + 16, diverging ? "blue" : "blue (low)", diverging ? -mag : lo,

@@ -167,6 +167,21 @@ static void test_new_charts(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(220,70%,46%)")); /* -0.5 of 0.5: full blue */
     CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(5,70%,96%)"));   /* 0: pale */
     CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(5,70%,71%)"));   /* half red */
+    /* over 1024 cells: no title a cell, the labels once (JSON, escaped) for the hover line */
+    static const char *rows40[40], *cols30[30];
+    static double big[40 * 30];
+    for (size_t i = 0; i < 40; i++)
+        rows40[i] = i ? "r" : "r\"0";
+    for (size_t i = 0; i < 30; i++)
+        cols30[i] = "c";
+    for (size_t i = 0; i < 40 * 30; i++)
+        big[i] = (double)i;
+    at = h->len;
+    golden_html_heatmap(h, "big", "t", rows40, 40, cols30, 30, big);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"cell\""), 1200);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<title>"), 1); /* the chart's own */
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-rows=\"[&quot;r\\&quot;0&quot;,&quot;r&quot;"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-r=\"39\" data-c=\"29\" data-v=\"1199\""));
     /* bars: one a label, negative and NaN drawn as 0 */
     const char *bl[3] = {"0", "1", ">32"};
     double bv[3] = {5, NAN, -1};
