@@ -45,8 +45,8 @@ static const cli_option check_options[] = {
      "or OP:after:PRED for one `after` entry)", 0},
     {O_LIMIT, 0, "limit", "N", "rows per table in the human report (default 50; JSON has all)", 0},
     {O_TIMINGS, 0, "timings", NULL, "print seconds spent loading, checking and reporting to stderr", 0},
-    {O_HTML, 0, "html", "FILE", "self-contained HTML report: racing pairs on queue swimlanes\n"
-     "(docs/reports.md)", CLI_OUTPUT},
+    {O_HTML, 0, "html", "FILE", "self-contained HTML report: the ops around each race on\n"
+     "per-chip swimlanes in happens-before order, syncs as arrows\n(docs/reports.md)", CLI_OUTPUT},
     {0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -579,7 +579,7 @@ int main(int argc, char **argv)
         goto out;
     if (junit_path && write_junit(junit_path, force, rep, t1 - t0, t2 - t1, &err) != 0)
         goto out;
-    if (html_path && golden_html_dag_report(rep, html_path, force, &err) != 0)
+    if (html_path && golden_html_dag_report(rep, shown, html_path, force, &err) != 0)
         goto out;
     FILE *human = cli_human(&c);
     if (human && print_report(rep, human, limit) != 0) {

@@ -8,6 +8,7 @@
 
 #include "common/cli.h"
 #include "golden/conform.h"
+#include "golden/html.h"
 #include "golden/profile.h"
 #include "golden/replay.h"
 #include "golden/replay_run.h"
@@ -19,7 +20,8 @@ enum {
     O_MODEL = CLI_TOOL_ID, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP,
     O_RUNS, O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_HYP,
     O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE,
-    O_CHECKS, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_OUTPUT, O_PLACEMENT
+    O_CHECKS, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_OUTPUT, O_PLACEMENT,
+    O_HTML
 };
 
 /* The rows matrix, run and conform share (a macro: each table is one array). */
@@ -89,6 +91,8 @@ static const cli_option conform_options[] = {
     {O_FAULTS, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl) for\n"
      "failed backend calls, with the retest after reset", CLI_OUTPUT},
     {O_SIDE, 0, "side", "baseline|candidate", "the side --faults names (default candidate)", 0},
+    {O_HTML, 0, "html", "FILE", "self-contained HTML report: verdicts, KV growth curve\n"
+     "(docs/reports.md)", CLI_OUTPUT},
     {0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -98,6 +102,8 @@ static const cli_option profile_options[] = {
     {O_PLACEMENT, 0, "placement", "FILE", "where experts and tokens live\n"
      "(calculet-expert-placement/v1, YAML or JSON): adds\ndispatch, all-to-all and padding "
      "figures", CLI_INPUT},
+    {O_HTML, 0, "html", "FILE", "self-contained HTML report: expert hit heatmap, share\n"
+     "changes, bucket histograms (docs/reports.md)", CLI_OUTPUT},
     {0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -238,6 +244,7 @@ typedef struct {
     unsigned long long dense_mask;
     int check_rejection;
     cli *c; /* the parse: threads, force, quiet, --json, --junit */
+    const char *html; /* conform, profile: --html FILE */
 } args;
 
 /* The library's error, as the contract's one line; 2. */
@@ -379,6 +386,14 @@ static int write_conform(const args *a, const golden_conform_report *rep)
         json_decref(j);
         if (rc)
             return j ? fail(a, &err) : oom(a);
+    }
+    if (a->html) {
+        json_t *j = golden_conform_json(rep);
+        int rc = j ? golden_html_conform_report(j, a->html, a->c->force, &err) : -1;
+        bool made = j != NULL;
+        json_decref(j);
+        if (rc)
+            return made ? fail(a, &err) : oom(a);
     }
     if (a->c->junit)
         return write_conform_junit(a, rep);
@@ -544,6 +559,12 @@ static int cmd_profile(const args *a)
             rc = j ? fail(a, &err) : oom(a);
         json_decref(j);
     }
+    if (rc == 0 && a->html) {
+        json_t *j = golden_profile_json(&p[0], npos == 2 ? &p[1] : NULL);
+        if (!j || golden_html_profile_report(j, a->html, a->c->force, &err))
+            rc = j ? fail(a, &err) : oom(a);
+        json_decref(j);
+    }
     golden_profile_free(&p[0]);
     golden_profile_free(&p[1]);
     return rc;
@@ -607,6 +628,7 @@ static int take_option(args *a, int id, const char *v)
     case O_FAULTS: a->faults = v; break;
     case O_PLACEMENT: a->placement = v; break;
     case O_OUTPUT: a->out = v; break;
+    case O_HTML: a->html = v; break;
     default: return take_count(a, id, v);
     }
     return 0;

@@ -1,6 +1,5 @@
-/* dag-check's HTML report: swimlanes per queue with each racing pair drawn between its two ops
- * (buffer and byte range on the arrow, the missing sync the hint proposes dashed), from the
- * calculet-dag-report/v1 tree alone; large reports draw the first pairs and table the rest. */
+/* dag-check's HTML report: per-chip swimlanes of the ops around each racing pair (dagview.c),
+ * happens-before columns, syncs and races as arrows; cycles, aliases, idle syncs, every pair. */
 #include "golden/html.h"
 
 #include <math.h>
@@ -10,108 +9,222 @@
 
 #include "report/html_int.h"
 
-#define DRAWN_MAX 60 /* racing pairs drawn; every pair is in the table */
-
-/* Index of s in list (added when new). */
-static size_t slot(const char **list, size_t *n, const char *s)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp(list[i], s) == 0)
-            return i;
-    list[*n] = s;
-    return (*n)++;
-}
+/* Geometry of the swimlanes (SVG user units). */
+#define LEFT 120.0
+#define TOP 30.0
+#define LANE_H 50.0
+#define COL_W 80.0
+#define BOX_W 66.0
+#define BOX_H 22.0
 
 typedef struct {
-    const char **queues, **ops;
-    size_t *op_lane;
-    size_t nq, nops;
-} lanes_t;
+    const json_t *ops, *lanes;
+    size_t nops;
+} view_ref;
 
-/* The lanes and op columns of the first `drawn` races: ops in the order the report names them
- * (a race's a comes first in the graph file), each on its queue's lane. */
-static int build(const json_t *races, size_t drawn, lanes_t *L)
+static size_t op_index(const view_ref *v, const char *id)
 {
-    L->queues = calloc(2 * drawn + 1, sizeof *L->queues);
-    L->ops = calloc(2 * drawn + 1, sizeof *L->ops);
-    L->op_lane = calloc(2 * drawn + 1, sizeof *L->op_lane);
-    if (!L->queues || !L->ops || !L->op_lane)
-        return -1;
-    for (size_t i = 0; i < drawn; i++) {
-        const json_t *r = json_array_get(races, i);
-        static const char *const ends[2][2] = {{"a", "queue_a"}, {"b", "queue_b"}};
-        for (int e = 0; e < 2; e++) {
-            size_t before = L->nops, o = slot(L->ops, &L->nops, html_str(r, ends[e][0]));
-            size_t q = slot(L->queues, &L->nq, html_str(r, ends[e][1]));
-            if (o == before)
-                L->op_lane[o] = q;
-        }
-    }
-    return 0;
-}
-
-static size_t find(const char **list, size_t n, const char *s)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i], s) == 0)
+    for (size_t i = 0; i < v->nops; i++)
+        if (strcmp(html_str(json_array_get(v->ops, i), "id"), id) == 0)
             return i;
-    return 0;
+    return SIZE_MAX;
 }
 
-static void swimlanes(golden_html *h, const json_t *races, size_t drawn, const lanes_t *L)
+static double op_x(const json_t *op)
 {
-    double lane_h = 56, col_w = 70, left = 90, top = 30;
-    double width = left + col_w * (double)L->nops + 40, height = top + lane_h * (double)L->nq + 20;
-    golden_html_printf(h, "<figure><svg class=\"chart\" data-chart=\"swimlanes\" viewBox=\"0 0 %.0f %.0f\" "
-                          "width=\"%.0f\" height=\"%.0f\" role=\"img\"><title>racing pairs on their "
-                          "queues</title>\n<defs><marker id=\"arr\" viewBox=\"0 0 10 10\" refX=\"9\" "
-                          "refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path "
-                          "d=\"M0,0L10,5L0,10z\" class=\"s1\"/></marker></defs>\n",
-                       width, height, width, height);
-    for (size_t q = 0; q < L->nq; q++) {
-        double y = top + lane_h * (double)q;
-        golden_html_printf(h, "<g class=\"lane-g\"><rect class=\"lane\" x=\"2\" y=\"%.0f\" width=\"%.0f\" "
-                              "height=\"%.0f\"/><text x=\"6\" y=\"%.0f\" font-weight=\"600\">queue ",
-                           y, width - 4, lane_h - 4, y + lane_h / 2);
-        golden_html_text(h, L->queues[q]);
+    return LEFT + COL_W * (double)json_integer_value(json_object_get(op, "col"));
+}
+
+/* The first lane an op sits on (a barrier: its top lane). */
+static double op_y(const json_t *op)
+{
+    json_int_t l = json_integer_value(json_array_get(json_object_get(op, "lanes"), 0));
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(op, "lanes"), i, x)
+        if (json_integer_value(x) < l)
+            l = json_integer_value(x);
+    return TOP + LANE_H * (double)l + 14;
+}
+
+/* An op's id, cut at a character boundary to fit its box (the whole id is in its tooltip). */
+static void short_id(golden_html *h, const char *id)
+{
+    size_t n = strlen(id), cut = n > 9 ? 8 : n;
+    while (cut < n && cut > 0 && ((unsigned char)id[cut] & 0xC0) == 0x80)
+        cut--;
+    char buf[16];
+    snprintf(buf, sizeof buf, "%.*s", (int)cut, id);
+    golden_html_text(h, buf);
+    if (cut < n)
+        golden_html_raw(h, "&hellip;");
+}
+
+static void lanes_draw(golden_html *h, const json_t *lanes, double width)
+{
+    size_t i, n = json_array_size(lanes);
+    for (i = 0; i < n; i++) {
+        const json_t *L = json_array_get(lanes, i);
+        double y = TOP + LANE_H * (double)i;
+        golden_html_raw(h, "<g class=\"lane-g\"><rect class=\"lane\" data-queue=\"");
+        golden_html_text(h, html_str(L, "queue"));
+        golden_html_printf(h, "\" data-chip=\"%lld\" x=\"22\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/>"
+                              "<text x=\"28\" y=\"%.0f\">", (long long)json_integer_value(json_object_get(L, "chip")),
+                           y + 2, width - 24, LANE_H - 4, y + LANE_H / 2 + 4);
+        golden_html_text(h, html_str(L, "queue"));
         golden_html_raw(h, "</text></g>\n");
     }
-    for (size_t o = 0; o < L->nops; o++) {
-        double x = left + col_w * (double)o, y = top + lane_h * (double)L->op_lane[o] + 12;
-        golden_html_printf(h, "<g><rect class=\"op racing\" data-op=\"");
-        golden_html_text(h, L->ops[o]);
-        golden_html_printf(h, "\" x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"24\" rx=\"4\"/>"
-                              "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", x, y, col_w - 14,
-                           x + (col_w - 14) / 2, y + 16);
-        golden_html_text(h, L->ops[o]);
+    /* one band a chip: consecutive lanes (sorted by chip) */
+    for (i = 0; i < n;) {
+        json_int_t chip = json_integer_value(json_object_get(json_array_get(lanes, i), "chip"));
+        size_t j = i;
+        while (j < n && json_integer_value(json_object_get(json_array_get(lanes, j), "chip")) == chip)
+            j++;
+        double y0 = TOP + LANE_H * (double)i, y1 = TOP + LANE_H * (double)j;
+        golden_html_printf(h, "<rect class=\"chip-band\" data-chip=\"%lld\" x=\"2\" y=\"%.0f\" width=\"%.0f\" "
+                              "height=\"%.0f\"/><text x=\"14\" y=\"%.0f\" transform=\"rotate(-90 14 %.0f)\" "
+                              "text-anchor=\"middle\" font-weight=\"600\">chip %lld</text>\n",
+                           (long long)chip, y0, width - 4, y1 - y0 - 2, (y0 + y1) / 2, (y0 + y1) / 2,
+                           (long long)chip);
+        i = j;
+    }
+}
+
+static void ops_draw(golden_html *h, const view_ref *v, const json_t *races, size_t drawn)
+{
+    for (size_t i = 0; i < v->nops; i++) {
+        const json_t *op = json_array_get(v->ops, i);
+        const char *id = html_str(op, "id"), *kind = html_str(op, "kind");
+        bool racing = false;
+        for (size_t r = 0; r < drawn && !racing; r++)
+            racing = strcmp(html_str(json_array_get(races, r), "a"), id) == 0 ||
+                     strcmp(html_str(json_array_get(races, r), "b"), id) == 0;
+        double x = op_x(op), y = op_y(op);
+        golden_html_printf(h, "<g><rect class=\"op %s%s\" data-op=\"", kind, racing ? " racing" : "");
+        golden_html_text(h, id);
+        golden_html_printf(h, "\" data-col=\"%lld\" data-kind=\"%s\" ",
+                           (long long)json_integer_value(json_object_get(op, "col")), kind);
+        if (strcmp(kind, "barrier") == 0) {
+            /* a barrier spans the lanes of the queues it lists */
+            double y1 = y;
+            size_t k;
+            json_t *l;
+            json_array_foreach(json_object_get(op, "lanes"), k, l)
+                y1 = fmax(y1, TOP + LANE_H * (double)json_integer_value(l) + 14);
+            golden_html_printf(h, "x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"%.0f\" rx=\"3\"><title>barrier ",
+                               x + BOX_W / 2 - 6, y - 6, y1 - y + BOX_H + 12);
+            golden_html_text(h, id);
+            golden_html_raw(h, "</title></rect></g>\n");
+            continue;
+        }
+        golden_html_printf(h, "x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" rx=\"4\"><title>%s ",
+                           x, y, BOX_W, BOX_H, kind);
+        golden_html_text(h, id);
+        golden_html_printf(h, "%s</title></rect><text class=\"opl\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
+                           json_is_true(json_object_get(op, "wait_removed")) ? " (removed: it orders nothing here)" : "",
+                           x + BOX_W / 2, y + 15);
+        short_id(h, id);
         golden_html_raw(h, "</text></g>\n");
     }
+}
+
+static void syncs_draw(golden_html *h, const view_ref *v, const json_t *syncs)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach(syncs, i, s) {
+        size_t a = op_index(v, html_str(s, "from")), b = op_index(v, html_str(s, "to"));
+        if (a == SIZE_MAX || b == SIZE_MAX)
+            continue;
+        const json_t *A = json_array_get(v->ops, a), *B = json_array_get(v->ops, b);
+        double xa = op_x(A) + BOX_W, ya = op_y(A) + BOX_H / 2, xb = op_x(B), yb = op_y(B) + BOX_H / 2;
+        /* a barrier is a 12-unit bar in the middle of its column */
+        if (strcmp(html_str(A, "kind"), "barrier") == 0)
+            xa -= BOX_W / 2 - 6;
+        if (strcmp(html_str(B, "kind"), "barrier") == 0)
+            xb += BOX_W / 2 - 6;
+        golden_html_raw(h, "<path class=\"sync\" marker-end=\"url(#sarr)\" data-from=\"");
+        golden_html_text(h, html_str(s, "from"));
+        golden_html_raw(h, "\" data-to=\"");
+        golden_html_text(h, html_str(s, "to"));
+        golden_html_printf(h, "\" data-kind=\"%s\" d=\"M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f\"><title>",
+                           html_str(s, "kind"), xa, ya, (xa + xb) / 2, ya, (xa + xb) / 2, yb, xb, yb);
+        golden_html_text(h, html_str(s, "from"));
+        golden_html_raw(h, " &rarr; ");
+        golden_html_text(h, html_str(s, "to"));
+        golden_html_raw(h, strcmp(html_str(s, "kind"), "signal") == 0 ? " (event " : " (after");
+        golden_html_text(h, html_str(s, "event"));
+        golden_html_raw(h, ")</title></path>\n");
+    }
+}
+
+static void races_draw(golden_html *h, const view_ref *v, const json_t *races, size_t drawn)
+{
     for (size_t i = 0; i < drawn; i++) {
         const json_t *r = json_array_get(races, i);
-        size_t a = find(L->ops, L->nops, html_str(r, "a")), b = find(L->ops, L->nops, html_str(r, "b"));
-        double xa = left + col_w * (double)a + (col_w - 14) / 2, xb = left + col_w * (double)b + (col_w - 14) / 2;
-        double ya = top + lane_h * (double)L->op_lane[a] + 36, yb = top + lane_h * (double)L->op_lane[b] + 12;
-        if (L->op_lane[a] > L->op_lane[b])
-            ya -= 24, yb += 24;
+        size_t a = op_index(v, html_str(r, "a")), b = op_index(v, html_str(r, "b")), same = 0;
+        if (a == SIZE_MAX || b == SIZE_MAX)
+            continue;
+        for (size_t k = 0; k < i; k++) /* pairs of the same two ops: labels stacked, not overlaid */
+            same += strcmp(html_str(json_array_get(races, k), "a"), html_str(r, "a")) == 0 &&
+                    strcmp(html_str(json_array_get(races, k), "b"), html_str(r, "b")) == 0;
+        const json_t *A = json_array_get(v->ops, a), *B = json_array_get(v->ops, b);
+        double xa = op_x(A) + BOX_W / 2, xb = op_x(B) + BOX_W / 2, ya = op_y(A), yb = op_y(B);
+        if (ya < yb)
+            ya += BOX_H;
+        else
+            yb += BOX_H;
         const json_t *rg = json_object_get(r, "range");
-        golden_html_printf(h, "<path class=\"race\" data-race=\"%zu\" marker-end=\"url(#arr)\" "
-                              "d=\"M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f\"><title>", i, xa, ya,
-                           xa, (ya + yb) / 2, xb, (ya + yb) / 2, xb, yb);
+        long long lo = (long long)json_integer_value(json_array_get(rg, 0)),
+                  hi = (long long)json_integer_value(json_array_get(rg, 1));
+        golden_html_printf(h, "<path class=\"race\" data-race=\"%zu\" data-a=\"", i);
+        golden_html_text(h, html_str(r, "a"));
+        golden_html_raw(h, "\" data-b=\"");
+        golden_html_text(h, html_str(r, "b"));
+        golden_html_printf(h, "\" data-range=\"%lld,%lld\" marker-end=\"url(#arr)\" d=\"M%.1f,%.1f "
+                              "C%.1f,%.1f %.1f,%.1f %.1f,%.1f\"><title>", lo, hi, xa, ya, xa - 30,
+                           (ya + yb) / 2, xb - 30, (ya + yb) / 2, xb, yb);
         golden_html_text(h, html_str(r, "kind"));
         golden_html_raw(h, " on ");
         golden_html_text(h, html_str(r, "buffer"));
-        golden_html_printf(h, " [%lld, %lld): ", (long long)json_integer_value(json_array_get(rg, 0)),
-                           (long long)json_integer_value(json_array_get(rg, 1)));
+        golden_html_printf(h, " [%lld, %lld): ", lo, hi);
         golden_html_text(h, html_str(r, "hint"));
         golden_html_printf(h, "</title></path><text class=\"race-label\" x=\"%.1f\" y=\"%.1f\">",
-                           (xa + xb) / 2 + 4, (ya + yb) / 2);
+                           (xa + xb) / 2 - 18, (ya + yb) / 2 + 4 + 12 * (double)same);
         golden_html_text(h, html_str(r, "kind"));
         golden_html_raw(h, " ");
         golden_html_text(h, html_str(r, "buffer"));
-        golden_html_printf(h, "[%lld,%lld)</text>\n", (long long)json_integer_value(json_array_get(rg, 0)),
-                           (long long)json_integer_value(json_array_get(rg, 1)));
+        golden_html_printf(h, "[%lld,%lld)</text>\n", lo, hi);
     }
-    golden_html_raw(h, "</svg></figure>\n");
+}
+
+/* Lanes per chip and queue, ops in happens-before columns, syncs as grey arrows, each drawn
+ * racing pair as a red arrow labelled with its buffer and byte range. */
+static void swimlanes(golden_html *h, const json_t *view, const json_t *races)
+{
+    view_ref v = {json_object_get(view, "ops"), json_object_get(view, "lanes"), 0};
+    v.nops = json_array_size(v.ops);
+    size_t drawn = (size_t)json_integer_value(json_object_get(view, "pairs_drawn"));
+    json_int_t cols = 0;
+    for (size_t i = 0; i < v.nops; i++)
+        if (json_integer_value(json_object_get(json_array_get(v.ops, i), "col")) + 1 > cols)
+            cols = json_integer_value(json_object_get(json_array_get(v.ops, i), "col")) + 1;
+    double width = LEFT + COL_W * (double)cols + 30, height = TOP + LANE_H * (double)json_array_size(v.lanes) + 10;
+    golden_html_printf(h, "<div class=\"scroll\"><svg class=\"chart wide\" data-chart=\"swimlanes\" viewBox=\"0 0 "
+                          "%.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\"><title>ops around each "
+                          "racing pair, per chip and queue, in happens-before order</title>\n<defs><marker "
+                          "id=\"arr\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" "
+                          "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" class=\"s1\"/>"
+                          "</marker><marker id=\"sarr\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
+                          "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" "
+                          "class=\"sync-head\"/></marker></defs>\n<text x=\"%.0f\" y=\"16\" "
+                          "class=\"note\">happens-before &rarr; (ops in one column are unordered)</text>\n",
+                       width, height, width, height, LEFT);
+    lanes_draw(h, v.lanes, width);
+    syncs_draw(h, &v, json_object_get(view, "syncs"));
+    ops_draw(h, &v, races, drawn);
+    races_draw(h, &v, races, drawn);
+    golden_html_raw(h, "</svg></div>\n");
 }
 
 static void lists(golden_html *h, const json_t *rep)
@@ -141,10 +254,10 @@ static void lists(golden_html *h, const json_t *rep)
     golden_html_json_table(h, "redundant", "redundant_syncs", scols, 3, false);
 }
 
-static int body(golden_html *h, const json_t *rep)
+static int body(golden_html *h, const json_t *rep, const json_t *view)
 {
     const json_t *races = json_object_get(rep, "races");
-    size_t n = json_array_size(races), drawn = n < DRAWN_MAX ? n : DRAWN_MAX;
+    size_t n = json_array_size(races);
     const char *v = html_str(rep, "verdict");
     bool pass = strcmp(v, "pass") == 0;
     golden_html_printf(h, "<p class=\"verdict\" data-verdict=\"%s\">verdict: <span class=\"%s\">%s</span>"
@@ -156,19 +269,20 @@ static int body(golden_html *h, const json_t *rep)
                        json_array_size(json_object_get(rep, "aliases")),
                        json_array_size(json_object_get(rep, "cycles")));
     golden_html_raw(h, "<h2>Racing pairs on their queues</h2>\n");
-    if (n) {
-        golden_html_printf(h, "<p class=\"note\">Only the ops of racing pairs are drawn (the "
-                              "neighbourhood of each finding), in the order the graph file gives "
-                              "them; an arrow goes from the op that runs first in the file to the op "
-                              "it races with, labelled with the buffer and byte range. %s</p>\n",
-                           n > drawn ? "The first pairs are drawn; the table lists every one." : "");
-        lanes_t L = {0};
-        if (build(races, drawn, &L) != 0) {
-            free(L.queues), free(L.ops), free(L.op_lane);
-            return -1;
-        }
-        swimlanes(h, races, drawn, &L);
-        free(L.queues), free(L.ops), free(L.op_lane);
+    if (n && view) {
+        size_t drawn = (size_t)json_integer_value(json_object_get(view, "pairs_drawn"));
+        golden_html_printf(h, "<p class=\"note\">The neighbourhood of each racing pair, not the whole "
+                              "graph: %zu op(s) of %lld, the %d ops before and after each racing op on "
+                              "its queue and one step out to their sync partners. Columns follow "
+                              "happens-before (an op never sits left of one it waits for); grey arrows "
+                              "are syncs (signal &rarr; wait, after), red arrows the racing pairs with "
+                              "buffer and byte range; hover for the fix. %zu of %zu pair(s) drawn%s.</p>\n",
+                           json_array_size(json_object_get(view, "ops")),
+                           (long long)json_integer_value(json_object_get(rep, "ops")), HTML_DAG_WINDOW,
+                           drawn, n, n > drawn ? ", every pair is in the table" : "");
+        swimlanes(h, view, races);
+    } else if (n) {
+        golden_html_raw(h, "<p class=\"note\">No picture: the checked graph was not given to the writer.</p>\n");
     } else {
         golden_html_raw(h, "<p class=\"pass\">No racing pair.</p>\n");
     }
@@ -180,15 +294,23 @@ static int body(golden_html *h, const json_t *rep)
     return 0;
 }
 
-int golden_html_dag_report(const json_t *report, const char *path, bool force,
-                           golden_error *err)
+int golden_html_dag_report(const json_t *report, const golden_dag_result *r, const char *path,
+                           bool force, golden_error *err)
 {
     golden_html *h = golden_html_new("dag-check report");
-    if (!h || body(h, report) != 0) {
+    json_t *view = r && json_array_size(json_object_get(report, "races")) ? html_dag_view(r) : NULL;
+    /* the page embeds the report plus the neighbourhood it draws, so both can be had from it */
+    json_t *doc = json_deep_copy(report);
+    bool oom = !h || !doc || (r && json_array_size(json_object_get(report, "races")) && !view);
+    if (!oom && view)
+        oom = json_object_set(doc, "neighbourhood", view) != 0;
+    if (oom || body(h, report, view) != 0) {
         golden_html_free(h);
+        json_decref(view), json_decref(doc);
         return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory building the HTML report");
     }
-    golden_html_json(h, report);
+    golden_html_json(h, doc);
+    json_decref(view), json_decref(doc);
     int rc = golden_html_write(h, path, force, err);
     golden_html_free(h);
     return rc;

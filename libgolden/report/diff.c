@@ -107,7 +107,7 @@ static void layer_charts(golden_html *h, const layers_t *L)
         for (int k = 0; k < N_KINDS; k++)
             s[k] = (golden_html_series){kind_names[k], NULL, &AT(L, m, k, 0), n, false};
         golden_html_lines c = {ids[m], titles[m], "layer", m ? "max_rel" : "1 - cosine", true, 1e-12,
-                               s, N_KINDS, L->first_fail >= 0 ? (double)L->first_fail : NAN, mark};
+                               s, N_KINDS, L->first_fail >= 0 ? (double)L->first_fail : NAN, mark, false};
         golden_html_line_chart(h, &c);
     }
     if (!L->metric)
@@ -121,7 +121,7 @@ static void layer_charts(golden_html *h, const layers_t *L)
     }
     snprintf(title, sizeof title, "three-way: %s per layer, candidate vs baseline", L->metric);
     golden_html_lines c = {"layers-threeway", title, "layer", L->metric, true, 1e-12, s,
-                           2 * N_KINDS, L->first_fail >= 0 ? (double)L->first_fail : NAN, mark};
+                           2 * N_KINDS, L->first_fail >= 0 ? (double)L->first_fail : NAN, mark, false};
     golden_html_line_chart(h, &c);
 }
 

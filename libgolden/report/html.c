@@ -42,17 +42,23 @@ static const char css[] =
     "stroke-dasharray:4 2}\n"
     "svg .box.base{fill:var(--base);opacity:.5}svg .box.cand{fill:var(--cand);opacity:.5}"
     "svg .tick{stroke:var(--fg);stroke-width:2}svg .whisk{stroke:var(--mute)}\n"
-    "svg .bin{fill:var(--s0)}svg .lane{fill:none;stroke:var(--grid)}svg .op{fill:var(--bg);"
+    "svg .bin,svg .col{fill:var(--s0)}svg .lane{fill:none;stroke:var(--grid)}svg .op{fill:var(--bg);"
     "stroke:var(--fg)}svg .op.racing{stroke:var(--bad);stroke-width:2}svg .race{stroke:var(--bad);"
-    "stroke-width:2;fill:none}svg .race-label{paint-order:stroke;stroke:var(--bg);stroke-width:3px;fill:var(--bad)}svg .flip{fill:var(--bad)}svg .flip.near{fill:var(--s4)}\n"
+    "stroke-width:2;fill:none}svg .sync{stroke:var(--mute);stroke-width:1.3;fill:none}svg .sync-head{fill:var(--mute)}"
+    "svg .op.barrier{fill:var(--mute);stroke:none}svg .op.signal,svg .op.wait{stroke-dasharray:3 2}"
+    "svg .chip-band{fill:none;stroke:var(--fg);stroke-opacity:.5}.scroll{overflow-x:auto}svg.wide{max-width:none}svg .opl{font-size:10px}"
+    "svg .race-label{paint-order:stroke;stroke:var(--bg);stroke-width:3px;fill:var(--bad)}svg .flip{fill:var(--bad)}svg .flip.near{fill:var(--s4)}\n"
     "@media print{:root{--bg:#fff;--fg:#000;--grid:#bbb}body{margin:0;max-width:none}"
-    "th::after{content:none!important}button.more,.json-link{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}\n";
+    "th::after{content:none!important}button.more,.json-link,.noprint{display:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}svg.wide{max-width:100%}}\n";
 
 /* Errors first, so a later script's exception is recorded; the table script last. */
 static const char js_errors[] =
     "window.onerror=function(m,s,l){var b=document.body||document.documentElement;"
     "b.setAttribute('data-js-errors',(b.getAttribute('data-js-errors')||'')+m+' @'+l+';');};\n"
-    "window.addEventListener('unhandledrejection',function(e){window.onerror(String(e.reason),'',0);});\n";
+    "window.addEventListener('unhandledrejection',function(e){window.onerror(String(e.reason),'',0);});\n"
+    /* on paper nothing stays folded */
+    "window.addEventListener('beforeprint',function(){document.querySelectorAll('details')"
+    ".forEach(function(d){d.open=true;});});\n";
 
 static const char js_tables[] =
     "(function(){\n"
@@ -89,7 +95,14 @@ static const char js_tables[] =
     "  return s*((p!==null&&q!==null)?(+p)-(+q):x.textContent.localeCompare(y.textContent));});\n"
     " rs.forEach(function(r){t.tBodies[0].appendChild(r);});};});}\n"
     /* the report as a download, so the numbers can be had without a parser */
-    "function start(text){var rep=JSON.parse(text);tables(rep);sorting();\n"
+    /* large heatmaps have no <title> a cell: one line under the map names the cell pointed at */
+    "function hovers(){document.querySelectorAll('g.heat').forEach(function(g){\n"
+    " var rows=JSON.parse(g.getAttribute('data-rows')),cols=JSON.parse(g.getAttribute('data-cols')),"
+    "out=g.parentNode.querySelector('text.hover');\n"
+    " g.addEventListener('mouseover',function(e){var t=e.target;if(out&&t.classList.contains('cell'))"
+    "out.textContent=rows[+t.getAttribute('data-r')]+' / '+cols[+t.getAttribute('data-c')]+': '+"
+    "t.getAttribute('data-v');});});}\n"
+    "function start(text){var rep=JSON.parse(text);tables(rep);sorting();hovers();\n"
     " var a=document.getElementById('json-link');if(a){a.href=URL.createObjectURL(new Blob([text],"
     "{type:'application/json'}));}\n"
     " document.body.setAttribute('data-ms',Math.round(performance.now()));"

@@ -20,4 +20,14 @@ double html_num(const json_t *obj, const char *key);
 /* A string member, or "" . */
 const char *html_str(const json_t *obj, const char *key);
 
+/* dag-check's picture (report/dagview.c): at most HTML_DAG_PAIRS racing pairs, each with the
+ * HTML_DAG_WINDOW ops before and after both of its ops on their queues, plus one step out to
+ * sync partners (a wait's signal, a signal's first HTML_DAG_PARTNERS waits, an op's first
+ * HTML_DAG_PARTNERS `after` predecessors). The neighbourhood as a JSON object (lanes, ops with
+ * happens-before columns, syncs between shown ops); NULL when out of memory. */
+#define HTML_DAG_PAIRS 60
+#define HTML_DAG_WINDOW 3
+#define HTML_DAG_PARTNERS 4
+json_t *html_dag_view(const golden_dag_result *r);
+
 #endif

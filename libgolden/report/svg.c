@@ -1,9 +1,10 @@
-/* Inline SVG charts for the HTML reports: line charts (linear or log y), box rows, stacked
- * bars, histograms and heatmaps, each one <svg class="chart"> with classes the tests count. */
+/* Inline SVG charts for the HTML reports: line charts (linear or log axes), box rows, stacked
+ * and plain bars, histograms and heatmaps, each one <svg class="chart"> with classes tests count. */
 #include "golden/html.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/html_int.h"
@@ -150,13 +151,19 @@ static double clampv(const golden_html_lines *c, double v)
     return c->log_y && v < fl ? fl : v;
 }
 
+/* A point is drawn when both coordinates are finite (and x > 0 on a log x axis). */
+static bool drawn_x(const golden_html_lines *c, double y, double x)
+{
+    return isfinite(y) && isfinite(x) && (!c->log_x || x > 0);
+}
+
 void golden_html_line_chart(golden_html *h, const golden_html_lines *c)
 {
-    axis x = {INFINITY, -INFINITY, ML, W - MR, false}, y = {INFINITY, -INFINITY, H - MB, MT, c->log_y};
+    axis x = {INFINITY, -INFINITY, ML, W - MR, c->log_x}, y = {INFINITY, -INFINITY, H - MB, MT, c->log_y};
     for (size_t s = 0; s < c->n_series; s++)
         for (size_t i = 0; i < c->series[s].n; i++) {
             double yv = c->series[s].y[i], xv = c->series[s].x ? c->series[s].x[i] : (double)i;
-            if (!isfinite(yv) || !isfinite(xv))
+            if (!drawn_x(c, yv, xv))
                 continue;
             yv = clampv(c, yv);
             x.lo = fmin(x.lo, xv), x.hi = fmax(x.hi, xv);
@@ -173,7 +180,7 @@ void golden_html_line_chart(golden_html *h, const golden_html_lines *c)
         const golden_html_series *se = &c->series[s];
         size_t npts = 0;
         for (size_t i = 0; i < se->n; i++)
-            npts += isfinite(se->y[i]) && isfinite(se->x ? se->x[i] : 0.0);
+            npts += drawn_x(c, se->y[i], se->x ? se->x[i] : (double)i);
         legend(h, s, se->name, se->dashed);
         if (!npts)
             continue;
@@ -183,16 +190,17 @@ void golden_html_line_chart(golden_html *h, const golden_html_lines *c)
         golden_html_printf(h, "\" data-points=\"%zu\" points=\"", npts);
         for (size_t i = 0; i < se->n; i++) {
             double xv = se->x ? se->x[i] : (double)i;
-            if (isfinite(se->y[i]) && isfinite(xv))
+            if (drawn_x(c, se->y[i], xv))
                 golden_html_printf(h, "%.1f,%.1f ", ax_map(&x, xv), ax_map(&y, clampv(c, se->y[i])));
         }
         golden_html_raw(h, "\"/>\n");
         for (size_t i = 0; i < se->n; i++) {
             double xv = se->x ? se->x[i] : (double)i;
-            if (isfinite(se->y[i]) && isfinite(xv))
-                golden_html_printf(h, "<circle class=\"pt s%zu\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\">"
-                                      "<title>%g: %.6g</title></circle>", s % 10, ax_map(&x, xv),
-                                   ax_map(&y, clampv(c, se->y[i])), xv, se->y[i]);
+            if (drawn_x(c, se->y[i], xv))
+                golden_html_printf(h, "<circle class=\"pt s%zu\" data-x=\"%.9g\" data-y=\"%.9g\" "
+                                      "cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"><title>%g: %.6g</title></circle>",
+                                   s % 10, xv, se->y[i], ax_map(&x, xv), ax_map(&y, clampv(c, se->y[i])),
+                                   xv, se->y[i]);
         }
         golden_html_raw(h, "\n");
     }
@@ -343,36 +351,137 @@ void golden_html_histogram(golden_html *h, const char *id, const char *title,
     chart_close(h);
 }
 
-void golden_html_heatmap(golden_html *h, const char *id, const char *title,
-                         const char *const *row_labels, size_t rows,
-                         const char *const *col_labels, size_t cols, const double *values)
+/* Cells coloured on one scale: sequential (low blue to high red) over [lo, hi], or diverging
+ * (blue below 0, red above, pale at 0) over [-m, m] with m the largest magnitude. */
+/* Over this many cells a heatmap carries no <title> a cell (two DOM nodes each): one hover line
+ * under the map names the cell instead (the page's script reads data-rows / data-cols). */
+#define HEAT_TITLES_MAX 1024
+
+/* labels as a JSON array in an attribute value (escaped) */
+static void labels_attr(golden_html *h, const char *name, const char *const *labels, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, json_string(labels[i])) != 0)
+            h->oom = true;
+    char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    if (!text)
+        h->oom = true;
+    golden_html_printf(h, " %s=\"", name);
+    golden_html_text(h, text ? text : "[]");
+    golden_html_raw(h, "\"");
+    free(text);
+    json_decref(a);
+}
+
+static void heatmap(golden_html *h, const char *id, const char *title, const char *const *row_labels,
+                    size_t rows, const char *const *col_labels, size_t cols, const double *values,
+                    bool diverging)
 {
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < rows * cols; i++)
         if (isfinite(values[i]))
             lo = fmin(lo, values[i]), hi = fmax(hi, values[i]);
+    double mag = fmax(fabs(lo), fabs(hi));
     double cw = cols ? (W - ML - 20) / (double)cols : 1, ch = 16;
     double height = MT + MB + ch * (double)rows;
+    bool titles = rows * cols <= HEAT_TITLES_MAX;
     chart_open(h, id, title, height);
+    if (!titles) {
+        golden_html_raw(h, "<g class=\"heat\"");
+        labels_attr(h, "data-rows", row_labels, rows);
+        labels_attr(h, "data-cols", col_labels, cols);
+        golden_html_raw(h, ">\n");
+    }
     for (size_t r = 0; r < rows; r++) {
         golden_html_printf(h, "<text x=\"4\" y=\"%.1f\">", MT + ch * (double)r + 12);
         golden_html_text(h, row_labels[r]);
         golden_html_raw(h, "</text>");
         for (size_t c = 0; c < cols; c++) {
-            double v = values[r * cols + c];
+            double v = values[r * cols + c], hue, light;
             if (!isfinite(v))
                 continue;
-            double t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
-            golden_html_printf(h, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                                  "height=\"%.1f\" fill=\"hsl(%.0f,70%%,%.0f%%)\"><title>",
-                               ML + cw * (double)c, MT + ch * (double)r, cw - 1, ch - 1,
-                               220 - 220 * t, 35 + 30 * (1 - t));
+            if (diverging) {
+                double t = mag > 0 ? v / mag : 0;
+                hue = t < 0 ? 220 : 5;
+                light = 96 - 50 * fabs(t);
+            } else {
+                double t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+                hue = 220 - 220 * t;
+                light = 35 + 30 * (1 - t);
+            }
+            golden_html_printf(h, "<rect class=\"cell\" data-r=\"%zu\" data-c=\"%zu\" data-v=\"%.9g\" "
+                                  "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                                  "fill=\"hsl(%.0f,70%%,%.0f%%)\"%s",
+                               r, c, v, ML + cw * (double)c, MT + ch * (double)r, fmax(cw - 1, 0.5),
+                               ch - 1, hue, light, titles ? "><title>" : "/>");
+            if (!titles)
+                continue;
             golden_html_text(h, row_labels[r]);
             golden_html_raw(h, " / ");
             golden_html_text(h, col_labels[c]);
             golden_html_printf(h, ": %.6g</title></rect>", v);
         }
         golden_html_raw(h, "\n");
+    }
+    if (!titles)
+        golden_html_printf(h, "</g><text class=\"hover noprint\" x=\"%.0f\" y=\"%.0f\" "
+                              "text-anchor=\"end\">point at a cell for its value</text>\n",
+                           W - 20, height - MB + 16);
+    if (lo <= hi)
+        golden_html_printf(h, "<text class=\"scale\" x=\"%.0f\" y=\"%.0f\">colour: %s %.4g, %s %.4g%s</text>\n",
+                           ML, height - MB + 16, diverging ? "blue" : "blue (low)", diverging ? -mag : lo,
+                           diverging ? "red" : "red (high)", diverging ? mag : hi,
+                           diverging ? ", pale = 0" : "");
+    chart_close(h);
+}
+
+void golden_html_heatmap(golden_html *h, const char *id, const char *title,
+                         const char *const *row_labels, size_t rows,
+                         const char *const *col_labels, size_t cols, const double *values)
+{
+    heatmap(h, id, title, row_labels, rows, col_labels, cols, values, false);
+}
+
+void golden_html_diff_heatmap(golden_html *h, const char *id, const char *title,
+                              const char *const *row_labels, size_t rows,
+                              const char *const *col_labels, size_t cols, const double *values)
+{
+    heatmap(h, id, title, row_labels, rows, col_labels, cols, values, true);
+}
+
+void golden_html_bar_chart(golden_html *h, const char *id, const char *title, const char *x_label,
+                           const char *y_label, const char *const *labels, size_t n,
+                           const double *values)
+{
+    axis y = {0, 0, H - MB, MT, false};
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(values[i]))
+            y.hi = fmax(y.hi, values[i]);
+    if (!(y.hi > 0))
+        y.hi = 1;
+    ax_fit(&y);
+    chart_open(h, id, title, H);
+    y_axis(h, &y, y_label, H);
+    double bw = n ? (W - MR - ML) / (double)n : 1;
+    for (size_t i = 0; i < n; i++) {
+        double v = isfinite(values[i]) && values[i] > 0 ? values[i] : 0, py = ax_map(&y, v);
+        golden_html_raw(h, "<rect class=\"col\" data-label=\"");
+        golden_html_text(h, labels[i]);
+        golden_html_printf(h, "\" data-v=\"%.9g\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">"
+                              "<title>", v, ML + bw * (double)i + 2, py, fmax(bw - 4, 1), H - MB - py);
+        golden_html_text(h, labels[i]);
+        golden_html_printf(h, ": %.6g</title></rect><text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">",
+                           v, ML + bw * ((double)i + 0.5), H - MB + 14);
+        golden_html_text(h, labels[i]);
+        golden_html_raw(h, "</text>\n");
+    }
+    golden_html_printf(h, "<line class=\"axis\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\"/>",
+                       ML, W - MR, H - MB, H - MB);
+    if (x_label) {
+        golden_html_printf(h, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", (ML + W - MR) / 2, H - 6);
+        golden_html_text(h, x_label);
+        golden_html_raw(h, "</text>\n");
     }
     chart_close(h);
 }

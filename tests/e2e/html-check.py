@@ -1,16 +1,19 @@
 # Checks an HTML report's DOM (as headless Chromium dumped it) against expectations worked out
 # here from the tool's --json report, independently of libgolden's code. Used by tests/e2e/html.sh.
-# usage: python3 html-check.py KIND DOM.html REPORT.json [SUMMARY.json]; prints ok / not ok lines.
-import json, re, sys
+# usage: python3 html-check.py KIND DOM.html REPORT.json [EXTRA]; prints ok / not ok lines. EXTRA:
+# gate: SUMMARY.json; dag: the GRAPH.json checked; profile: pick=L (the layer the address picks).
+import json, math, re, sys
 from html.parser import HTMLParser
 
 kind, dom_path, rep_path = sys.argv[1:4]
+family = {"dagnb": "dag", "dagbig": "dag", "profile1": "profile"}.get(kind, kind)
 def crashed(t, v, tb):
     print(f"not ok html-{kind}-checker: {t.__name__}: {v}")
     sys.exit(1)
 sys.excepthook = crashed
 rep = json.load(open(rep_path))
-summary = json.load(open(sys.argv[4])) if len(sys.argv) > 4 else None
+extra = sys.argv[4] if len(sys.argv) > 4 else None
+summary = json.load(open(extra)) if kind == "gate" else None
 
 class Dom(HTMLParser):
     def __init__(self):
@@ -70,7 +73,9 @@ def embedded():
         import base64, zlib
         return json.loads(zlib.decompress(base64.b64decode(d.json_text)))
     return json.loads(d.json_text)
-check("json-embedded", embedded() ==
+emb = embedded()
+nb = emb.pop("neighbourhood", None) if family == "dag" and isinstance(emb, dict) else None
+check("json-embedded", emb ==
       (rep if kind != "gate" else {"decision": rep, "summary": summary}), "embedded JSON differs from --json")
 offsite = [a for t, a, _ in d.els if any(k in a and re.match(r"\s*(https?:)?//", a[k] or "") for k in ("src", "href"))]
 offsite += [a for t, a, _ in d.els if t in ("link", "img", "iframe") or (t == "script" and "src" in a)]
@@ -168,13 +173,181 @@ if kind == "gate":
     check("kept-apart", len(find("tr", "apart")) == len(apart), f"{len(find('tr', 'apart'))} vs {len(apart)}")
     check("decision", any(a.get("data-decision") == rep["decision"] for a in find("p", "verdict")), "")
 
-if kind == "dag":
-    races = rep["races"][:60]
-    ops = {r[e] for r in races for e in ("a", "b")}
-    queues = {r[e] for r in races for e in ("queue_a", "queue_b")}
-    check("race-arrows", len(find("path", "race", "swimlanes")) == len(races), "")
-    check("race-ops", sorted(a["data-op"] for a in find("rect", "op", "swimlanes")) == sorted(ops), "")
-    check("lanes", len(find("rect", "lane", "swimlanes")) == len(queues), "")
-    check("race-rows", len(find("tr", "row")) == len(rep["races"]) + len(rep["aliases"]) + len(rep["redundant_syncs"]), "")
+def close(a, b, rel=1e-6, tiny=1e-12):
+    return abs(a - b) <= rel * max(abs(a), abs(b)) + tiny
+
+def dag_checks(check, find, cls, rep, graph, nb):
+    """The neighbourhood worked out again from the graph file: windows of 3 ops around each
+    drawn racing op on its queue, one step out to sync partners; happens-before by reachability."""
+    W, P, PAIRS = 3, 4, 60
+    ops = graph["ops"]
+    idx = {o["id"]: i for i, o in enumerate(ops)}
+    chip = {q["id"]: q["chip"] for q in graph["queues"]}
+    qorder = {q["id"]: i for i, q in enumerate(graph["queues"])}
+    kind_of = lambda o: o.get("kind", "compute")
+    qops = {q["id"]: [] for q in graph["queues"]}
+    for i, o in enumerate(ops):
+        for q in (o["queues"] if kind_of(o) == "barrier" else [o["queue"]]):
+            qops[q].append(i)
+    signal = {o["event"]: i for i, o in enumerate(ops) if kind_of(o) == "signal"}
+    waits = {}
+    for i, o in enumerate(ops):
+        if kind_of(o) == "wait":
+            waits.setdefault(o["event"], []).append(i)
+    races = rep["races"][:PAIRS]
+    base = set()
+    for r in races:
+        for e in ("a", "b"):
+            x = idx[r[e]]
+            seq = qops[ops[x]["queue"]]
+            k = seq.index(x)
+            base.update(seq[max(0, k - W):k + W + 1])
+    shown = set(base)
+    for x in base:
+        o = ops[x]
+        if kind_of(o) == "wait":
+            shown.add(signal[o["event"]])
+        if kind_of(o) == "signal":
+            shown.update(waits.get(o["event"], [])[:P])
+        shown.update(idx[p] for p in o.get("after", [])[:P])
+    dom_ops = {a["data-op"]: a for a in find("rect", "op", "swimlanes")}
+    check("nb-ops", set(dom_ops) == {ops[i]["id"] for i in shown},
+          f"DOM {len(dom_ops)} ops, worked out {len(shown)}: {sorted(set(dom_ops) ^ {ops[i]['id'] for i in shown})[:6]}")
+    check("nb-bounded", len(dom_ops) <= PAIRS * 2 * (2 * W + 1) * (1 + 2 * P), f"{len(dom_ops)} ops")
+    # happens-before: program order on each queue, after, signal -> wait; reachability as bitsets
+    succ = [set() for _ in ops]
+    for seq in qops.values():
+        for u, v in zip(seq, seq[1:]):
+            succ[u].add(v)
+    for i, o in enumerate(ops):
+        for p in o.get("after", []):
+            succ[idx[p]].add(i)
+        if kind_of(o) == "wait":
+            succ[signal[o["event"]]].add(i)
+    indeg = [0] * len(ops)
+    for u in range(len(ops)):
+        for v in succ[u]:
+            indeg[v] += 1
+    order = [u for u in range(len(ops)) if indeg[u] == 0]
+    for u in order:
+        for v in succ[u]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                order.append(v)
+    reach = [0] * len(ops)
+    for u in reversed(order):
+        for v in succ[u]:
+            reach[u] |= reach[v] | (1 << v)
+    before = lambda u, v: bool(reach[u] >> v & 1)
+    col = {i: int(dom_ops[ops[i]["id"]]["data-col"]) for i in shown if ops[i]["id"] in dom_ops}
+    # column = longest chain of shown ops ending there (so u before v puts u left of v)
+    want = {}
+    pos = {u: i for i, u in enumerate(order)}
+    for v in sorted(col, key=lambda v: pos[v]):
+        want[v] = max([want[u] + 1 for u in want if before(u, v)], default=0)
+    check("nb-hb-columns", col == want, f"{[(ops[v]['id'], col[v], want.get(v)) for v in col if col[v] != want.get(v)][:5]}")
+    syncs = set()
+    for v in shown:
+        o = ops[v]
+        if kind_of(o) == "wait" and signal[o["event"]] in shown:
+            syncs.add((ops[signal[o["event"]]]["id"], o["id"]))
+        for p in o.get("after", []):
+            if idx[p] in shown:
+                syncs.add((p, o["id"]))
+    arrows = [(a["data-from"], a["data-to"]) for a in find("path", "sync", "swimlanes")]
+    check("nb-sync-arrows", len(arrows) == len(syncs) and set(arrows) == syncs, f"DOM {len(arrows)} arrows, {len(syncs)} syncs")
+    drawn = [(a["data-a"], a["data-b"], a["data-range"]) for a in find("path", "race", "swimlanes")]
+    check("race-arrows", drawn == [(r["a"], r["b"], f"{r['range'][0]},{r['range'][1]}") for r in races], f"DOM {drawn[:3]}")
+    racing = {k for k, a in dom_ops.items() if "racing" in cls(a)}
+    check("racing-highlighted", racing == {r[e] for r in races for e in ("a", "b")}, f"{sorted(racing)[:6]}")
+    lanes = {}
+    for i in shown:
+        if kind_of(ops[i]) != "barrier":
+            lanes[ops[i]["queue"]] = 1
+    for i in sorted(shown):
+        if kind_of(ops[i]) == "barrier" and not any(q in lanes for q in ops[i]["queues"]):
+            lanes[ops[i]["queues"][0]] = 1
+    want_lanes = sorted(lanes, key=lambda q: (chip[q], qorder[q]))
+    got_lanes = [(a["data-queue"], int(a["data-chip"])) for a in find("rect", "lane", "swimlanes")]
+    check("lanes-by-chip", got_lanes == [(q, chip[q]) for q in want_lanes], f"DOM {got_lanes}")
+    check("neighbourhood-embedded", nb is not None and len(nb["ops"]) == len(shown) and len(nb["syncs"]) == len(syncs), "")
+    rows = sum(min(500, len(rep[k])) for k in ("races", "aliases", "redundant_syncs"))  # 500 a page
+    check("race-rows", len(find("tr", "row")) == rows, f"{len(find('tr', 'row'))} rows, want {rows}")
     check("verdict", any(a.get("data-verdict") == rep["verdict"] for a in find("p", "verdict")), "")
+
+if family == "dag":
+    dag_checks(check, find, cls, rep, json.load(open(extra)), nb)
+
+if kind == "conform":
+    checks = rep["checks"]
+    check("verdict", any(a.get("data-verdict") == rep["verdict"] for a in find("p", "verdict")), "")
+    got = [a.get("data-status") for a in find("tr", "check")]
+    check("check-rows", got == [k["status"] for k in checks], f"DOM {got}")
+    nf = sum(len(k["findings"]) for k in checks)
+    check("findings", len(find("li", "finding")) == nf, f"{len(find('li', 'finding'))} listed, JSON {nf}")
+    curve = next((k["curve"] for k in checks if k.get("curve")), [])
+    want = {"TPOT (median decode step)": [(p["context"], p["tpot_s"] * 1e3) for p in curve],
+            "KV bytes written / token": [(p["context"], p["kv_write_bytes_per_token"]) for p in curve],
+            "KV bytes read / token": [(p["context"], p["kv_read_bytes_per_token"]) for p in curve]}
+    for chart, names in (("kv-tpot", ["TPOT (median decode step)"]),
+                         ("kv-bytes", ["KV bytes written / token", "KV bytes read / token"])):
+        lines = {a["data-series"]: int(a["data-points"]) for a in find("polyline", "series", chart)}
+        check(f"{chart}-series", lines == {n: len(want[n]) for n in names if want[n]}, f"DOM {lines}")
+        pts = [(float(a["data-x"]), float(a["data-y"])) for a in find("circle", "pt", chart)]
+        exp = [p for n in names for p in want[n]]
+        check(f"{chart}-values", len(pts) == len(exp) and all(close(x, u) and close(y, v) for (x, y), (u, v) in zip(pts, exp)),
+              f"DOM {pts[:4]}, JSON {exp[:4]}")
+    check("curve-present", bool(curve) == bool(find("svg", None)), "")
+
+if family == "profile":
+    import numpy as np
+    names = ["0", "1", "2-4", "5-8", "9-16", "17-32", ">32"]
+    def cells(chart):
+        return {(int(a["data-r"]), int(a["data-c"])): float(a["data-v"]) for a in find("rect", "cell", chart)}
+    def hits(layers):
+        E = max(len(L["expert_hits"]) for L in layers)
+        m = np.full((len(layers), E), np.nan)
+        for r, L in enumerate(layers):
+            m[r, :len(L["expert_hits"])] = L["expert_hits"]
+        return m
+    sides = [("", "expert-hits", rep["layers"])]
+    if "candidate_layers" in rep:
+        sides.append(("cand-", "expert-hits-candidate", rep["candidate_layers"]))
+    for side, chart, layers in sides:
+        m = hits(layers)
+        got = cells(chart)
+        n = int(np.sum(~np.isnan(m)))
+        check(f"{chart}-cells", len(got) == n and n == sum(len(L["expert_hits"]) for L in layers),
+              f"{len(got)} cells, {m.shape[0]} layers x {m.shape[1]} experts")
+        check(f"{chart}-values", all(got.get((r, c)) == m[r, c] for r in range(m.shape[0]) for c in range(m.shape[1])
+                                     if not np.isnan(m[r, c])), "a cell differs from expert_hits")
+        b = np.array([[L["buckets"][k] for k in names] for L in layers], dtype=float)
+        allv = [float(a["data-v"]) for a in find("rect", "col", f"{side}buckets-all")]
+        check(f"{side}buckets-summed", allv == list(b.sum(axis=0)), f"DOM {allv}, numpy {list(b.sum(axis=0))}")
+        per = all([float(a["data-v"]) for a in find("rect", "col", f"{side}buckets-{L['layer']}")] == list(b[i])
+                  for i, L in enumerate(layers))
+        check(f"{side}buckets-per-layer", per, "a layer's histogram differs from its buckets")
+        segs = find("rect", "seg", f"{side}buckets-per-layer")
+        check(f"{side}buckets-segments", len(segs) == int(np.sum(b > 0)) and
+              sorted(float(a["data-v"]) for a in segs) == sorted(b[b > 0]), f"{len(segs)} segments")
+    if "candidate_layers" in rep:
+        base = {L["layer"]: L for L in rep["layers"]}
+        rows = [L for L in rep["candidate_layers"] if L["layer"] in base]
+        E = max(len(L["expert_hits"]) for L in rep["layers"] + rows)
+        def share(L):
+            v = np.zeros(E)
+            v[:len(L["expert_hits"])] = L["expert_hits"]
+            return v / v.sum()
+        dd = np.array([100 * (share(L) - share(base[L["layer"]])) for L in rows])
+        got = cells("expert-share-diff")
+        check("share-diff-cells", len(got) == dd.size, f"{len(got)} cells, want {dd.size}")
+        check("share-diff-values", all(close(got.get((r, c), math.inf), dd[r, c], 1e-6, 1e-9)
+                                       for r in range(dd.shape[0]) for c in range(dd.shape[1])), "a cell differs from numpy")
+        deltas = {x["layer"]: x for x in rep["deltas"]}
+        check("share-diff-matches-deltas", all(close(np.max(np.abs(dd[r])), 100 * abs(deltas[L["layer"]]["max_share_change"]), 1e-6, 1e-9)
+                                               for r, L in enumerate(rows)), "the largest change is not the JSON's")
+    pick = extra.split("=", 1)[1] if extra and extra.startswith("pick=") else "all"
+    shown = [a["data-pick"] for t, a, _ in d.els if "data-pick" in a and "hidden" not in a]
+    npick = 2 if "candidate_layers" in rep else 1
+    check(f"selector-{pick}", shown == [pick] * npick, f"visible {shown}")
 sys.exit(1 if fails else 0)

@@ -97,7 +97,7 @@ static void test_line_chart(void)
     golden_html *h = golden_html_new("t");
     double a[5] = {1e-3, NAN, 0, 1e-1, 2}, b[5] = {NAN, NAN, NAN, NAN, NAN};
     golden_html_series s[2] = {{"a", NULL, a, 5, false}, {"b", NULL, b, 5, true}};
-    golden_html_lines c = {"c", "t", "x", "y", true, 1e-6, s, 2, 3, "m"};
+    golden_html_lines c = {"c", "t", "x", "y", true, 1e-6, s, 2, 3, "m", false};
     size_t at = h->len;
     golden_html_line_chart(h, &c);
     const char *out = h->buf + at;
@@ -145,6 +145,122 @@ static void test_bars_and_heatmap(void)
     golden_html_free(h);
 }
 
+static void test_new_charts(void)
+{
+    golden_html *h = golden_html_new("t");
+    /* log x: x <= 0 and NaN points are not drawn; the others carry their numbers */
+    double x[4] = {0, 16, 32, NAN}, y[4] = {1, 2, 3, 4};
+    golden_html_series s[1] = {{"kv", x, y, 4, false}};
+    golden_html_lines c = {"c", "t", "ctx", "y", false, 0, s, 1, NAN, NULL, true};
+    size_t at = h->len;
+    golden_html_line_chart(h, &c);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<circle class=\"pt"), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-points=\"2\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-x=\"32\" data-y=\"3\""));
+    /* a difference map keeps signs and names each cell's row, column and value */
+    const char *rl[1] = {"L0"}, *cl[3] = {"e0", "e1", "e2"};
+    double d[3] = {-0.5, 0, 0.25};
+    at = h->len;
+    golden_html_diff_heatmap(h, "d", "t", rl, 1, cl, 3, d);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"cell\""), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-r=\"0\" data-c=\"0\" data-v=\"-0.5\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(220,70%,46%)")); /* -0.5 of 0.5: full blue */
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(5,70%,96%)"));   /* 0: pale */
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(5,70%,71%)"));   /* half red */
+    /* over 1024 cells: no title a cell, the labels once (JSON, escaped) for the hover line */
+    static const char *rows40[40], *cols30[30];
+    static double big[40 * 30];
+    for (size_t i = 0; i < 40; i++)
+        rows40[i] = i ? "r" : "r\"0";
+    for (size_t i = 0; i < 30; i++)
+        cols30[i] = "c";
+    for (size_t i = 0; i < 40 * 30; i++)
+        big[i] = (double)i;
+    at = h->len;
+    golden_html_heatmap(h, "big", "t", rows40, 40, cols30, 30, big);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"cell\""), 1200);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<title>"), 1); /* the chart's own */
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-rows=\"[&quot;r\\&quot;0&quot;,&quot;r&quot;"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-r=\"39\" data-c=\"29\" data-v=\"1199\""));
+    /* bars: one a label, negative and NaN drawn as 0 */
+    const char *bl[3] = {"0", "1", ">32"};
+    double bv[3] = {5, NAN, -1};
+    at = h->len;
+    golden_html_bar_chart(h, "b", "t", "x", "y", bl, 3, bv);
+    CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"col\""), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-label=\"&gt;32\" data-v=\"0\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-label=\"0\" data-v=\"5\""));
+    golden_html_free(h);
+}
+
+/* The dag picture's neighbourhood on the e2e test's graph, worked out by hand: windows of 3 ops
+ * around r, p2 (race 1) and r, q (race 2); s is w's signal, bd is q's `after` predecessor and
+ * gets queue D a lane although no other op of D is shown; d0 stays out. Happens-before: p s p2
+ * on A, s -> w, w r on B, bd -> q. */
+static const char race_graph[] =
+    "{\"schema\": \"calculet-graph/v1\","
+    " \"queues\": [{\"id\": \"A\", \"chip\": 0}, {\"id\": \"B\", \"chip\": 0},"
+    "  {\"id\": \"C\", \"chip\": 1}, {\"id\": \"D\", \"chip\": 1}],"
+    " \"buffers\": [{\"id\": \"t\", \"chip\": 0, \"space\": \"sram\", \"address\": 0, \"size\": 256},"
+    "  {\"id\": \"u\", \"chip\": 0, \"space\": \"sram\", \"address\": 1024, \"size\": 64}],"
+    " \"ops\": ["
+    "  {\"id\": \"p\", \"queue\": \"A\", \"writes\": [{\"buffer\": \"t\", \"offset\": 0, \"size\": 256}]},"
+    "  {\"id\": \"s\", \"queue\": \"A\", \"kind\": \"signal\", \"event\": \"e\"},"
+    "  {\"id\": \"w\", \"queue\": \"B\", \"kind\": \"wait\", \"event\": \"e\"},"
+    "  {\"id\": \"r\", \"queue\": \"B\", \"reads\": [{\"buffer\": \"t\", \"offset\": 0, \"size\": 256}],"
+    "   \"writes\": [{\"buffer\": \"u\", \"offset\": 0, \"size\": 64}]},"
+    "  {\"id\": \"p2\", \"queue\": \"A\", \"writes\": [{\"buffer\": \"t\", \"offset\": 128, \"size\": 128}]},"
+    "  {\"id\": \"d0\", \"queue\": \"D\"},"
+    "  {\"id\": \"bd\", \"kind\": \"barrier\", \"queues\": [\"D\"]},"
+    "  {\"id\": \"q\", \"queue\": \"C\", \"reads\": [{\"buffer\": \"u\", \"offset\": 0, \"size\": 32}],"
+    "   \"after\": [\"bd\"]}]}";
+
+static long view_col(const json_t *view, const char *id)
+{
+    size_t i;
+    json_t *op;
+    json_array_foreach(json_object_get(view, "ops"), i, op)
+        if (strcmp(json_string_value(json_object_get(op, "id")), id) == 0)
+            return (long)json_integer_value(json_object_get(op, "col"));
+    return -1;
+}
+
+static void test_dag_view(void)
+{
+    json_t *root = json_loads(race_graph, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    golden_graph *g = NULL;
+    golden_error err;
+    golden_error_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(golden_graph_from_json(root, "race", NULL, &g, &err), 0);
+    golden_dag_result r;
+    memset(&r, 0, sizeof r);
+    CU_ASSERT_EQUAL_FATAL(golden_dag_check(g, NULL, false, &r, &err), 0);
+    CU_ASSERT_EQUAL(r.nraces, 2);
+    json_t *v = html_dag_view(&r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(v, "ops")), 7);
+    static const char *const ids[] = {"p", "s", "w", "r", "p2", "bd", "q", "d0"};
+    static const long cols[] = {0, 1, 2, 3, 2, 0, 1, -1};
+    for (size_t i = 0; i < 8; i++)
+        CU_ASSERT_EQUAL(view_col(v, ids[i]), cols[i]);
+    const json_t *lanes = json_object_get(v, "lanes");
+    static const char *const qs[] = {"A", "B", "C", "D"};
+    CU_ASSERT_EQUAL_FATAL(json_array_size(lanes), 4);
+    for (size_t i = 0; i < 4; i++)
+        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(lanes, i), "queue")), qs[i]);
+    const json_t *syncs = json_object_get(v, "syncs");
+    CU_ASSERT_EQUAL_FATAL(json_array_size(syncs), 2);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(syncs, 0), "from")), "s");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(syncs, 0), "to")), "w");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(syncs, 1), "from")), "bd");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(syncs, 1), "kind")), "after");
+    json_decref(v);
+    golden_dag_result_free(&r);
+    golden_graph_free(g);
+    json_decref(root);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -154,6 +270,8 @@ int main(void)
         {"line chart points, floor and mark", test_line_chart},
         {"histogram counts finite positive values", test_histogram},
         {"stacked bars, heatmap and box rows", test_bars_and_heatmap},
+        {"log x lines, difference heatmap, bars", test_new_charts},
+        {"dag picture: neighbourhood, hb columns, lanes, syncs", test_dag_view},
         {0, 0}};
     return golden_test_run("html", tests);
 }

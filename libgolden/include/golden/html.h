@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "golden/dag.h"
 #include "golden/error.h"
 
 /* A page being built in memory. Every call appends; an allocation failure is sticky and
@@ -56,10 +57,12 @@ typedef struct {
     size_t n_series;
     double mark_x;         /* a vertical mark (NAN: none), e.g. the first layer over the gate */
     const char *mark_label;
+    bool log_x;            /* log10 x axis; points with x <= 0 are not drawn */
 } golden_html_lines;
 
 /* A line chart: one <polyline class="series" data-series=NAME data-points=N> per series with
- * a point, one <circle class="pt"> per point, and <line class="mark"> for mark_x. */
+ * a point, one <circle class="pt" data-x=X data-y=Y> per point, and <line class="mark"> for
+ * mark_x. */
 void golden_html_line_chart(golden_html *h, const golden_html_lines *c);
 
 /* One row of a box chart: a box over [lo, hi] (e.g. the bootstrap CI of the median), a median
@@ -83,10 +86,20 @@ void golden_html_histogram(golden_html *h, const char *id, const char *title,
                            const char *x_label, const double *values, size_t n, size_t n_bins,
                            bool log_x);
 
-/* Heatmap: rows x cols cells of values[r * cols + c] (NAN = empty), <rect class="cell">. */
+/* Heatmap: rows x cols cells of values[r * cols + c] (NAN = empty), <rect class="cell"
+ * data-r=R data-c=C data-v=V>, coloured from the lowest value (blue) to the highest (red). */
 void golden_html_heatmap(golden_html *h, const char *id, const char *title,
                          const char *const *row_labels, size_t rows,
                          const char *const *col_labels, size_t cols, const double *values);
+/* The same for differences: a diverging scale centred on 0 (blue below, red above). */
+void golden_html_diff_heatmap(golden_html *h, const char *id, const char *title,
+                              const char *const *row_labels, size_t rows,
+                              const char *const *col_labels, size_t cols, const double *values);
+
+/* Vertical bars, one per label: <rect class="col" data-label=L data-v=V> (NAN/<0 drawn as 0). */
+void golden_html_bar_chart(golden_html *h, const char *id, const char *title, const char *x_label,
+                           const char *y_label, const char *const *labels, size_t n,
+                           const double *values);
 
 /* A scatter plot: (xs[i], ys[i]) as <circle class="flip"> (class "flip near" when alt[i]);
  * a vertical mark at mark_x (NAN: none). */
@@ -108,8 +121,18 @@ int golden_html_diff_report(const json_t *report, const char *path, bool force,
 /* exp-gate decide --html: from decision.json's tree and performance/summary.json's tree. */
 int golden_html_gate_report(const json_t *decision, const json_t *summary, const char *path,
                             bool force, golden_error *err);
-/* dag-check --html: from the calculet-dag-report/v1 tree. */
-int golden_html_dag_report(const json_t *report, const char *path, bool force,
-                           golden_error *err);
+/* dag-check --html: from the calculet-dag-report/v1 tree and, for the swimlanes, the result it
+ * was built from (r may be NULL: racing ops only, no order or syncs; see report/dagview.c). */
+int golden_html_dag_report(const json_t *report, const golden_dag_result *r,
+                           const char *path, bool force, golden_error *err);
+
+/* npu-replay conform --html: from the calculet-conform/v1 tree golden_conform_json builds (the
+ * checks' verdicts and findings, the kv-growth curve). */
+int golden_html_conform_report(const json_t *report, const char *path, bool force,
+                               golden_error *err);
+/* npu-replay profile --html: from the calculet-routing-profile/v1 tree golden_profile_json
+ * builds (expert hit heatmap, candidate-minus-baseline shares, section 12's buckets). */
+int golden_html_profile_report(const json_t *profile, const char *path, bool force,
+                               golden_error *err);
 
 #endif
