@@ -255,8 +255,10 @@ static int hist_section(golden_html *h, const json_t *tensors)
         return -1;
     json_array_foreach(tensors, i, t)
         if (json_is_object(json_object_get(t, "abs_error_histogram"))) {
+            /* null: no finite pair or an Inf ratio, the worst there is when the tensor failed */
             double u = html_num(t, "tolerance_used");
-            p[k++] = (hist_pick){t, i, strcmp(html_str(t, "verdict"), "fail") == 0, isnan(u) ? -1 : u};
+            bool fail = strcmp(html_str(t, "verdict"), "fail") == 0;
+            p[k++] = (hist_pick){t, i, fail, isnan(u) ? (fail ? INFINITY : -1) : u};
         }
     golden_html_raw(h, "<h2>|c - r| of one tensor</h2>\n");
     if (!k) {
