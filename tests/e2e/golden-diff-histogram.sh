@@ -51,6 +51,8 @@ tr '\n' '\0' < cand.specs | xargs -0 make-golden cand.h5 || echo "not ok histogr
 golden-diff --histogram --json h.json ref.h5 cand.h5 > /dev/null
 rc=$?
 if [ "$rc" -le 1 ]; then ok histogram-run; else notok histogram-run "exit $rc"; fi
+if schema-check h.json calculet-diff-report/v1 > schema.txt 2>&1; then ok histogram-schema
+else notok histogram-schema "$(head -3 schema.txt)"; fi
 GOLDEN_THREADS=1 golden-diff --histogram --chunk 777 --json h1.json ref.h5 cand.h5 > /dev/null
 golden-diff --json plain.json ref.h5 cand.h5 > /dev/null
 
