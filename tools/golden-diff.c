@@ -16,7 +16,7 @@
 
 enum {
     O_POLICY = CLI_TOOL_ID, O_TIER, O_ATOL, O_RTOL, O_EPS, O_BASELINE, O_MAP, O_ONLY, O_ALLOW,
-    O_CHUNK, O_EMPTY, O_TRUST, O_HTML
+    O_CHUNK, O_EMPTY, O_TRUST, O_HTML, O_HIST
 };
 
 /* The option table: parsing and --help both come from it. Rows may be added freely. */
@@ -41,6 +41,8 @@ static const cli_option options[] = {
      0},
     {O_HTML, 0, "html", "FILE", "self-contained HTML report with plots (docs/reports.md)",
      CLI_OUTPUT},
+    {O_HIST, 0, "histogram", NULL, "count each tensor's |c - r| into log2 bins and put them in the\n"
+     "JSON report as abs_error_histogram (--html implies it)", 0},
     {0, 0, NULL, NULL, "Work:", 0},
     {O_CHUNK, 0, "chunk", "N", "elements per work item (default 1048576)", 0},
     {0, 0, NULL, NULL, NULL, 0},
@@ -78,7 +80,7 @@ typedef struct {
     const char **policies, **maps, **only;
     size_t n_policies, n_maps, n_only;
     double atol, rtol, eps;
-    bool allow_missing, allow_empty, trust_hashes;
+    bool allow_missing, allow_empty, trust_hashes, histogram;
     uint64_t chunk;
 } diff_args;
 
@@ -102,6 +104,7 @@ static int parse(cli *c, diff_args *a)
         case O_EMPTY: a->allow_empty = true; break;
         case O_TRUST: a->trust_hashes = true; break;
         case O_HTML: a->html = v; break;
+        case O_HIST: a->histogram = true; break;
         case O_CHUNK:
             if (parse_num(c, "--chunk", v, &num))
                 return 2;
@@ -189,6 +192,7 @@ int main(int argc, char **argv)
         .progress = &progress,
         .allow_empty = a.allow_empty,
         .trust_hashes = a.trust_hashes,
+        .histogram = a.histogram || a.html,
     };
     if (golden_diff_run(&o, &res, &err) != 0)
         goto fail;

@@ -1,5 +1,5 @@
-/* golden-diff's HTML report: error along the layers per tensor kind (log scale, the first layer
- * over the gate marked), three-way lines, failing tensors first, max_abs spread, logits flips. */
+/* golden-diff's HTML report: error along the layers per tensor kind (log scale, first layer over
+ * the gate marked), three-way lines, failing first, |c - r| histogram per tensor, logits flips. */
 #include "golden/html.h"
 
 #include <math.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "golden/compare.h"
 #include "report/html_int.h"
 
 enum { K_ATTN, K_MOE, K_RESID, N_KINDS };
@@ -161,6 +162,141 @@ static int logits_charts(golden_html *h, const json_t *tensors)
     return 0;
 }
 
+/* ---- the |c - r| histogram of a chosen tensor ---- */
+
+/* Tensors drawn at most (the JSON may carry up to GOLDEN_DIFF_HIST_MAX): bounds the page. */
+#define HIST_CHARTS 32
+
+typedef struct {
+    const json_t *t;
+    size_t index;
+    bool fail;
+    double used;
+} hist_pick;
+
+/* Failing first, then the larger tolerance_used: the worst failing tensor is shown first. */
+static int pick_order(const void *pa, const void *pb)
+{
+    const hist_pick *a = pa, *b = pb;
+    if (a->fail != b->fail)
+        return a->fail ? -1 : 1;
+    if (a->used != b->used)
+        return a->used > b->used ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+enum { HB_MAX = GOLDEN_CMP_HIST_EMAX - GOLDEN_CMP_HIST_EMIN + 3 };
+
+/* One tensor's chart: the zero bin, every exponent bin from the lowest to the highest non-empty
+ * one (and atol's), the NaN/Inf bin when it has pairs; atol as the mark. */
+static void hist_chart(golden_html *h, const json_t *t, size_t k)
+{
+    const json_t *hj = json_object_get(t, "abs_error_histogram");
+    unsigned long long by_e[HB_MAX] = {0}, counts[HB_MAX];
+    char keys[HB_MAX][16], labels[HB_MAX][16];
+    const char *kp[HB_MAX], *lp[HB_MAX];
+    int lo = GOLDEN_CMP_HIST_EMAX + 1, hi = GOLDEN_CMP_HIST_EMIN - 1;
+    size_t i;
+    const json_t *b;
+    json_array_foreach(json_object_get(hj, "log2"), i, b) {
+        json_int_t e = json_integer_value(json_array_get(b, 0));
+        if (e < GOLDEN_CMP_HIST_EMIN || e > GOLDEN_CMP_HIST_EMAX)
+            continue;
+        by_e[e - GOLDEN_CMP_HIST_EMIN] = (unsigned long long)json_integer_value(json_array_get(b, 1));
+        lo = (int)e < lo ? (int)e : lo;
+        hi = (int)e > hi ? (int)e : hi;
+    }
+    double atol = html_num(t, "atol"), la = atol > 0 && isfinite(atol) ? log2(atol) : NAN;
+    int ea = isfinite(la) ? (int)floor(la) : 0;
+    if (isfinite(la)) {
+        ea = ea < GOLDEN_CMP_HIST_EMIN ? GOLDEN_CMP_HIST_EMIN : ea > GOLDEN_CMP_HIST_EMAX ? GOLDEN_CMP_HIST_EMAX : ea;
+        lo = ea < lo ? ea : lo;
+        hi = ea > hi ? ea : hi;
+    }
+    size_t n = 0;
+    counts[n] = (unsigned long long)json_integer_value(json_object_get(hj, "zero"));
+    kp[n] = "zero";
+    lp[n++] = "0";
+    int step = hi >= lo ? (hi - lo + 12) / 12 : 1;
+    for (int e = lo; e <= hi; e++) {
+        snprintf(keys[n], sizeof keys[n], "%d", e);
+        snprintf(labels[n], sizeof labels[n], "%s2^%d", e == GOLDEN_CMP_HIST_EMIN ? "\u2264"
+                 : e == GOLDEN_CMP_HIST_EMAX ? "\u2265" : "", e);
+        counts[n] = by_e[e - GOLDEN_CMP_HIST_EMIN];
+        kp[n] = keys[n];
+        lp[n] = (e - lo) % step == 0 || e == hi ? labels[n] : NULL;
+        n++;
+    }
+    unsigned long long nf = (unsigned long long)json_integer_value(json_object_get(hj, "nonfinite"));
+    if (nf) {
+        counts[n] = nf;
+        kp[n] = "nonfinite";
+        lp[n++] = "NaN/Inf";
+    }
+    char id[32], title[256], mark[64];
+    snprintf(id, sizeof id, "abs-hist-%zu", k);
+    snprintf(title, sizeof title, "%.150s: |c - r| by binary exponent (%s, %s)", html_str(t, "name"),
+             html_str(t, "tier"), html_str(t, "verdict"));
+    snprintf(mark, sizeof mark, "atol = %.3g", atol);
+    double at = isfinite(la) ? 1 + (ea - lo) + (la - floor(la)) : NAN;
+    golden_html_bins c = {id, title, "|c - r|: bin 2^e holds [2^e, 2^(e+1)); 0 exact; NaN/Inf pairs apart",
+                          kp, lp, counts, n, true, at, mark};
+    golden_html_bin_chart(h, &c);
+}
+
+/* The section: a <select> of the tensors that carry a histogram (worst failing first), one
+ * figure each, all but the chosen one hidden; the page's hash #hist=K chooses K on load. */
+static int hist_section(golden_html *h, const json_t *tensors)
+{
+    size_t n = json_array_size(tensors), k = 0, i;
+    const json_t *t;
+    hist_pick *p = malloc(sizeof *p * (n ? n : 1));
+    if (!p)
+        return -1;
+    json_array_foreach(tensors, i, t)
+        if (json_is_object(json_object_get(t, "abs_error_histogram"))) {
+            /* null: no finite pair or an Inf ratio, the worst there is when the tensor failed */
+            double u = html_num(t, "tolerance_used");
+            bool fail = strcmp(html_str(t, "verdict"), "fail") == 0;
+            p[k++] = (hist_pick){t, i, fail, isnan(u) ? (fail ? INFINITY : -1) : u};
+        }
+    golden_html_raw(h, "<h2>|c - r| of one tensor</h2>\n");
+    if (!k) {
+        golden_html_raw(h, "<p class=\"note\">No tensor carries an |c - r| histogram.</p>\n");
+        free(p);
+        return 0;
+    }
+    qsort(p, k, sizeof *p, pick_order);
+    size_t shown = k < HIST_CHARTS ? k : HIST_CHARTS;
+    golden_html_printf(h, "<p class=\"note\">Every element pair counted by the binary exponent of "
+                          "|c - r|; %zu tensor(s) carry a histogram in the JSON report, the %zu "
+                          "worst (failing first, then by tolerance_used) are drawn here.</p>\n"
+                          "<p><label>tensor <select id=\"hist-select\">", k, shown);
+    for (size_t j = 0; j < shown; j++) {
+        golden_html_printf(h, "<option value=\"%zu\">", j);
+        golden_html_text(h, html_str(p[j].t, "name"));
+        golden_html_printf(h, " (%s)</option>", p[j].fail ? "fail" : "pass");
+    }
+    golden_html_raw(h, "</select></label></p>\n");
+    for (size_t j = 0; j < shown; j++) {
+        golden_html_printf(h, "<div class=\"hist-fig\" data-index=\"%zu\" data-tensor=\"", j);
+        golden_html_text(h, html_str(p[j].t, "name"));
+        golden_html_printf(h, "\"%s>", j ? " hidden" : "");
+        hist_chart(h, p[j].t, j);
+        golden_html_raw(h, "</div>\n");
+    }
+    golden_html_raw(h, "<script>(function(){var s=document.getElementById('hist-select');"
+                       "function show(){var f=document.querySelectorAll('.hist-fig');"
+                       "for(var i=0;i<f.length;i++)f[i].hidden=f[i].getAttribute('data-index')!==s.value;"
+                       "s.setAttribute('data-shown',s.value);}"
+                       "s.addEventListener('change',show);"
+                       "var m=/^#hist=(\\d+)$/.exec(location.hash);"
+                       "if(m&&+m[1]<s.options.length){s.value=m[1];s.dispatchEvent(new Event('change'));}"
+                       "else show();})();</script>\n");
+    free(p);
+    return 0;
+}
+
 static void header(golden_html *h, const json_t *r)
 {
     const json_t *s = json_object_get(r, "summary");
@@ -217,11 +353,13 @@ static int body(golden_html *h, const json_t *report)
         return -1;
     json_array_foreach(tensors, i, t)
         v[i] = html_num(t, "max_abs");
-    golden_html_raw(h, "<h2>Spread of max |c - r| over tensors</h2>\n<p class=\"note\">The report "
-                       "carries per-tensor statistics, not element errors: this is the distribution "
-                       "of each tensor's max_abs (log bins; zero and null left out).</p>\n");
+    golden_html_raw(h, "<h2>Spread of max |c - r| over tensors</h2>\n<p class=\"note\">Every "
+                       "tensor's max_abs (log bins; zero and null left out): where the whole run "
+                       "stands, including the tensors without an |c - r| histogram below.</p>\n");
     golden_html_histogram(h, "maxabs-hist", "per-tensor max |c - r|", "max_abs", v, n, 40, true);
     free(v);
+    if (hist_section(h, tensors) != 0)
+        return -1;
     return logits_charts(h, tensors);
 }
 

@@ -351,6 +351,54 @@ void golden_html_histogram(golden_html *h, const char *id, const char *title,
     chart_close(h);
 }
 
+void golden_html_bin_chart(golden_html *h, const golden_html_bins *c)
+{
+    unsigned long long top = 1;
+    for (size_t i = 0; i < c->n; i++)
+        top = c->counts[i] > top ? c->counts[i] : top;
+    axis y = {c->log_y ? 0.5 : 0, (double)top, H - MB, MT, c->log_y};
+    ax_fit(&y);
+    chart_open(h, c->id, c->title, H);
+    y_axis(h, &y, c->log_y ? "count (log)" : "count", H);
+    double n = c->n ? (double)c->n : 1, bw = (W - MR - ML) / n;
+    for (size_t i = 0; i < c->n; i++) {
+        double px = ML + bw * (double)i;
+        if (c->labels && c->labels[i]) {
+            golden_html_printf(h, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">",
+                               px + bw / 2, H - MB + 14);
+            golden_html_text(h, c->labels[i]);
+            golden_html_raw(h, "</text>");
+        }
+        if (!c->counts[i])
+            continue;
+        double py = ax_map(&y, (double)c->counts[i]);
+        golden_html_raw(h, "<rect class=\"bin\" data-bin=\"");
+        golden_html_text(h, c->keys[i]);
+        golden_html_printf(h, "\" data-count=\"%llu\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+                              "height=\"%.1f\"><title>", c->counts[i], px + 0.5, py,
+                           bw > 1.5 ? bw - 1 : bw, H - MB - py);
+        golden_html_text(h, c->keys[i]);
+        golden_html_printf(h, ": %llu</title></rect>\n", c->counts[i]);
+    }
+    golden_html_printf(h, "<line class=\"axis\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\"/>",
+                       ML, W - MR, H - MB, H - MB);
+    if (isfinite(c->mark_at)) {
+        double mx = ML + bw * c->mark_at;
+        golden_html_printf(h, "<line class=\"mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
+                              "y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\">", mx, mx, MT, H - MB,
+                           mx + 3, MT + 10);
+        golden_html_text(h, c->mark_label ? c->mark_label : "");
+        golden_html_raw(h, "</text>\n");
+    }
+    if (c->x_label) {
+        golden_html_printf(h, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
+                           (ML + W - MR) / 2, H - 6);
+        golden_html_text(h, c->x_label);
+        golden_html_raw(h, "</text>\n");
+    }
+    chart_close(h);
+}
+
 /* Cells coloured on one scale: sequential (low blue to high red) over [lo, hi], or diverging
  * (blue below 0, red above, pale at 0) over [-m, m] with m the largest magnitude. */
 /* Over this many cells a heatmap carries no <title> a cell (two DOM nodes each): one hover line

@@ -520,7 +520,11 @@ static bool finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp
 static bool add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_format *uf,
                              const double *ref, const double *cand, size_t n)
 {
-    return finite_block(s, a, uf, ref, cand, n);
+    if (!finite_block(s, a, uf, ref, cand, n))
+        return false;
+    if (s->histogram)
+        golden_cmp_hist_finite(s, a->hist, ref, cand, n);
+    return true;
 }
 
 /* Non-finite class: 0 finite, 1 NaN, 2 +Inf, 3 -Inf. */
@@ -591,7 +595,11 @@ static block_scales add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a,
                 if (u > max_ulp)
                     max_ulp = u;
             }
+            if (s->histogram)
+                a->hist[golden_cmp_hist_bin(ad)]++;
         } else {
+            if (s->histogram)
+                a->hist[GOLDEN_CMP_HIST_NONFINITE]++;
             if (!fr) {
                 if (isnan(r))
                     a->nan_ref++;
@@ -953,6 +961,8 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     into->flips += b->flips;
     for (int i = 0; i < b->n_examples && into->n_examples < GOLDEN_CMP_EXAMPLES; i++)
         into->examples[into->n_examples++] = b->examples[i];
+    for (int i = 0; i < GOLDEN_CMP_HIST_BINS; i++)
+        into->hist[i] += b->hist[i];
     into->sequences += b->sequences;
     into->sequences_exact += b->sequences_exact;
     if (b->earliest_divergence >= 0 &&
@@ -1068,6 +1078,9 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     m->sequences_exact = a->sequences_exact;
     m->earliest_divergence = a->earliest_divergence;
     m->earliest_divergence_row = a->earliest_divergence_row;
+    m->has_hist = s->histogram;
+    if (s->histogram)
+        memcpy(m->hist, a->hist, sizeof m->hist);
 }
 
 void golden_cmp_unravel(uint64_t index, int rank, const uint64_t *shape, uint64_t *coords)

@@ -292,6 +292,7 @@ static int pair_one(plan *p, size_t i, golden_error *err)
     j->ci = c->index;
     j->count = ri->count;
     j->setup = make_setup(t, ci->dtype, ri);
+    j->setup.histogram = o->histogram;
     named *b = base ? find_named(bn, nbn, ri->name) : NULL;
     if (b) {
         b->used = true;

@@ -112,7 +112,32 @@ static json_t *limits_json(const golden_diff_tensor *t)
     return o;
 }
 
-static json_t *tensor_json(const golden_diff_tensor *t)
+/* {"emin", "emax", "zero", "nonfinite", "log2": [[e, count], ...]} with only the non-empty
+ * exponent bins, in increasing e (see GOLDEN_CMP_HIST_*). */
+static json_t *hist_json(const golden_cmp_metrics *m)
+{
+    jb b = {json_object(), 0};
+    if (!b.o)
+        return NULL;
+    put(&b, "emin", json_integer(GOLDEN_CMP_HIST_EMIN));
+    put(&b, "emax", json_integer(GOLDEN_CMP_HIST_EMAX));
+    put(&b, "zero", juint(m->hist[GOLDEN_CMP_HIST_ZERO]));
+    put(&b, "nonfinite", juint(m->hist[GOLDEN_CMP_HIST_NONFINITE]));
+    json_t *bins = json_array();
+    for (int e = GOLDEN_CMP_HIST_EMIN; bins && e <= GOLDEN_CMP_HIST_EMAX; e++) {
+        uint64_t c = m->hist[1 + e - GOLDEN_CMP_HIST_EMIN];
+        if (c && json_array_append_new(bins, json_pack("[Io]", (json_int_t)e, juint(c))))
+            b.bad = 1;
+    }
+    put(&b, "log2", bins);
+    if (b.bad) {
+        json_decref(b.o);
+        return NULL;
+    }
+    return b.o;
+}
+
+static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
 {
     jb b = {json_object(), 0};
     if (!b.o)
@@ -233,11 +258,50 @@ static json_t *tensor_json(const golden_diff_tensor *t)
             b.bad = 1;
     put(&b, "sha256_mismatch", hb);
     put(&b, "seconds", golden_json_real(t->seconds));
+    if (with_hist)
+        put(&b, "abs_error_histogram", hist_json(m));
     if (b.bad) {
         json_decref(b.o);
         return NULL;
     }
     return b.o;
+}
+
+/* Failing first, then the larger tolerance_used (NaN last). */
+static int worse_first(const void *pa, const void *pb)
+{
+    const golden_diff_tensor *a = *(const golden_diff_tensor *const *)pa,
+                             *b = *(const golden_diff_tensor *const *)pb;
+    if (a->passed != b->passed)
+        return a->passed ? 1 : -1;
+    double x = a->m.has_finite ? a->m.max_tol : -1, y = b->m.has_finite ? b->m.max_tol : -1;
+    x = x == x ? x : -1;
+    y = y == y ? y : -1;
+    return x > y ? -1 : x < y ? 1 : 0;
+}
+
+/* Which tensors carry their histogram (GOLDEN_DIFF_HIST_MAX). NULL on ENOMEM. */
+static bool *hist_carriers(const golden_diff_result *r)
+{
+    bool *carry = calloc(r->n ? r->n : 1, sizeof *carry);
+    const golden_diff_tensor **with = calloc(r->n ? r->n : 1, sizeof *with);
+    if (!carry || !with) {
+        free(carry);
+        free(with);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->tensors[i].compared && r->tensors[i].m.has_hist)
+            with[k++] = &r->tensors[i];
+    if (k > GOLDEN_DIFF_HIST_MAX) {
+        qsort(with, k, sizeof *with, worse_first);
+        k = GOLDEN_DIFF_HIST_MAX;
+    }
+    for (size_t i = 0; i < k; i++)
+        carry[with[i] - r->tensors] = true;
+    free(with);
+    return carry;
 }
 
 json_t *golden_diff_to_json(const golden_diff_result *r)
@@ -274,10 +338,12 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
         b.bad |= s.bad;
     }
     put(&b, "summary", s.o);
-    json_t *list = json_array();
+    bool *carry = hist_carriers(r);
+    json_t *list = carry ? json_array() : NULL;
     for (size_t i = 0; list && i < r->n; i++)
-        if (json_array_append_new(list, tensor_json(&r->tensors[i])))
+        if (json_array_append_new(list, tensor_json(&r->tensors[i], carry[i])))
             b.bad = 1;
+    free(carry);
     put(&b, "tensors", list);
     put(&b, "policy", json_incref(r->policy));
     put(&b, "overrides", json_incref(r->overrides));

@@ -2,6 +2,7 @@
 # here from the tool's --json report, independently of libgolden's code. Used by tests/e2e/html.sh.
 # usage: python3 html-check.py KIND DOM.html REPORT.json [EXTRA]; prints ok / not ok lines. EXTRA:
 # gate: SUMMARY.json; dag: the GRAPH.json checked; profile: pick=L (the layer the address picks).
+# KIND diffhist: python3 html-check.py diffhist DOM.html REPORT.json REF.h5 CAND.h5 CHOSEN.
 import json, math, re, sys
 from html.parser import HTMLParser
 
@@ -350,4 +351,50 @@ if family == "profile":
     shown = [a["data-pick"] for t, a, _ in d.els if "data-pick" in a and "hidden" not in a]
     npick = 2 if "candidate_layers" in rep else 1
     check(f"selector-{pick}", shown == [pick] * npick, f"visible {shown}")
+def diff_histograms(ref_h5, cand_h5, chosen):
+    """golden-diff's |c - r| histogram: every drawn tensor's bars are the counts numpy works out
+    from the two goldens (not from the JSON), the chosen figure alone is shown, the worst failing
+    tensor is first and the atol mark is drawn."""
+    import h5py
+    import numpy as np
+    def values(f, name):
+        dset = f[name]
+        t = dset.id.get_type()
+        if isinstance(t, h5py.h5t.TypeFloatID) and t.get_size() == 2 and t.get_fields()[2] == 7:
+            raw = np.empty(dset.shape, "<u2")  # bf16: the stored bits, widened by hand
+            dset.id.read(h5py.h5s.ALL, h5py.h5s.ALL, raw, mtype=t)
+            return (raw.astype(np.uint32) << 16).view(np.float32).astype(np.float64).ravel()
+        return dset[...].astype(np.float64).ravel()
+    def bars(r, c):
+        fin = np.isfinite(r) & np.isfinite(c)
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = np.abs(c[fin] - r[fin])
+        out = {"zero": int((a == 0).sum()), "nonfinite": int((~fin).sum())}
+        a = a[a != 0]
+        _, e = np.frexp(np.where(np.isinf(a), 1.0, a))
+        e = np.clip(np.where(np.isinf(a), 10 ** 6, e - 1), -60, 30)
+        for k, n in zip(*np.unique(e, return_counts=True)):
+            out[str(int(k))] = int(n)
+        return {k: v for k, v in out.items() if v}
+    fr, fc = h5py.File(ref_h5, "r"), h5py.File(cand_h5, "r")
+    figs = find("div", "hist-fig")
+    carriers = [t for t in rep["tensors"] if "abs_error_histogram" in t]
+    check("hist-figures", len(figs) == min(len(carriers), 32) and len(figs) > 1, f"{len(figs)} figures")
+    for a in figs:
+        i, name = a["data-index"], a["data-tensor"]
+        got = {b["data-bin"]: int(b["data-count"]) for b in find("rect", "bin", f"abs-hist-{i}")}
+        want = bars(values(fr, name), values(fc, name))
+        check(f"hist-{i}-bars", got == want, f"{name}: DOM {got}, numpy {want}")
+    shown = [a["data-index"] for a in figs if "hidden" not in a]
+    check("hist-chosen", shown == [str(chosen)] and
+          any(a.get("data-shown") == str(chosen) for a in find("select")), f"shown {shown}, want {chosen}")
+    failing = sorted((t for t in carriers if t["verdict"] == "fail"), key=lambda t: -(t["tolerance_used"] if t["tolerance_used"] is not None else float("inf")))
+    first = [a for a in figs if a["data-index"] == "0"]
+    check("hist-worst-first", bool(failing) and bool(first) and first[0]["data-tensor"] == failing[0]["name"],
+          f"first {first[0]['data-tensor'] if first else None}")
+    check("hist-atol-mark", len(find("line", "mark", f"abs-hist-{chosen}")) == 1, "no atol mark")
+
+if kind == "diffhist":
+    diff_histograms(sys.argv[4], sys.argv[5], int(sys.argv[6]))
+
 sys.exit(1 if fails else 0)

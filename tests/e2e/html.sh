@@ -195,3 +195,58 @@ if [ -n "$CHROME" ] && [ -n "$JPY" ]; then
     browse "p2.html#bucket-layer=1" --dump-dom > p2pick.dom
     "$JPY" "$CHECK" profile p2pick.dom p2.json pick=1 2>&1 | grep selector | sed 's/^/    /; s/^    \(not \)\{0,1\}ok /\1ok /'
 fi
+# ---- golden-diff: the |c - r| histogram of a chosen tensor, bars against numpy (h5py) ----
+diff_histogram_block() {
+    if [ -z "$PYTHON" ]; then echo "ok html-diffhist # skip numpy+h5py not importable"; return; fi
+    "$PYTHON" - <<'EOF' || notok hist-generate
+import numpy as np
+rng = np.random.default_rng(1616)
+n = 40000
+specs = {"r": [], "c": []}
+def emit(name, dt, npdt, r, c):
+    for side, v in (("r", r), ("c", c)):
+        v.astype(npdt).tofile(f"h-{name}.{side}.raw")
+        specs[side].append(f"{name}:{dt}:{n}:file=h-{name}.{side}.raw")
+u = rng.standard_normal(n)
+def spoil(r, c, tiny, huge):
+    k = rng.permutation(n)[:3000].reshape(6, 500)
+    r[k[0]] = np.nan; c[k[1]] = np.inf; c[k[2]] = r[k[2]]
+    r[k[3]] = 0.0; c[k[3]] = -0.0
+    r[k[4]] = tiny; c[k[4]] = -tiny
+    r[k[5]] = huge; c[k[5]] = -huge
+r = u.copy(); c = u + rng.standard_normal(n) * np.exp2(-rng.integers(0, 60, n).astype(float))
+spoil(r, c, 1e-310, 1e308)
+emit("adversarial_f64", "f64", "<f8", r, c)
+r = u.astype(np.float32).astype(np.float64); c = r + rng.standard_normal(n) * 1e-2
+spoil(r, c, 1e-40, 3e38)
+emit("worst_f32", "f32", "<f4", r, c)
+emit("close_f32", "f32", "<f4", u, u + rng.standard_normal(n) * 1e-6)
+emit("exact_f16", "f16", "<f2", u, u)
+b = u.astype(np.float32); bc = (b + rng.standard_normal(n).astype(np.float32) * 1e-3).astype(np.float32)
+for side, v in (("r", b), ("c", bc)):
+    (v.view(np.uint32) >> 16).astype("<u2").tofile(f"h-bf16.{side}.raw")
+    specs[side].append(f"bf16:bf16:{n}:file=h-bf16.{side}.raw")
+open("h-ref.specs", "w").write("\n".join(specs["r"]) + "\n")
+open("h-cand.specs", "w").write("\n".join(specs["c"]) + "\n")
+EOF
+    tr '\n' '\0' < h-ref.specs | xargs -0 make-golden h-ref.h5 || notok hist-make-ref
+    tr '\n' '\0' < h-cand.specs | xargs -0 make-golden h-cand.h5 || notok hist-make-cand
+    expect_exit diffhist-html 1 golden-diff --tier kernel --atol 1e-3 --rtol 0 --json h.json \
+        --html h.html h-ref.h5 h-cand.h5
+    if [ -z "$CHROME" ]; then
+        echo "ok html-diffhist-browser # skip chromium not installed (ci/install-deps installs it)"
+        return
+    fi
+    # the first tensor on load, then the select switched (through the page's #hist=K hook)
+    for k in 0 3; do
+        _prof=$(mktemp -d)
+        timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking \
+            --disable-component-update --disable-sync --no-first-run --user-data-dir="$_prof" \
+            --virtual-time-budget=10000 --dump-dom "file://$(pwd)/h.html#hist=$k" > "h$k.dom" 2>/dev/null \
+            || notok "diffhist-browser-$k" "chromium failed"
+        rm -rf "$_prof"
+        "$PYTHON" "$CHECK" diffhist "h$k.dom" h.json h-ref.h5 h-cand.h5 "$k" 2>&1 |
+            sed "s/^    //; s/html-diffhist-/html-diffhist$k-/"
+    done
+}
+diff_histogram_block

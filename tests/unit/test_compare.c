@@ -652,6 +652,153 @@ static void test_simd_bit_identical(void)
     free(cb);
 }
 
+/* A second, plain implementation of the histogram bin: frexp on |c - r|. */
+static int naive_bin(double r, double c)
+{
+    if (!isfinite(r) || !isfinite(c))
+        return GOLDEN_CMP_HIST_NONFINITE;
+    double ad = fabs(c - r);
+    if (ad == 0)
+        return GOLDEN_CMP_HIST_ZERO;
+    int e = GOLDEN_CMP_HIST_EMAX;
+    if (isfinite(ad)) {
+        frexp(ad, &e); /* ad in [2^(e-1), 2^e) */
+        e -= 1;
+    }
+    if (e < GOLDEN_CMP_HIST_EMIN)
+        e = GOLDEN_CMP_HIST_EMIN;
+    if (e > GOLDEN_CMP_HIST_EMAX)
+        e = GOLDEN_CMP_HIST_EMAX;
+    return 1 + e - GOLDEN_CMP_HIST_EMIN;
+}
+
+/* Worked by hand: which bin each pair lands in, and nothing counted when it is off. */
+static void test_histogram_by_hand(void)
+{
+    double r[] = {0.0, 1.0, 1.0, -0.0, 1e-300, NAN, 1.0, 0x1p40, 5e-324, 2.0, -1e308};
+    double c[] = {0.0, 1.5, 3.0, 0.0, 2e-300, NAN, INFINITY, 0.0, 0.0, 2.0 + 0x1p-59, 1e308};
+    size_t n = sizeof r / sizeof *r;
+    golden_cmp_setup s = setup(GOLDEN_TIER_KERNEL, GOLDEN_F64, 0, 0);
+    golden_cmp_metrics m;
+    run(&s, r, c, n, &m);
+    CU_ASSERT_FALSE(m.has_hist);
+    for (int b = 0; b < GOLDEN_CMP_HIST_BINS; b++)
+        CU_ASSERT_EQUAL(m.hist[b], 0);
+    s.histogram = true;
+    run(&s, r, c, n, &m);
+    CU_ASSERT_TRUE(m.has_hist);
+    /* 0 - 0, 0 - -0 and (2 + 2^-59) - 2 (2 + 2^-59 rounds to 2 in f64) are exact zeros */
+    uint64_t exact[GOLDEN_CMP_HIST_BINS] = {0};
+    exact[GOLDEN_CMP_HIST_ZERO] = 3;
+    exact[1 + (-1) - GOLDEN_CMP_HIST_EMIN] = 1;
+    exact[1 + 1 - GOLDEN_CMP_HIST_EMIN] = 1;
+    exact[1] = 2;                                       /* 1e-300 and 5e-324: below 2^-60 */
+    exact[GOLDEN_CMP_HIST_NONFINITE - 1] = 2;    /* 2^40 clamped, 2e308 overflowing to Inf */
+    exact[GOLDEN_CMP_HIST_NONFINITE] = 2;        /* NaN vs NaN, 1 vs Inf */
+    for (int b = 0; b < GOLDEN_CMP_HIST_BINS; b++)
+        CU_ASSERT_EQUAL(m.hist[b], exact[b]);
+    s.scalar_only = true;
+    golden_cmp_metrics m2;
+    run(&s, r, c, n, &m2);
+    CU_ASSERT_EQUAL(memcmp(m.hist, m2.hist, sizeof m.hist), 0);
+}
+
+/* The histogram is the same counts on the AVX2 and portable paths, split into chunks and
+ * merged or not, and equal to the plain frexp implementation, on random and adversarial
+ * data (NaN/Inf, denormals, signed zeros, huge values, exact matches), f64/f32/bf16. */
+static void test_histogram_paths(void)
+{
+    enum { N = 3 * GOLDEN_CMP_BLOCK + 37 };
+    double *r = malloc(N * sizeof *r), *c = malloc(N * sizeof *c);
+    float *rf = malloc(N * sizeof *rf), *cf = malloc(N * sizeof *cf);
+    uint16_t *rb = malloc(N * sizeof *rb), *cb = malloc(N * sizeof *cb);
+    CU_ASSERT_FATAL(r && c && rf && cf && rb && cb);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int kind = 0; kind < 8; kind++) {
+        for (size_t i = 0; i < N; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            double u = (double)(x >> 11) / 9007199254740992.0 - 0.5;
+            double v = (double)((x * 2654435761u) >> 11) / 9007199254740992.0 - 0.5;
+            switch (kind) {
+            case 0: r[i] = u; c[i] = u + v * ldexp(1.0, -(int)(x % 80)); break; /* many binades */
+            case 1: r[i] = u * 1e-310; c[i] = v * 1e-310; break;
+            case 2: r[i] = (i & 1) ? 0.0 : -0.0; c[i] = (i & 2) ? -0.0 : 0.0; break;
+            case 3: r[i] = u * 1e308; c[i] = -v * 1e308; break; /* differences overflow */
+            case 4: r[i] = u; c[i] = i % 97 == 5 ? NAN : i % 91 == 7 ? -INFINITY : u; break;
+            case 5: r[i] = i % 13 == 0 ? INFINITY : u; c[i] = i % 17 == 0 ? NAN : u * (1 + v); break;
+            case 6: r[i] = u * 1e12; c[i] = v * 1e12; break;
+            default: r[i] = u; c[i] = (i % 3) ? u : u + ldexp(v, -(int)(i % 70)); break;
+            }
+            rf[i] = (float)r[i];
+            cf[i] = (float)c[i];
+            uint32_t br, bc;
+            memcpy(&br, &rf[i], 4);
+            memcpy(&bc, &cf[i], 4);
+            rb[i] = (uint16_t)(br >> 16);
+            cb[i] = (uint16_t)(bc >> 16);
+        }
+        static const golden_dtype types[] = {GOLDEN_F64, GOLDEN_F32, GOLDEN_BF16};
+        const void *rs[] = {r, rf, rb}, *cs[] = {c, cf, cb};
+        for (int t = 0; t < 3; t++) {
+            golden_cmp_setup s = setup(GOLDEN_TIER_KERNEL, types[t], 1e-5, 1e-3);
+            s.histogram = true;
+            uint64_t want[GOLDEN_CMP_HIST_BINS] = {0};
+            for (size_t i = 0; i < N; i++) {
+                double vr, vc;
+                if (t == 0) {
+                    vr = r[i], vc = c[i];
+                } else {
+                    uint32_t br = t == 1 ? 0 : (uint32_t)rb[i] << 16, bc = t == 1 ? 0 : (uint32_t)cb[i] << 16;
+                    float fr = rf[i], fc = cf[i];
+                    if (t == 2) {
+                        memcpy(&fr, &br, 4);
+                        memcpy(&fc, &bc, 4);
+                    }
+                    vr = fr, vc = fc;
+                }
+                want[naive_bin(vr, vc)]++;
+            }
+            golden_cmp_metrics m[3];
+            for (int way = 0; way < 3; way++) {
+                s.scalar_only = way == 1;
+                golden_cmp_acc a;
+                golden_cmp_acc_init(&a, 0);
+                if (way < 2) {
+                    golden_cmp_add_raw(&s, &a, rs[t], cs[t], N);
+                } else { /* uneven chunks merged in order */
+                    size_t w = golden_dtype_size(types[t]);
+                    for (size_t off = 0; off < N;) {
+                        size_t k = N - off < 1001 ? N - off : 1001;
+                        golden_cmp_acc b;
+                        golden_cmp_acc_init(&b, off);
+                        golden_cmp_add_raw(&s, &b, (const char *)rs[t] + off * w,
+                                           (const char *)cs[t] + off * w, k);
+                        golden_cmp_merge(&a, &b);
+                        off += k;
+                    }
+                }
+                golden_cmp_finish(&s, &a, &m[way]);
+            }
+            uint64_t sum = 0;
+            for (int b = 0; b < GOLDEN_CMP_HIST_BINS; b++) {
+                CU_ASSERT_EQUAL(m[0].hist[b], want[b]);
+                CU_ASSERT_EQUAL(m[1].hist[b], want[b]);
+                CU_ASSERT_EQUAL(m[2].hist[b], want[b]);
+                sum += m[0].hist[b];
+            }
+            CU_ASSERT_EQUAL(sum, N);
+        }
+    }
+    free(r);
+    free(c);
+    free(rf);
+    free(cf);
+    free(rb);
+    free(cb);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -678,6 +825,8 @@ int main(void)
         {"logits KL", test_logits_kl},
         {"step of a format", test_step},
         {"AVX2 and portable loops give the same bits", test_simd_bit_identical},
+        {"|c - r| histogram by hand", test_histogram_by_hand},
+        {"|c - r| histogram: paths, chunks, naive", test_histogram_paths},
         {0, 0},
     };
     return golden_test_run("compare", tests);

@@ -30,6 +30,19 @@ int golden_tier_parse(const char *name, golden_tier *out);
 /* Flip examples (top-1 changes of the logits tier) kept per pair, the first by row. */
 #define GOLDEN_CMP_EXAMPLES 16
 
+/* The |c - r| histogram (golden_cmp_setup.histogram): integer counts, so they merge by adding
+ * and do not depend on threads, chunking or the AVX2/portable choice. Bin GOLDEN_CMP_HIST_ZERO:
+ * |c - r| = 0 exactly; bin 1 + e - GOLDEN_CMP_HIST_EMIN: floor(log2 |c - r|) = e, taken from
+ * the f64 exponent of |c - r| and clamped to [EMIN, EMAX] (so bin 1 also holds everything
+ * below 2^EMIN, f64 subnormals included, and the last exponent bin everything from 2^EMAX up,
+ * a difference that overflows to Inf included); bin GOLDEN_CMP_HIST_NONFINITE: pairs where
+ * either side is NaN or Inf. The bins sum to the pair count. */
+#define GOLDEN_CMP_HIST_EMIN (-60)
+#define GOLDEN_CMP_HIST_EMAX 30
+#define GOLDEN_CMP_HIST_ZERO 0
+#define GOLDEN_CMP_HIST_NONFINITE (GOLDEN_CMP_HIST_EMAX - GOLDEN_CMP_HIST_EMIN + 2)
+#define GOLDEN_CMP_HIST_BINS (GOLDEN_CMP_HIST_NONFINITE + 1)
+
 /* What to compute for one pair; fixed for the whole pass. */
 typedef struct {
     golden_tier tier;
@@ -49,6 +62,9 @@ typedef struct {
     uint8_t *row_flags;
     /* the portable loop only, not the AVX2 one (both give the same bits; for tests) */
     bool scalar_only;
+    /* count |c - r| into the histogram above (off by default: a zeroed setup keeps the old
+     * behaviour and cost) */
+    bool histogram;
 } golden_cmp_setup;
 
 /* Whether the pair has a ULP distance and in which float format it is measured: the
@@ -130,6 +146,7 @@ typedef struct {
     uint64_t row_pos;
     golden_cmp_topk cur_ref, cur_cand;
     int64_t cur_div;
+    uint64_t hist[GOLDEN_CMP_HIST_BINS]; /* when setup.histogram (see GOLDEN_CMP_HIST_*) */
 } golden_cmp_acc;
 
 /* Start an empty accumulator for elements beginning at `first`. */
@@ -192,6 +209,8 @@ typedef struct {
     uint64_t sequences, sequences_exact;
     int64_t earliest_divergence;
     uint64_t earliest_divergence_row;
+    bool has_hist;                   /* setup.histogram was on: hist holds the counts */
+    uint64_t hist[GOLDEN_CMP_HIST_BINS];
 } golden_cmp_metrics;
 
 /* Finish an accumulator that covers the whole tensor (a row still in progress is closed). */

@@ -14,6 +14,10 @@
 #include "golden/store.h"
 
 #define GOLDEN_SCHEMA_DIFF_REPORT "calculet-diff-report/v1"
+/* The JSON report carries the |c - r| histogram ("abs_error_histogram") of every tensor when
+ * at most this many have one, else of this many: failing tensors first, then by
+ * tolerance_used (max |c - r| / (atol + rtol |r|)), largest first. */
+#define GOLDEN_DIFF_HIST_MAX 256
 /* Elements per work item by default (a row-tier chunk holds whole rows). */
 #define GOLDEN_DIFF_CHUNK (UINT64_C(1) << 20)
 /* Longest logits/tokens row that fits one work item. */
@@ -32,6 +36,9 @@ typedef struct {
     golden_progress *progress;      /* may be NULL */
     bool allow_empty;               /* zero tensors compared is not a failure */
     bool trust_hashes;              /* do not check the data against the stored sha256 */
+    /* count the |c - r| histogram of every compared pair (golden_cmp_setup.histogram; the
+     * candidate side only). Off (a zeroed or older caller's struct): not counted. */
+    bool histogram;
 } golden_diff_opts;
 
 typedef struct {

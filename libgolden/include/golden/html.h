@@ -86,6 +86,22 @@ void golden_html_histogram(golden_html *h, const char *id, const char *title,
                            const char *x_label, const double *values, size_t n, size_t n_bins,
                            bool log_x);
 
+/* A histogram of bins counted elsewhere (e.g. golden-diff's |c - r| log2 bins), equal widths in
+ * order: one <rect class="bin" data-bin=KEY data-count=C> per non-empty bin, counts on a log10
+ * y axis when log_y, a tick label under bin i when labels[i], and <line class="mark"> at the
+ * fractional bin position mark_at (bin i spans [i, i + 1); NAN: none). */
+typedef struct {
+    const char *id, *title, *x_label;
+    const char *const *keys;   /* data-bin of each bin */
+    const char *const *labels; /* tick under each bin, NULL entries (or NULL) for none */
+    const unsigned long long *counts;
+    size_t n;
+    bool log_y;
+    double mark_at;
+    const char *mark_label;
+} golden_html_bins;
+void golden_html_bin_chart(golden_html *h, const golden_html_bins *c);
+
 /* Heatmap: rows x cols cells of values[r * cols + c] (NAN = empty), <rect class="cell"
  * data-r=R data-c=C data-v=V>, coloured from the lowest value (blue) to the highest (red). */
 void golden_html_heatmap(golden_html *h, const char *id, const char *title,
