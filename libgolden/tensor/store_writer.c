@@ -272,7 +272,7 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
     close(fd);
     bool threaded = w->threads > 1;
     stage_init(&w->hash_stage, w, run_hash, threaded);
-    stage_init(&w->stats_stage, w, run_stats, threaded);
+    stage_init(&w->stats_stage, w, run_stats, w->threads > 2);
 
     golden_store_lock_file(path);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -474,8 +474,9 @@ static int flush_span(golden_writer *w, const unsigned char *data, size_t elems,
     w->sub_elems = elems;
     w->nsub = (elems + STATS_SUB - 1) / STATS_SUB;
     atomic_store(&w->next_sub, 0);
-    stage_post(&w->stats_stage, data, bytes);
-    stage_post(&w->hash_stage, data, bytes);
+    stage_post(&w->hash_stage, data, bytes); /* first: the hash is the longest stage */
+    if (w->stats_stage.started) /* else this thread takes the statistics after the write */
+        stage_post(&w->stats_stage, data, bytes);
     golden_store_lock_file(w->path);
     int rc = GOLDEN_OK;
     hid_t fspace = H5Dget_space(w->dset);
