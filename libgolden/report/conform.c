@@ -137,12 +137,5 @@ int golden_html_conform_report(const json_t *report, const char *path, bool forc
                                golden_error *err)
 {
     golden_html *h = golden_html_new("npu-replay conformance");
-    if (!h || body(h, report) != 0) {
-        golden_html_free(h);
-        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory building the HTML report");
-    }
-    golden_html_json(h, report);
-    int rc = golden_html_write(h, path, force, err);
-    golden_html_free(h);
-    return rc;
+    return html_finish(h, h ? body(h, report) : -1, report, path, force, err);
 }

@@ -304,14 +304,7 @@ int golden_html_dag_report(const json_t *report, const golden_dag_result *r, con
     bool oom = !h || !doc || (r && json_array_size(json_object_get(report, "races")) && !view);
     if (!oom && view)
         oom = json_object_set(doc, "neighbourhood", view) != 0;
-    if (oom || body(h, report, view) != 0) {
-        golden_html_free(h);
-        json_decref(view), json_decref(doc);
-        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory building the HTML report");
-    }
-    golden_html_json(h, doc);
+    int rc = html_finish(h, !oom ? body(h, report, view) : -1, doc, path, force, err);
     json_decref(view), json_decref(doc);
-    int rc = golden_html_write(h, path, force, err);
-    golden_html_free(h);
     return rc;
 }

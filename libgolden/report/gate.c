@@ -237,14 +237,7 @@ int golden_html_gate_report(const json_t *decision, const json_t *summary, const
 {
     golden_html *h = golden_html_new("exp-gate decision");
     json_t *both = json_pack("{sOsO}", "decision", decision, "summary", summary ? summary : json_null());
-    if (!h || !both || body(h, decision, summary) != 0) {
-        golden_html_free(h);
-        json_decref(both);
-        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory building the HTML report");
-    }
-    golden_html_json(h, both);
+    int rc = html_finish(h, h && both ? body(h, decision, summary) : -1, both, path, force, err);
     json_decref(both);
-    int rc = golden_html_write(h, path, force, err);
-    golden_html_free(h);
     return rc;
 }

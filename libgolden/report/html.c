@@ -340,3 +340,16 @@ int golden_html_write(golden_html *h, const char *path, bool force, golden_error
     }
     return golden_outfile_commit(f, err);
 }
+
+int html_finish(golden_html *h, int body_rc, const json_t *doc, const char *path, bool force,
+                golden_error *err)
+{
+    if (!h || body_rc != 0) {
+        golden_html_free(h);
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory building the HTML report");
+    }
+    golden_html_json(h, doc);
+    int rc = golden_html_write(h, path, force, err);
+    golden_html_free(h);
+    return rc;
+}

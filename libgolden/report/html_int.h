@@ -20,6 +20,11 @@ double html_num(const json_t *obj, const char *key);
 /* A string member, or "" . */
 const char *html_str(const json_t *obj, const char *key);
 
+/* How every report ends: a body that could not be built (body_rc != 0, or h NULL) is out of
+ * memory, reported naming path; else `doc` is embedded and the page written. Frees h. */
+int html_finish(golden_html *h, int body_rc, const json_t *doc, const char *path, bool force,
+                golden_error *err);
+
 /* dag-check's picture (report/dagview.c): at most HTML_DAG_PAIRS racing pairs, each with the
  * HTML_DAG_WINDOW ops before and after both of its ops on their queues, plus one step out to
  * sync partners (a wait's signal, a signal's first HTML_DAG_PARTNERS waits, an op's first

@@ -243,12 +243,5 @@ int golden_html_profile_report(const json_t *profile, const char *path, bool for
                                golden_error *err)
 {
     golden_html *h = golden_html_new("npu-replay routing profile");
-    if (!h || body(h, profile) != 0) {
-        golden_html_free(h);
-        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory building the HTML report");
-    }
-    golden_html_json(h, profile);
-    int rc = golden_html_write(h, path, force, err);
-    golden_html_free(h);
-    return rc;
+    return html_finish(h, h ? body(h, profile) : -1, profile, path, force, err);
 }
