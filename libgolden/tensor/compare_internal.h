@@ -12,24 +12,6 @@
 #define GOLDEN_HAVE_AVX2 1
 #else
 #define GOLDEN_HAVE_AVX2 0
-/* The histogram bin of a finite pair's |c - r| (see GOLDEN_CMP_HIST_*), from its f64 bits:
- * integer work only, so every path that calls it counts alike. */
-static inline unsigned golden_cmp_hist_bin(double ad)
-{
-    uint64_t b;
-    memcpy(&b, &ad, sizeof b);
-    b &= ~(UINT64_C(1) << 63);
-    if (b == 0)
-        return GOLDEN_CMP_HIST_ZERO;
-    int e = (int)(b >> 52) - 1023; /* subnormals: -1023, clamped below */
-    e = e < GOLDEN_CMP_HIST_EMIN ? GOLDEN_CMP_HIST_EMIN : e > GOLDEN_CMP_HIST_EMAX ? GOLDEN_CMP_HIST_EMAX : e;
-    return (unsigned)(1 + e - GOLDEN_CMP_HIST_EMIN);
-}
-
-/* Count a block of finite pairs into hist (AVX2 or portable, as s says; same counts). */
-void golden_cmp_hist_finite(const golden_cmp_setup *s, uint64_t *hist, const double *ref,
-                            const double *cand, size_t n);
-
 #endif
 
 /* Power-of-two scales of a block: values were summed times 2^-r (reference), 2^-c
