@@ -593,6 +593,16 @@ static void test_step(void)
     CU_ASSERT_DOUBLE_EQUAL(golden_cmp_step(GOLDEN_I32, 3.0), 0, 0);
 }
 
+/* One xorshift step of *x and two values in [-0.5, 0.5) from it (the SIMD tests' data). */
+static void two_units(uint64_t *x, double *u, double *v)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *u = (double)(*x >> 11) / 9007199254740992.0 - 0.5;
+    *v = (double)((*x * 2654435761u) >> 11) / 9007199254740992.0 - 0.5;
+}
+
 /* The AVX2 loop and the portable loop give the same bits, on random and adversarial data
  * (NaN/Inf, denormals, signed zeros, huge and tiny magnitudes), for f64, f32 and bf16. */
 static void test_simd_bit_identical(void)
@@ -605,11 +615,8 @@ static void test_simd_bit_identical(void)
     uint64_t x = 88172645463325252ull;
     for (int kind = 0; kind < 6; kind++) {
         for (size_t i = 0; i < N; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            double u = (double)(x >> 11) / 9007199254740992.0 - 0.5;
-            double v = (double)((x * 2654435761u) >> 11) / 9007199254740992.0 - 0.5;
+            double u, v;
+            two_units(&x, &u, &v);
             switch (kind) {
             case 0: r[i] = u; c[i] = u + v * 1e-3; break;            /* plain */
             case 1: r[i] = u * 1e-310; c[i] = v * 1e-310; break;     /* denormals */
@@ -716,11 +723,8 @@ static void test_histogram_paths(void)
     uint64_t x = 0x9E3779B97F4A7C15ull;
     for (int kind = 0; kind < 8; kind++) {
         for (size_t i = 0; i < N; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            double u = (double)(x >> 11) / 9007199254740992.0 - 0.5;
-            double v = (double)((x * 2654435761u) >> 11) / 9007199254740992.0 - 0.5;
+            double u, v;
+            two_units(&x, &u, &v);
             switch (kind) {
             case 0: r[i] = u; c[i] = u + v * ldexp(1.0, -(int)(x % 80)); break; /* many binades */
             case 1: r[i] = u * 1e-310; c[i] = v * 1e-310; break;
