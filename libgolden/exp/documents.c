@@ -2,16 +2,81 @@
  * (one compiled schema per format and run), whole or one JSON Lines line at a time. */
 #include "exp/internal.h"
 #include "golden/report.h"
+#include "util/embed.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+/* Formats whose schema is compiled in ("calculet-fault/v1" -> calculet-fault-v1.schema.json). */
+bool exp_format_embedded(const char *format)
+{
+    char name[256];
+    size_t n = 0;
+    for (const char *p = format; *p && n + 16 < sizeof name; p++)
+        name[n++] = *p == '/' ? '-' : *p;
+    snprintf(name + n, sizeof name - n, ".schema.json");
+    return golden_embedded_schema(name) != NULL;
+}
+
+/* The embedded schemas compiled once per process, not once per check: a compiled schema is not
+ * changed by validation (manifest-verify's threads already share one), and compiling the dozen
+ * schemas an experiment names took about 60% of checking a small one (perf on fuzz_experiment;
+ * manifest-verify over many experiments or hand-offs pays it once). Bounded: a format beyond
+ * the table is compiled per run as before. Freed when libgolden is unloaded. */
+static struct {
+    char *format;
+    golden_schema *schema;
+} shared[32];
+static size_t nshared;
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((destructor)) static void shared_schemas_free(void)
+{
+    for (size_t i = 0; i < nshared; i++) {
+        golden_schema_free(shared[i].schema);
+        free(shared[i].format);
+    }
+    nshared = 0;
+}
+
+static golden_schema *shared_get(const char *format, golden_error *err, bool *full)
+{
+    golden_schema *s = NULL;
+    pthread_mutex_lock(&shared_lock);
+    for (size_t i = 0; i < nshared && !s; i++)
+        if (strcmp(shared[i].format, format) == 0)
+            s = shared[i].schema;
+    *full = !s && nshared == sizeof shared / sizeof shared[0];
+    if (!s && !*full && exp_format_embedded(format)) {
+        char *f = strdup(format);
+        if (!f)
+            golden_fail_what(err, GOLDEN_ENOMEM, format, "out of memory");
+        else if (golden_schema_load(format, &s, err) != 0)
+            free(f);
+        else {
+            shared[nshared].format = f;
+            shared[nshared].schema = s;
+            nshared++;
+        }
+        if (!s)
+            *full = false; /* failed: the error is set */
+    } else if (!s)
+        *full = true; /* not embedded: compiled per run */
+    pthread_mutex_unlock(&shared_lock);
+    return s;
+}
+
 golden_schema *exp_schema_get(schema_cache *sc, const char *format, golden_error *err)
 {
+    bool per_run = false;
+    golden_schema *s = shared_get(format, err, &per_run);
+    if (s || !per_run)
+        return s;
     for (size_t i = 0; i < sc->n; i++)
         if (strcmp(sc->slots[i].format, format) == 0)
             return sc->slots[i].schema;
@@ -19,7 +84,6 @@ golden_schema *exp_schema_get(schema_cache *sc, const char *format, golden_error
         golden_fail_what(err, GOLDEN_EINVAL, format, "too many schemas in one run");
         return NULL;
     }
-    golden_schema *s = NULL;
     if (golden_schema_load(format, &s, err) != 0)
         return NULL;
     sc->slots[sc->n].format = format;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "util/embed.h"
 
 typedef struct {
     const char *key;
@@ -32,17 +31,6 @@ static const handoff_spec handoff_specs[GOLDEN_HANDOFF_ITEMS] = {
     {"error_path", "error path and retest after reset", "", NULL, NULL},
     {"performance", "raw performance data", "", "calculet-raw-request/v1", NULL},
 };
-
-/* Formats whose schema is compiled in ("calculet-fault/v1" -> calculet-fault-v1.schema.json). */
-static bool format_known(const char *format)
-{
-    char name[256];
-    size_t n = 0;
-    for (const char *p = format; *p && n + 16 < sizeof name; p++)
-        name[n++] = *p == '/' ? '-' : *p;
-    snprintf(name + n, sizeof name - n, ".schema.json");
-    return golden_embedded_schema(name) != NULL;
-}
 
 static void item_mark(golden_handoff_item *it, golden_item_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -298,7 +286,7 @@ static int item_file(handoff_run *r, golden_handoff_item *it, json_t *f, const c
     }
     if (sha && golden_is_sha256_hex(sha) && exp_add_job(c, path, sha, "artifact-hash", &o))
         return GOLDEN_ERR;
-    if (format && format_known(format))
+    if (format && exp_format_embedded(format))
         return handoff_doc(r, path, format, role, &o);
     return untyped_content(r, path, &o);
 }

@@ -155,6 +155,8 @@ int exp_assets_find(vctx *c);
 bool exp_has_asset(const vctx *c, const char *rel);
 /* documents.c: schemas compiled once per run, documents loaded in bounded memory and
  * validated (each violation a "schema" finding; returns the count or -1). */
+/* documents.c: is format one of the embedded schemas ("calculet-fault/v1")? */
+bool exp_format_embedded(const char *format);
 golden_schema *exp_schema_get(schema_cache *sc, const char *format, golden_error *err);
 void exp_schema_cache_free(schema_cache *sc);
 long exp_validate(golden_findings *out, const golden_schema *s, const golden_doc *doc,
