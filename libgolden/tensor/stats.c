@@ -4,6 +4,9 @@
 #include "util/cpu.h"
 
 #include <math.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <stdbool.h>
 #include <string.h>
 
@@ -102,18 +105,23 @@ static inline __attribute__((always_inline)) double load1(enum raw k, const unsi
     return f;
 }
 
-/* Fast path for a block with no NaN/Inf and no value beyond 2^450 (the usual case): four
- * independent lanes so several additions are in flight. Returns 0, having changed nothing,
- * when the block needs the general path. Always inlined into the dispatch functions below,
- * which compile it once portably and once for AVX2. */
-static inline __attribute__((always_inline)) int plain_block(golden_stats *s, enum raw k,
-                                                             const unsigned char *x, size_t n)
+/* What the vector loops of a block leave: per lane, element i in lane i % 4. */
+typedef struct {
+    double sum[4], lo[4], hi[4], bad, zeros;
+} pass1_out;
+typedef struct {
+    double m2[4], corr[4];
+} pass2_out;
+
+/* The two vector loops over the first n - n % 4 elements (the caller adds the rest to lane 0),
+ * in the portable form: GCC and Clang vector extensions, two SSE2/NEON registers. */
+static inline __attribute__((always_inline)) void pass1_vec(enum raw k, const unsigned char *x,
+                                                            size_t n, pass1_out *o)
 {
     const lanes4 zero = {0, 0, 0, 0}, one = {1, 1, 1, 1};
     lanes4 sum4 = zero, bad4 = zero, zero4 = zero;
     lanes4 lo4 = {INFINITY, INFINITY, INFINITY, INFINITY}, hi4 = -lo4;
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
+    for (size_t i = 0; i + 4 <= n; i += 4) {
         lanes4 v;
         LOAD4(v, k, x, i);
         bad4 += v - v; /* NaN for NaN or Inf, 0 otherwise */
@@ -122,41 +130,76 @@ static inline __attribute__((always_inline)) int plain_block(golden_stats *s, en
         hi4 = PICK(v > hi4, v, hi4);
         zero4 += PICK(v == zero, one, zero);
     }
-    double sum[4] = {sum4[0], sum4[1], sum4[2], sum4[3]}, lo[4] = {lo4[0], lo4[1], lo4[2], lo4[3]};
-    double hi[4] = {hi4[0], hi4[1], hi4[2], hi4[3]}, bad = (bad4[0] + bad4[1]) + (bad4[2] + bad4[3]);
-    double zeros = (zero4[0] + zero4[1]) + (zero4[2] + zero4[3]);
-    for (; i < n; i++) {
-        double v = load1(k, x, i);
-        bad += v - v;
-        sum[0] += v;
-        lo[0] = v < lo[0] ? v : lo[0];
-        hi[0] = v > hi[0] ? v : hi[0];
-        zeros += v == 0 ? 1.0 : 0.0;
+    for (int l = 0; l < 4; l++) {
+        o->sum[l] = sum4[l];
+        o->lo[l] = lo4[l];
+        o->hi[l] = hi4[l];
     }
-    if (bad != 0)
-        return 0;
-    double blo = fmin(fmin(lo[0], lo[1]), fmin(lo[2], lo[3]));
-    double bhi = fmax(fmax(hi[0], hi[1]), fmax(hi[2], hi[3]));
-    if (fmax(-blo, bhi) >= SCALE_AT)
-        return 0;
-    double mean = ((sum[0] + sum[1]) + (sum[2] + sum[3])) / (double)n;
-    const lanes4 mv = {mean, mean, mean, mean};
+    o->bad = (bad4[0] + bad4[1]) + (bad4[2] + bad4[3]);
+    o->zeros = (zero4[0] + zero4[1]) + (zero4[2] + zero4[3]);
+}
+
+static inline __attribute__((always_inline)) void pass2_vec(enum raw k, const unsigned char *x,
+                                                            size_t n, double mean, pass2_out *o)
+{
+    const lanes4 zero = {0, 0, 0, 0}, mv = {mean, mean, mean, mean};
     lanes4 m24 = zero, corr4 = zero;
-    for (i = 0; i + 4 <= n; i += 4) {
+    for (size_t i = 0; i + 4 <= n; i += 4) {
         lanes4 d;
         LOAD4(d, k, x, i);
         d -= mv;
         m24 += d * d;
         corr4 += d;
     }
-    double m2[4] = {m24[0], m24[1], m24[2], m24[3]}, corr[4] = {corr4[0], corr4[1], corr4[2], corr4[3]};
-    for (; i < n; i++) {
-        double d = load1(k, x, i) - mean;
-        m2[0] += d * d;
-        corr[0] += d;
+    for (int l = 0; l < 4; l++) {
+        o->m2[l] = m24[l];
+        o->corr[l] = corr4[l];
     }
-    double c = (corr[0] + corr[1]) + (corr[2] + corr[3]);
-    double m = (m2[0] + m2[1]) + (m2[2] + m2[3]);
+}
+
+typedef void (*pass1_fn)(const unsigned char *, size_t, pass1_out *);
+typedef void (*pass2_fn)(const unsigned char *, size_t, double, pass2_out *);
+
+/* Fast path for a block with no NaN/Inf and no value beyond 2^450 (the usual case): four
+ * independent lanes so several additions are in flight. Returns 0, having changed nothing,
+ * when the block needs the general path. p1 and p2 are the vector loops, portable or AVX2:
+ * the same operations in the same order, so the same bits. */
+static inline __attribute__((always_inline)) int plain_block(golden_stats *s, enum raw k,
+                                                             const unsigned char *x, size_t n,
+                                                             pass1_fn p1, pass2_fn p2)
+{
+    pass1_out a;
+    p1(x, n, &a);
+    double bad = a.bad, zeros = a.zeros;
+    for (size_t i = n - n % 4; i < n; i++) {
+        double v = load1(k, x, i);
+        bad += v - v;
+        a.sum[0] += v;
+        a.lo[0] = v < a.lo[0] ? v : a.lo[0];
+        a.hi[0] = v > a.hi[0] ? v : a.hi[0];
+        zeros += v == 0 ? 1.0 : 0.0;
+    }
+    if (bad != 0)
+        return 0;
+    /* lanes in order with strict comparisons, not fmin/fmax, whose choice between -0 and +0
+     * the compiler may make differently in each place it is inlined */
+    double blo = a.lo[0], bhi = a.hi[0];
+    for (int l = 1; l < 4; l++) {
+        blo = a.lo[l] < blo ? a.lo[l] : blo;
+        bhi = a.hi[l] > bhi ? a.hi[l] : bhi;
+    }
+    if (fmax(-blo, bhi) >= SCALE_AT)
+        return 0;
+    double mean = ((a.sum[0] + a.sum[1]) + (a.sum[2] + a.sum[3])) / (double)n;
+    pass2_out b;
+    p2(x, n, mean, &b);
+    for (size_t i = n - n % 4; i < n; i++) {
+        double d = load1(k, x, i) - mean;
+        b.m2[0] += d * d;
+        b.corr[0] += d;
+    }
+    double c = (b.corr[0] + b.corr[1]) + (b.corr[2] + b.corr[3]);
+    double m = (b.m2[0] + b.m2[1]) + (b.m2[2] + b.m2[3]);
     /* corrected two-pass: removes the rounding error left in `mean` */
     m -= c * c / (double)n;
     mean += c / (double)n;
@@ -170,24 +213,93 @@ static inline __attribute__((always_inline)) int plain_block(golden_stats *s, en
     return 1;
 }
 
-static int plain_f64(golden_stats *s, const unsigned char *x, size_t n) { return plain_block(s, RAW_F64, x, n); }
-static int plain_f32(golden_stats *s, const unsigned char *x, size_t n) { return plain_block(s, RAW_F32, x, n); }
-static int plain_bf16(golden_stats *s, const unsigned char *x, size_t n) { return plain_block(s, RAW_BF16, x, n); }
+#define PORTABLE(name, K)                                                                     \
+    static void name##_p1(const unsigned char *x, size_t n, pass1_out *o) { pass1_vec(K, x, n, o); } \
+    static void name##_p2(const unsigned char *x, size_t n, double m, pass2_out *o)            \
+    {                                                                                          \
+        pass2_vec(K, x, n, m, o);                                                              \
+    }                                                                                          \
+    static int name(golden_stats *s, const unsigned char *x, size_t n)                        \
+    {                                                                                          \
+        return plain_block(s, K, x, n, name##_p1, name##_p2);                                  \
+    }
+PORTABLE(plain_f64, RAW_F64)
+PORTABLE(plain_f32, RAW_F32)
+PORTABLE(plain_bf16, RAW_BF16)
+
 #if defined(__x86_64__)
-/* The same arithmetic in 256-bit registers: AVX2 without FMA, so no multiply-add is fused and
- * the bits are those of the portable twin (tests/unit/test_stats.c forces both). */
-__attribute__((target("avx2"))) static int plain_f64_avx2(golden_stats *s, const unsigned char *x, size_t n)
+/* The same loops in AVX2 intrinsics: 1.8x the portable form's speed on bf16, whose widening
+ * GCC 12 compiled from the vector extension into eleven instructions. No FMA: every multiply
+ * and add rounds as in the portable twin; vminpd(v, lo) is v < lo ? v : lo and vmaxpd(v, hi)
+ * is v > hi ? v : hi, exactly PICK's choice (tests/unit/test_stats.c forces both paths). */
+__attribute__((target("avx2"))) static inline __m256d load4_avx2(enum raw k, const unsigned char *p)
 {
-    return plain_block(s, RAW_F64, x, n);
+    if (k == RAW_F64)
+        return _mm256_loadu_pd((const double *)(const void *)p);
+    if (k == RAW_F32)
+        return _mm256_cvtps_pd(_mm_loadu_ps((const float *)(const void *)p));
+    __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)p); /* 4 bf16 -> their f32 bits */
+    return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h)));
 }
-__attribute__((target("avx2"))) static int plain_f32_avx2(golden_stats *s, const unsigned char *x, size_t n)
+
+__attribute__((target("avx2"))) static inline void pass1_avx2(enum raw k, const unsigned char *x,
+                                                               size_t n, pass1_out *o)
 {
-    return plain_block(s, RAW_F32, x, n);
+    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1);
+    __m256d sum4 = zero, bad4 = zero, zero4 = zero;
+    __m256d lo4 = _mm256_set1_pd(INFINITY), hi4 = _mm256_set1_pd(-INFINITY);
+    size_t w = k == RAW_F64 ? 8 : k == RAW_F32 ? 4 : 2;
+    for (size_t i = 0; i + 4 <= n; i += 4) {
+        __m256d v = load4_avx2(k, x + w * i);
+        bad4 = _mm256_add_pd(bad4, _mm256_sub_pd(v, v));
+        sum4 = _mm256_add_pd(sum4, v);
+        lo4 = _mm256_min_pd(v, lo4);
+        hi4 = _mm256_max_pd(v, hi4);
+        zero4 = _mm256_add_pd(zero4, _mm256_and_pd(_mm256_cmp_pd(v, zero, _CMP_EQ_OQ), one));
+    }
+    double bad[4], zeros[4];
+    _mm256_storeu_pd(o->sum, sum4);
+    _mm256_storeu_pd(o->lo, lo4);
+    _mm256_storeu_pd(o->hi, hi4);
+    _mm256_storeu_pd(bad, bad4);
+    _mm256_storeu_pd(zeros, zero4);
+    o->bad = (bad[0] + bad[1]) + (bad[2] + bad[3]);
+    o->zeros = (zeros[0] + zeros[1]) + (zeros[2] + zeros[3]);
 }
-__attribute__((target("avx2"))) static int plain_bf16_avx2(golden_stats *s, const unsigned char *x, size_t n)
+
+__attribute__((target("avx2"))) static inline void pass2_avx2(enum raw k, const unsigned char *x,
+                                                               size_t n, double mean, pass2_out *o)
 {
-    return plain_block(s, RAW_BF16, x, n);
+    const __m256d mv = _mm256_set1_pd(mean);
+    __m256d m24 = _mm256_setzero_pd(), corr4 = _mm256_setzero_pd();
+    size_t w = k == RAW_F64 ? 8 : k == RAW_F32 ? 4 : 2;
+    for (size_t i = 0; i + 4 <= n; i += 4) {
+        __m256d d = _mm256_sub_pd(load4_avx2(k, x + w * i), mv);
+        m24 = _mm256_add_pd(m24, _mm256_mul_pd(d, d));
+        corr4 = _mm256_add_pd(corr4, d);
+    }
+    _mm256_storeu_pd(o->m2, m24);
+    _mm256_storeu_pd(o->corr, corr4);
 }
+
+#define AVX2(name, K)                                                                         \
+    __attribute__((target("avx2"))) static void name##_p1(const unsigned char *x, size_t n,   \
+                                                          pass1_out *o)                       \
+    {                                                                                          \
+        pass1_avx2(K, x, n, o);                                                                \
+    }                                                                                          \
+    __attribute__((target("avx2"))) static void name##_p2(const unsigned char *x, size_t n,   \
+                                                          double m, pass2_out *o)             \
+    {                                                                                          \
+        pass2_avx2(K, x, n, m, o);                                                             \
+    }                                                                                          \
+    static int name(golden_stats *s, const unsigned char *x, size_t n)                        \
+    {                                                                                          \
+        return plain_block(s, K, x, n, name##_p1, name##_p2);                                  \
+    }
+AVX2(plain_f64_avx2, RAW_F64)
+AVX2(plain_f32_avx2, RAW_F32)
+AVX2(plain_bf16_avx2, RAW_BF16)
 #endif
 
 typedef int (*plain_fn)(golden_stats *, const unsigned char *, size_t);

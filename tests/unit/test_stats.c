@@ -2,6 +2,7 @@
  * large offsets (cancellation) and merges across blocks. */
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <string.h>
@@ -343,6 +344,48 @@ static void test_lane_order_by_hand(void)
     golden_cpu_force_portable(false);
 }
 
+/* Zeros of both signs: min and max are the first element's zero, whichever path (plain four
+ * lanes or the general one with a NaN), SIMD or portable, f64 or read from bf16 bytes. The
+ * lanes once met in fmin/fmax, whose choice between -0 and +0 GCC made differently in the
+ * AVX2 and portable copies. */
+static void test_signed_zeros_first_wins(void)
+{
+    static const size_t lens[] = {4, 7, 9, GOLDEN_STATS_BLOCK};
+    static double x[GOLDEN_STATS_BLOCK + 1];
+    static uint16_t h[GOLDEN_STATS_BLOCK];
+    static double scratch[GOLDEN_STATS_BLOCK];
+    for (int round = 0; round < 64; round++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            size_t n = lens[li];
+            for (size_t i = 0; i < n; i++) {
+                bool neg = next_unit() < 0;
+                x[i] = neg ? -0.0 : 0.0;
+                h[i] = neg ? 0x8000 : 0;
+            }
+            bool first_neg = signbit(x[0]) != 0;
+            for (int forced = 0; forced < 2; forced++) {
+                golden_cpu_force_portable(forced);
+                golden_stats a, b;
+                golden_stats_init(&a);
+                golden_stats_add(&a, x, n);
+                golden_stats_init(&b);
+                golden_stats_add_raw(&b, GOLDEN_BF16, h, n, scratch);
+                CU_ASSERT(a.min == 0 && (signbit(a.min) != 0) == first_neg);
+                CU_ASSERT(a.max == 0 && (signbit(a.max) != 0) == first_neg);
+                CU_ASSERT(b.min == 0 && (signbit(b.min) != 0) == first_neg);
+                CU_ASSERT(b.max == 0 && (signbit(b.max) != 0) == first_neg);
+                CU_ASSERT_EQUAL(a.zero_count, n);
+            }
+            /* the general path (a NaN at the end) keeps the first zero too */
+            x[n] = NAN;
+            golden_stats g;
+            golden_stats_init(&g);
+            golden_stats_add(&g, x, n + 1);
+            CU_ASSERT((signbit(g.min) != 0) == first_neg && (signbit(g.max) != 0) == first_neg);
+        }
+    golden_cpu_force_portable(false);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -356,6 +399,7 @@ int main(void)
         {"same bits however the data is cut", test_blocking_independent},
         {"fused raw path = convert then add, SIMD and portable", test_raw_matches_convert},
         {"four lanes in the documented order (scalar reference)", test_lane_order_by_hand},
+        {"signed zeros: the first one is min and max", test_signed_zeros_first_wins},
         {0, 0}};
     return golden_test_run("stats", tests);
 }
