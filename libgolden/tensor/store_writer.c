@@ -2,6 +2,7 @@
  * and another measures it, then writes its attributes; the file appears only on commit. */
 #include <errno.h>
 #include <fcntl.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <pthread.h>
@@ -114,6 +115,8 @@ struct golden_writer {
     _Atomic size_t next_sub;
     golden_sha256 *sha;
     stage hash_stage, stats_stage;
+    int kick_fd;          /* the temporary file, to start its write-back early; -1 if none */
+    uint64_t unkicked;    /* bytes handed to HDF5 since write-back was last started */
 };
 
 /* Take statistics sub-blocks of the buffer being flushed until none is left. */
@@ -248,6 +251,7 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
     if (!w)
         return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     w->file = w->dset = w->ftype = w->bf16_type = -1;
+    w->kick_fd = -1;
     w->threads = opts && opts->threads > 0 ? opts->threads : golden_cpu_count();
     w->force = force;
     w->gzip = opts ? opts->gzip : 0;
@@ -269,7 +273,7 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
         golden_writer_abort(w);
         return GOLDEN_ERR;
     }
-    close(fd);
+    w->kick_fd = fd;
     bool threaded = w->threads > 1;
     stage_init(&w->hash_stage, w, run_hash, threaded);
     stage_init(&w->stats_stage, w, run_stats, w->threads > 2);
@@ -463,6 +467,21 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     return GOLDEN_OK;
 }
 
+/* Start writing the file's dirty pages to disk every KICK_BYTES, without waiting for them, so
+ * the disk works while the threads hash and measure and the commit's fsync finds most of the
+ * golden already written. Left to itself the kernel starts write-back only past
+ * dirty_background_ratio (2.4 GB on a 24 GB machine) or after 30 s, so the whole file waited for
+ * the fsync at the end: 0.66x the wall time with this (docs/performance.md). */
+#define KICK_BYTES (16u << 20)
+static void kick_writeback(golden_writer *w, size_t bytes)
+{
+    w->unkicked += bytes;
+    if (w->kick_fd < 0 || w->unkicked < KICK_BYTES)
+        return;
+    w->unkicked = 0;
+    (void)sync_file_range(w->kick_fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* a hint: errors show at fsync */
+}
+
 /* Write `elems` whole elements from data: one thread hashes, one measures, this one hands the
  * bytes to HDF5; whoever is done first helps with the statistics sub-blocks. */
 static int flush_span(golden_writer *w, const unsigned char *data, size_t elems, golden_error *err)
@@ -492,6 +511,7 @@ static int flush_span(golden_writer *w, const unsigned char *data, size_t elems,
     if (mspace >= 0)
         H5Sclose(mspace);
     golden_hdf5_unlock();
+    kick_writeback(w, bytes);
     stats_pull(w, w->f64[2]);
     stage_wait(&w->hash_stage);
     stage_wait(&w->stats_stage);
@@ -629,6 +649,8 @@ static void writer_free(golden_writer *w)
     free(w->buf);
     for (int k = 0; k < 3; k++)
         free(w->f64[k]);
+    if (w->kick_fd >= 0)
+        close(w->kick_fd);
     free(w->tmp);
     free(w->path);
     free(w);
