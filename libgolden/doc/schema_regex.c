@@ -40,8 +40,10 @@ static const char *const gc_names[][2] = {
 /* Write \p{name} (or \P) in PCRE2's spelling; returns the characters of src consumed. */
 static size_t property_escape(const char *src, char **o)
 {
+    if (src[2] != '{') /* a pattern may end in \p: src[2] is then its NUL, src + 3 beyond it */
+        return 0;
     const char *close = strchr(src + 3, '}');
-    if (src[2] != '{' || !close)
+    if (!close)
         return 0;
     const char *name = src + 3;
     size_t len = (size_t)(close - name);

@@ -542,6 +542,11 @@ static void test_schema_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "not a valid ECMA-262 pattern"));
     e = schema_fail("{\"$defs\": {\"unused\": {\"pattern\": \"(?<=a\"}}}");
     CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:1:34");
+    /* \p or \P at the very end: an error, not a read past the string (fuzz_schema found it) */
+    e = schema_fail("{\"pattern\": \"a\\\\P\"}");
+    CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:1:13");
+    e = schema_fail("{\"pattern\": \"\\\\p\"}");
+    CU_ASSERT_STRING_EQUAL(e.where, "t.schema.json:1:13");
     e = schema_fail("{\"pattern\": \"a(b\"}");
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what, "PCRE2"));
     e = schema_fail("{\"properties\": {\"a\": {\"$ref\": \"#/$defs/missing\"}}}");
