@@ -213,16 +213,22 @@ static inline __attribute__((always_inline)) int plain_block(golden_stats *s, en
     return 1;
 }
 
-#define PORTABLE(name, K)                                                                     \
-    static void name##_p1(const unsigned char *x, size_t n, pass1_out *o) { pass1_vec(K, x, n, o); } \
-    static void name##_p2(const unsigned char *x, size_t n, double m, pass2_out *o)            \
+/* The three functions of one element type and one form of the loops: the loops (ATTR says
+ * where they may use AVX2), and the block function that runs them. */
+#define KERNELS(name, K, ATTR, P1, P2)                                                        \
+    ATTR static void name##_p1(const unsigned char *x, size_t n, pass1_out *o)                \
     {                                                                                          \
-        pass2_vec(K, x, n, m, o);                                                              \
+        P1(K, x, n, o);                                                                        \
+    }                                                                                          \
+    ATTR static void name##_p2(const unsigned char *x, size_t n, double m, pass2_out *o)      \
+    {                                                                                          \
+        P2(K, x, n, m, o);                                                                     \
     }                                                                                          \
     static int name(golden_stats *s, const unsigned char *x, size_t n)                        \
     {                                                                                          \
         return plain_block(s, K, x, n, name##_p1, name##_p2);                                  \
     }
+#define PORTABLE(name, K) KERNELS(name, K, , pass1_vec, pass2_vec)
 PORTABLE(plain_f64, RAW_F64)
 PORTABLE(plain_f32, RAW_F32)
 PORTABLE(plain_bf16, RAW_BF16)
@@ -282,21 +288,7 @@ __attribute__((target("avx2"))) static inline void pass2_avx2(enum raw k, const 
     _mm256_storeu_pd(o->corr, corr4);
 }
 
-#define AVX2(name, K)                                                                         \
-    __attribute__((target("avx2"))) static void name##_p1(const unsigned char *x, size_t n,   \
-                                                          pass1_out *o)                       \
-    {                                                                                          \
-        pass1_avx2(K, x, n, o);                                                                \
-    }                                                                                          \
-    __attribute__((target("avx2"))) static void name##_p2(const unsigned char *x, size_t n,   \
-                                                          double m, pass2_out *o)             \
-    {                                                                                          \
-        pass2_avx2(K, x, n, m, o);                                                             \
-    }                                                                                          \
-    static int name(golden_stats *s, const unsigned char *x, size_t n)                        \
-    {                                                                                          \
-        return plain_block(s, K, x, n, name##_p1, name##_p2);                                  \
-    }
+#define AVX2(name, K) KERNELS(name, K, __attribute__((target("avx2"))), pass1_avx2, pass2_avx2)
 AVX2(plain_f64_avx2, RAW_F64)
 AVX2(plain_f32_avx2, RAW_F32)
 AVX2(plain_bf16_avx2, RAW_BF16)
