@@ -1,5 +1,5 @@
 /* Documents of a check: loaded within bounded memory, validated against the embedded schemas
- * (one compiled schema per format and run), whole or one JSON Lines line at a time. */
+ * (each compiled once per process), whole or one JSON Lines line at a time. */
 #include "exp/internal.h"
 #include "golden/report.h"
 #include "util/embed.h"
@@ -44,15 +44,19 @@ __attribute__((destructor)) static void shared_schemas_free(void)
     nshared = 0;
 }
 
-static golden_schema *shared_get(const char *format, golden_error *err, bool *full)
+/* The shared compiled schema of format; NULL with *per_run set when format is not embedded or
+ * the table is full (the caller compiles it for its run), NULL with err set on failure. */
+static golden_schema *shared_get(const char *format, golden_error *err, bool *per_run)
 {
     golden_schema *s = NULL;
+    *per_run = false;
     pthread_mutex_lock(&shared_lock);
     for (size_t i = 0; i < nshared && !s; i++)
         if (strcmp(shared[i].format, format) == 0)
             s = shared[i].schema;
-    *full = !s && nshared == sizeof shared / sizeof shared[0];
-    if (!s && !*full && exp_format_embedded(format)) {
+    if (!s && (nshared == sizeof shared / sizeof shared[0] || !exp_format_embedded(format))) {
+        *per_run = true;
+    } else if (!s) {
         char *f = strdup(format);
         if (!f)
             golden_fail_what(err, GOLDEN_ENOMEM, format, "out of memory");
@@ -63,17 +67,14 @@ static golden_schema *shared_get(const char *format, golden_error *err, bool *fu
             shared[nshared].schema = s;
             nshared++;
         }
-        if (!s)
-            *full = false; /* failed: the error is set */
-    } else if (!s)
-        *full = true; /* not embedded: compiled per run */
+    }
     pthread_mutex_unlock(&shared_lock);
     return s;
 }
 
 golden_schema *exp_schema_get(schema_cache *sc, const char *format, golden_error *err)
 {
-    bool per_run = false;
+    bool per_run;
     golden_schema *s = shared_get(format, err, &per_run);
     if (s || !per_run)
         return s;
