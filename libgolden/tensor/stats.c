@@ -52,39 +52,19 @@ static void merge_moments(golden_stats *s, uint64_t nb, double mean_b, double m2
     s->finite += nb;
 }
 
-/* Four lanes of doubles (GCC and Clang vector extension: two SSE2/NEON registers, or one AVX2
- * register where the caller is compiled for it), so element i always goes to lane i % 4 and
- * every build and every SIMD path adds the same values in the same order. */
-typedef double lanes4 __attribute__((vector_size(32)));
-typedef long long mask4 __attribute__((vector_size(32)));
-typedef float f32x4 __attribute__((vector_size(16)));
-typedef unsigned int u32x4 __attribute__((vector_size(16)));
-typedef unsigned short u16x4 __attribute__((vector_size(8)));
+/* Four lanes, element i always in lane i % 4, so every build and every SIMD path adds the same
+ * values in the same order. The portable loops hold them as two 128-bit halves (lanes 0-1 and
+ * 2-3: one SSE2 or NEON register each); as one 256-bit vector, GCC split the comparisons of a
+ * target without AVX into scalar branches (10 ns an element instead of about 1.5). */
+typedef double lanes2 __attribute__((vector_size(16)));
+typedef long long mask2 __attribute__((vector_size(16)));
 
-/* Macros rather than functions: a function taking or returning a 256-bit vector changes the
- * ABI between the portable and the AVX2 compilations (GCC's -Wpsabi). */
-#define PICK(m, a, b) ((lanes4)(((mask4)(a) & (m)) | ((mask4)(b) & ~(m))))
+/* a where m, else b (m from a comparison: all ones or all zeros per lane) */
+#define PICK(m, a, b) ((lanes2)(((mask2)(a) & (m)) | ((mask2)(b) & ~(m))))
 
 /* The element types the fused path reads straight from canonical bytes; their widening to
  * f64 is exact, so reading them here equals golden_convert_to_f64 first. */
 enum raw { RAW_F64, RAW_F32, RAW_BF16 };
-
-/* v = elements i..i+3 of x, widened to f64. */
-#define LOAD4(v, k, x, i)                                                                     \
-    do {                                                                                      \
-        if ((k) == RAW_F64) {                                                                 \
-            memcpy(&(v), (x) + 8 * (i), sizeof(v));                                           \
-        } else if ((k) == RAW_F32) {                                                          \
-            f32x4 f_;                                                                         \
-            memcpy(&f_, (x) + 4 * (i), sizeof f_);                                            \
-            (v) = __builtin_convertvector(f_, lanes4);                                        \
-        } else {                                                                              \
-            u16x4 h_;                                                                         \
-            memcpy(&h_, (x) + 2 * (i), sizeof h_);                                            \
-            u32x4 w_ = __builtin_convertvector(h_, u32x4) << 16;                              \
-            (v) = __builtin_convertvector((f32x4)w_, lanes4);                                 \
-        }                                                                                     \
-    } while (0)
 
 static inline __attribute__((always_inline)) double load1(enum raw k, const unsigned char *p, size_t i)
 {
@@ -118,42 +98,42 @@ typedef struct {
 static inline __attribute__((always_inline)) void pass1_vec(enum raw k, const unsigned char *x,
                                                             size_t n, pass1_out *o)
 {
-    const lanes4 zero = {0, 0, 0, 0}, one = {1, 1, 1, 1};
-    lanes4 sum4 = zero, bad4 = zero, zero4 = zero;
-    lanes4 lo4 = {INFINITY, INFINITY, INFINITY, INFINITY}, hi4 = -lo4;
-    for (size_t i = 0; i + 4 <= n; i += 4) {
-        lanes4 v;
-        LOAD4(v, k, x, i);
-        bad4 += v - v; /* NaN for NaN or Inf, 0 otherwise */
-        sum4 += v;
-        lo4 = PICK(v < lo4, v, lo4);
-        hi4 = PICK(v > hi4, v, hi4);
-        zero4 += PICK(v == zero, one, zero);
-    }
+    const lanes2 zero = {0, 0}, one = {1, 1}, inf = {INFINITY, INFINITY};
+    lanes2 sum[2] = {zero, zero}, bad[2] = {zero, zero}, zer[2] = {zero, zero};
+    lanes2 lo[2] = {inf, inf}, hi[2] = {-inf, -inf};
+    for (size_t i = 0; i + 4 <= n; i += 4)
+        for (int h = 0; h < 2; h++) {
+            lanes2 v = {load1(k, x, i + 2 * h), load1(k, x, i + 2 * h + 1)};
+            bad[h] += v - v; /* NaN for NaN or Inf, 0 otherwise */
+            sum[h] += v;
+            lo[h] = PICK(v < lo[h], v, lo[h]);
+            hi[h] = PICK(v > hi[h], v, hi[h]);
+            zer[h] += PICK(v == zero, one, zero);
+        }
     for (int l = 0; l < 4; l++) {
-        o->sum[l] = sum4[l];
-        o->lo[l] = lo4[l];
-        o->hi[l] = hi4[l];
+        o->sum[l] = sum[l / 2][l % 2];
+        o->lo[l] = lo[l / 2][l % 2];
+        o->hi[l] = hi[l / 2][l % 2];
     }
-    o->bad = (bad4[0] + bad4[1]) + (bad4[2] + bad4[3]);
-    o->zeros = (zero4[0] + zero4[1]) + (zero4[2] + zero4[3]);
+    o->bad = (bad[0][0] + bad[0][1]) + (bad[1][0] + bad[1][1]);
+    o->zeros = (zer[0][0] + zer[0][1]) + (zer[1][0] + zer[1][1]);
 }
 
 static inline __attribute__((always_inline)) void pass2_vec(enum raw k, const unsigned char *x,
                                                             size_t n, double mean, pass2_out *o)
 {
-    const lanes4 zero = {0, 0, 0, 0}, mv = {mean, mean, mean, mean};
-    lanes4 m24 = zero, corr4 = zero;
-    for (size_t i = 0; i + 4 <= n; i += 4) {
-        lanes4 d;
-        LOAD4(d, k, x, i);
-        d -= mv;
-        m24 += d * d;
-        corr4 += d;
-    }
+    const lanes2 zero = {0, 0}, mv = {mean, mean};
+    lanes2 m2[2] = {zero, zero}, corr[2] = {zero, zero};
+    for (size_t i = 0; i + 4 <= n; i += 4)
+        for (int h = 0; h < 2; h++) {
+            lanes2 d = {load1(k, x, i + 2 * h), load1(k, x, i + 2 * h + 1)};
+            d -= mv;
+            m2[h] += d * d;
+            corr[h] += d;
+        }
     for (int l = 0; l < 4; l++) {
-        o->m2[l] = m24[l];
-        o->corr[l] = corr4[l];
+        o->m2[l] = m2[l / 2][l % 2];
+        o->corr[l] = corr[l / 2][l % 2];
     }
 }
 
