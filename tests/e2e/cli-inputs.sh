@@ -32,12 +32,23 @@ hangs fifo-mv-schema 2 manifest-verify --schema in.fifo "$G"
 expect_absent fifo-no-output x.h5
 
 # ---- a FIFO with a writer, where a stream is allowed: read like a file ----
-cat "$G" > in.fifo &
-hangs fifo-dag-stream 0 dag-check in.fifo
-wait
-cat "$G" > in.fifo &
-hangs fifo-mv-stream 0 manifest-verify --schema calculet-graph/v1 in.fifo
-wait
+# The writer must have opened the FIFO before the tool reads it (a FIFO without a writer reads
+# as an empty document, docs/cli.md): a loaded machine once ran the tool first, and the writer
+# then blocked in open() for ever. So wait until the writer is in open(), and stop it after.
+with_writer() {
+    _n=$1; shift
+    cat "$G" > in.fifo &
+    _w=$!
+    _i=0
+    while [ $_i -lt 100 ] && [ "$(cat "/proc/$_w/wchan" 2>/dev/null)" != wait_for_partner ]; do
+        sleep 0.05; _i=$((_i + 1))
+    done
+    hangs "$_n" "$@"
+    kill "$_w" 2>/dev/null
+    wait "$_w" 2>/dev/null
+}
+with_writer fifo-dag-stream 0 dag-check in.fifo
+with_writer fifo-mv-stream 0 manifest-verify --schema calculet-graph/v1 in.fifo
 
 # ---- "-" is standard input where a document is read ----
 expect_exit stdin-dag 0 sh -c "dag-check - < '$G'"
