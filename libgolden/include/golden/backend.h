@@ -9,6 +9,7 @@
  * always NUL-terminated); a backend never aborts and never prints. */
 #ifndef GOLDEN_BACKEND_H
 #define GOLDEN_BACKEND_H
+#include "golden/api.h"
 #include <stddef.h>
 #include <stdint.h>
 

@@ -2,6 +2,7 @@
  * reference/candidate pair, accumulated block by block and mergeable across threads. */
 #ifndef GOLDEN_COMPARE_H
 #define GOLDEN_COMPARE_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,9 +20,9 @@ typedef enum {
 } golden_tier;
 
 /* "kernel", "layer", "logits", "tokens", "router". */
-const char *golden_tier_name(golden_tier t);
+GOLDEN_API const char *golden_tier_name(golden_tier t);
 /* 0, or -1 when the name is unknown. */
-int golden_tier_parse(const char *name, golden_tier *out);
+GOLDEN_API int golden_tier_parse(const char *name, golden_tier *out);
 
 /* Elements converted and reduced at a time inside one add call (fits in L1/L2). */
 #define GOLDEN_CMP_BLOCK 4096
@@ -69,12 +70,12 @@ typedef struct {
 
 /* Whether the pair has a ULP distance and in which float format it is measured: the
  * coarser (fewer mantissa bits) of two float dtypes; false when either side is integer. */
-bool golden_cmp_ulp_dtype(golden_dtype a, golden_dtype b, golden_dtype *out);
+GOLDEN_API bool golden_cmp_ulp_dtype(golden_dtype a, golden_dtype b, golden_dtype *out);
 
 /* Ordered index of x rounded (to nearest, ties to even) into float format t: adjacent
  * representable values differ by 1, +0 and -0 are both 0, negatives are negative, values
  * beyond the largest finite saturate at the infinity (or largest) code. x must be finite. */
-int64_t golden_cmp_ulp_index(golden_dtype t, double x);
+GOLDEN_API int64_t golden_cmp_ulp_index(golden_dtype t, double x);
 
 typedef struct {
     uint64_t row;
@@ -150,28 +151,28 @@ typedef struct {
 } golden_cmp_acc;
 
 /* Start an empty accumulator for elements beginning at `first`. */
-void golden_cmp_acc_init(golden_cmp_acc *a, uint64_t first);
+GOLDEN_API void golden_cmp_acc_init(golden_cmp_acc *a, uint64_t first);
 
 /* Add n pairs of values already in f64 (ref[i], cand[i] are elements first+i where
  * first = a->first + a->n). */
-void golden_cmp_add_f64(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
+GOLDEN_API void golden_cmp_add_f64(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
                         const double *cand, size_t n);
 
 /* Add n pairs of canonical bytes (dtype_ref / dtype_cand), converting exactly in blocks. */
-void golden_cmp_add_raw(const golden_cmp_setup *s, golden_cmp_acc *a, const void *ref,
+GOLDEN_API void golden_cmp_add_raw(const golden_cmp_setup *s, golden_cmp_acc *a, const void *ref,
                         const void *cand, size_t n);
 
 /* Three-way: add n elements of reference, candidate and baseline (canonical bytes) to the
  * candidate's accumulator a and the baseline's ba at once, counting in a->unshared the
  * candidate's wrong elements (a mismatch or a non-finite class difference) where the
  * baseline is right, or wrong by less than |c - r| / ratio. */
-void golden_cmp_add_raw3(const golden_cmp_setup *s, const golden_cmp_setup *bs,
+GOLDEN_API void golden_cmp_add_raw3(const golden_cmp_setup *s, const golden_cmp_setup *bs,
                          golden_cmp_acc *a, golden_cmp_acc *ba, double ratio, const void *ref,
                          const void *cand, const void *base, size_t n);
 
 /* Fold `later` (the range right after into's) into `into`. Order-stable: merging the same
  * chunks in the same order gives the same bits whatever thread computed them. */
-void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *later);
+GOLDEN_API void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *later);
 
 /* Final values. Fields that need at least one finite pair are NaN without one
  * (has_finite false); top1/top5 are NaN when there are no rows. */
@@ -214,12 +215,12 @@ typedef struct {
 } golden_cmp_metrics;
 
 /* Finish an accumulator that covers the whole tensor (a row still in progress is closed). */
-void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_metrics *m);
+GOLDEN_API void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_metrics *m);
 
 /* One step of float format t at magnitude |x| (the spacing of the binade of x). */
-double golden_cmp_step(golden_dtype t, double x);
+GOLDEN_API double golden_cmp_step(golden_dtype t, double x);
 
 /* Linear C-order index to coordinates (rank 0: nothing written). */
-void golden_cmp_unravel(uint64_t index, int rank, const uint64_t *shape, uint64_t *coords);
+GOLDEN_API void golden_cmp_unravel(uint64_t index, int rank, const uint64_t *shape, uint64_t *coords);
 
 #endif

@@ -2,6 +2,7 @@
  * each comparing the backend with itself under a transformation; results as a report and JSON. */
 #ifndef GOLDEN_CONFORM_H
 #define GOLDEN_CONFORM_H
+#include "golden/api.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -77,20 +78,20 @@ typedef struct {
 } golden_conform_report;
 
 /* The names of every check, in run order, NULL-terminated. */
-const char *const *golden_conform_check_names(void);
+GOLDEN_API const char *const *golden_conform_check_names(void);
 
 /* Run the selected checks; each opens the backend afresh so no check sees another's state.
  * Returns 0 with rep filled (verdicts inside), or GOLDEN_ERR when nothing could run
  * (bad options, unknown check name). */
-int golden_conform_run(const golden_conform_opts *opts, golden_conform_report *rep,
+GOLDEN_API int golden_conform_run(const golden_conform_opts *opts, golden_conform_report *rep,
                        golden_error *err);
 /* 0 every check passed, 1 some check failed, 2 none failed but some could not run. */
-int golden_conform_exit(const golden_conform_report *rep);
+GOLDEN_API int golden_conform_exit(const golden_conform_report *rep);
 /* The report as calculet-conform/v1 JSON (schema: the check list with findings). */
-json_t *golden_conform_json(const golden_conform_report *rep);
+GOLDEN_API json_t *golden_conform_json(const golden_conform_report *rep);
 /* stability/faults.jsonl: one calculet-fault/v1 line a check whose backend call failed (an
  * empty file when none); side "baseline" or "candidate". Atomic: no partial file on error. */
-int golden_conform_faults_write(const golden_conform_report *rep, const char *side,
+GOLDEN_API int golden_conform_faults_write(const golden_conform_report *rep, const char *side,
                                 const char *path, bool force, golden_error *err);
-void golden_conform_report_free(golden_conform_report *rep);
+GOLDEN_API void golden_conform_report_free(golden_conform_report *rep);
 #endif

@@ -2,6 +2,7 @@
  * memory-plan aliases, idle syncs, barrier-removal comparison, graph statistics and the report. */
 #ifndef GOLDEN_DAG_H
 #define GOLDEN_DAG_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,61 +76,61 @@ typedef struct {
 /* Build happens-before (without the syncs in drop), look for a cycle, then (when acyclic)
  * races and memory-plan aliases. all = every racing pair; else at least one pair for every
  * racing byte range. The result keeps a pointer to g. */
-int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all,
+GOLDEN_API int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all,
                      golden_dag_result *r, golden_error *err);
 
 /* Idle syncs of a checked acyclic graph: implied by others (transitive), or ordering no
  * conflicting pair (each found by re-checking without it; uses `threads` workers). */
-int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *progress,
+GOLDEN_API int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *progress,
                          golden_error *err);
 
 /* Parse "ID,ID,..." into syncs of g: a wait or barrier id, or "OP:after:PRED". */
-int golden_dag_parse_syncs(const golden_graph *g, const char *list, golden_sync **out,
+GOLDEN_API int golden_dag_parse_syncs(const golden_graph *g, const char *list, golden_sync **out,
                            size_t *n, golden_error *err);
 
 /* Verify removing `set` from the checked graph of base: fills cand (which must be zeroed) with
  * the check of the graph without them, new races marked with exposed_by. */
-int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, size_t n,
+GOLDEN_API int golden_dag_verify_removal(golden_dag_result *base, const golden_sync *set, size_t n,
                               golden_dag_result *cand, golden_error *err);
 
 /* Compare a checked candidate with a checked baseline (ops matched by id): removed, moved and
  * added syncs, new races (with exposed_by) and new aliases. */
-int golden_dag_compare(const golden_dag_result *base, golden_dag_result *cand,
+GOLDEN_API int golden_dag_compare(const golden_dag_result *base, golden_dag_result *cand,
                        golden_error *err);
 
 /* Pass/fail: no cycle, and no race or alias (compared: no new race or alias). */
-bool golden_dag_passed(const golden_dag_result *r);
+GOLDEN_API bool golden_dag_passed(const golden_dag_result *r);
 
-void golden_dag_result_free(golden_dag_result *r);
+GOLDEN_API void golden_dag_result_free(golden_dag_result *r);
 
 /* "wait0", "bar3" or "d2d0:after:mm0" into buf. */
-void golden_sync_name(const golden_graph *g, const golden_sync *s, char *buf, size_t n);
-const char *golden_race_kind_name(golden_race_kind k);
-const char *golden_sync_kind_name(golden_sync_kind k);
+GOLDEN_API void golden_sync_name(const golden_graph *g, const golden_sync *s, char *buf, size_t n);
+GOLDEN_API const char *golden_race_kind_name(golden_race_kind k);
+GOLDEN_API const char *golden_sync_kind_name(golden_sync_kind k);
 
 /* First signal after op a on a's queue that b's queue can wait for (it does not come after
  * b), or GOLDEN_NONE. */
-uint32_t golden_dag_fix_signal(const golden_dag_result *r, uint32_t a, uint32_t b);
+GOLDEN_API uint32_t golden_dag_fix_signal(const golden_dag_result *r, uint32_t a, uint32_t b);
 
 /* The calculet-dag-report/v1 document of a result (graph = the path shown; baseline = the
  * baseline path or NULL; mode = "check", "baseline" or "remove"). */
-json_t *golden_dag_report_json(const golden_dag_result *r, const char *graph,
+GOLDEN_API json_t *golden_dag_report_json(const golden_dag_result *r, const char *graph,
                                const char *baseline, const char *mode);
 
 /* Structural statistics of a graph (peak live memory in topological order, or file order when
  * the graph has a cycle): op counts per family x chip x queue, syncs by kind, D2D commands and
  * sizes, static data_size sum (structural, never traffic), per-chip peak live bytes. NULL when
  * out of memory. */
-json_t *golden_dag_stats(const golden_graph *g);
+GOLDEN_API json_t *golden_dag_stats(const golden_graph *g);
 
 /* Op a happens strictly before op b in a checked acyclic result. */
-bool golden_dag_before(const golden_dag_result *r, uint32_t a, uint32_t b);
+GOLDEN_API bool golden_dag_before(const golden_dag_result *r, uint32_t a, uint32_t b);
 
 /* The ops of the cycle a cyclic result found, in order (*n of them; NULL and 0 when acyclic). */
-const uint32_t *golden_dag_cycle(const golden_dag_result *r, size_t *n);
+GOLDEN_API const uint32_t *golden_dag_cycle(const golden_dag_result *r, size_t *n);
 
 /* The diff report: both statistics and their differences (fused vs unfused op counts). */
-json_t *golden_dag_diff_json(const char *base_path, json_t *base_stats, const char *cand_path,
+GOLDEN_API json_t *golden_dag_diff_json(const char *base_path, json_t *base_stats, const char *cand_path,
                              json_t *cand_stats);
 
 #endif

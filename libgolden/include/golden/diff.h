@@ -3,6 +3,7 @@
  * each under the policy, and build the calculet-diff-report/v1 document. */
 #ifndef GOLDEN_DIFF_H
 #define GOLDEN_DIFF_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -104,21 +105,21 @@ typedef struct {
 
 /* Compare. Returns 0 with *out set (whatever the verdict), or -1 when the files cannot be
  * compared (unreadable, duplicate mapped names, a row too long, an I/O error). */
-int golden_diff_run(const golden_diff_opts *opts, golden_diff_result **out, golden_error *err);
-void golden_diff_free(golden_diff_result *r);
+GOLDEN_API int golden_diff_run(const golden_diff_opts *opts, golden_diff_result **out, golden_error *err);
+GOLDEN_API void golden_diff_free(golden_diff_result *r);
 
 /* The calculet-diff-report/v1 document; NULL on ENOMEM. */
-json_t *golden_diff_to_json(const golden_diff_result *r);
+GOLDEN_API json_t *golden_diff_to_json(const golden_diff_result *r);
 
 /* One JUnit testcase per tensor (missing tensors included). */
-int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
+GOLDEN_API int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
                       golden_error *err);
 
 /* The human table (failing tensors first, reasons in words, the summary line), as one
  * allocated string; colour escapes only when `color`. NULL on ENOMEM. */
-char *golden_diff_table(const golden_diff_result *r, bool color);
+GOLDEN_API char *golden_diff_table(const golden_diff_result *r, bool color);
 
 /* "[2, 3]" into buf. */
-void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n);
+GOLDEN_API void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n);
 
 #endif

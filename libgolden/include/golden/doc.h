@@ -2,6 +2,7 @@
  * the line and column of every node, so every finding can say file:line:col. */
 #ifndef GOLDEN_DOC_H
 #define GOLDEN_DOC_H
+#include "golden/api.h"
 #include <stddef.h>
 #include <jansson.h>
 #include "golden/error.h"
@@ -11,21 +12,21 @@ typedef struct golden_doc golden_doc;
 /* Load a JSON or YAML file (detected by content: JSON when it parses as JSON, YAML otherwise;
  * `.json` files must be JSON). Duplicate keys, YAML alias bombs, over-deep nesting,
  * invalid UTF-8 and NUL bytes are errors with file:line:col. */
-int golden_doc_load_file(const char *path, golden_doc **out, golden_error *err);
+GOLDEN_API int golden_doc_load_file(const char *path, golden_doc **out, golden_error *err);
 /* The same from memory; `name` is used in positions. */
-int golden_doc_load_buffer(const char *name, const char *buf, size_t len, golden_doc **out,
+GOLDEN_API int golden_doc_load_buffer(const char *name, const char *buf, size_t len, golden_doc **out,
                            golden_error *err);
 /* The tree (borrowed; lives as long as the doc: nodes must not outlive golden_doc_free, so
  * json_deep_copy what you keep). See docs/documents.md for the loader's rules. */
-json_t *golden_doc_root(const golden_doc *doc);
-const char *golden_doc_name(const golden_doc *doc);
+GOLDEN_API json_t *golden_doc_root(const golden_doc *doc);
+GOLDEN_API const char *golden_doc_name(const golden_doc *doc);
 /* 1-based line and column of a node of this doc's tree; 0 when unknown. */
-int golden_doc_line(const golden_doc *doc, const json_t *node, int *line, int *col);
+GOLDEN_API int golden_doc_line(const golden_doc *doc, const json_t *node, int *line, int *col);
 /* "file:line:col" for node (or "file" when unknown) into buf. */
-void golden_doc_where(const golden_doc *doc, const json_t *node, char *buf, size_t n);
+GOLDEN_API void golden_doc_where(const golden_doc *doc, const json_t *node, char *buf, size_t n);
 /* Free the doc and its tree (NULL is fine). A loaded doc may be read, and its positions
  * asked, from several threads at once. */
-void golden_doc_free(golden_doc *doc);
+GOLDEN_API void golden_doc_free(golden_doc *doc);
 
 /* Opt in, once, before any other use of jansson in the process, to loading documents of
  * 1 MiB and more into arenas (about 1.4x faster and 20 % less memory on a 32 MB graph; see
@@ -33,7 +34,7 @@ void golden_doc_free(golden_doc *doc);
  * one), which is why the library never does it by itself: call it from a program's main, and
  * never install another jansson allocator afterwards. Everything outside a document load still
  * goes to malloc/free. */
-void golden_doc_use_arena_allocator(void);
+GOLDEN_API void golden_doc_use_arena_allocator(void);
 
 /* Limits every load enforces (docs/documents.md explains them). */
 #define GOLDEN_DOC_MAX_BYTES ((size_t)1 << 30)      /* a whole document file: 1 GiB */
@@ -45,14 +46,14 @@ void golden_doc_use_arena_allocator(void);
  * (array; key NULL). Unlike golden_doc_line this also answers for true/false/null, which
  * jansson shares between all places (one pointer each), so they have no position of their
  * own. 0 when unknown. */
-int golden_doc_child_line(const golden_doc *doc, const json_t *parent, const char *key,
+GOLDEN_API int golden_doc_child_line(const golden_doc *doc, const json_t *parent, const char *key,
                           size_t index, int *line, int *col);
 /* "file:line:col" of that slot (or "file") into buf. */
-void golden_doc_child_where(const golden_doc *doc, const json_t *parent, const char *key,
+GOLDEN_API void golden_doc_child_where(const golden_doc *doc, const json_t *parent, const char *key,
                             size_t index, char *buf, size_t n);
 /* Load from memory as JSON only (strict RFC 8259), whatever the name; `first_line` is the
  * line number the buffer starts at (1 normally; a JSON Lines line's number otherwise). */
-int golden_doc_load_json(const char *name, const char *buf, size_t len, size_t first_line,
+GOLDEN_API int golden_doc_load_json(const char *name, const char *buf, size_t len, size_t first_line,
                          golden_doc **out, golden_error *err);
 
 /* JSON Lines: call fn for each non-empty line as its own doc (line numbers are the file's).
@@ -61,6 +62,6 @@ int golden_doc_load_json(const char *name, const char *buf, size_t len, size_t f
  * than GOLDEN_JSONL_MAX_LINE is an error; memory stays bounded by that. */
 typedef int (*golden_jsonl_fn)(void *ctx, golden_doc *line_doc, size_t line_no,
                                golden_error *err);
-int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golden_error *err);
+GOLDEN_API int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golden_error *err);
 
 #endif

@@ -2,6 +2,7 @@
  * Written once here and reused by every tool (bf16/f16 have table-driven fast paths). */
 #ifndef GOLDEN_DTYPE_H
 #define GOLDEN_DTYPE_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,30 +27,30 @@ typedef enum {
 } golden_dtype;
 
 /* The contract's name ("bf16", "fp8_e4m3fn", ...). */
-const char *golden_dtype_name(golden_dtype t);
+GOLDEN_API const char *golden_dtype_name(golden_dtype t);
 /* Parse a contract name; returns 0, or -1 when unknown. */
-int golden_dtype_parse(const char *name, golden_dtype *out);
+GOLDEN_API int golden_dtype_parse(const char *name, golden_dtype *out);
 /* Bytes per element (1, 2, 4 or 8). */
-size_t golden_dtype_size(golden_dtype t);
+GOLDEN_API size_t golden_dtype_size(golden_dtype t);
 /* Floating types: f64 f32 f16 bf16 and the two fp8 formats. */
-bool golden_dtype_is_float(golden_dtype t);
+GOLDEN_API bool golden_dtype_is_float(golden_dtype t);
 /* Integer types and bool. */
-bool golden_dtype_is_integer(golden_dtype t);
-bool golden_dtype_is_signed(golden_dtype t);
+GOLDEN_API bool golden_dtype_is_integer(golden_dtype t);
+GOLDEN_API bool golden_dtype_is_signed(golden_dtype t);
 
 /* Exact scalar conversions of the narrow float formats. */
-double golden_bf16_to_f64(uint16_t bits);
-double golden_f16_to_f64(uint16_t bits);
-double golden_fp8_e4m3fn_to_f64(uint8_t bits);
-double golden_fp8_e5m2_to_f64(uint8_t bits);
+GOLDEN_API double golden_bf16_to_f64(uint16_t bits);
+GOLDEN_API double golden_f16_to_f64(uint16_t bits);
+GOLDEN_API double golden_fp8_e4m3fn_to_f64(uint8_t bits);
+GOLDEN_API double golden_fp8_e5m2_to_f64(uint8_t bits);
 
 /* Convert n elements of canonical bytes (little-endian, natural width) to f64.
  * Exact for every float type and for integers up to 2^53 in magnitude; i64/u64 beyond
  * that round to nearest (use golden_convert_to_i64 for exact integer work). */
-void golden_convert_to_f64(golden_dtype t, const void *src, size_t n, double *dst);
+GOLDEN_API void golden_convert_to_f64(golden_dtype t, const void *src, size_t n, double *dst);
 
 /* Integer types only: n elements to int64 (u64 above INT64_MAX saturates; returns the
  * number saturated). */
-size_t golden_convert_to_i64(golden_dtype t, const void *src, size_t n, int64_t *dst);
+GOLDEN_API size_t golden_convert_to_i64(golden_dtype t, const void *src, size_t n, int64_t *dst);
 
 #endif

@@ -7,6 +7,7 @@
  * given; golden_progress_* (report.h) draw their progress line on stderr, on a TTY only. */
 #ifndef GOLDEN_ERROR_H
 #define GOLDEN_ERROR_H
+#include "golden/api.h"
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -33,29 +34,29 @@ typedef struct {
 } golden_error;
 
 /* Clear an error record. */
-void golden_error_clear(golden_error *err);
+GOLDEN_API void golden_error_clear(golden_error *err);
 
 /* Fill err (if non-NULL) with code, the place `where` (may be NULL) and the message built by
  * printf from what_fmt; return GOLDEN_ERR. */
-int golden_fail_what(golden_error *err, golden_code code, const char *where,
+GOLDEN_API int golden_fail_what(golden_error *err, golden_code code, const char *where,
                      const char *what_fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Fill err (if non-NULL) with code, the fixed message `what` and the place built by printf from
  * where_fmt; return GOLDEN_ERR. */
-int golden_fail_where(golden_error *err, golden_code code, const char *what,
+GOLDEN_API int golden_fail_where(golden_error *err, golden_code code, const char *what,
                       const char *where_fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* The code that matches a C errno value (ENOENT -> GOLDEN_ENOTFOUND, ENOMEM -> GOLDEN_ENOMEM,
  * EEXIST -> GOLDEN_EEXISTS, anything else -> GOLDEN_EIO). */
-golden_code golden_code_from_errno(int errnum);
+GOLDEN_API golden_code golden_code_from_errno(int errnum);
 
 /* A short stable name of a code ("ENOMEM"), for logs and tests. */
-const char *golden_code_name(golden_code code);
+GOLDEN_API const char *golden_code_name(golden_code code);
 
 /* Print the contract's one line "TOOL: WHERE: WHAT" (or "TOOL: WHAT") to stream, with control
  * characters, DEL and invalid UTF-8 in WHERE and WHAT escaped (\n, \t, \r, \xNN) so that one
  * problem stays one line. This is the one libgolden function that writes to a stream, and only
  * to the one its caller names. */
-void golden_error_print(FILE *stream, const char *tool, const golden_error *err);
+GOLDEN_API void golden_error_print(FILE *stream, const char *tool, const golden_error *err);
 
 #endif

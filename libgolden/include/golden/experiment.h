@@ -2,6 +2,7 @@
  * the handbook's rules (sections 3, 4, 5, 16.1), seals over assets, vendor hand-offs (section 18). */
 #ifndef GOLDEN_EXPERIMENT_H
 #define GOLDEN_EXPERIMENT_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
@@ -34,25 +35,25 @@ typedef struct {
     bool sealed;         /* SHA256SUMS was written by this run */
 } golden_findings;
 
-void golden_findings_init(golden_findings *f);
-void golden_findings_free(golden_findings *f);
+GOLDEN_API void golden_findings_init(golden_findings *f);
+GOLDEN_API void golden_findings_free(golden_findings *f);
 /* Append a finding; -1 only when memory runs out. */
-int golden_findings_add(golden_findings *f, golden_severity sev, const char *rule,
+GOLDEN_API int golden_findings_add(golden_findings *f, golden_severity sev, const char *rule,
                         const char *file, int line, int col, const char *pointer,
                         golden_error *err, const char *fmt, ...)
     __attribute__((format(printf, 9, 10)));
 /* "file:line:col", "file#/pointer" or "file" into buf. */
-void golden_finding_where(const golden_finding *f, char *buf, size_t n);
+GOLDEN_API void golden_finding_where(const golden_finding *f, char *buf, size_t n);
 
 /* Validate each path against one schema (embedded file name, $id, format name or path).
  * `.jsonl` files are validated line by line; everything else as one JSON or YAML document.
  * Violations become findings of rule "schema"; -1 only when the schema or a document cannot
  * be read or parsed (err says which). */
-int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
+GOLDEN_API int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
                             golden_findings *out, golden_error *err);
 /* The same with schema load options (--schema-dir folders, --format-assert; NULL: none) and
  * the validation threads of a big array (-j; 0 = every core). */
-int golden_verify_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
+GOLDEN_API int golden_verify_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
                                  int threads, const char *const *paths, size_t n, golden_findings *out,
                                  golden_error *err);
 
@@ -68,7 +69,7 @@ typedef struct {
 
 /* Check one experiment folder against every rule; findings go to out. Returns -1 when the
  * folder or one of its documents cannot be read or parsed (a verdict is then impossible). */
-int golden_experiment_check(const char *dir, const golden_experiment_opts *opts,
+GOLDEN_API int golden_experiment_check(const char *dir, const golden_experiment_opts *opts,
                             golden_findings *out, golden_error *err);
 
 #define GOLDEN_HANDOFF_ITEMS 8
@@ -83,17 +84,17 @@ typedef struct {
 
 /* Check a vendor delivery indexed by DIR/handoff.json (calculet-handoff/v1). items receives the
  * eight items' states. Returns -1 when handoff.json or a named document cannot be read. */
-int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
+GOLDEN_API int golden_handoff_check(const char *dir, const golden_experiment_opts *opts,
                          golden_handoff_item items[GOLDEN_HANDOFF_ITEMS], golden_findings *out,
                          golden_error *err);
-const char *golden_item_status_name(golden_item_status s);
+GOLDEN_API const char *golden_item_status_name(golden_item_status s);
 
 /* EXP_ID = PREFIX-FAMILY-NNNN. Splits id; -1 with err when it does not match. */
-int golden_exp_id_parse(const char *id, char prefix[16], char family[32], int *number,
+GOLDEN_API int golden_exp_id_parse(const char *id, char prefix[16], char family[32], int *number,
                         golden_error *err);
 /* Whether an EXP_ID family (e.g. "MOE" under prefix "OP") may carry operator_family.
  * 1 = agrees, 0 = disagrees, -1 = unknown prefix/family. */
-int golden_exp_family_agrees(const char *prefix, const char *family, const char *operator_family);
+GOLDEN_API int golden_exp_family_agrees(const char *prefix, const char *family, const char *operator_family);
 
 /* One row of the family table (ends with a NULL prefix). */
 typedef struct {
@@ -101,13 +102,13 @@ typedef struct {
     const char *family;
     const char *operator_families; /* space-separated */
 } golden_family_row;
-extern const golden_family_row golden_family_table[];
+GOLDEN_API extern const golden_family_row golden_family_table[];
 
 /* The calculet-verify-report/v1 document (new reference); items may be NULL. */
-json_t *golden_verify_report(const char *mode, const char *target, const golden_findings *f,
+GOLDEN_API json_t *golden_verify_report(const char *mode, const char *target, const golden_findings *f,
                              const golden_handoff_item *items, golden_error *err);
 /* JUnit XML: one case per rule (or per document in schema mode, per item in hand-off mode). */
-int golden_verify_junit(const char *path, bool force, const char *mode, const char *target,
+GOLDEN_API int golden_verify_junit(const char *path, bool force, const char *mode, const char *target,
                         const golden_findings *f, const golden_handoff_item *items,
                         golden_error *err);
 

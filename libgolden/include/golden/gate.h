@@ -3,6 +3,7 @@
  * section 19 operator evidence matrix. See docs/exp-gate.md for every choice made here. */
 #ifndef GOLDEN_GATE_H
 #define GOLDEN_GATE_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +14,7 @@
 
 /* The per-request metrics: ttft_ms, tpot_ms, then each section 7 stage's duration in ms. */
 #define GOLDEN_GATE_METRICS 11
-extern const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS];
+GOLDEN_API extern const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS];
 
 /* Section 7's floor: 10 warm-ups and 30 measured steady runs per case and side. */
 #define GOLDEN_GATE_MIN_WARMUPS 10
@@ -35,38 +36,38 @@ typedef struct {
 } golden_gate_opts;
 
 /* Defaults: seed 20260802, B 10000, bands 2 % and 5 C. */
-void golden_gate_opts_init(golden_gate_opts *o);
+GOLDEN_API void golden_gate_opts_init(golden_gate_opts *o);
 
 /* Compute DIR's summary from performance/raw-requests.jsonl, performance/raw-device-trace.*
  * and hypothesis.yaml. *out receives the calculet-perf-summary/v1 document (json_decref it). */
-int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **out,
+GOLDEN_API int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **out,
                           golden_error *err);
 
 /* Validate a summary against calculet-perf-summary/v1 and write DIR/performance/summary.json
  * (temp file + rename; an existing one only with force). */
-int golden_gate_summary_write(const char *dir, const json_t *summary, bool force,
+GOLDEN_API int golden_gate_summary_write(const char *dir, const json_t *summary, bool force,
                               golden_error *err);
 
 /* Recompute DIR's summary and compare it with performance/summary.json: every number that does
  * not follow (beyond its printed rounding), every case or field missing on either side, is a
  * finding of rule "summary-follows" naming case and field. *checked is set when raw data was
  * there to check against (false: nothing done, no finding). -1 when inputs cannot be read. */
-int golden_gate_check(const char *dir, const golden_gate_opts *o, golden_findings *out,
+GOLDEN_API int golden_gate_check(const char *dir, const golden_gate_opts *o, golden_findings *out,
                       bool *checked, golden_error *err);
 
 /* Whether DIR has both performance/raw-requests.jsonl and performance/summary.json: the case in
  * which manifest-verify runs golden_gate_check as its rule "summary-follows". */
-bool golden_gate_summary_present(const char *dir);
+GOLDEN_API bool golden_gate_summary_present(const char *dir);
 
 /* Compare a stored summary with a recomputed one (the heart of golden_gate_check). */
-int golden_gate_compare(const json_t *stored, const json_t *computed, const char *file,
+GOLDEN_API int golden_gate_compare(const json_t *stored, const json_t *computed, const char *file,
                         golden_findings *out, golden_error *err);
 
 /* Whether printed value `stored` follows from `computed` (a value exp-gate printed, so rounded
  * to 6 decimals or 6 significant digits): within half a unit in the last decimal place `stored`
  * prints with (its shortest round-trip form; at most 5e-5 relative, so a coarse "10.6" cannot
  * stand for 10.564), plus two units of exp-gate's own rounding (a delta carries two). */
-bool golden_gate_number_follows(double stored, double computed);
+GOLDEN_API bool golden_gate_number_follows(double stored, double computed);
 
 /* The decision labels of section 17. */
 typedef enum {
@@ -76,23 +77,23 @@ typedef enum {
     GOLDEN_GATE_SOAK_24H,
     GOLDEN_GATE_NO_MERGE
 } golden_gate_label;
-const char *golden_gate_label_name(golden_gate_label l);
+GOLDEN_API const char *golden_gate_label_name(golden_gate_label l);
 
 /* Decide DIR: the stored summary must follow from the raw data (else -1, EINVAL); when there is
  * none it is computed. *out receives the calculet-decision/v1 document, *label the label. */
-int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
+GOLDEN_API int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
                        golden_gate_label *label, golden_error *err);
 
 /* decision.md's text for a decision document (malloc'd, NUL-terminated). */
-char *golden_gate_decision_markdown(const json_t *decision, golden_error *err);
+GOLDEN_API char *golden_gate_decision_markdown(const json_t *decision, golden_error *err);
 
 /* Write DIR/decision.json and DIR/decision.md. An existing decision.md that differs from the
  * text is kept unless force: -1, EEXISTS, err saying the first line that differs. */
-int golden_gate_decision_write(const char *dir, const json_t *decision, bool force,
+GOLDEN_API int golden_gate_decision_write(const char *dir, const json_t *decision, bool force,
                                golden_error *err);
 
 /* The section 19 evidence matrix over experiment folders, sorted in section 19's order. */
-int golden_gate_matrix(const char *const *dirs, size_t n, json_t **out, golden_error *err);
-char *golden_gate_matrix_markdown(const json_t *matrix, golden_error *err);
+GOLDEN_API int golden_gate_matrix(const char *const *dirs, size_t n, json_t **out, golden_error *err);
+GOLDEN_API char *golden_gate_matrix_markdown(const json_t *matrix, golden_error *err);
 
 #endif

@@ -2,13 +2,14 @@
  * default linear rule), MAD, sample std, and the seeded percentile bootstrap of the median. */
 #ifndef GOLDEN_GATE_STATS_H
 #define GOLDEN_GATE_STATS_H
+#include "golden/api.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "golden/error.h"
 
 /* Percentile q in [0, 1] of n >= 1 sorted values: with h = (n - 1) q and f = floor h,
  * x[f] + (h - f) (x[f + 1] - x[f]) (x[f] alone when f is the last index). */
-double golden_gate_percentile(const double *sorted, size_t n, double q);
+GOLDEN_API double golden_gate_percentile(const double *sorted, size_t n, double q);
 
 /* One sample described as section 8 asks. */
 typedef struct {
@@ -22,20 +23,20 @@ typedef struct {
 
 /* Describe x[0..n) (n >= 1). x is sorted in place; scratch (n doubles) holds the deviations.
  * The mean and std use a two-pass compensated sum, so huge offsets do not cancel. */
-void golden_gate_describe(double *x, size_t n, double *scratch, golden_gate_describe_t *out);
+GOLDEN_API void golden_gate_describe(double *x, size_t n, double *scratch, golden_gate_describe_t *out);
 
 /* The generator of the bootstrap, exactly (so that any other implementation can repeat it):
  * resample b (0-based) owns a splitmix64 stream whose state starts at
  * seed XOR golden_gate_mix64(b + 1); each draw advances the state by 0x9E3779B97F4A7C15 and
  * returns golden_gate_mix64(state); draw z picks index floor(z * n / 2^64) (the high 64 bits of
  * the 128-bit product). */
-uint64_t golden_gate_mix64(uint64_t z);
+GOLDEN_API uint64_t golden_gate_mix64(uint64_t z);
 
 /* Percentile bootstrap of the median of sorted[0..n): B resamples of n draws with replacement
  * by the generator above, the median of each by golden_gate_percentile's rule, then the 2.5th
  * and 97.5th percentiles of the B medians. Work B*n, spread over `threads` workers (0 = all
  * cores); the result does not depend on the thread count. B = 0 gives NaN bounds. */
-int golden_gate_bootstrap_median(const double *sorted, size_t n, unsigned long B, uint64_t seed,
+GOLDEN_API int golden_gate_bootstrap_median(const double *sorted, size_t n, unsigned long B, uint64_t seed,
                                  int threads, double ci[2], golden_error *err);
 
 #endif

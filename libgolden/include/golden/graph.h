@@ -2,6 +2,7 @@
  * accesses, after edges, events and barriers, loaded from a document tree with structure checks. */
 #ifndef GOLDEN_GRAPH_H
 #define GOLDEN_GRAPH_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -82,7 +83,7 @@ typedef struct golden_graph {
  * non-NULL (the tree's document) errors say file:line:col, else name#/json/pointer.
  * Structure errors (unknown or duplicate ids, wait without signal, event signalled twice,
  * ranges outside their buffer, barrier naming an unknown queue, ...) fail with err set. */
-int golden_graph_from_json(const json_t *root, const char *name, const golden_doc *doc,
+GOLDEN_API int golden_graph_from_json(const json_t *root, const char *name, const golden_doc *doc,
                            golden_graph **out, golden_error *err);
 
 /* How a graph file is read. Versioned: set version to GOLDEN_GRAPH_LOAD_OPTIONS_VERSION. */
@@ -100,22 +101,22 @@ typedef struct {
  * queue, buffer and op is parsed and checked on its own, with the same grammar (the document
  * loader's) and the same rules as the tree path, so the verdict never depends on the path.
  * opts may be NULL (defaults). */
-int golden_graph_load_file_opts(const char *path, const golden_graph_load_options *opts,
+GOLDEN_API int golden_graph_load_file_opts(const char *path, const golden_graph_load_options *opts,
                                 golden_graph **out, golden_error *err);
 /* The same with default options. */
-int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err);
+GOLDEN_API int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err);
 /* The same, updating `progress` (bytes read of the file; may be NULL) while streaming. */
-int golden_graph_load_file_progress(const char *path, golden_progress *progress,
+GOLDEN_API int golden_graph_load_file_progress(const char *path, golden_progress *progress,
                                     golden_graph **out, golden_error *err);
 
-void golden_graph_free(golden_graph *g);
+GOLDEN_API void golden_graph_free(golden_graph *g);
 
 /* Index of the op / buffer / queue with this id, or GOLDEN_NONE. */
-uint32_t golden_graph_find_op(const golden_graph *g, const char *id);
-uint32_t golden_graph_find_buffer(const golden_graph *g, const char *id);
-uint32_t golden_graph_find_queue(const golden_graph *g, const char *id);
+GOLDEN_API uint32_t golden_graph_find_op(const golden_graph *g, const char *id);
+GOLDEN_API uint32_t golden_graph_find_buffer(const golden_graph *g, const char *id);
+GOLDEN_API uint32_t golden_graph_find_queue(const golden_graph *g, const char *id);
 
 /* "compute", "signal", "wait" or "barrier". */
-const char *golden_op_kind_name(golden_op_kind k);
+GOLDEN_API const char *golden_op_kind_name(golden_op_kind k);
 
 #endif

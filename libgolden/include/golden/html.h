@@ -2,6 +2,7 @@
  * the report's JSON embedded) and inline SVG charts, plus the reports of the tools built on it. */
 #ifndef GOLDEN_HTML_H
 #define GOLDEN_HTML_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -17,15 +18,15 @@ typedef struct golden_html golden_html;
 /* Start a page: doctype, <head> with the one stylesheet (light, dark via prefers-color-scheme,
  * print) and the error hook (window.onerror writes each error into <body data-js-errors>),
  * <body>, and an <h1> with title. NULL when out of memory. */
-golden_html *golden_html_new(const char *title);
-void golden_html_free(golden_html *h);
+GOLDEN_API golden_html *golden_html_new(const char *title);
+GOLDEN_API void golden_html_free(golden_html *h);
 
 /* Append markup as is (the caller's own tags). */
-void golden_html_raw(golden_html *h, const char *markup);
+GOLDEN_API void golden_html_raw(golden_html *h, const char *markup);
 /* Append printf output as is: only for numbers and the caller's own tags. */
-void golden_html_printf(golden_html *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+GOLDEN_API void golden_html_printf(golden_html *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append text escaped for element content and attribute values (& < > " '). */
-void golden_html_text(golden_html *h, const char *text);
+GOLDEN_API void golden_html_text(golden_html *h, const char *text);
 
 /* Embed doc as <script id="report-json">: compact JSON (type application/json, every '<'
  * written as \u003c so no string can close the block), or, when the compact text is over
@@ -33,11 +34,11 @@ void golden_html_text(golden_html *h, const char *text);
  * application/octet-stream, data-encoding="deflate-base64"), which the page's script inflates
  * with the browser's DecompressionStream. Also a link to download the JSON. */
 #define GOLDEN_HTML_DEFLATE_OVER (256u * 1024u)
-void golden_html_json(golden_html *h, const json_t *doc);
+GOLDEN_API void golden_html_json(golden_html *h, const json_t *doc);
 
 /* Finish the page (the sort/table script, which sets <body data-ready="1"> when it ran
  * without throwing) and write it to path under the atomic output rules (golden/report.h). */
-int golden_html_write(golden_html *h, const char *path, bool force, golden_error *err);
+GOLDEN_API int golden_html_write(golden_html *h, const char *path, bool force, golden_error *err);
 
 /* ---- charts (report/svg.c); every chart is one <svg class="chart" data-chart=ID> ---- */
 
@@ -63,7 +64,7 @@ typedef struct {
 /* A line chart: one <polyline class="series" data-series=NAME data-points=N> per series with
  * a point, one <circle class="pt" data-x=X data-y=Y> per point, and <line class="mark"> for
  * mark_x. */
-void golden_html_line_chart(golden_html *h, const golden_html_lines *c);
+GOLDEN_API void golden_html_line_chart(golden_html *h, const golden_html_lines *c);
 
 /* One row of a box chart: a box over [lo, hi] (e.g. the bootstrap CI of the median), a median
  * tick, whisker ticks at w1 and w2 (e.g. p90, p99; NAN = none). */
@@ -71,18 +72,18 @@ typedef struct {
     const char *label, *cls; /* cls: "base" or "cand" (colour), or NULL */
     double lo, hi, median, w1, w2;
 } golden_html_box;
-void golden_html_box_chart(golden_html *h, const char *id, const char *title,
+GOLDEN_API void golden_html_box_chart(golden_html *h, const char *id, const char *title,
                            const char *x_label, const golden_html_box *rows, size_t n);
 
 /* Stacked horizontal bars: bar i has n_parts segments values[i * n_parts + k] (NAN/<=0 skipped),
  * <rect class="seg" data-part=PART> each. */
-void golden_html_stacked_bars(golden_html *h, const char *id, const char *title,
+GOLDEN_API void golden_html_stacked_bars(golden_html *h, const char *id, const char *title,
                               const char *x_label, const char *const *bars, size_t n_bars,
                               const char *const *parts, size_t n_parts, const double *values);
 
 /* Histogram of values (non-finite skipped) in n_bins bins, log10 bins when log_x (values <= 0
  * skipped then): one <rect class="bin" data-count=C> per bin. */
-void golden_html_histogram(golden_html *h, const char *id, const char *title,
+GOLDEN_API void golden_html_histogram(golden_html *h, const char *id, const char *title,
                            const char *x_label, const double *values, size_t n, size_t n_bins,
                            bool log_x);
 
@@ -100,55 +101,55 @@ typedef struct {
     double mark_at;
     const char *mark_label;
 } golden_html_bins;
-void golden_html_bin_chart(golden_html *h, const golden_html_bins *c);
+GOLDEN_API void golden_html_bin_chart(golden_html *h, const golden_html_bins *c);
 
 /* Heatmap: rows x cols cells of values[r * cols + c] (NAN = empty), <rect class="cell"
  * data-r=R data-c=C data-v=V>, coloured from the lowest value (blue) to the highest (red). */
-void golden_html_heatmap(golden_html *h, const char *id, const char *title,
+GOLDEN_API void golden_html_heatmap(golden_html *h, const char *id, const char *title,
                          const char *const *row_labels, size_t rows,
                          const char *const *col_labels, size_t cols, const double *values);
 /* The same for differences: a diverging scale centred on 0 (blue below, red above). */
-void golden_html_diff_heatmap(golden_html *h, const char *id, const char *title,
+GOLDEN_API void golden_html_diff_heatmap(golden_html *h, const char *id, const char *title,
                               const char *const *row_labels, size_t rows,
                               const char *const *col_labels, size_t cols, const double *values);
 
 /* Vertical bars, one per label: <rect class="col" data-label=L data-v=V> (NAN/<0 drawn as 0). */
-void golden_html_bar_chart(golden_html *h, const char *id, const char *title, const char *x_label,
+GOLDEN_API void golden_html_bar_chart(golden_html *h, const char *id, const char *title, const char *x_label,
                            const char *y_label, const char *const *labels, size_t n,
                            const double *values);
 
 /* A scatter plot: (xs[i], ys[i]) as <circle class="flip"> (class "flip near" when alt[i]);
  * a vertical mark at mark_x (NAN: none). */
-void golden_html_scatter(golden_html *h, const char *id, const char *title, const char *x_label,
+GOLDEN_API void golden_html_scatter(golden_html *h, const char *id, const char *title, const char *x_label,
                          const char *y_label, const double *xs, const double *ys,
                          const bool *alt, size_t n, bool log_x, double mark_x);
 
 /* A sortable table whose rows the page's script builds from the embedded JSON: `path` is a
  * key of the report holding an array of objects; cols are "key|Heading" strings. With
  * fail_first, rows whose "verdict" is "fail" come first. Rows: <tr class="row">. */
-void golden_html_json_table(golden_html *h, const char *id, const char *path,
+GOLDEN_API void golden_html_json_table(golden_html *h, const char *id, const char *path,
                             const char *const *cols, size_t n_cols, bool fail_first);
 
 /* ---- the reports (report/diff.c, report/gate.c, report/dag.c) ---- */
 
 /* golden-diff --html: from the calculet-diff-report/v1 tree golden_diff_to_json builds. */
-int golden_html_diff_report(const json_t *report, const char *path, bool force,
+GOLDEN_API int golden_html_diff_report(const json_t *report, const char *path, bool force,
                             golden_error *err);
 /* exp-gate decide --html: from decision.json's tree and performance/summary.json's tree. */
-int golden_html_gate_report(const json_t *decision, const json_t *summary, const char *path,
+GOLDEN_API int golden_html_gate_report(const json_t *decision, const json_t *summary, const char *path,
                             bool force, golden_error *err);
 /* dag-check --html: from the calculet-dag-report/v1 tree and, for the swimlanes, the result it
  * was built from (r may be NULL: racing ops only, no order or syncs; see report/dagview.c). */
-int golden_html_dag_report(const json_t *report, const golden_dag_result *r,
+GOLDEN_API int golden_html_dag_report(const json_t *report, const golden_dag_result *r,
                            const char *path, bool force, golden_error *err);
 
 /* npu-replay conform --html: from the calculet-conform/v1 tree golden_conform_json builds (the
  * checks' verdicts and findings, the kv-growth curve). */
-int golden_html_conform_report(const json_t *report, const char *path, bool force,
+GOLDEN_API int golden_html_conform_report(const json_t *report, const char *path, bool force,
                                golden_error *err);
 /* npu-replay profile --html: from the calculet-routing-profile/v1 tree golden_profile_json
  * builds (expert hit heatmap, candidate-minus-baseline shares, section 12's buckets). */
-int golden_html_profile_report(const json_t *profile, const char *path, bool force,
+GOLDEN_API int golden_html_profile_report(const json_t *profile, const char *path, bool force,
                                golden_error *err);
 
 #endif

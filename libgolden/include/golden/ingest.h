@@ -2,6 +2,7 @@
  * calculet-dump-index/v1 index, and folders of those, each tensor served as canonical bytes. */
 #ifndef GOLDEN_INGEST_H
 #define GOLDEN_INGEST_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,41 +39,41 @@ typedef struct {
     size_t count, cap;
 } golden_input_list;
 
-void golden_input_list_init(golden_input_list *l);
-void golden_input_list_free(golden_input_list *l);
+GOLDEN_API void golden_input_list_init(golden_input_list *l);
+GOLDEN_API void golden_input_list_free(golden_input_list *l);
 
 /* Map a numpy descr ('<f4', '>i8', '|b1', ...) to our dtype and byte order; -1 if unknown. */
-int golden_npy_descr(const char *descr, golden_dtype *dt, bool *big_endian);
+GOLDEN_API int golden_npy_descr(const char *descr, golden_dtype *dt, bool *big_endian);
 /* Map a safetensors dtype name ("BF16", "F8_E4M3", ...) to ours; -1 if unknown. */
-int golden_safetensors_dtype(const char *name, golden_dtype *dt);
+GOLDEN_API int golden_safetensors_dtype(const char *name, golden_dtype *dt);
 
 /* Add the tensor of one .npy file (format 1.0, 2.0 or 3.0). `name` NULL = the file's base
  * name without ".npy". The header is checked strictly, and the data size against the shape. */
-int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
+GOLDEN_API int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
                       golden_error *err);
 /* Add every tensor of a .safetensors file (names kept; __metadata__ ignored). Offsets are
  * checked against the file and against each other (no overlap). */
-int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_error *err);
+GOLDEN_API int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_error *err);
 /* Add every tensor of a calculet-dump-index/v1 JSON index. Each `file` must stay inside the
  * index's folder (also through symlinks) and hold the tensor's bytes at `offset`. */
-int golden_ingest_index(golden_input_list *l, const char *path, golden_error *err);
+GOLDEN_API int golden_ingest_index(golden_input_list *l, const char *path, golden_error *err);
 /* Walk a folder recursively in sorted order and add every .npy (named by its path in the
  * folder without ".npy"), .safetensors and index (.json whose schema is the dump index). */
-int golden_ingest_folder(golden_input_list *l, const char *path, golden_error *err);
+GOLDEN_API int golden_ingest_folder(golden_input_list *l, const char *path, golden_error *err);
 /* Add one input of any kind, chosen by what it is: folder, .npy, .safetensors, else index. */
-int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err);
+GOLDEN_API int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err);
 
 /* Re-read the tensor named `name` (as found, before golden_input_list_finish) as dtype `to`:
  * for .npy files that carry bf16 or f16 as a uint16 view, or fp8 as a uint8 view, the way
  * PyTorch users save them. The stored bytes must be an unsigned integer of to's width
  * (u16 -> bf16/f16, u8 -> fp8_e4m3fn/fp8_e5m2/bool); the canonical bytes, and so sha256,
  * stay the same. A name that matches no tensor, or another stored type, is an error. */
-int golden_input_list_retype(golden_input_list *l, const char *name, golden_dtype to,
+GOLDEN_API int golden_input_list_retype(golden_input_list *l, const char *name, golden_dtype to,
                              golden_error *err);
 
 /* Put every name under `prefix` (e.g. "run1/"), then check every name against the contract
  * and reject duplicates (naming both sources). prefix may be NULL. */
-int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_error *err);
+GOLDEN_API int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_error *err);
 
 /* Called with consecutive pieces of a tensor's canonical bytes (whole elements each); the data
  * is only valid during the call. Return 0 to go on, -1 (err filled) to stop. */
@@ -81,14 +82,14 @@ typedef int (*golden_chunk_fn)(void *ctx, const void *data, size_t n, golden_err
 /* Stream one input's canonical bytes (little-endian, C order) through fn in pieces of at most
  * `chunk` bytes (0 = 4 MiB). Memory stays bounded by a few chunks whatever the tensor's size:
  * byte order is swapped in place, Fortran order is transposed tile by tile (docs/formats.md). */
-int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, void *ctx,
+GOLDEN_API int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, void *ctx,
                       golden_error *err);
 
 /* Write one input as a tensor of w: begin, stream its bytes, end, then check the index's
  * expected sha256 (if any) against the hash the writer computed. Errors name the source and
  * the tensor. `done` (may be NULL) is advanced by the bytes written and reported to `prog`
  * (may be NULL). */
-int golden_input_write(const golden_input *in, golden_writer *w, golden_progress *prog,
+GOLDEN_API int golden_input_write(const golden_input *in, golden_writer *w, golden_progress *prog,
                        unsigned long long *done, golden_error *err);
 
 #endif

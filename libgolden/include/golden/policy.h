@@ -2,6 +2,7 @@
  * thresholds, per-dtype atol/rtol and ordered name globs, resolved per tensor. */
 #ifndef GOLDEN_POLICY_H
 #define GOLDEN_POLICY_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <jansson.h>
 #include "golden/compare.h"
@@ -40,26 +41,26 @@ typedef struct {
 typedef struct golden_policy golden_policy;
 
 /* The built-in policy: handbook section 6's first-round numbers (see docs/golden-diff.md). */
-golden_policy *golden_policy_new(void);
-void golden_policy_free(golden_policy *p);
+GOLDEN_API golden_policy *golden_policy_new(void);
+GOLDEN_API void golden_policy_free(golden_policy *p);
 
 /* Load a YAML or JSON policy file, validate it against calculet-diff-policy/v1 and apply it
  * over what p holds: loading several files layers them in order (a later file's values
  * replace earlier ones, its rules are tried before earlier files' rules). */
-int golden_policy_load(golden_policy *p, const char *path, golden_error *err);
+GOLDEN_API int golden_policy_load(golden_policy *p, const char *path, golden_error *err);
 /* Apply an already validated policy tree (where = file name for messages). */
-int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *where,
+GOLDEN_API int golden_policy_apply_json(golden_policy *p, const json_t *root, const char *where,
                              golden_error *err);
 
 /* torch.testing's default atol/rtol for a dtype (integers and bool: 0/0; fp8 as documented). */
-void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol);
+GOLDEN_API void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol);
 
 /* Whether router top-k weights should sum to 1 per row (norm_topk_prob; default true). */
-bool golden_policy_norm_topk_prob(const golden_policy *p);
+GOLDEN_API bool golden_policy_norm_topk_prob(const golden_policy *p);
 
 /* Command-line overrides, applied to every tensor after the rules (NaN = leave as is). */
-void golden_policy_force_tier(golden_policy *p, golden_tier t);
-void golden_policy_override(golden_policy *p, double atol, double rtol, double eps);
+GOLDEN_API void golden_policy_force_tier(golden_policy *p, golden_tier t);
+GOLDEN_API void golden_policy_override(golden_policy *p, double atol, double rtol, double eps);
 
 /* The judge for one tensor. Tier: the first matching rule that names one, else the
  * built-in name patterns (case-insensitive: names ending in "/router/topk_ids" or
@@ -68,24 +69,24 @@ void golden_policy_override(golden_policy *p, double atol, double rtol, double e
  * the tier's, each replaced by the first matching rule that sets it. atol/rtol: of the
  * compute dtype (rule, else policy) when set, else of the reference's dtype, never the
  * candidate's. Then the command-line overrides. */
-void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
+GOLDEN_API void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, golden_judge *out);
 
 /* Rules of policy files (built-in name patterns not included), in the order they are tried. */
-size_t golden_policy_rule_count(const golden_policy *p);
+GOLDEN_API size_t golden_policy_rule_count(const golden_policy *p);
 /* Rule i: its glob, its place ("file:line:col") and whether it may match nothing. */
-void golden_policy_rule_at(const golden_policy *p, size_t i, const char **match,
+GOLDEN_API void golden_policy_rule_at(const golden_policy *p, size_t i, const char **match,
                            const char **where, bool *optional);
 
 /* Every rule that is not optional must match at least one of the names: else an error
  * naming the rule's glob and place (`what` names the file the names come from). */
-int golden_policy_check_matched(const golden_policy *p, const char *const *names, size_t n,
+GOLDEN_API int golden_policy_check_matched(const golden_policy *p, const char *const *names, size_t n,
                                 const char *what, golden_error *err);
 
 /* The policy in effect, as a calculet-diff-policy/v1 tree (for reports); NULL on ENOMEM. */
-json_t *golden_policy_to_json(const golden_policy *p);
+GOLDEN_API json_t *golden_policy_to_json(const golden_policy *p);
 /* The command-line overrides ({"tier", "atol", "rtol", "eps"}, only those set; {} when none);
  * NULL on ENOMEM. */
-json_t *golden_policy_overrides_json(const golden_policy *p);
+GOLDEN_API json_t *golden_policy_overrides_json(const golden_policy *p);
 
 #endif

@@ -2,6 +2,7 @@
  * per layer expert load, top-k mass and margin, section 12's bucket histogram; deltas of two. */
 #ifndef GOLDEN_PROFILE_H
 #define GOLDEN_PROFILE_H
+#include "golden/api.h"
 #include <jansson.h>
 #include <stdint.h>
 #include "golden/error.h"
@@ -9,7 +10,7 @@
 /* Section 12's buckets of tokens per expert within one case: 0, 1, 2-4, 5-8, 9-16, 17-32, >32. */
 #define GOLDEN_PROFILE_BUCKETS 7
 /* The bucket of n tokens (0 .. GOLDEN_PROFILE_BUCKETS-1). */
-int golden_profile_bucket(uint64_t n);
+GOLDEN_API int golden_profile_bucket(uint64_t n);
 
 /* One layer's traffic under a placement (calculet-expert-placement/v1; docs/npu-replay.md). A
  * (token, rank) pair is served on the chip holding its expert (replicated: the token's own
@@ -65,20 +66,20 @@ typedef struct {
 
 /* Profile every `PREFIX/layers/L/router/topk_ids` (i32 [tokens, k]) of the golden, with the
  * sibling `router/logits` when present. A golden without router taps is an error. */
-int golden_profile_build(const char *golden, golden_profile *out, golden_error *err);
-void golden_profile_free(golden_profile *p);
+GOLDEN_API int golden_profile_build(const char *golden, golden_profile *out, golden_error *err);
+GOLDEN_API void golden_profile_free(golden_profile *p);
 
 /* A calculet-expert-placement/v1 document (YAML or JSON), checked against its schema. */
 typedef struct golden_placement golden_placement;
-int golden_placement_load(const char *path, golden_placement **out, golden_error *err);
-void golden_placement_free(golden_placement *pl);
+GOLDEN_API int golden_placement_load(const char *path, golden_placement **out, golden_error *err);
+GOLDEN_API void golden_placement_free(golden_placement *pl);
 /* Check pl against the built profile p of `golden` (every expert of each layer on exactly one
  * chip unless replicated, no expert id beyond the layer's, no layer the golden lacks; errors
  * name the placement file and line:col) and fill every layer's `placed` from its router ids. */
-int golden_profile_place(const char *golden, const golden_placement *pl, golden_profile *p,
+GOLDEN_API int golden_profile_place(const char *golden, const golden_placement *pl, golden_profile *p,
                          golden_error *err);
 /* calculet-routing-profile/v1: the layers of a, and with b (may be NULL) b's layers and the
  * per-layer deltas b - a (loads compared as shares of all hits); the placement figures only
  * when the profiles were placed. */
-json_t *golden_profile_json(const golden_profile *a, const golden_profile *b);
+GOLDEN_API json_t *golden_profile_json(const golden_profile *a, const golden_profile *b);
 #endif

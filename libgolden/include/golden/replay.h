@@ -2,6 +2,7 @@
  * writing deterministic Qwen3-MoE model folders, and the logits conversion of handbook §15. */
 #ifndef GOLDEN_REPLAY_H
 #define GOLDEN_REPLAY_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,24 +25,24 @@ typedef struct {
 
 /* Load (dlopen for a path), check the ABI version (a mismatch names both versions), open the
  * backend on the model and read its info. */
-int golden_backend_load(const golden_backend_load_opts *opts, golden_backend **out,
+GOLDEN_API int golden_backend_load(const golden_backend_load_opts *opts, golden_backend **out,
                         golden_error *err);
-void golden_backend_close(golden_backend *b);
-const golden_backend_info *golden_backend_get_info(const golden_backend *b);
-const char *golden_backend_name(const golden_backend *b);
+GOLDEN_API void golden_backend_close(golden_backend *b);
+GOLDEN_API const golden_backend_info *golden_backend_get_info(const golden_backend *b);
+GOLDEN_API const char *golden_backend_name(const golden_backend *b);
 /* The calls of the vtable, with the backend's message turned into err (where = backend name). */
-int golden_backend_set_hooks(golden_backend *b, const golden_backend_hooks *h, golden_error *err);
-int golden_backend_prefill(golden_backend *b, int lane, int64_t pos, const int32_t *tokens,
+GOLDEN_API int golden_backend_set_hooks(golden_backend *b, const golden_backend_hooks *h, golden_error *err);
+GOLDEN_API int golden_backend_prefill(golden_backend *b, int lane, int64_t pos, const int32_t *tokens,
                            size_t n, golden_error *err);
-int golden_backend_decode(golden_backend *b, int lane, int32_t token, golden_error *err);
-int golden_backend_logits(golden_backend *b, int lane, int first, int count, void *dst,
+GOLDEN_API int golden_backend_decode(golden_backend *b, int lane, int32_t token, golden_error *err);
+GOLDEN_API int golden_backend_logits(golden_backend *b, int lane, int first, int count, void *dst,
                           golden_error *err);
-int golden_backend_truncate(golden_backend *b, int lane, int64_t length, golden_error *err);
-int golden_backend_reset(golden_backend *b, int lane, golden_error *err);
-int64_t golden_backend_length(golden_backend *b, int lane);
+GOLDEN_API int golden_backend_truncate(golden_backend *b, int lane, int64_t length, golden_error *err);
+GOLDEN_API int golden_backend_reset(golden_backend *b, int lane, golden_error *err);
+GOLDEN_API int64_t golden_backend_length(golden_backend *b, int lane);
 
 /* The built-in Qwen3-MoE CPU reference backend (options: dtype=f32|bf16, lanes=N). */
-const golden_backend_vtable *golden_cpu_backend(void);
+GOLDEN_API const golden_backend_vtable *golden_cpu_backend(void);
 
 /* ---- model folders ---- */
 
@@ -58,17 +59,17 @@ typedef struct {
 } golden_make_model_opts;
 
 /* Write a deterministic random Qwen3-MoE model folder (config.json + safetensors). */
-int golden_make_model(const golden_make_model_opts *opts, golden_error *err);
+GOLDEN_API int golden_make_model(const golden_make_model_opts *opts, golden_error *err);
 
 /* ---- logits conversion (handbook §15, C2) ---- */
 
 /* bf16 entries [first, first+count) of row straight into dst[0..count) as f32: the SIMD path
  * where the CPU has one. Exact (bf16 -> f32 is a shift). */
-void golden_logits_bf16_to_f32(const uint16_t *row, size_t first, size_t count, float *dst);
+GOLDEN_API void golden_logits_bf16_to_f32(const uint16_t *row, size_t first, size_t count, float *dst);
 /* The plain scalar loop, for tests and benchmarks. */
-void golden_logits_bf16_to_f32_scalar(const uint16_t *row, size_t first, size_t count,
+GOLDEN_API void golden_logits_bf16_to_f32_scalar(const uint16_t *row, size_t first, size_t count,
                                       float *dst);
 /* Round f32 to bf16, nearest-even (NaN stays a quiet NaN). */
-uint16_t golden_f32_to_bf16(float f);
+GOLDEN_API uint16_t golden_f32_to_bf16(float f);
 
 #endif

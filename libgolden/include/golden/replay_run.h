@@ -2,6 +2,7 @@
  * their token files, and a run that writes the goldens of contracts section 7 and raw timings. */
 #ifndef GOLDEN_REPLAY_RUN_H
 #define GOLDEN_REPLAY_RUN_H
+#include "golden/api.h"
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,9 +27,9 @@ typedef struct {
 
 /* Load a calculet-input-manifest/v1 JSON Lines file: every line validated against the schema,
  * token files (paths relative to the manifest) read and their sha256 checked. */
-int golden_replay_manifest_load(const char *path, golden_replay_case **cases, size_t *n,
+GOLDEN_API int golden_replay_manifest_load(const char *path, golden_replay_case **cases, size_t *n,
                                 golden_error *err);
-void golden_replay_cases_free(golden_replay_case *cases, size_t n);
+GOLDEN_API void golden_replay_cases_free(golden_replay_case *cases, size_t n);
 
 /* ---- the matrix ---- */
 typedef struct {
@@ -52,7 +53,7 @@ typedef struct {
     bool experts_covered;      /* every expert of every layer hit by the coverage set */
 } golden_replay_matrix_result;
 
-int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matrix_result *res,
+GOLDEN_API int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matrix_result *res,
                          golden_error *err);
 
 /* ---- runs ---- */
@@ -96,7 +97,7 @@ typedef struct {
  * call, or logits with NaN or +Inf) ends the run naming the case and request, after a retest of
  * that request on the reset backend and the fault's line (opts.faults). Returns 0 (then see
  * res), or -1 with err. */
-int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
+GOLDEN_API int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
                       golden_error *err);
 
 #endif

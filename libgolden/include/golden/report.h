@@ -2,6 +2,7 @@
  * appear whole or not at all, JSON reports, JUnit XML, terminal niceties, process settings. */
 #ifndef GOLDEN_REPORT_H
 #define GOLDEN_REPORT_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
@@ -21,13 +22,13 @@ typedef struct {
 } golden_settings;
 
 /* Replace the process settings (copied). Error on a wrong version or thread count. */
-int golden_configure(const golden_settings *s, golden_error *err);
+GOLDEN_API int golden_configure(const golden_settings *s, golden_error *err);
 /* Number of worker threads to use: the configured count, else online cores (>= 1). */
-int golden_threads(void);
+GOLDEN_API int golden_threads(void);
 /* True when colour may be used on stream: it is a TTY and colour was not switched off. */
-bool golden_use_color(FILE *stream);
+GOLDEN_API bool golden_use_color(FILE *stream);
 /* Seconds since the configured run start (0 when unknown) and the wall clock it began at. */
-void golden_run_clock(double *seconds, time_t *started);
+GOLDEN_API void golden_run_clock(double *seconds, time_t *started);
 
 /* ---- inputs (util/infile.c) ---- */
 #define GOLDEN_IN_STREAM 1u /* a pipe, a character device or "-" (standard input) is fine */
@@ -35,15 +36,15 @@ void golden_run_clock(double *seconds, time_t *started);
  * decide from fstat: a regular file, or a stream when flags allow one; a folder, a socket or
  * a stream where none is allowed is an error naming path. Returns the descriptor (close it),
  * or -1 with err filled. "-" is standard input (a duplicate of descriptor 0). */
-int golden_infile_open(const char *path, unsigned flags, golden_error *err);
+GOLDEN_API int golden_infile_open(const char *path, unsigned flags, golden_error *err);
 /* The same as a stdio stream (fclose it), or NULL with err filled. */
-FILE *golden_infile_fopen(const char *path, unsigned flags, golden_error *err);
+GOLDEN_API FILE *golden_infile_fopen(const char *path, unsigned flags, golden_error *err);
 /* Copy standard input into a new temporary file beside `beside` (removed on a signal like
  * every temporary output), for an input that needs a regular file (a .npy, whose size is read
  * first) but comes from a pipe. *tmp receives its name; give it to golden_infile_spool_done. */
-int golden_infile_spool_stdin(const char *beside, char **tmp, golden_error *err);
+GOLDEN_API int golden_infile_spool_stdin(const char *beside, char **tmp, golden_error *err);
 /* Remove a spooled copy and free its name (NULL is allowed). */
-void golden_infile_spool_done(char *tmp);
+GOLDEN_API void golden_infile_spool_done(char *tmp);
 
 /* ---- outputs (util/outfile.c) ---- */
 typedef enum {
@@ -56,46 +57,46 @@ typedef enum {
 } golden_outkind;
 
 /* What writing to path would do (following symbolic links, as open() does). */
-golden_outkind golden_outfile_kind(const char *path);
+GOLDEN_API golden_outkind golden_outfile_kind(const char *path);
 
 typedef struct golden_outfile golden_outfile;
 
 /* Open `path` for writing. "-" is stdout; a character device or FIFO is opened and written
  * directly (never replaced, no force needed); otherwise a temporary file beside path is
  * written, and an existing regular file is an error unless force. */
-int golden_outfile_open(const char *path, bool force, golden_outfile **out, golden_error *err);
-FILE *golden_outfile_stream(golden_outfile *f);
+GOLDEN_API int golden_outfile_open(const char *path, bool force, golden_outfile **out, golden_error *err);
+GOLDEN_API FILE *golden_outfile_stream(golden_outfile *f);
 /* Flush; for a regular file fsync it, rename it into place and fsync its folder. Frees f.
  * On error the temporary file is removed and nothing at path changed. */
-int golden_outfile_commit(golden_outfile *f, golden_error *err);
+GOLDEN_API int golden_outfile_commit(golden_outfile *f, golden_error *err);
 /* Remove the temporary file; frees f. NULL is allowed. */
-void golden_outfile_abort(golden_outfile *f);
+GOLDEN_API void golden_outfile_abort(golden_outfile *f);
 /* Whether an output path is usable now: error for a folder, a block device or socket, and
  * an existing regular file without force. Tools call this for every output before long work. */
-int golden_outfile_check(const char *path, bool force, golden_error *err);
+GOLDEN_API int golden_outfile_check(const char *path, bool force, golden_error *err);
 /* golden_outfile_check for an output that must be a regular file (an HDF5 golden): "-" and
  * special files are refused too. */
-int golden_outfile_check_regular(const char *path, bool force, golden_error *err);
+GOLDEN_API int golden_outfile_check_regular(const char *path, bool force, golden_error *err);
 /* Error when path exists as a regular file that is one of inputs[0..n) (same device and
  * inode), whatever force says: --force must never destroy an input. */
-int golden_outfile_distinct(const char *path, const char *const *inputs, size_t n,
+GOLDEN_API int golden_outfile_distinct(const char *path, const char *const *inputs, size_t n,
                             golden_error *err);
 
 /* Create an empty file `PATH.tmp.XXXXXX` beside path, with the permissions an ordinary new
  * file gets under the umask (mkstemp alone makes 0600), registered for removal on a crash or
  * signal. *tmp receives its name (free it); returns the open descriptor, or -1 with err. */
-int golden_tmpfile_beside(const char *path, char **tmp, golden_error *err);
+GOLDEN_API int golden_tmpfile_beside(const char *path, char **tmp, golden_error *err);
 /* Install a finished temporary file: fsync it, refuse when path appeared meanwhile (without
  * force) or became a special file, rename, fsync the folder. On error tmp is removed. */
-int golden_tmpfile_install(const char *tmp, const char *path, bool force, golden_error *err);
+GOLDEN_API int golden_tmpfile_install(const char *tmp, const char *path, bool force, golden_error *err);
 
 /* ---- JSON (util/jsonout.c) ---- */
 /* Write a JSON document (2-space indent, keys in insertion order, trailing newline). */
-int golden_json_write(const char *path, const json_t *doc, bool force, golden_error *err);
+GOLDEN_API int golden_json_write(const char *path, const json_t *doc, bool force, golden_error *err);
 
 /* A JSON number, or JSON null for NaN/Inf (JSON has no non-finite numbers; jansson would
  * return NULL). Reports document which keys may be null. */
-json_t *golden_json_real(double v);
+GOLDEN_API json_t *golden_json_real(double v);
 
 /* ---- JUnit XML (util/junit.c) ---- */
 typedef struct {
@@ -118,18 +119,18 @@ typedef struct {
 
 /* One <testsuites> holding one <testsuite>: attributes as junit-10.xsd allows them, with
  * timestamp and hostname. */
-int golden_junit_write_suite(const char *path, bool force, const golden_junit_suite *suite,
+GOLDEN_API int golden_junit_write_suite(const char *path, bool force, const golden_junit_suite *suite,
                              const golden_junit_case *cases, size_t n, golden_error *err);
 /* The same with the suite's time and timestamp taken from the configured run clock. */
-int golden_junit_write(const char *path, bool force, const char *suite_name,
+GOLDEN_API int golden_junit_write(const char *path, bool force, const char *suite_name,
                        const golden_junit_case *cases, size_t n, golden_error *err);
 /* XML-escape s into a newly allocated string (drops control characters XML 1.0 forbids and
  * replaces invalid UTF-8 by U+FFFD). */
-char *golden_xml_escape(const char *s);
+GOLDEN_API char *golden_xml_escape(const char *s);
 
 /* ---- terminal (util/term.c) ---- */
 /* ANSI sequences, or "" when colour is off. */
-const char *golden_color(bool on, const char *which); /* "red" "green" "yellow" "bold" "reset" */
+GOLDEN_API const char *golden_color(bool on, const char *which); /* "red" "green" "yellow" "bold" "reset" */
 
 /* Progress on stderr, only when stderr is a TTY; rate-limited to ~10 updates a second. */
 typedef struct {
@@ -138,11 +139,11 @@ typedef struct {
     double last;
     unsigned long long total;
 } golden_progress;
-void golden_progress_start(golden_progress *p, const char *label, unsigned long long total);
-void golden_progress_update(golden_progress *p, unsigned long long done);
-void golden_progress_end(golden_progress *p);
+GOLDEN_API void golden_progress_start(golden_progress *p, const char *label, unsigned long long total);
+GOLDEN_API void golden_progress_update(golden_progress *p, unsigned long long done);
+GOLDEN_API void golden_progress_end(golden_progress *p);
 
 /* Seconds on the monotonic clock (for durations). */
-double golden_seconds(void);
+GOLDEN_API double golden_seconds(void);
 
 #endif

@@ -2,6 +2,7 @@
  * name among those compiled into libgolden (schemas/ of the source tree) or by path. */
 #ifndef GOLDEN_SCHEMA_H
 #define GOLDEN_SCHEMA_H
+#include "golden/api.h"
 #include <stddef.h>
 #include <jansson.h>
 #include "golden/doc.h"
@@ -11,7 +12,7 @@ typedef struct golden_schema golden_schema;
 
 /* `ref` is an embedded schema's file name ("calculet-graph-v1.schema.json"), its `$id`,
  * a format name ("calculet-graph/v1"), or a path to a schema file. */
-int golden_schema_load(const char *ref, golden_schema **out, golden_error *err);
+GOLDEN_API int golden_schema_load(const char *ref, golden_schema **out, golden_error *err);
 /* How a schema loads. Versioned like golden_schema_options; NULL means the defaults. */
 typedef struct {
     unsigned version;
@@ -28,11 +29,11 @@ typedef struct {
 
 /* golden_schema_load with options. `ref` may also be an $id a --schema-dir folder defines,
  * or a draft 2020-12 meta-schema URI ("https://json-schema.org/draft/2020-12/schema"). */
-int golden_schema_load_opts(const char *ref, const golden_schema_load_options *opts,
+GOLDEN_API int golden_schema_load_opts(const char *ref, const golden_schema_load_options *opts,
                             golden_schema **out, golden_error *err);
 
 /* Free a schema (NULL is fine). A loaded schema may validate from several threads at once. */
-void golden_schema_free(golden_schema *s);
+GOLDEN_API void golden_schema_free(golden_schema *s);
 
 typedef struct {
     char where[1024];    /* file:line:col of the offending node (or file) */
@@ -49,7 +50,7 @@ typedef struct {
  * frees with free(); NULL when none); returns the count,
  * or -1 on an internal error (err set: out of memory, or a $ref loop that recurses
  * without end). */
-long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
+GOLDEN_API long golden_schema_validate(const golden_schema *s, const golden_doc *doc,
                             const json_t *instance, golden_violation **out, golden_error *err);
 
 /* How a validation runs. Versioned: set version to GOLDEN_SCHEMA_OPTIONS_VERSION (or start
@@ -64,15 +65,15 @@ typedef struct {
 
 /* golden_schema_validate with options (opts may be NULL). The violations do not depend on
  * opts->threads. A version this library does not know is an error (GOLDEN_EINVAL). */
-long golden_schema_validate_opts(const golden_schema *s, const golden_doc *doc,
+GOLDEN_API long golden_schema_validate_opts(const golden_schema *s, const golden_doc *doc,
                                  const json_t *instance, const golden_schema_options *opts,
                                  golden_violation **out, golden_error *err);
 
 /* Convenience for tools that need a valid document: 0 when valid, else -1 with err set to
  * the first violation (where = file:line:col, what = "pointer: message (keyword)"). */
-int golden_schema_check(const golden_schema *s, const golden_doc *doc, golden_error *err);
+GOLDEN_API int golden_schema_check(const golden_schema *s, const golden_doc *doc, golden_error *err);
 /* The same with options (opts may be NULL). */
-int golden_schema_check_opts(const golden_schema *s, const golden_doc *doc,
+GOLDEN_API int golden_schema_check_opts(const golden_schema *s, const golden_doc *doc,
                              const golden_schema_options *opts, golden_error *err);
 
 #endif

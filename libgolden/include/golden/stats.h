@@ -3,6 +3,7 @@
  * always gives finite statistics. */
 #ifndef GOLDEN_STATS_H
 #define GOLDEN_STATS_H
+#include "golden/api.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "golden/dtype.h"
@@ -28,21 +29,21 @@ typedef struct {
     int m2_exp;            /* scale of m2: 0 unless values beyond 2^450 were seen */
 } golden_stats;
 
-void golden_stats_init(golden_stats *s);
+GOLDEN_API void golden_stats_init(golden_stats *s);
 /* Add n values in blocks of GOLDEN_STATS_BLOCK (see above). */
-void golden_stats_add(golden_stats *s, const double *x, size_t n);
+GOLDEN_API void golden_stats_add(golden_stats *s, const double *x, size_t n);
 /* The same as converting n elements of type t (canonical little-endian bytes) to f64 and
  * calling golden_stats_add, to the bit, without the f64 copy for f32, bf16 and f64 (AVX2 where
  * the CPU has it). scratch holds GOLDEN_STATS_BLOCK doubles (blocks with NaN, Inf or huge
  * values, and the other types, go through it). */
-void golden_stats_add_raw(golden_stats *s, golden_dtype t, const void *data, size_t n, double *scratch);
+GOLDEN_API void golden_stats_add_raw(golden_stats *s, golden_dtype t, const void *data, size_t n, double *scratch);
 /* Fold `other` into `into`: what golden_stats_add would have given had other's values
  * followed into's, when other was filled starting from a block boundary. */
-void golden_stats_merge(golden_stats *into, const golden_stats *other);
+GOLDEN_API void golden_stats_merge(golden_stats *into, const golden_stats *other);
 /* Final values per the contract: NaN when there is no finite element. */
-double golden_stats_min(const golden_stats *s);
-double golden_stats_max(const golden_stats *s);
-double golden_stats_mean(const golden_stats *s);
-double golden_stats_std(const golden_stats *s); /* population std */
+GOLDEN_API double golden_stats_min(const golden_stats *s);
+GOLDEN_API double golden_stats_max(const golden_stats *s);
+GOLDEN_API double golden_stats_mean(const golden_stats *s);
+GOLDEN_API double golden_stats_std(const golden_stats *s); /* population std */
 
 #endif

@@ -4,6 +4,7 @@
  * golden_hdf5_lock(); contiguous datasets are read with pread() outside the lock. */
 #ifndef GOLDEN_STORE_H
 #define GOLDEN_STORE_H
+#include "golden/api.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include "golden/dtype.h"
@@ -33,26 +34,26 @@ typedef struct {
 
 /* Free the strings a golden_tensor_info owns (name, op_family, source) and set them to NULL:
  * for infos filled by golden_writer_end or built by readers; never for reader-owned infos. */
-void golden_tensor_info_clear(golden_tensor_info *t);
+GOLDEN_API void golden_tensor_info_clear(golden_tensor_info *t);
 
 /* Validate a tensor name per the contract (UTF-8, non-empty, no empty/./.. component, and no
  * control character, which would let a name print a fake line in a tool's output);
  * returns 0 or -1 with err saying why. */
-int golden_tensor_name_check(const char *name, golden_error *err);
+GOLDEN_API int golden_tensor_name_check(const char *name, golden_error *err);
 /* Product of shape into *count; -1 (err filled) when it overflows uint64 or count*width
  * overflows size limits. */
-int golden_shape_count(int rank, const uint64_t *shape, golden_dtype dt, uint64_t *count,
+GOLDEN_API int golden_shape_count(int rank, const uint64_t *shape, golden_dtype dt, uint64_t *count,
                        golden_error *err);
 
 /* The tensor_digest attribute: SHA-256 of "calculet-tensor/v1\n" DTYPE "\n" SHAPE "\n" SHA256
  * "\n", SHAPE the dimensions in decimal joined by "," (empty for a scalar), SHA256 the data's
  * hash: unlike sha256, which binds the bytes only, it changes when the dtype or the shape is
  * relabelled. Needs t->dtype, rank, shape and sha256. */
-int golden_tensor_digest(const golden_tensor_info *t, char hex[65], golden_error *err);
+GOLDEN_API int golden_tensor_digest(const golden_tensor_info *t, char hex[65], golden_error *err);
 
 /* Serialize HDF5 use across threads. */
-void golden_hdf5_lock(void);
-void golden_hdf5_unlock(void);
+GOLDEN_API void golden_hdf5_lock(void);
+GOLDEN_API void golden_hdf5_unlock(void);
 
 /* ---- writer ---- */
 typedef struct golden_writer golden_writer;
@@ -66,26 +67,26 @@ typedef struct {
 } golden_writer_opts;
 
 /* Create a temporary file beside `path`; nothing appears at `path` until commit. */
-int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_writer **out,
+GOLDEN_API int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_writer **out,
                        golden_error *err);
 /* A root string attribute (--meta KEY=VALUE). */
-int golden_writer_meta(golden_writer *w, const char *key, const char *value, golden_error *err);
+GOLDEN_API int golden_writer_meta(golden_writer *w, const char *key, const char *value, golden_error *err);
 /* Start a tensor: name, dtype, rank, shape and the optional attributes are taken from info
  * (sha256/statistics fields are ignored and computed). Fails on a duplicate name. */
-int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden_error *err);
+GOLDEN_API int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden_error *err);
 /* Append the next bytes of the tensor, canonical layout (little-endian, C order); any size,
  * not necessarily a whole number of elements. */
-int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golden_error *err);
+GOLDEN_API int golden_writer_write(golden_writer *w, const void *data, size_t nbytes, golden_error *err);
 /* Finish the tensor: checks the byte count, writes sha256 and statistics attributes.
  * If `out` is non-NULL it receives the computed sha256 and statistics, with its own copies
  * of the strings: release them with golden_tensor_info_clear. */
-int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *err);
+GOLDEN_API int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *err);
 /* The worker count the writer was opened with (1 = no helper threads). */
-int golden_writer_threads(const golden_writer *w);
+GOLDEN_API int golden_writer_threads(const golden_writer *w);
 /* Close the file and rename it into place. */
-int golden_writer_commit(golden_writer *w, golden_error *err);
+GOLDEN_API int golden_writer_commit(golden_writer *w, golden_error *err);
 /* Drop everything written (also safe after a failure); frees w. */
-void golden_writer_abort(golden_writer *w);
+GOLDEN_API void golden_writer_abort(golden_writer *w);
 
 /* ---- reader ---- */
 typedef struct golden_reader golden_reader;
@@ -96,7 +97,7 @@ typedef struct golden_reader golden_reader;
  * unwritten storage, a soft/external link, an object with two names, or a walk that does not
  * account for every object, is an error (docs/hdf5-trust.md). The metadata is walked first in
  * a child process with CPU and memory limits, unless GOLDEN_READ_TRUSTED. */
-int golden_reader_open(const char *path, golden_reader **out, golden_error *err);
+GOLDEN_API int golden_reader_open(const char *path, golden_reader **out, golden_error *err);
 /* Flags of golden_reader_open_flags. */
 #define GOLDEN_READ_DATA_ONLY 1u /* check that sha256 and the statistics attributes are present
                                     but do not read them (sha256 is "", min/max/mean/std NaN,
@@ -109,26 +110,26 @@ int golden_reader_open(const char *path, golden_reader **out, golden_error *err)
  * spin or a huge allocation inside libhdf5 ends there and is reported as a corrupt file). */
 #define GOLDEN_PRECHECK_CPU_SECONDS 10
 #define GOLDEN_PRECHECK_WALL_SECONDS 30
-int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **out,
+GOLDEN_API int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **out,
                              golden_error *err);
-void golden_reader_close(golden_reader *r);
-const char *golden_reader_path(const golden_reader *r);
-size_t golden_reader_count(const golden_reader *r);
-const golden_tensor_info *golden_reader_tensor(const golden_reader *r, size_t i);
+GOLDEN_API void golden_reader_close(golden_reader *r);
+GOLDEN_API const char *golden_reader_path(const golden_reader *r);
+GOLDEN_API size_t golden_reader_count(const golden_reader *r);
+GOLDEN_API const golden_tensor_info *golden_reader_tensor(const golden_reader *r, size_t i);
 /* Index of a tensor by name, or -1. */
-long golden_reader_find(const golden_reader *r, const char *name);
+GOLDEN_API long golden_reader_find(const golden_reader *r, const char *name);
 /* Root attribute value (string attributes only), or NULL. */
-const char *golden_reader_meta(const golden_reader *r, const char *key);
-size_t golden_reader_meta_count(const golden_reader *r);
-void golden_reader_meta_at(const golden_reader *r, size_t i, const char **key, const char **value);
+GOLDEN_API const char *golden_reader_meta(const golden_reader *r, const char *key);
+GOLDEN_API size_t golden_reader_meta_count(const golden_reader *r);
+GOLDEN_API void golden_reader_meta_at(const golden_reader *r, size_t i, const char **key, const char **value);
 
 /* Read elements [first, first + n) of tensor i in C order into buf as canonical bytes.
  * Safe to call from several threads at once. */
-int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, void *buf,
+GOLDEN_API int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, void *buf,
                        golden_error *err);
 
 /* Recompute sha256 and statistics of tensor i from its data in one streamed pass. */
-int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_stats *stats,
+GOLDEN_API int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_stats *stats,
                             golden_error *err);
 
 #endif

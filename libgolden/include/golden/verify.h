@@ -2,6 +2,7 @@
  * compared with its attributes) and the file's description as JSON (calculet-golden/v1 listing). */
 #ifndef GOLDEN_VERIFY_H
 #define GOLDEN_VERIFY_H
+#include "golden/api.h"
 #include <jansson.h>
 #include "golden/error.h"
 #include "golden/report.h"
@@ -21,20 +22,20 @@ typedef struct {
  * disagreements. Mean and std may differ from the data's by the rounding bound of a blocked
  * summation (goldens summed in another order); everything else must be equal. Returns -1
  * (err set) when data cannot be read. */
-int golden_verify_run(golden_reader *r, const golden_verify_opts *opts, char ***problems,
+GOLDEN_API int golden_verify_run(golden_reader *r, const golden_verify_opts *opts, char ***problems,
                       golden_error *err);
 /* golden_verify_run on golden_cpu_count() workers. On success *problems is an array
  * of golden_reader_count(r) entries: NULL when the tensor's attributes agree with its data,
  * else a "; "-joined list of disagreements. Returns -1 (err set) when data cannot be read.
  * `prog` (may be NULL) is advanced by bytes verified. */
-int golden_verify_tensors(golden_reader *r, char ***problems, golden_progress *prog,
+GOLDEN_API int golden_verify_tensors(golden_reader *r, char ***problems, golden_progress *prog,
                           golden_error *err);
-void golden_verify_free(char **problems, size_t n);
+GOLDEN_API void golden_verify_free(char **problems, size_t n);
 
 /* One tensor's attributes as an object of the calculet-golden/v1 listing (new reference). */
-json_t *golden_tensor_json(const golden_tensor_info *t);
+GOLDEN_API json_t *golden_tensor_json(const golden_tensor_info *t);
 /* The listing's root (schema, file, attributes) with an empty "tensors" array returned in
  * *tensors (borrowed) for the caller to fill; NULL when out of memory. */
-json_t *golden_file_json(golden_reader *r, json_t **tensors);
+GOLDEN_API json_t *golden_file_json(golden_reader *r, json_t **tensors);
 
 #endif
