@@ -13,6 +13,15 @@ if ! ${CC:-cc} -std=c11 -D_GNU_SOURCE -I"$inc" $(pkg-config --cflags hdf5 jansso
     notok abi-headers-compile "$(head -c 400 cc.err)"; exit 0
 fi
 ok abi-headers-compile
+
+# Every public header compiles on its own (one header per concept, each self-contained).
+bad=""
+for h in "$inc"/golden/*.h; do
+    echo "#include \"golden/$(basename "$h")\"" > one.c
+    ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I"$inc" $(pkg-config --cflags hdf5 jansson) \
+        -fsyntax-only one.c 2>> one.err || bad="$bad $(basename "$h")"
+done
+if [ -z "$bad" ]; then ok abi-headers-standalone; else notok abi-headers-standalone "$bad: $(head -c 300 one.err)"; fi
 # Functions declared in a public header (aux-info names the header of each declaration) ...
 grep "/\\* $inc/golden/\|/\\* [^ ]*include/golden/" aux.txt |
     sed -E 's|^/\*[^*]*\*/ *||; s/^([^(]*[ *])?([A-Za-z_][A-Za-z_0-9]*) \(.*/\2/' | sort -u > declared.txt

@@ -1,0 +1,40 @@
+/* JUnit XML reports (junit-10.xsd): one suite of cases, and the XML escaping they use.
+ * (Split out of golden/report.h, which still includes every part.) */
+#ifndef GOLDEN_JUNIT_H
+#define GOLDEN_JUNIT_H
+#include "golden/api.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+#include "golden/error.h"
+
+typedef struct {
+    const char *classname; /* e.g. the tool or the tier */
+    const char *name;      /* e.g. the tensor name */
+    bool failed;
+    bool skipped;
+    const char *message;   /* failure message (first reason), may be NULL */
+    const char *details;   /* failure body (all reasons), may be NULL */
+    double seconds;
+} golden_junit_case;
+
+#define GOLDEN_JUNIT_SUITE_VERSION 1
+typedef struct {
+    unsigned version;  /* GOLDEN_JUNIT_SUITE_VERSION */
+    const char *name;
+    double seconds;    /* wall time of the whole suite; the sum of the cases when larger */
+    time_t started;    /* 0 = now minus seconds */
+} golden_junit_suite;
+
+/* One <testsuites> holding one <testsuite>: attributes as junit-10.xsd allows them, with
+ * timestamp and hostname. */
+GOLDEN_API int golden_junit_write_suite(const char *path, bool force, const golden_junit_suite *suite,
+                             const golden_junit_case *cases, size_t n, golden_error *err);
+/* The same with the suite's time and timestamp taken from the configured run clock. */
+GOLDEN_API int golden_junit_write(const char *path, bool force, const char *suite_name,
+                       const golden_junit_case *cases, size_t n, golden_error *err);
+/* XML-escape s into a newly allocated string (drops control characters XML 1.0 forbids and
+ * replaces invalid UTF-8 by U+FFFD). */
+GOLDEN_API char *golden_xml_escape(const char *s);
+
+#endif
