@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "golden/hash.h"
+#include "util/vec.h"
 
 /* Check that rel names a regular file inside the folder (no `..`, no symbolic link out).
  * 1 = usable, 0 = a finding was added, -1 = internal error. */
@@ -36,14 +37,8 @@ int exp_check_path(vctx *c, const char *rel, const origin *o, const char *missin
 int exp_add_job(vctx *c, const char *rel, const char *expect, const char *rule,
                    const origin *o)
 {
-    if (c->njobs == c->capjobs) {
-        size_t cap = c->capjobs ? c->capjobs * 2 : 64;
-        hash_job *n = realloc(c->jobs, cap * sizeof *n);
-        if (!n)
-            return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
-        c->jobs = n;
-        c->capjobs = cap;
-    }
+    if (VEC_GROW(c->jobs, c->njobs, c->capjobs, 64) != 0)
+        return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
     hash_job *j = &c->jobs[c->njobs];
     memset(j, 0, sizeof *j);
     if (!(j->rel = exp_xstrdup(rel, c->err)))

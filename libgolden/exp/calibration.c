@@ -6,19 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/vec.h"
 
 /* sample_id unique: a repeat is reported on its own line with the line it repeats. */
 static int sample_unique(jl_state *s, const golden_doc *d, const char *id, size_t line_no)
 {
     golden_error *err = s->c->err;
-    if (s->nsamples == s->capsamples) {
-        size_t cap = s->capsamples ? s->capsamples * 2 : 64;
-        char **n = realloc(s->sample_ids, cap * sizeof *n);
-        if (!n)
-            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-        s->sample_ids = n;
-        s->capsamples = cap;
-    }
+    if (VEC_GROW(s->sample_ids, s->nsamples, s->capsamples, 64) != 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     char *copy = exp_xstrdup(id, err);
     if (!copy)
         return GOLDEN_ERR;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/vec.h"
 
 /* Options that name what is compiled and where it goes; they take a value and are no flags. */
 static const char *const target_options[] = {"-o", "--output", "--model", "--graph", "--chips",
@@ -26,14 +27,8 @@ static void words_free(words *w)
 
 static int words_push(words *w, const char *s, size_t len)
 {
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 16;
-        char **n = realloc(w->v, cap * sizeof *n);
-        if (!n)
-            return -1;
-        w->v = n;
-        w->cap = cap;
-    }
+    if (VEC_GROW(w->v, w->n, w->cap, 16) != 0)
+        return -1;
     char *c = malloc(len + 1);
     if (!c)
         return -1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/vec.h"
 
 void golden_findings_init(golden_findings *f)
 {
@@ -24,14 +25,8 @@ int exp_findings_vadd(golden_findings *f, golden_severity sev, const char *rule,
                          const char *file, int line, int col, const char *pointer,
                          golden_error *err, const char *fmt, va_list ap)
 {
-    if (f->count == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 32;
-        golden_finding *n = realloc(f->items, cap * sizeof *n);
-        if (!n)
-            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory collecting findings");
-        f->items = n;
-        f->cap = cap;
-    }
+    if (VEC_GROW(f->items, f->count, f->cap, 32) != 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory collecting findings");
     golden_finding *g = &f->items[f->count++];
     memset(g, 0, sizeof *g);
     g->severity = sev;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/vec.h"
 
 int exp_input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
@@ -46,14 +47,8 @@ int exp_input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
                  "case %s totals %lld tokens, within the context limit %lld, yet is marked as a "
                  "rejection case", id, total, s->limit))
         return -1;
-    if (s->ncases == s->capcases) {
-        size_t cap = s->capcases ? s->capcases * 2 : 64;
-        input_case *n = realloc(s->cases, cap * sizeof *n);
-        if (!n)
-            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-        s->cases = n;
-        s->capcases = cap;
-    }
+    if (VEC_GROW(s->cases, s->ncases, s->capcases, 64) != 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     input_case *ic = &s->cases[s->ncases];
     if (!(ic->id = exp_xstrdup(id, err)))
         return -1;

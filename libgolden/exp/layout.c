@@ -10,19 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "util/vec.h"
 
 #define WALK_MAX_DEPTH 64
 
 static int add_asset(vctx *c, const char *rel)
 {
-    if (c->nassets == c->capassets) {
-        size_t cap = c->capassets ? c->capassets * 2 : 64;
-        char **n = realloc(c->assets, cap * sizeof *n);
-        if (!n)
-            return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
-        c->assets = n;
-        c->capassets = cap;
-    }
+    if (VEC_GROW(c->assets, c->nassets, c->capassets, 64) != 0)
+        return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
     if (!(c->assets[c->nassets] = exp_xstrdup(rel, c->err)))
         return GOLDEN_ERR;
     c->nassets++;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/vec.h"
 
 /* Remember request_id at line_no: 1 = new, 0 = seen before (*first_line says where), -1 = OOM. */
 static int request_id_first(jl_state *s, const char *id, size_t len, size_t line_no,
@@ -16,14 +17,8 @@ static int request_id_first(jl_state *s, const char *id, size_t len, size_t line
         *first_line = (size_t)prev;
         return 0;
     }
-    if (s->nid_copies == s->capid_copies) {
-        size_t cap = s->capid_copies ? s->capid_copies * 2 : 256;
-        char **n = realloc(s->id_copies, cap * sizeof *n);
-        if (!n)
-            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-        s->id_copies = n;
-        s->capid_copies = cap;
-    }
+    if (VEC_GROW(s->id_copies, s->nid_copies, s->capid_copies, 256) != 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     char *copy = malloc(len + 1);
     if (!copy)
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");

@@ -7,6 +7,7 @@
 
 #include "graph/dag_internal.h"
 #include "util/pool.h"
+#include "util/vec.h"
 
 /* ---- races ---- */
 
@@ -27,15 +28,9 @@ static void add_race(race_acc *ra, uint32_t p, uint32_t q)
             ra->oom = 1;
         return;
     }
-    if (ra->n == ra->cap) {
-        size_t nc = ra->cap ? ra->cap * 2 : 16;
-        golden_race *nv = realloc(ra->v, nc * sizeof *nv);
-        if (!nv) {
-            ra->oom = 1;
-            return;
-        }
-        ra->v = nv;
-        ra->cap = nc;
+    if (VEC_GROW(ra->v, ra->n, ra->cap, 16) != 0) {
+        ra->oom = 1;
+        return;
     }
     golden_race *x = &ra->v[ra->n++];
     memset(x, 0, sizeof *x);

@@ -9,6 +9,9 @@
 #include "golden/error.h"
 #include "util/pool.h"
 #include "util/strmap.h"
+#include "util/vec.h"
+#include <stdint.h>
+#include <stdlib.h>
 
 static void test_error_codes(void)
 {
@@ -109,12 +112,46 @@ static void test_pool(void)
     CU_ASSERT(golden_cpu_count() >= 1);
 }
 
+/* vec_reserve: capacities worked out by hand (doubling from the first capacity), overflow
+ * refused with the array left as it was. */
+static void test_vec(void)
+{
+    int *v = NULL;
+    size_t n = 0, cap = 0;
+    for (int i = 0; i < 100; i++) {
+        CU_ASSERT_EQUAL_FATAL(VEC_GROW(v, n, cap, 8), 0);
+        v[n++] = i;
+        if (i == 0)
+            CU_ASSERT_EQUAL(cap, 8);
+        if (i == 8)
+            CU_ASSERT_EQUAL(cap, 16);
+    }
+    CU_ASSERT_EQUAL(cap, 128); /* 8, 16, 32, 64, 128 */
+    long sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    CU_ASSERT_EQUAL(sum, 4950);
+    /* a reservation for many at once jumps straight past them */
+    CU_ASSERT_EQUAL(vec_reserve(&v, &cap, 1000, sizeof *v, 8), 0);
+    CU_ASSERT_EQUAL(cap, 1024);
+    CU_ASSERT_EQUAL(v[99], 99);
+    /* overflow: refused, nothing changed */
+    int *before = v;
+    CU_ASSERT_EQUAL(vec_reserve(&v, &cap, SIZE_MAX / 2, sizeof *v, 8), -1);
+    CU_ASSERT_PTR_EQUAL(v, before);
+    CU_ASSERT_EQUAL(cap, 1024);
+    CU_ASSERT_EQUAL(vec_reserve(&v, &cap, SIZE_MAX, 1, 8), -1);
+    CU_ASSERT_EQUAL(cap, 1024);
+    free(v);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
         {"error records carry codes", test_error_codes},
         {"string map: NUL bytes, growth, duplicates", test_strmap},
         {"parallel for: every item once, first failure", test_pool},
+        {"growable array: doubling, bulk reserve, overflow", test_vec},
         {0, 0}};
     return golden_test_run("util", tests);
 }
