@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "golden/diff.h"
 #include "golden/hash.h"
+#include "golden/stats.h"
 
 /* One compared pair (and its baseline): what the pass streams and accumulates. */
 typedef struct {
@@ -23,6 +24,9 @@ typedef struct {
     bool hash;
     struct golden_sha256 *sha[3];
     size_t next_hash[3];
+    /* statistics of the data read, per side, accumulated with the digest in chunk order
+     * (checked against the stored attributes after the pass; not with --trust-hashes) */
+    golden_stats stats[3];
 } golden_diff_job;
 
 /* The pass: every chunk of every job, on `threads` workers through util/pool.h, merged in

@@ -1,6 +1,7 @@
 /* golden-diff's run: pair the tensors of the reference, candidate and baseline by
  * (mapped) name, set up one job per pair, run the pass, and judge every tensor. */
 #include "tensor/diff_internal.h"
+#include "tensor/verify_internal.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -205,9 +206,45 @@ static int hash_empty(golden_reader *ref, golden_reader *cand, golden_reader *ba
                                  golden_reader_tensor(cand, j->ci)->sha256,
                                  j->with_base ? golden_reader_tensor(base, j->bi)->sha256 : ""};
         for (int side = 0; side < (j->with_base ? 3 : 2); side++) {
+            golden_stats_init(&j->stats[side]);
             snprintf(j->t->hash_stored[side], 65, "%s", stored[side]);
             snprintf(j->t->hash_data[side], 65, "%s", empty);
             j->t->hash_bad[side] = strcmp(stored[side], empty) != 0;
+        }
+    }
+    return 0;
+}
+
+/* The stored statistics of every tensor read (counts, min, max, mean, std, tensor_digest)
+ * against the statistics of the data the pass read: a golden whose attributes lie is an
+ * input error, as golden-dump --verify says. A side whose data does not match its sha256 is
+ * judged by that (a failed verdict): its statistics say nothing more. */
+static int check_stats(golden_reader *ref, golden_reader *cand, golden_reader *base,
+                       const golden_diff_job *jobs, size_t n, golden_error *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        const golden_diff_job *j = &jobs[k];
+        if (!j->hash)
+            continue;
+        for (int side = 0; side < (j->with_base ? 3 : 2); side++) {
+            if (j->t->hash_bad[side])
+                continue;
+            golden_reader *r = side == 0 ? ref : side == 1 ? cand : base;
+            size_t i = side == 0 ? j->ri : side == 1 ? j->ci : j->bi;
+            const golden_tensor_info *ti = golden_reader_tensor(r, i);
+            char *problems = NULL;
+            if (verify_compare(ti, ti->sha256, &j->stats[side], &problems, err) != 0)
+                return -1;
+            if (problems) {
+                char where[1024];
+                snprintf(where, sizeof where, "%.600s:%.400s", golden_reader_path(r), ti->name);
+                golden_fail_what(err, GOLDEN_EINVAL, where,
+                                 "stored statistics do not match the data: %s "
+                                 "(golden-dump --verify says the same; --trust-hashes skips "
+                                 "this check)", problems);
+                free(problems);
+                return -1;
+            }
         }
     }
     return 0;
@@ -416,7 +453,8 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             j->t->baseline_same_data = !j->base_differs;
         }
     }
-    if (same_baseline(o, jobs, n_jobs, err) || hash_empty(ref, cand, base, jobs, n_jobs, err))
+    if (same_baseline(o, jobs, n_jobs, err) || hash_empty(ref, cand, base, jobs, n_jobs, err) ||
+        check_stats(ref, cand, base, jobs, n_jobs, err))
         goto out;
     for (size_t k = 0; k < n_jobs; k++)
         if (jobs[k].t->judge.tier == GOLDEN_TIER_ROUTER &&

@@ -331,6 +331,10 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
                                           ? "trusted: stored sha256 not checked (--trust-hashes)"
                                           : "checked: every tensor read matches its stored sha256 "
                                             "unless its reasons say otherwise"));
+        put(&s, "statistics", json_string(r->trust_hashes
+                                              ? "not checked (--trust-hashes)"
+                                              : "checked: the stored statistics of every tensor "
+                                                "read match its data"));
         if (r->empty)
             put(&s, "reason", json_string(r->allow_empty
                                               ? "no tensor was compared (allowed by --allow-empty)"
@@ -515,7 +519,7 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
     fprintf(f, "%s%s%s: %zu tensors compared, %zu passed, %zu failed", bold,
             r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);
     if (r->trust_hashes)
-        fprintf(f, "; sha256 not checked (--trust-hashes)");
+        fprintf(f, "; sha256 not checked (--trust-hashes), stored statistics not checked");
     if (r->empty)
         fprintf(f, r->allow_empty ? " (nothing compared; allowed by --allow-empty)"
                                   : " (nothing compared is not a pass; --allow-empty accepts it)");
