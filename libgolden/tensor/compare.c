@@ -836,12 +836,11 @@ static void count_unshared(const golden_cmp_setup *s, const golden_cmp_setup *bs
         if (!side_wrong(s, r, c, ints, &w->k[0], &w->k[1], i, &ec))
             continue;
         bool shared = side_wrong(bs, r, b, bints, &w->k[0], &w->k[2], i, &eb);
-        if (shared) {
-            if (nf_class(c) != 0 || nf_class(b) != 0)
-                shared = nf_class(c) == nf_class(b);
-            else
-                shared = ec <= ratio * eb;
-        }
+        /* like for like, and never through a non-finite value: a NaN or Inf of the
+         * candidate is its own bug even where production has it too, and a baseline error
+         * that is not finite (Inf - r, or an overflowed difference) excuses nothing */
+        if (shared)
+            shared = nf_class(c) == 0 && nf_class(b) == 0 && isfinite(eb) && ec <= ratio * eb;
         if (!shared) {
             a->unshared++;
             a->unshared_nf += ints || nf_class(r) != nf_class(c);

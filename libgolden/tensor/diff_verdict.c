@@ -98,14 +98,15 @@ static void element_checks(const golden_diff_tensor *t, const golden_cmp_metrics
     if (m->new_nan + m->new_inf > 0) {
         if (wt && m->first_new_nonfinite >= 0)
             golden_diff_index_str(t, (uint64_t)m->first_new_nonfinite, idx, sizeof idx);
-        fail(&ck[CK_NONFINITE], EX_ELEM_NF, (double)(m->new_nan + m->new_inf), wt,
+        /* never excused: production having the same NaN/Inf is a production bug to report */
+        fail(&ck[CK_NONFINITE], EX_NEVER, (double)(m->new_nan + m->new_inf), wt,
              golden_diff_fmt("%" PRIu64 " new NaN and %" PRIu64 " new Inf in the candidate where "
                              "the reference is finite (first at %s)", m->new_nan, m->new_inf, idx));
     }
     if (m->class_diff > 0) {
         if (wt && m->first_class_diff >= 0)
             golden_diff_index_str(t, (uint64_t)m->first_class_diff, idx, sizeof idx);
-        fail(&ck[CK_CLASSDIFF], EX_ELEM_NF, (double)m->class_diff, wt,
+        fail(&ck[CK_CLASSDIFF], EX_NEVER, (double)m->class_diff, wt,
              golden_diff_fmt("%" PRIu64 " of the reference's %" PRIu64 " NaN/Inf elements are "
                              "another class in the candidate (NaN, +Inf, -Inf compare by class; "
                              "first at %s)", m->class_diff, m->nan_ref + m->inf_ref, idx));
@@ -223,11 +224,44 @@ static int run_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, 
     return 0;
 }
 
-/* Rows where the candidate fails check i and the baseline does not share it: a row is
- * shared when the baseline fails the same row, and the candidate's row is no worse than
- * ratio times the baseline's worst row (rows of equal quality differ by noise row by row,
- * a ruined row does not). Tokens: the baseline's row diverges at the same step or earlier;
- * top-1: the baseline flips the row too; top-5: its overlap in the row is no better. */
+/* Rows where the candidate fails check i and the baseline does not share it: like for like,
+ * a row is shared only when the baseline fails the same row, and the candidate's row is no
+ * worse than ratio times the baseline's error in that same row (never another row's worst)
+ * or its typical row error widened by a row's sampling noise (row_noise_floor), and the
+ * baseline's row metric is finite (a broken production row excuses nothing). Tokens:
+ * the baseline's row diverges at the same step or earlier; top-1: the baseline flips the
+ * row too; top-5: its overlap in the row is no better; for both, the baseline's KL in the
+ * row is finite. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The baseline's typical row error (the median over its rows with a finite metric: 1 -
+ * row cosine, or the row KL), widened by four standard deviations of one row's sampling
+ * noise, 4 sqrt(2 / row length): two equally good runs differ row by row by that much, a
+ * ruined row (far above the median) does not. 0 when the baseline has no such row. */
+static int row_noise_floor(const golden_diff_tensor *t, bool cosine, double *floor)
+{
+    *floor = 0;
+    double *v = malloc((t->n_rows ? t->n_rows : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    for (uint64_t r = 0; r < t->n_rows; r++)
+        if (isfinite(t->brow_value[r]))
+            v[n++] = cosine ? 1.0 - t->brow_value[r] : t->brow_value[r];
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_double);
+        double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        uint64_t len = t->rank ? t->shape[t->rank - 1] : 1;
+        *floor = med * (1.0 + 4.0 * sqrt(2.0 / (double)(len ? len : 1)));
+    }
+    free(v);
+    return 0;
+}
+
 static uint64_t rows_unshared(const golden_diff_tensor *t, int i, int64_t *first)
 {
     const golden_tier_limits *l = &t->judge.limits;
@@ -239,28 +273,33 @@ static uint64_t rows_unshared(const golden_diff_tensor *t, int i, int64_t *first
                                                  : t->row_value && t->brow_value;
     if (!have)
         return 1; /* no per-row record: nothing can be shown to be shared */
+    double floor = 0;
+    if ((i == CK_ROWCOS || i == CK_KL) && row_noise_floor(t, i == CK_ROWCOS, &floor) != 0)
+        return 1; /* out of memory: nothing shown to be shared */
     for (uint64_t r = 0; r < t->n_rows; r++) {
         bool cf = false, shared = false;
+        /* logits rows: the baseline's row KL; layer rows: its row cosine */
+        bool bfinite = !t->brow_value || isfinite(t->brow_value[r]);
         switch (i) {
         case CK_ROWCOS: {
             double c = t->row_value[r], b = t->brow_value[r];
             cf = c < l->row_cosine_min;
-            shared = b < l->row_cosine_min && 1.0 - c <= ratio * (1.0 - t->bm.min_row_cosine);
+            shared = bfinite && b < l->row_cosine_min && 1.0 - c <= ratio * fmax(1.0 - b, floor);
             break;
         }
         case CK_KL: {
             double c = t->row_value[r], b = t->brow_value[r];
             cf = c > l->kl_max;
-            shared = b > l->kl_max && c <= ratio * t->bm.kl_max;
+            shared = bfinite && b > l->kl_max && c <= ratio * fmax(b, floor);
             break;
         }
         case CK_TOP1:
             cf = t->row_flags[r] & 1;
-            shared = t->brow_flags[r] & 1;
+            shared = bfinite && (t->brow_flags[r] & 1);
             break;
         case CK_TOP5:
             cf = (t->row_flags[r] >> 1) < 60;
-            shared = (t->brow_flags[r] >> 1) <= (t->row_flags[r] >> 1);
+            shared = bfinite && (t->brow_flags[r] >> 1) <= (t->row_flags[r] >> 1);
             break;
         case CK_TOKENS: {
             int64_t c = t->first_divergence[r], b = t->bfirst_divergence[r];
@@ -319,11 +358,28 @@ static bool excuse(golden_diff_tensor *t, int i, check *c, const check *b, char 
         break;
     }
     case EX_METRIC: {
-        double r = b->failed && b->error > 0 ? c->error / b->error : NAN;
-        ok = b->failed && c->error <= lim * b->error;
-        s = ok ? golden_diff_fmt("%s; excused: %.3gx the baseline's error (limit %gx)", *text, r, lim)
-             : b->failed ? golden_diff_fmt("%s and %.3gx the baseline's error (limit %gx)", *text, r, lim)
-                         : golden_diff_fmt("%s; the baseline passes this check", *text);
+        /* a metric is excused only by a finite baseline metric, and only a finite one */
+        bool finite = isfinite(c->error) && isfinite(b->error);
+        double r = b->failed && finite && b->error > 0 ? c->error / b->error : NAN;
+        ok = b->failed && finite && c->error <= lim * b->error;
+        if (ok)
+            s = isfinite(r) ? golden_diff_fmt("%s; excused: %.3gx the baseline's error (limit %gx)",
+                                              *text, r, lim)
+                            : golden_diff_fmt("%s; excused: the baseline's error is as large "
+                                              "(limit %gx)", *text, lim);
+        else if (!b->failed)
+            s = golden_diff_fmt("%s; the baseline passes this check", *text);
+        else if (!isfinite(b->error))
+            s = golden_diff_fmt("%s; not excused: the baseline's error is %s, and a broken "
+                                "baseline excuses nothing", *text,
+                                isnan(b->error) ? "NaN" : "infinite");
+        else if (!isfinite(c->error))
+            s = golden_diff_fmt("%s; not excused: the candidate's error is %s", *text,
+                                isnan(c->error) ? "NaN" : "infinite");
+        else if (isfinite(r))
+            s = golden_diff_fmt("%s and %.3gx the baseline's error (limit %gx)", *text, r, lim);
+        else
+            s = golden_diff_fmt("%s; not excused: the baseline's error is 0", *text);
         break;
     }
     case EX_ROWS: {

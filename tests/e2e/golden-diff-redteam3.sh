@@ -43,3 +43,92 @@ expect_grep stats-trusted-json '"statistics":"notchecked\(--trust-hashes\)"' tr.
 expect_exit stats-honest-chunks 0 golden-diff -j 2 --chunk 333 --json h.json st.h5 st.h5
 flat h.json > h.json.flat
 expect_grep stats-honest-json '"statistics":"checked' h.json.flat
+
+# ---- issue 25: three-way excuses that excused too much ----
+# numpy writes raw f32 bytes per side; make-golden wraps them (specs in *.specs, one a line)
+"$PYTHON" - <<'PY' || echo "not ok numpy-threeway"
+import numpy as np
+rng = np.random.default_rng(2025)
+specs = {"ref": [], "cand": [], "base": [], "cand2": [], "base2": []}
+def put(side, name, a):
+    fn = "%s.%s.raw" % (name.replace("/", "_"), side)
+    np.ascontiguousarray(a, "<f4").tofile(fn)
+    specs[side].append("%s:f32:%s:file=%s" % (name, "x".join(map(str, a.shape)), fn))
+
+def rowcos(a, b):
+    a = a.astype(np.float64); b = b.astype(np.float64)
+    return (a * b).sum(-1) / np.sqrt((a * a).sum(-1) * (b * b).sum(-1))
+
+# T1: an Inf that production has too, at the same element (kernel tier: "*_k" name via policy)
+r = rng.standard_normal((64, 64)).astype(np.float32)
+c = r.copy(); b = r.copy()
+c[3, 7] = np.inf; b[3, 7] = np.inf
+b[0, 0] += 1e-3            # the baseline differs from the candidate somewhere
+put("ref", "layers/0/inf", r); put("cand", "layers/0/inf", c); put("base", "layers/0/inf", b)
+
+# T2: like for like rows. Reference [64, 256]. The baseline ruins row 0 (noise) and misses
+# row 5 slightly; the candidate ruins row 5. The candidate's row 5 is not excused by the
+# baseline's row 0 (old code: within 1.25x of the baseline's *worst* row).
+r = rng.standard_normal((64, 256)).astype(np.float32)
+b = r.copy(); c = r.copy()
+b[0] = rng.standard_normal(256)
+b[5] = r[5] + 0.05 * rng.standard_normal(256)
+c[5] = r[5] + 1.0 * rng.standard_normal(256)
+c[0] = rng.standard_normal(256)  # the candidate's row 0 is as ruined as production's
+cc, bc = rowcos(r, c), rowcos(r, b)
+assert bc[5] < 0.999 and bc[0] < 0.2 and cc[5] < 0.9 and cc[0] < 0.2
+assert 1 - cc[5] > 1.25 * (1 - bc[5])        # same row: not excused
+assert 1 - cc[5] <= 1.25 * (1 - bc.min())    # the old rule (worst row) excused it
+open("t2.txt", "w").write("%d\n" % int((1 - cc > 1.25 * (1 - bc)).sum()))
+put("ref", "layers/1/out", r); put("cand", "layers/1/out", c); put("base", "layers/1/out", b)
+
+# T3: logits [16, 200]: production breaks row 3 (-Inf at the reference's argmax: KL Inf)
+# and drifts row 7 a little; the candidate drifts row 7 a lot. Old code: row 7's KL was
+# within 1.25x of production's kl_max (Inf), so excused.
+def kl(r, c):
+    r = r.astype(np.float64); c = c.astype(np.float64)
+    lp = r - r.max(-1, keepdims=True); lp -= np.log(np.exp(lp).sum(-1, keepdims=True))
+    lq = c - c.max(-1, keepdims=True); lq -= np.log(np.exp(lq).sum(-1, keepdims=True))
+    return (np.exp(lp) * (lp - lq)).sum(-1)
+r = (rng.standard_normal((16, 200)) * 2).astype(np.float32)
+b = r.copy(); c = r.copy()
+b[3, np.argmax(r[3])] = -np.inf
+b[7] = r[7] + (0.2 * rng.standard_normal(200)).astype(np.float32)
+c[7] = r[7] + (0.6 * rng.standard_normal(200)).astype(np.float32)
+c[7, np.argmax(r[7])] = r[7].max() + 1.0    # keep top-1 so KL decides
+b[7, np.argmax(r[7])] = r[7].max() + 0.5
+with np.errstate(all="ignore"):
+    kc, kb = kl(r[7], c[7]), kl(r[7], b[7])
+assert kb > 0.01 and kc > 1.25 * kb, (kc, kb)
+put("ref", "logits", r); put("cand", "logits", c); put("base", "logits", b)
+
+# T4 (control): the same ruined row 0 in both, nothing else wrong: excused row by row
+r = rng.standard_normal((32, 128)).astype(np.float32)
+b = r.copy(); c = r.copy()
+b[0] = rng.standard_normal(128); c[0] = rng.standard_normal(128)
+cc, bc = rowcos(r, c), rowcos(r, b)
+assert 1 - cc[0] <= 1.25 * (1 - bc[0]), (cc[0], bc[0])
+put("ref", "ctl/out", r); put("cand2", "ctl/out", c); put("base2", "ctl/out", b)
+for side, v in specs.items():
+    open(side + ".specs", "w").write("\n".join(v) + "\n")
+PY
+for side in ref cand base cand2 base2; do
+    # shellcheck disable=SC2046
+    make-golden "3w-$side.h5" $(cat "$side.specs") || echo "not ok make-3w-$side"
+done
+cat > 3w-policy.yaml <<'YAML'
+schema: calculet-diff-policy/v1
+rules:
+  - match: "layers/0/inf"
+    tier: kernel
+YAML
+expect_exit threeway-inf-fails 1 golden-diff --policy 3w-policy.yaml --only 'layers/0/inf' --baseline 3w-base.h5 3w-ref.h5 3w-cand.h5
+expect_grep threeway-inf-reason '^FAIL +kernel +layers/0/inf .*0 new NaN and 1 new Inf in the candidate where the reference is finite \(first at \[3, 7\]\)' out.txt
+if grep -Eqi 'nanx|-nan|infx' out.txt; then notok threeway-inf-no-nan-ratio "$(grep -Ei 'nanx|-nan|infx' out.txt)"; else ok threeway-inf-no-nan-ratio; fi
+expect_exit threeway-row-fails 1 golden-diff --only 'layers/1/*' --baseline 3w-base.h5 3w-ref.h5 3w-cand.h5
+expect_grep threeway-row-reason "min row cosine .*\(row [0-9]+ of 64 along the last axis\); not excused: $(cat t2.txt) rows where the baseline does not fail as badly \(first row 5\)" out.txt
+expect_exit threeway-kl-fails 1 golden-diff --only logits --baseline 3w-base.h5 3w-ref.h5 3w-cand.h5
+expect_grep threeway-kl-reason 'KL\(softmax\(reference\) \|\| softmax\(candidate\)\) .*\(row 7; .*not excused: 1 rows where the baseline does not fail as badly \(first row 7\)' out.txt
+if grep -Eqi 'nanx|-nan' out.txt; then notok threeway-kl-no-nan-ratio "$(grep -Ei 'nanx|-nan' out.txt)"; else ok threeway-kl-no-nan-ratio; fi
+expect_exit threeway-control-excused 0 golden-diff --only 'ctl/*' --baseline 3w-base2.h5 3w-ref.h5 3w-cand2.h5
+expect_grep threeway-control-note 'min row cosine .*; excused: the baseline fails every such row too' out.txt
