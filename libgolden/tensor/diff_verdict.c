@@ -90,10 +90,16 @@ static void element_checks(const golden_diff_tensor *t, const golden_cmp_metrics
     if (m->int_diff > 0 && !(t->router_checked && t->router_ids)) {
         if (wt && m->first_int_diff >= 0)
             golden_diff_index_str(t, (uint64_t)m->first_int_diff, idx, sizeof idx);
+        bool tol = golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL &&
+                   (t->judge.atol > 0 || t->judge.rtol > 0);
+        char how[160] = "compared exactly";
+        if (tol)
+            snprintf(how, sizeof how, "by more than the declared atol %g + rtol %g * |reference|",
+                     t->judge.atol, t->judge.rtol);
         fail(&ck[CK_INT], EX_ELEM_NF, (double)m->int_diff, wt,
-             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " integer elements differ (compared "
-                             "exactly; first at %s: reference %s, candidate %s)", m->int_diff,
-                             m->count, idx, m->first_int_ref, m->first_int_cand));
+             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " integer elements differ (%s; first at "
+                             "%s: reference %s, candidate %s)", m->int_diff, m->count, how, idx,
+                             m->first_int_ref, m->first_int_cand));
     }
     if (m->new_nan + m->new_inf > 0) {
         if (wt && m->first_new_nonfinite >= 0)
@@ -113,9 +119,15 @@ static void element_checks(const golden_diff_tensor *t, const golden_cmp_metrics
     }
     if (golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints && m->mismatches > 0) {
         char where[512] = "";
-        if (wt && m->has_finite) {
-            golden_diff_index_str(t, m->max_abs_index, idx, sizeof idx);
-            snprintf(where, sizeof where, " (max_abs %.6g at %s)", m->max_abs, idx);
+        /* name the element that uses the most of its tolerance (outside it when > 1), never
+         * the max_abs element, which may be inside a larger rtol * |r| */
+        if (wt && m->has_finite && m->max_tol > 1) {
+            golden_diff_index_str(t, m->max_tol_index, idx, sizeof idx);
+            snprintf(where, sizeof where, " (worst at %s: %.4gx its tolerance; max_abs %.6g)", idx,
+                     m->max_tol, m->max_abs);
+        } else if (wt && m->first_class_diff >= 0) {
+            golden_diff_index_str(t, (uint64_t)m->first_class_diff, idx, sizeof idx);
+            snprintf(where, sizeof where, " (first at %s: a non-finite class differs)", idx);
         }
         fail(&ck[CK_KERNEL], EX_ELEM, m->max_tol, wt,
              golden_diff_fmt("%" PRIu64 " of %" PRIu64 " elements differ by more than atol %g + "

@@ -45,8 +45,10 @@ void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol)
     case GOLDEN_F16: *atol = 1e-5; *rtol = 1e-3; break;
     case GOLDEN_BF16: *atol = 1e-5; *rtol = 1.6e-2; break;
     /* torch.testing has no fp8 defaults: one step of the format's mantissa, as for bf16 */
-    case GOLDEN_FP8_E4M3FN: *atol = 1e-5; *rtol = 0.125; break;
-    case GOLDEN_FP8_E5M2: *atol = 1e-5; *rtol = 0.25; break;
+    /* ...and atol at least half the subnormal step (e4m3fn 2^-9, e5m2 2^-16), so a value
+     * rounded correctly into the format is within tolerance at any magnitude */
+    case GOLDEN_FP8_E4M3FN: *atol = 0x1p-10; *rtol = 0.125; break;
+    case GOLDEN_FP8_E5M2: *atol = 1e-5; *rtol = 0.25; break; /* 2^-17 < 1e-5 */
     default: *atol = 0; *rtol = 0; break;
     }
 }

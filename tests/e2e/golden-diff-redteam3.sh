@@ -132,3 +132,79 @@ expect_grep threeway-kl-reason 'KL\(softmax\(reference\) \|\| softmax\(candidate
 if grep -Eqi 'nanx|-nan' out.txt; then notok threeway-kl-no-nan-ratio "$(grep -Ei 'nanx|-nan' out.txt)"; else ok threeway-kl-no-nan-ratio; fi
 expect_exit threeway-control-excused 0 golden-diff --only 'ctl/*' --baseline 3w-base2.h5 3w-ref.h5 3w-cand2.h5
 expect_grep threeway-control-note 'min row cosine .*; excused: the baseline fails every such row too' out.txt
+
+# ---- issue 25: tolerances that mean what they say ----
+"$PYTHON" - <<'PY' || echo "not ok numpy-tolerances"
+import numpy as np
+rng = np.random.default_rng(77)
+# I: int8, candidate within 1 of the reference everywhere; int8 b: one element off by 2
+r = rng.integers(-100, 100, (16, 32)).astype(np.int8)
+c = (r + rng.integers(-1, 2, r.shape)).astype(np.int8)
+assert (c != r).any()
+c2 = c.copy(); c2[4, 9] = r[4, 9] + 2
+r.tofile("q.ref.raw"); c.tofile("q.cand.raw"); c2.tofile("q.cand2.raw")
+# F: e4m3fn correctly rounded (nearest even, numpy's own decode table), incl. subnormals
+def e4m3fn(code):
+    s, e, m = code >> 7, (code >> 3) & 15, code & 7
+    if e == 15 and m == 7:
+        return np.nan
+    v = m / 8 * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
+    return -v if s else v
+table = np.array([e4m3fn(k) for k in range(256)])
+ok = ~np.isnan(table)
+x = np.concatenate([rng.uniform(-448, 448, 200), rng.uniform(-0.02, 0.02, 200),
+                    [0.0009, -0.0009, 0.00097, 0.0029, 300.0, 0.5]]).astype(np.float32)
+codes = []
+for v in x.astype(np.float64):
+    d = np.where(ok, np.abs(table - v), np.inf)
+    best = np.flatnonzero(d == d.min())
+    best = [k for k in best if k & 1 == 0] or list(best)  # ties to even
+    codes.append(best[0])
+codes = np.array(codes, np.uint8)
+cv = table[codes]
+err = np.abs(cv - x.astype(np.float64))
+assert (err <= 2.0 ** -10 + 0.125 * np.abs(x)).all()            # new default: passes
+assert (err > 1e-5 + 0.125 * np.abs(x)).sum() > 0                # old atol 1e-5: failed
+x.astype("<f4").tofile("f8.ref.raw"); codes.tofile("f8.cand.raw")
+open("f8.n", "w").write("%d\n" % x.size)
+# R: the max_abs element is inside its tolerance; the mismatch is elsewhere
+r = np.full((4, 8), 0.5, np.float32); r[0, 0] = 1000.0; r[2, 5] = 0.01
+c = r.copy(); c[0, 0] = np.float32(1000.001); c[2, 5] = np.float32(0.0101)
+d = np.abs(c.astype(np.float64) - r); tol = 1e-5 + 1.3e-6 * np.abs(r.astype(np.float64))
+assert d[0, 0] <= tol[0, 0] and d[0, 0] == d.max() and d[2, 5] > tol[2, 5]
+assert (d > tol).sum() == 1
+r.astype("<f4").tofile("rs.ref.raw"); c.astype("<f4").tofile("rs.cand.raw")
+# L: logits [8, 50]: row 0 has bit-equal top logits at 3 and 10, the candidate picks 10;
+# row 1 (control, in another file) has a near tie 1 f32 step apart, flipped
+r = (rng.standard_normal((8, 50)) * 1.0).astype(np.float32)
+r[0, 3] = r[0, 10] = 5.0
+c = r.copy(); c[0, 10] = np.float32(5.0001)
+c2 = c.copy(); r2 = r.copy(); r2[1, 3] = 5.0; r2[1, 10] = np.nextafter(np.float32(5.0), np.float32(0))
+c2 = r2.copy(); c2[0, 10] = np.float32(5.0001); c2[1, 10] = np.float32(5.0001)
+assert np.argmax(r[0]) == 3 and np.argmax(c[0]) == 10 and np.argmax(c2[1]) == 10 and np.argmax(r2[1]) == 3
+r.astype("<f4").tofile("lg.ref.raw"); c.astype("<f4").tofile("lg.cand.raw")
+r2.astype("<f4").tofile("lg.ref2.raw"); c2.astype("<f4").tofile("lg.cand2.raw")
+PY
+make-golden q-ref.h5 'q/out:i8:16x32:file=q.ref.raw' 'rs/out:f32:4x8:file=rs.ref.raw' \
+    "f8/out:f32:$(cat f8.n):file=f8.ref.raw" 'logits:f32:8x50:file=lg.ref.raw' || echo "not ok make-q-ref"
+make-golden q-cand.h5 'q/out:i8:16x32:file=q.cand.raw' 'rs/out:f32:4x8:file=rs.cand.raw' \
+    "f8/out:fp8_e4m3fn:$(cat f8.n):file=f8.cand.raw" 'logits:f32:8x50:file=lg.cand.raw' || echo "not ok make-q-cand"
+make-golden q-cand2.h5 'q/out:i8:16x32:file=q.cand2.raw' || echo "not ok make-q-cand2"
+make-golden lg-ref2.h5 'logits:f32:8x50:file=lg.ref2.raw' || echo "not ok make-lg-ref2"
+make-golden lg-cand2.h5 'logits:f32:8x50:file=lg.cand2.raw' || echo "not ok make-lg-cand2"
+expect_exit int-undeclared-exact 1 golden-diff --only 'q/*' q-ref.h5 q-cand.h5
+expect_grep int-undeclared-reason 'integer elements differ \(compared exactly' out.txt
+printf 'schema: calculet-diff-policy/v1\ndtypes:\n  i8: {atol: 1}\n' > int-dtypes.yaml
+printf 'schema: calculet-diff-policy/v1\nrules:\n  - match: "q/*"\n    atol: 1\n' > int-rule.yaml
+expect_exit int-dtypes-atol 0 golden-diff --only 'q/*' --policy int-dtypes.yaml q-ref.h5 q-cand.h5
+expect_exit int-rule-atol 0 golden-diff --only 'q/*' --policy int-rule.yaml q-ref.h5 q-cand.h5
+expect_exit int-cli-atol 0 golden-diff --only 'q/*' --atol 1 q-ref.h5 q-cand.h5
+expect_exit int-atol-off-by-2 1 golden-diff --only 'q/*' --policy int-dtypes.yaml q-ref.h5 q-cand2.h5
+expect_grep int-atol-off-by-2-reason '1 of 512 integer elements differ \(by more than the declared atol 1 \+ rtol 0 \* \|reference\|; first at \[4, 9\]' out.txt
+printf 'schema: calculet-diff-policy/v1\nrules:\n  - match: "f8/*"\n    tier: kernel\n    compute_dtype: fp8_e4m3fn\n' > f8.yaml
+expect_exit fp8-rounded-passes 0 golden-diff --only 'f8/*' --policy f8.yaml q-ref.h5 q-cand.h5
+expect_exit reason-points-outside 1 golden-diff --only 'rs/*' --tier kernel q-ref.h5 q-cand.h5
+expect_grep reason-points-outside-index '1 of 32 elements differ .*\(worst at \[2, 5\]: ' out.txt
+expect_exit logits-exact-tie-not-flip 0 golden-diff --only logits q-ref.h5 q-cand.h5
+expect_exit logits-near-tie-flips 1 golden-diff lg-ref2.h5 lg-cand2.h5
+expect_grep logits-near-tie-flips-reason 'top1_match 0\.875 < 0\.999 \(1 of 8 rows flipped' out.txt
