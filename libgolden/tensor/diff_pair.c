@@ -319,7 +319,7 @@ static int pair_one(plan *p, size_t i, golden_error *err)
         golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         return -1;
     }
-    golden_policy_resolve(o->policy, ri->name, ri->dtype, ci->dtype, &t->judge);
+    golden_policy_resolve_rank(o->policy, ri->name, ri->dtype, ci->dtype, ri->rank, &t->judge);
     t->compared = same_shape(ri, ci);
     if (!t->compared)
         return 0;

@@ -332,7 +332,11 @@ static void take(double *dst, double v)
 }
 
 /* Built-in name patterns of the final outputs (case-insensitive), by the reference's kind. */
-static bool builtin_tier(const char *name, golden_dtype ref, golden_tier *t)
+/* Small parameter tensors judged element by element (issue 25): quantisation scales and
+ * zero points, biases, norm weights. */
+static const char *const kernel_names[] = {"*scale*", "*zero_point*", "*bias*", "*norm*weight*"};
+
+static bool builtin_tier(const char *name, golden_dtype ref, int rank, golden_tier *t)
 {
     /* router taps first: their ids would otherwise fall under *_ids (tokens) */
     if (fnmatch("*/router/topk_ids", name, FNM_CASEFOLD) == 0 ||
@@ -345,7 +349,14 @@ static bool builtin_tier(const char *name, golden_dtype ref, golden_tier *t)
             *t = GOLDEN_TIER_LOGITS;
             return true;
         }
-        return false;
+        /* a 1-D tensor, or a parameter-like name: the kernel tier, not waved through by a
+         * cosine over a few hundred values */
+        bool kernel = rank == 1;
+        for (size_t i = 0; !kernel && i < sizeof kernel_names / sizeof *kernel_names; i++)
+            kernel = fnmatch(kernel_names[i], name, FNM_CASEFOLD) == 0;
+        if (kernel)
+            *t = GOLDEN_TIER_KERNEL;
+        return kernel;
     }
     if (fnmatch("*tokens*", name, FNM_CASEFOLD) == 0 || fnmatch("*_ids", name, FNM_CASEFOLD) == 0) {
         *t = GOLDEN_TIER_TOKENS;
@@ -357,6 +368,12 @@ static bool builtin_tier(const char *name, golden_dtype ref, golden_tier *t)
 
 void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, golden_judge *out)
+{
+    golden_policy_resolve_rank(p, name, ref, cand, -1, out);
+}
+
+void golden_policy_resolve_rank(const golden_policy *p, const char *name, golden_dtype ref,
+                                golden_dtype cand, int rank, golden_judge *out)
 {
     (void)cand; /* the candidate's storage never loosens the tolerance */
     out->rule = -1;
@@ -388,7 +405,7 @@ void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtyp
             if (isnan(*lim_at(&lim, k)))
                 *lim_at(&lim, k) = *lim_at((golden_tier_limits *)&r->limits, k);
     }
-    if (!tier_set && !builtin_tier(name, ref, &out->tier))
+    if (!tier_set && !builtin_tier(name, ref, rank, &out->tier))
         out->tier = p->default_tier;
     if (p->force_tier)
         out->tier = p->forced;

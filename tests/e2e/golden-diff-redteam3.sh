@@ -208,3 +208,18 @@ expect_grep reason-points-outside-index '1 of 32 elements differ .*\(worst at \[
 expect_exit logits-exact-tie-not-flip 0 golden-diff --only logits q-ref.h5 q-cand.h5
 expect_exit logits-near-tie-flips 1 golden-diff lg-ref2.h5 lg-cand2.h5
 expect_grep logits-near-tie-flips-reason 'top1_match 0\.875 < 0\.999 \(1 of 8 rows flipped' out.txt
+
+# ---- issue 25: 1-D tensors and parameter names are judged element by element ----
+# one element of 4096 zeroed (a norm weight) or set to 2 (a scale; values in [0.5, 1.5]):
+# cosine > 0.9999 and rel_err < 0.02 passed the layer tier; at the kernel tier each is 1
+# mismatch, named
+make-golden p-ref.h5 'norm/weight:f32:4096:rand=5,0.5,1.5' 'layers/0/w_scale:f32:8x512:rand=6,0.5,1.5' \
+    'layers/0/mlp/bias:f32:64:rand=7,-1,1' 'layers/0/out:f32:8x512:rand=8,-1,1' || echo "not ok make-p-ref"
+make-golden p-cand.h5 'norm/weight:f32:4096:rand=5,0.5,1.5;set=1000,0' 'layers/0/w_scale:f32:8x512:rand=6,0.5,1.5;set=1000,2' \
+    'layers/0/mlp/bias:f32:64:rand=7,-1,1' 'layers/0/out:f32:8x512:rand=8,-1,1' || echo "not ok make-p-cand"
+expect_exit param-tensors-fail 1 golden-diff p-ref.h5 p-cand.h5
+expect_grep param-1d-kernel '^FAIL +kernel +norm/weight .*1 of 4096 elements differ .*\(worst at \[1000\]' out.txt
+expect_grep param-scale-kernel '^FAIL +kernel +layers/0/w_scale .*1 of 4096 elements differ .*\(worst at \[1, 488\]' out.txt
+expect_grep param-bias-kernel '^pass +kernel +layers/0/mlp/bias ' out.txt
+expect_grep param-2d-stays-layer '^pass +layer +layers/0/out ' out.txt
+expect_grep param-summary '^FAIL: 4 tensors compared, 2 passed, 2 failed' out.txt

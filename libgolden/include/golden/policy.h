@@ -8,6 +8,10 @@
 #include "golden/dtype.h"
 #include "golden/error.h"
 
+#ifndef GOLDEN_API
+#define GOLDEN_API __attribute__((visibility("default")))
+#endif
+
 #define GOLDEN_SCHEMA_DIFF_POLICY "calculet-diff-policy/v1"
 
 /* The thresholds a tier judges by. */
@@ -70,6 +74,12 @@ void golden_policy_override(golden_policy *p, double atol, double rtol, double e
  * candidate's. Then the command-line overrides. */
 void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, golden_judge *out);
+/* The same, knowing the reference's rank (-1 = unknown): a float tensor of rank 1, or named
+ * like a parameter ("*scale*", "*zero_point*", "*bias*", "*norm*weight*", case-insensitive),
+ * goes to the kernel tier unless a rule names its tier ("*logits*" and router taps first). */
+GOLDEN_API void golden_policy_resolve_rank(const golden_policy *p, const char *name,
+                                           golden_dtype ref, golden_dtype cand, int rank,
+                                           golden_judge *out);
 
 /* Rules of policy files (built-in name patterns not included), in the order they are tried. */
 size_t golden_policy_rule_count(const golden_policy *p);
