@@ -199,7 +199,13 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
     }
     if (t->router_checked) {
         put(&b, "router_rows", juint(t->router_rows));
-        if (t->router_ids) {
+        if (t->router_logits) {
+            put(&b, "router_rows_exact", juint(t->router_rows_exact));
+            put(&b, "router_tie_rows", juint(t->router_tie_rows));
+            put(&b, "router_first_divergence", json_integer(t->router_first_divergence));
+            put(&b, "router_experts", json_integer(t->router_experts));
+            put(&b, "router_top_k", t->router_top_k > 0 ? json_integer(t->router_top_k) : json_null());
+        } else if (t->router_ids) {
             put(&b, "router_rows_exact", juint(t->router_rows_exact));
             put(&b, "router_tie_rows", juint(t->router_tie_rows));
             put(&b, "router_duplicates", juint(t->router_duplicates));
@@ -456,7 +462,7 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
             fmt_num(cells[i][2], 64, t->compared && m->rows, m->top1_match);
             break;
         case GOLDEN_TIER_ROUTER:
-            if (t->router_checked && t->router_ids)
+            if (t->router_checked && (t->router_ids || t->router_logits))
                 snprintf(cells[i][2], 64, "%" PRIu64 "/%" PRIu64 " rows%s", t->router_rows_exact +
                          t->router_tie_rows, t->router_rows, t->router_tie_rows ? " (ties)" : "");
             else

@@ -25,6 +25,7 @@ typedef struct {
 struct golden_policy {
     golden_tier default_tier;
     bool norm_topk_prob;        /* router top-k weights must sum to 1 per row */
+    uint64_t router_top_k;      /* experts per token for router logits; 0 = from topk_ids */
     bool has_compute;
     golden_dtype compute;
     double eps;
@@ -201,6 +202,12 @@ static int apply(golden_policy *p, const json_t *root, const char *where,
                                      "%s#/norm_topk_prob", where);
         p->norm_topk_prob = json_is_true(v);
     }
+    if ((v = json_object_get(root, "router_top_k"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1)
+            return golden_fail_where(err, GOLDEN_EINVAL, "expected an integer >= 1",
+                                     "%s#/router_top_k", where);
+        p->router_top_k = (uint64_t)json_integer_value(v);
+    }
     if (get_num(root, "eps", &p->eps, where, "", err) ||
         get_dtype(root, &p->has_compute, &p->compute, where, "", err))
         return -1;
@@ -304,6 +311,11 @@ out:
     return rc;
 }
 
+uint64_t golden_policy_router_top_k(const golden_policy *p)
+{
+    return p->router_top_k;
+}
+
 bool golden_policy_norm_topk_prob(const golden_policy *p)
 {
     return p->norm_topk_prob;
@@ -338,8 +350,10 @@ static const char *const kernel_names[] = {"*scale*", "*zero_point*", "*bias*", 
 
 static bool builtin_tier(const char *name, golden_dtype ref, int rank, golden_tier *t)
 {
-    /* router taps first: their ids would otherwise fall under *_ids (tokens) */
+    /* router taps first: their ids would otherwise fall under *_ids (tokens), their logits
+     * under *logits* (a fixed top-5, not the model's experts per token) */
     if (fnmatch("*/router/topk_ids", name, FNM_CASEFOLD) == 0 ||
+        (golden_dtype_is_float(ref) && fnmatch("*/router/logits", name, FNM_CASEFOLD) == 0) ||
         fnmatch("*/router/topk_weights", name, FNM_CASEFOLD) == 0) {
         *t = GOLDEN_TIER_ROUTER;
         return true;
@@ -485,6 +499,8 @@ json_t *golden_policy_to_json(const golden_policy *p)
                                    json_string(golden_tier_name(p->default_tier)));
         bad |= set_num(root, "eps", p->eps);
         bad |= json_object_set_new(root, "norm_topk_prob", json_boolean(p->norm_topk_prob));
+        if (p->router_top_k)
+            bad |= json_object_set_new(root, "router_top_k", json_integer((json_int_t)p->router_top_k));
         if (p->has_compute)
             bad |= json_object_set_new(root, "compute_dtype",
                                        json_string(golden_dtype_name(p->compute)));

@@ -223,3 +223,42 @@ expect_grep param-scale-kernel '^FAIL +kernel +layers/0/w_scale .*1 of 4096 elem
 expect_grep param-bias-kernel '^pass +kernel +layers/0/mlp/bias ' out.txt
 expect_grep param-2d-stays-layer '^pass +layer +layers/0/out ' out.txt
 expect_grep param-summary '^FAIL: 4 tensors compared, 2 passed, 2 failed' out.txt
+
+# ---- issue 25: router logits are judged by the model's top-k, not a fixed top-5 ----
+"$PYTHON" - <<'PY' || echo "not ok numpy-router-logits"
+import numpy as np
+rng = np.random.default_rng(31)
+r = rng.standard_normal((32, 8)).astype(np.float32)
+def top(v, k):  # k largest, earlier index first among equals
+    return sorted(sorted(range(len(v)), key=lambda j: (-float(v[j]), j))[:k])
+# row 5: 2nd and 3rd largest 1.00 and 0.99; the candidate lifts the 3rd to 1.01
+o = np.argsort(-r[5], kind="stable"); r[5, o[0]] = 3.0; r[5, o[1]] = 1.0; r[5, o[2]] = np.float32(0.99)
+# row 7: 2nd and 3rd bit-equal (a tie); the candidate lifts the 3rd by one step
+o7 = np.argsort(-r[7], kind="stable"); r[7, o7[0]] = 3.0; r[7, o7[1]] = 1.0; r[7, o7[2]] = 1.0
+loser = max(o7[1], o7[2])  # of the tied pair, the reference selects the earlier index
+c = r.copy(); c[5, o[2]] = np.float32(1.01); c[7, loser] = np.nextafter(np.float32(1.0), np.float32(2))
+assert top(r[5], 2) != top(c[5], 2) and top(r[7], 2) != top(c[7], 2)
+assert sum(top(r[i], 2) != top(c[i], 2) for i in range(32)) == 2
+assert all(np.argmax(r[i]) == np.argmax(c[i]) for i in range(32))     # top-1 never flips
+assert all(set(top(r[i], 5)) == set(top(c[i], 5)) for i in range(32))  # nor the top-5 set
+ids = np.array([sorted(range(8), key=lambda j: (-float(r[i, j]), j))[:2] for i in range(32)], np.int32)
+r.astype("<f4").tofile("rl.ref.raw"); c.astype("<f4").tofile("rl.cand.raw"); ids.astype("<i4").tofile("rl.ids.raw")
+fmt = lambda v: "[" + ", ".join(str(j) for j in sorted(range(8), key=lambda j: (-float(v[j]), j))[:2]) + "]"
+open("rl.row5.txt", "w").write("reference %s, candidate %s\n" % (fmt(r[5]), fmt(c[5])))
+PY
+make-golden rl-ref.h5 'layers/0/router/logits:f32:32x8:file=rl.ref.raw' 'layers/0/router/topk_ids:i32:32x2:file=rl.ids.raw' || echo "not ok make-rl-ref"
+make-golden rl-cand.h5 'layers/0/router/logits:f32:32x8:file=rl.cand.raw' 'layers/0/router/topk_ids:i32:32x2:file=rl.ids.raw' || echo "not ok make-rl-cand"
+make-golden rl-ref1.h5 'layers/0/router/logits:f32:32x8:file=rl.ref.raw' || echo "not ok make-rl-ref1"
+make-golden rl-cand1.h5 'layers/0/router/logits:f32:32x8:file=rl.cand.raw' || echo "not ok make-rl-cand1"
+row5=$(sed 's/\[/\\[/g; s/\]/\\]/g' rl.row5.txt)
+expect_exit router-logits-topk-fails 1 golden-diff --json rl.json rl-ref.h5 rl-cand.h5
+expect_grep router-logits-tier '^FAIL +router +layers/0/router/logits ' out.txt
+expect_grep router-logits-reason "1 of 32 router logits rows select another top-2 set of experts; first at row 5: $row5" out.txt
+expect_grep router-logits-tie-note '1 router logits rows select another top-2 set only among experts whose reference logits are equal \(a tie\); first at row 7' out.txt
+flat rl.json > rl.json.flat
+expect_grep router-logits-json '"router_rows_exact":30,"router_tie_rows":1,"router_first_divergence":5,"router_experts":8,"router_top_k":2' rl.json.flat
+printf 'schema: calculet-diff-policy/v1\nrouter_top_k: 2\n' > rk.yaml
+expect_exit router-logits-policy-k 1 golden-diff --policy rk.yaml rl-ref1.h5 rl-cand1.h5
+expect_grep router-logits-policy-k-reason '1 of 32 router logits rows select another top-2 set' out.txt
+expect_exit router-logits-unknown-k 1 golden-diff rl-ref1.h5 rl-ref1.h5
+expect_grep router-logits-unknown-k-reason 'the number of experts per token is unknown' out.txt

@@ -84,6 +84,11 @@ typedef struct {
     int64_t router_experts;         /* from the reference's router/logits, -1 unknown */
     char **router_reasons, **router_notes;
     size_t n_router_reasons, n_router_notes;
+    /* router logits (names ending in /router/logits): top-k selections per row, k experts per token
+     * (router_top_k; -1 unknown); router_rows_exact, router_tie_rows and
+     * router_first_divergence count them as for ids */
+    bool router_logits;
+    int64_t router_top_k;
 } golden_diff_tensor;
 
 typedef struct {

@@ -3,6 +3,7 @@
 #ifndef GOLDEN_POLICY_H
 #define GOLDEN_POLICY_H
 #include <stdbool.h>
+#include <stdint.h>
 #include <jansson.h>
 #include "golden/compare.h"
 #include "golden/dtype.h"
@@ -60,6 +61,9 @@ void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol);
 
 /* Whether router top-k weights should sum to 1 per row (norm_topk_prob; default true). */
 bool golden_policy_norm_topk_prob(const golden_policy *p);
+/* Experts per token for router logits (policy router_top_k); 0 when not set (then the
+ * reference's sibling topk_ids width is used). */
+GOLDEN_API uint64_t golden_policy_router_top_k(const golden_policy *p);
 
 /* Command-line overrides, applied to every tensor after the rules (NaN = leave as is). */
 void golden_policy_force_tier(golden_policy *p, golden_tier t);
