@@ -262,3 +262,37 @@ expect_exit router-logits-policy-k 1 golden-diff --policy rk.yaml rl-ref1.h5 rl-
 expect_grep router-logits-policy-k-reason '1 of 32 router logits rows select another top-2 set' out.txt
 expect_exit router-logits-unknown-k 1 golden-diff rl-ref1.h5 rl-ref1.h5
 expect_grep router-logits-unknown-k-reason 'the number of experts per token is unknown' out.txt
+
+# ---- issue 25: a golden that keeps its data elsewhere is refused ----
+cp st.h5 ext.h5; cp st.h5 vds.h5
+"$PYTHON" - <<'PY' || echo "not ok make-external"
+import h5py, numpy as np
+def rebuild(path, make):
+    with h5py.File(path, "r+") as f:
+        old = f["layers/0/out"]
+        data = old[...]
+        attrs = [(k, old.attrs[k], old.attrs.get_id(k).dtype) for k in old.attrs]
+        del f["layers/0/out"]
+        d = make(f, data)
+        for k, v, t in attrs:
+            d.attrs.create(k, v, dtype=t)
+def external(f, data):
+    d = f["layers/0"].create_dataset("out", shape=data.shape, dtype="<f4",
+                                     external=[("ext.raw", 0, data.nbytes)])
+    d[...] = data
+    return d
+def virtual(f, data):
+    f.create_dataset("src", data=data)
+    lay = h5py.VirtualLayout(shape=data.shape, dtype="<f4")
+    lay[...] = h5py.VirtualSource(f["src"])
+    return f["layers/0"].create_virtual_dataset("out", lay)
+rebuild("ext.h5", external)
+rebuild("vds.h5", virtual)
+PY
+expect_exit external-refused 2 golden-diff ext.h5 st.h5
+expect_grep external-refused-why '^golden-diff: ext\.h5:layers/0/out: the dataset keeps its data in an external raw file: a golden must hold its data itself' err.txt
+expect_lines external-refused-one-line 1 err.txt
+expect_exit external-candidate-refused 2 golden-diff st.h5 ext.h5
+expect_exit virtual-refused 2 golden-diff vds.h5 st.h5
+expect_grep virtual-refused-why 'vds\.h5:layers/0/out: a virtual dataset' err.txt
+expect_lines virtual-refused-one-line 1 err.txt
