@@ -374,6 +374,37 @@ static int pair_one(plan *p, size_t i, golden_error *err)
     return 0;
 }
 
+/* Which reference tensors missing from the candidate are allowed to be: named by a glob of
+ * --allow-missing-in-candidate (a logits or tokens tensor only by its exact name, never by a
+ * wildcard), or by the older allow_missing (never logits or tokens). Tensors only in the
+ * candidate are not judged and never fail the run. */
+static int allow_missing(const golden_diff_opts *o, golden_reader *ref, golden_diff_result *r,
+                         golden_error *err)
+{
+    r->missing_cand_allowed = calloc(r->n_missing_cand ? r->n_missing_cand : 1, 1);
+    if (!r->missing_cand_allowed)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    r->n_missing_cand_allowed = 0;
+    for (size_t i = 0; i < r->n_missing_cand; i++) {
+        const char *name = r->missing_in_candidate[i];
+        long k = golden_reader_find(ref, name);
+        const golden_tensor_info *ti = k >= 0 ? golden_reader_tensor(ref, (size_t)k) : NULL;
+        golden_judge j;
+        j.tier = GOLDEN_TIER_LAYER;
+        if (ti)
+            golden_policy_resolve_rank(o->policy, name, ti->dtype, ti->dtype, ti->rank, &j);
+        bool output = j.tier == GOLDEN_TIER_LOGITS || j.tier == GOLDEN_TIER_TOKENS;
+        bool ok = o->allow_missing && !output;
+        for (size_t g = 0; !ok && g < o->n_allow_missing_in_candidate; g++) {
+            const char *glob = o->allow_missing_in_candidate[g];
+            ok = output ? strcmp(glob, name) == 0 : fnmatch(glob, name, 0) == 0;
+        }
+        r->missing_cand_allowed[i] = ok;
+        r->n_missing_cand_allowed += ok;
+    }
+    return 0;
+}
+
 int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_error *err)
 {
     golden_reader *ref = NULL, *cand = NULL, *base = NULL;
@@ -471,8 +502,10 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             r->failed++;
     }
     r->empty = r->n == 0;
+    if (allow_missing(o, ref, r, err) != 0)
+        goto out;
     r->pass = r->failed == 0 && (!r->empty || o->allow_empty) &&
-              (o->allow_missing || (r->n_missing_cand == 0 && r->n_missing_ref == 0));
+              r->n_missing_cand_allowed == r->n_missing_cand;
     rc = 0;
 out:
     free(jobs);
@@ -512,6 +545,7 @@ void golden_diff_free(golden_diff_result *r)
     free(r->tensors);
     golden_diff_free_strs(r->missing_in_candidate, r->n_missing_cand);
     golden_diff_free_strs(r->missing_in_reference, r->n_missing_ref);
+    free(r->missing_cand_allowed);
     golden_diff_free_strs(r->missing_in_baseline, r->n_missing_base);
     free(r->reference);
     free(r->candidate);

@@ -332,6 +332,11 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
         if (r->baseline)
             put(&s, "missing_in_baseline", jstrs(r->missing_in_baseline, r->n_missing_base));
         put(&s, "allow_missing", json_boolean(r->allow_missing));
+        json_t *al = json_array();
+        for (size_t i = 0; al && i < r->n_missing_cand; i++)
+            if (r->missing_cand_allowed && r->missing_cand_allowed[i])
+                json_array_append_new(al, json_string(r->missing_in_candidate[i]));
+        put(&s, "missing_in_candidate_allowed", al);
         put(&s, "allow_empty", json_boolean(r->allow_empty));
         put(&s, "hashes", json_string(r->trust_hashes
                                           ? "trusted: stored sha256 not checked (--trust-hashes)"
@@ -396,14 +401,15 @@ int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
                                        t->n_reasons ? t->reasons[0] : NULL,
                                        t->n_reasons ? details[k] : NULL, t->seconds};
     }
-    for (size_t i = 0; i < r->n_missing_cand; i++, k++)
-        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_candidate[i],
-                                       !r->allow_missing, r->allow_missing,
-                                       "missing in the candidate", NULL, 0};
+    for (size_t i = 0; i < r->n_missing_cand; i++, k++) {
+        bool ok = r->missing_cand_allowed && r->missing_cand_allowed[i];
+        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_candidate[i], !ok, ok,
+                                       ok ? "missing in the candidate (allowed)"
+                                          : "missing in the candidate", NULL, 0};
+    }
     for (size_t i = 0; i < r->n_missing_ref; i++, k++)
-        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_reference[i],
-                                       !r->allow_missing, r->allow_missing,
-                                       "missing in the reference", NULL, 0};
+        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_reference[i], false,
+                                       true, "only in the candidate: not judged", NULL, 0};
     rc = golden_junit_write(path, force, "golden-diff", cases, n, err);
 out:
     for (size_t i = 0; classes && details && i < r->n; i++) {
@@ -513,14 +519,15 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
         for (size_t j = t->n_reasons ? 0 : 1; j < t->n_notes; j++)
             fprintf(f, "%*s%s\n", indent, "", t->notes[j]);
     }
-    const char *mc = golden_color(color, r->allow_missing ? "yellow" : "red");
-    for (size_t i = 0; i < r->n_missing_cand; i++)
-        fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the candidate\n", mc, w[0],
-                r->allow_missing ? "missing" : "FAIL", reset, w[1], "-", w[2],
-                r->missing_in_candidate[i]);
+    for (size_t i = 0; i < r->n_missing_cand; i++) {
+        bool ok = r->missing_cand_allowed && r->missing_cand_allowed[i];
+        fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the candidate%s\n",
+                golden_color(color, ok ? "yellow" : "red"), w[0], ok ? "missing" : "FAIL", reset,
+                w[1], "-", w[2], r->missing_in_candidate[i], ok ? " (allowed)" : "");
+    }
     for (size_t i = 0; i < r->n_missing_ref; i++)
-        fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the reference\n", mc, w[0],
-                r->allow_missing ? "missing" : "FAIL", reset, w[1], "-", w[2],
+        fprintf(f, "%s%-*s%s  %-*s  %-*s  only in the candidate: not judged\n",
+                golden_color(color, "yellow"), w[0], "-", reset, w[1], "-", w[2],
                 r->missing_in_reference[i]);
     fprintf(f, "%s%s%s: %zu tensors compared, %zu passed, %zu failed", bold,
             r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);
@@ -529,9 +536,11 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
     if (r->empty)
         fprintf(f, r->allow_empty ? " (nothing compared; allowed by --allow-empty)"
                                   : " (nothing compared is not a pass; --allow-empty accepts it)");
-    if (r->n_missing_cand || r->n_missing_ref)
-        fprintf(f, ", %zu missing in the candidate, %zu missing in the reference%s",
-                r->n_missing_cand, r->n_missing_ref, r->allow_missing ? " (allowed)" : "");
+    if (r->n_missing_cand)
+        fprintf(f, ", %zu missing in the candidate (%zu allowed)", r->n_missing_cand,
+                r->n_missing_cand_allowed);
+    if (r->n_missing_ref)
+        fprintf(f, ", %zu only in the candidate (not judged)", r->n_missing_ref);
     if (r->baseline && r->n_missing_base)
         fprintf(f, ", %zu missing in the baseline", r->n_missing_base);
     fputc('\n', f);

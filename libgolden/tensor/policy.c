@@ -3,6 +3,8 @@
 #include "golden/policy.h"
 
 #include <fnmatch.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -565,4 +567,99 @@ json_t *golden_policy_overrides_json(const golden_policy *p)
         return NULL;
     }
     return o;
+}
+
+/* The source of one field for golden_policy_explain. */
+static void explain_src(FILE *f, const policy_rule *r)
+{
+    fprintf(f, "rule \"%s\"%s%s%s", r->match, r->where ? " (" : "", r->where ? r->where : "",
+            r->where ? ")" : "");
+}
+
+static void explain_num(FILE *f, const char *field, double v, const policy_rule *r,
+                        const char *otherwise)
+{
+    fprintf(f, "  %-20s %-12.6g ", field, v);
+    if (r)
+        explain_src(f, r);
+    else
+        fputs(otherwise, f);
+    fputc('\n', f);
+}
+
+/* The first matching rule that sets a number field (offset into policy_rule), or NULL. */
+static const policy_rule *first_setting(const golden_policy *p, const char *name, size_t off)
+{
+    for (size_t i = 0; i < p->n_rules; i++) {
+        const policy_rule *r = &p->rules[i];
+        double v;
+        memcpy(&v, (const char *)r + off, sizeof v);
+        if (!isnan(v) && fnmatch(r->match, name, 0) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+char *golden_policy_explain(const golden_policy *p, const char *name, golden_dtype ref,
+                            golden_dtype cand, int rank)
+{
+    golden_judge j;
+    golden_policy_resolve_rank(p, name, ref, cand, rank, &j);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%s (reference %s, rank %d): each field and where it came from\n", name,
+            golden_dtype_name(ref), rank);
+    const policy_rule *tr = NULL, *cr = NULL;
+    for (size_t i = 0; i < p->n_rules; i++) {
+        const policy_rule *r = &p->rules[i];
+        if (fnmatch(r->match, name, 0) != 0)
+            continue;
+        if (!tr && r->has_tier)
+            tr = r;
+        if (!cr && r->has_compute)
+            cr = r;
+    }
+    golden_tier bt;
+    fprintf(f, "  %-20s %-12s ", "tier", golden_tier_name(j.tier));
+    if (p->force_tier)
+        fputs("--tier", f);
+    else if (tr)
+        explain_src(f, tr);
+    else if (builtin_tier(name, ref, rank, &bt))
+        fputs("built-in name and type patterns (docs/golden-diff.md)", f);
+    else
+        fputs("default_tier", f);
+    fprintf(f, "\n  %-20s %-12s ", "compute_dtype", golden_dtype_name(j.tol_dtype));
+    if (cr)
+        explain_src(f, cr);
+    else
+        fputs(p->has_compute ? "policy compute_dtype" : "the reference's dtype", f);
+    fputc('\n', f);
+    char table[96];
+    snprintf(table, sizeof table, "dtype table (%s)", golden_dtype_name(j.tol_dtype));
+    const policy_rule *ar = first_setting(p, name, offsetof(policy_rule, atol)),
+                      *rr = first_setting(p, name, offsetof(policy_rule, rtol)),
+                      *er = first_setting(p, name, offsetof(policy_rule, eps));
+    explain_num(f, "atol", j.atol, isnan(p->o_atol) ? ar : NULL, isnan(p->o_atol) ? table : "--atol");
+    explain_num(f, "rtol", j.rtol, isnan(p->o_rtol) ? rr : NULL, isnan(p->o_rtol) ? table : "--rtol");
+    explain_num(f, "eps", j.eps, isnan(p->o_eps) ? er : NULL, isnan(p->o_eps) ? "policy eps" : "--eps");
+    char tt[96];
+    snprintf(tt, sizeof tt, "tier table (%s)", golden_tier_name(j.tier));
+    for (int k = 0; k < GOLDEN_LIMITS_N; k++) {
+        size_t off = offsetof(policy_rule, limits) + (size_t)k * sizeof(double);
+        double v = *lim_at(&j.limits, k);
+        if (isnan(v) && k == 3) {
+            fprintf(f, "  %-20s %-12s %s\n", limit_names[k], "one step", tt);
+            continue;
+        }
+        explain_num(f, limit_names[k], v, first_setting(p, name, off), tt);
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }

@@ -296,3 +296,18 @@ expect_exit external-candidate-refused 2 golden-diff st.h5 ext.h5
 expect_exit virtual-refused 2 golden-diff vds.h5 st.h5
 expect_grep virtual-refused-why 'vds\.h5:layers/0/out: a virtual dataset' err.txt
 expect_lines virtual-refused-one-line 1 err.txt
+
+# ---- issue 25: overlapping rules merge field by field; --explain says which rule set each ----
+make-golden ex.h5 'layers/0/out:f32:8x16:rand=1,-1,1' 'logits:f32:4x16:rand=2,-5,5' || echo "not ok make-ex"
+printf 'schema: calculet-diff-policy/v1\nrules:\n  - match: "layers/*"\n    cosine_min: 0.9999\n    rtol: 0.001\n  - match: "layers/0/*"\n    tier: kernel\n    atol: 0.5\n    cosine_min: 0.99\n' > ex.yaml
+expect_exit explain 0 golden-diff --policy ex.yaml --explain layers/0/out ex.h5 ex.h5
+expect_grep explain-tier '^  tier +kernel +rule "layers/0/\*" \(ex\.yaml:6:5\)$' out.txt
+expect_grep explain-atol '^  atol +0\.5 +rule "layers/0/\*" \(ex\.yaml:6:5\)$' out.txt
+expect_grep explain-rtol '^  rtol +0\.001 +rule "layers/\*" \(ex\.yaml:3:5\)$' out.txt
+expect_grep explain-cosine-first-rule-wins '^  cosine_min +0\.9999 +rule "layers/\*" \(ex\.yaml:3:5\)$' out.txt
+expect_grep explain-eps '^  eps +1e-06 +policy eps$' out.txt
+expect_exit explain-cli 0 golden-diff --explain logits --atol 2 ex.h5 ex.h5
+expect_grep explain-cli-atol '^  atol +2 +--atol$' out.txt
+expect_grep explain-builtin '^  tier +logits +built-in name and type patterns' out.txt
+expect_exit explain-unknown 2 golden-diff --explain nope ex.h5 ex.h5
+expect_grep explain-unknown-why 'ex\.h5: no tensor "nope" to explain' err.txt

@@ -39,6 +39,13 @@ typedef struct {
     /* count the |c - r| histogram of every compared pair (golden_cmp_setup.histogram; the
      * candidate side only). Off (a zeroed or older caller's struct): not counted. */
     bool histogram;
+    /* reference tensors that may be missing from the candidate: globs on reference names
+     * (--allow-missing-in-candidate). A tensor at the logits or tokens tier is allowed only
+     * by a glob that is its exact name. allow_missing (above, for older library callers)
+     * allows every other missing tensor. Tensors only in the candidate never fail the run:
+     * they are listed as not judged. */
+    const char *const *allow_missing_in_candidate;
+    size_t n_allow_missing_in_candidate;
 } golden_diff_opts;
 
 typedef struct {
@@ -105,6 +112,8 @@ typedef struct {
     bool pass;                      /* the run's verdict */
     json_t *policy;                 /* the policy in effect */
     json_t *overrides;              /* the command line's tier/atol/rtol/eps */
+    bool *missing_cand_allowed;     /* per missing_in_candidate: allowed to be missing */
+    size_t n_missing_cand_allowed;
 } golden_diff_result;
 
 /* Compare. Returns 0 with *out set (whatever the verdict), or -1 when the files cannot be

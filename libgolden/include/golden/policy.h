@@ -85,6 +85,10 @@ GOLDEN_API void golden_policy_resolve_rank(const golden_policy *p, const char *n
                                            golden_dtype ref, golden_dtype cand, int rank,
                                            golden_judge *out);
 
+/* Which rule, table or option set each field of the judge of one tensor (golden-diff
+ * --explain): one line a field, "FIELD VALUE SOURCE". Allocated; NULL on ENOMEM. */
+GOLDEN_API char *golden_policy_explain(const golden_policy *p, const char *name,
+                                       golden_dtype ref, golden_dtype cand, int rank);
 /* Rules of policy files (built-in name patterns not included), in the order they are tried. */
 size_t golden_policy_rule_count(const golden_policy *p);
 /* Rule i: its glob, its place ("file:line:col") and whether it may match nothing. */
