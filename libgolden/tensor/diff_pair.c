@@ -320,6 +320,8 @@ static int pair_one(plan *p, size_t i, golden_error *err)
         return -1;
     }
     golden_policy_resolve_rank(o->policy, ri->name, ri->dtype, ci->dtype, ri->rank, &t->judge);
+    double mx = fmax(fabs(ri->min), fabs(ri->max));
+    t->ref_max_abs = isfinite(mx) ? mx : 0;
     t->compared = same_shape(ri, ci);
     if (!t->compared)
         return 0;
@@ -355,6 +357,15 @@ static int pair_one(plan *p, size_t i, golden_error *err)
     }
     if (plan_rows(o, ri, t, j, chunk, err) != 0)
         return -1;
+    if (diff_cols_wanted(j)) {
+        uint64_t rows = j->count / j->setup.row_len;
+        j->cols = calloc(diff_cols_size(j), sizeof *j->cols);
+        j->row_sums = rows <= DIFF_PROB_MAX_ROWS ? calloc(3 * (size_t)rows, sizeof *j->row_sums) : NULL;
+        if (!j->cols || (rows <= DIFF_PROB_MAX_ROWS && !j->row_sums)) {
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+            return -1;
+        }
+    }
     j->n_chunks = (size_t)((j->count + j->chunk - 1) / j->chunk);
     j->hash = !o->trust_hashes;
     j->first_item = p->n_items;
@@ -411,7 +422,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     named *cn = NULL, *bn = NULL;
     size_t ncn = 0, nbn = 0;
     golden_diff_job *jobs = NULL;
-    size_t n_jobs = 0;
+    size_t n_jobs = 0, n_alloc = 0;
     golden_diff_result *r = calloc(1, sizeof *r);
     int rc = -1;
     if (!r)
@@ -448,6 +459,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     size_t nref = golden_reader_count(ref);
     r->tensors = calloc(nref ? nref : 1, sizeof *r->tensors);
     jobs = calloc(nref ? nref : 1, sizeof *jobs);
+    n_alloc = jobs ? nref : 0;
     if (!r->tensors || !jobs) {
         golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
@@ -483,6 +495,10 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             golden_cmp_finish(&j->bsetup, &j->ball, &j->t->bm);
             j->t->baseline_same_data = !j->base_differs;
         }
+        if (j->cols && diff_cols_finish(j) != 0) {
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+            goto out;
+        }
     }
     if (same_baseline(o, jobs, n_jobs, err) || hash_empty(ref, cand, base, jobs, n_jobs, err) ||
         check_stats(ref, cand, base, jobs, n_jobs, err))
@@ -508,6 +524,10 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
               r->n_missing_cand_allowed == r->n_missing_cand;
     rc = 0;
 out:
+    for (size_t k = 0; jobs && k < n_alloc; k++) {
+        free(jobs[k].cols);
+        free(jobs[k].row_sums);
+    }
     free(jobs);
     free_named(cn, ncn);
     free_named(bn, nbn);
@@ -541,6 +561,7 @@ void golden_diff_free(golden_diff_result *r)
         free(t->brow_value);
         free(t->row_flags);
         free(t->brow_flags);
+        free(t->col_cos); /* col_rel, bcol_cos, bcol_rel share its block */
     }
     free(r->tensors);
     golden_diff_free_strs(r->missing_in_candidate, r->n_missing_cand);

@@ -15,6 +15,7 @@ typedef struct {
     golden_cmp_acc acc, bacc;
     double secs;
     bool base_differs;
+    long double *cols;              /* this chunk's channel sums, or NULL */
 } done_item;
 
 typedef struct {
@@ -58,6 +59,9 @@ static void merge_ready(pass_ctx *p)
             j->base_differs |= d->base_differs;
         }
         j->t->seconds += d->secs;
+        if (d->cols)
+            diff_cols_merge(j, d->cols);
+        free(d->cols);
         free(d);
         p->pending[p->frontier] = NULL;
         p->frontier++;
@@ -142,6 +146,15 @@ static int run_item(void *arg, size_t item, int worker, golden_error *err)
     }
     golden_cmp_acc_init(&d->acc, first);
     d->base_differs = false;
+    d->cols = NULL;
+    if (j->cols) {
+        if (!(d->cols = malloc(diff_cols_size(j) * sizeof *d->cols))) {
+            free(d);
+            fail_all(p);
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        }
+        diff_cols_chunk(j, rb, cb, bb, first, n, d->cols);
+    }
     if (j->with_base) {
         golden_cmp_acc_init(&d->bacc, first);
         golden_cmp_add_raw3(&j->setup, &j->bsetup, &d->acc, &d->bacc,
@@ -158,6 +171,7 @@ static int run_item(void *arg, size_t item, int worker, golden_error *err)
         for (int side = 0; side < (j->with_base ? 3 : 2); side++)
             if (hash_chunk(p, j, side, k, bufs[side], (size_t)n, dts[side], p->scratch[worker],
                            err) != GOLDEN_OK) {
+                free(d->cols);
                 free(d);
                 fail_all(p);
                 return GOLDEN_ERR;
@@ -235,8 +249,11 @@ int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *bas
 oom:
     golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory for chunk buffers");
 out:
-    for (size_t i = 0; p.pending && i < n_items; i++)
+    for (size_t i = 0; p.pending && i < n_items; i++) {
+        if (p.pending[i])
+            free(p.pending[i]->cols);
         free(p.pending[i]);
+    }
     free(p.pending);
     for (int w = 0; p.bufs && w < 3 * nt; w++)
         free(p.bufs[w]);

@@ -197,6 +197,19 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
         }
         put(&b, "flips", fl);
     }
+    if (t->probability) {
+        put(&b, "probability", json_true());
+        put(&b, "probability_sum_tol", golden_json_real(t->prob_sum_tol));
+        put(&b, "probability_bad_rows", juint(t->prob_bad_rows));
+    }
+    if (t->n_cols) { /* the channel axis (issue 25) */
+        put(&b, "columns", juint(t->n_cols));
+        put(&b, "columns_judged", juint(t->cols_judged));
+        put(&b, "min_column_cosine", golden_json_real(t->min_col_cosine));
+        put(&b, "min_column_cosine_column", t->cols_judged ? juint(t->min_col_cosine_col) : json_null());
+        put(&b, "max_column_rel_err", golden_json_real(t->max_col_rel_err));
+        put(&b, "max_column_rel_err_column", t->cols_judged ? juint(t->max_col_rel_err_col) : json_null());
+    }
     if (t->router_checked) {
         put(&b, "router_rows", juint(t->router_rows));
         if (t->router_logits) {

@@ -25,7 +25,8 @@ typedef struct {
 
 enum {
     CK_HASH, CK_CLASS, CK_TOKENS_TYPE, CK_NOREF, CK_INT, CK_NONFINITE, CK_CLASSDIFF, CK_KERNEL, CK_ZERO,
-    CK_COSINE, CK_RELERR, CK_NORM, CK_ROWCOS, CK_TOP1, CK_TOP5, CK_KL, CK_LSM, CK_TOKENS, CK_N
+    CK_COSINE, CK_RELERR, CK_NORM, CK_ROWCOS, CK_COLCOS, CK_COLREL, CK_TOP1, CK_TOP5, CK_KL, CK_LSM,
+    CK_TOKENS, CK_PROB, CK_ATOL, CK_N
 };
 
 static bool is_float(golden_dtype t)
@@ -173,6 +174,41 @@ static void layer_checks(const golden_diff_tensor *t, const golden_cmp_metrics *
     }
 }
 
+/* Channel axis: every column's cosine and rel_err (diff_cols.c), the first failing column
+ * named. On the candidate's metrics only (the baseline's columns excuse, see cols_unshared). */
+static void column_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, check *ck,
+                          bool wt)
+{
+    const golden_tier_limits *l = &t->judge.limits;
+    if (m != &t->m || !t->n_cols || !t->cols_judged || m->zero_ref)
+        return;
+    uint64_t bad_cos = 0, bad_rel = 0, first_cos = 0, first_rel = 0;
+    for (uint64_t k = 0; k < t->n_cols; k++) {
+        if (isnan(t->col_cos[k]))
+            continue;
+        if (!(t->col_cos[k] >= l->row_cosine_min) && bad_cos++ == 0)
+            first_cos = k;
+        if (!(t->col_rel[k] <= l->rel_err_max) && bad_rel++ == 0)
+            first_rel = k;
+    }
+    char tail[200];
+    if (bad_cos) {
+        snprintf(tail, sizeof tail, " (%" PRIu64 " of %" PRIu64 " columns, channels of the last "
+                 "axis over %" PRIu64 " rows; first column %" PRIu64 ", worst %" PRIu64 ")",
+                 bad_cos, t->n_cols, t->col_rows, first_cos, t->min_col_cosine_col);
+        fail(&ck[CK_COLCOS], EX_ROWS, 1.0 - t->min_col_cosine, wt,
+             cmp_text("min column cosine", t->min_col_cosine, "<", l->row_cosine_min, tail));
+    }
+    if (bad_rel) {
+        snprintf(tail, sizeof tail, " (%" PRIu64 " of %" PRIu64 " columns over %" PRIu64
+                 " rows; first column %" PRIu64 ", worst %" PRIu64 ")", bad_rel, t->n_cols,
+                 t->col_rows, first_rel, t->max_col_rel_err_col);
+        fail(&ck[CK_COLREL], EX_ROWS, t->max_col_rel_err, wt,
+             cmp_text("max column rel_err ||c_j - r_j|| / ||r_j||", t->max_col_rel_err, ">",
+                      l->rel_err_max, tail));
+    }
+}
+
 static void logits_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, check *ck,
                           bool wt)
 {
@@ -219,10 +255,29 @@ static int run_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, 
     memset(ck, 0, CK_N * sizeof *ck);
     structural_checks(t, m, dc, ck, wt);
     element_checks(t, m, ck, wt);
-    if (golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER)
+    if (golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER) {
         layer_checks(t, m, ck, wt);
+        if (m->has_finite)
+            column_checks(t, m, ck, wt);
+    }
     if (t->judge.tier == GOLDEN_TIER_LOGITS)
         logits_checks(t, m, ck, wt);
+    if (m == &t->m && t->probability && t->prob_bad_rows)
+        fail(&ck[CK_PROB], EX_NEVER, 0, wt,
+             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " candidate rows do not sum to 1 within "
+                             "%.3g (a probability tensor: every reference row is >= 0 and sums "
+                             "to 1); first row %" PRIu64 ", which sums to %.9g", t->prob_bad_rows,
+                             m->count / (t->n_cols ? t->n_cols : 1), t->prob_sum_tol,
+                             t->prob_first_bad_row, t->prob_first_bad_sum));
+    /* an absolute tolerance above every value it judges passes anything of that size */
+    if (m == &t->m && golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints &&
+        is_float(t->dtype_ref) && t->ref_max_abs > 0 && t->judge.atol >= t->ref_max_abs &&
+        m->has_finite && m->max_abs > 0) /* an identical candidate needs no tolerance */
+        fail(&ck[CK_ATOL], EX_NEVER, 0, wt,
+             golden_diff_fmt("atol %g is not below the largest reference value (max |r| %.6g): "
+                             "an absolute tolerance larger than the values it judges passes any "
+                             "candidate of their size; set a smaller atol or judge relatively",
+                             t->judge.atol, t->ref_max_abs));
     if (t->judge.tier == GOLDEN_TIER_TOKENS && m->sequences_exact < m->sequences) {
         uint64_t bad = m->sequences - m->sequences_exact;
         fail(&ck[CK_TOKENS], EX_ROWS, (double)bad, wt,
@@ -331,6 +386,45 @@ static uint64_t rows_unshared(const golden_diff_tensor *t, int i, int64_t *first
     return bad;
 }
 
+/* Columns where the candidate fails check i (CK_COLCOS or CK_COLREL) and the baseline does
+ * not share it, like for like as rows_unshared: the same column fails in the baseline, with
+ * a finite error, and the candidate's error is within ratio of the larger of the baseline's
+ * error in that column and its median column error widened by 4 sqrt(2 / rows). */
+static uint64_t cols_unshared(const golden_diff_tensor *t, int i, int64_t *first)
+{
+    const golden_tier_limits *l = &t->judge.limits;
+    *first = -1;
+    if (!t->bcol_cos)
+        return 1;
+    bool cosine = i == CK_COLCOS;
+    const double *cv = cosine ? t->col_cos : t->col_rel, *bv = cosine ? t->bcol_cos : t->bcol_rel;
+    double *v = malloc((t->n_cols ? t->n_cols : 1) * sizeof *v);
+    if (!v)
+        return 1;
+    size_t n = 0;
+    for (uint64_t k = 0; k < t->n_cols; k++)
+        if (isfinite(bv[k]))
+            v[n++] = cosine ? 1.0 - bv[k] : bv[k];
+    double floor = 0;
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_double);
+        double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        floor = med * (1.0 + 4.0 * sqrt(2.0 / (double)(t->col_rows ? t->col_rows : 1)));
+    }
+    free(v);
+    uint64_t bad = 0;
+    for (uint64_t k = 0; k < t->n_cols; k++) {
+        double c = cosine ? 1.0 - cv[k] : cv[k], b = cosine ? 1.0 - bv[k] : bv[k];
+        double lim = cosine ? 1.0 - l->row_cosine_min : l->rel_err_max;
+        if (isnan(cv[k]) || !(c > lim))
+            continue;
+        bool shared = isfinite(b) && b > lim && c <= l->baseline_ratio * fmax(b, floor);
+        if (!shared && bad++ == 0)
+            *first = (int64_t)k;
+    }
+    return bad;
+}
+
 /* The tier's headline error and its name (for the regression check and the report). */
 static double headline(const golden_diff_tensor *t, const golden_cmp_metrics *m, const char **name)
 {
@@ -396,12 +490,14 @@ static bool excuse(golden_diff_tensor *t, int i, check *c, const check *b, char 
     }
     case EX_ROWS: {
         int64_t first;
-        uint64_t n = rows_unshared(t, i, &first);
+        bool cols = i == CK_COLCOS || i == CK_COLREL;
+        uint64_t n = cols ? cols_unshared(t, i, &first) : rows_unshared(t, i, &first);
         ok = n == 0;
-        s = ok ? golden_diff_fmt("%s; excused: the baseline fails every such row too, as badly "
-                                 "(within %gx)", *text, lim)
-               : golden_diff_fmt("%s; not excused: %" PRIu64 " rows where the baseline does not "
-                                 "fail as badly (first row %" PRId64 ")", *text, n, first);
+        s = ok ? golden_diff_fmt("%s; excused: the baseline fails every such %s too, as badly "
+                                 "(within %gx)", *text, cols ? "column" : "row", lim)
+               : golden_diff_fmt("%s; not excused: %" PRIu64 " %s where the baseline does not "
+                                 "fail as badly (first %s %" PRId64 ")", *text, n,
+                                 cols ? "columns" : "rows", cols ? "column" : "row", first);
         break;
     }
     }

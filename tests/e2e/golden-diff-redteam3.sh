@@ -105,7 +105,7 @@ put("ref", "logits", r); put("cand", "logits", c); put("base", "logits", b)
 # T4 (control): the same ruined row 0 in both, nothing else wrong: excused row by row
 r = rng.standard_normal((32, 128)).astype(np.float32)
 b = r.copy(); c = r.copy()
-b[0] = rng.standard_normal(128); c[0] = rng.standard_normal(128)
+b[0] = rng.standard_normal(128); c[0] = b[0] * np.float32(1.01)
 cc, bc = rowcos(r, c), rowcos(r, b)
 assert 1 - cc[0] <= 1.25 * (1 - bc[0]), (cc[0], bc[0])
 put("ref", "ctl/out", r); put("cand2", "ctl/out", c); put("base2", "ctl/out", b)
@@ -311,3 +311,85 @@ expect_grep explain-cli-atol '^  atol +2 +--atol$' out.txt
 expect_grep explain-builtin '^  tier +logits +built-in name and type patterns' out.txt
 expect_exit explain-unknown 2 golden-diff --explain nope ex.h5 ex.h5
 expect_grep explain-unknown-why 'ex\.h5: no tensor "nope" to explain' err.txt
+
+# ---- issue 25: the channel axis: a dead channel, one channel with a wrong scale ----
+"$PYTHON" - <<'PY' || echo "not ok numpy-columns"
+import numpy as np
+rng = np.random.default_rng(4096)
+r = rng.standard_normal((64, 4096)).astype(np.float32)
+dead = r.copy(); dead[:, 17] = 0
+scaled = r.copy(); scaled[:, 2000] *= 2
+base = dead.copy(); base[0, 0] += np.float32(1e-3)
+def layer(r, c):
+    r = r.astype(np.float64); c = c.astype(np.float64)
+    cos = (r * c).sum() / np.sqrt((r * r).sum() * (c * c).sum())
+    rel = np.linalg.norm(c - r) / np.linalg.norm(r)
+    nr = np.linalg.norm(c) / np.linalg.norm(r)
+    rowcos = (r * c).sum(1) / np.sqrt((r * r).sum(1) * (c * c).sum(1))
+    colrel = np.linalg.norm(c - r, axis=0) / np.linalg.norm(r, axis=0)
+    return cos, rel, nr, rowcos.min(), colrel
+for c, col in ((dead, 17), (scaled, 2000)):
+    cos, rel, nr, rmin, colrel = layer(r, c)
+    # every check of the old layer tier passes ...
+    assert cos >= 0.999 and rel <= 0.02 and abs(nr - 1) <= 0.01 and rmin >= 0.999, (cos, rel, nr, rmin)
+    # ... and exactly one column is off
+    assert np.flatnonzero(colrel > 0.02).tolist() == [col]
+def bf16(a):  # round to nearest even into bf16, kept as f32
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+rb = bf16(r)
+assert (rb != r).any() and (np.linalg.norm(rb - r, axis=0) / np.linalg.norm(r, axis=0)).max() < 0.004
+for name, a in (("ref", r), ("dead", dead), ("scaled", scaled), ("base", base), ("bf16", rb)):
+    a.astype("<f4").tofile("col.%s.raw" % name)
+PY
+for v in ref dead scaled base bf16; do
+    make-golden "col-$v.h5" "layers/0/out:f32:64x4096:file=col.$v.raw" || echo "not ok make-col-$v"
+done
+expect_exit column-dead-fails 1 golden-diff --json col.json col-ref.h5 col-dead.h5
+expect_grep column-dead-reason 'min column cosine 0 < 0\.999 \(1 of 4096 columns, channels of the last axis over 64 rows; first column 17, worst 17\)' out.txt
+flat col.json > col.json.flat
+expect_grep column-dead-json '"columns":4096,"columns_judged":4096,"min_column_cosine":0\.0,"min_column_cosine_column":17' col.json.flat
+expect_exit column-scale-fails 1 golden-diff col-ref.h5 col-scaled.h5
+expect_grep column-scale-reason 'max column rel_err \|\|c_j - r_j\|\| / \|\|r_j\|\| 1 > 0\.02 \(1 of 4096 columns over 64 rows; first column 2000, worst 2000\)' out.txt
+expect_exit column-bf16-passes 0 golden-diff col-ref.h5 col-bf16.h5
+expect_exit column-shared-excused 0 golden-diff --baseline col-base.h5 col-ref.h5 col-dead.h5
+expect_grep column-shared-note 'min column cosine .*; excused: the baseline fails every such column too' out.txt
+
+# ---- issue 25: probability tensors sum to 1; an atol above every value is flagged ----
+"$PYTHON" - <<'PY' || echo "not ok numpy-probability"
+import numpy as np
+rng = np.random.default_rng(128)
+x = rng.standard_normal((64, 128)) * 2
+p = np.exp(x - x.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+p = p.astype(np.float32)
+assert (np.abs(p.astype(np.float64).sum(1) - 1) <= 1e-5 + 2.0 ** -24).all()
+c = p.copy(); c[9] *= np.float32(1.01)
+r64, c64 = p.astype(np.float64), c.astype(np.float64)
+rel = np.linalg.norm(c64 - r64) / np.linalg.norm(r64)
+colrel = np.linalg.norm(c64 - r64, axis=0) / np.linalg.norm(r64, axis=0)
+assert rel <= 0.02 and colrel.max() <= 0.02        # the layer tier saw nothing
+assert abs(c64[9].sum() - 1.01) < 1e-6
+open("prob.sum.txt", "w").write("1\\.01[0-9]*$\n")
+p.astype("<f4").tofile("prob.ref.raw"); c.astype("<f4").tofile("prob.cand.raw")
+u = np.ascontiguousarray(p).view(np.uint32).astype(np.uint64)
+pb = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+sums = pb.astype(np.float64).sum(1)
+assert (np.abs(sums - 1) > 1e-5 + 2.0 ** -24).any()          # fails at f32's bound
+assert (np.abs(sums - 1) <= 1e-5 + 2.0 ** -8).all()          # within bf16's
+pb.astype("<f4").tofile("prob.bf16.raw")
+s = (rng.uniform(0.2, 1.0, 256) * 1e-6).astype(np.float32)   # a LayerScale of 1e-6
+s.astype("<f4").tofile("ls.ref.raw"); (s * 3).astype("<f4").tofile("ls.cand.raw")
+PY
+make-golden pr-ref.h5 'layers/0/attn/probs:f32:64x128:file=prob.ref.raw' 'layers/0/ls_gamma:f32:256:file=ls.ref.raw' || echo "not ok make-pr-ref"
+make-golden pr-cand.h5 'layers/0/attn/probs:f32:64x128:file=prob.cand.raw' 'layers/0/ls_gamma:f32:256:file=ls.cand.raw' || echo "not ok make-pr-cand"
+make-golden pr-bf16.h5 'layers/0/attn/probs:f32:64x128:file=prob.bf16.raw' 'layers/0/ls_gamma:f32:256:file=ls.ref.raw' || echo "not ok make-pr-bf16"
+expect_exit probability-row-sum-fails 1 golden-diff --only '*/probs' --json pr.json pr-ref.h5 pr-cand.h5
+expect_grep probability-row-sum-reason "1 of 64 candidate rows do not sum to 1 within 1\.01e-05 \(a probability tensor: every reference row is >= 0 and sums to 1\); first row 9, which sums to $(cat prob.sum.txt)" out.txt
+flat pr.json > pr.json.flat
+expect_grep probability-json '"probability":true,"probability_sum_tol":1\.0[0-9]*e-0?5,"probability_bad_rows":1' pr.json.flat
+printf 'schema: calculet-diff-policy/v1\nrules:\n  - match: "*/probs"\n    compute_dtype: bf16\n' > pr.yaml
+expect_exit probability-bf16-passes 0 golden-diff --only '*/probs' --policy pr.yaml pr-ref.h5 pr-bf16.h5
+expect_exit probability-bf16-needs-compute-dtype 1 golden-diff --only '*/probs' pr-ref.h5 pr-bf16.h5
+expect_exit atol-above-values-flagged 1 golden-diff --only '*/ls_gamma' pr-ref.h5 pr-cand.h5
+expect_grep atol-above-values-reason '^FAIL +kernel +layers/0/ls_gamma .*atol 1e-05 is not below the largest reference value \(max \|r\| 9\.[0-9]+e-07\)' out.txt
+expect_exit atol-identical-passes 0 golden-diff --only '*/ls_gamma' pr-ref.h5 pr-ref.h5

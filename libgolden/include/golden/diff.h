@@ -96,6 +96,21 @@ typedef struct {
      * router_first_divergence count them as for ids */
     bool router_logits;
     int64_t router_top_k;
+    /* layer tier, [rows, channels] with at least 16 rows: every column's cosine and
+     * rel_err ||c_j - r_j|| / ||r_j|| (NaN: an all-zero reference column, candidate within
+     * atol), candidate and (three-way) baseline; n_cols 0 when not computed */
+    double *col_cos, *col_rel, *bcol_cos, *bcol_rel;
+    uint64_t n_cols, col_rows, cols_judged;
+    double min_col_cosine, max_col_rel_err;
+    uint64_t min_col_cosine_col, max_col_rel_err_col;
+    /* a probability tensor (every reference row >= 0 and summing to 1): candidate rows that
+     * do not sum to 1 within prob_sum_tol */
+    bool probability;
+    double prob_sum_tol, prob_first_bad_sum;
+    uint64_t prob_bad_rows, prob_first_bad_row;
+    /* max |r| from the reference's stored statistics (checked in the pass); 0 unknown
+     * (--trust-hashes) */
+    double ref_max_abs;
 } golden_diff_tensor;
 
 typedef struct {
