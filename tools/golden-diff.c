@@ -16,7 +16,7 @@
 
 enum {
     O_POLICY = CLI_TOOL_ID, O_TIER, O_ATOL, O_RTOL, O_EPS, O_BASELINE, O_MAP, O_ONLY, O_ALLOW,
-    O_CHUNK, O_EMPTY, O_TRUST, O_HTML, O_HIST
+    O_CHUNK, O_EMPTY, O_TRUST, O_HTML, O_HIST, O_EXPLAIN, O_ALLOW_CAND
 };
 
 /* The option table: parsing and --help both come from it. Rows may be added freely. */
@@ -35,10 +35,16 @@ static const cli_option options[] = {
     {O_MAP, 'm', "map", "FILE", "rename candidate/baseline tensors (policy file with \"map\")",
      CLI_INPUT},
     {O_ONLY, 0, "only", "GLOB", "compare only reference names matching GLOB (repeatable)", 0},
-    {O_ALLOW, 0, "allow-missing", NULL, "tensors present on one side only do not fail the run", 0},
+    {O_ALLOW_CAND, 0, "allow-missing-in-candidate", "GLOB", "reference tensors matching GLOB may be "
+     "missing from the candidate\n(repeatable; a logits or tokens tensor only when GLOB is its "
+     "exact name)", 0},
+    {O_ALLOW, 0, "allow-missing", NULL, "refused: name what may be missing with\n"
+     "--allow-missing-in-candidate GLOB", 0},
     {O_EMPTY, 0, "allow-empty", NULL, "comparing no tensor at all does not fail the run", 0},
     {O_TRUST, 0, "trust-hashes", NULL, "do not check each tensor's data against its stored sha256",
      0},
+    {O_EXPLAIN, 0, "explain", "TENSOR", "print which rule, table or option set each field of\n"
+     "TENSOR's judge (a reference name), and compare nothing", 0},
     {O_HTML, 0, "html", "FILE", "self-contained HTML report with plots (docs/reports.md)",
      CLI_OUTPUT},
     {O_HIST, 0, "histogram", NULL, "count each tensor's |c - r| into log2 bins and put them in the\n"
@@ -76,11 +82,11 @@ static int parse_num(cli *c, const char *opt, const char *s, double *out)
 
 /* Options as parsed; the common ones are in struct cli. */
 typedef struct {
-    const char *tier_name, *baseline, *html;
-    const char **policies, **maps, **only;
-    size_t n_policies, n_maps, n_only;
+    const char *tier_name, *baseline, *html, *explain;
+    const char **policies, **maps, **only, **allow_cand;
+    size_t n_policies, n_maps, n_only, n_allow_cand;
     double atol, rtol, eps;
-    bool allow_missing, allow_empty, trust_hashes, histogram;
+    bool allow_empty, trust_hashes, histogram;
     uint64_t chunk;
 } diff_args;
 
@@ -100,7 +106,12 @@ static int parse(cli *c, diff_args *a)
         case O_BASELINE: a->baseline = v; break;
         case O_MAP: a->maps[a->n_maps++] = v; break;
         case O_ONLY: a->only[a->n_only++] = v; break;
-        case O_ALLOW: a->allow_missing = true; break;
+        case O_ALLOW:
+            return cli_usage(c, "--allow-missing is split: name the reference tensors that may "
+                                "be missing with --allow-missing-in-candidate GLOB (tensors only "
+                                "in the candidate are reported as not judged and do not fail)");
+        case O_ALLOW_CAND: a->allow_cand[a->n_allow_cand++] = v; break;
+        case O_EXPLAIN: a->explain = v; break;
         case O_EMPTY: a->allow_empty = true; break;
         case O_TRUST: a->trust_hashes = true; break;
         case O_HTML: a->html = v; break;
@@ -126,6 +137,33 @@ static int parse(cli *c, diff_args *a)
     return 0;
 }
 
+/* --explain: the judge of one reference tensor, field by field; 0, 2 (not in the reference),
+ * or -1 with err set. */
+static int explain(cli *c, const golden_policy *policy, const char *name, golden_error *err)
+{
+    golden_reader *r = NULL;
+    if (golden_reader_open_flags(c->args[0], GOLDEN_READ_DATA_ONLY, &r, err) != 0)
+        return -1;
+    long i = golden_reader_find(r, name);
+    if (i < 0) {
+        golden_reader_close(r);
+        fprintf(stderr, TOOL ": %s: no tensor \"%s\" to explain\n", c->args[0], name);
+        return 2;
+    }
+    const golden_tensor_info *t = golden_reader_tensor(r, (size_t)i);
+    char *s = golden_policy_explain(policy, name, t->dtype, t->dtype, t->rank);
+    golden_reader_close(r);
+    if (!s) {
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        return -1;
+    }
+    FILE *out = cli_human(c);
+    if (out)
+        fputs(s, out);
+    free(s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -135,13 +173,14 @@ int main(int argc, char **argv)
     a.maps = calloc((size_t)argc + 1, sizeof *a.maps);
     a.only = calloc((size_t)argc + 1, sizeof *a.only);
     a.policies = calloc((size_t)argc + 1, sizeof *a.policies);
+    a.allow_cand = calloc((size_t)argc + 1, sizeof *a.allow_cand);
     int status = 2;
     golden_policy *policy = NULL;
     golden_namemap *map = NULL;
     golden_diff_result *res = NULL;
     golden_error err;
     golden_error_clear(&err);
-    if (!a.maps || !a.only || !a.policies) {
+    if (!a.maps || !a.only || !a.policies || !a.allow_cand) {
         fprintf(stderr, TOOL ": out of memory\n");
         goto done;
     }
@@ -176,6 +215,12 @@ int main(int argc, char **argv)
         if (golden_namemap_load(map, a.maps[i], &err) != 0)
             goto fail;
 
+    if (a.explain) {
+        status = explain(&c, policy, a.explain, &err);
+        if (status < 0)
+            goto fail;
+        goto done;
+    }
     golden_progress progress;
     memset(&progress, 0, sizeof progress);
     golden_diff_opts o = {
@@ -186,7 +231,8 @@ int main(int argc, char **argv)
         .map = map,
         .only = a.only,
         .n_only = a.n_only,
-        .allow_missing = a.allow_missing,
+        .allow_missing_in_candidate = a.allow_cand,
+        .n_allow_missing_in_candidate = a.n_allow_cand,
         .threads = c.threads ? c.threads : golden_threads(),
         .chunk_elems = a.chunk,
         .progress = &progress,
@@ -232,5 +278,6 @@ done:
     free(a.maps);
     free(a.only);
     free(a.policies);
+    free(a.allow_cand);
     return cli_exit(&c, status);
 }

@@ -512,8 +512,15 @@ static bool finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp
     static const int zero[4] = {0, 0, 0, 0};
     scaled_add(a, v, NULL, zero);
     double bt = lane_max(L->mt);
-    if (bt > a->max_tol)
+    if (bt > a->max_tol) {
         a->max_tol = bt;
+        a->max_tol_index = a->first + a->n;
+        for (size_t k = 0; k < n; k++) /* the same formula as the lanes, no FMA */
+            if (fabs(cand[k] - ref[k]) / (s->atol + s->rtol * fabs(ref[k])) >= bt) {
+                a->max_tol_index = a->first + a->n + k;
+                break;
+            }
+    }
     return true;
 }
 
@@ -561,6 +568,7 @@ static block_scales add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a,
     double bs_abs = 0, bs_sq = 0, bdot = 0, bnr = 0, bnc = 0;
     double max_abs = a->max_abs, max_rel = a->max_rel, max_tol = a->max_tol;
     uint64_t max_idx = a->max_abs_index, fin = 0, mism = 0, max_ulp = a->max_ulp;
+    uint64_t tol_idx = a->max_tol_index;
     const double atol = s->atol, rtol = s->rtol, eps = s->eps;
     const uint64_t base = a->first + a->n;
     block_scales k = block_mags(ref, cand, n);
@@ -586,8 +594,10 @@ static block_scales add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a,
             if (rel > max_rel)
                 max_rel = rel;
             double tol = atol + rtol * ar, ut = ad / tol;
-            if (ut == ut && ut > max_tol)
+            if (ut == ut && ut > max_tol) {
                 max_tol = ut;
+                tol_idx = base + i;
+            }
             if (ad > tol)
                 mism++;
             if (uf) {
@@ -635,6 +645,7 @@ static block_scales add_any_block(const golden_cmp_setup *s, golden_cmp_acc *a,
     a->max_abs_index = max_idx;
     a->max_rel = max_rel;
     a->max_tol = max_tol;
+    a->max_tol_index = tol_idx;
     a->max_ulp = max_ulp;
     neu_add(&a->sum_abs, &a->sum_abs_c, bs_abs);
     double v[4] = {bdot, bnr, bnc, bs_sq};
@@ -745,14 +756,39 @@ static void load_keys(golden_dtype t, const unsigned char *p, size_t n, int_keys
     }
 }
 
-static void int_compare(golden_cmp_acc *a, const int_keys *rk, const int_keys *ck, size_t n)
+/* |x - r| of two integer keys, exactly (saturated at 2^64 - 1), and |r|. */
+static uint64_t int_absdiff(uint64_t rb, bool rn, uint64_t xb, bool xn)
+{
+    if (rn == xn) /* same sign: the two's-complement difference fits */
+        return rb >= xb ? rb - xb : xb - rb;
+    uint64_t mr = rn ? (uint64_t)0 - rb : rb, mx = xn ? (uint64_t)0 - xb : xb;
+    return mr > UINT64_MAX - mx ? UINT64_MAX : mr + mx;
+}
+
+/* Whether element i differs: exactly, unless the kernel tier declares an integer tolerance
+ * (atol or rtol > 0: a dtypes entry, a rule or --atol/--rtol), then by more than
+ * atol + rtol |r|, with |x - r| exact. */
+static inline bool int_wrong(const golden_cmp_setup *s, const int_keys *rk, const int_keys *xk,
+                             size_t i)
+{
+    if (rk->bits[i] == xk->bits[i] && rk->neg[i] == xk->neg[i])
+        return false;
+    if (s->tier != GOLDEN_TIER_KERNEL || !(s->atol > 0 || s->rtol > 0))
+        return true;
+    uint64_t d = int_absdiff(rk->bits[i], rk->neg[i], xk->bits[i], xk->neg[i]);
+    double mag = rk->neg[i] ? (double)((uint64_t)0 - rk->bits[i]) : (double)rk->bits[i];
+    return (double)d > s->atol + s->rtol * mag;
+}
+
+static void int_compare(const golden_cmp_setup *s, golden_cmp_acc *a, const int_keys *rk,
+                        const int_keys *ck, size_t n)
 {
     uint64_t diff = 0;
     for (size_t i = 0; i < n; i++)
-        diff += rk->bits[i] != ck->bits[i] || rk->neg[i] != ck->neg[i];
+        diff += int_wrong(s, rk, ck, i);
     if (diff && a->first_int_diff < 0)
         for (size_t i = 0; i < n; i++)
-            if (rk->bits[i] != ck->bits[i] || rk->neg[i] != ck->neg[i]) {
+            if (int_wrong(s, rk, ck, i)) {
                 a->first_int_diff = (int64_t)(a->first + a->n + i);
                 a->first_int_ref = rk->bits[i];
                 a->first_int_ref_neg = rk->neg[i];
@@ -787,7 +823,7 @@ static void add_converted(const golden_cmp_setup *s, golden_cmp_acc *a, const ul
 {
     a->ints = ints;
     if (ints)
-        int_compare(a, rk, ck, m);
+        int_compare(s, a, rk, ck, m);
     add_block(s, a, uf, r, c, m, ints ? rk : NULL, ints ? ck : NULL);
 }
 
@@ -818,7 +854,7 @@ static inline bool side_wrong(const golden_cmp_setup *s, double r, double x, boo
 {
     *err = fabs(x - r);
     if (ints)
-        return rk->bits[i] != xk->bits[i] || rk->neg[i] != xk->neg[i];
+        return int_wrong(s, rk, xk, i);
     if (nf_class(r) != nf_class(x))
         return true;
     if (!isfinite(r))
@@ -836,12 +872,11 @@ static void count_unshared(const golden_cmp_setup *s, const golden_cmp_setup *bs
         if (!side_wrong(s, r, c, ints, &w->k[0], &w->k[1], i, &ec))
             continue;
         bool shared = side_wrong(bs, r, b, bints, &w->k[0], &w->k[2], i, &eb);
-        if (shared) {
-            if (nf_class(c) != 0 || nf_class(b) != 0)
-                shared = nf_class(c) == nf_class(b);
-            else
-                shared = ec <= ratio * eb;
-        }
+        /* like for like, and never through a non-finite value: a NaN or Inf of the
+         * candidate is its own bug even where production has it too, and a baseline error
+         * that is not finite (Inf - r, or an overflowed difference) excuses nothing */
+        if (shared)
+            shared = nf_class(c) == 0 && nf_class(b) == 0 && isfinite(eb) && ec <= ratio * eb;
         if (!shared) {
             a->unshared++;
             a->unshared_nf += ints || nf_class(r) != nf_class(c);
@@ -911,8 +946,10 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
     double v[4] = {b->dot, b->norm_r, b->norm_c, b->sum_sq};
     double c[4] = {b->dot_c, b->norm_r_c, b->norm_c_c, b->sum_sq_c};
     scaled_add(into, v, c, b->sexp);
-    if (b->max_tol > into->max_tol)
+    if (b->max_tol > into->max_tol) {
         into->max_tol = b->max_tol;
+        into->max_tol_index = b->max_tol_index;
+    }
     into->class_diff += b->class_diff;
     if (into->first_class_diff < 0)
         into->first_class_diff = b->first_class_diff;
@@ -1013,6 +1050,7 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     double nf = (double)a->finite_pairs;
     m->max_abs = m->has_finite ? a->max_abs : NAN;
     m->max_abs_index = a->max_abs_index;
+    m->max_tol_index = a->max_tol_index;
     m->mean_abs = m->has_finite ? (a->sum_abs + a->sum_abs_c) / nf : NAN;
     /* the scaled sums: value * 2^sexp[i]; the squares' exponents are even */
     const int *e = a->sexp;

@@ -39,6 +39,11 @@ void golden_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
         const golden_cmp_topk *r = &a->cur_ref, *c = &a->cur_cand;
         int64_t r0 = r->n ? r->idx[0] : -1, c0 = c->n ? c->idx[0] : -1;
         bool match = r0 == c0;
+        /* bit-equal top logits of the reference are a tie: the candidate choosing another
+         * of them has not flipped top-1 (as at the router tier). The tied entries are seen
+         * among the reference's top five; a sixth-or-later tied index counts as a flip. */
+        for (int i = 1; !match && i < r->n && r->val[i] == r->val[0]; i++)
+            match = r->idx[i] == c0;
         if (match)
             a->top1_match++;
         else

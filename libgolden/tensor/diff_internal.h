@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "golden/diff.h"
 #include "golden/hash.h"
+#include "golden/stats.h"
 
 /* One compared pair (and its baseline): what the pass streams and accumulates. */
 typedef struct {
@@ -23,6 +24,12 @@ typedef struct {
     bool hash;
     struct golden_sha256 *sha[3];
     size_t next_hash[3];
+    /* statistics of the data read, per side, accumulated with the digest in chunk order
+     * (checked against the stored attributes after the pass; not with --trust-hashes) */
+    golden_stats stats[3];
+    /* channel-axis sums (diff_cols.c), merged in chunk order; NULL when not computed */
+    long double *cols;
+    long double *row_sums;          /* per row: sum r, sum c, min r (probability check) */
 } golden_diff_job;
 
 /* The pass: every chunk of every job, on `threads` workers through util/pool.h, merged in
@@ -43,6 +50,20 @@ int golden_diff_router(golden_reader *ref, golden_reader *cand, size_t ri, size_
 
 /* Judge one tensor from its metrics: reasons, notes, verdict. -1 on ENOMEM. */
 int golden_diff_judge(golden_diff_tensor *t);
+
+/* Channel axis (diff_cols.c): columns are judged when a layer-tier tensor has rows of 2 to
+ * DIFF_COL_MAX channels and at least DIFF_COL_MIN_ROWS rows (fewer: a column's error is a
+ * handful of elements, already judged by the element and row checks). */
+#define DIFF_COL_MIN_ROWS 16
+#define DIFF_COL_MAX (UINT64_C(1) << 20)
+/* Rows of the probability check (row sums kept per row) at most. */
+#define DIFF_PROB_MAX_ROWS (UINT64_C(1) << 24)
+bool diff_cols_wanted(const golden_diff_job *j);
+size_t diff_cols_size(const golden_diff_job *j); /* long doubles of one chunk's sums */
+void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const void *bb,
+                     uint64_t first, uint64_t n, long double *part);
+void diff_cols_merge(golden_diff_job *j, const long double *part);
+int diff_cols_finish(golden_diff_job *j); /* -1 on ENOMEM */
 
 /* Helpers. */
 char *golden_diff_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));

@@ -1,6 +1,7 @@
 /* golden-diff's run: pair the tensors of the reference, candidate and baseline by
  * (mapped) name, set up one job per pair, run the pass, and judge every tensor. */
 #include "tensor/diff_internal.h"
+#include "tensor/verify_internal.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -205,9 +206,45 @@ static int hash_empty(golden_reader *ref, golden_reader *cand, golden_reader *ba
                                  golden_reader_tensor(cand, j->ci)->sha256,
                                  j->with_base ? golden_reader_tensor(base, j->bi)->sha256 : ""};
         for (int side = 0; side < (j->with_base ? 3 : 2); side++) {
+            golden_stats_init(&j->stats[side]);
             snprintf(j->t->hash_stored[side], 65, "%s", stored[side]);
             snprintf(j->t->hash_data[side], 65, "%s", empty);
             j->t->hash_bad[side] = strcmp(stored[side], empty) != 0;
+        }
+    }
+    return 0;
+}
+
+/* The stored statistics of every tensor read (counts, min, max, mean, std, tensor_digest)
+ * against the statistics of the data the pass read: a golden whose attributes lie is an
+ * input error, as golden-dump --verify says. A side whose data does not match its sha256 is
+ * judged by that (a failed verdict): its statistics say nothing more. */
+static int check_stats(golden_reader *ref, golden_reader *cand, golden_reader *base,
+                       const golden_diff_job *jobs, size_t n, golden_error *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        const golden_diff_job *j = &jobs[k];
+        if (!j->hash)
+            continue;
+        for (int side = 0; side < (j->with_base ? 3 : 2); side++) {
+            if (j->t->hash_bad[side])
+                continue;
+            golden_reader *r = side == 0 ? ref : side == 1 ? cand : base;
+            size_t i = side == 0 ? j->ri : side == 1 ? j->ci : j->bi;
+            const golden_tensor_info *ti = golden_reader_tensor(r, i);
+            char *problems = NULL;
+            if (verify_compare(ti, ti->sha256, &j->stats[side], &problems, err) != 0)
+                return -1;
+            if (problems) {
+                char where[1024];
+                snprintf(where, sizeof where, "%.600s:%.400s", golden_reader_path(r), ti->name);
+                golden_fail_what(err, GOLDEN_EINVAL, where,
+                                 "stored statistics do not match the data: %s "
+                                 "(golden-dump --verify says the same; --trust-hashes skips "
+                                 "this check)", problems);
+                free(problems);
+                return -1;
+            }
         }
     }
     return 0;
@@ -282,7 +319,9 @@ static int pair_one(plan *p, size_t i, golden_error *err)
         golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         return -1;
     }
-    golden_policy_resolve(o->policy, ri->name, ri->dtype, ci->dtype, &t->judge);
+    golden_policy_resolve_rank(o->policy, ri->name, ri->dtype, ci->dtype, ri->rank, &t->judge);
+    double mx = fmax(fabs(ri->min), fabs(ri->max));
+    t->ref_max_abs = isfinite(mx) ? mx : 0;
     t->compared = same_shape(ri, ci);
     if (!t->compared)
         return 0;
@@ -318,6 +357,15 @@ static int pair_one(plan *p, size_t i, golden_error *err)
     }
     if (plan_rows(o, ri, t, j, chunk, err) != 0)
         return -1;
+    if (diff_cols_wanted(j)) {
+        uint64_t rows = j->count / j->setup.row_len;
+        j->cols = calloc(diff_cols_size(j), sizeof *j->cols);
+        j->row_sums = rows <= DIFF_PROB_MAX_ROWS ? calloc(3 * (size_t)rows, sizeof *j->row_sums) : NULL;
+        if (!j->cols || (rows <= DIFF_PROB_MAX_ROWS && !j->row_sums)) {
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+            return -1;
+        }
+    }
     j->n_chunks = (size_t)((j->count + j->chunk - 1) / j->chunk);
     j->hash = !o->trust_hashes;
     j->first_item = p->n_items;
@@ -337,13 +385,44 @@ static int pair_one(plan *p, size_t i, golden_error *err)
     return 0;
 }
 
+/* Which reference tensors missing from the candidate are allowed to be: named by a glob of
+ * --allow-missing-in-candidate (a logits or tokens tensor only by its exact name, never by a
+ * wildcard), or by the older allow_missing (never logits or tokens). Tensors only in the
+ * candidate are not judged and never fail the run. */
+static int allow_missing(const golden_diff_opts *o, golden_reader *ref, golden_diff_result *r,
+                         golden_error *err)
+{
+    r->missing_cand_allowed = calloc(r->n_missing_cand ? r->n_missing_cand : 1, 1);
+    if (!r->missing_cand_allowed)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    r->n_missing_cand_allowed = 0;
+    for (size_t i = 0; i < r->n_missing_cand; i++) {
+        const char *name = r->missing_in_candidate[i];
+        long k = golden_reader_find(ref, name);
+        const golden_tensor_info *ti = k >= 0 ? golden_reader_tensor(ref, (size_t)k) : NULL;
+        golden_judge j;
+        j.tier = GOLDEN_TIER_LAYER;
+        if (ti)
+            golden_policy_resolve_rank(o->policy, name, ti->dtype, ti->dtype, ti->rank, &j);
+        bool output = j.tier == GOLDEN_TIER_LOGITS || j.tier == GOLDEN_TIER_TOKENS;
+        bool ok = o->allow_missing && !output;
+        for (size_t g = 0; !ok && g < o->n_allow_missing_in_candidate; g++) {
+            const char *glob = o->allow_missing_in_candidate[g];
+            ok = output ? strcmp(glob, name) == 0 : fnmatch(glob, name, 0) == 0;
+        }
+        r->missing_cand_allowed[i] = ok;
+        r->n_missing_cand_allowed += ok;
+    }
+    return 0;
+}
+
 int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_error *err)
 {
     golden_reader *ref = NULL, *cand = NULL, *base = NULL;
     named *cn = NULL, *bn = NULL;
     size_t ncn = 0, nbn = 0;
     golden_diff_job *jobs = NULL;
-    size_t n_jobs = 0;
+    size_t n_jobs = 0, n_alloc = 0;
     golden_diff_result *r = calloc(1, sizeof *r);
     int rc = -1;
     if (!r)
@@ -380,6 +459,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     size_t nref = golden_reader_count(ref);
     r->tensors = calloc(nref ? nref : 1, sizeof *r->tensors);
     jobs = calloc(nref ? nref : 1, sizeof *jobs);
+    n_alloc = jobs ? nref : 0;
     if (!r->tensors || !jobs) {
         golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         goto out;
@@ -415,8 +495,13 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             golden_cmp_finish(&j->bsetup, &j->ball, &j->t->bm);
             j->t->baseline_same_data = !j->base_differs;
         }
+        if (j->cols && diff_cols_finish(j) != 0) {
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+            goto out;
+        }
     }
-    if (same_baseline(o, jobs, n_jobs, err) || hash_empty(ref, cand, base, jobs, n_jobs, err))
+    if (same_baseline(o, jobs, n_jobs, err) || hash_empty(ref, cand, base, jobs, n_jobs, err) ||
+        check_stats(ref, cand, base, jobs, n_jobs, err))
         goto out;
     for (size_t k = 0; k < n_jobs; k++)
         if (jobs[k].t->judge.tier == GOLDEN_TIER_ROUTER &&
@@ -433,10 +518,16 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             r->failed++;
     }
     r->empty = r->n == 0;
+    if (allow_missing(o, ref, r, err) != 0)
+        goto out;
     r->pass = r->failed == 0 && (!r->empty || o->allow_empty) &&
-              (o->allow_missing || (r->n_missing_cand == 0 && r->n_missing_ref == 0));
+              r->n_missing_cand_allowed == r->n_missing_cand;
     rc = 0;
 out:
+    for (size_t k = 0; jobs && k < n_alloc; k++) {
+        free(jobs[k].cols);
+        free(jobs[k].row_sums);
+    }
     free(jobs);
     free_named(cn, ncn);
     free_named(bn, nbn);
@@ -470,10 +561,12 @@ void golden_diff_free(golden_diff_result *r)
         free(t->brow_value);
         free(t->row_flags);
         free(t->brow_flags);
+        free(t->col_cos); /* col_rel, bcol_cos, bcol_rel share its block */
     }
     free(r->tensors);
     golden_diff_free_strs(r->missing_in_candidate, r->n_missing_cand);
     golden_diff_free_strs(r->missing_in_reference, r->n_missing_ref);
+    free(r->missing_cand_allowed);
     golden_diff_free_strs(r->missing_in_baseline, r->n_missing_base);
     free(r->reference);
     free(r->candidate);

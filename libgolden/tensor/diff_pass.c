@@ -15,6 +15,7 @@ typedef struct {
     golden_cmp_acc acc, bacc;
     double secs;
     bool base_differs;
+    long double *cols;              /* this chunk's channel sums, or NULL */
 } done_item;
 
 typedef struct {
@@ -23,6 +24,7 @@ typedef struct {
     size_t n_jobs, n_items;
     size_t buf_bytes;
     unsigned char **bufs;           /* 3 per worker */
+    double **scratch;               /* 1 per worker: golden_stats_add_raw's block */
     done_item **pending;            /* one slot per item, NULL until done */
     size_t frontier;                /* next item to merge */
     pthread_mutex_t lock;
@@ -57,6 +59,9 @@ static void merge_ready(pass_ctx *p)
             j->base_differs |= d->base_differs;
         }
         j->t->seconds += d->secs;
+        if (d->cols)
+            diff_cols_merge(j, d->cols);
+        free(d->cols);
         free(d);
         p->pending[p->frontier] = NULL;
         p->frontier++;
@@ -77,7 +82,7 @@ static const char *stored_hash(const pass_ctx *p, const golden_diff_job *j, int 
  * candidate, or two tensors) hash at once, so hashing runs beside the metrics of the next
  * chunk on the other core. */
 static int hash_chunk(pass_ctx *p, golden_diff_job *j, int side, size_t k, const void *buf,
-                      size_t bytes, golden_error *err)
+                      size_t n, golden_dtype dt, double *scratch, golden_error *err)
 {
     pthread_mutex_lock(&p->lock);
     while (!p->failed && j->next_hash[side] != k)
@@ -87,10 +92,15 @@ static int hash_chunk(pass_ctx *p, golden_diff_job *j, int side, size_t k, const
     if (failed)
         return golden_fail_what(err, GOLDEN_EINTERNAL, NULL, "stopped after an earlier failure");
     int rc = GOLDEN_OK;
-    if (k == 0 && !(j->sha[side] = golden_sha256_new(err)))
-        rc = GOLDEN_ERR;
+    if (k == 0) {
+        golden_stats_init(&j->stats[side]);
+        if (!(j->sha[side] = golden_sha256_new(err)))
+            rc = GOLDEN_ERR;
+    }
     if (rc == GOLDEN_OK)
-        rc = golden_sha256_update(j->sha[side], buf, bytes, err);
+        rc = golden_sha256_update(j->sha[side], buf, n * golden_dtype_size(dt), err);
+    if (rc == GOLDEN_OK) /* the stored statistics are checked against these after the pass */
+        golden_stats_add_raw(&j->stats[side], dt, buf, n, scratch);
     if (rc == GOLDEN_OK && k + 1 == j->n_chunks) {
         golden_diff_tensor *t = j->t;
         rc = golden_sha256_final(j->sha[side], t->hash_data[side], err);
@@ -136,6 +146,15 @@ static int run_item(void *arg, size_t item, int worker, golden_error *err)
     }
     golden_cmp_acc_init(&d->acc, first);
     d->base_differs = false;
+    d->cols = NULL;
+    if (j->cols) {
+        if (!(d->cols = malloc(diff_cols_size(j) * sizeof *d->cols))) {
+            free(d);
+            fail_all(p);
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        }
+        diff_cols_chunk(j, rb, cb, bb, first, n, d->cols);
+    }
     if (j->with_base) {
         golden_cmp_acc_init(&d->bacc, first);
         golden_cmp_add_raw3(&j->setup, &j->bsetup, &d->acc, &d->bacc,
@@ -150,8 +169,9 @@ static int run_item(void *arg, size_t item, int worker, golden_error *err)
         const void *bufs[3] = {rb, cb, bb};
         golden_dtype dts[3] = {j->setup.dtype_ref, j->setup.dtype_cand, j->bsetup.dtype_cand};
         for (int side = 0; side < (j->with_base ? 3 : 2); side++)
-            if (hash_chunk(p, j, side, k, bufs[side], (size_t)n * golden_dtype_size(dts[side]),
+            if (hash_chunk(p, j, side, k, bufs[side], (size_t)n, dts[side], p->scratch[worker],
                            err) != GOLDEN_OK) {
+                free(d->cols);
                 free(d);
                 fail_all(p);
                 return GOLDEN_ERR;
@@ -192,9 +212,12 @@ int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *bas
     int rc = GOLDEN_ERR;
     p.bufs = calloc(3 * (size_t)nt, sizeof *p.bufs);
     p.pending = calloc(n_items ? n_items : 1, sizeof *p.pending);
-    if (!p.bufs || !p.pending)
+    p.scratch = calloc((size_t)nt, sizeof *p.scratch);
+    if (!p.bufs || !p.pending || !p.scratch)
         goto oom;
     for (int w = 0; w < nt; w++) {
+        if (!(p.scratch[w] = malloc(GOLDEN_STATS_BLOCK * sizeof(double))))
+            goto oom;
         p.bufs[3 * w] = malloc(buf_bytes);
         p.bufs[3 * w + 1] = malloc(buf_bytes);
         p.bufs[3 * w + 2] = base ? malloc(buf_bytes) : NULL;
@@ -226,11 +249,17 @@ int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *bas
 oom:
     golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory for chunk buffers");
 out:
-    for (size_t i = 0; p.pending && i < n_items; i++)
+    for (size_t i = 0; p.pending && i < n_items; i++) {
+        if (p.pending[i])
+            free(p.pending[i]->cols);
         free(p.pending[i]);
+    }
     free(p.pending);
     for (int w = 0; p.bufs && w < 3 * nt; w++)
         free(p.bufs[w]);
     free(p.bufs);
+    for (int w = 0; p.scratch && w < nt; w++)
+        free(p.scratch[w]);
+    free(p.scratch);
     return rc;
 }

@@ -197,9 +197,28 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
         }
         put(&b, "flips", fl);
     }
+    if (t->probability) {
+        put(&b, "probability", json_true());
+        put(&b, "probability_sum_tol", golden_json_real(t->prob_sum_tol));
+        put(&b, "probability_bad_rows", juint(t->prob_bad_rows));
+    }
+    if (t->n_cols) { /* the channel axis (issue 25) */
+        put(&b, "columns", juint(t->n_cols));
+        put(&b, "columns_judged", juint(t->cols_judged));
+        put(&b, "min_column_cosine", golden_json_real(t->min_col_cosine));
+        put(&b, "min_column_cosine_column", t->cols_judged ? juint(t->min_col_cosine_col) : json_null());
+        put(&b, "max_column_rel_err", golden_json_real(t->max_col_rel_err));
+        put(&b, "max_column_rel_err_column", t->cols_judged ? juint(t->max_col_rel_err_col) : json_null());
+    }
     if (t->router_checked) {
         put(&b, "router_rows", juint(t->router_rows));
-        if (t->router_ids) {
+        if (t->router_logits) {
+            put(&b, "router_rows_exact", juint(t->router_rows_exact));
+            put(&b, "router_tie_rows", juint(t->router_tie_rows));
+            put(&b, "router_first_divergence", json_integer(t->router_first_divergence));
+            put(&b, "router_experts", json_integer(t->router_experts));
+            put(&b, "router_top_k", t->router_top_k > 0 ? json_integer(t->router_top_k) : json_null());
+        } else if (t->router_ids) {
             put(&b, "router_rows_exact", juint(t->router_rows_exact));
             put(&b, "router_tie_rows", juint(t->router_tie_rows));
             put(&b, "router_duplicates", juint(t->router_duplicates));
@@ -326,11 +345,20 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
         if (r->baseline)
             put(&s, "missing_in_baseline", jstrs(r->missing_in_baseline, r->n_missing_base));
         put(&s, "allow_missing", json_boolean(r->allow_missing));
+        json_t *al = json_array();
+        for (size_t i = 0; al && i < r->n_missing_cand; i++)
+            if (r->missing_cand_allowed && r->missing_cand_allowed[i])
+                json_array_append_new(al, json_string(r->missing_in_candidate[i]));
+        put(&s, "missing_in_candidate_allowed", al);
         put(&s, "allow_empty", json_boolean(r->allow_empty));
         put(&s, "hashes", json_string(r->trust_hashes
                                           ? "trusted: stored sha256 not checked (--trust-hashes)"
                                           : "checked: every tensor read matches its stored sha256 "
                                             "unless its reasons say otherwise"));
+        put(&s, "statistics", json_string(r->trust_hashes
+                                              ? "not checked (--trust-hashes)"
+                                              : "checked: the stored statistics of every tensor "
+                                                "read match its data"));
         if (r->empty)
             put(&s, "reason", json_string(r->allow_empty
                                               ? "no tensor was compared (allowed by --allow-empty)"
@@ -386,14 +414,15 @@ int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
                                        t->n_reasons ? t->reasons[0] : NULL,
                                        t->n_reasons ? details[k] : NULL, t->seconds};
     }
-    for (size_t i = 0; i < r->n_missing_cand; i++, k++)
-        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_candidate[i],
-                                       !r->allow_missing, r->allow_missing,
-                                       "missing in the candidate", NULL, 0};
+    for (size_t i = 0; i < r->n_missing_cand; i++, k++) {
+        bool ok = r->missing_cand_allowed && r->missing_cand_allowed[i];
+        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_candidate[i], !ok, ok,
+                                       ok ? "missing in the candidate (allowed)"
+                                          : "missing in the candidate", NULL, 0};
+    }
     for (size_t i = 0; i < r->n_missing_ref; i++, k++)
-        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_reference[i],
-                                       !r->allow_missing, r->allow_missing,
-                                       "missing in the reference", NULL, 0};
+        cases[k] = (golden_junit_case){"golden-diff.missing", r->missing_in_reference[i], false,
+                                       true, "only in the candidate: not judged", NULL, 0};
     rc = golden_junit_write(path, force, "golden-diff", cases, n, err);
 out:
     for (size_t i = 0; classes && details && i < r->n; i++) {
@@ -452,7 +481,7 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
             fmt_num(cells[i][2], 64, t->compared && m->rows, m->top1_match);
             break;
         case GOLDEN_TIER_ROUTER:
-            if (t->router_checked && t->router_ids)
+            if (t->router_checked && (t->router_ids || t->router_logits))
                 snprintf(cells[i][2], 64, "%" PRIu64 "/%" PRIu64 " rows%s", t->router_rows_exact +
                          t->router_tie_rows, t->router_rows, t->router_tie_rows ? " (ties)" : "");
             else
@@ -503,25 +532,28 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
         for (size_t j = t->n_reasons ? 0 : 1; j < t->n_notes; j++)
             fprintf(f, "%*s%s\n", indent, "", t->notes[j]);
     }
-    const char *mc = golden_color(color, r->allow_missing ? "yellow" : "red");
-    for (size_t i = 0; i < r->n_missing_cand; i++)
-        fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the candidate\n", mc, w[0],
-                r->allow_missing ? "missing" : "FAIL", reset, w[1], "-", w[2],
-                r->missing_in_candidate[i]);
+    for (size_t i = 0; i < r->n_missing_cand; i++) {
+        bool ok = r->missing_cand_allowed && r->missing_cand_allowed[i];
+        fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the candidate%s\n",
+                golden_color(color, ok ? "yellow" : "red"), w[0], ok ? "missing" : "FAIL", reset,
+                w[1], "-", w[2], r->missing_in_candidate[i], ok ? " (allowed)" : "");
+    }
     for (size_t i = 0; i < r->n_missing_ref; i++)
-        fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the reference\n", mc, w[0],
-                r->allow_missing ? "missing" : "FAIL", reset, w[1], "-", w[2],
+        fprintf(f, "%s%-*s%s  %-*s  %-*s  only in the candidate: not judged\n",
+                golden_color(color, "yellow"), w[0], "-", reset, w[1], "-", w[2],
                 r->missing_in_reference[i]);
     fprintf(f, "%s%s%s: %zu tensors compared, %zu passed, %zu failed", bold,
             r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);
     if (r->trust_hashes)
-        fprintf(f, "; sha256 not checked (--trust-hashes)");
+        fprintf(f, "; sha256 not checked (--trust-hashes), stored statistics not checked");
     if (r->empty)
         fprintf(f, r->allow_empty ? " (nothing compared; allowed by --allow-empty)"
                                   : " (nothing compared is not a pass; --allow-empty accepts it)");
-    if (r->n_missing_cand || r->n_missing_ref)
-        fprintf(f, ", %zu missing in the candidate, %zu missing in the reference%s",
-                r->n_missing_cand, r->n_missing_ref, r->allow_missing ? " (allowed)" : "");
+    if (r->n_missing_cand)
+        fprintf(f, ", %zu missing in the candidate (%zu allowed)", r->n_missing_cand,
+                r->n_missing_cand_allowed);
+    if (r->n_missing_ref)
+        fprintf(f, ", %zu only in the candidate (not judged)", r->n_missing_ref);
     if (r->baseline && r->n_missing_base)
         fprintf(f, ", %zu missing in the baseline", r->n_missing_base);
     fputc('\n', f);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Router taps are small ([positions, k]); refuse anything that would not fit in memory. */
 #define ROUTER_MAX_ELEMS (UINT64_C(1) << 28)
@@ -199,6 +200,148 @@ static int ids_checks(golden_diff_tensor *t, const int64_t *rv, const int64_t *c
     return rc;
 }
 
+/* The reference's sibling "<dir>/topk_ids" of tensor i: its last axis is the number of
+ * experts each position selects. */
+static bool find_topk_width(golden_reader *r, size_t i, uint64_t rows, uint64_t *k)
+{
+    const char *name = golden_reader_tensor(r, i)->name;
+    const char *slash = strrchr(name, '/');
+    size_t dir = slash ? (size_t)(slash - name) + 1 : 0;
+    for (size_t j = 0; j < golden_reader_count(r); j++) {
+        const golden_tensor_info *ti = golden_reader_tensor(r, j);
+        if (strncmp(ti->name, name, dir) != 0 || strcmp(ti->name + dir, "topk_ids") != 0)
+            continue;
+        if (ti->rank < 1 || ti->shape[ti->rank - 1] == 0 || ti->count / ti->shape[ti->rank - 1] != rows)
+            return false;
+        *k = ti->shape[ti->rank - 1];
+        return true;
+    }
+    return false;
+}
+
+/* The k largest non-NaN entries of a row of e (earlier index first among equals) into idx;
+ * fewer (the rest -1) when the row has fewer such entries. */
+static void row_topk(const double *v, uint64_t e, uint64_t k, int64_t *idx)
+{
+    uint64_t n = 0;
+    for (uint64_t j = 0; j < e; j++) {
+        if (isnan(v[j]))
+            continue;
+        if (n == k && !(v[j] > v[idx[k - 1]]))
+            continue;
+        uint64_t p = n < k ? n++ : k - 1;
+        while (p > 0 && v[idx[p - 1]] < v[j]) {
+            idx[p] = idx[p - 1];
+            p--;
+        }
+        idx[p] = (int64_t)j;
+    }
+    for (uint64_t j = n; j < k; j++)
+        idx[j] = -1;
+}
+
+static bool in_set(const int64_t *s, uint64_t k, int64_t x)
+{
+    for (uint64_t j = 0; j < k; j++)
+        if (s[j] == x)
+            return true;
+    return false;
+}
+
+/* Router logits: each position's top-k selection (k = experts per token) must be the
+ * reference's, as a set; experts swapped at the k-th place whose reference logits are
+ * bit-equal are a tie. */
+static int logits_checks(golden_diff_tensor *t, const double *rv, const double *cv, uint64_t e,
+                         uint64_t k)
+{
+    int64_t *ri = malloc(2 * k * sizeof *ri);
+    if (!ri)
+        return -1;
+    int64_t *ci = ri + k, first_tie = -1;
+    uint64_t differ = 0;
+    char a[256], b[256], fa[256] = "", fb[256] = "", ta[256] = "", tb[256] = "";
+    for (uint64_t row = 0; row < t->router_rows; row++) {
+        const double *r = rv + row * e;
+        row_topk(r, e, k, ri);
+        row_topk(cv + row * e, e, k, ci);
+        bool same = true, tie = ri[k - 1] >= 0;
+        double kth = tie ? r[ri[k - 1]] : NAN;
+        for (uint64_t j = 0; j < k; j++) {
+            if (!in_set(ci, k, ri[j])) {
+                same = false;
+                tie = tie && ri[j] >= 0 && r[ri[j]] == kth;
+            }
+            if (!in_set(ri, k, ci[j])) {
+                same = false;
+                tie = tie && ci[j] >= 0 && r[ci[j]] == kth;
+            }
+        }
+        if (same) {
+            t->router_rows_exact++;
+            continue;
+        }
+        ids_str(ri, k, a, sizeof a);
+        ids_str(ci, k, b, sizeof b);
+        if (tie) {
+            if (t->router_tie_rows++ == 0) {
+                first_tie = (int64_t)row;
+                snprintf(ta, sizeof ta, "%s", a);
+                snprintf(tb, sizeof tb, "%s", b);
+            }
+        } else if (differ++ == 0) {
+            t->router_first_divergence = (int64_t)row;
+            snprintf(fa, sizeof fa, "%s", a);
+            snprintf(fb, sizeof fb, "%s", b);
+        }
+    }
+    free(ri);
+    int rc = 0;
+    if (differ)
+        rc |= say(&t->router_reasons, &t->n_router_reasons,
+                  golden_diff_fmt("%" PRIu64 " of %" PRIu64 " router logits rows select another "
+                                  "top-%" PRIu64 " set of experts; first at row %" PRId64
+                                  ": reference %s, candidate %s", differ, t->router_rows, k,
+                                  t->router_first_divergence, fa, fb));
+    if (first_tie >= 0)
+        rc |= say(&t->router_notes, &t->n_router_notes,
+                  golden_diff_fmt("%" PRIu64 " router logits rows select another top-%" PRIu64
+                                  " set only among experts whose reference logits are equal (a "
+                                  "tie); first at row %" PRId64 ": reference %s, candidate %s",
+                                  t->router_tie_rows, k, first_tie, ta, tb));
+    return rc;
+}
+
+/* Router logits [positions, experts]: k from the reference's sibling topk_ids, else the
+ * policy's router_top_k; unknown k is a failure, never a silent pass. */
+static int router_logits(golden_reader *ref, golden_reader *cand, size_t ri, size_t ci,
+                         const golden_policy *p, golden_diff_tensor *t, uint64_t e,
+                         golden_error *err)
+{
+    uint64_t k = 0, n = 0, nc = 0;
+    t->router_logits = true;
+    t->router_experts = (int64_t)e;
+    if (!find_topk_width(ref, ri, t->router_rows, &k))
+        k = golden_policy_router_top_k(p);
+    t->router_top_k = (int64_t)k;
+    if (k == 0 || k > e)
+        return say(&t->router_reasons, &t->n_router_reasons,
+                   k ? golden_diff_fmt("router logits: top-%" PRIu64 " of %" PRIu64 " experts "
+                                       "cannot be selected", k, e)
+                     : golden_diff_fmt("router logits: the number of experts per token is "
+                                       "unknown (no sibling topk_ids in the reference, no "
+                                       "router_top_k in the policy), so the selection is not "
+                                       "checked")) ? golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory") : 0;
+    double *rv = read_f64(ref, ri, &n, err), *cv = rv ? read_f64(cand, ci, &nc, err) : NULL;
+    int rc = -1;
+    if (cv && logits_checks(t, rv, cv, e, k) == 0)
+        rc = 0;
+    else if (cv)
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    free(rv);
+    free(cv);
+    return rc;
+}
+
 /* Every row of v sums to 1 within tol (rows with a non-finite value excepted). */
 static bool rows_normalised(const double *v, uint64_t rows, uint64_t k, double tol)
 {
@@ -280,6 +423,9 @@ int golden_diff_router(golden_reader *ref, golden_reader *cand, size_t ri, size_
     if (!k)
         return 0;
     int rc = -1;
+    const char *base = strrchr(t->name, '/');
+    if (fr && base && strcasecmp(base, "/logits") == 0)
+        return router_logits(ref, cand, ri, ci, p, t, k, err);
     if (fr) {
         double *rv = read_f64(ref, ri, &n, err), *cv = rv ? read_f64(cand, ci, &nc, err) : NULL;
         if (cv && weights_checks(t, rv, cv, k, p) == 0)

@@ -25,7 +25,8 @@ typedef struct {
 
 enum {
     CK_HASH, CK_CLASS, CK_TOKENS_TYPE, CK_NOREF, CK_INT, CK_NONFINITE, CK_CLASSDIFF, CK_KERNEL, CK_ZERO,
-    CK_COSINE, CK_RELERR, CK_NORM, CK_ROWCOS, CK_TOP1, CK_TOP5, CK_KL, CK_LSM, CK_TOKENS, CK_N
+    CK_COSINE, CK_RELERR, CK_NORM, CK_ROWCOS, CK_COLCOS, CK_COLREL, CK_TOP1, CK_TOP5, CK_KL, CK_LSM,
+    CK_TOKENS, CK_PROB, CK_ATOL, CK_N
 };
 
 static bool is_float(golden_dtype t)
@@ -90,31 +91,44 @@ static void element_checks(const golden_diff_tensor *t, const golden_cmp_metrics
     if (m->int_diff > 0 && !(t->router_checked && t->router_ids)) {
         if (wt && m->first_int_diff >= 0)
             golden_diff_index_str(t, (uint64_t)m->first_int_diff, idx, sizeof idx);
+        bool tol = golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL &&
+                   (t->judge.atol > 0 || t->judge.rtol > 0);
+        char how[160] = "compared exactly";
+        if (tol)
+            snprintf(how, sizeof how, "by more than the declared atol %g + rtol %g * |reference|",
+                     t->judge.atol, t->judge.rtol);
         fail(&ck[CK_INT], EX_ELEM_NF, (double)m->int_diff, wt,
-             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " integer elements differ (compared "
-                             "exactly; first at %s: reference %s, candidate %s)", m->int_diff,
-                             m->count, idx, m->first_int_ref, m->first_int_cand));
+             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " integer elements differ (%s; first at "
+                             "%s: reference %s, candidate %s)", m->int_diff, m->count, how, idx,
+                             m->first_int_ref, m->first_int_cand));
     }
     if (m->new_nan + m->new_inf > 0) {
         if (wt && m->first_new_nonfinite >= 0)
             golden_diff_index_str(t, (uint64_t)m->first_new_nonfinite, idx, sizeof idx);
-        fail(&ck[CK_NONFINITE], EX_ELEM_NF, (double)(m->new_nan + m->new_inf), wt,
+        /* never excused: production having the same NaN/Inf is a production bug to report */
+        fail(&ck[CK_NONFINITE], EX_NEVER, (double)(m->new_nan + m->new_inf), wt,
              golden_diff_fmt("%" PRIu64 " new NaN and %" PRIu64 " new Inf in the candidate where "
                              "the reference is finite (first at %s)", m->new_nan, m->new_inf, idx));
     }
     if (m->class_diff > 0) {
         if (wt && m->first_class_diff >= 0)
             golden_diff_index_str(t, (uint64_t)m->first_class_diff, idx, sizeof idx);
-        fail(&ck[CK_CLASSDIFF], EX_ELEM_NF, (double)m->class_diff, wt,
+        fail(&ck[CK_CLASSDIFF], EX_NEVER, (double)m->class_diff, wt,
              golden_diff_fmt("%" PRIu64 " of the reference's %" PRIu64 " NaN/Inf elements are "
                              "another class in the candidate (NaN, +Inf, -Inf compare by class; "
                              "first at %s)", m->class_diff, m->nan_ref + m->inf_ref, idx));
     }
     if (golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints && m->mismatches > 0) {
         char where[512] = "";
-        if (wt && m->has_finite) {
-            golden_diff_index_str(t, m->max_abs_index, idx, sizeof idx);
-            snprintf(where, sizeof where, " (max_abs %.6g at %s)", m->max_abs, idx);
+        /* name the element that uses the most of its tolerance (outside it when > 1), never
+         * the max_abs element, which may be inside a larger rtol * |r| */
+        if (wt && m->has_finite && m->max_tol > 1) {
+            golden_diff_index_str(t, m->max_tol_index, idx, sizeof idx);
+            snprintf(where, sizeof where, " (worst at %s: %.4gx its tolerance; max_abs %.6g)", idx,
+                     m->max_tol, m->max_abs);
+        } else if (wt && m->first_class_diff >= 0) {
+            golden_diff_index_str(t, (uint64_t)m->first_class_diff, idx, sizeof idx);
+            snprintf(where, sizeof where, " (first at %s: a non-finite class differs)", idx);
         }
         fail(&ck[CK_KERNEL], EX_ELEM, m->max_tol, wt,
              golden_diff_fmt("%" PRIu64 " of %" PRIu64 " elements differ by more than atol %g + "
@@ -157,6 +171,41 @@ static void layer_checks(const golden_diff_tensor *t, const golden_cmp_metrics *
                  m->min_row_cosine_row, m->rows);
         fail(&ck[CK_ROWCOS], EX_ROWS, 1.0 - m->min_row_cosine, wt,
              cmp_text("min row cosine", m->min_row_cosine, "<", l->row_cosine_min, tail));
+    }
+}
+
+/* Channel axis: every column's cosine and rel_err (diff_cols.c), the first failing column
+ * named. On the candidate's metrics only (the baseline's columns excuse, see cols_unshared). */
+static void column_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, check *ck,
+                          bool wt)
+{
+    const golden_tier_limits *l = &t->judge.limits;
+    if (m != &t->m || !t->n_cols || !t->cols_judged || m->zero_ref)
+        return;
+    uint64_t bad_cos = 0, bad_rel = 0, first_cos = 0, first_rel = 0;
+    for (uint64_t k = 0; k < t->n_cols; k++) {
+        if (isnan(t->col_cos[k]))
+            continue;
+        if (!(t->col_cos[k] >= l->row_cosine_min) && bad_cos++ == 0)
+            first_cos = k;
+        if (!(t->col_rel[k] <= l->rel_err_max) && bad_rel++ == 0)
+            first_rel = k;
+    }
+    char tail[200];
+    if (bad_cos) {
+        snprintf(tail, sizeof tail, " (%" PRIu64 " of %" PRIu64 " columns, channels of the last "
+                 "axis over %" PRIu64 " rows; first column %" PRIu64 ", worst %" PRIu64 ")",
+                 bad_cos, t->n_cols, t->col_rows, first_cos, t->min_col_cosine_col);
+        fail(&ck[CK_COLCOS], EX_ROWS, 1.0 - t->min_col_cosine, wt,
+             cmp_text("min column cosine", t->min_col_cosine, "<", l->row_cosine_min, tail));
+    }
+    if (bad_rel) {
+        snprintf(tail, sizeof tail, " (%" PRIu64 " of %" PRIu64 " columns over %" PRIu64
+                 " rows; first column %" PRIu64 ", worst %" PRIu64 ")", bad_rel, t->n_cols,
+                 t->col_rows, first_rel, t->max_col_rel_err_col);
+        fail(&ck[CK_COLREL], EX_ROWS, t->max_col_rel_err, wt,
+             cmp_text("max column rel_err ||c_j - r_j|| / ||r_j||", t->max_col_rel_err, ">",
+                      l->rel_err_max, tail));
     }
 }
 
@@ -206,10 +255,29 @@ static int run_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, 
     memset(ck, 0, CK_N * sizeof *ck);
     structural_checks(t, m, dc, ck, wt);
     element_checks(t, m, ck, wt);
-    if (golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER)
+    if (golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER) {
         layer_checks(t, m, ck, wt);
+        if (m->has_finite)
+            column_checks(t, m, ck, wt);
+    }
     if (t->judge.tier == GOLDEN_TIER_LOGITS)
         logits_checks(t, m, ck, wt);
+    if (m == &t->m && t->probability && t->prob_bad_rows)
+        fail(&ck[CK_PROB], EX_NEVER, 0, wt,
+             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " candidate rows do not sum to 1 within "
+                             "%.3g (a probability tensor: every reference row is >= 0 and sums "
+                             "to 1); first row %" PRIu64 ", which sums to %.9g", t->prob_bad_rows,
+                             m->count / (t->n_cols ? t->n_cols : 1), t->prob_sum_tol,
+                             t->prob_first_bad_row, t->prob_first_bad_sum));
+    /* an absolute tolerance above every value it judges passes anything of that size */
+    if (m == &t->m && golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints &&
+        is_float(t->dtype_ref) && t->ref_max_abs > 0 && t->judge.atol >= t->ref_max_abs &&
+        m->has_finite && m->max_abs > 0) /* an identical candidate needs no tolerance */
+        fail(&ck[CK_ATOL], EX_NEVER, 0, wt,
+             golden_diff_fmt("atol %g is not below the largest reference value (max |r| %.6g): "
+                             "an absolute tolerance larger than the values it judges passes any "
+                             "candidate of their size; set a smaller atol or judge relatively",
+                             t->judge.atol, t->ref_max_abs));
     if (t->judge.tier == GOLDEN_TIER_TOKENS && m->sequences_exact < m->sequences) {
         uint64_t bad = m->sequences - m->sequences_exact;
         fail(&ck[CK_TOKENS], EX_ROWS, (double)bad, wt,
@@ -223,11 +291,44 @@ static int run_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, 
     return 0;
 }
 
-/* Rows where the candidate fails check i and the baseline does not share it: a row is
- * shared when the baseline fails the same row, and the candidate's row is no worse than
- * ratio times the baseline's worst row (rows of equal quality differ by noise row by row,
- * a ruined row does not). Tokens: the baseline's row diverges at the same step or earlier;
- * top-1: the baseline flips the row too; top-5: its overlap in the row is no better. */
+/* Rows where the candidate fails check i and the baseline does not share it: like for like,
+ * a row is shared only when the baseline fails the same row, and the candidate's row is no
+ * worse than ratio times the baseline's error in that same row (never another row's worst)
+ * or its typical row error widened by a row's sampling noise (row_noise_floor), and the
+ * baseline's row metric is finite (a broken production row excuses nothing). Tokens:
+ * the baseline's row diverges at the same step or earlier; top-1: the baseline flips the
+ * row too; top-5: its overlap in the row is no better; for both, the baseline's KL in the
+ * row is finite. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The baseline's typical row error (the median over its rows with a finite metric: 1 -
+ * row cosine, or the row KL), widened by four standard deviations of one row's sampling
+ * noise, 4 sqrt(2 / row length): two equally good runs differ row by row by that much, a
+ * ruined row (far above the median) does not. 0 when the baseline has no such row. */
+static int row_noise_floor(const golden_diff_tensor *t, bool cosine, double *floor)
+{
+    *floor = 0;
+    double *v = malloc((t->n_rows ? t->n_rows : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    for (uint64_t r = 0; r < t->n_rows; r++)
+        if (isfinite(t->brow_value[r]))
+            v[n++] = cosine ? 1.0 - t->brow_value[r] : t->brow_value[r];
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_double);
+        double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        uint64_t len = t->rank ? t->shape[t->rank - 1] : 1;
+        *floor = med * (1.0 + 4.0 * sqrt(2.0 / (double)(len ? len : 1)));
+    }
+    free(v);
+    return 0;
+}
+
 static uint64_t rows_unshared(const golden_diff_tensor *t, int i, int64_t *first)
 {
     const golden_tier_limits *l = &t->judge.limits;
@@ -239,28 +340,33 @@ static uint64_t rows_unshared(const golden_diff_tensor *t, int i, int64_t *first
                                                  : t->row_value && t->brow_value;
     if (!have)
         return 1; /* no per-row record: nothing can be shown to be shared */
+    double floor = 0;
+    if ((i == CK_ROWCOS || i == CK_KL) && row_noise_floor(t, i == CK_ROWCOS, &floor) != 0)
+        return 1; /* out of memory: nothing shown to be shared */
     for (uint64_t r = 0; r < t->n_rows; r++) {
         bool cf = false, shared = false;
+        /* logits rows: the baseline's row KL; layer rows: its row cosine */
+        bool bfinite = !t->brow_value || isfinite(t->brow_value[r]);
         switch (i) {
         case CK_ROWCOS: {
             double c = t->row_value[r], b = t->brow_value[r];
             cf = c < l->row_cosine_min;
-            shared = b < l->row_cosine_min && 1.0 - c <= ratio * (1.0 - t->bm.min_row_cosine);
+            shared = bfinite && b < l->row_cosine_min && 1.0 - c <= ratio * fmax(1.0 - b, floor);
             break;
         }
         case CK_KL: {
             double c = t->row_value[r], b = t->brow_value[r];
             cf = c > l->kl_max;
-            shared = b > l->kl_max && c <= ratio * t->bm.kl_max;
+            shared = bfinite && b > l->kl_max && c <= ratio * fmax(b, floor);
             break;
         }
         case CK_TOP1:
             cf = t->row_flags[r] & 1;
-            shared = t->brow_flags[r] & 1;
+            shared = bfinite && (t->brow_flags[r] & 1);
             break;
         case CK_TOP5:
             cf = (t->row_flags[r] >> 1) < 60;
-            shared = (t->brow_flags[r] >> 1) <= (t->row_flags[r] >> 1);
+            shared = bfinite && (t->brow_flags[r] >> 1) <= (t->row_flags[r] >> 1);
             break;
         case CK_TOKENS: {
             int64_t c = t->first_divergence[r], b = t->bfirst_divergence[r];
@@ -276,6 +382,45 @@ static uint64_t rows_unshared(const golden_diff_tensor *t, int i, int64_t *first
                 *first = (int64_t)r;
             bad++;
         }
+    }
+    return bad;
+}
+
+/* Columns where the candidate fails check i (CK_COLCOS or CK_COLREL) and the baseline does
+ * not share it, like for like as rows_unshared: the same column fails in the baseline, with
+ * a finite error, and the candidate's error is within ratio of the larger of the baseline's
+ * error in that column and its median column error widened by 4 sqrt(2 / rows). */
+static uint64_t cols_unshared(const golden_diff_tensor *t, int i, int64_t *first)
+{
+    const golden_tier_limits *l = &t->judge.limits;
+    *first = -1;
+    if (!t->bcol_cos)
+        return 1;
+    bool cosine = i == CK_COLCOS;
+    const double *cv = cosine ? t->col_cos : t->col_rel, *bv = cosine ? t->bcol_cos : t->bcol_rel;
+    double *v = malloc((t->n_cols ? t->n_cols : 1) * sizeof *v);
+    if (!v)
+        return 1;
+    size_t n = 0;
+    for (uint64_t k = 0; k < t->n_cols; k++)
+        if (isfinite(bv[k]))
+            v[n++] = cosine ? 1.0 - bv[k] : bv[k];
+    double floor = 0;
+    if (n) {
+        qsort(v, n, sizeof *v, cmp_double);
+        double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        floor = med * (1.0 + 4.0 * sqrt(2.0 / (double)(t->col_rows ? t->col_rows : 1)));
+    }
+    free(v);
+    uint64_t bad = 0;
+    for (uint64_t k = 0; k < t->n_cols; k++) {
+        double c = cosine ? 1.0 - cv[k] : cv[k], b = cosine ? 1.0 - bv[k] : bv[k];
+        double lim = cosine ? 1.0 - l->row_cosine_min : l->rel_err_max;
+        if (isnan(cv[k]) || !(c > lim))
+            continue;
+        bool shared = isfinite(b) && b > lim && c <= l->baseline_ratio * fmax(b, floor);
+        if (!shared && bad++ == 0)
+            *first = (int64_t)k;
     }
     return bad;
 }
@@ -319,21 +464,40 @@ static bool excuse(golden_diff_tensor *t, int i, check *c, const check *b, char 
         break;
     }
     case EX_METRIC: {
-        double r = b->failed && b->error > 0 ? c->error / b->error : NAN;
-        ok = b->failed && c->error <= lim * b->error;
-        s = ok ? golden_diff_fmt("%s; excused: %.3gx the baseline's error (limit %gx)", *text, r, lim)
-             : b->failed ? golden_diff_fmt("%s and %.3gx the baseline's error (limit %gx)", *text, r, lim)
-                         : golden_diff_fmt("%s; the baseline passes this check", *text);
+        /* a metric is excused only by a finite baseline metric, and only a finite one */
+        bool finite = isfinite(c->error) && isfinite(b->error);
+        double r = b->failed && finite && b->error > 0 ? c->error / b->error : NAN;
+        ok = b->failed && finite && c->error <= lim * b->error;
+        if (ok)
+            s = isfinite(r) ? golden_diff_fmt("%s; excused: %.3gx the baseline's error (limit %gx)",
+                                              *text, r, lim)
+                            : golden_diff_fmt("%s; excused: the baseline's error is as large "
+                                              "(limit %gx)", *text, lim);
+        else if (!b->failed)
+            s = golden_diff_fmt("%s; the baseline passes this check", *text);
+        else if (!isfinite(b->error))
+            s = golden_diff_fmt("%s; not excused: the baseline's error is %s, and a broken "
+                                "baseline excuses nothing", *text,
+                                isnan(b->error) ? "NaN" : "infinite");
+        else if (!isfinite(c->error))
+            s = golden_diff_fmt("%s; not excused: the candidate's error is %s", *text,
+                                isnan(c->error) ? "NaN" : "infinite");
+        else if (isfinite(r))
+            s = golden_diff_fmt("%s and %.3gx the baseline's error (limit %gx)", *text, r, lim);
+        else
+            s = golden_diff_fmt("%s; not excused: the baseline's error is 0", *text);
         break;
     }
     case EX_ROWS: {
         int64_t first;
-        uint64_t n = rows_unshared(t, i, &first);
+        bool cols = i == CK_COLCOS || i == CK_COLREL;
+        uint64_t n = cols ? cols_unshared(t, i, &first) : rows_unshared(t, i, &first);
         ok = n == 0;
-        s = ok ? golden_diff_fmt("%s; excused: the baseline fails every such row too, as badly "
-                                 "(within %gx)", *text, lim)
-               : golden_diff_fmt("%s; not excused: %" PRIu64 " rows where the baseline does not "
-                                 "fail as badly (first row %" PRId64 ")", *text, n, first);
+        s = ok ? golden_diff_fmt("%s; excused: the baseline fails every such %s too, as badly "
+                                 "(within %gx)", *text, cols ? "column" : "row", lim)
+               : golden_diff_fmt("%s; not excused: %" PRIu64 " %s where the baseline does not "
+                                 "fail as badly (first %s %" PRId64 ")", *text, n,
+                                 cols ? "columns" : "rows", cols ? "column" : "row", first);
         break;
     }
     }

@@ -3,6 +3,8 @@
 #include "golden/policy.h"
 
 #include <fnmatch.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@ typedef struct {
 struct golden_policy {
     golden_tier default_tier;
     bool norm_topk_prob;        /* router top-k weights must sum to 1 per row */
+    uint64_t router_top_k;      /* experts per token for router logits; 0 = from topk_ids */
     bool has_compute;
     golden_dtype compute;
     double eps;
@@ -45,8 +48,10 @@ void golden_policy_dtype_default(golden_dtype t, double *atol, double *rtol)
     case GOLDEN_F16: *atol = 1e-5; *rtol = 1e-3; break;
     case GOLDEN_BF16: *atol = 1e-5; *rtol = 1.6e-2; break;
     /* torch.testing has no fp8 defaults: one step of the format's mantissa, as for bf16 */
-    case GOLDEN_FP8_E4M3FN: *atol = 1e-5; *rtol = 0.125; break;
-    case GOLDEN_FP8_E5M2: *atol = 1e-5; *rtol = 0.25; break;
+    /* ...and atol at least half the subnormal step (e4m3fn 2^-9, e5m2 2^-16), so a value
+     * rounded correctly into the format is within tolerance at any magnitude */
+    case GOLDEN_FP8_E4M3FN: *atol = 0x1p-10; *rtol = 0.125; break;
+    case GOLDEN_FP8_E5M2: *atol = 1e-5; *rtol = 0.25; break; /* 2^-17 < 1e-5 */
     default: *atol = 0; *rtol = 0; break;
     }
 }
@@ -199,6 +204,12 @@ static int apply(golden_policy *p, const json_t *root, const char *where,
                                      "%s#/norm_topk_prob", where);
         p->norm_topk_prob = json_is_true(v);
     }
+    if ((v = json_object_get(root, "router_top_k"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1)
+            return golden_fail_where(err, GOLDEN_EINVAL, "expected an integer >= 1",
+                                     "%s#/router_top_k", where);
+        p->router_top_k = (uint64_t)json_integer_value(v);
+    }
     if (get_num(root, "eps", &p->eps, where, "", err) ||
         get_dtype(root, &p->has_compute, &p->compute, where, "", err))
         return -1;
@@ -302,6 +313,11 @@ out:
     return rc;
 }
 
+uint64_t golden_policy_router_top_k(const golden_policy *p)
+{
+    return p->router_top_k;
+}
+
 bool golden_policy_norm_topk_prob(const golden_policy *p)
 {
     return p->norm_topk_prob;
@@ -330,10 +346,16 @@ static void take(double *dst, double v)
 }
 
 /* Built-in name patterns of the final outputs (case-insensitive), by the reference's kind. */
-static bool builtin_tier(const char *name, golden_dtype ref, golden_tier *t)
+/* Small parameter tensors judged element by element (issue 25): quantisation scales and
+ * zero points, biases, norm weights. */
+static const char *const kernel_names[] = {"*scale*", "*zero_point*", "*bias*", "*norm*weight*"};
+
+static bool builtin_tier(const char *name, golden_dtype ref, int rank, golden_tier *t)
 {
-    /* router taps first: their ids would otherwise fall under *_ids (tokens) */
+    /* router taps first: their ids would otherwise fall under *_ids (tokens), their logits
+     * under *logits* (a fixed top-5, not the model's experts per token) */
     if (fnmatch("*/router/topk_ids", name, FNM_CASEFOLD) == 0 ||
+        (golden_dtype_is_float(ref) && fnmatch("*/router/logits", name, FNM_CASEFOLD) == 0) ||
         fnmatch("*/router/topk_weights", name, FNM_CASEFOLD) == 0) {
         *t = GOLDEN_TIER_ROUTER;
         return true;
@@ -343,7 +365,14 @@ static bool builtin_tier(const char *name, golden_dtype ref, golden_tier *t)
             *t = GOLDEN_TIER_LOGITS;
             return true;
         }
-        return false;
+        /* a 1-D tensor, or a parameter-like name: the kernel tier, not waved through by a
+         * cosine over a few hundred values */
+        bool kernel = rank == 1;
+        for (size_t i = 0; !kernel && i < sizeof kernel_names / sizeof *kernel_names; i++)
+            kernel = fnmatch(kernel_names[i], name, FNM_CASEFOLD) == 0;
+        if (kernel)
+            *t = GOLDEN_TIER_KERNEL;
+        return kernel;
     }
     if (fnmatch("*tokens*", name, FNM_CASEFOLD) == 0 || fnmatch("*_ids", name, FNM_CASEFOLD) == 0) {
         *t = GOLDEN_TIER_TOKENS;
@@ -355,6 +384,12 @@ static bool builtin_tier(const char *name, golden_dtype ref, golden_tier *t)
 
 void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, golden_judge *out)
+{
+    golden_policy_resolve_rank(p, name, ref, cand, -1, out);
+}
+
+void golden_policy_resolve_rank(const golden_policy *p, const char *name, golden_dtype ref,
+                                golden_dtype cand, int rank, golden_judge *out)
 {
     (void)cand; /* the candidate's storage never loosens the tolerance */
     out->rule = -1;
@@ -386,7 +421,7 @@ void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtyp
             if (isnan(*lim_at(&lim, k)))
                 *lim_at(&lim, k) = *lim_at((golden_tier_limits *)&r->limits, k);
     }
-    if (!tier_set && !builtin_tier(name, ref, &out->tier))
+    if (!tier_set && !builtin_tier(name, ref, rank, &out->tier))
         out->tier = p->default_tier;
     if (p->force_tier)
         out->tier = p->forced;
@@ -466,6 +501,8 @@ json_t *golden_policy_to_json(const golden_policy *p)
                                    json_string(golden_tier_name(p->default_tier)));
         bad |= set_num(root, "eps", p->eps);
         bad |= json_object_set_new(root, "norm_topk_prob", json_boolean(p->norm_topk_prob));
+        if (p->router_top_k)
+            bad |= json_object_set_new(root, "router_top_k", json_integer((json_int_t)p->router_top_k));
         if (p->has_compute)
             bad |= json_object_set_new(root, "compute_dtype",
                                        json_string(golden_dtype_name(p->compute)));
@@ -530,4 +567,99 @@ json_t *golden_policy_overrides_json(const golden_policy *p)
         return NULL;
     }
     return o;
+}
+
+/* The source of one field for golden_policy_explain. */
+static void explain_src(FILE *f, const policy_rule *r)
+{
+    fprintf(f, "rule \"%s\"%s%s%s", r->match, r->where ? " (" : "", r->where ? r->where : "",
+            r->where ? ")" : "");
+}
+
+static void explain_num(FILE *f, const char *field, double v, const policy_rule *r,
+                        const char *otherwise)
+{
+    fprintf(f, "  %-20s %-12.6g ", field, v);
+    if (r)
+        explain_src(f, r);
+    else
+        fputs(otherwise, f);
+    fputc('\n', f);
+}
+
+/* The first matching rule that sets a number field (offset into policy_rule), or NULL. */
+static const policy_rule *first_setting(const golden_policy *p, const char *name, size_t off)
+{
+    for (size_t i = 0; i < p->n_rules; i++) {
+        const policy_rule *r = &p->rules[i];
+        double v;
+        memcpy(&v, (const char *)r + off, sizeof v);
+        if (!isnan(v) && fnmatch(r->match, name, 0) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+char *golden_policy_explain(const golden_policy *p, const char *name, golden_dtype ref,
+                            golden_dtype cand, int rank)
+{
+    golden_judge j;
+    golden_policy_resolve_rank(p, name, ref, cand, rank, &j);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "%s (reference %s, rank %d): each field and where it came from\n", name,
+            golden_dtype_name(ref), rank);
+    const policy_rule *tr = NULL, *cr = NULL;
+    for (size_t i = 0; i < p->n_rules; i++) {
+        const policy_rule *r = &p->rules[i];
+        if (fnmatch(r->match, name, 0) != 0)
+            continue;
+        if (!tr && r->has_tier)
+            tr = r;
+        if (!cr && r->has_compute)
+            cr = r;
+    }
+    golden_tier bt;
+    fprintf(f, "  %-20s %-12s ", "tier", golden_tier_name(j.tier));
+    if (p->force_tier)
+        fputs("--tier", f);
+    else if (tr)
+        explain_src(f, tr);
+    else if (builtin_tier(name, ref, rank, &bt))
+        fputs("built-in name and type patterns (docs/golden-diff.md)", f);
+    else
+        fputs("default_tier", f);
+    fprintf(f, "\n  %-20s %-12s ", "compute_dtype", golden_dtype_name(j.tol_dtype));
+    if (cr)
+        explain_src(f, cr);
+    else
+        fputs(p->has_compute ? "policy compute_dtype" : "the reference's dtype", f);
+    fputc('\n', f);
+    char table[96];
+    snprintf(table, sizeof table, "dtype table (%s)", golden_dtype_name(j.tol_dtype));
+    const policy_rule *ar = first_setting(p, name, offsetof(policy_rule, atol)),
+                      *rr = first_setting(p, name, offsetof(policy_rule, rtol)),
+                      *er = first_setting(p, name, offsetof(policy_rule, eps));
+    explain_num(f, "atol", j.atol, isnan(p->o_atol) ? ar : NULL, isnan(p->o_atol) ? table : "--atol");
+    explain_num(f, "rtol", j.rtol, isnan(p->o_rtol) ? rr : NULL, isnan(p->o_rtol) ? table : "--rtol");
+    explain_num(f, "eps", j.eps, isnan(p->o_eps) ? er : NULL, isnan(p->o_eps) ? "policy eps" : "--eps");
+    char tt[96];
+    snprintf(tt, sizeof tt, "tier table (%s)", golden_tier_name(j.tier));
+    for (int k = 0; k < GOLDEN_LIMITS_N; k++) {
+        size_t off = offsetof(policy_rule, limits) + (size_t)k * sizeof(double);
+        double v = *lim_at(&j.limits, k);
+        if (isnan(v) && k == 3) {
+            fprintf(f, "  %-20s %-12s %s\n", limit_names[k], "one step", tt);
+            continue;
+        }
+        explain_num(f, limit_names[k], v, first_setting(p, name, off), tt);
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }

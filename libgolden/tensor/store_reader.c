@@ -285,6 +285,19 @@ static int load_tensor(golden_reader *r, const char *name)
         }
     }
     if (rc == GOLDEN_OK) {
+        /* what a golden holds is what the tools see, whatever the working directory: data
+         * kept in other files (external raw storage, a virtual dataset's sources) is refused */
+        H5D_layout_t lay = H5Pget_layout(dcpl);
+        int ext = H5Pget_external_count(dcpl);
+        if (lay == H5D_VIRTUAL || ext != 0)
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where,
+                                  "%s: a golden must hold its data itself",
+                                  lay == H5D_VIRTUAL ? "a virtual dataset (its data lives in other "
+                                                       "datasets or files)"
+                                                     : "the dataset keeps its data in an external "
+                                                       "raw file");
+    }
+    if (rc == GOLDEN_OK) {
         rc = check_stored_type(d, ft, t, where, err);
     }
     for (int k = 0; rc == GOLDEN_OK && k < ATTR_COUNT; k++) {

@@ -12,6 +12,7 @@
 #include "golden/dtype.h"
 #include "golden/stats.h"
 #include "util/pool.h"
+#include "tensor/verify_internal.h"
 
 /* One tensor as the calculet-golden/v1 JSON listing shows it. */
 json_t *golden_tensor_json(const golden_tensor_info *t)
@@ -123,17 +124,11 @@ static void add_problem(char **p, const char *fmt, ...)
     *p = s;
 }
 
-/* One tensor: recompute, compare with its attributes (a pool task). */
-static int verify_one(void *ctx, size_t i, int worker, golden_error *err)
+/* Compare a tensor's stored attributes with what its data gives (sha256 and statistics
+ * recomputed from the data): each disagreement is appended to *p ("; "-joined). */
+int verify_compare(const golden_tensor_info *t, const char sha[65], const golden_stats *s,
+                   char **p, golden_error *err)
 {
-    (void)worker;
-    verify_job *job = ctx;
-    const golden_tensor_info *t = golden_reader_tensor(job->r, i);
-    char sha[65];
-    golden_stats s;
-    if (golden_reader_recompute(job->r, i, sha, &s, err) != GOLDEN_OK)
-        return GOLDEN_ERR;
-    char **p = &job->problems[i];
     if (strcmp(sha, t->sha256) != 0)
         add_problem(p, "sha256 is %s, data hashes to %s", t->sha256, sha);
     if (t->tensor_digest[0]) {
@@ -150,30 +145,45 @@ static int verify_one(void *ctx, size_t i, int worker, golden_error *err)
         const char *name;
         uint64_t stored, actual;
     } counts[] = {
-        {"count", t->count_attr, s.count},
-        {"nan_count", t->nan_count, s.nan_count},
-        {"posinf_count", t->posinf_count, s.posinf_count},
-        {"neginf_count", t->neginf_count, s.neginf_count},
-        {"zero_count", t->zero_count, s.zero_count},
+        {"count", t->count_attr, s->count},
+        {"nan_count", t->nan_count, s->nan_count},
+        {"posinf_count", t->posinf_count, s->posinf_count},
+        {"neginf_count", t->neginf_count, s->neginf_count},
+        {"zero_count", t->zero_count, s->zero_count},
     };
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
         if (counts[k].stored != counts[k].actual)
             add_problem(p, "%s is %llu, data has %llu", counts[k].name,
                         (unsigned long long)counts[k].stored, (unsigned long long)counts[k].actual);
-    double tol = stat_tolerance(&s);
+    double tol = stat_tolerance(s);
     const struct {
         const char *name;
         double stored, actual, tol;
     } stats[] = {
-        {"min", t->min, golden_stats_min(&s), 0},
-        {"max", t->max, golden_stats_max(&s), 0},
-        {"mean", t->mean, golden_stats_mean(&s), tol},
-        {"std", t->std, golden_stats_std(&s), tol},
+        {"min", t->min, golden_stats_min(s), 0},
+        {"max", t->max, golden_stats_max(s), 0},
+        {"mean", t->mean, golden_stats_mean(s), tol},
+        {"std", t->std, golden_stats_std(s), tol},
     };
     for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++)
         if (!same_stat(stats[k].stored, stats[k].actual, stats[k].tol))
             add_problem(p, "%s is %.17g, data gives %.17g", stats[k].name, stats[k].stored,
                         stats[k].actual);
+    return GOLDEN_OK;
+}
+
+/* One tensor: recompute, compare with its attributes (a pool task). */
+static int verify_one(void *ctx, size_t i, int worker, golden_error *err)
+{
+    (void)worker;
+    verify_job *job = ctx;
+    const golden_tensor_info *t = golden_reader_tensor(job->r, i);
+    char sha[65];
+    golden_stats s;
+    if (golden_reader_recompute(job->r, i, sha, &s, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    if (verify_compare(t, sha, &s, &job->problems[i], err) != GOLDEN_OK)
+        return GOLDEN_ERR;
     pthread_mutex_lock(&job->mu);
     job->done += t->count * golden_dtype_size(t->dtype);
     golden_progress_update(job->prog, job->done);

@@ -87,7 +87,7 @@ expect_exit long-equals 0 golden-diff --threads=2 --json=r.json ref.h5 ref.h5
 expect_grep long-equals-json '"verdict": "pass"' r.json
 expect_exit short-attached 0 golden-diff -j2 -qf --json r.json ref.h5 ref.h5
 if [ -s out.txt ]; then notok quiet-is-quiet "$(cat out.txt)"; else ok quiet-is-quiet; fi
-expect_exit unique-prefix 0 golden-diff --allow-miss ref.h5 ref.h5
+expect_exit unique-prefix 0 golden-diff --allow-em ref.h5 ref.h5
 expect_exit ambiguous-prefix 2 golden-diff --a ref.h5 ref.h5
 expect_grep ambiguous-prefix-why "usage: ambiguous option '--a'" err.txt
 cp ref.h5 ./-dash.h5

@@ -11,6 +11,8 @@ fi
 jq_like() { tr -d ' \n' < "$1" > "$1.flat"; }
 expect_json() { jq_like "$3"; expect_grep "$1" "$2" "$3.flat"; }
 
+# (1-D tensors go to the kernel tier by default since issue 25; the layer-tier cases
+# below that use 1-D tensors say --tier layer)
 # ---- every file, from numpy arrays written as canonical bytes (make-golden file=) ----
 "$PYTHON" - <<'EOF' || echo "not ok verdicts-generate"
 import subprocess
@@ -180,7 +182,7 @@ np.save("pp-cand.npy", c)
 EOF
 
 # ---- 1. a NaN metric is a failure; norms are scaled so 1e200 does not overflow ----
-expect_exit p1-nan-metric-fails 1 golden-diff --json p1.json p1-ref.h5 p1-cand.h5
+expect_exit p1-nan-metric-fails 1 golden-diff --tier layer --json p1.json p1-ref.h5 p1-cand.h5
 expect_grep p1-reason 'FAIL +layer +act .*cosine 0\.00[0-9]+ < 0\.999' out.txt
 
 # ---- 2. non-finite positions compare by class at every tier ----
@@ -220,7 +222,7 @@ expect_grep p5s-same-data-reason 'the baseline holds the candidate.s data' err.t
 
 # ---- 6. the layer tier sees scale, offset, one ruined row, and single elements ----
 for nm in double offset lastrow noiserow massive one; do
-    expect_exit "p6-$nm-fails" 1 golden-diff --json "p6$nm.json" "p6$nm-ref.h5" "p6$nm-cand.h5"
+    expect_exit "p6-$nm-fails" 1 golden-diff --tier layer --json "p6$nm.json" "p6$nm-ref.h5" "p6$nm-cand.h5"
 done
 expect_grep p6-one-reason 'rel_err \|\|c - r\|\| / \|\|r\|\| 0\.5 > 0\.02' out.txt
 
@@ -255,16 +257,16 @@ expect_grep p12-all-flips-near-ties 'rows flipped: 0 outside near ties, [0-9]+ i
 
 # ---- issue 10: three-way regressions, around the noise floor and the ratio, every tier ----
 # layer: headline rel_err, floor 0.005, ratio 1.25
-expect_exit rl-below-floor-passes 0 golden-diff --baseline r-layer-ref.h5 r-layer-ref.h5 r-layer-l004.h5
-expect_exit rl-above-floor-fails 1 golden-diff --baseline r-layer-ref.h5 r-layer-ref.h5 r-layer-l006.h5
+expect_exit rl-below-floor-passes 0 golden-diff --tier layer --baseline r-layer-ref.h5 r-layer-ref.h5 r-layer-l004.h5
+expect_exit rl-above-floor-fails 1 golden-diff --tier layer --baseline r-layer-ref.h5 r-layer-ref.h5 r-layer-l006.h5
 expect_grep rl-above-floor-reason "regression: rel_err 0\.006[0-9]* where the baseline's is 0 \(errors at or below the noise floor 0\.005" out.txt
-expect_exit rl-ratio-110-passes 0 golden-diff --baseline r-layer-l0100.h5 r-layer-ref.h5 r-layer-l0110.h5
-expect_exit rl-ratio-130-fails 1 golden-diff --baseline r-layer-l0100.h5 r-layer-ref.h5 r-layer-l0130.h5
+expect_exit rl-ratio-110-passes 0 golden-diff --tier layer --baseline r-layer-l0100.h5 r-layer-ref.h5 r-layer-l0110.h5
+expect_exit rl-ratio-130-fails 1 golden-diff --tier layer --baseline r-layer-l0100.h5 r-layer-ref.h5 r-layer-l0130.h5
 expect_grep rl-ratio-reason "regression: rel_err 0\.013[0-9]* is 1\.3x the baseline's 0\.01[0-9]* \(limit 1\.25x" out.txt
-expect_exit rl-issue-example-fails 1 golden-diff --baseline r-layer-lprod.h5 r-layer-ref.h5 r-layer-l0099.h5
+expect_exit rl-issue-example-fails 1 golden-diff --tier layer --baseline r-layer-lprod.h5 r-layer-ref.h5 r-layer-l0099.h5
 printf 'schema: calculet-diff-policy/v1\nrules:\n  - match: "act"\n    baseline_ratio: 2\n    noise_floor: 0.01\n' > ratio.yaml
-expect_exit rl-policy-ratio-passes 0 golden-diff --policy ratio.yaml --baseline r-layer-l0100.h5 r-layer-ref.h5 r-layer-l0130.h5
-expect_exit rl-policy-floor-passes 0 golden-diff --policy ratio.yaml --baseline r-layer-ref.h5 r-layer-ref.h5 r-layer-l006.h5
+expect_exit rl-policy-ratio-passes 0 golden-diff --tier layer --policy ratio.yaml --baseline r-layer-l0100.h5 r-layer-ref.h5 r-layer-l0130.h5
+expect_exit rl-policy-floor-passes 0 golden-diff --tier layer --policy ratio.yaml --baseline r-layer-ref.h5 r-layer-ref.h5 r-layer-l006.h5
 # kernel: headline tolerance used (|c - r| / (atol + rtol |r|)), floor 0.25
 expect_exit rk-below-floor-passes 0 golden-diff --tier kernel --baseline r-kern-k0.h5 r-kern-ref.h5 r-kern-k02.h5
 expect_exit rk-above-floor-fails 1 golden-diff --tier kernel --baseline r-kern-k0.h5 r-kern-ref.h5 r-kern-k03.h5
@@ -304,7 +306,7 @@ expect_exit optional-rule-ok 0 golden-diff --policy typo-opt.yaml p11-ref.h5 p11
 
 # ---- issue 10: a threshold is never rounded to look like the value ----
 printf 'schema: calculet-diff-policy/v1\ntiers:\n  layer: {cosine_min: 0.9999995}\n' > tight.yaml
-expect_exit print-tight-fails 1 golden-diff --policy tight.yaml --json pp.json pp-ref.h5 pp-cand.h5
+expect_exit print-tight-fails 1 golden-diff --tier layer --policy tight.yaml --json pp.json pp-ref.h5 pp-cand.h5
 expect_grep print-threshold 'cosine 0\.999999[0-9]* < 0\.9999995' out.txt
 if grep -Eq 'cosine (0\.999999|1) < 1([^.0-9]|$)' out.txt; then notok print-not-rounded "$(cat out.txt)"; else ok print-not-rounded; fi
 

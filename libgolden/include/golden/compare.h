@@ -105,6 +105,7 @@ typedef struct {
     double dot, dot_c, norm_r, norm_r_c, norm_c, norm_c_c;
     int sexp[4];
     double max_tol;                  /* max |c - r| / (atol + rtol |r|) over finite pairs */
+    uint64_t max_tol_index;          /* linear, first element that uses max_tol */
     uint64_t mismatches;
     uint64_t class_diff;             /* reference non-finite, candidate of another class */
     int64_t first_class_diff;
@@ -186,6 +187,7 @@ typedef struct {
     double norm_ratio;               /* ||c|| / ||r|| (NaN when ||r|| = 0) */
     bool zero_ref;                   /* ||r|| = 0: judged by absolute error */
     double max_tol;
+    uint64_t max_tol_index;          /* the element that uses max_tol (the reason names it) */
     uint64_t ref_finite;             /* finite reference elements */
     uint64_t class_diff;
     int64_t first_class_diff;

@@ -40,6 +40,13 @@ typedef struct {
     /* count the |c - r| histogram of every compared pair (golden_cmp_setup.histogram; the
      * candidate side only). Off (a zeroed or older caller's struct): not counted. */
     bool histogram;
+    /* reference tensors that may be missing from the candidate: globs on reference names
+     * (--allow-missing-in-candidate). A tensor at the logits or tokens tier is allowed only
+     * by a glob that is its exact name. allow_missing (above, for older library callers)
+     * allows every other missing tensor. Tensors only in the candidate never fail the run:
+     * they are listed as not judged. */
+    const char *const *allow_missing_in_candidate;
+    size_t n_allow_missing_in_candidate;
 } golden_diff_opts;
 
 typedef struct {
@@ -85,6 +92,26 @@ typedef struct {
     int64_t router_experts;         /* from the reference's router/logits, -1 unknown */
     char **router_reasons, **router_notes;
     size_t n_router_reasons, n_router_notes;
+    /* router logits (names ending in /router/logits): top-k selections per row, k experts per token
+     * (router_top_k; -1 unknown); router_rows_exact, router_tie_rows and
+     * router_first_divergence count them as for ids */
+    bool router_logits;
+    int64_t router_top_k;
+    /* layer tier, [rows, channels] with at least 16 rows: every column's cosine and
+     * rel_err ||c_j - r_j|| / ||r_j|| (NaN: an all-zero reference column, candidate within
+     * atol), candidate and (three-way) baseline; n_cols 0 when not computed */
+    double *col_cos, *col_rel, *bcol_cos, *bcol_rel;
+    uint64_t n_cols, col_rows, cols_judged;
+    double min_col_cosine, max_col_rel_err;
+    uint64_t min_col_cosine_col, max_col_rel_err_col;
+    /* a probability tensor (every reference row >= 0 and summing to 1): candidate rows that
+     * do not sum to 1 within prob_sum_tol */
+    bool probability;
+    double prob_sum_tol, prob_first_bad_sum;
+    uint64_t prob_bad_rows, prob_first_bad_row;
+    /* max |r| from the reference's stored statistics (checked in the pass); 0 unknown
+     * (--trust-hashes) */
+    double ref_max_abs;
 } golden_diff_tensor;
 
 typedef struct {
@@ -101,6 +128,8 @@ typedef struct {
     bool pass;                      /* the run's verdict */
     json_t *policy;                 /* the policy in effect */
     json_t *overrides;              /* the command line's tier/atol/rtol/eps */
+    bool *missing_cand_allowed;     /* per missing_in_candidate: allowed to be missing */
+    size_t n_missing_cand_allowed;
 } golden_diff_result;
 
 /* Compare. Returns 0 with *out set (whatever the verdict), or -1 when the files cannot be

@@ -4,10 +4,12 @@
 #define GOLDEN_POLICY_H
 #include "golden/api.h"
 #include <stdbool.h>
+#include <stdint.h>
 #include <jansson.h>
 #include "golden/compare.h"
 #include "golden/dtype.h"
 #include "golden/error.h"
+
 
 #define GOLDEN_SCHEMA_DIFF_POLICY "calculet-diff-policy/v1"
 
@@ -57,6 +59,9 @@ GOLDEN_API void golden_policy_dtype_default(golden_dtype t, double *atol, double
 
 /* Whether router top-k weights should sum to 1 per row (norm_topk_prob; default true). */
 GOLDEN_API bool golden_policy_norm_topk_prob(const golden_policy *p);
+/* Experts per token for router logits (policy router_top_k); 0 when not set (then the
+ * reference's sibling topk_ids width is used). */
+GOLDEN_API uint64_t golden_policy_router_top_k(const golden_policy *p);
 
 /* Command-line overrides, applied to every tensor after the rules (NaN = leave as is). */
 GOLDEN_API void golden_policy_force_tier(golden_policy *p, golden_tier t);
@@ -71,7 +76,17 @@ GOLDEN_API void golden_policy_override(golden_policy *p, double atol, double rto
  * candidate's. Then the command-line overrides. */
 GOLDEN_API void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, golden_judge *out);
+/* The same, knowing the reference's rank (-1 = unknown): a float tensor of rank 1, or named
+ * like a parameter ("*scale*", "*zero_point*", "*bias*", "*norm*weight*", case-insensitive),
+ * goes to the kernel tier unless a rule names its tier ("*logits*" and router taps first). */
+GOLDEN_API void golden_policy_resolve_rank(const golden_policy *p, const char *name,
+                                           golden_dtype ref, golden_dtype cand, int rank,
+                                           golden_judge *out);
 
+/* Which rule, table or option set each field of the judge of one tensor (golden-diff
+ * --explain): one line a field, "FIELD VALUE SOURCE". Allocated; NULL on ENOMEM. */
+GOLDEN_API char *golden_policy_explain(const golden_policy *p, const char *name,
+                                       golden_dtype ref, golden_dtype cand, int rank);
 /* Rules of policy files (built-in name patterns not included), in the order they are tried. */
 GOLDEN_API size_t golden_policy_rule_count(const golden_policy *p);
 /* Rule i: its glob, its place ("file:line:col") and whether it may match nothing. */

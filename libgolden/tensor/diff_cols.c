@@ -1,0 +1,172 @@
+/* golden-diff's channel-axis check (issue 25): for layer-tier tensors [rows, channels], the
+ * cosine and relative error of every column (one hidden channel across all positions), summed
+ * in the one pass chunk by chunk (chunks hold whole rows) and merged in chunk order. A dead
+ * channel (cosine 0) or one channel with a wrong scale (rel_err 1 for 2x) is named, though it
+ * moves the tensor's cosine and every row's by only 1/4096. */
+#include "tensor/diff_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per column and side: dot, |r|^2, |c|^2, |c - r|^2, max |c| (long double: squares of f64
+ * values up to 1e308 stay finite on x86-64 and aarch64). */
+#define COL_SUMS 5
+
+bool diff_cols_wanted(const golden_diff_job *j)
+{
+    return golden_diff_engine_tier(j->t) == GOLDEN_TIER_LAYER && j->setup.row_len >= 2 &&
+           j->count / j->setup.row_len >= DIFF_COL_MIN_ROWS &&
+           j->setup.row_len <= DIFF_COL_MAX;
+}
+
+size_t diff_cols_size(const golden_diff_job *j)
+{
+    return (j->with_base ? 2 : 1) * (size_t)j->setup.row_len * COL_SUMS;
+}
+
+/* rs: per-row sums of the reference and candidate and the reference's row minimum (3 per
+ * row; chunks hold whole rows, so each row is summed by one worker, in order), or NULL. */
+static void add_side(long double *s, uint64_t cols, golden_dtype rt, golden_dtype xt,
+                     const unsigned char *r, const unsigned char *x, uint64_t first, uint64_t n,
+                     long double *rs)
+{
+    double rv[1024], xv[1024];
+    size_t wr = golden_dtype_size(rt), wx = golden_dtype_size(xt);
+    for (uint64_t off = 0; off < n; off += 1024) {
+        size_t m = n - off < 1024 ? (size_t)(n - off) : 1024;
+        golden_convert_to_f64(rt, r + off * wr, m, rv);
+        golden_convert_to_f64(xt, x + off * wx, m, xv);
+        uint64_t col = (first + off) % cols;
+        for (size_t i = 0; i < m; i++) {
+            double a = rv[i], b = xv[i];
+            if (rs) {
+                long double *row = rs + 3 * ((first + off + i) / cols);
+                row[0] += a;
+                row[1] += b;
+                if (a < row[2] || (first + off + i) % cols == 0)
+                    row[2] = a;
+            }
+            if (isfinite(a) && isfinite(b)) { /* non-finite pairs: the element checks */
+                long double *c = s + col * COL_SUMS, la = a, lb = b;
+                c[0] += la * lb;
+                c[1] += la * la;
+                c[2] += lb * lb;
+                c[3] += (lb - la) * (lb - la);
+                if (fabsl(lb) > c[4])
+                    c[4] = fabsl(lb);
+            }
+            if (++col == cols)
+                col = 0;
+        }
+    }
+}
+
+void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const void *bb,
+                     uint64_t first, uint64_t n, long double *part)
+{
+    uint64_t cols = j->setup.row_len;
+    memset(part, 0, diff_cols_size(j) * sizeof *part);
+    add_side(part, cols, j->setup.dtype_ref, j->setup.dtype_cand, rb, cb, first, n, j->row_sums);
+    if (j->with_base)
+        add_side(part + cols * COL_SUMS, cols, j->setup.dtype_ref, j->bsetup.dtype_cand, rb, bb,
+                 first, n, NULL);
+}
+
+void diff_cols_merge(golden_diff_job *j, const long double *part)
+{
+    size_t n = diff_cols_size(j);
+    for (size_t i = 0; i < n; i++) {
+        if (i % COL_SUMS == 4)
+            j->cols[i] = part[i] > j->cols[i] ? part[i] : j->cols[i];
+        else
+            j->cols[i] += part[i];
+    }
+}
+
+/* One side's per-column cosine and rel_err (NaN: a zero reference column whose candidate is
+ * within atol, left out as rows are); the worst of each into the tensor. */
+static void finish_side(const long double *s, uint64_t cols, double atol, double *cos,
+                        double *rel)
+{
+    for (uint64_t k = 0; k < cols; k++) {
+        const long double *c = s + k * COL_SUMS;
+        if (c[1] == 0) {
+            bool idle = c[4] <= atol;
+            cos[k] = idle ? NAN : 0.0;
+            rel[k] = idle ? NAN : INFINITY;
+            continue;
+        }
+        cos[k] = c[2] == 0 ? 0.0 : (double)(c[0] / (sqrtl(c[1]) * sqrtl(c[2])));
+        rel[k] = (double)sqrtl(c[3] / c[1]);
+    }
+}
+
+/* Half a step at 1 of a float dtype, plus 1e-5: the rounding of weights that sum to 1. */
+static double sum_tol(golden_dtype t)
+{
+    return 1e-5 + golden_cmp_step(t, 1.0) / 2;
+}
+
+/* A probability tensor: every reference row is non-negative and sums to 1 within the
+ * reference dtype's bound; then every candidate row must sum to 1 within its storage's or
+ * compute dtype's bound (the coarser). */
+static void finish_probability(golden_diff_job *j)
+{
+    golden_diff_tensor *t = j->t;
+    uint64_t rows = j->count / j->setup.row_len;
+    double rt = sum_tol(t->dtype_ref), ct = fmax(sum_tol(t->dtype_cand), sum_tol(t->judge.tol_dtype));
+    for (uint64_t k = 0; k < rows; k++) {
+        const long double *row = j->row_sums + 3 * k;
+        if (!(row[2] >= 0) || !(fabsl(row[0] - 1) <= rt))
+            return;
+    }
+    t->probability = true;
+    t->prob_sum_tol = ct;
+    for (uint64_t k = 0; k < rows; k++) {
+        const long double *row = j->row_sums + 3 * k;
+        if (!(fabsl(row[1] - 1) <= ct) && t->prob_bad_rows++ == 0) {
+            t->prob_first_bad_row = k;
+            t->prob_first_bad_sum = (double)row[1];
+        }
+    }
+}
+
+int diff_cols_finish(golden_diff_job *j)
+{
+    if (j->row_sums && golden_dtype_is_float(j->t->dtype_ref) &&
+        golden_dtype_is_float(j->t->dtype_cand))
+        finish_probability(j);
+    golden_diff_tensor *t = j->t;
+    uint64_t cols = j->setup.row_len;
+    int sides = j->with_base ? 2 : 1;
+    t->col_cos = malloc(cols * sizeof(double) * 2 * (size_t)sides);
+    if (!t->col_cos)
+        return -1;
+    t->col_rel = t->col_cos + cols;
+    finish_side(j->cols, cols, t->judge.atol, t->col_cos, t->col_rel);
+    if (sides == 2) {
+        t->bcol_cos = t->col_rel + cols;
+        t->bcol_rel = t->bcol_cos + cols;
+        finish_side(j->cols + cols * COL_SUMS, cols, t->judge.atol, t->bcol_cos, t->bcol_rel);
+    }
+    t->n_cols = cols;
+    t->col_rows = j->count / cols;
+    t->min_col_cosine = NAN;
+    t->max_col_rel_err = NAN;
+    t->cols_judged = 0;
+    for (uint64_t k = 0; k < cols; k++) {
+        if (isnan(t->col_cos[k]))
+            continue;
+        bool first = t->cols_judged++ == 0;
+        if (first || t->col_cos[k] < t->min_col_cosine) {
+            t->min_col_cosine = t->col_cos[k];
+            t->min_col_cosine_col = k;
+        }
+        if (first || t->col_rel[k] > t->max_col_rel_err) {
+            t->max_col_rel_err = t->col_rel[k];
+            t->max_col_rel_err_col = k;
+        }
+    }
+    return 0;
+}
