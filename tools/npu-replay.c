@@ -21,7 +21,7 @@ enum {
     O_RUNS, O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_HYP,
     O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE,
     O_CHECKS, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_OUTPUT, O_PLACEMENT,
-    O_HTML
+    O_HTML, O_INPROC, O_CALLTO, O_BMEM, O_BLOG
 };
 
 /* The rows matrix, run and conform share (a macro: each table is one array). */
@@ -30,7 +30,15 @@ enum {
     {O_BACKEND, 0, "backend", "cpu|PATH.so", "the runtime (default: the built-in cpu\n"        \
      "reference)", 0},                                                                         \
     {O_BOPT, 0, "backend-opt", "KEY=VALUE", "option for the backend (repeatable; cpu:\n"       \
-     "dtype=f32|bf16, lanes=N, chunk=N)", 0}
+     "dtype=f32|bf16, lanes=N, chunk=N)", 0},                                                 \
+    {O_CALLTO, 0, "call-timeout", "SECONDS", "deadline of a one-token backend call (default\n"  \
+     "60; a prefill of n tokens gets SECONDS*(1+n/64))", 0},                                   \
+    {O_BMEM, 0, "backend-mem", "BYTES", "address-space limit of the backend host (K/M/G\n"     \
+     "suffixes; default none)", 0},                                                            \
+    {O_BLOG, 0, "backend-log", "FILE", "the backend host's stdout and stderr (appended;\n"    \
+     "default $TMPDIR/npu-replay-backend.PID.log, removed\nwhen empty)", 0},                  \
+    {O_INPROC, 0, "in-process", NULL, "run the built-in cpu backend in this process\n"        \
+     "(speed tests only: no isolation)", 0}
 
 static const cli_option make_model_options[] = {
     {O_PRESET, 0, "preset", "NAME", "tiny or qwen3-30b-a3b (default tiny)", 0},
@@ -223,6 +231,20 @@ static int parse_real(cli *c, const char *opt, const char *s, double *out)
     return 0;
 }
 
+/* --backend-mem BYTES: an integer with an optional K, M or G (powers of 1024). */
+static int parse_bytes(cli *c, const char *s, unsigned long long *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (shift)
+        end++;
+    if (!*s || *s == '-' || *end || v == 0 || v > (1ull << 50) >> shift)
+        return cli_usage(c, "--backend-mem: expected a size such as 8G, got '%s'", s);
+    *out = v << shift;
+    return 0;
+}
+
 static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 {
     const cli *c = ctx;
@@ -245,6 +267,11 @@ typedef struct {
     int check_rejection;
     cli *c; /* the parse: threads, force, quiet, --json, --junit */
     const char *html; /* conform, profile: --html FILE */
+    int in_process;
+    double call_timeout;
+    unsigned long long backend_mem;
+    const char *backend_log;
+    golden_backend_isolation iso; /* filled by check_common for the backend commands */
 } args;
 
 /* The library's error, as the contract's one line; 2. */
@@ -264,7 +291,8 @@ static int load_backend(const args *a, golden_backend **b)
 {
     golden_error err;
     golden_error_clear(&err);
-    golden_backend_load_opts lo = {1, a->backend, a->model, a->n_opts, a->opts, a->c->threads};
+    golden_backend_load_opts lo = {2, a->backend, a->model, a->n_opts, a->opts, a->c->threads,
+                                   a->in_process ? NULL : &a->iso};
     if (golden_backend_load(&lo, b, &err))
         return fail(a, &err);
     return 0;
@@ -291,10 +319,10 @@ static int cmd_run(const args *a)
     golden_error err;
     golden_error_clear(&err);
     golden_backend *b = NULL;
+    install_stop_handler();
     int rc = load_backend(a, &b);
     if (rc)
         return rc;
-    install_stop_handler();
     golden_replay_run_opts ro = {2, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
@@ -447,10 +475,16 @@ static int cmd_conform(const args *a)
     golden_conform_opts co = {GOLDEN_CONFORM_OPTS_VERSION, a->backend, a->model, a->n_opts, a->opts,
                               a->c->threads, a->checks, a->max_context, a->tolerance,
                               a->router_tol, tmp && *tmp ? tmp : "/tmp", (uint64_t)a->seed,
-                              a->sampling, 0};
+                              a->sampling, 0, a->in_process ? NULL : &a->iso};
     golden_conform_report rep;
+    install_stop_handler();
     if (golden_conform_run(&co, &rep, &err))
         return fail(a, &err);
+    if (stop_flag) { /* interrupted: no verdict, no report */
+        golden_conform_report_free(&rep);
+        golden_fail_what(&err, GOLDEN_EIO, NULL, "interrupted");
+        return fail(a, &err);
+    }
     print_conform(cli_human(a->c), &rep);
     int rc = write_conform(a, &rep);
     if (rc == 0 && a->faults &&
@@ -629,6 +663,17 @@ static int take_option(args *a, int id, const char *v)
     case O_PLACEMENT: a->placement = v; break;
     case O_OUTPUT: a->out = v; break;
     case O_HTML: a->html = v; break;
+    case O_INPROC: a->in_process = 1; break;
+    case O_BLOG: a->backend_log = v; break;
+    case O_CALLTO: {
+        char *end;
+        a->call_timeout = strtod(v, &end);
+        if (!*v || (*end && strcmp(end, "s") != 0) || !(a->call_timeout > 0) ||
+            a->call_timeout > 1e6)
+            return cli_usage(a->c, "--call-timeout: expected seconds > 0, got '%s'", v);
+        break;
+    }
+    case O_BMEM: return parse_bytes(a->c, v, &a->backend_mem);
     default: return take_count(a, id, v);
     }
     return 0;
@@ -664,6 +709,17 @@ static int check_common(const command *cmd, args *a)
     if (cmd->model && !a->model &&
         (cmd->run == cmd_conform || !a->backend || strcmp(a->backend, "cpu") == 0))
         return cli_usage(c, "%s needs --model DIR", cmd->name);
+    if (a->in_process && a->backend && strcmp(a->backend, "cpu") != 0)
+        return cli_usage(c, "--in-process is for the built-in cpu backend only (a plug-in always "
+                         "runs in its own process)");
+    if (a->in_process && (a->call_timeout > 0 || a->backend_mem || a->backend_log))
+        return cli_usage(c, "--in-process: --call-timeout, --backend-mem and --backend-log "
+                         "apply to a backend host");
+    static char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    a->iso = (golden_backend_isolation){n > 0 ? self : "/proc/self/exe", a->call_timeout,
+                                        a->backend_mem, a->backend_log, &stop_flag};
     return cli_outputs_ok(c);
 }
 
@@ -693,6 +749,8 @@ static int run_command(const command *cmd, int argc, char **argv, const char **o
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "__backend-host") == 0) /* the backend host (hidden) */
+        return golden_backend_host_main(argc - 1, argv + 1);
     const command *cmd = NULL;
     for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)

@@ -86,8 +86,8 @@ const cf_tap *cf_tap_find(const cf_ctx *c, const char *name)
 int cf_open(cf_ctx *c, const char *model_dir)
 {
     const golden_conform_opts *o = c->o;
-    golden_backend_load_opts lo = {1, o->backend, model_dir ? model_dir : o->model_dir, o->n_opts,
-                                   o->opts, o->threads};
+    golden_backend_load_opts lo = {2, o->backend, model_dir ? model_dir : o->model_dir, o->n_opts,
+                                   o->opts, o->threads, o->version >= 2 ? o->iso : NULL};
     golden_error_clear(&c->err);
     if (golden_backend_load(&lo, &c->b, &c->err))
         return cf_error(c, NULL);
@@ -249,7 +249,7 @@ static int check_list(const char *list, golden_error *err)
 int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep, golden_error *err)
 {
     memset(rep, 0, sizeof *rep);
-    if (!o || o->version != GOLDEN_CONFORM_OPTS_VERSION)
+    if (!o || o->version < 1 || o->version > GOLDEN_CONFORM_OPTS_VERSION)
         return golden_fail_what(err, GOLDEN_EINVAL, "conform", "options of an unknown version");
     if (check_list(o->checks, err))
         return GOLDEN_ERR;

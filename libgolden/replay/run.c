@@ -383,7 +383,9 @@ static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_repl
         s->fault_kind = NULL;
         if (golden_backend_set_hooks(b, &h, err) || request(s, b, k, &co, &rq, err)) {
             golden_error inner = *err;
-            const char *retested = s->fault_kind ? record_fault(s, k, r, &inner, &co) : "";
+            /* an interrupted run is not a fault of the backend: nothing to retest */
+            bool stopped = o->stop && *o->stop;
+            const char *retested = s->fault_kind && !stopped ? record_fault(s, k, r, &inner, &co) : "";
             rc = golden_fail_what(err, inner.code, k->case_id, "request %s/%s/%d: %s%s%s%s", o->side,
                                   k->case_id, r, inner.where, inner.where[0] ? ": " : "", inner.what,
                                   retested);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "golden/error.h"
+#include "golden/replay.h"
 
 /* The sampling settings sampling-topk holds a backend to (0 = the default in brackets). */
 typedef struct {
@@ -20,7 +21,7 @@ typedef struct {
     int steps;            /* [8] decode steps */
 } golden_conform_sampling;
 
-#define GOLDEN_CONFORM_OPTS_VERSION 1u
+#define GOLDEN_CONFORM_OPTS_VERSION 2u
 typedef struct {
     unsigned version;         /* GOLDEN_CONFORM_OPTS_VERSION */
     const char *backend;      /* "cpu" (or NULL) or a plug-in path */
@@ -36,6 +37,9 @@ typedef struct {
     uint64_t seed;            /* token generator seed */
     golden_conform_sampling sampling;
     int kv_elem_bytes;        /* kv-growth: bytes of one cached K or V element [2, bf16] */
+    /* version 2: the backend under test runs in a backend host (NULL = in this process; the
+     * cpu reference the sampling and router checks compare with always runs in this process) */
+    const golden_backend_isolation *iso;
 } golden_conform_opts;
 
 enum { GOLDEN_CONFORM_PASS = 0, GOLDEN_CONFORM_FAIL = 1, GOLDEN_CONFORM_ERROR = 2 };
