@@ -149,11 +149,28 @@ void cf_tokens(cf_ctx *c, int32_t *t, size_t n)
     }
 }
 
+/* A row the backend returned that no check may compare (NaN or +Inf anywhere, or nothing but
+ * -inf): a fault of the backend, as in run, never a pair of NaNs that compare equal. */
+static int logits_usable(cf_ctx *c, const float *row, int V)
+{
+    long bad = replay_logits_bad(row, V);
+    if (bad < 0)
+        return 0;
+    if (bad == V)
+        golden_fail_what(&c->err, GOLDEN_ECORRUPT, golden_backend_name(c->b),
+                         "logits: every entry is -inf");
+    else
+        golden_fail_what(&c->err, GOLDEN_ECORRUPT, golden_backend_name(c->b),
+                         "logits: entry %ld is %s", bad, isnan(row[bad]) ? "NaN" : "+Inf");
+    return cf_error(c, NULL);
+}
+
 int cf_logits(cf_ctx *c, int lane, float *dst)
 {
     int V = c->info->vocab_size;
     if (c->info->logits_dtype != GOLDEN_BK_BF16)
-        return golden_backend_logits(c->b, lane, 0, V, dst, &c->err) ? cf_error(c, NULL) : 0;
+        return golden_backend_logits(c->b, lane, 0, V, dst, &c->err) ? cf_error(c, NULL)
+                                                                      : logits_usable(c, dst, V);
     uint16_t *h = malloc((size_t)V * 2);
     if (!h)
         return cf_error(c, "out of memory");
@@ -161,7 +178,7 @@ int cf_logits(cf_ctx *c, int lane, float *dst)
     if (rc == 0)
         golden_logits_bf16_to_f32(h, 0, (size_t)V, dst);
     free(h);
-    return rc ? cf_error(c, NULL) : 0;
+    return rc ? cf_error(c, NULL) : logits_usable(c, dst, V);
 }
 
 int cf_prefill_logits(cf_ctx *c, int lane, int64_t pos, const int32_t *t, size_t n, float *dst)
@@ -184,7 +201,7 @@ bool cf_same(const cf_ctx *c, const float *a, const float *b, size_t n, size_t *
     *maxd = 0;
     for (size_t i = 0; i < n; i++) {
         bool eq = c->o->atol > 0 ? fabs((double)a[i] - (double)b[i]) <= c->o->atol
-                                 : memcmp(&a[i], &b[i], 4) == 0;
+                                 : memcmp(&a[i], &b[i], 4) == 0 && a[i] == a[i];
         if (eq)
             continue;
         double d = fabs((double)a[i] - (double)b[i]);
