@@ -290,3 +290,13 @@ int golden_backend_reset(golden_backend *b, int lane, golden_error *err)
 }
 
 int64_t golden_backend_length(golden_backend *b, int lane) { return b->vt->length(b->self, lane); }
+
+int replay_backend_length(golden_backend *b, int lane, int64_t *len, golden_error *err)
+{
+    if (!b->isolated) {
+        *len = b->vt->length(b->self, lane);
+        return 0;
+    }
+    char msg[1024] = "";
+    return bk_status(b, replay_host_length(b->self, lane, len, msg, sizeof msg), msg, err);
+}

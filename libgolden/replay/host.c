@@ -41,6 +41,7 @@ typedef struct {
     replay_host_shm *shm;
     const unsigned char *data;
     bool dead, stopped;
+    char last_death[REPLAY_HOST_MSG]; /* how the last host ended */
     /* what the harness was told, to check a restarted host against and to replay on it */
     char name[64];
     golden_backend_info info;
@@ -228,6 +229,7 @@ static int died(hostp *h, const char *how, char *msg, size_t n)
     h->pid = 0;
     h->dead = true;
     host_drop(h);
+    snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
     return 1;
 }
 
@@ -359,8 +361,10 @@ static int exchange(hostp *h, int op, double seconds, char *msg, size_t n)
             host_kill(h);
             h->dead = true;
             host_drop(h);
-            return snprintf(msg, n, "backend host hung in %s: no answer within %.3f s; killed "
-                            "(its output: %.700s)", h->op_name, seconds, h->log), 1;
+            snprintf(msg, n, "backend host hung in %s: no answer within %.3f s; killed "
+                     "(its output: %.700s)", h->op_name, seconds, h->log);
+            snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
+            return 1;
         }
         if (w == WAIT_DEAD)
             return died(h, NULL, msg, n);
@@ -420,13 +424,18 @@ static int start_and_open(hostp *h, char *msg, size_t n, golden_error *err)
 }
 
 /* A fresh host in place of a dead one: the same backend opened again, the same info, the same
- * hooks. */
-static int ensure_alive(hostp *h, char *msg, size_t n)
+ * hooks. Only a reset of every lane starts one (restart): a fresh host holds nothing, which is
+ * what the harness expects after that reset and after nothing else, so any other call after a
+ * death fails and the check or request that made it ends on the fault. */
+static int ensure_alive(hostp *h, bool restart, char *msg, size_t n)
 {
     if (h->stopped)
         return snprintf(msg, n, "interrupted"), 1;
     if (!h->dead)
         return 0;
+    if (!restart)
+        return snprintf(msg, n, "the backend host is gone since an earlier call (%s); only a "
+                        "reset of every lane starts a new one", h->last_death), 1;
     char why[REPLAY_HOST_MSG];
     if (start_and_open(h, why, sizeof why, NULL) != 0) {
         if (h->pid)
@@ -440,11 +449,15 @@ static int ensure_alive(hostp *h, char *msg, size_t n)
         if (exchange(h, REPLAY_OP_INFO, deadline_of(h, REPLAY_OP_INFO, 0), why, sizeof why) != 0)
             return snprintf(msg, n, "backend host started again: info: %.900s", why), 1;
         in = h->shm->info;
-        if (memcmp(&in, &h->info, sizeof in) != 0)
+        if (memcmp(&in, &h->info, sizeof in) != 0) {
+            host_kill(h);
+            host_drop(h);
+            h->dead = true;
             return snprintf(msg, n, "backend host started again reports other model info"), 1;
+        }
     }
     if (h->have_hooks) {
-        h->shm->want_taps = h->hooks.want_taps != 0;
+        h->shm->want_taps = h->hooks.want_taps != 0 && h->hooks.tap != NULL;
         if (exchange(h, REPLAY_OP_HOOKS, deadline_of(h, REPLAY_OP_HOOKS, 0), why, sizeof why))
             return snprintf(msg, n, "backend host started again: set_hooks: %.900s", why), 1;
     }
@@ -504,7 +517,7 @@ static void px_close(void *self)
 static int px_info(void *self, golden_backend_info *out, char *msg, size_t n)
 {
     hostp *h = self;
-    if (ensure_alive(h, msg, n))
+    if (ensure_alive(h, false, msg, n))
         return 1;
     if (exchange(h, REPLAY_OP_INFO, deadline_of(h, REPLAY_OP_INFO, 0), msg, n))
         return 1;
@@ -517,13 +530,15 @@ static int px_info(void *self, golden_backend_info *out, char *msg, size_t n)
 static int px_hooks(void *self, const golden_backend_hooks *hk, char *msg, size_t n)
 {
     hostp *h = self;
-    if (ensure_alive(h, msg, n))
-        return 1;
     if (hk)
         h->hooks = *hk;
     else
         memset(&h->hooks, 0, sizeof h->hooks);
     h->have_hooks = true;
+    if (h->dead && !h->stopped)
+        return 0; /* given to the next host when a reset starts it */
+    if (ensure_alive(h, false, msg, n))
+        return 1;
     h->shm->want_taps = h->hooks.want_taps != 0 && h->hooks.tap != NULL;
     return exchange(h, REPLAY_OP_HOOKS, deadline_of(h, REPLAY_OP_HOOKS, 0), msg, n);
 }
@@ -534,7 +549,7 @@ static int px_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, 
     hostp *h = self;
     if (count > REPLAY_HOST_DATA / 4)
         return snprintf(msg, n, "prefill of %zu tokens is beyond the channel", count), 1;
-    if (ensure_alive(h, msg, n))
+    if (ensure_alive(h, false, msg, n))
         return 1;
     h->shm->lane = lane;
     h->shm->pos = pos;
@@ -547,7 +562,7 @@ static int px_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, 
 static int px_decode(void *self, int lane, int32_t token, char *msg, size_t n)
 {
     hostp *h = self;
-    if (ensure_alive(h, msg, n))
+    if (ensure_alive(h, false, msg, n))
         return 1;
     h->shm->lane = lane;
     h->shm->token = token;
@@ -561,7 +576,7 @@ static int px_logits(void *self, int lane, int first, int count, void *dst, char
     size_t esz = h->have_info && h->info.logits_dtype == GOLDEN_BK_BF16 ? 2 : 4;
     if (count < 0 || (size_t)count * esz > REPLAY_HOST_DATA)
         return snprintf(msg, n, "logits of %d entries are beyond the channel", count), 1;
-    if (ensure_alive(h, msg, n))
+    if (ensure_alive(h, false, msg, n))
         return 1;
     h->shm->lane = lane;
     h->shm->first = first;
@@ -577,7 +592,7 @@ static int px_logits(void *self, int lane, int first, int count, void *dst, char
 static int px_truncate(void *self, int lane, int64_t length, char *msg, size_t n)
 {
     hostp *h = self;
-    if (ensure_alive(h, msg, n))
+    if (ensure_alive(h, false, msg, n))
         return 1;
     h->shm->lane = lane;
     h->shm->length = length;
@@ -588,24 +603,32 @@ static int px_truncate(void *self, int lane, int64_t length, char *msg, size_t n
 static int px_reset(void *self, int lane, char *msg, size_t n)
 {
     hostp *h = self;
-    if (ensure_alive(h, msg, n))
+    if (ensure_alive(h, lane < 0, msg, n))
         return 1;
     h->shm->lane = lane;
     h->positions = 0;
     return exchange(h, REPLAY_OP_RESET, deadline_of(h, REPLAY_OP_RESET, 1), msg, n);
 }
 
-static int64_t px_length(void *self, int lane)
+int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n)
 {
     hostp *h = self;
-    char msg[REPLAY_HOST_MSG];
-    if (ensure_alive(h, msg, sizeof msg))
-        return -1;
+    *len = -1;
+    if (ensure_alive(h, false, msg, n))
+        return 1;
     h->shm->lane = lane;
     h->positions = 0;
-    if (exchange(h, REPLAY_OP_LENGTH, deadline_of(h, REPLAY_OP_LENGTH, 1), msg, sizeof msg))
-        return -1;
-    return h->shm->value;
+    if (exchange(h, REPLAY_OP_LENGTH, deadline_of(h, REPLAY_OP_LENGTH, 1), msg, n))
+        return 1;
+    *len = h->shm->value;
+    return 0;
+}
+
+static int64_t px_length(void *self, int lane)
+{
+    char msg[REPLAY_HOST_MSG];
+    int64_t len;
+    return replay_host_length(self, lane, &len, msg, sizeof msg) ? -1 : len;
 }
 
 static const golden_backend_vtable proxy = {GOLDEN_BACKEND_ABI_VERSION, "host", px_open, px_close,

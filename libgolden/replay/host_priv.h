@@ -87,6 +87,11 @@ void replay_clean_text(char *dst, size_t n, const char *src, size_t src_len);
 int replay_host_start(const golden_backend_load_opts *o, const golden_backend_isolation *iso,
                       void **self, golden_error *err);
 const golden_backend_vtable *replay_host_vtable(void);
+/* length() through the host, with the host's death as an error (the table's length has none). */
+int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n);
+/* golden_backend_length with errors: a backend host that died or hung is one (a backend in this
+ * process gives its answer as it is). */
+int replay_backend_length(golden_backend *b, int lane, int64_t *len, golden_error *err);
 /* The backend's own name (cleaned) and the host's log file. */
 const char *replay_host_name(const void *self);
 const char *replay_host_log(const void *self);
