@@ -381,7 +381,8 @@ static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_repl
         rq.warmup = r < warm;
         rq.output_tokens = k->output;
         s->fault_kind = NULL;
-        if (golden_backend_set_hooks(b, &h, err) || request(s, b, k, &co, &rq, err)) {
+        if ((golden_backend_set_hooks(b, &h, err) ? backend_failed(s, err) : 0) ||
+            request(s, b, k, &co, &rq, err)) {
             golden_error inner = *err;
             /* an interrupted run is not a fault of the backend: nothing to retest */
             bool stopped = o->stop && *o->stop;

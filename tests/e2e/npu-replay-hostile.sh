@@ -1,0 +1,122 @@
+#!/bin/sh
+# A hostile backend cannot forge a verdict: the test plug-in's hostile=WHAT@CALL (crash in each
+# call, exit(0), _exit(3), abort, hang, a write past msg_len, lying info(), NaN logits,
+# non-UTF-8 messages, bad taps and marks) through run, conform and matrix. Each ends in exit 2
+# (never 0, never 1: a dead backend is no verdict) with its calculet-fault/v1 line, and run
+# leaves nothing but the faults file in its output folder. The backend host's death is what the
+# harness saw (signal number, exit status, deadline), worked out from what the plug-in does.
+. "$GOLDEN_ROOT/tests/e2e/lib.sh"
+PLUGIN="$GOLDEN_BUILD/tests/lib/test-backend.so"
+mkdir tmp
+TMPDIR=$PWD/tmp
+export TMPDIR
+
+expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 1 -o m
+expect_exit "matrix" 0 npu-replay matrix --model m --max-len 16 --random 1 --repeated 0 -o man.jsonl -j1
+# one decode case: set_hooks, reset, prefill, logits, then 7 x (decode, logits)
+C=random-decode-past1-o8-00
+R="npu-replay run --backend $PLUGIN --manifest man.jsonl --cases $C --warmup 0 --runs 1 --side candidate --call-timeout 1"
+
+# only_faults DIR: the folder holds the faults file and nothing else (no golden, raw, temp file)
+only_faults() {
+    _left=$(ls -A "$2" | grep -v '^faults.jsonl$' | tr '\n' ' ')
+    if [ -z "$_left" ]; then ok "$1"; else notok "$1" "left behind: $_left"; fi
+}
+
+# hostile NAME WHAT@CALL KIND MESSAGE-REGEX: run exits 2, one fault line of KIND whose message
+# matches, nothing else left
+hostile() {
+    mkdir "o-$1"
+    expect_exit "run $1: exit 2" 2 $R --golden "o-$1/g.h5" --raw "o-$1/r.jsonl" --faults "o-$1/faults.jsonl" --backend-opt "hostile=$2"
+    cp err.txt "$1.err"
+    expect_lines "run $1: one error line" 1 "$1.err"
+    only_faults "run $1: no golden, raw or temporary file left" "o-$1"
+    expect_lines "run $1: one fault line" 1 "o-$1/faults.jsonl"
+    expect_grep "run $1: kind $3, the message says what happened" "\"kind\":\"$3\",\"severity\":\"(error|fatal)\",\"message\":\"(test-counting: )?$4" "o-$1/faults.jsonl"
+    expect_exit "run $1: the line is calculet-fault/v1" 0 manifest-verify --schema calculet-fault/v1 "o-$1/faults.jsonl"
+}
+hostile segv-hooks segv@set_hooks crash 'backend host crashed in set_hooks: signal 11 '
+hostile segv-reset segv@reset crash 'backend host crashed in reset: signal 11 '
+hostile segv-prefill segv@prefill crash 'backend host crashed in prefill: signal 11 '
+hostile segv-decode segv@decode:3 crash 'backend host crashed in decode: signal 11 '
+hostile segv-logits segv@logits:2 crash 'backend host crashed in logits: signal 11 '
+hostile exit0 exit0@decode exit 'backend host exited in decode with status 0 '
+hostile exit3 exit3@prefill exit 'backend host exited in prefill with status 3 '
+hostile abort abort@logits crash 'backend host crashed in logits: signal 6 '
+hostile hang hang@decode hang 'backend host hung in decode: no answer within 1.000 s; killed'
+hostile overflow overflow@prefill crash 'backend host crashed in prefill: signal 11 '
+hostile nan nan@logits:4 nan_output 'logits: step 3: entry 0 is NaN'
+hostile badutf8 badutf8@decode device_error 'bad \?\? bytes \?\[31m red \?\? end'
+hostile badtap badtap@decode device_error 'backend sent 9 rows of tap layers/0/hidden in a decode call of 1 positions'
+hostile badmark badmark@prefill device_error 'backend marked stage 0 at a time outside the prefill call'
+# a crash at the first call of its kind happens again in the fresh host: the retest fails; a
+# crash at a later call does not recur in the retest's first request
+expect_grep "a crash that recurs in the fresh host: retest failed" '"severity":"fatal",.*"recovered":false,"retest_after_reset":"failed"' o-segv-prefill/faults.jsonl
+expect_grep "NaN logits do not end the host: the retest (its logits calls 5 on) passes" '"recovered":true,"retest_after_reset":"passed"' o-nan/faults.jsonl
+expect_grep "the error line names the request and the retest" "^npu-replay: $C: request candidate/$C/0: test-counting: backend host exited in prefill with status 3 \\(its output: .*\\) \\(the retest after reset failed\\)$" exit3.err
+if grep -q "$(printf '\033')" badutf8.err o-badutf8/faults.jsonl; then notok "no terminal escape reaches stderr or the fault line"; else ok "no terminal escape reaches stderr or the fault line"; fi
+
+# the load: a host that dies or a backend that lies before the run is one error line, exit 2
+for h in segv@open exit0@info hugevocab@info; do
+    mkdir "o-$h"
+    expect_exit "run $h: exit 2" 2 $R --golden "o-$h/g.h5" --raw "o-$h/r.jsonl" --faults "o-$h/faults.jsonl" --backend-opt "hostile=$h"
+    expect_lines "run $h: one error line" 1 err.txt
+    cp err.txt "$h.err"
+    only_faults "run $h: nothing left" "o-$h"
+done
+expect_grep "a crash in open" 'backend host crashed in open: signal 11 ' segv@open.err
+expect_grep "exit(0) in info" 'backend host exited in info with status 0 ' exit0@info.err
+expect_grep "a vocabulary of 10^9 is refused (before anything of that size is allocated)" 'backend reports vocab_size 1000000000, beyond the memory budget' hugevocab@info.err
+
+# a clean plug-in still passes, isolated as every backend
+mkdir o-clean
+expect_exit "run, clean plug-in: exit 0" 0 $R --golden o-clean/g.h5 --raw o-clean/r.jsonl --faults o-clean/faults.jsonl
+expect_lines "run, clean plug-in: no fault line" 0 o-clean/faults.jsonl
+expect_exit "run, clean plug-in: the golden verifies" 0 golden-dump --verify o-clean/g.h5
+
+# conform: each hostile call is an ERROR check with its fault line; never PASS, never FAIL
+CF="npu-replay conform --model m --backend $PLUGIN --call-timeout 1 -j1"
+conform() {
+    expect_exit "conform $1: exit 2" 2 $CF --checks "$2" --backend-opt "hostile=$3" --faults "c-$1.jsonl" --json "c-$1.json"
+    cp err.txt "c-$1.err"
+    expect_grep "conform $1: kind $4" "\"case_id\":\"$5\",\"kind\":\"$4\",.*\"message\":\"conform $5: test-counting: $6" "c-$1.jsonl"
+    expect_exit "conform $1: calculet-fault/v1" 0 manifest-verify --schema calculet-fault/v1 "c-$1.jsonl"
+    expect_grep "conform $1: the report says could not check" '"verdict": "could not check"' "c-$1.json"
+    expect_exit "conform $1: the check's status is error" 0 grep -A1 "\"check\": \"$5\"" "c-$1.json"
+    expect_grep "conform $1: ... error, not pass" '"status": "error"' out.txt
+}
+conform segv-truncate kv-tail segv@truncate crash kv-tail 'backend host crashed in truncate: signal 11 '
+conform exit0-length kv-tail exit0@length exit kv-tail 'backend host exited in length with status 0 '
+conform abort-prefill kv-positions abort@prefill crash kv-positions 'backend host crashed in prefill: signal 6 '
+conform hang kv-positions hang@prefill hang kv-positions 'backend host hung in prefill: no answer within'
+conform overflow kv-positions overflow@logits crash kv-positions 'backend host crashed in logits: signal 11 '
+conform nan kv-positions nan@logits:2 nan_output kv-positions 'logits: entry 0 is NaN'
+conform badutf8 kv-positions badutf8@decode device_error kv-positions 'bad \?\? bytes \?\[31m red \?\? end'
+expect_exit "conform, clean plug-in: exit 0" 0 $CF --checks kv-positions,kv-tail --faults c-clean.jsonl
+expect_lines "conform, clean plug-in: no fault line" 0 c-clean.jsonl
+
+# matrix: the reference's near-tie search through a crashing backend is exit 2, no manifest
+mkdir mx
+expect_exit "matrix through a crashing backend: exit 2" 2 npu-replay matrix --model m --backend "$PLUGIN" --backend-opt hostile=segv@prefill --max-len 16 --random 1 --repeated 0 --near-ties 2 -o mx/mx.jsonl -j1
+expect_grep "... names the crash" 'backend host crashed in prefill: signal 11 ' err.txt
+expect_absent "... no manifest" mx/mx.jsonl
+
+# SIGTERM during a hung call: the host is killed at once, nothing is left, exit 2
+mkdir o-term
+$R --model "$PWD/m" --call-timeout 300 --golden o-term/g.h5 --raw o-term/r.jsonl --backend-opt hostile=hang@decode > term.out 2> term.err &
+pid=$!
+sleep 2
+kill -TERM $pid
+wait $pid
+rc=$?
+if [ "$rc" -eq 2 ]; then ok "SIGTERM: exit 2"; else notok "SIGTERM: exit 2" "exit $rc: $(cat term.err)"; fi
+n=$(ps -eo args | grep -F "__backend-host" | grep -cF "$PWD/m")
+if [ "$n" -eq 0 ]; then ok "SIGTERM: no backend host left"; else notok "SIGTERM: no backend host left" "$n left"; fi
+only_faults "SIGTERM: no golden or raw file left" o-term
+expect_grep "SIGTERM: one line, interrupted" 'interrupted' term.err
+
+# no log file is left in TMPDIR by hosts that wrote nothing
+left=$(ls -A tmp | tr '\n' ' ')
+if [ -z "$left" ]; then ok "no empty backend log left in TMPDIR"; else
+    if grep -q . tmp/*; then ok "only backend logs with output are kept"; else notok "no empty backend log left in TMPDIR" "$left"; fi
+fi
