@@ -100,6 +100,7 @@ mkdir mx
 expect_exit "matrix through a crashing backend: exit 2" 2 npu-replay matrix --model m --backend "$PLUGIN" --backend-opt hostile=segv@prefill --max-len 16 --random 1 --repeated 0 --near-ties 2 -o mx/mx.jsonl -j1
 expect_grep "... names the crash" 'backend host crashed in prefill: signal 11 ' err.txt
 expect_absent "... no manifest" mx/mx.jsonl
+expect_absent "... and no token file it wrote" mx/inputs
 
 # SIGTERM during a hung call: the host is killed at once, nothing is left, exit 2
 mkdir o-term
