@@ -290,7 +290,16 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
         c.chk = k;
         c.rng = o->seed ^ (0x5bd1e995ull * (i + 1));
         double t0 = now_s();
-        if (cf_open(&c, NULL) == 0)
+        if (cf_open(&c, NULL) != 0 && !c.b && rep->n == 1) {
+            /* the backend cannot even be loaded (no model folder, a bad config, a plug-in that
+             * dies in open): nothing can be checked, one error for the whole run */
+            *err = c.err;
+            cf_close(&c);
+            free(c.taps);
+            golden_conform_report_free(rep);
+            return GOLDEN_ERR;
+        }
+        if (c.b)
             checks[i].run(&c);
         if (c.tap_oom && k->status != GOLDEN_CONFORM_ERROR)
             cf_error(&c, "out of memory while keeping taps");

@@ -29,6 +29,7 @@
 #define REPLAY_MAX_EXPERTS (1 << 16)
 #define REPLAY_MAX_LANES (1 << 16)
 #define REPLAY_MAX_CONTEXT ((int64_t)1 << 31)
+#define REPLAY_MAX_LOGITS_BYTES ((uint64_t)4 << 30) /* one case's logits kept for its golden */
 
 enum {
     REPLAY_OP_OPEN = 1, REPLAY_OP_INFO, REPLAY_OP_HOOKS, REPLAY_OP_PREFILL, REPLAY_OP_DECODE,

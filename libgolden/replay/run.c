@@ -11,6 +11,7 @@
 #include "golden/report.h"
 #include "golden/store.h"
 #include "replay/faults_priv.h"
+#include "replay/host_priv.h"
 #include "replay/run_priv.h"
 
 uint64_t replay_now_ns(void)
@@ -359,6 +360,14 @@ static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_repl
     if (runs < 1)
         runs = 1; /* the golden comes from a measured run */
     case_out co = {NULL, NULL, NULL};
+    /* the case's logits are kept whole for its golden: within the budget, never an overflow */
+    uint64_t bytes;
+    if (__builtin_mul_overflow((uint64_t)k->output, (uint64_t)s->info->vocab_size * 4, &bytes) ||
+        bytes > REPLAY_MAX_LOGITS_BYTES)
+        return golden_fail_what(err, GOLDEN_EINVAL, k->case_id,
+                                "%lld output tokens x %d logits are beyond the memory budget of "
+                                "%llu bytes", (long long)k->output, s->info->vocab_size,
+                                (unsigned long long)REPLAY_MAX_LOGITS_BYTES);
     co.logits = malloc((size_t)k->output * (size_t)s->info->vocab_size * 4);
     co.tokens = malloc((size_t)k->output * 8);
     co.raw_row = malloc((size_t)s->info->vocab_size * 4);
