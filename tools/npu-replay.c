@@ -1,9 +1,13 @@
 /* npu-replay: drive an inference runtime (built-in cpu or a plug-in .so) through the input
  * matrix, capture goldens and raw timings; make test models. Parse, call libgolden, print, exit. */
+#include <dirent.h>
+#include <jansson.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cli.h"
@@ -695,6 +699,83 @@ static const command commands[] = {
     {"profile", &profile_spec, cmd_profile, false, true},
 };
 
+/* Paths registered with the layer, which keeps pointers: they live until main returns. */
+static char **owned;
+static size_t n_owned, cap_owned;
+
+static int add_input(cli *c, const char *path)
+{
+    if (n_owned == cap_owned) {
+        size_t nc = cap_owned ? 2 * cap_owned : 64;
+        char **n = realloc(owned, nc * sizeof *n);
+        if (!n)
+            return fprintf(stderr, TOOL ": out of memory\n"), 2;
+        owned = n;
+        cap_owned = nc;
+    }
+    if (!(owned[n_owned] = strdup(path)))
+        return fprintf(stderr, TOOL ": out of memory\n"), 2;
+    return cli_add_input(c, owned[n_owned++]);
+}
+
+/* Every file of the model folder is an input no output may overwrite (with or without
+ * --force); a FIFO, device or socket there is refused before anything reads it. 0, or 2. */
+static int register_model(cli *c, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* a missing folder is the backend's error, said once */
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+            continue;
+        if (!S_ISREG(st.st_mode)) {
+            golden_error err;
+            golden_fail_what(&err, GOLDEN_EINVAL, path, "not a regular file (a FIFO, device or "
+                             "socket in a model folder is refused, never read)");
+            rc = cli_fail(c, &err);
+        } else {
+            rc = add_input(c, path);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* The manifest's token files (input.path of each line, relative to the manifest) are inputs
+ * too. A manifest that cannot be read here is left to the run, which says why. 0, or 2. */
+static int register_manifest(cli *c, const char *manifest)
+{
+    struct stat st;
+    if (stat(manifest, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    FILE *f = fopen(manifest, "r");
+    if (!f)
+        return 0;
+    char *dir = strdup(manifest);
+    const char *base = dir ? dirname(dir) : ".";
+    char line[1 << 16];
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        json_t *j = json_loads(line, 0, NULL);
+        const char *rel = json_string_value(json_object_get(json_object_get(j, "input"), "path"));
+        if (rel) {
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", rel[0] == '/' ? "" : base, rel);
+            rc = add_input(c, rel[0] == '/' ? rel : path);
+        }
+        json_decref(j);
+    }
+    fclose(f);
+    free(dir);
+    return rc;
+}
+
 /* The checks every command shares after parsing; 0, or 2 (printed). */
 static int check_common(const command *cmd, args *a)
 {
@@ -715,6 +796,9 @@ static int check_common(const command *cmd, args *a)
     if (a->in_process && (a->call_timeout > 0 || a->backend_mem || a->backend_log))
         return cli_usage(c, "--in-process: --call-timeout, --backend-mem and --backend-log "
                          "apply to a backend host");
+    if ((a->model && register_model(c, a->model)) ||
+        (a->manifest && register_manifest(c, a->manifest)))
+        return 2;
     static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = 0;
@@ -768,5 +852,15 @@ int main(int argc, char **argv)
     }
     free(opts);
     free(globs);
+    for (size_t i = 0; i < n_owned; i++)
+        free(owned[i]);
+    free(owned);
+    /* a run that failed writing (a full disk) may leave the HDF5 library with a file it could
+     * not close; its exit handler would then crash after the error line was printed. The outputs
+     * are already removed and stdout flushed by cli_exit: end without the library's handlers. */
+    if (rc == 2 && strcmp(cmd->name, "run") == 0) {
+        fflush(NULL);
+        _exit(rc);
+    }
     return rc;
 }

@@ -121,3 +121,70 @@ left=$(ls -A tmp | tr '\n' ' ')
 if [ -z "$left" ]; then ok "no empty backend log left in TMPDIR"; else
     if grep -q . tmp/*; then ok "only backend logs with output are kept"; else notok "no empty backend log left in TMPDIR" "$left"; fi
 fi
+
+# ---- inputs are inputs: no output may overwrite the model folder's files, the manifest or its
+# token files, with or without --force
+T=$(sed -n 's/.*"input":{"path":"\([^"]*\)".*/\1/p' man.jsonl | head -n 1)
+cp "$T" token.bak
+cp m/model.safetensors weights.bak
+RUN="npu-replay run --model m --manifest man.jsonl --side baseline --runs 1 --warmup 0 --force"
+refused() {
+    expect_exit "$1 --force: refused (an input)" 2 $2
+    expect_grep "... says so" "output is also an input" err.txt
+}
+refused "run --golden onto config.json" "$RUN --golden m/config.json --raw x.jsonl"
+refused "run --golden onto the weights" "$RUN --golden m/model.safetensors --raw x.jsonl"
+refused "run --raw onto a token file" "$RUN --golden x.h5 --raw $T"
+refused "run --faults onto the manifest" "$RUN --golden x.h5 --raw x.jsonl --faults man.jsonl"
+expect_exit "conform --json onto the weights --force: refused" 2 npu-replay conform --model m --checks kv-lanes --json m/model.safetensors --force
+expect_exit "conform --html onto config.json --force: refused" 2 npu-replay conform --model m --checks kv-lanes --html m/config.json --force
+expect_exit "the token file is untouched" 0 cmp "$T" token.bak
+expect_exit "the weights are untouched" 0 cmp m/model.safetensors weights.bak
+expect_absent "no golden of the refused runs" x.h5
+mkfifo m/pipe
+expect_exit "a FIFO in the model folder: exit 2" 2 npu-replay conform --model m --checks kv-lanes
+expect_grep "... named, never read" "m/pipe: not a regular file" err.txt
+rm m/pipe
+ln -s /dev/zero m/endless
+expect_exit "an endless device in the model folder: exit 2" 2 npu-replay run --model m --manifest man.jsonl --side baseline --golden x.h5 --raw x.jsonl
+expect_grep "... named" "m/endless: not a regular file" err.txt
+rm m/endless
+
+# ---- sizes from a document: output_tokens 2^62 is refused before any allocation
+sed 's/"output_tokens":8,/"output_tokens":4611686018427387904,/' man.jsonl > huge.jsonl
+expect_exit "output_tokens 2^62: exit 2" 2 npu-replay run --model m --manifest huge.jsonl --side baseline --golden h.h5 --raw h.jsonl
+expect_grep "... names the key" "output_tokens 4611686018427387904 is beyond the largest context" err.txt
+expect_absent "... no golden" h.h5
+sed 's/"output_tokens":8,/"output_tokens":2147483648,/' man.jsonl > big.jsonl
+expect_exit "output_tokens 2^31 x 512 logits: beyond the memory budget, exit 2" 2 npu-replay run --model m --manifest big.jsonl --side baseline --golden h.h5 --raw h.jsonl --cases "$C" --runs 1 --warmup 0
+expect_grep "... says the budget" "2147483648 output tokens x 512 logits are beyond the memory budget" err.txt
+
+# ---- config.json keys the cpu reference does not implement: exit 2 naming the key; the
+# neutral value is accepted
+for kv in 'model_type:"llama"' 'rope_scaling:{"type":"yarn","factor":4}' 'attention_bias:true' 'hidden_act:"gelu"' 'use_sliding_window:true'; do
+    key=${kv%%:*}; val=${kv#*:}
+    rm -rf mk; cp -r m mk
+    sed -i "s/^{/{\"$key\": $val,/" mk/config.json
+    sed -i "0,/\"$key\": [^,]*,/! s/\"$key\": [^,]*,//" mk/config.json 2>/dev/null
+    expect_exit "config $key=$val: exit 2" 2 npu-replay conform --model mk --checks kv-lanes
+    expect_lines "... one line" 1 err.txt
+    expect_grep "... names the key" "mk/config.json: $key is " err.txt
+done
+rm -rf mk; cp -r m mk
+sed -i 's/^{/{"rope_scaling": null, "attention_bias": false, "use_sliding_window": false,/' mk/config.json
+expect_exit "neutral values of those keys: accepted" 0 npu-replay conform --model mk --checks kv-lanes
+expect_exit "conform on a missing model folder: exit 2" 2 npu-replay conform --model nowhere
+expect_lines "... one line" 1 err.txt
+
+# ---- a full disk during run: one error line, exit 2, nothing left (needs a small tmpfs)
+mkdir full
+if mount -t tmpfs -o size=1M tmpfs full 2>/dev/null; then
+    dd if=/dev/zero of=full/fill bs=1k count=900 2>/dev/null
+    expect_exit "a full disk during run: exit 2" 2 npu-replay run --model m --manifest man.jsonl --side baseline --golden full/g.h5 --raw full/r.jsonl --cases 'random-decode*' --runs 1 --warmup 0 -j1
+    expect_lines "... one error line" 1 err.txt
+    left=$(ls -A full | grep -v '^fill$' | tr '\n' ' ')
+    if [ -z "$left" ]; then ok "... nothing left"; else notok "... nothing left" "$left"; fi
+    umount full
+else
+    ok "a full disk during run # skip: cannot mount a tmpfs here"
+fi
