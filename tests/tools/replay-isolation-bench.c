@@ -47,6 +47,32 @@ static int steps_of(golden_backend *b, int steps, double *out)
     return 0;
 }
 
+/* The channel alone: n logits calls (the row copied twice when isolated) and n length calls
+ * (one empty round trip), medians into lg_s and rt_s. */
+static int channel(golden_backend *b, int n, double *lg_s, double *rt_s)
+{
+    const golden_backend_info *in = golden_backend_get_info(b);
+    float *lg = malloc((size_t)in->vocab_size * 4);
+    double *t = malloc((size_t)n * sizeof *t);
+    golden_error err;
+    if (!lg || !t)
+        return free(lg), free(t), 1;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            double t0 = now();
+            if (pass == 0 ? golden_backend_logits(b, 0, 0, in->vocab_size, lg, &err) != 0
+                          : golden_backend_length(b, 0) < 0)
+                return free(lg), free(t), 1;
+            t[i] = now() - t0;
+        }
+        qsort(t, (size_t)n, sizeof *t, cmp);
+        *(pass == 0 ? lg_s : rt_s) = t[n / 2];
+    }
+    free(lg);
+    free(t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -75,8 +101,14 @@ int main(int argc, char **argv)
         for (int k = 0; k < 2; k++)
             if (steps_of(b[k], steps, t[k] + (size_t)r * (size_t)steps))
                 return 2;
-    double med[2];
+    double med[2], lg[2], rt[2];
     int vocab = golden_backend_get_info(b[0])->vocab_size;
+    for (int k = 0; k < 2; k++)
+        if (channel(b[k], 200, &lg[k], &rt[k]))
+            return 2;
+    printf("logits call (%d entries), median of 200: in process %.1f us, isolated %.1f us; "
+           "an empty call (length): in process %.2f us, isolated %.1f us\n",
+           vocab, lg[0] * 1e6, lg[1] * 1e6, rt[0] * 1e6, rt[1] * 1e6);
     for (int k = 0; k < 2; k++) {
         qsort(t[k], n, sizeof(double), cmp);
         med[k] = t[k][n / 2];
