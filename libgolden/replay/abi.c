@@ -97,27 +97,20 @@ int replay_check_info(const golden_backend_info *in, const char *where, golden_e
         (in->logits_dtype != GOLDEN_BK_F32 && in->logits_dtype != GOLDEN_BK_BF16))
         return golden_fail_what(err, GOLDEN_EINVAL, where, "backend reports impossible model info");
     /* budgets: checked before anything of these sizes is allocated */
-    const char *what = in->vocab_size > REPLAY_MAX_VOCAB     ? "vocab_size"
-                       : in->hidden_size > REPLAY_MAX_HIDDEN ? "hidden_size"
-                       : in->num_layers > REPLAY_MAX_LAYERS  ? "num_layers"
-                       : in->num_experts > REPLAY_MAX_EXPERTS ? "num_experts"
-                       : in->num_lanes > REPLAY_MAX_LANES    ? "num_lanes"
-                       : in->context_limit > REPLAY_MAX_CONTEXT ? "context_limit"
-                                                                : NULL;
-    if (what)
-        return golden_fail_what(err, GOLDEN_EINVAL, where,
-                                "backend reports %s %lld, beyond the memory budget (vocab_size <= "
-                                "%d, hidden_size <= %d, num_layers, num_experts, num_lanes <= %d, "
-                                "context_limit <= %lld)",
-                                what,
-                                (long long)(what[0] == 'v' ? in->vocab_size
-                                            : what[0] == 'h' ? in->hidden_size
-                                            : what[4] == 'l' ? in->num_layers
-                                            : what[4] == 'e' ? in->num_experts
-                                            : what[4] == 'a' ? in->num_lanes
-                                                             : in->context_limit),
-                                REPLAY_MAX_VOCAB, REPLAY_MAX_HIDDEN, REPLAY_MAX_LAYERS,
-                                (long long)REPLAY_MAX_CONTEXT);
+    const struct {
+        const char *name;
+        int64_t value, max;
+    } b[] = {{"vocab_size", in->vocab_size, REPLAY_MAX_VOCAB},
+             {"hidden_size", in->hidden_size, REPLAY_MAX_HIDDEN},
+             {"num_layers", in->num_layers, REPLAY_MAX_LAYERS},
+             {"num_experts", in->num_experts, REPLAY_MAX_EXPERTS},
+             {"num_lanes", in->num_lanes, REPLAY_MAX_LANES},
+             {"context_limit", in->context_limit, REPLAY_MAX_CONTEXT}};
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++)
+        if (b[i].value > b[i].max)
+            return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                    "backend reports %s %lld, beyond the memory budget (%lld)",
+                                    b[i].name, (long long)b[i].value, (long long)b[i].max);
     return 0;
 }
 
