@@ -10,6 +10,7 @@
 #include "golden/report.h"
 #include "replay/conform_priv.h"
 #include "replay/faults_priv.h"
+#include "replay/host_priv.h"
 
 typedef struct {
     const char *name;
@@ -274,6 +275,8 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
     if (!rep->checks)
         return golden_fail_what(err, GOLDEN_ENOMEM, "conform", "out of memory");
     snprintf(rep->backend, sizeof rep->backend, "%s", o->backend ? o->backend : "cpu");
+    if (o->version >= 2 && o->iso)
+        replay_host_log_path(o->iso, rep->backend_log, sizeof rep->backend_log);
     for (size_t i = 0; i < N_CHECKS; i++) {
         if (!selected(o->checks, checks[i].name))
             continue;
@@ -363,9 +366,12 @@ json_t *golden_conform_json(const golden_conform_report *rep)
         json_array_append_new(arr, o);
     }
     static const char *const verdict[] = {"pass", "fail", "could not check"};
-    return json_pack("{s:s, s:s, s:s, s:o}", "schema", "calculet-conform/v1", "backend",
-                     rep->backend, "verdict", verdict[golden_conform_exit(rep)], "checks",
-                     arr ? arr : json_array());
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o}", "schema", "calculet-conform/v1", "backend",
+                          rep->backend, "verdict", verdict[golden_conform_exit(rep)], "checks",
+                          arr ? arr : json_array());
+    if (j && rep->backend_log[0]) /* where the backend host's output went */
+        json_object_set_new(j, "backend_log", json_string(rep->backend_log));
+    return j;
 }
 
 int golden_conform_faults_write(const golden_conform_report *rep, const char *side,

@@ -639,6 +639,16 @@ const golden_backend_vtable *replay_host_vtable(void) { return &proxy; }
 const char *replay_host_name(const void *self) { return ((const hostp *)self)->name; }
 const char *replay_host_log(const void *self) { return ((const hostp *)self)->log; }
 
+void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t n)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (iso->log)
+        snprintf(buf, n, "%s", iso->log);
+    else
+        snprintf(buf, n, "%s/npu-replay-backend.%ld.log", tmp && *tmp ? tmp : "/tmp",
+                 (long)getpid());
+}
+
 static int host_argv(hostp *h, const golden_backend_load_opts *o, golden_error *err)
 {
     h->argv = calloc(o->n_opts + 7, sizeof *h->argv);
@@ -673,14 +683,8 @@ int replay_host_start(const golden_backend_load_opts *o, const golden_backend_is
     h->timeout = iso->call_timeout;
     h->mem = iso->mem_limit;
     h->stop = iso->stop;
-    if (iso->log) {
-        snprintf(h->log, sizeof h->log, "%s", iso->log);
-    } else {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(h->log, sizeof h->log, "%s/npu-replay-backend.%ld.log", tmp && *tmp ? tmp : "/tmp",
-                 (long)getpid());
-        h->own_log = true;
-    }
+    replay_host_log_path(iso, h->log, sizeof h->log);
+    h->own_log = !iso->log;
     if (host_argv(h, o, err) != 0) {
         px_close(h);
         return GOLDEN_ERR;

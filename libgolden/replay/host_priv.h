@@ -93,6 +93,8 @@ int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n);
 /* golden_backend_length with errors: a backend host that died or hung is one (a backend in this
  * process gives its answer as it is). */
 int replay_backend_length(golden_backend *b, int lane, int64_t *len, golden_error *err);
+/* The log file of hosts started under iso: iso->log, or $TMPDIR/npu-replay-backend.PID.log. */
+void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t n);
 /* The backend's own name (cleaned) and the host's log file. */
 const char *replay_host_name(const void *self);
 const char *replay_host_log(const void *self);

@@ -92,8 +92,12 @@ conform hang kv-positions hang@prefill hang kv-positions 'backend host hung in p
 conform overflow kv-positions overflow@logits crash kv-positions 'backend host crashed in logits: signal 11 '
 conform nan kv-positions nan@logits:2 nan_output kv-positions 'logits: entry 0 is NaN'
 conform badutf8 kv-positions badutf8@decode device_error kv-positions 'bad \?\? bytes \?\[31m red \?\? end'
-expect_exit "conform, clean plug-in: exit 0" 0 $CF --checks kv-positions,kv-tail --faults c-clean.jsonl
+expect_exit "conform, clean plug-in: exit 0" 0 $CF --checks kv-positions,kv-tail --faults c-clean.jsonl --backend-log blog.txt --json c-clean.json --backend-opt hostile=print@open
 expect_lines "conform, clean plug-in: no fault line" 0 c-clean.jsonl
+expect_grep "the report names the backend log" '"backend_log": "blog.txt"' c-clean.json
+expect_grep "the backend's stdout went to the log" '^backend says hello on stdout$' blog.txt
+expect_grep "the backend's stderr went to the log" '^backend says hello on stderr$' blog.txt
+if grep -q "backend says" out.txt err.txt; then notok "nothing of the backend on the harness's stdout or stderr"; else ok "nothing of the backend on the harness's stdout or stderr"; fi
 
 # matrix: the reference's near-tie search through a crashing backend is exit 2, no manifest
 mkdir mx

@@ -78,6 +78,7 @@ typedef struct {
     size_t n;
     golden_conform_check *checks;
     char backend[256];
+    char backend_log[4096];   /* the backend host's stdout and stderr ("" = in process) */
 } golden_conform_report;
 
 /* The names of every check, in run order, NULL-terminated. */

@@ -7,7 +7,8 @@
  * (_exit(3)), abort, hang, overflow (writes 8 KiB into a msg of msg_len bytes), badutf8 (fails
  * with a message of invalid UTF-8 and terminal escapes), nan (logits: every entry NaN),
  * hugevocab (info: a vocabulary of 10^9), badtap (prefill/decode: more tap rows than
- * positions), badmark (a stage mark from before the call). The call counters start at zero in
+ * positions), badmark (a stage mark from before the call), print (writes a line to stdout
+ * and one to stderr, then goes on as usual). The call counters start at zero in
  * every process, so a fresh backend host starts counting again. */
 #include <signal.h>
 #include <stdio.h>
@@ -59,6 +60,9 @@ static int hostile(const char *call, char *msg, size_t n)
             pause();
     else if (strcmp(hostile_what, "overflow") == 0)
         memset(msg, 'x', n + 8192);
+    else if (strcmp(hostile_what, "print") == 0)
+        return printf("backend says hello on stdout\n"), fflush(stdout),
+               fprintf(stderr, "backend says hello on stderr\n"), 0;
     else if (strcmp(hostile_what, "badutf8") == 0)
         return snprintf(msg, n, "bad \xff\xfe bytes \x1b[31m red \xc0\xaf end"), -1;
     return 1; /* nan, hugevocab, badtap, badmark: the call does it */
