@@ -192,3 +192,14 @@ if mount -t tmpfs -o size=1M tmpfs full 2>/dev/null; then
 else
     ok "a full disk during run # skip: cannot mount a tmpfs here"
 fi
+
+# ---- --in-process (the cpu backend's speed tests): the same golden, bit for bit, as isolated
+expect_exit "run --in-process" 0 npu-replay run --model m --manifest man.jsonl --side baseline --golden ip.h5 --raw ip.jsonl --cases 'random-decode*' --runs 1 --warmup 0 --in-process -j1
+expect_exit "run isolated (the default)" 0 npu-replay run --model m --manifest man.jsonl --side baseline --golden is.h5 --raw is.jsonl --cases 'random-decode*' --runs 1 --warmup 0 -j1
+golden-dump --list ip.h5 | awk 'NR > 1 {print $1, $4}' > ip.sha
+golden-dump --list is.h5 | awk 'NR > 1 {print $1, $4}' > is.sha
+expect_lines "... 60 tensors listed" 60 ip.sha
+expect_exit "... every tensor's sha256 equal" 0 cmp ip.sha is.sha
+expect_exit "--in-process with a plug-in: refused" 2 npu-replay run --backend "$PLUGIN" --manifest man.jsonl --side baseline --golden y.h5 --raw y.jsonl --in-process
+expect_grep "... for the built-in cpu backend only" 'in-process is for the built-in cpu backend only' err.txt
+expect_exit "--in-process with --call-timeout: refused" 2 npu-replay run --model m --manifest man.jsonl --side baseline --golden y.h5 --raw y.jsonl --in-process --call-timeout 5
