@@ -483,10 +483,13 @@ static void px_close(void *self)
         h->timeout = 2; /* a close that hangs is not waited for long */
         exchange(h, REPLAY_OP_CLOSE, 2, msg, sizeof msg);
         h->timeout = saved;
-        if (h->pid > 0) {
+        if (h->pid > 0) { /* it exits after CLOSE; reaped here, it is not killed (or its pid) */
             int st;
-            for (int i = 0; i < 2000 && waitpid(h->pid, &st, WNOHANG) == 0; i++)
+            pid_t r = 0;
+            for (int i = 0; i < 2000 && (r = waitpid(h->pid, &st, WNOHANG)) == 0; i++)
                 usleep(500);
+            if (r == h->pid)
+                h->pid = 0;
             host_kill(h);
         }
     }
