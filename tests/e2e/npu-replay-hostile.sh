@@ -204,3 +204,15 @@ expect_exit "... every tensor's sha256 equal" 0 cmp ip.sha is.sha
 expect_exit "--in-process with a plug-in: refused" 2 npu-replay run --backend "$PLUGIN" --manifest man.jsonl --side baseline --golden y.h5 --raw y.jsonl --in-process
 expect_grep "... for the built-in cpu backend only" 'in-process is for the built-in cpu backend only' err.txt
 expect_exit "--in-process with --call-timeout: refused" 2 npu-replay run --model m --manifest man.jsonl --side baseline --golden y.h5 --raw y.jsonl --in-process --call-timeout 5
+
+# ---- --backend-mem: the host's address space; too small a limit is the host's death, not ours
+expect_exit "--backend-mem 1M: the host cannot even start: exit 2" 2 npu-replay conform --model m --checks kv-lanes --backend-mem 1M
+expect_lines "... one line" 1 err.txt
+expect_grep "... it says the host died in open" 'backend host (crashed|exited) in open' err.txt
+if ldd "$GOLDEN_BIN/npu-replay" 2>/dev/null | grep -q asan; then
+    ok "--backend-mem 2G is enough # skip: a sanitizer build reserves terabytes of address space"
+else
+    expect_exit "--backend-mem 2G is enough for the tiny model" 0 npu-replay conform --model m --checks kv-lanes --backend-mem 2G
+fi
+expect_exit "--backend-mem nonsense: exit 2" 2 npu-replay conform --model m --backend-mem 12X
+expect_exit "--call-timeout 0: exit 2" 2 npu-replay conform --model m --call-timeout 0
