@@ -324,9 +324,21 @@ static int cmd_run(const args *a)
     golden_error_clear(&err);
     golden_backend *b = NULL;
     install_stop_handler();
-    int rc = load_backend(a, &b);
-    if (rc)
-        return rc;
+    golden_backend_load_opts lo = {2, a->backend, a->model, a->n_opts, a->opts, a->c->threads,
+                                   a->in_process ? NULL : &a->iso};
+    if (golden_backend_load(&lo, &b, &err)) {
+        /* a host that died in open or info: its fault line too (nothing else is written) */
+        golden_error ferr;
+        golden_error_clear(&ferr);
+        if (!stop_flag && a->faults &&
+            golden_replay_load_fault(&lo, a->side, a->faults, a->c->force, &err, &ferr)) {
+            golden_error inner = err;
+            golden_fail_what(&err, inner.code, inner.where, "%.700s (and %.100s: %.200s)",
+                             inner.what, ferr.where, ferr.what);
+        }
+        return fail(a, &err);
+    }
+    int rc;
     golden_replay_run_opts ro = {2, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,

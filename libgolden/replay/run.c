@@ -528,3 +528,24 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     golden_replay_cases_free(cases, n);
     return rc;
 }
+
+int golden_replay_load_fault(const golden_backend_load_opts *lo, const char *side,
+                             const char *path, bool force, const golden_error *load_err,
+                             golden_error *err)
+{
+    const char *kind = replay_fault_kind(load_err->what);
+    if (!path || !side || (strcmp(side, "baseline") != 0 && strcmp(side, "candidate") != 0) ||
+        (strcmp(kind, "crash") != 0 && strcmp(kind, "exit") != 0 && strcmp(kind, "hang") != 0))
+        return 0;
+    replay_fault f;
+    replay_fault_begin(&f);
+    f.kind = kind;
+    snprintf(f.message, sizeof f.message, "%.300s%s%.700s", load_err->where,
+             load_err->where[0] ? ": " : "", load_err->what);
+    golden_backend *b = NULL;
+    golden_error e;
+    golden_error_clear(&e);
+    f.retest = golden_backend_load(lo, &b, &e) == 0 ? REPLAY_RETEST_PASSED : REPLAY_RETEST_FAILED;
+    golden_backend_close(b);
+    return replay_faults_write(&f, 1, side, path, force, err);
+}
