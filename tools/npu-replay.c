@@ -1,9 +1,13 @@
 /* npu-replay: drive an inference runtime (built-in cpu or a plug-in .so) through the input
  * matrix, capture goldens and raw timings; make test models. Parse, call libgolden, print, exit. */
+#include <dirent.h>
+#include <jansson.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cli.h"
@@ -21,7 +25,7 @@ enum {
     O_RUNS, O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_HYP,
     O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE,
     O_CHECKS, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_OUTPUT, O_PLACEMENT,
-    O_HTML
+    O_HTML, O_INPROC, O_CALLTO, O_BMEM, O_BLOG
 };
 
 /* The rows matrix, run and conform share (a macro: each table is one array). */
@@ -30,7 +34,15 @@ enum {
     {O_BACKEND, 0, "backend", "cpu|PATH.so", "the runtime (default: the built-in cpu\n"        \
      "reference)", 0},                                                                         \
     {O_BOPT, 0, "backend-opt", "KEY=VALUE", "option for the backend (repeatable; cpu:\n"       \
-     "dtype=f32|bf16, lanes=N, chunk=N)", 0}
+     "dtype=f32|bf16, lanes=N, chunk=N)", 0},                                                 \
+    {O_CALLTO, 0, "call-timeout", "SECONDS", "deadline of a one-token backend call (default\n"  \
+     "60; a prefill of n tokens gets SECONDS*(1+n/64))", 0},                                   \
+    {O_BMEM, 0, "backend-mem", "BYTES", "address-space limit of the backend host (K/M/G\n"     \
+     "suffixes; default none)", 0},                                                            \
+    {O_BLOG, 0, "backend-log", "FILE", "the backend host's stdout and stderr (appended;\n"    \
+     "default $TMPDIR/npu-replay-backend.PID.log, removed\nwhen empty)", 0},                  \
+    {O_INPROC, 0, "in-process", NULL, "run the built-in cpu backend in this process\n"        \
+     "(speed tests only: no isolation)", 0}
 
 static const cli_option make_model_options[] = {
     {O_PRESET, 0, "preset", "NAME", "tiny or qwen3-30b-a3b (default tiny)", 0},
@@ -223,6 +235,20 @@ static int parse_real(cli *c, const char *opt, const char *s, double *out)
     return 0;
 }
 
+/* --backend-mem BYTES: an integer with an optional K, M or G (powers of 1024). */
+static int parse_bytes(cli *c, const char *s, unsigned long long *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (shift)
+        end++;
+    if (!*s || *s == '-' || *end || v == 0 || v > (1ull << 50) >> shift)
+        return cli_usage(c, "--backend-mem: expected a size such as 8G, got '%s'", s);
+    *out = v << shift;
+    return 0;
+}
+
 static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 {
     const cli *c = ctx;
@@ -245,6 +271,11 @@ typedef struct {
     int check_rejection;
     cli *c; /* the parse: threads, force, quiet, --json, --junit */
     const char *html; /* conform, profile: --html FILE */
+    int in_process;
+    double call_timeout;
+    unsigned long long backend_mem;
+    const char *backend_log;
+    golden_backend_isolation iso; /* filled by check_common for the backend commands */
 } args;
 
 /* The library's error, as the contract's one line; 2. */
@@ -264,7 +295,8 @@ static int load_backend(const args *a, golden_backend **b)
 {
     golden_error err;
     golden_error_clear(&err);
-    golden_backend_load_opts lo = {1, a->backend, a->model, a->n_opts, a->opts, a->c->threads};
+    golden_backend_load_opts lo = {2, a->backend, a->model, a->n_opts, a->opts, a->c->threads,
+                                   a->in_process ? NULL : &a->iso};
     if (golden_backend_load(&lo, b, &err))
         return fail(a, &err);
     return 0;
@@ -291,10 +323,22 @@ static int cmd_run(const args *a)
     golden_error err;
     golden_error_clear(&err);
     golden_backend *b = NULL;
-    int rc = load_backend(a, &b);
-    if (rc)
-        return rc;
     install_stop_handler();
+    golden_backend_load_opts lo = {2, a->backend, a->model, a->n_opts, a->opts, a->c->threads,
+                                   a->in_process ? NULL : &a->iso};
+    if (golden_backend_load(&lo, &b, &err)) {
+        /* a host that died in open or info: its fault line too (nothing else is written) */
+        golden_error ferr;
+        golden_error_clear(&ferr);
+        if (!stop_flag && a->faults &&
+            golden_replay_load_fault(&lo, a->side, a->faults, a->c->force, &err, &ferr)) {
+            golden_error inner = err;
+            golden_fail_what(&err, inner.code, inner.where, "%.700s (and %.100s: %.200s)",
+                             inner.what, ferr.where, ferr.what);
+        }
+        return fail(a, &err);
+    }
+    int rc;
     golden_replay_run_opts ro = {2, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
@@ -447,10 +491,16 @@ static int cmd_conform(const args *a)
     golden_conform_opts co = {GOLDEN_CONFORM_OPTS_VERSION, a->backend, a->model, a->n_opts, a->opts,
                               a->c->threads, a->checks, a->max_context, a->tolerance,
                               a->router_tol, tmp && *tmp ? tmp : "/tmp", (uint64_t)a->seed,
-                              a->sampling, 0};
+                              a->sampling, 0, a->in_process ? NULL : &a->iso};
     golden_conform_report rep;
+    install_stop_handler();
     if (golden_conform_run(&co, &rep, &err))
         return fail(a, &err);
+    if (stop_flag) { /* interrupted: no verdict, no report */
+        golden_conform_report_free(&rep);
+        golden_fail_what(&err, GOLDEN_EIO, NULL, "interrupted");
+        return fail(a, &err);
+    }
     print_conform(cli_human(a->c), &rep);
     int rc = write_conform(a, &rep);
     if (rc == 0 && a->faults &&
@@ -629,6 +679,17 @@ static int take_option(args *a, int id, const char *v)
     case O_PLACEMENT: a->placement = v; break;
     case O_OUTPUT: a->out = v; break;
     case O_HTML: a->html = v; break;
+    case O_INPROC: a->in_process = 1; break;
+    case O_BLOG: a->backend_log = v; break;
+    case O_CALLTO: {
+        char *end;
+        a->call_timeout = strtod(v, &end);
+        if (!*v || (*end && strcmp(end, "s") != 0) || !(a->call_timeout > 0) ||
+            a->call_timeout > 1e6)
+            return cli_usage(a->c, "--call-timeout: expected seconds > 0, got '%s'", v);
+        break;
+    }
+    case O_BMEM: return parse_bytes(a->c, v, &a->backend_mem);
     default: return take_count(a, id, v);
     }
     return 0;
@@ -650,6 +711,83 @@ static const command commands[] = {
     {"profile", &profile_spec, cmd_profile, false, true},
 };
 
+/* Paths registered with the layer, which keeps pointers: they live until main returns. */
+static char **owned;
+static size_t n_owned, cap_owned;
+
+static int add_input(cli *c, const char *path)
+{
+    if (n_owned == cap_owned) {
+        size_t nc = cap_owned ? 2 * cap_owned : 64;
+        char **n = realloc(owned, nc * sizeof *n);
+        if (!n)
+            return fprintf(stderr, TOOL ": out of memory\n"), 2;
+        owned = n;
+        cap_owned = nc;
+    }
+    if (!(owned[n_owned] = strdup(path)))
+        return fprintf(stderr, TOOL ": out of memory\n"), 2;
+    return cli_add_input(c, owned[n_owned++]);
+}
+
+/* Every file of the model folder is an input no output may overwrite (with or without
+ * --force); a FIFO, device or socket there is refused before anything reads it. 0, or 2. */
+static int register_model(cli *c, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* a missing folder is the backend's error, said once */
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+            continue;
+        if (!S_ISREG(st.st_mode)) {
+            golden_error err;
+            golden_fail_what(&err, GOLDEN_EINVAL, path, "not a regular file (a FIFO, device or "
+                             "socket in a model folder is refused, never read)");
+            rc = cli_fail(c, &err);
+        } else {
+            rc = add_input(c, path);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* The manifest's token files (input.path of each line, relative to the manifest) are inputs
+ * too. A manifest that cannot be read here is left to the run, which says why. 0, or 2. */
+static int register_manifest(cli *c, const char *manifest)
+{
+    struct stat st;
+    if (stat(manifest, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    FILE *f = fopen(manifest, "r");
+    if (!f)
+        return 0;
+    char *dir = strdup(manifest);
+    const char *base = dir ? dirname(dir) : ".";
+    char line[1 << 16];
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        json_t *j = json_loads(line, 0, NULL);
+        const char *rel = json_string_value(json_object_get(json_object_get(j, "input"), "path"));
+        if (rel) {
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", rel[0] == '/' ? "" : base, rel);
+            rc = add_input(c, rel[0] == '/' ? rel : path);
+        }
+        json_decref(j);
+    }
+    fclose(f);
+    free(dir);
+    return rc;
+}
+
 /* The checks every command shares after parsing; 0, or 2 (printed). */
 static int check_common(const command *cmd, args *a)
 {
@@ -664,6 +802,20 @@ static int check_common(const command *cmd, args *a)
     if (cmd->model && !a->model &&
         (cmd->run == cmd_conform || !a->backend || strcmp(a->backend, "cpu") == 0))
         return cli_usage(c, "%s needs --model DIR", cmd->name);
+    if (a->in_process && a->backend && strcmp(a->backend, "cpu") != 0)
+        return cli_usage(c, "--in-process is for the built-in cpu backend only (a plug-in always "
+                         "runs in its own process)");
+    if (a->in_process && (a->call_timeout > 0 || a->backend_mem || a->backend_log))
+        return cli_usage(c, "--in-process: --call-timeout, --backend-mem and --backend-log "
+                         "apply to a backend host");
+    if ((a->model && register_model(c, a->model)) ||
+        (a->manifest && register_manifest(c, a->manifest)))
+        return 2;
+    static char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    a->iso = (golden_backend_isolation){n > 0 ? self : "/proc/self/exe", a->call_timeout,
+                                        a->backend_mem, a->backend_log, &stop_flag};
     return cli_outputs_ok(c);
 }
 
@@ -693,6 +845,8 @@ static int run_command(const command *cmd, int argc, char **argv, const char **o
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "__backend-host") == 0) /* the backend host (hidden) */
+        return golden_backend_host_main(argc - 1, argv + 1);
     const command *cmd = NULL;
     for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
@@ -710,5 +864,15 @@ int main(int argc, char **argv)
     }
     free(opts);
     free(globs);
+    for (size_t i = 0; i < n_owned; i++)
+        free(owned[i]);
+    free(owned);
+    /* a run that failed writing (a full disk) may leave the HDF5 library with a file it could
+     * not close; its exit handler would then crash after the error line was printed. The outputs
+     * are already removed and stdout flushed by cli_exit: end without the library's handlers. */
+    if (rc == 2 && strcmp(cmd->name, "run") == 0) {
+        fflush(NULL);
+        _exit(rc);
+    }
     return rc;
 }

@@ -10,6 +10,7 @@
 #include "golden/report.h"
 #include "replay/conform_priv.h"
 #include "replay/faults_priv.h"
+#include "replay/host_priv.h"
 
 typedef struct {
     const char *name;
@@ -86,8 +87,8 @@ const cf_tap *cf_tap_find(const cf_ctx *c, const char *name)
 int cf_open(cf_ctx *c, const char *model_dir)
 {
     const golden_conform_opts *o = c->o;
-    golden_backend_load_opts lo = {1, o->backend, model_dir ? model_dir : o->model_dir, o->n_opts,
-                                   o->opts, o->threads};
+    golden_backend_load_opts lo = {2, o->backend, model_dir ? model_dir : o->model_dir, o->n_opts,
+                                   o->opts, o->threads, o->version >= 2 ? o->iso : NULL};
     golden_error_clear(&c->err);
     if (golden_backend_load(&lo, &c->b, &c->err))
         return cf_error(c, NULL);
@@ -149,11 +150,28 @@ void cf_tokens(cf_ctx *c, int32_t *t, size_t n)
     }
 }
 
+/* A row the backend returned that no check may compare (NaN or +Inf anywhere, or nothing but
+ * -inf): a fault of the backend, as in run, never a pair of NaNs that compare equal. */
+static int logits_usable(cf_ctx *c, const float *row, int V)
+{
+    long bad = replay_logits_bad(row, V);
+    if (bad < 0)
+        return 0;
+    if (bad == V)
+        golden_fail_what(&c->err, GOLDEN_ECORRUPT, golden_backend_name(c->b),
+                         "logits: every entry is -inf");
+    else
+        golden_fail_what(&c->err, GOLDEN_ECORRUPT, golden_backend_name(c->b),
+                         "logits: entry %ld is %s", bad, isnan(row[bad]) ? "NaN" : "+Inf");
+    return cf_error(c, NULL);
+}
+
 int cf_logits(cf_ctx *c, int lane, float *dst)
 {
     int V = c->info->vocab_size;
     if (c->info->logits_dtype != GOLDEN_BK_BF16)
-        return golden_backend_logits(c->b, lane, 0, V, dst, &c->err) ? cf_error(c, NULL) : 0;
+        return golden_backend_logits(c->b, lane, 0, V, dst, &c->err) ? cf_error(c, NULL)
+                                                                      : logits_usable(c, dst, V);
     uint16_t *h = malloc((size_t)V * 2);
     if (!h)
         return cf_error(c, "out of memory");
@@ -161,7 +179,7 @@ int cf_logits(cf_ctx *c, int lane, float *dst)
     if (rc == 0)
         golden_logits_bf16_to_f32(h, 0, (size_t)V, dst);
     free(h);
-    return rc ? cf_error(c, NULL) : 0;
+    return rc ? cf_error(c, NULL) : logits_usable(c, dst, V);
 }
 
 int cf_prefill_logits(cf_ctx *c, int lane, int64_t pos, const int32_t *t, size_t n, float *dst)
@@ -184,7 +202,7 @@ bool cf_same(const cf_ctx *c, const float *a, const float *b, size_t n, size_t *
     *maxd = 0;
     for (size_t i = 0; i < n; i++) {
         bool eq = c->o->atol > 0 ? fabs((double)a[i] - (double)b[i]) <= c->o->atol
-                                 : memcmp(&a[i], &b[i], 4) == 0;
+                                 : memcmp(&a[i], &b[i], 4) == 0 && a[i] == a[i];
         if (eq)
             continue;
         double d = fabs((double)a[i] - (double)b[i]);
@@ -249,7 +267,7 @@ static int check_list(const char *list, golden_error *err)
 int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep, golden_error *err)
 {
     memset(rep, 0, sizeof *rep);
-    if (!o || o->version != GOLDEN_CONFORM_OPTS_VERSION)
+    if (!o || o->version < 1 || o->version > GOLDEN_CONFORM_OPTS_VERSION)
         return golden_fail_what(err, GOLDEN_EINVAL, "conform", "options of an unknown version");
     if (check_list(o->checks, err))
         return GOLDEN_ERR;
@@ -257,6 +275,8 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
     if (!rep->checks)
         return golden_fail_what(err, GOLDEN_ENOMEM, "conform", "out of memory");
     snprintf(rep->backend, sizeof rep->backend, "%s", o->backend ? o->backend : "cpu");
+    if (o->version >= 2 && o->iso)
+        replay_host_log_path(o->iso, rep->backend_log, sizeof rep->backend_log);
     for (size_t i = 0; i < N_CHECKS; i++) {
         if (!selected(o->checks, checks[i].name))
             continue;
@@ -273,7 +293,16 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
         c.chk = k;
         c.rng = o->seed ^ (0x5bd1e995ull * (i + 1));
         double t0 = now_s();
-        if (cf_open(&c, NULL) == 0)
+        if (cf_open(&c, NULL) != 0 && !c.b && rep->n == 1) {
+            /* the backend cannot even be loaded (no model folder, a bad config, a plug-in that
+             * dies in open): nothing can be checked, one error for the whole run */
+            *err = c.err;
+            cf_close(&c);
+            free(c.taps);
+            golden_conform_report_free(rep);
+            return GOLDEN_ERR;
+        }
+        if (c.b)
             checks[i].run(&c);
         if (c.tap_oom && k->status != GOLDEN_CONFORM_ERROR)
             cf_error(&c, "out of memory while keeping taps");
@@ -337,9 +366,12 @@ json_t *golden_conform_json(const golden_conform_report *rep)
         json_array_append_new(arr, o);
     }
     static const char *const verdict[] = {"pass", "fail", "could not check"};
-    return json_pack("{s:s, s:s, s:s, s:o}", "schema", "calculet-conform/v1", "backend",
-                     rep->backend, "verdict", verdict[golden_conform_exit(rep)], "checks",
-                     arr ? arr : json_array());
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o}", "schema", "calculet-conform/v1", "backend",
+                          rep->backend, "verdict", verdict[golden_conform_exit(rep)], "checks",
+                          arr ? arr : json_array());
+    if (j && rep->backend_log[0]) /* where the backend host's output went */
+        json_object_set_new(j, "backend_log", json_string(rep->backend_log));
+    return j;
 }
 
 int golden_conform_faults_write(const golden_conform_report *rep, const char *side,

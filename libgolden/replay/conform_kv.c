@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "replay/conform_priv.h"
+#include "replay/host_priv.h"
 
 /* Compare logits a (what the check got) with ref, and record a finding on a difference. */
 static void cmp_logits(cf_ctx *c, const char *kase, const char *what, const float *a,
@@ -236,7 +237,11 @@ int cf_check_kv_tail(cf_ctx *c)
         cf_error(c, NULL);
         goto out;
     }
-    int64_t len = golden_backend_length(c->b, 0);
+    int64_t len;
+    if (replay_backend_length(c->b, 0, &len, &c->err)) {
+        cf_error(c, NULL);
+        goto out;
+    }
     c->chk->comparisons++;
     if (len != L)
         cf_find(c, "truncate+decode", "lane length %lld after truncating %d positions to %d",
@@ -339,7 +344,11 @@ int cf_check_rejection(cf_ctx *c)
             cmp_logits(c, kase, "the lane afterwards (prefill of 8)", got, r8);
             continue;
         }
-        int64_t len = golden_backend_length(c->b, 0);
+        int64_t len;
+        if (replay_backend_length(c->b, 0, &len, &c->err)) {
+            cf_error(c, NULL);
+            goto out;
+        }
         c->chk->comparisons++;
         if (len != 8)
             cf_find(c, kase, "the lane holds %lld positions after the refusal, not 8", (long long)len);

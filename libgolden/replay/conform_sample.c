@@ -152,7 +152,7 @@ int cf_check_sampling_topk(cf_ctx *c)
     int V = c->info->vocab_size, P = 32;
     if (c->limit < P + s.steps)
         return cf_error(c, "the context is too short for sampling-topk");
-    golden_backend_load_opts lo = {1, "cpu", c->o->model_dir, 0, NULL, c->o->threads};
+    golden_backend_load_opts lo = {1, "cpu", c->o->model_dir, 0, NULL, c->o->threads, NULL};
     golden_backend *ref = NULL;
     if (golden_backend_load(&lo, &ref, &c->err))
         return cf_error(c, NULL);

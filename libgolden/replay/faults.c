@@ -33,6 +33,13 @@ static bool has_word(const char *msg, const char *word)
 
 const char *replay_fault_kind(const char *msg)
 {
+    /* the harness's own words for a backend host it lost (replay/host.c) */
+    if (strstr(msg, "backend host crashed in "))
+        return "crash";
+    if (strstr(msg, "backend host exited in "))
+        return "exit";
+    if (strstr(msg, "backend host hung in "))
+        return "hang";
     if (strstr(msg, "context_limit_exceeded"))
         return "rejected_input";
     if (has_word(msg, "timeout") || strstr(msg, "timed out"))

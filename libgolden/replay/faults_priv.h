@@ -24,7 +24,8 @@ typedef struct {
 /* Clear f and stamp the time: call when the fault is seen, not when the file is written. */
 void replay_fault_begin(replay_fault *f);
 
-/* The kind of a failed backend call from its message: context_limit_exceeded ->
+/* The kind of a failed backend call from its message: a backend host that died or missed its
+ * deadline -> crash, exit or hang (the proxy's messages); context_limit_exceeded ->
  * rejected_input, timeout / timed out -> timeout, out of memory -> oom, the word nan or inf ->
  * nan_output, anything else device_error. */
 const char *replay_fault_kind(const char *msg);

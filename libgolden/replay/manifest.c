@@ -7,6 +7,7 @@
 #include "golden/doc.h"
 #include "golden/hash.h"
 #include "golden/replay_run.h"
+#include "replay/host_priv.h"
 #include "golden/schema.h"
 
 typedef struct {
@@ -90,6 +91,17 @@ static int on_line(void *vctx, golden_doc *doc, size_t line, golden_error *err)
         k->expected_error = strdup(json_string_value(ee));
     if (!k->case_id || !k->dataset || (ee && !k->expected_error))
         return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
+    /* every size from the document: no sum or product of them can overflow, none can ask for
+     * more than the largest context a backend may report */
+    const char *big = k->prompt < 0 || k->prompt > REPLAY_MAX_CONTEXT ? "prompt_tokens"
+                      : k->past < 0 || k->past > REPLAY_MAX_CONTEXT   ? "past_tokens"
+                      : k->output < 0 || k->output > REPLAY_MAX_CONTEXT ? "output_tokens"
+                                                                      : NULL;
+    if (big)
+        return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                "case %s: %s %lld is beyond the largest context (%lld)", k->case_id,
+                                big, (long long)json_integer_value(json_object_get(r, big)),
+                                (long long)REPLAY_MAX_CONTEXT);
     for (size_t i = 0; i + 1 < c->n; i++)
         if (strcmp(c->cases[i].case_id, k->case_id) == 0)
             return golden_fail_what(err, GOLDEN_EINVAL, where, "case_id '%s' appears twice", k->case_id);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "golden/doc.h"
 #include "golden/hash.h"
@@ -34,7 +35,26 @@ typedef struct {
     size_t cap;
     uint64_t rng;
     int64_t limit;    /* the backend's context limit, or the hypothesis' when smaller */
+    char **made;      /* token files this run created: removed when it fails */
+    size_t n_made, cap_made;
 } mx;
+
+/* Note a token file created by this run (removed again if the run fails). */
+static int note_made(mx *m, const char *path, golden_error *err)
+{
+    if (m->n_made == m->cap_made) {
+        size_t nc = m->cap_made ? 2 * m->cap_made : 64;
+        char **n = realloc(m->made, nc * sizeof *n);
+        if (!n)
+            return golden_fail_what(err, GOLDEN_ENOMEM, m->o->out, "out of memory");
+        m->made = n;
+        m->cap_made = nc;
+    }
+    if (!(m->made[m->n_made] = strdup(path)))
+        return golden_fail_what(err, GOLDEN_ENOMEM, m->o->out, "out of memory");
+    m->n_made++;
+    return 0;
+}
 
 static uint64_t next64(uint64_t *s)
 {
@@ -78,6 +98,8 @@ static int emit(mx *m, const char *id, const char *dataset, bool decode, int64_t
     char rel[300], path[8192], hex[65];
     snprintf(rel, sizeof rel, "inputs/%s.json", id);
     snprintf(path, sizeof path, "%s/%s", m->dir, rel);
+    if (access(path, F_OK) != 0 && note_made(m, path, err))
+        return GOLDEN_ERR;
     FILE *f = fopen(path, "w");
     if (!f)
         return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
@@ -381,7 +403,7 @@ int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matri
                          golden_error *err)
 {
     memset(res, 0, sizeof *res);
-    mx m = {o, golden_backend_get_info(o->backend), NULL, NULL, res, NULL, 0, o->seed, 0};
+    mx m = {o, golden_backend_get_info(o->backend), NULL, NULL, res, NULL, 0, o->seed, 0, NULL, 0, 0};
     m.limit = m.info->context_limit;
     char *copy = strdup(o->out);
     m.dir = copy ? strdup(dirname(copy)) : NULL;
@@ -391,7 +413,8 @@ int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matri
     char inputs[8192];
     snprintf(inputs, sizeof inputs, "%s/inputs", m.dir);
     int rc = 0;
-    if (mkdir(inputs, 0777) != 0 && errno != EEXIST)
+    bool made_dir = mkdir(inputs, 0777) == 0;
+    if (!made_dir && errno != EEXIST)
         rc = golden_fail_what(err, golden_code_from_errno(errno), inputs, "%s", strerror(errno));
     golden_outfile *of = NULL;
     if (rc == 0)
@@ -404,6 +427,14 @@ int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matri
         rc = golden_outfile_commit(of, err);
     else
         golden_outfile_abort(of);
+    for (size_t i = 0; i < m.n_made; i++) { /* a failed matrix leaves no token file behind */
+        if (rc != 0)
+            unlink(m.made[i]);
+        free(m.made[i]);
+    }
+    if (rc != 0 && made_dir)
+        rmdir(inputs);
+    free(m.made);
     free(m.buf);
     free(m.dir);
     return rc;

@@ -58,8 +58,42 @@ static int cfg_bool(json_t *root, const char *path, const char *key, bool *out,
     return 0;
 }
 
+/* Keys that change the math: the cpu reference implements each only at its neutral value (or
+ * absent), and refuses any other, so a golden never silently comes from another model. */
+static int cfg_unimplemented(json_t *r, const char *p, golden_error *err)
+{
+    static const struct {
+        const char *key, *neutral; /* neutral: a JSON text the value must equal */
+    } keys[] = {{"model_type", "\"qwen3_moe\""},   {"rope_scaling", "null"},
+                {"attention_bias", "false"},       {"hidden_act", "\"silu\""},
+                {"use_sliding_window", "false"},   {"partial_rotary_factor", "1.0"},
+                {"mlp_bias", "false"}};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        json_t *v = json_object_get(r, keys[i].key);
+        if (!v)
+            continue;
+        json_t *want = json_loads(keys[i].neutral, JSON_DECODE_ANY, NULL);
+        bool same = want && (json_equal(v, want) ||
+                             (json_is_number(v) && json_is_number(want) &&
+                              json_number_value(v) == json_number_value(want)));
+        json_decref(want);
+        if (!same) {
+            char *got = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            int rc = golden_fail_what(err, GOLDEN_EUNSUPPORTED, p,
+                                      "%s is %.200s: the cpu reference implements only %s (it "
+                                      "would compute another model)",
+                                      keys[i].key, got ? got : "?", keys[i].neutral);
+            free(got);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 static int cfg_read(json_t *r, const char *p, cpu_config *c, golden_error *err)
 {
+    if (cfg_unimplemented(r, p, err) != 0)
+        return GOLDEN_ERR;
     int64_t v[12];
     static const char *const keys[12] = {
         "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",

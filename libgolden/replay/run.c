@@ -11,6 +11,7 @@
 #include "golden/report.h"
 #include "golden/store.h"
 #include "replay/faults_priv.h"
+#include "replay/host_priv.h"
 #include "replay/run_priv.h"
 
 uint64_t replay_now_ns(void)
@@ -359,6 +360,14 @@ static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_repl
     if (runs < 1)
         runs = 1; /* the golden comes from a measured run */
     case_out co = {NULL, NULL, NULL};
+    /* the case's logits are kept whole for its golden: within the budget, never an overflow */
+    uint64_t bytes;
+    if (__builtin_mul_overflow((uint64_t)k->output, (uint64_t)s->info->vocab_size * 4, &bytes) ||
+        bytes > REPLAY_MAX_LOGITS_BYTES)
+        return golden_fail_what(err, GOLDEN_EINVAL, k->case_id,
+                                "%lld output tokens x %d logits are beyond the memory budget of "
+                                "%llu bytes", (long long)k->output, s->info->vocab_size,
+                                (unsigned long long)REPLAY_MAX_LOGITS_BYTES);
     co.logits = malloc((size_t)k->output * (size_t)s->info->vocab_size * 4);
     co.tokens = malloc((size_t)k->output * 8);
     co.raw_row = malloc((size_t)s->info->vocab_size * 4);
@@ -381,9 +390,12 @@ static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_repl
         rq.warmup = r < warm;
         rq.output_tokens = k->output;
         s->fault_kind = NULL;
-        if (golden_backend_set_hooks(b, &h, err) || request(s, b, k, &co, &rq, err)) {
+        if ((golden_backend_set_hooks(b, &h, err) ? backend_failed(s, err) : 0) ||
+            request(s, b, k, &co, &rq, err)) {
             golden_error inner = *err;
-            const char *retested = s->fault_kind ? record_fault(s, k, r, &inner, &co) : "";
+            /* an interrupted run is not a fault of the backend: nothing to retest */
+            bool stopped = o->stop && *o->stop;
+            const char *retested = s->fault_kind && !stopped ? record_fault(s, k, r, &inner, &co) : "";
             rc = golden_fail_what(err, inner.code, k->case_id, "request %s/%s/%d: %s%s%s%s", o->side,
                                   k->case_id, r, inner.where, inner.where[0] ? ": " : "", inner.what,
                                   retested);
@@ -515,4 +527,25 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     free(s.taps);
     golden_replay_cases_free(cases, n);
     return rc;
+}
+
+int golden_replay_load_fault(const golden_backend_load_opts *lo, const char *side,
+                             const char *path, bool force, const golden_error *load_err,
+                             golden_error *err)
+{
+    const char *kind = replay_fault_kind(load_err->what);
+    if (!path || !side || (strcmp(side, "baseline") != 0 && strcmp(side, "candidate") != 0) ||
+        (strcmp(kind, "crash") != 0 && strcmp(kind, "exit") != 0 && strcmp(kind, "hang") != 0))
+        return 0;
+    replay_fault f;
+    replay_fault_begin(&f);
+    f.kind = kind;
+    snprintf(f.message, sizeof f.message, "%.300s%s%.700s", load_err->where,
+             load_err->where[0] ? ": " : "", load_err->what);
+    golden_backend *b = NULL;
+    golden_error e;
+    golden_error_clear(&e);
+    f.retest = golden_backend_load(lo, &b, &e) == 0 ? REPLAY_RETEST_PASSED : REPLAY_RETEST_FAILED;
+    golden_backend_close(b);
+    return replay_faults_write(&f, 1, side, path, force, err);
 }

@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         bench_conversion();
         return 0;
     }
-    golden_backend_load_opts lo = {1, "cpu", argv[1], 0, NULL, threads};
+    golden_backend_load_opts lo = {1, "cpu", argv[1], 0, NULL, threads, NULL};
     golden_backend *b;
     golden_error err;
     if (golden_backend_load(&lo, &b, &err)) {

@@ -94,7 +94,7 @@ static golden_backend *open_cpu(int threads, const char *opt)
 {
     make_tiny();
     const char *opts[1] = {opt};
-    golden_backend_load_opts lo = {1, "cpu", model_dir, opt ? 1 : 0, opts, threads};
+    golden_backend_load_opts lo = {1, "cpu", model_dir, opt ? 1 : 0, opts, threads, NULL};
     golden_backend *b = NULL;
     golden_error err;
     CU_ASSERT_EQUAL(golden_backend_load(&lo, &b, &err), 0);
@@ -105,16 +105,16 @@ static void test_load_errors(void)
 {
     golden_error err;
     golden_backend *b = NULL;
-    golden_backend_load_opts lo = {1, "/nonexistent/backend.so", NULL, 0, NULL, 1};
+    golden_backend_load_opts lo = {1, "/nonexistent/backend.so", NULL, 0, NULL, 1, NULL};
     CU_ASSERT_EQUAL(golden_backend_load(&lo, &b, &err), GOLDEN_ERR);
     CU_ASSERT_EQUAL(err.code, GOLDEN_ENOTFOUND);
     CU_ASSERT_PTR_NULL(b);
     make_tiny();
     const char *bad[1] = {"dtype"};
-    golden_backend_load_opts lo2 = {1, "cpu", model_dir, 1, bad, 1};
+    golden_backend_load_opts lo2 = {1, "cpu", model_dir, 1, bad, 1, NULL};
     CU_ASSERT_EQUAL(golden_backend_load(&lo2, &b, &err), GOLDEN_ERR);
     CU_ASSERT_EQUAL(err.code, GOLDEN_EINVAL);
-    golden_backend_load_opts lo3 = {1, "cpu", NULL, 0, NULL, 1};
+    golden_backend_load_opts lo3 = {1, "cpu", NULL, 0, NULL, 1, NULL};
     CU_ASSERT_EQUAL(golden_backend_load(&lo3, &b, &err), GOLDEN_ERR);
 }
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "golden/error.h"
+#include "golden/replay.h"
 
 /* The sampling settings sampling-topk holds a backend to (0 = the default in brackets). */
 typedef struct {
@@ -21,7 +22,7 @@ typedef struct {
     int steps;            /* [8] decode steps */
 } golden_conform_sampling;
 
-#define GOLDEN_CONFORM_OPTS_VERSION 1u
+#define GOLDEN_CONFORM_OPTS_VERSION 2u
 typedef struct {
     unsigned version;         /* GOLDEN_CONFORM_OPTS_VERSION */
     const char *backend;      /* "cpu" (or NULL) or a plug-in path */
@@ -37,6 +38,9 @@ typedef struct {
     uint64_t seed;            /* token generator seed */
     golden_conform_sampling sampling;
     int kv_elem_bytes;        /* kv-growth: bytes of one cached K or V element [2, bf16] */
+    /* version 2: the backend under test runs in a backend host (NULL = in this process; the
+     * cpu reference the sampling and router checks compare with always runs in this process) */
+    const golden_backend_isolation *iso;
 } golden_conform_opts;
 
 enum { GOLDEN_CONFORM_PASS = 0, GOLDEN_CONFORM_FAIL = 1, GOLDEN_CONFORM_ERROR = 2 };
@@ -75,6 +79,7 @@ typedef struct {
     size_t n;
     golden_conform_check *checks;
     char backend[256];
+    char backend_log[4096];   /* the backend host's stdout and stderr ("" = in process) */
 } golden_conform_report;
 
 /* The names of every check, in run order, NULL-terminated. */

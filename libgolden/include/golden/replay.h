@@ -5,22 +5,37 @@
 #include "golden/api.h"
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include "golden/backend.h"
 #include "golden/error.h"
+
 
 /* ---- backends ---- */
 
 /* A backend loaded and opened: its vtable, its instance and (for a plug-in) its library. */
 typedef struct golden_backend golden_backend;
 
+/* How a backend runs in its own process (docs/npu-replay.md, "Isolation"): the host binary
+ * re-executed with a hidden command, its limits and its call deadlines. */
 typedef struct {
-    unsigned version;        /* = 1 */
+    const char *host_exe;    /* the binary whose `__backend-host` command is the host */
+    double call_timeout;     /* seconds a one-token call may take (0 = 60); a prefill of n
+                              * tokens gets call_timeout * (1 + n / 64), open 10 times it */
+    uint64_t mem_limit;      /* RLIMIT_AS of the host in bytes (0 = none) */
+    const char *log;         /* the host's stdout and stderr (appended; NULL = a file
+                              * npu-replay-backend.PID.log in $TMPDIR, removed when empty) */
+    volatile sig_atomic_t *stop; /* set by a signal handler: the host is killed at once */
+} golden_backend_isolation;
+
+typedef struct {
+    unsigned version;        /* 1, or 2 with iso */
     const char *spec;        /* "cpu" (NULL too) or a path to a shared library */
     const char *model_dir;
     size_t n_opts;
     const char *const *opts; /* "KEY=VALUE" strings */
     int threads;             /* 0 = every core */
+    const golden_backend_isolation *iso; /* version 2: NULL = in this process */
 } golden_backend_load_opts;
 
 /* Load (dlopen for a path), check the ABI version (a mismatch names both versions), open the
@@ -28,6 +43,11 @@ typedef struct {
 GOLDEN_API int golden_backend_load(const golden_backend_load_opts *opts, golden_backend **out,
                         golden_error *err);
 GOLDEN_API void golden_backend_close(golden_backend *b);
+/* The backend host's main (`TOOL __backend-host ...`, started by golden_backend_load with iso):
+ * argv from the hidden command on. Returns the exit status. */
+GOLDEN_API int golden_backend_host_main(int argc, char **argv);
+/* Where the host's stdout and stderr go (NULL for a backend in this process). */
+GOLDEN_API const char *golden_backend_log(const golden_backend *b);
 GOLDEN_API const golden_backend_info *golden_backend_get_info(const golden_backend *b);
 GOLDEN_API const char *golden_backend_name(const golden_backend *b);
 /* The calls of the vtable, with the backend's message turned into err (where = backend name). */

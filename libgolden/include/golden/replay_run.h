@@ -100,4 +100,12 @@ typedef struct {
 GOLDEN_API int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
                       golden_error *err);
 
+/* A backend host that died or hung while the backend was loaded (open, info) is a fault of the
+ * backend too: when load_err says so (kind crash, exit or hang), write its calculet-fault/v1
+ * line to path, with the retest: loading the backend once more in a fresh host (closed again).
+ * Any other load error is no fault and writes nothing. 0, or GOLDEN_ERR (the faults file). */
+GOLDEN_API int golden_replay_load_fault(const golden_backend_load_opts *lo, const char *side,
+                                        const char *path, bool force,
+                                        const golden_error *load_err, golden_error *err);
+
 #endif

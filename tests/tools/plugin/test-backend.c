@@ -1,9 +1,23 @@
 /* A second runtime backend for npu-replay's tests, built as a shared library and loaded with
- * dlopen: a counting "model" whose greedy next token is (7 * token + position + 3) mod vocab. */
+ * dlopen: a counting "model" whose greedy next token is (7 * token + position + 3) mod vocab.
+ *
+ * It is also the hostile plug-in of tests/e2e/npu-replay-hostile.sh: `--backend-opt
+ * hostile=WHAT@CALL[:N]` makes the N-th (default first) call named CALL (open, info, set_hooks,
+ * prefill, decode, logits, truncate, reset, length) do WHAT: segv, exit0 (exit(0)), exit3
+ * (_exit(3)), abort, hang, overflow (writes 8 KiB into a msg of msg_len bytes), badutf8 (fails
+ * with a message of invalid UTF-8 and terminal escapes), nan (logits: every entry NaN),
+ * hugevocab (info: a vocabulary of 10^9), badtap (prefill/decode: more tap rows than
+ * positions), badmark (a stage mark from before the call), print (writes a line to stdout
+ * and one to stderr, then goes on as usual). The call counters start at zero in
+ * every process, so a fresh backend host starts counting again. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "golden/backend.h"
 
@@ -22,6 +36,40 @@ typedef struct {
     golden_backend_hooks hooks;
 } tb;
 
+static char hostile_what[32], hostile_call[32];
+static int hostile_n = 1;
+
+/* Whether this call is the hostile one; the misbehaviours that need no call context happen here. */
+static int hostile(const char *call, char *msg, size_t n)
+{
+    static int count;
+    if (!hostile_what[0] || strcmp(call, hostile_call) != 0 || ++count != hostile_n)
+        return 0;
+    if (strcmp(hostile_what, "segv") == 0) {
+        volatile uintptr_t nowhere = 16; /* not a constant: the store cannot be optimised away */
+        *(volatile int *)nowhere = 1;
+    }
+    else if (strcmp(hostile_what, "exit0") == 0)
+        exit(0);
+    else if (strcmp(hostile_what, "exit3") == 0)
+        _exit(3);
+    else if (strcmp(hostile_what, "abort") == 0)
+        abort();
+    else if (strcmp(hostile_what, "hang") == 0)
+        for (;;)
+            pause();
+    else if (strcmp(hostile_what, "overflow") == 0)
+        memset(msg, 'x', n + 8192);
+    else if (strcmp(hostile_what, "print") == 0)
+        return printf("backend says hello on stdout\n"), fflush(stdout),
+               fprintf(stderr, "backend says hello on stderr\n"), 0;
+    else if (strcmp(hostile_what, "badutf8") == 0)
+        return snprintf(msg, n, "bad \xff\xfe bytes \x1b[31m red \xc0\xaf end"), -1;
+    return 1; /* nan, hugevocab, badtap, badmark: the call does it */
+}
+
+static int is_hostile(const char *what) { return strcmp(hostile_what, what) == 0; }
+
 static uint64_t now(void)
 {
     struct timespec ts;
@@ -34,11 +82,22 @@ static int tb_open(const golden_backend_open_args *a, void **self, char *msg, si
     tb *b = calloc(1, sizeof *b);
     if (!b)
         return snprintf(msg, n, "out of memory"), 1;
+    for (size_t i = 0; i < a->n_opts; i++) /* hostile= first: open may be the hostile call */
+        if (strcmp(a->keys[i], "hostile") == 0)
+            sscanf(a->values[i], "%31[a-z0-9]@%31[a-z_]:%d", hostile_what, hostile_call, &hostile_n);
+    if (hostile("open", msg, n) < 0) {
+        free(b);
+        return 1;
+    }
     for (size_t i = 0; i < a->n_opts; i++) {
         if (strcmp(a->keys[i], "logits") == 0 && strcmp(a->values[i], "bf16") == 0)
             b->bf16 = 1;
         else if (strcmp(a->keys[i], "fail_at") == 0)
             b->fail_at = atoi(a->values[i]);
+        else if (strcmp(a->keys[i], "hostile") == 0 &&
+                 sscanf(a->values[i], "%31[a-z0-9]@%31[a-z_]:%d", hostile_what, hostile_call,
+                        &hostile_n) >= 2)
+            continue;
         else {
             snprintf(msg, n, "unknown option %s", a->keys[i]);
             free(b);
@@ -53,8 +112,10 @@ static void tb_close(void *self) { free(self); }
 
 static int tb_info(void *self, golden_backend_info *o, char *msg, size_t n)
 {
-    (void)msg, (void)n;
     tb *b = self;
+    int h = hostile("info", msg, n);
+    if (h < 0)
+        return 1;
     memset(o, 0, sizeof *o);
     o->version = GOLDEN_BACKEND_ABI_VERSION;
     o->hidden_size = 2;
@@ -63,12 +124,15 @@ static int tb_info(void *self, golden_backend_info *o, char *msg, size_t n)
     o->context_limit = CONTEXT;
     o->num_lanes = LANES;
     o->logits_dtype = b->bf16 ? GOLDEN_BK_BF16 : GOLDEN_BK_F32;
+    if (h && is_hostile("hugevocab"))
+        o->vocab_size = 1000000000;
     return 0;
 }
 
 static int tb_hooks(void *self, const golden_backend_hooks *h, char *msg, size_t n)
 {
-    (void)msg, (void)n;
+    if (hostile("set_hooks", msg, n) < 0)
+        return 1;
     ((tb *)self)->hooks = *h;
     return 0;
 }
@@ -79,16 +143,17 @@ static void mark(tb *b, int s, int e)
         b->hooks.mark(b->hooks.ctx, s, e, now());
 }
 
-static int tb_prefill(void *self, int lane, int64_t pos, const int32_t *t, size_t count, char *msg,
-                      size_t n)
+static int prefill(tb *b, int lane, int64_t pos, const int32_t *t, size_t count, char *msg,
+                   size_t n, int h)
 {
-    tb *b = self;
     if (lane < 0 || lane >= LANES || pos < 0 || pos > b->len[lane])
         return snprintf(msg, n, "bad lane or position"), 1;
     if ((int64_t)count > CONTEXT - pos)
         return snprintf(msg, n, "context_limit_exceeded: %lld > %d", (long long)(pos + (int64_t)count), CONTEXT), 1;
     if (b->fail_at && pos + (int64_t)count - 1 >= b->fail_at && count == 1)
         return snprintf(msg, n, "device fault at position %lld", (long long)pos), 1;
+    if (h && is_hostile("badmark") && b->hooks.mark)
+        b->hooks.mark(b->hooks.ctx, GOLDEN_BK_STAGE_H2D, 0, 1); /* long before the call */
     mark(b, GOLDEN_BK_STAGE_H2D, 0);
     memcpy(b->toks[lane] + pos, t, count * sizeof *t);
     mark(b, GOLDEN_BK_STAGE_H2D, 1);
@@ -96,28 +161,43 @@ static int tb_prefill(void *self, int lane, int64_t pos, const int32_t *t, size_
     b->len[lane] = pos + (int64_t)count;
     mark(b, GOLDEN_BK_STAGE_NPU_WAIT, 1);
     if (b->hooks.tap && b->hooks.want_taps) {
-        float rows[CONTEXT][2];
+        float rows[CONTEXT + 8][2];
+        memset(rows, 0, sizeof rows);
         for (size_t i = 0; i < count; i++) {
             rows[i][0] = (float)t[i];
             rows[i][1] = (float)(pos + (int64_t)i);
         }
-        if (b->hooks.tap(b->hooks.ctx, "layers/0/hidden", 0, GOLDEN_BK_F32, (int64_t)count, 2, rows))
+        int64_t nr = (int64_t)count + (h && is_hostile("badtap") ? 8 : 0);
+        if (b->hooks.tap(b->hooks.ctx, "layers/0/hidden", 0, GOLDEN_BK_F32, nr, 2, rows))
             return snprintf(msg, n, "tap refused"), 1;
     }
     return 0;
 }
 
+static int tb_prefill(void *self, int lane, int64_t pos, const int32_t *t, size_t count, char *msg,
+                      size_t n)
+{
+    int h = hostile("prefill", msg, n);
+    return h < 0 ? 1 : prefill(self, lane, pos, t, count, msg, n, h);
+}
+
 static int tb_decode(void *self, int lane, int32_t tok, char *msg, size_t n)
 {
     tb *b = self;
+    int h = hostile("decode", msg, n);
+    if (h < 0)
+        return 1;
     if (lane < 0 || lane >= LANES)
         return snprintf(msg, n, "bad lane"), 1;
-    return tb_prefill(self, lane, b->len[lane], &tok, 1, msg, n);
+    return prefill(b, lane, b->len[lane], &tok, 1, msg, n, h);
 }
 
 static int tb_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
 {
     tb *b = self;
+    int h = hostile("logits", msg, n);
+    if (h < 0)
+        return 1;
     if (lane < 0 || lane >= LANES || b->len[lane] == 0 || first < 0 || first + count > VOCAB)
         return snprintf(msg, n, "no logits"), 1;
     int64_t p = b->len[lane] - 1;
@@ -125,7 +205,7 @@ static int tb_logits(void *self, int lane, int first, int count, void *dst, char
     mark(b, GOLDEN_BK_STAGE_D2H, 0);
     for (int i = 0; i < count; i++) {
         int v = first + i, d = v - want;
-        float f = -(float)(d * d) / 8.0f;
+        float f = h && is_hostile("nan") ? (float)NAN : -(float)(d * d) / 8.0f;
         if (b->bf16) {
             uint32_t u;
             memcpy(&u, &f, 4);
@@ -141,6 +221,8 @@ static int tb_logits(void *self, int lane, int first, int count, void *dst, char
 static int tb_truncate(void *self, int lane, int64_t len, char *msg, size_t n)
 {
     tb *b = self;
+    if (hostile("truncate", msg, n) < 0)
+        return 1;
     if (lane < 0 || lane >= LANES || len < 0 || len > b->len[lane])
         return snprintf(msg, n, "bad truncate"), 1;
     b->len[lane] = len;
@@ -150,6 +232,8 @@ static int tb_truncate(void *self, int lane, int64_t len, char *msg, size_t n)
 static int tb_reset(void *self, int lane, char *msg, size_t n)
 {
     tb *b = self;
+    if (hostile("reset", msg, n) < 0)
+        return 1;
     if (lane >= LANES)
         return snprintf(msg, n, "bad lane"), 1;
     for (int i = 0; i < LANES; i++)
@@ -160,6 +244,9 @@ static int tb_reset(void *self, int lane, char *msg, size_t n)
 
 static int64_t tb_length(void *self, int lane)
 {
+    char msg[64];
+    if (hostile("length", msg, sizeof msg) < 0)
+        return -1;
     return lane >= 0 && lane < LANES ? ((tb *)self)->len[lane] : -1;
 }
 

@@ -1,0 +1,711 @@
+/* The harness's side of the backend host (host_priv.h): start the host (fork + exec of the tool's
+ * hidden `__backend-host` command, a new session, no terminal, limits, output to a log file),
+ * forward each call of the backend table to it under a deadline, check everything that comes
+ * back, and turn a host that dies or misses a deadline into a failed call whose message says
+ * so (`backend host crashed|exited|hung in CALL: ...`). The next call starts a fresh host and
+ * opens the backend again, so a retest after reset runs where nothing of the dead one is left. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "replay/host_priv.h"
+
+extern char **environ;
+
+#define MAX_CALL_TAPS 512
+
+typedef struct {
+    /* how to start a host */
+    char **argv, **envp;
+    char *exe, log[4096];
+    bool own_log;          /* the default log: removed when empty */
+    double timeout;
+    uint64_t mem;
+    volatile sig_atomic_t *stop;
+    /* the live host */
+    pid_t pid;
+    int sock;
+    unsigned char *map;
+    replay_host_shm *shm;
+    const unsigned char *data;
+    bool dead, stopped;
+    char last_death[REPLAY_HOST_MSG]; /* how the last host ended */
+    /* what the harness was told, to check a restarted host against and to replay on it */
+    char name[64];
+    golden_backend_info info;
+    bool have_info;
+    golden_backend_hooks hooks;
+    bool have_hooks;
+    /* the call under way */
+    const char *op_name;
+    uint64_t call_start;
+    int64_t positions;      /* positions the call processes: the rows a tap may have */
+    uint64_t mark_start[GOLDEN_BK_STAGE_COUNT];
+    bool mark_open[GOLDEN_BK_STAGE_COUNT];
+    char violation[512];    /* what the host did wrong in this call ("" = nothing) */
+    struct { char name[96]; int64_t rows; } taps[MAX_CALL_TAPS];
+    size_t n_taps;
+} hostp;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static char *dupf(const char *fmt, const char *a, const char *b)
+{
+    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, fmt, a, b);
+    return s;
+}
+
+/* The host's environment: the harness's, with sanitizer options that let a crash be a crash
+ * (a signal the harness sees, not a report and exit 1) and a plug-in's exit not a leak report. */
+static char **host_env(void)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **e = calloc(n + 2, sizeof *e);
+    if (!e)
+        return NULL;
+    const char *old = getenv("ASAN_OPTIONS");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "ASAN_OPTIONS=", 13) != 0)
+            e[k++] = environ[i];
+    e[k] = dupf("ASAN_OPTIONS=%s%shandle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:"
+                "detect_leaks=0:allow_user_segv_handler=1",
+                old ? old : "", old && *old ? ":" : "");
+    return e[k] ? e : (free(e), NULL);
+}
+
+static void host_kill(hostp *h)
+{
+    if (h->pid > 0) {
+        kill(-h->pid, SIGKILL);
+        kill(h->pid, SIGKILL);
+        while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    h->pid = 0;
+}
+
+static void host_drop(hostp *h)
+{
+    if (h->sock >= 0)
+        close(h->sock);
+    h->sock = -1;
+    if (h->map)
+        munmap(h->map, REPLAY_HOST_DATA_OFF + REPLAY_HOST_DATA);
+    h->map = NULL;
+    h->shm = NULL;
+    h->data = NULL;
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void child(hostp *h, int sock, int memfd, int logfd, pid_t parent)
+{
+    setsid(); /* no controlling terminal; the harness's Ctrl-C is not the host's */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0 ||
+        dup2(sock, REPLAY_HOST_SOCK_FD) < 0 || dup2(memfd, REPLAY_HOST_SHM_FD) < 0)
+        _exit(127);
+    /* no other descriptor of the harness (its open outputs) reaches the host */
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 5u, ~0u, 0) != 0)
+#endif
+        for (int fd = 5; fd < 65536; fd++)
+            close(fd);
+    struct rlimit core = {0, 0}, fsize = {REPLAY_HOST_LOG_MAX, REPLAY_HOST_LOG_MAX};
+    setrlimit(RLIMIT_CORE, &core);
+    setrlimit(RLIMIT_FSIZE, &fsize);
+    if (h->mem) {
+        struct rlimit as = {(rlim_t)h->mem, (rlim_t)h->mem};
+        setrlimit(RLIMIT_AS, &as);
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++)
+        sigaction(s, &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(h->exe, h->argv, h->envp);
+    _exit(127);
+}
+
+static int spawn(hostp *h, char *msg, size_t n)
+{
+    int sv[2] = {-1, -1};
+    int memfd = -1, logfd = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return snprintf(msg, n, "backend host: cannot make the channel: %s", strerror(errno)), 1;
+    memfd = memfd_create("npu-replay-channel", MFD_CLOEXEC);
+    size_t len = REPLAY_HOST_DATA_OFF + REPLAY_HOST_DATA;
+    if (memfd < 0 || ftruncate(memfd, (off_t)len) != 0)
+        goto fail;
+    h->map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    if (h->map == MAP_FAILED) {
+        h->map = NULL;
+        goto fail;
+    }
+    h->shm = (replay_host_shm *)(void *)h->map;
+    h->data = h->map + REPLAY_HOST_DATA_OFF;
+    logfd = open(h->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+    if (logfd < 0) {
+        snprintf(msg, n, "backend host: %.900s: cannot open the log: %s", h->log, strerror(errno));
+        goto fail_msg;
+    }
+    pid_t parent = getpid();
+    h->pid = fork();
+    if (h->pid < 0)
+        goto fail;
+    if (h->pid == 0)
+        child(h, sv[1], memfd, logfd, parent);
+    close(sv[1]);
+    close(memfd);
+    close(logfd);
+    h->sock = sv[0];
+    h->dead = false;
+    return 0;
+fail:
+    snprintf(msg, n, "backend host: cannot start: %s", strerror(errno));
+fail_msg:
+    h->pid = 0;
+    for (int i = 0; i < 2; i++)
+        if (sv[i] >= 0)
+            close(sv[i]);
+    if (memfd >= 0)
+        close(memfd);
+    if (logfd >= 0)
+        close(logfd);
+    sv[0] = -1;
+    h->sock = -1;
+    host_drop(h);
+    return 1;
+}
+
+/* The host went away or broke the protocol: reap it and say how, into msg. */
+static int died(hostp *h, const char *how, char *msg, size_t n)
+{
+    int st = 0;
+    pid_t r = 0;
+    for (int i = 0; how == NULL && i < 2000 && (r = waitpid(h->pid, &st, WNOHANG)) == 0; i++)
+        usleep(500); /* EOF first, exit status a moment later */
+    if (r != h->pid) {
+        host_kill(h);
+        if (!how)
+            how = "closed the channel";
+        snprintf(msg, n, "backend host crashed in %s: %s; killed (its output: %.700s)", h->op_name,
+                 how, h->log);
+    } else if (WIFSIGNALED(st)) {
+        snprintf(msg, n, "backend host crashed in %s: signal %d (%s) (its output: %.700s)",
+                 h->op_name, WTERMSIG(st), strsignal(WTERMSIG(st)), h->log);
+    } else {
+        snprintf(msg, n, "backend host exited in %s with status %d (its output: %.700s)",
+                 h->op_name, WEXITSTATUS(st), h->log);
+    }
+    h->pid = 0;
+    h->dead = true;
+    host_drop(h);
+    snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
+    return 1;
+}
+
+enum { WAIT_OK, WAIT_DEAD, WAIT_HUNG, WAIT_STOP, WAIT_BAD };
+
+static int wait_msg(hostp *h, uint64_t deadline, replay_host_msg *m)
+{
+    for (;;) {
+        if (h->stop && *h->stop)
+            return WAIT_STOP;
+        uint64_t t = now_ns();
+        if (t >= deadline)
+            return WAIT_HUNG;
+        uint64_t left_ms = (deadline - t) / 1000000u + 1;
+        struct pollfd p = {h->sock, POLLIN, 0};
+        int r = poll(&p, 1, left_ms > 100 ? 100 : (int)left_ms);
+        if (r < 0 && errno != EINTR)
+            return WAIT_DEAD;
+        if (r <= 0)
+            continue;
+        ssize_t got = recv(h->sock, m, sizeof *m, MSG_DONTWAIT);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got <= 0)
+            return WAIT_DEAD;
+        return got == (ssize_t)sizeof *m ? WAIT_OK : WAIT_BAD;
+    }
+}
+
+static void violate(hostp *h, const char *what)
+{
+    if (!h->violation[0])
+        snprintf(h->violation, sizeof h->violation, "%s", what);
+}
+
+static void on_mark(hostp *h, const replay_host_msg *m)
+{
+    char why[200];
+    uint64_t t = now_ns();
+    if (m->a < 0 || m->a >= GOLDEN_BK_STAGE_COUNT || (m->b != 0 && m->b != 1)) {
+        snprintf(why, sizeof why, "backend marked stage %d (%s %d), which does not exist", m->a,
+                 "is_end", m->b);
+        return violate(h, why);
+    }
+    if (m->ns < h->call_start || m->ns > t) {
+        snprintf(why, sizeof why, "backend marked stage %d at a time outside the %s call", m->a,
+                 h->op_name);
+        return violate(h, why);
+    }
+    if (m->b == 1 && (!h->mark_open[m->a] || m->ns < h->mark_start[m->a])) {
+        snprintf(why, sizeof why, "backend marked the end of stage %d before its start", m->a);
+        return violate(h, why);
+    }
+    h->mark_open[m->a] = m->b == 0;
+    h->mark_start[m->a] = m->ns;
+    if (h->hooks.mark)
+        h->hooks.mark(h->hooks.ctx, m->a, m->b, m->ns);
+}
+
+/* A tap chunk: checked against the call's positions, then given to the harness's hook. */
+static int on_tap(hostp *h)
+{
+    char name[96], why[300];
+    replay_host_shm s = *h->shm; /* one copy: the host cannot change it under the checks */
+    replay_clean_text(name, sizeof name, s.tap_name, sizeof s.tap_name);
+    if (strcmp(name, s.tap_name) != 0 || !name[0])
+        return violate(h, "backend sent a tap with a malformed name"), 1;
+    if ((s.tap_dtype != GOLDEN_BK_F32 && s.tap_dtype != GOLDEN_BK_I32) || s.tap_rows < 0 ||
+        s.tap_cols < 1 || s.tap_cols > (int64_t)(REPLAY_HOST_DATA / 4) ||
+        s.tap_rows > (int64_t)(REPLAY_HOST_DATA / 4) / s.tap_cols) {
+        snprintf(why, sizeof why, "backend sent tap %s with an impossible shape", name);
+        return violate(h, why), 1;
+    }
+    size_t i = 0;
+    while (i < h->n_taps && strcmp(h->taps[i].name, name) != 0)
+        i++;
+    if (i == h->n_taps) {
+        if (h->n_taps == MAX_CALL_TAPS)
+            return violate(h, "backend sent more taps in one call than the harness keeps"), 1;
+        snprintf(h->taps[h->n_taps++].name, sizeof h->taps[0].name, "%s", name);
+        h->taps[i].rows = 0;
+    }
+    h->taps[i].rows += s.tap_rows;
+    if (h->taps[i].rows > h->positions) {
+        snprintf(why, sizeof why, "backend sent %lld rows of tap %s in a %s call of %lld "
+                 "positions", (long long)h->taps[i].rows, name, h->op_name,
+                 (long long)h->positions);
+        return violate(h, why), 1;
+    }
+    if (!h->hooks.tap || !h->hooks.want_taps)
+        return 0;
+    /* the hook copies the rows; a private copy first, so the host cannot change them meanwhile */
+    size_t bytes = (size_t)(s.tap_rows * s.tap_cols) * 4;
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy)
+        return 1;
+    memcpy(copy, h->data, bytes);
+    int rc = h->hooks.tap(h->hooks.ctx, name, s.tap_layer, s.tap_dtype, s.tap_rows, s.tap_cols,
+                          copy);
+    free(copy);
+    return rc;
+}
+
+static const char *op_names[] = {"", "open", "info", "set_hooks", "prefill", "decode", "logits",
+                                 "truncate", "reset", "length", "close"};
+
+/* One call: shm's arguments are filled; wait for its answer, serving taps and marks. */
+static int exchange(hostp *h, int op, double seconds, char *msg, size_t n)
+{
+    h->op_name = op_names[op];
+    h->call_start = now_ns();
+    h->violation[0] = 0;
+    h->n_taps = 0;
+    memset(h->mark_open, 0, sizeof h->mark_open);
+    h->shm->op = op;
+    uint64_t deadline = h->call_start + (uint64_t)(seconds * 1e9);
+    replay_host_msg m = {REPLAY_MSG_CALL, (uint32_t)op, 0, 0, 0};
+    if (send(h->sock, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
+        return died(h, NULL, msg, n);
+    for (;;) {
+        int w = wait_msg(h, deadline, &m);
+        if (w == WAIT_STOP) {
+            host_kill(h);
+            host_drop(h);
+            h->stopped = true;
+            return snprintf(msg, n, "interrupted"), 1;
+        }
+        if (w == WAIT_HUNG) {
+            host_kill(h);
+            h->dead = true;
+            host_drop(h);
+            snprintf(msg, n, "backend host hung in %s: no answer within %.3f s; killed "
+                     "(its output: %.700s)", h->op_name, seconds, h->log);
+            snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
+            return 1;
+        }
+        if (w == WAIT_DEAD)
+            return died(h, NULL, msg, n);
+        if (w == WAIT_BAD)
+            return died(h, "it broke the channel's protocol", msg, n);
+        if (m.type == REPLAY_MSG_DONE)
+            break;
+        if (m.type == REPLAY_MSG_MARK) {
+            on_mark(h, &m);
+        } else if (m.type == REPLAY_MSG_TAP) {
+            replay_host_msg ack = {REPLAY_MSG_TAP_ACK, 0, on_tap(h), 0, 0};
+            if (send(h->sock, &ack, sizeof ack, MSG_NOSIGNAL) != (ssize_t)sizeof ack)
+                return died(h, NULL, msg, n);
+        } else {
+            return died(h, "it broke the channel's protocol", msg, n);
+        }
+    }
+    int rc = h->shm->rc;
+    replay_clean_text(msg, n, h->shm->msg, sizeof h->shm->msg);
+    if (h->violation[0]) {
+        snprintf(msg, n, "%s", h->violation);
+        return 1;
+    }
+    return rc != 0;
+}
+
+static double deadline_of(const hostp *h, int op, uint64_t tokens)
+{
+    double t = h->timeout > 0 ? h->timeout : 60.0;
+    if (op == REPLAY_OP_OPEN)
+        return 10 * t;
+    if (op == REPLAY_OP_PREFILL)
+        return t * (1.0 + (double)tokens / 64.0);
+    return t;
+}
+
+static int start_and_open(hostp *h, char *msg, size_t n, golden_error *err)
+{
+    if (spawn(h, msg, n) != 0)
+        return 1;
+    memset(h->shm, 0, sizeof *h->shm);
+    if (exchange(h, REPLAY_OP_OPEN, deadline_of(h, REPLAY_OP_OPEN, 0), msg, n) != 0) {
+        if (err && h->shm) { /* the host's own load error: where and code as in process */
+            char where[256];
+            replay_clean_text(where, sizeof where, h->shm->where, sizeof h->shm->where);
+            int code = h->shm->code;
+            golden_fail_what(err, code > 0 && code < 64 ? (golden_code)code : GOLDEN_EINVAL,
+                             where[0] ? where : NULL, "%s", msg[0] ? msg : "backend open failed");
+        }
+        return 1;
+    }
+    char name[64];
+    replay_clean_text(name, sizeof name, h->shm->name, sizeof h->shm->name);
+    if (!h->name[0])
+        snprintf(h->name, sizeof h->name, "%s", name[0] ? name : "backend");
+    return 0;
+}
+
+/* A fresh host in place of a dead one: the same backend opened again, the same info, the same
+ * hooks. Only a reset of every lane starts one (restart): a fresh host holds nothing, which is
+ * what the harness expects after that reset and after nothing else, so any other call after a
+ * death fails and the check or request that made it ends on the fault. */
+static int ensure_alive(hostp *h, bool restart, char *msg, size_t n)
+{
+    if (h->stopped)
+        return snprintf(msg, n, "interrupted"), 1;
+    if (!h->dead)
+        return 0;
+    if (!restart)
+        return snprintf(msg, n, "the backend host is gone since an earlier call (%s); only a "
+                        "reset of every lane starts a new one", h->last_death), 1;
+    char why[REPLAY_HOST_MSG];
+    if (start_and_open(h, why, sizeof why, NULL) != 0) {
+        if (h->pid)
+            host_kill(h);
+        host_drop(h);
+        h->dead = true;
+        return snprintf(msg, n, "backend host could not be started again: %.900s", why), 1;
+    }
+    if (h->have_info) {
+        golden_backend_info in;
+        if (exchange(h, REPLAY_OP_INFO, deadline_of(h, REPLAY_OP_INFO, 0), why, sizeof why) != 0)
+            return snprintf(msg, n, "backend host started again: info: %.900s", why), 1;
+        in = h->shm->info;
+        if (memcmp(&in, &h->info, sizeof in) != 0) {
+            host_kill(h);
+            host_drop(h);
+            h->dead = true;
+            return snprintf(msg, n, "backend host started again reports other model info"), 1;
+        }
+    }
+    if (h->have_hooks) {
+        h->shm->want_taps = h->hooks.want_taps != 0 && h->hooks.tap != NULL;
+        if (exchange(h, REPLAY_OP_HOOKS, deadline_of(h, REPLAY_OP_HOOKS, 0), why, sizeof why))
+            return snprintf(msg, n, "backend host started again: set_hooks: %.900s", why), 1;
+    }
+    return 0;
+}
+
+/* ---- the proxy table ---- */
+
+static int px_open(const golden_backend_open_args *a, void **self, char *msg, size_t n)
+{
+    (void)a, (void)self;
+    return snprintf(msg, n, "the proxy is opened by replay_host_start"), 1;
+}
+
+static void px_close(void *self)
+{
+    hostp *h = self;
+    if (!h)
+        return;
+    if (h->pid > 0 && !h->dead && h->shm) {
+        char msg[REPLAY_HOST_MSG];
+        double saved = h->timeout;
+        h->timeout = 2; /* a close that hangs is not waited for long */
+        exchange(h, REPLAY_OP_CLOSE, 2, msg, sizeof msg);
+        h->timeout = saved;
+        if (h->pid > 0) { /* it exits after CLOSE; reaped here, it is not killed (or its pid) */
+            int st;
+            pid_t r = 0;
+            for (int i = 0; i < 2000 && (r = waitpid(h->pid, &st, WNOHANG)) == 0; i++)
+                usleep(500);
+            if (r == h->pid)
+                h->pid = 0;
+            host_kill(h);
+        }
+    }
+    host_kill(h);
+    host_drop(h);
+    if (h->own_log) {
+        FILE *f = fopen(h->log, "r");
+        bool empty = f && fgetc(f) == EOF;
+        if (f)
+            fclose(f);
+        if (empty)
+            unlink(h->log);
+    }
+    for (size_t i = 0; h->argv && h->argv[i]; i++)
+        free(h->argv[i]);
+    free(h->argv);
+    if (h->envp) {
+        size_t k = 0;
+        while (h->envp[k])
+            k++;
+        free(h->envp[k - 1]); /* the one string host_env made */
+    }
+    free(h->envp);
+    free(h->exe);
+    free(h);
+}
+
+static int px_info(void *self, golden_backend_info *out, char *msg, size_t n)
+{
+    hostp *h = self;
+    if (ensure_alive(h, false, msg, n))
+        return 1;
+    if (exchange(h, REPLAY_OP_INFO, deadline_of(h, REPLAY_OP_INFO, 0), msg, n))
+        return 1;
+    *out = h->shm->info; /* one copy, then checked by the caller */
+    h->info = *out;
+    h->have_info = true;
+    return 0;
+}
+
+static int px_hooks(void *self, const golden_backend_hooks *hk, char *msg, size_t n)
+{
+    hostp *h = self;
+    if (hk)
+        h->hooks = *hk;
+    else
+        memset(&h->hooks, 0, sizeof h->hooks);
+    h->have_hooks = true;
+    if (h->dead && !h->stopped)
+        return 0; /* given to the next host when a reset starts it */
+    if (ensure_alive(h, false, msg, n))
+        return 1;
+    h->shm->want_taps = h->hooks.want_taps != 0 && h->hooks.tap != NULL;
+    return exchange(h, REPLAY_OP_HOOKS, deadline_of(h, REPLAY_OP_HOOKS, 0), msg, n);
+}
+
+static int px_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, size_t count,
+                      char *msg, size_t n)
+{
+    hostp *h = self;
+    if (count > REPLAY_HOST_DATA / 4)
+        return snprintf(msg, n, "prefill of %zu tokens is beyond the channel", count), 1;
+    if (ensure_alive(h, false, msg, n))
+        return 1;
+    h->shm->lane = lane;
+    h->shm->pos = pos;
+    h->shm->n = count;
+    memcpy((void *)h->data, tokens, count * sizeof *tokens);
+    h->positions = (int64_t)count;
+    return exchange(h, REPLAY_OP_PREFILL, deadline_of(h, REPLAY_OP_PREFILL, count), msg, n);
+}
+
+static int px_decode(void *self, int lane, int32_t token, char *msg, size_t n)
+{
+    hostp *h = self;
+    if (ensure_alive(h, false, msg, n))
+        return 1;
+    h->shm->lane = lane;
+    h->shm->token = token;
+    h->positions = 1;
+    return exchange(h, REPLAY_OP_DECODE, deadline_of(h, REPLAY_OP_DECODE, 1), msg, n);
+}
+
+static int px_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
+{
+    hostp *h = self;
+    size_t esz = h->have_info && h->info.logits_dtype == GOLDEN_BK_BF16 ? 2 : 4;
+    if (count < 0 || (size_t)count * esz > REPLAY_HOST_DATA)
+        return snprintf(msg, n, "logits of %d entries are beyond the channel", count), 1;
+    if (ensure_alive(h, false, msg, n))
+        return 1;
+    h->shm->lane = lane;
+    h->shm->first = first;
+    h->shm->count = count;
+    h->shm->length = (int64_t)esz;
+    h->positions = 0;
+    if (exchange(h, REPLAY_OP_LOGITS, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n))
+        return 1;
+    memcpy(dst, h->data, (size_t)count * esz);
+    return 0;
+}
+
+static int px_truncate(void *self, int lane, int64_t length, char *msg, size_t n)
+{
+    hostp *h = self;
+    if (ensure_alive(h, false, msg, n))
+        return 1;
+    h->shm->lane = lane;
+    h->shm->length = length;
+    h->positions = 0;
+    return exchange(h, REPLAY_OP_TRUNCATE, deadline_of(h, REPLAY_OP_TRUNCATE, 1), msg, n);
+}
+
+static int px_reset(void *self, int lane, char *msg, size_t n)
+{
+    hostp *h = self;
+    if (ensure_alive(h, lane < 0, msg, n))
+        return 1;
+    h->shm->lane = lane;
+    h->positions = 0;
+    return exchange(h, REPLAY_OP_RESET, deadline_of(h, REPLAY_OP_RESET, 1), msg, n);
+}
+
+int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n)
+{
+    hostp *h = self;
+    *len = -1;
+    if (ensure_alive(h, false, msg, n))
+        return 1;
+    h->shm->lane = lane;
+    h->positions = 0;
+    if (exchange(h, REPLAY_OP_LENGTH, deadline_of(h, REPLAY_OP_LENGTH, 1), msg, n))
+        return 1;
+    *len = h->shm->value;
+    return 0;
+}
+
+static int64_t px_length(void *self, int lane)
+{
+    char msg[REPLAY_HOST_MSG];
+    int64_t len;
+    return replay_host_length(self, lane, &len, msg, sizeof msg) ? -1 : len;
+}
+
+static const golden_backend_vtable proxy = {GOLDEN_BACKEND_ABI_VERSION, "host", px_open, px_close,
+                                            px_info, px_hooks, px_prefill, px_decode, px_logits,
+                                            px_truncate, px_reset, px_length};
+
+const golden_backend_vtable *replay_host_vtable(void) { return &proxy; }
+const char *replay_host_name(const void *self) { return ((const hostp *)self)->name; }
+const char *replay_host_log(const void *self) { return ((const hostp *)self)->log; }
+
+void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t n)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (iso->log)
+        snprintf(buf, n, "%s", iso->log);
+    else
+        snprintf(buf, n, "%s/npu-replay-backend.%ld.log", tmp && *tmp ? tmp : "/tmp",
+                 (long)getpid());
+}
+
+static int host_argv(hostp *h, const golden_backend_load_opts *o, golden_error *err)
+{
+    h->argv = calloc(o->n_opts + 7, sizeof *h->argv);
+    if (!h->argv)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "backend", "out of memory");
+    char threads[32];
+    snprintf(threads, sizeof threads, "%d", o->threads);
+    const char *fixed[] = {"npu-replay", REPLAY_HOST_CMD, o->spec ? o->spec : "cpu",
+                           o->model_dir ? o->model_dir : "", threads};
+    for (size_t i = 0; i < 5; i++)
+        if (!(h->argv[i] = strdup(fixed[i])))
+            return golden_fail_what(err, GOLDEN_ENOMEM, "backend", "out of memory");
+    for (size_t i = 0; i < o->n_opts; i++) {
+        const char *eq = strchr(o->opts[i], '=');
+        if (!eq || eq == o->opts[i])
+            return golden_fail_what(err, GOLDEN_EINVAL, "--backend-opt",
+                                    "'%s' is not KEY=VALUE", o->opts[i]);
+        if (!(h->argv[5 + i] = strdup(o->opts[i])))
+            return golden_fail_what(err, GOLDEN_ENOMEM, "backend", "out of memory");
+    }
+    return 0;
+}
+
+int replay_host_start(const golden_backend_load_opts *o, const golden_backend_isolation *iso,
+                      void **self, golden_error *err)
+{
+    *self = NULL;
+    hostp *h = calloc(1, sizeof *h);
+    if (!h)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "backend", "out of memory");
+    h->sock = -1;
+    h->timeout = iso->call_timeout;
+    h->mem = iso->mem_limit;
+    h->stop = iso->stop;
+    replay_host_log_path(iso, h->log, sizeof h->log);
+    h->own_log = !iso->log;
+    if (host_argv(h, o, err) != 0) {
+        px_close(h);
+        return GOLDEN_ERR;
+    }
+    h->exe = strdup(iso->host_exe ? iso->host_exe : "/proc/self/exe");
+    h->envp = host_env();
+    if (!h->exe || !h->envp) {
+        px_close(h);
+        return golden_fail_what(err, GOLDEN_ENOMEM, "backend", "out of memory");
+    }
+    char msg[REPLAY_HOST_MSG];
+    golden_error_clear(err);
+    if (start_and_open(h, msg, sizeof msg, err) != 0) {
+        if (!err->what[0])
+            golden_fail_what(err, GOLDEN_EINVAL, o->spec ? o->spec : "cpu", "%s", msg);
+        px_close(h);
+        return GOLDEN_ERR;
+    }
+    *self = h;
+    return 0;
+}

@@ -1,0 +1,229 @@
+/* The backend host: the process npu-replay starts to run a backend in (the tool re-executed as
+ * `npu-replay __backend-host SPEC MODEL THREADS KEY=VALUE...`). It loads the backend, then
+ * answers one call at a time from the channel on fds 3 and 4 (host_priv.h) until CLOSE or the
+ * harness goes away. It writes no file: its stdout and stderr are the harness's log file. The
+ * buffers the backend writes (messages, logits) end at a PROT_NONE guard page, so a write past
+ * their end kills the host, which the harness reports as a crash. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "replay/host_priv.h"
+
+typedef struct {
+    int sock;
+    replay_host_shm *shm;
+    unsigned char *data;
+    const golden_backend_vtable *vt;
+    void *self;
+    char *msg;            /* REPLAY_HOST_MSG bytes, a guard page after them */
+    unsigned char *out;   /* logits buffer: ends at a guard page */
+    size_t out_bytes;
+    unsigned char *out_map;
+    size_t out_map_len;
+} host;
+
+static host H;
+
+/* n bytes that end right before a PROT_NONE page. */
+static void *guarded(size_t n, unsigned char **map, size_t *map_len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = (n + page - 1) / page * page + page;
+    unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (mprotect(m + len - page, page, PROT_NONE) != 0) {
+        munmap(m, len);
+        return NULL;
+    }
+    *map = m;
+    *map_len = len;
+    return m + len - page - n;
+}
+
+static int send_msg(const replay_host_msg *m)
+{
+    ssize_t n;
+    do
+        n = send(H.sock, m, sizeof *m, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof *m ? 0 : -1;
+}
+
+static int recv_msg(replay_host_msg *m)
+{
+    ssize_t n;
+    do
+        n = recv(H.sock, m, sizeof *m, 0);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof *m ? 0 : -1;
+}
+
+/* The tap hook the backend calls: chunks of whole rows through the data region, each answered. */
+static int host_tap(void *ctx, const char *name, int layer, int dtype, int64_t rows, int64_t cols,
+                    const void *data)
+{
+    (void)ctx;
+    if (!name || rows < 0 || cols < 1 || cols > (int64_t)(REPLAY_HOST_DATA / 4) ||
+        (dtype != GOLDEN_BK_F32 && dtype != GOLDEN_BK_I32))
+        return 1;
+    int64_t per = (int64_t)(REPLAY_HOST_DATA / 4) / cols, done = 0;
+    do {
+        int64_t r = rows - done < per ? rows - done : per;
+        snprintf(H.shm->tap_name, sizeof H.shm->tap_name, "%s", name);
+        H.shm->tap_layer = layer;
+        H.shm->tap_dtype = dtype;
+        H.shm->tap_rows = r;
+        H.shm->tap_cols = cols;
+        memcpy(H.data, (const unsigned char *)data + (size_t)(done * cols) * 4, (size_t)(r * cols) * 4);
+        replay_host_msg m = {REPLAY_MSG_TAP, 0, 0, 0, 0};
+        if (send_msg(&m) || recv_msg(&m) || m.type != REPLAY_MSG_TAP_ACK)
+            _exit(0); /* the harness is gone */
+        if (m.a != 0)
+            return 1;
+        done += r;
+    } while (done < rows);
+    return 0;
+}
+
+static void host_mark(void *ctx, int stage, int is_end, uint64_t ns)
+{
+    (void)ctx;
+    replay_host_msg m = {REPLAY_MSG_MARK, 0, stage, is_end, ns};
+    if (send_msg(&m))
+        _exit(0);
+}
+
+static int do_open(int argc, char **argv, replay_host_shm *s)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    void *dl = NULL;
+    if (replay_find_vtable(argv[1], &H.vt, &dl, &err) != 0) {
+        s->code = err.code;
+        snprintf(s->where, sizeof s->where, "%.255s", err.where);
+        snprintf(H.msg, REPLAY_HOST_MSG, "%s", err.what);
+        return 1;
+    }
+    size_t n = (size_t)(argc - 4);
+    const char **keys = calloc(n + 1, sizeof *keys), **vals = calloc(n + 1, sizeof *vals);
+    char **own = calloc(n + 1, sizeof *own);
+    if (!keys || !vals || !own)
+        return snprintf(H.msg, REPLAY_HOST_MSG, "out of memory"), 1;
+    for (size_t i = 0; i < n; i++) {
+        own[i] = strdup(argv[4 + i]);
+        char *eq = own[i] ? strchr(own[i], '=') : NULL;
+        if (!eq)
+            return snprintf(H.msg, REPLAY_HOST_MSG, "out of memory"), 1;
+        *eq = 0;
+        keys[i] = own[i];
+        vals[i] = eq + 1;
+    }
+    golden_backend_open_args args = {GOLDEN_BACKEND_ABI_VERSION, argv[2][0] ? argv[2] : NULL, n,
+                                     keys, vals, atoi(argv[3])};
+    snprintf(s->name, sizeof s->name, "%s", H.vt->name ? H.vt->name : "backend");
+    int rc = H.vt->open(&args, &H.self, H.msg, REPLAY_HOST_MSG);
+    if (rc == 0 && !H.self)
+        H.self = &H; /* a backend may keep no state; never call it with NULL by mistake */
+    /* the options stay allocated: a backend may keep pointers to them */
+    s->code = GOLDEN_EINVAL;
+    snprintf(s->where, sizeof s->where, "%.255s", dl ? argv[1] : "");
+    return rc;
+}
+
+static int do_logits(replay_host_shm *s)
+{
+    size_t esz = s->length == 2 ? 2 : 4; /* the harness says the entry size of info */
+    if (s->count < 0 || (size_t)s->count * esz > REPLAY_HOST_DATA)
+        return snprintf(H.msg, REPLAY_HOST_MSG, "logits count %d beyond the channel", s->count), 1;
+    size_t bytes = (size_t)s->count * esz;
+    if (bytes != H.out_bytes || !H.out) {
+        if (H.out_map)
+            munmap(H.out_map, H.out_map_len);
+        H.out_map = NULL;
+        H.out = guarded(bytes, &H.out_map, &H.out_map_len);
+        H.out_bytes = bytes;
+        if (!H.out)
+            return snprintf(H.msg, REPLAY_HOST_MSG, "out of memory for the logits"), 1;
+    }
+    int rc = H.vt->logits(H.self, s->lane, s->first, s->count, H.out, H.msg, REPLAY_HOST_MSG);
+    if (rc == 0)
+        memcpy(H.data, H.out, bytes);
+    return rc;
+}
+
+static int do_call(int argc, char **argv, replay_host_shm *s)
+{
+    golden_backend_hooks h = {NULL, host_tap, host_mark, s->want_taps};
+    switch (s->op) {
+    case REPLAY_OP_OPEN: return do_open(argc, argv, s);
+    case REPLAY_OP_INFO: return H.vt->info(H.self, &s->info, H.msg, REPLAY_HOST_MSG);
+    case REPLAY_OP_HOOKS: return H.vt->set_hooks(H.self, &h, H.msg, REPLAY_HOST_MSG);
+    case REPLAY_OP_PREFILL:
+        if (s->n > REPLAY_HOST_DATA / 4)
+            return snprintf(H.msg, REPLAY_HOST_MSG, "prefill beyond the channel"), 1;
+        return H.vt->prefill(H.self, s->lane, s->pos, (const int32_t *)(void *)H.data,
+                             (size_t)s->n, H.msg, REPLAY_HOST_MSG);
+    case REPLAY_OP_DECODE: return H.vt->decode(H.self, s->lane, s->token, H.msg, REPLAY_HOST_MSG);
+    case REPLAY_OP_LOGITS: return do_logits(s);
+    case REPLAY_OP_TRUNCATE:
+        return H.vt->truncate(H.self, s->lane, s->length, H.msg, REPLAY_HOST_MSG);
+    case REPLAY_OP_RESET: return H.vt->reset(H.self, s->lane, H.msg, REPLAY_HOST_MSG);
+    case REPLAY_OP_LENGTH: s->value = H.vt->length(H.self, s->lane); return 0;
+    case REPLAY_OP_CLOSE:
+        if (H.vt && H.self && H.self != &H)
+            H.vt->close(H.self);
+        H.self = NULL;
+        return 0;
+    default: return snprintf(H.msg, REPLAY_HOST_MSG, "unknown call %d", s->op), 1;
+    }
+}
+
+int replay_host_main(int argc, char **argv)
+{
+    if (argc < 4 || strcmp(argv[0], REPLAY_HOST_CMD) != 0) {
+        fprintf(stderr, "npu-replay: " REPLAY_HOST_CMD " is started by npu-replay itself\n");
+        return 2;
+    }
+    H.sock = REPLAY_HOST_SOCK_FD;
+    size_t len = REPLAY_HOST_DATA_OFF + REPLAY_HOST_DATA;
+    unsigned char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, REPLAY_HOST_SHM_FD, 0);
+    unsigned char *msg_map;
+    size_t msg_len;
+    H.msg = guarded(REPLAY_HOST_MSG, &msg_map, &msg_len);
+    if (map == MAP_FAILED || !H.msg) {
+        fprintf(stderr, "npu-replay " REPLAY_HOST_CMD ": cannot map the channel\n");
+        return 2;
+    }
+    close(REPLAY_HOST_SHM_FD);
+    H.shm = (replay_host_shm *)(void *)map;
+    H.data = map + REPLAY_HOST_DATA_OFF;
+    for (;;) {
+        replay_host_msg m;
+        if (recv_msg(&m) != 0 || m.type != REPLAY_MSG_CALL)
+            return 0; /* the harness closed the channel */
+        replay_host_shm *s = H.shm;
+        int op = s->op;
+        if (op != REPLAY_OP_OPEN && !H.vt) {
+            s->rc = 1;
+            snprintf(s->msg, sizeof s->msg, "backend not open");
+        } else {
+            memset(H.msg, 0, REPLAY_HOST_MSG);
+            s->rc = do_call(argc, argv, s);
+            /* bounded: the backend may not have terminated its message */
+            size_t n = strnlen(H.msg, REPLAY_HOST_MSG - 1);
+            memcpy(s->msg, H.msg, n);
+            s->msg[n] = 0;
+        }
+        replay_host_msg d = {REPLAY_MSG_DONE, (uint32_t)op, 0, 0, 0};
+        if (send_msg(&d) != 0 || op == REPLAY_OP_CLOSE)
+            return 0;
+    }
+}
+
+int golden_backend_host_main(int argc, char **argv) { return replay_host_main(argc, argv); }

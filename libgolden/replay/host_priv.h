@@ -1,0 +1,101 @@
+/* Private to npu-replay: the backend host, a separate process that loads the backend (built-in
+ * cpu or a plug-in .so) and answers the harness's calls, and the proxy vtable the harness uses
+ * to talk to it. Calls cross a socketpair (SOCK_SEQPACKET, one replay_host_msg a packet); their
+ * arguments and data cross a shared memfd mapping (replay_host_shm, then the data region).
+ * Everything the host writes into the mapping is copied out and checked by the harness before
+ * it is used: the host is not trusted. */
+#ifndef GOLDEN_REPLAY_HOST_PRIV_H
+#define GOLDEN_REPLAY_HOST_PRIV_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "golden/error.h"
+#include "golden/replay.h"
+
+#define REPLAY_HOST_CMD "__backend-host"  /* argv[1] of the re-executed tool */
+#define REPLAY_HOST_SOCK_FD 3
+#define REPLAY_HOST_SHM_FD 4
+#define REPLAY_HOST_MSG 1024              /* bytes of a backend message buffer (msg_len) */
+#define REPLAY_HOST_DATA_OFF 65536u       /* the data region starts here in the mapping */
+#define REPLAY_HOST_DATA (128u << 20)     /* bytes of the data region (a sparse memfd) */
+#define REPLAY_HOST_LOG_MAX (64u << 20)   /* RLIMIT_FSIZE of the host: its log's size */
+
+/* Budgets every backend's info() is checked against, in process or not, before anything of
+ * that size is allocated. */
+#define REPLAY_MAX_VOCAB (1 << 24)
+#define REPLAY_MAX_HIDDEN (1 << 20)
+#define REPLAY_MAX_LAYERS (1 << 16)
+#define REPLAY_MAX_EXPERTS (1 << 16)
+#define REPLAY_MAX_LANES (1 << 16)
+#define REPLAY_MAX_CONTEXT ((int64_t)1 << 31)
+#define REPLAY_MAX_LOGITS_BYTES ((uint64_t)4 << 30) /* one case's logits kept for its golden */
+
+enum {
+    REPLAY_OP_OPEN = 1, REPLAY_OP_INFO, REPLAY_OP_HOOKS, REPLAY_OP_PREFILL, REPLAY_OP_DECODE,
+    REPLAY_OP_LOGITS, REPLAY_OP_TRUNCATE, REPLAY_OP_RESET, REPLAY_OP_LENGTH, REPLAY_OP_CLOSE
+};
+enum {
+    REPLAY_MSG_CALL = 1, /* harness -> host: do shm->op */
+    REPLAY_MSG_DONE,     /* host -> harness: the answer is in shm */
+    REPLAY_MSG_TAP,      /* host -> harness: a tap (chunk) in shm and the data region */
+    REPLAY_MSG_TAP_ACK,  /* harness -> host: a = the hook's return */
+    REPLAY_MSG_MARK      /* host -> harness: a = stage, b = is_end, ns */
+};
+
+typedef struct {
+    uint32_t type, op;
+    int32_t a, b;
+    uint64_t ns;
+} replay_host_msg;
+
+typedef struct {
+    /* the call (written by the harness) */
+    int32_t op, lane, first, count, token, want_taps;
+    int64_t pos, length;
+    uint64_t n; /* prefill: tokens in the data region */
+    /* the answer (written by the host) */
+    int32_t rc, code;
+    int64_t value;
+    char name[64];
+    char where[256];
+    char msg[REPLAY_HOST_MSG];
+    golden_backend_info info;
+    /* a tap (written by the host) */
+    char tap_name[96];
+    int32_t tap_layer, tap_dtype;
+    int64_t tap_rows, tap_cols;
+} replay_host_shm;
+
+/* The host's main: argv = {REPLAY_HOST_CMD, SPEC, MODEL_DIR ("" = none), THREADS, KEY=VALUE...}
+ * with the channel on fds 3 (socket) and 4 (memfd). Returns the process's exit status. */
+int replay_host_main(int argc, char **argv);
+
+/* Find a backend's table: built-in `cpu` or a plug-in's entry symbol (dl set to its handle),
+ * its ABI version and functions checked. */
+int replay_find_vtable(const char *spec, const golden_backend_vtable **vt, void **dl,
+                       golden_error *err);
+
+/* Whether info is within the budgets above (a message naming what is not, into err). */
+int replay_check_info(const golden_backend_info *in, const char *where, golden_error *err);
+
+/* Copy at most n - 1 bytes of src (up to its first NUL) into dst as printable UTF-8: control
+ * characters and invalid or overlong sequences become '?'. dst is always NUL-terminated. */
+void replay_clean_text(char *dst, size_t n, const char *src, size_t src_len);
+
+/* Start a backend host for o under iso and open the backend in it: the proxy's table and its
+ * instance (the host). Errors of the load (not found, ABI version, open) as values. */
+int replay_host_start(const golden_backend_load_opts *o, const golden_backend_isolation *iso,
+                      void **self, golden_error *err);
+const golden_backend_vtable *replay_host_vtable(void);
+/* length() through the host, with the host's death as an error (the table's length has none). */
+int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n);
+/* golden_backend_length with errors: a backend host that died or hung is one (a backend in this
+ * process gives its answer as it is). */
+int replay_backend_length(golden_backend *b, int lane, int64_t *len, golden_error *err);
+/* The log file of hosts started under iso: iso->log, or $TMPDIR/npu-replay-backend.PID.log. */
+void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t n);
+/* The backend's own name (cleaned) and the host's log file. */
+const char *replay_host_name(const void *self);
+const char *replay_host_log(const void *self);
+#endif
