@@ -12,6 +12,7 @@
 
 #include "common/cli.h"
 #include "golden/conform.h"
+#include "golden/doc.h"
 #include "golden/html.h"
 #include "golden/profile.h"
 #include "golden/replay.h"
@@ -760,32 +761,42 @@ static int register_model(cli *c, const char *dir)
 }
 
 /* The manifest's token files (input.path of each line, relative to the manifest) are inputs
- * too. A manifest that cannot be read here is left to the run, which says why. 0, or 2. */
+ * too, read through the one strict JSON Lines reader. A manifest that cannot be read here is
+ * left to the run, which says why. 0, or 2. */
+typedef struct {
+    cli *c;
+    const char *base;
+    int rc;
+} manifest_inputs;
+
+static int manifest_line(void *ctx, golden_doc *line, size_t line_no, golden_error *err)
+{
+    (void)line_no;
+    (void)err;
+    manifest_inputs *m = ctx;
+    json_t *j = golden_doc_root(line);
+    const char *rel = json_string_value(json_object_get(json_object_get(j, "input"), "path"));
+    if (rel) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", m->base, rel);
+        m->rc = add_input(m->c, rel[0] == '/' ? rel : path);
+    }
+    return m->rc;
+}
+
 static int register_manifest(cli *c, const char *manifest)
 {
     struct stat st;
     if (stat(manifest, &st) != 0 || !S_ISREG(st.st_mode))
         return 0;
-    FILE *f = fopen(manifest, "r");
-    if (!f)
-        return 0;
     char *dir = strdup(manifest);
-    const char *base = dir ? dirname(dir) : ".";
-    char line[1 << 16];
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        json_t *j = json_loads(line, 0, NULL);
-        const char *rel = json_string_value(json_object_get(json_object_get(j, "input"), "path"));
-        if (rel) {
-            char path[8192];
-            snprintf(path, sizeof path, "%s/%s", rel[0] == '/' ? "" : base, rel);
-            rc = add_input(c, rel[0] == '/' ? rel : path);
-        }
-        json_decref(j);
-    }
-    fclose(f);
+    if (!dir)
+        return fprintf(stderr, TOOL ": out of memory\n"), 2;
+    manifest_inputs m = {c, dirname(dir), 0};
+    golden_error err;
+    (void)golden_doc_each_jsonl(manifest, manifest_line, &m, &err);
     free(dir);
-    return rc;
+    return m.rc;
 }
 
 /* The checks every command shares after parsing; 0, or 2 (printed). */
@@ -808,8 +819,10 @@ static int check_common(const command *cmd, args *a)
     if (a->in_process && (a->call_timeout > 0 || a->backend_mem || a->backend_log))
         return cli_usage(c, "--in-process: --call-timeout, --backend-mem and --backend-log "
                          "apply to a backend host");
+    /* the plug-in itself is an input too: no --golden may replace the code under test */
     if ((a->model && register_model(c, a->model)) ||
-        (a->manifest && register_manifest(c, a->manifest)))
+        (a->manifest && register_manifest(c, a->manifest)) ||
+        (a->backend && strcmp(a->backend, "cpu") != 0 && add_input(c, a->backend)))
         return 2;
     static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
