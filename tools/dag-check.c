@@ -63,6 +63,7 @@ static const cli_spec check_spec = {
     .exit_status = "0 race-, alias- and cycle-free (with --baseline or --remove: nothing\n"
                    "new), 1 findings, 2 invalid input or usage.",
     .args_are_inputs = true,
+    .commands = "diff",
 };
 
 static const cli_option diff_options[] = {{0, 0, NULL, NULL, NULL, 0}};

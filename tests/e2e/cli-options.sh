@@ -104,3 +104,35 @@ expect_exit golden-threads-ok 0 env GOLDEN_THREADS=1 golden-diff ref.h5 ref.h5
 expect_exit usage-newline 2 golden-diff "--tier" "bad
 tier" ref.h5 ref.h5
 expect_lines usage-newline-one-line 1 err.txt
+
+# An unknown subcommand is a usage error (exit 2, one line) with or without --help, wherever
+# --help stands, so a script can tell a missing subcommand from a present one (issue 34).
+for tool in npu-replay exp-gate; do
+    for args in "score" "score --help" "--help score" "score -h" "-q score --version"; do
+        # shellcheck disable=SC2086
+        expect_exit "unknown-subcommand-$tool-$(echo "$args" | tr ' ' '_')" 2 $tool $args
+        expect_lines "unknown-subcommand-one-line-$tool-$(echo "$args" | tr ' ' '_')" 1 err.txt
+        expect_grep "unknown-subcommand-format-$tool-$(echo "$args" | tr ' ' '_')" \
+            "^$tool: usage: unknown subcommand 'score' \(.*\) \(see $tool --help\)$" err.txt
+        if [ -s out.txt ]; then notok "unknown-subcommand-no-help-$tool-$(echo "$args" | tr ' ' '_')"; else
+            ok "unknown-subcommand-no-help-$tool-$(echo "$args" | tr ' ' '_')"; fi
+    done
+    expect_exit "top-help-$tool" 0 $tool --help
+    expect_grep "top-help-text-$tool" '^usage: ' out.txt
+    expect_exit "top-version-$tool" 0 $tool -q --version
+    expect_exit "no-subcommand-$tool" 2 $tool -q
+    expect_grep "no-subcommand-why-$tool" "usage: a subcommand is required" err.txt
+done
+expect_exit subcommand-help-npu-replay 0 npu-replay run --help
+expect_exit subcommand-help-exp-gate 0 exp-gate decide --help
+expect_exit subcommand-not-first 2 npu-replay -q run
+expect_grep subcommand-not-first-why "usage: the subcommand comes first: npu-replay run \[OPTIONS\]" err.txt
+# dag-check: its first argument is "diff" or a GRAPH file; neither is a usage error under --help
+expect_exit dag-check-unknown-subcommand-help 2 dag-check dif --help
+expect_lines dag-check-unknown-subcommand-one-line 1 err.txt
+expect_grep dag-check-unknown-subcommand-why \
+    "^dag-check: usage: 'dif' is neither a subcommand \(diff\) nor a file \(see dag-check --help\)$" err.txt
+expect_exit dag-check-diff-help 0 dag-check diff --help
+printf '{}\n' > g.json
+expect_exit dag-check-file-help 0 dag-check g.json --help
+expect_exit dag-check-stdin-help 0 dag-check - --help

@@ -255,10 +255,28 @@ static const cli_option *find_short(const cli_option *const tables[2], char ch)
 }
 
 /* A common option: handled here. Returns 0 to go on, CLI_EXIT to stop. */
+/* spec->commands: the first argument, when it is an operand, must be a subcommand (the tool
+ * dispatched those already, so it is not one) or an existing input. 0, or CLI_EXIT (printed). */
+static int first_operand_ok(cli *c)
+{
+    const char *a = c->argc > 1 ? c->argv[1] : NULL;
+    if (!c->spec->commands || !a || a[0] == '-' || access(a, F_OK) == 0)
+        return 0;
+    cli_usage(c, "'%s' is neither a subcommand (%s) nor a file", a, c->spec->commands);
+    return CLI_EXIT;
+}
+
 static int take_common(cli *c, const cli_option *o, const char *value)
 {
+    if ((o->id == CLI_HELP || o->id == CLI_VERSION) && c->defer) {
+        if (!c->deferred)
+            c->deferred = o->id;
+        return 0;
+    }
     switch (o->id) {
     case CLI_HELP:
+        if (first_operand_ok(c) != 0)
+            return CLI_EXIT;
         cli_help(c, stdout);
         c->status = 0;
         return CLI_EXIT;
@@ -520,6 +538,19 @@ void cli_groups_free(cli_groups *g)
     memset(g, 0, sizeof *g);
 }
 
+/* Whether word is one of the names of a list written "a, b, c or d". */
+static bool names_command(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; n && (p = strstr(p, word)); p++) {
+        bool starts = p == list || p[-1] == ' ';
+        bool ends = p[n] == '\0' || p[n] == ',' || p[n] == ' ';
+        if (starts && ends)
+            return true;
+    }
+    return false;
+}
+
 int cli_top_level(const cli_spec *spec, int argc, char **argv, const char *commands)
 {
     cli c;
@@ -527,11 +558,23 @@ int cli_top_level(const cli_spec *spec, int argc, char **argv, const char *comma
         return cli_exit(&c, 2);
     const char *v;
     int id;
+    c.defer = true; /* `TOOL UNKNOWN --help` must not look like a subcommand's help */
     while ((id = cli_next(&c, &v)) > 0)
         ;
     if (id == CLI_EXIT)
         return cli_exit(&c, c.status);
-    if (c.nargs == 0)
-        return cli_exit(&c, cli_usage(&c, "a subcommand is required: %s", commands));
-    return cli_exit(&c, cli_usage(&c, "unknown subcommand '%s' (%s)", c.args[0], commands));
+    if (c.nargs > 0 && names_command(commands, c.args[0]))
+        return cli_exit(&c, cli_usage(&c, "the subcommand comes first: %s %s [OPTIONS] ...",
+                                      spec->name, c.args[0]));
+    if (c.nargs > 0)
+        return cli_exit(&c, cli_usage(&c, "unknown subcommand '%s' (%s)", c.args[0], commands));
+    if (c.deferred == CLI_HELP) {
+        cli_help(&c, stdout);
+        return cli_exit(&c, 0);
+    }
+    if (c.deferred == CLI_VERSION) {
+        printf("%s %s\n", spec->name, GOLDEN_VERSION);
+        return cli_exit(&c, 0);
+    }
+    return cli_exit(&c, cli_usage(&c, "a subcommand is required: %s", commands));
 }

@@ -41,6 +41,11 @@ typedef struct {
     const char *junit_help;  /* --junit's help text when the tool wants its own */
     const char *exit_status; /* the "Exit status:" paragraph */
     bool args_are_inputs;    /* positional arguments name input files */
+    /* A tool whose first argument may be a subcommand or an input file (dag-check: GRAPH or
+     * "diff"): its subcommands for messages ("diff"). With it, --help refuses a first
+     * argument that is neither a subcommand nor an existing file: "dag-check dif --help"
+     * is a usage error (exit 2), not the general help, so a script can tell them apart. */
+    const char *commands;
 } cli_spec;
 
 typedef struct {
@@ -65,6 +70,8 @@ typedef struct {
     /* bookkeeping */
     cli_list inputs, outputs;
     int status;           /* set when cli_next returns CLI_EXIT */
+    int deferred;         /* cli_top_level: CLI_HELP or CLI_VERSION seen, acted on at the end */
+    bool defer;           /* cli_top_level: --help/--version wait until every argument is read */
     bool reported;        /* an error line was printed (cli_exit adds none for stdout then) */
 } cli;
 
@@ -85,7 +92,8 @@ int cli_usage(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 
 /* The whole run of a tool with subcommands when none was recognised: --help and --version from
  * spec (a table of common options only), else one usage line, "a subcommand is required:
- * LIST" or "unknown subcommand 'X' (LIST)". Returns the exit status. */
+ * LIST" or "unknown subcommand 'X' (LIST)". An unknown subcommand is a usage error with or
+ * without --help (every argument is read first). Returns the exit status. */
 int cli_top_level(const cli_spec *spec, int argc, char **argv, const char *commands);
 /* Print err as the contract's one line and return 2. */
 int cli_fail(cli *c, const golden_error *err);
