@@ -403,8 +403,13 @@ bool cli_describe(const cli_opt *o, char *buf, size_t n)
         size_text(o->umax, b, sizeof b);
         if (o->unit > 1)
             size_text((uint64_t)o->unit, list, sizeof list);
-        snprintf(buf, n, "a size from %s to %s; units B, K, M, G, T (KiB, ...: powers of 1024), "
-                 "a bare number is %s%s", a, b, o->unit > 1 ? list : "bytes",
+        char range[80];
+        if (o->umax == UINT64_MAX)
+            snprintf(range, sizeof range, "of at least %s", a);
+        else
+            snprintf(range, sizeof range, "from %s to %s", a, b);
+        snprintf(buf, n, "a size %s; units B, K, M, G, T (KiB, ...: powers of 1024), "
+                 "a bare number is %s%s", range, o->unit > 1 ? list : "bytes",
                  o->unit > 1 ? " bytes" : "");
         return true;
     case CLI_DURATION:
@@ -450,14 +455,14 @@ static int choice_index(const char *const *ch, const char *v, size_t len)
 static int list_item(cli *c, const cli_opt *o, const char *v, size_t len, bool copy,
                      const char *whole)
 {
+    if (len == 0)
+        return cli_usage(c, "--%s: an empty item in '%s'", o->long_name, whole);
     if (o->choices && choice_index(o->choices, v, len) < 0) {
         char list[200];
         join_choices(o->choices, list, sizeof list);
         return cli_usage(c, "--%s: '%.*s' is not one of %s (in '%s')", o->long_name, (int)len, v,
                          list, whole);
     }
-    if (len == 0)
-        return cli_usage(c, "--%s: an empty item in '%s'", o->long_name, whole);
     const char *item = v;
     if (copy) {
         char *dup = strndup(v, len);
@@ -710,6 +715,12 @@ int cli_exit(cli *c, int status)
     } else if (bad) {
         status = 2;
     }
+    cli_release(c);
+    return status;
+}
+
+void cli_release(cli *c)
+{
     free(c->args);
     free(c->inputs.v);
     free(c->outputs.v);
@@ -725,7 +736,6 @@ int cli_exit(cli *c, int status)
     c->inputs = (cli_list){0};
     c->outputs = (cli_list){0};
     c->owned = (cli_list){0};
-    return status;
 }
 
 /* ------------------------------------------------------------------ grouped findings */

@@ -210,6 +210,9 @@ bool cli_color(const cli *c, FILE *stream);
  * the items the layer copied: use them before). Returns the exit status. */
 int cli_exit(cli *c, int status);
 
+/* What cli_exit frees, without touching stdout (a program that parses more than once). */
+void cli_release(cli *c);
+
 /* Print --help (what the table says) to f. */
 void cli_help(const cli *c, FILE *f);
 
