@@ -194,3 +194,8 @@ for bad in 1kB 1.5M 99999999999999999999999 12x -1; do
     GOLDEN_GRAPH_STREAM_BYTES=$bad expect_exit "typed-unit-bad-$bad" 2 dag-check opps.json
     expect_grep "typed-unit-bad-$bad-why" "^dag-check: usage: GOLDEN_GRAPH_STREAM_BYTES: expected a size" err.txt
 done
+# GOLDEN_HDF5_TIMEOUT goes through the same parser (whole seconds; 0 keeps the default)
+GOLDEN_HDF5_TIMEOUT=2x expect_exit typed-hdf5-timeout-bad 2 golden-dump --list ref.h5
+expect_grep typed-hdf5-timeout-why "^golden-dump: usage: GOLDEN_HDF5_TIMEOUT: expected whole seconds" err.txt
+GOLDEN_HDF5_TIMEOUT=0 expect_exit typed-hdf5-timeout-zero 0 golden-dump --list ref.h5
+GOLDEN_HDF5_TIMEOUT=30 expect_exit typed-hdf5-timeout-ok 0 golden-dump --list ref.h5

@@ -149,8 +149,11 @@ int cli_init(cli *c, const cli_spec *spec, int argc, char **argv)
     c->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *c->args);
     golden_guard_install(spec->name);
     const char *timeout = getenv("GOLDEN_HDF5_TIMEOUT"); /* the library reads no environment */
-    if (timeout && *timeout)
-        golden_guard_set_hdf5_timeout(strtoll(timeout, NULL, 10));
+    int64_t seconds = 0;
+    bool bad_timeout = timeout && *timeout &&
+                       golden_parse_int(timeout, 0, INT64_MAX, &seconds) != GOLDEN_PARSE_OK;
+    if (!bad_timeout && seconds > 0)
+        golden_guard_set_hdf5_timeout(seconds);
     /* Each tool is one short-lived process: big documents load 1.4x faster from the arena
      * (docs/documents.md); a program that embeds libgolden chooses for itself. */
     golden_doc_use_arena_allocator();
@@ -159,6 +162,9 @@ int cli_init(cli *c, const cli_spec *spec, int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", spec->name);
         return 2;
     }
+    if (bad_timeout)
+        return cli_usage(c, "GOLDEN_HDF5_TIMEOUT: expected whole seconds >= 0 (0: the default), "
+                            "got '%s'", timeout);
     const char *env = getenv("GOLDEN_THREADS");
     if (env && *env && parse_threads(env, &c->threads) != 0)
         return cli_usage(c, "GOLDEN_THREADS: expected an integer from 1 to 256, got '%s'", env);
