@@ -10,44 +10,67 @@
 #include "golden/dag.h"
 #include "golden/graph.h"
 #include "golden/html.h"
+#include "golden/parse.h"
 #include "golden/report.h"
 
 #define TOOL "dag-check"
 
-/* The library reads no environment: GOLDEN_GRAPH_STREAM_BYTES (files at least this big stream)
- * and GOLDEN_GRAPH_FAST_OPS=0 (stream without the fast op parser) are read here. */
-static golden_graph_load_options load_options(golden_progress *progress)
+/* The library reads no environment: GOLDEN_GRAPH_STREAM_BYTES (files at least this big stream;
+ * a size, units allowed) and GOLDEN_GRAPH_FAST_OPS=0 (stream without the fast op parser) are
+ * read here, once, and a bad value is a usage error as a bad option is. */
+static golden_graph_load_options env_load;
+
+static int read_environment(cli *c)
 {
-    golden_graph_load_options o = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, -1, false, progress};
+    env_load = (golden_graph_load_options){GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, -1, false, NULL};
     const char *e = getenv("GOLDEN_GRAPH_STREAM_BYTES");
     if (e && *e) {
-        char *end;
-        unsigned long long v = strtoull(e, &end, 10);
-        if (!*end && v <= INT64_MAX)
-            o.stream_bytes = (int64_t)v;
+        uint64_t v;
+        golden_parse_status st = golden_parse_size(e, 1, 0, INT64_MAX, &v);
+        if (st != GOLDEN_PARSE_OK)
+            return cli_usage(c, "GOLDEN_GRAPH_STREAM_BYTES: expected a size in bytes (units K, M,"
+                             " G), got '%s' (%s)", e, golden_parse_reason(st));
+        env_load.stream_bytes = (int64_t)v;
     }
     e = getenv("GOLDEN_GRAPH_FAST_OPS");
-    o.no_fast_ops = e && strcmp(e, "0") == 0;
+    env_load.no_fast_ops = e && strcmp(e, "0") == 0;
+    return 0;
+}
+
+static golden_graph_load_options load_options(golden_progress *progress)
+{
+    golden_graph_load_options o = env_load;
+    o.progress = progress;
     return o;
 }
 
-enum { O_ALL = CLI_TOOL_ID, O_BASELINE, O_REDUNDANT, O_REMOVE, O_LIMIT, O_TIMINGS, O_HTML };
+/* What the check mode's options say (typed rows store here). */
+static struct {
+    bool all, redundant, timings;
+    const char *baseline, *remove, *html;
+    int64_t limit;
+} arg = {.limit = 50};
 
-/* The option tables (check mode, diff mode): parsing and --help both come from them. */
-static const cli_option check_options[] = {
-    {O_ALL, 0, "all", NULL, "list every racing pair (default: at least one pair for every\n"
-     "racing byte range)", 0},
-    {O_BASELINE, 'b', "baseline", "BASE", "compare CANDIDATE with BASE (ops matched by id): removed\n"
-     "and moved syncs, new races and the syncs that used to order them", CLI_INPUT},
-    {O_REDUNDANT, 0, "redundant", NULL, "list idle syncs: implied by others, or ordering no\n"
-     "conflicting pair (each safe to remove on its own, not all at once)", 0},
-    {O_REMOVE, 0, "remove", "ID,...", "verify removing these syncs together (a wait or barrier id,\n"
-     "or OP:after:PRED for one `after` entry)", 0},
-    {O_LIMIT, 0, "limit", "N", "rows per table in the human report (default 50; JSON has all)", 0},
-    {O_TIMINGS, 0, "timings", NULL, "print seconds spent loading, checking and reporting to stderr", 0},
-    {O_HTML, 0, "html", "FILE", "self-contained HTML report: the ops around each race on\n"
-     "per-chip swimlanes in happens-before order, syncs as arrows\n(docs/reports.md)", CLI_OUTPUT},
-    {0, 0, NULL, NULL, NULL, 0},
+/* The option tables (check mode, diff mode): parsing, range checks and --help come from them. */
+static const cli_opt check_options[] = {
+    CLI_OPT_FLAG(0, 0, "all", "list every racing pair (default: at least one pair for every\n"
+                 "racing byte range)", &arg.all),
+    CLI_OPT_STRING(0, 'b', "baseline", "BASE", "compare CANDIDATE with BASE (ops matched by id):\n"
+                   "removed and moved syncs, new races and the syncs that used to order them",
+                   CLI_INPUT, &arg.baseline),
+    CLI_OPT_FLAG(0, 0, "redundant", "list idle syncs: implied by others, or ordering no\n"
+                 "conflicting pair (each safe to remove on its own, not all at once)",
+                 &arg.redundant),
+    CLI_OPT_STRING(0, 0, "remove", "ID,...", "verify removing these syncs together (a wait or\n"
+                   "barrier id, or OP:after:PRED for one `after` entry)", 0, &arg.remove),
+    CLI_OPT_INT(0, 0, "limit", "N", "rows per table in the human report (default 50; 0: none;\n"
+                "JSON has all)", &arg.limit, 0, INT64_MAX),
+    CLI_OPT_FLAG(0, 0, "timings", "print seconds spent loading, checking and reporting to stderr",
+                 &arg.timings),
+    CLI_OPT_STRING(0, 0, "html", "FILE", "self-contained HTML report: the ops around each race on\n"
+                   "per-chip swimlanes in happens-before order, syncs as arrows\n"
+                   "(docs/reports.md)", CLI_OUTPUT, &arg.html),
+    CLI_END,
 };
 
 static const cli_spec check_spec = {
@@ -57,22 +80,23 @@ static const cli_spec check_spec = {
     .about = "Checks a calculet-graph/v1 dependency graph (JSON or YAML; - = stdin): structure,\n"
              "cycles (deadlocks), races between queues and chips, memory-plan aliases.\n"
              "`dag-check diff --help` describes the diff mode.",
-    .options = check_options,
+    .opts = check_options,
     .json_help = "write the calculet-dag-report/v1 report (- = stdout)",
     .junit_help = "write JUnit XML, one test case per check (- = stdout)",
     .exit_status = "0 race-, alias- and cycle-free (with --baseline or --remove: nothing\n"
                    "new), 1 findings, 2 invalid input or usage.",
     .args_are_inputs = true,
+    .commands = "diff",
 };
 
-static const cli_option diff_options[] = {{0, 0, NULL, NULL, NULL, 0}};
+static const cli_opt diff_options[] = {CLI_END};
 
 static const cli_spec diff_spec = {
     .name = TOOL,
     .synopsis = "diff [OPTIONS] BASE CANDIDATE",
     .about = "Compares two compiled graphs: op counts per family, syncs, d2d commands and their\n"
              "static sizes, peak live bytes per chip (structural numbers, not measured traffic).",
-    .options = diff_options,
+    .opts = diff_options,
     .json_help = "write the comparison as JSON (- = stdout)",
     .junit_help = "accepted for uniformity; the diff makes no verdict, so none is written",
     .exit_status = "0 compared, 2 invalid input or usage.",
@@ -410,12 +434,10 @@ static int run_diff(int argc, char **argv)
     cli c;
     if (cli_init(&c, &diff_spec, argc, argv) != 0)
         return cli_exit(&c, 2);
-    const char *v;
-    int id;
-    while ((id = cli_next(&c, &v)) > 0)
-        ;
-    if (id == CLI_EXIT)
+    if (cli_parse(&c) == CLI_EXIT)
         return cli_exit(&c, c.status);
+    if (read_environment(&c) != 0)
+        return cli_exit(&c, 2);
     if (c.nargs != 2)
         return cli_exit(&c, cli_usage(&c, "diff needs BASE and CANDIDATE"));
     if (c.junit)
@@ -474,33 +496,13 @@ int main(int argc, char **argv)
     cli c;
     if (cli_init(&c, &check_spec, argc, argv) != 0)
         return cli_exit(&c, 2);
-    bool all = false, redundant = false, timings = false;
-    const char *baseline = NULL, *remove = NULL, *html_path = NULL;
-    size_t limit = 50;
-    const char *v;
-    int id;
-    while ((id = cli_next(&c, &v)) > 0) {
-        switch (id) {
-        case O_ALL: all = true; break;
-        case O_BASELINE: baseline = v; break;
-        case O_REDUNDANT: redundant = true; break;
-        case O_REMOVE: remove = v; break;
-        case O_LIMIT: {
-            char *end;
-            errno = 0;
-            unsigned long long n = strtoull(v, &end, 10);
-            if (errno || end == v || *end || v[0] == '-')
-                return cli_exit(&c, cli_usage(&c, "--limit: not a count: %s", v));
-            limit = (size_t)n;
-            break;
-        }
-        case O_TIMINGS: timings = true; break;
-        case O_HTML: html_path = v; break;
-        default: break;
-        }
-    }
-    if (id == CLI_EXIT)
+    if (cli_parse(&c) == CLI_EXIT)
         return cli_exit(&c, c.status);
+    if (read_environment(&c) != 0)
+        return cli_exit(&c, 2);
+    bool all = arg.all, redundant = arg.redundant, timings = arg.timings;
+    const char *baseline = arg.baseline, *remove = arg.remove, *html_path = arg.html;
+    size_t limit = arg.limit > (int64_t)(SIZE_MAX >> 1) ? SIZE_MAX >> 1 : (size_t)arg.limit;
     if (c.nargs != 1)
         return cli_exit(&c, cli_usage(&c, "%s", baseline ? "--baseline BASE needs one CANDIDATE graph"
                                                           : "needs one GRAPH"));

@@ -18,25 +18,33 @@
 
 #define TOOL "golden-dump"
 
-enum { OPT_OUTPUT = CLI_TOOL_ID, OPT_META, OPT_DTYPE, OPT_PREFIX, OPT_NAME, OPT_GZIP, OPT_VERIFY, OPT_LIST };
+/* What the options say (typed rows store here; the layer checks ranges and prints errors). */
+static struct {
+    const char *out, *prefix, *name, *verify, *list;
+    cli_list meta, retype; /* --meta KEY=VALUE, --dtype NAME=DT */
+    int64_t gzip;
+} arg;
 
-/* The option table: parsing and --help both come from it. Rows may be added freely. */
-static const cli_option options[] = {
-    {0, 0, NULL, NULL, "Dump:", 0},
-    {OPT_OUTPUT, 'o', "output", "OUT.h5", "the golden file to write (a regular file, never left\n"
-     "half-written; not '-': HDF5 cannot write to a stream)", 0},
-    {OPT_META, 0, "meta", "KEY=VALUE", "a root string attribute (repeatable)", 0},
-    {OPT_DTYPE, 0, "dtype", "NAME=DT", "read tensor NAME, stored as u16 (u8), as bf16 or f16\n"
-     "(fp8_e4m3fn, fp8_e5m2, bool): a PyTorch view (repeatable)", 0},
-    {OPT_PREFIX, 0, "prefix", "P/", "put every tensor under group P", 0},
-    {OPT_NAME, 0, "name", "NAME", "tensor name for a single .npy input", 0},
-    {OPT_GZIP, 0, "gzip", "N", "deflate level 1-9 (chunked datasets); 0 = contiguous", 0},
-    {0, 0, NULL, NULL, "Check:", 0},
-    {OPT_VERIFY, 0, "verify", "FILE.h5", "recompute every SHA-256 and statistic; exit 1 when any\n"
-     "tensor's attributes disagree with its data", CLI_INPUT},
-    {OPT_LIST, 0, "list", "FILE.h5", "print name, dtype, shape, sha256, min, max, mean, std,\n"
-     "NaN and Inf counts per tensor", CLI_INPUT},
-    {0, 0, NULL, NULL, NULL, 0},
+/* The option table: parsing, range checks and --help all come from it. */
+static const cli_opt options[] = {
+    CLI_HEADING("Dump:"),
+    CLI_OPT_STRING(0, 'o', "output", "OUT.h5", "the golden file to write (a regular file, never left\n"
+                   "half-written; not '-': HDF5 cannot write to a stream)", 0, &arg.out),
+    CLI_OPT_LIST(0, 0, "meta", "KEY=VALUE", "a root string attribute (repeatable)", 0, &arg.meta,
+                 false, NULL),
+    CLI_OPT_LIST(0, 0, "dtype", "NAME=DT", "read tensor NAME, stored as u16 (u8), as bf16 or f16\n"
+                 "(fp8_e4m3fn, fp8_e5m2, bool): a PyTorch view (repeatable)", 0, &arg.retype, false,
+                 NULL),
+    CLI_OPT_STRING(0, 0, "prefix", "P/", "put every tensor under group P", 0, &arg.prefix),
+    CLI_OPT_STRING(0, 0, "name", "NAME", "tensor name for a single .npy input", 0, &arg.name),
+    CLI_OPT_INT(0, 0, "gzip", "N", "deflate level (chunked datasets); 0 = contiguous", &arg.gzip,
+                0, 9),
+    CLI_HEADING("Check:"),
+    CLI_OPT_STRING(0, 0, "verify", "FILE.h5", "recompute every SHA-256 and statistic; exit 1 when\n"
+                   "any tensor's attributes disagree with its data", CLI_INPUT, &arg.verify),
+    CLI_OPT_STRING(0, 0, "list", "FILE.h5", "print name, dtype, shape, sha256, min, max, mean, std,\n"
+                   "NaN and Inf counts per tensor", CLI_INPUT, &arg.list),
+    CLI_END,
 };
 
 static const cli_spec spec = {
@@ -47,7 +55,7 @@ static const cli_spec spec = {
              "calculet-dump-index/v1 index, numpy .npy files, .safetensors files or folders of\n"
              "them (walked recursively in sorted order). Every tensor gets its canonical SHA-256\n"
              "and statistics, computed in one streamed pass while it is written.",
-    .options = options,
+    .opts = options,
     .json_help = "also write the result as JSON (- = stdout)",
     .junit_help = "with --verify: one JUnit test case per tensor (- = stdout)",
     .exit_status = "0 done / verified, 1 verification found a mismatch, 2 bad input.",
@@ -392,54 +400,28 @@ int main(int argc, char **argv)
     the_cli = &c;
     if (cli_init(&c, &spec, argc, argv) != 0)
         return cli_exit(&c, 2);
-    dump_opts o = {0};
-    const char *verify = NULL, *list = NULL;
-    o.meta = calloc((size_t)argc + 1, sizeof *o.meta);
-    o.retype = calloc((size_t)argc + 1, sizeof *o.retype);
-    if (!o.meta || !o.retype)
-        return cli_exit(&c, usage_error("out of memory"));
-    int id, rc = -1;
-    const char *v;
-    while (rc < 0 && (id = cli_next(&c, &v)) != 0) {
-        switch (id) {
-        case CLI_EXIT: rc = c.status; break;
-        case OPT_OUTPUT: o.out = v; break;
-        case OPT_META: o.meta[o.nmeta++] = v; break;
-        case OPT_DTYPE: o.retype[o.nretype++] = v; break;
-        case OPT_PREFIX: o.prefix = v; break;
-        case OPT_NAME: o.name = v; break;
-        case OPT_GZIP: {
-            char *end;
-            long lv = strtol(v, &end, 10);
-            if (*v == '\0' || *end || lv < 0 || lv > 9)
-                rc = usage_error("--gzip needs a level from 0 to 9");
-            o.gzip = (int)lv;
-            break;
-        }
-        case OPT_VERIFY: verify = v; break;
-        case OPT_LIST: list = v; break;
-        default: break;
-        }
-    }
-    o.force = c.force;
-    o.json = c.json;
+    if (cli_parse(&c) == CLI_EXIT)
+        return cli_exit(&c, c.status);
+    dump_opts o = {.out = arg.out, .force = c.force, .gzip = (int)arg.gzip, .prefix = arg.prefix,
+                   .name = arg.name, .json = c.json, .meta = arg.meta.v, .nmeta = arg.meta.n,
+                   .retype = arg.retype.v, .nretype = arg.retype.n};
+    const char *verify = arg.verify, *list = arg.list;
     golden_error err;
     golden_error_clear(&err);
-    if (rc < 0) {
-        int modes = (verify != NULL) + (list != NULL) + (o.out != NULL);
-        if (modes != 1)
-            rc = usage_error("give exactly one of -o OUT.h5, --verify FILE.h5, --list FILE.h5");
-        else if (c.junit && !verify)
-            rc = usage_error("--junit goes with --verify");
-        else if ((verify || list) && c.nargs > 0)
-            rc = usage_error("--verify and --list take no INPUT");
-        else if (o.out && c.nargs == 0)
-            rc = usage_error("no INPUT given");
-        else if (o.out && golden_outfile_check_regular(o.out, o.force, &err) != GOLDEN_OK)
-            rc = fail(&err);
-        else if ((o.out && cli_add_output(&c, o.out)) || cli_outputs_ok(&c))
-            rc = 2;
-    }
+    int rc = -1;
+    int modes = (verify != NULL) + (list != NULL) + (o.out != NULL);
+    if (modes != 1)
+        rc = usage_error("give exactly one of -o OUT.h5, --verify FILE.h5, --list FILE.h5");
+    else if (c.junit && !verify)
+        rc = usage_error("--junit goes with --verify");
+    else if ((verify || list) && c.nargs > 0)
+        rc = usage_error("--verify and --list take no INPUT");
+    else if (o.out && c.nargs == 0)
+        rc = usage_error("no INPUT given");
+    else if (o.out && golden_outfile_check_regular(o.out, o.force, &err) != GOLDEN_OK)
+        rc = fail(&err);
+    else if ((o.out && cli_add_output(&c, o.out)) || cli_outputs_ok(&c))
+        rc = 2;
     if (rc < 0) {
         human = cli_human(&c);
         if (verify || list)
@@ -448,7 +430,5 @@ int main(int argc, char **argv)
         else
             rc = do_dump(&o, c.args, c.nargs);
     }
-    free(o.meta);
-    free(o.retype);
     return cli_exit(&c, rc);
 }

@@ -14,22 +14,30 @@
 
 #define TOOL "manifest-verify"
 
-enum { OPT_SCHEMA = CLI_TOOL_ID, OPT_SCHEMA_DIR, OPT_FORMAT_ASSERT, OPT_HANDOFF, OPT_SEAL, OPT_INIT };
+/* What the options say (typed rows store here). */
+static struct {
+    const char *schema, *handoff, *init;
+    cli_list dirs;
+    bool format_assert, seal;
+} arg;
 
-/* The option table: parsing and --help both come from it. Rows may be added freely. */
-static const cli_option options[] = {
-    {OPT_SCHEMA, 's', "schema", "SCHEMA", "validate DOC... against SCHEMA (embedded file name, $id,\n"
-     "format name such as calculet-fault/v1, or a path); DOC - = stdin", CLI_INPUT},
-    {OPT_SCHEMA_DIR, 0, "schema-dir", "DIR", "register every schema in DIR by its $id (repeatable;\n"
-     "BASEURI=DIR also names files BASEURI + their path); nothing is fetched", 0},
-    {OPT_FORMAT_ASSERT, 0, "format-assert", NULL, "make \"format\" an assertion (date-time, email, ...)",
-     0},
-    {OPT_HANDOFF, 'H', "handoff", "DIR", "check the hand-off indexed by DIR/handoff.json", 0},
-    {OPT_SEAL, 0, "seal", NULL, "after a clean check, write SHA256SUMS over every asset\n"
-     "(--force replaces an existing SHA256SUMS)", 0},
-    {OPT_INIT, 0, "init", "EXP_ID", "write a new experiment folder DIR from the handbook's\n"
-     "section 4 template, every value to fill marked REQUIRED", 0},
-    {0, 0, NULL, NULL, NULL, 0},
+/* The option table: parsing, checks and --help all come from it. Rows may be added freely. */
+static const cli_opt options[] = {
+    CLI_OPT_STRING(0, 's', "schema", "SCHEMA", "validate DOC... against SCHEMA (embedded file name,\n"
+                   "$id, format name such as calculet-fault/v1, or a path); DOC - = stdin",
+                   CLI_INPUT, &arg.schema),
+    CLI_OPT_LIST(0, 0, "schema-dir", "DIR", "register every schema in DIR by its $id (repeatable;\n"
+                 "BASEURI=DIR also names files BASEURI + their path); nothing is fetched", 0,
+                 &arg.dirs, false, NULL),
+    CLI_OPT_FLAG(0, 0, "format-assert", "make \"format\" an assertion (date-time, email, ...)",
+                 &arg.format_assert),
+    CLI_OPT_STRING(0, 'H', "handoff", "DIR", "check the hand-off indexed by DIR/handoff.json", 0,
+                   &arg.handoff),
+    CLI_OPT_FLAG(0, 0, "seal", "after a clean check, write SHA256SUMS over every asset\n"
+                 "(--force replaces an existing SHA256SUMS)", &arg.seal),
+    CLI_OPT_STRING(0, 0, "init", "EXP_ID", "write a new experiment folder DIR from the handbook's\n"
+                   "section 4 template, every value to fill marked REQUIRED", 0, &arg.init),
+    CLI_END,
 };
 
 static const cli_spec spec = {
@@ -40,7 +48,7 @@ static const cli_spec spec = {
              "JSON Schema (JSON, YAML, or JSON Lines one line at a time), or a vendor hand-off\n"
              "against the eight deliverables of section 18. See manifest-verify(1) and\n"
              "docs/manifest-verify.md.",
-    .options = options,
+    .opts = options,
     .json_help = "write a calculet-verify-report/v1 report (- = stdout)",
     .junit_help = "write JUnit XML, one test case per rule or item (- = stdout)",
     .exit_status = "0 passed, 1 a rule failed, 2 could not check (usage, unreadable or\n"
@@ -118,26 +126,17 @@ static void print_items(FILE *out, const golden_handoff_item *items)
 
 /* Read the options into the mode's arguments: 0 to go on, else the exit status. */
 static int parse(cli *c, const char **schema, const char **handoff, const char **init,
-                 golden_experiment_opts *opts, golden_schema_load_options *lo, const char **dirs)
+                 golden_experiment_opts *opts, golden_schema_load_options *lo)
 {
-    const char *v;
-    int id;
-    while ((id = cli_next(c, &v)) > 0) {
-        switch (id) {
-        case OPT_SCHEMA: *schema = v; break;
-        case OPT_SCHEMA_DIR:
-            dirs[lo->ndirs++] = v; /* dirs holds argc entries: never more than given */
-            lo->dirs = dirs;
-            break;
-        case OPT_FORMAT_ASSERT: lo->format_assert = 1; break;
-        case OPT_HANDOFF: *handoff = v; break;
-        case OPT_SEAL: opts->seal = true; break;
-        case OPT_INIT: *init = v; break;
-        default: break;
-        }
-    }
-    if (id == CLI_EXIT)
+    if (cli_parse(c) == CLI_EXIT)
         return c->status ? c->status : -1;
+    *schema = arg.schema;
+    *handoff = arg.handoff;
+    *init = arg.init;
+    lo->dirs = arg.dirs.v;
+    lo->ndirs = arg.dirs.n;
+    lo->format_assert = arg.format_assert;
+    opts->seal = arg.seal;
     opts->force = c->force;
     opts->threads = c->threads;
     int nargs = c->nargs, modes = !!*schema + !!*handoff + !!*init;
@@ -183,24 +182,13 @@ int main(int argc, char **argv)
     const char *schema = NULL, *handoff = NULL, *init = NULL;
     golden_experiment_opts opts = {0};
     golden_schema_load_options lo = GOLDEN_SCHEMA_LOAD_OPTIONS_INIT;
-    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
-    if (!dirs)
-        return cli_exit(&c, usage_error("out of memory"));
-    int prc = parse(&c, &schema, &handoff, &init, &opts, &lo, dirs);
-    if (prc != 0) {
-        free(dirs);
+    int prc = parse(&c, &schema, &handoff, &init, &opts, &lo);
+    if (prc != 0)
         return cli_exit(&c, prc < 0 ? 0 : prc);
-    }
-    if (!schema) { /* the folders only serve --schema */
-        free(dirs);
-        dirs = NULL;
-    }
     if (init)
         return cli_exit(&c, run_init(&c, init, c.args[0]));
-    if (cli_outputs_ok(&c) != 0) {
-        free(dirs);
+    if (cli_outputs_ok(&c) != 0)
         return cli_exit(&c, 2);
-    }
     golden_error err;
     golden_error_clear(&err);
     int nargs = c.nargs;
@@ -216,8 +204,6 @@ int main(int argc, char **argv)
         target = schema;
         rc = golden_verify_documents_opts(schema, &lo, c.threads, (const char *const *)args, (size_t)nargs, &f,
                                           &err);
-        free(dirs);
-        dirs = NULL;
     } else if (handoff) {
         mode = "handoff";
         target = handoff;

@@ -437,6 +437,81 @@ static int load_dir_rec(golden_schema *S, const char *dir, const char *base, int
     return rc;
 }
 
+/* The base URI a plain folder is served at, read from its own files: a file whose root $id
+ * ends in "/" + its path inside the folder (remotes/draft2020-12/tree.json with $id
+ * http://localhost:1234/draft2020-12/tree.json) says the folder is http://localhost:1234/.
+ * Files whose $id says something else are not evidence. Returns 1 with *base set when at least
+ * one file says so and none disagrees, 0 when no base is inferred, -1 out of memory. */
+static int infer_dir_base(golden_schema *S, const char *prefix, size_t plen, char **base)
+{
+    *base = NULL;
+    for (resource *r = S->resources; r; r = r->next) {
+        if (!r->path || strncmp(r->path, prefix, plen))
+            continue;
+        json_t *id = json_object_get(golden_doc_root(r->doc), "$id");
+        if (!json_is_string(id))
+            continue;
+        char *u = sch_uri_resolve(r->uri, json_string_value(id), json_string_length(id));
+        if (!u) {
+            free(*base);
+            *base = NULL;
+            return -1;
+        }
+        const char *rel = r->path + plen;
+        size_t ul = strlen(u), rl = strlen(rel);
+        if (strncmp(u, "file:", 5) && strstr(u, "://") && ul > rl && u[ul - rl - 1] == '/' &&
+            !strcmp(u + ul - rl, rel)) {
+            u[ul - rl] = '\0';
+            if (*base && strcmp(*base, u)) {
+                free(u);
+                free(*base);
+                *base = NULL;
+                return 0; /* two files disagree: no guess */
+            }
+            if (!*base) {
+                *base = u;
+                continue;
+            }
+        }
+        free(u);
+    }
+    return *base != NULL;
+}
+
+/* A plain folder (no BASEURI=): every schema by its $id, and when its files tell the base URI
+ * it is served at (infer_dir_base), every file is also named by that base + its path, as if
+ * given as BASEURI=DIR: a remote reference such as http://localhost:1234/x/y.json then finds
+ * DIR/x/y.json whether or not that file has an $id. */
+static int load_plain_dir(golden_schema *S, const char *dir, golden_error *err)
+{
+    if (load_dir_rec(S, dir, NULL, 0, 0, err) < 0)
+        return -1;
+    char prefix[PATH_MAX];
+    int plen = snprintf(prefix, sizeof prefix, "%s/", dir);
+    if (plen < 0 || (size_t)plen >= sizeof prefix)
+        return 0;
+    char *base = NULL;
+    int rc = infer_dir_base(S, prefix, (size_t)plen, &base);
+    if (rc < 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
+    for (resource *r = S->resources; rc > 0 && r; r = r->next) {
+        if (!r->path || strncmp(r->path, prefix, (size_t)plen))
+            continue;
+        size_t n = strlen(base) + strlen(r->path + plen) + 1;
+        char *u = malloc(n);
+        if (u)
+            snprintf(u, n, "%s%s", base, r->path + plen);
+        if (!u || !add_sres(S, u, golden_doc_root(r->doc), r)) {
+            free(u);
+            free(base);
+            return golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
+        }
+        free(u);
+    }
+    free(base);
+    return 0;
+}
+
 int sch_load_dir(golden_schema *S, const char *spec, golden_error *err)
 {
     const char *eq = strstr(spec, "=");
@@ -446,7 +521,7 @@ int sch_load_dir(golden_schema *S, const char *spec, golden_error *err)
         snprintf(base, sizeof base, "%.*s", (int)(eq - spec), spec);
         return load_dir_rec(S, eq + 1, base, 0, 0, err);
     }
-    return load_dir_rec(S, spec, NULL, 0, 0, err);
+    return load_plain_dir(S, spec, err);
 }
 
 int sch_file_exists(const char *p)
@@ -501,7 +576,7 @@ json_t *sch_dynamic_anchor(const golden_schema *S, const sres *r, const char *na
 static json_t *find_anchor(const golden_schema *S, const sres *r, const char *name)
 {
     for (const anchor *a = S->anchors; a; a = a->next)
-        if (a->res == r && !strcmp(a->name, name))
+        if ((a->res == r || a->res->node == r->node) && !strcmp(a->name, name))
             return a->node;
     return NULL;
 }

@@ -524,7 +524,9 @@ typedef struct {
 } top_level;
 
 /* The top-level object: queues and buffers stream in place, ops too once both came; every
- * other value (schema, unknown keys, arrays that must wait) is checked by the strict loader. */
+ * other value (schema, arrays that must wait) is checked by the strict loader. An unknown key
+ * ("opps") is an error once its value has passed the strict loader: a misspelt array would
+ * otherwise be dropped without a word. */
 static int scan_top(builder *b, const scan *s, bool fast, top_level *t)
 {
     static const char *keys[] = {"schema", "queues", "buffers", "ops"};
@@ -566,6 +568,15 @@ static int scan_top(builder *b, const scan *s, bool fast, top_level *t)
             golden_doc *d = NULL;
             if (strict_value(s, v, len, 1, &d) != 0)
                 goto done;
+            if (which < 0) {
+                /* its value was judged by the grammar first, as the tree path does */
+                golden_doc_free(d);
+                char what[200];
+                snprintf(what, sizeof what, "the graph: unknown key \"%.64s\" (known: schema, "
+                         "queues, buffers, ops)", keep[nkeep - 1]);
+                scan_fail(s, p, what);
+                goto done;
+            }
             if (which == 0 && !(t->schema = json_deep_copy(golden_doc_root(d)))) {
                 golden_doc_free(d);
                 golden_fail_what(s->err, GOLDEN_ENOMEM, s->path, "out of memory");

@@ -270,6 +270,10 @@ int golden_graph_from_json(const json_t *root, const char *name, const golden_do
     }
     if (graph_check_schema_name(&b, json_object_get(root, "schema"), root) != 0)
         goto done;
+    /* a misspelt top-level key ("opps") would drop a whole array without a word */
+    static const char *const known[] = {"schema", "queues", "buffers", "ops", NULL};
+    if (check_keys(&b, root, "", "the graph", known) != 0)
+        goto done;
     const json_t *qs = top_array(&b, root, "queues", true, &bad);
     const json_t *bs = bad ? NULL : top_array(&b, root, "buffers", false, &bad);
     const json_t *os = bad ? NULL : top_array(&b, root, "ops", true, &bad);

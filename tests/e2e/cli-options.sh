@@ -104,3 +104,98 @@ expect_exit golden-threads-ok 0 env GOLDEN_THREADS=1 golden-diff ref.h5 ref.h5
 expect_exit usage-newline 2 golden-diff "--tier" "bad
 tier" ref.h5 ref.h5
 expect_lines usage-newline-one-line 1 err.txt
+
+# An unknown subcommand is a usage error (exit 2, one line) with or without --help, wherever
+# --help stands, so a script can tell a missing subcommand from a present one (issue 34).
+for tool in npu-replay exp-gate; do
+    for args in "score" "score --help" "--help score" "score -h" "-q score --version"; do
+        # shellcheck disable=SC2086
+        expect_exit "unknown-subcommand-$tool-$(echo "$args" | tr ' ' '_')" 2 $tool $args
+        expect_lines "unknown-subcommand-one-line-$tool-$(echo "$args" | tr ' ' '_')" 1 err.txt
+        expect_grep "unknown-subcommand-format-$tool-$(echo "$args" | tr ' ' '_')" \
+            "^$tool: usage: unknown subcommand 'score' \(.*\) \(see $tool --help\)$" err.txt
+        if [ -s out.txt ]; then notok "unknown-subcommand-no-help-$tool-$(echo "$args" | tr ' ' '_')"; else
+            ok "unknown-subcommand-no-help-$tool-$(echo "$args" | tr ' ' '_')"; fi
+    done
+    expect_exit "top-help-$tool" 0 $tool --help
+    expect_grep "top-help-text-$tool" '^usage: ' out.txt
+    expect_exit "top-version-$tool" 0 $tool -q --version
+    expect_exit "no-subcommand-$tool" 2 $tool -q
+    expect_grep "no-subcommand-why-$tool" "usage: a subcommand is required" err.txt
+done
+expect_exit subcommand-help-npu-replay 0 npu-replay run --help
+expect_exit subcommand-help-exp-gate 0 exp-gate decide --help
+expect_exit subcommand-not-first 2 npu-replay -q run
+expect_grep subcommand-not-first-why "usage: the subcommand comes first: npu-replay run \[OPTIONS\]" err.txt
+# dag-check: its first argument is "diff" or a GRAPH file; neither is a usage error under --help
+expect_exit dag-check-unknown-subcommand-help 2 dag-check dif --help
+expect_lines dag-check-unknown-subcommand-one-line 1 err.txt
+expect_grep dag-check-unknown-subcommand-why \
+    "^dag-check: usage: 'dif' is neither a subcommand \(diff\) nor a file \(see dag-check --help\)$" err.txt
+expect_exit dag-check-diff-help 0 dag-check diff --help
+printf '{}\n' > g.json
+expect_exit dag-check-file-help 0 dag-check g.json --help
+expect_exit dag-check-stdin-help 0 dag-check - --help
+
+# The typed option table (issue 24): the layer parses, checks the range and says it in one
+# line; out of range, overflowing and trailing garbage are refused alike; 0 means 0.
+typed_refused() { # NAME WANT-IN-ERR CMD...
+    _n=$1; _w=$2; shift 2
+    expect_exit "typed-$_n" 2 "$@"
+    expect_lines "typed-$_n-one-line" 1 err.txt
+    expect_grep "typed-$_n-why" "$_w" err.txt
+    if [ -s out.txt ]; then notok "typed-$_n-no-output"; else ok "typed-$_n-no-output"; fi
+}
+G="$GOLDEN_ROOT/tests/data/graphs"
+typed_refused gzip-range "^golden-dump: usage: --gzip: expected an integer from 0 to 9, got '10' \(see golden-dump --help\)$" \
+    golden-dump --gzip 10 -o z.h5 ref.h5
+typed_refused gzip-negative "got '-1' \(see" golden-dump --gzip -1 -o z.h5 ref.h5
+typed_refused gzip-overflow "got '99999999999999999999999' \(does not fit the type\)" \
+    golden-dump --gzip 99999999999999999999999 -o z.h5 ref.h5
+typed_refused gzip-trailing "got '5x' \(trailing characters\)" golden-dump --gzip 5x -o z.h5 ref.h5
+typed_refused gzip-space "got '5 ' \(trailing characters\)" golden-dump --gzip '5 ' -o z.h5 ref.h5
+typed_refused gzip-real "got '1.5' \(trailing characters\)" golden-dump --gzip=1.5 -o z.h5 ref.h5
+typed_refused gzip-hex "got '0x5' \(trailing characters\)" golden-dump --gzip 0x5 -o z.h5 ref.h5
+typed_refused gzip-empty "got '' \(empty\)" golden-dump --gzip= -o z.h5 ref.h5
+typed_refused limit-negative "^dag-check: usage: --limit: expected an integer >= 0, got '-1'" \
+    dag-check --limit -1 "$G/redundant-wait.json"
+typed_refused limit-overflow "\(does not fit the type\)" \
+    dag-check --limit 99999999999999999999999 "$G/redundant-wait.json"
+typed_refused limit-exp "got '1e3' \(trailing characters\)" dag-check --limit 1e3 "$G/redundant-wait.json"
+expect_absent typed-refused-no-file z.h5
+# the range is in --help, from the same row
+expect_exit typed-help 0 golden-dump --help
+expect_grep typed-help-range '^ +\(an integer from 0 to 9\)$' out.txt
+expect_exit typed-help-limit 0 dag-check --help
+expect_grep typed-help-limit-range '^ +\(an integer >= 0\)$' out.txt
+# 0 means 0: --limit 0 shows no row (the JSON keeps all), --gzip 0 writes contiguous data
+expect_exit typed-limit-zero 1 dag-check --limit 0 --json lz.json "$G/raw-across-chips-cand.json"
+expect_grep typed-limit-zero-none '^  \.\.\. 1 more \(all of them in --json\)$' out.txt
+if grep -q '^  RAW ' out.txt; then notok typed-limit-zero-no-row; else ok typed-limit-zero-no-row; fi
+expect_exit typed-limit-one 1 dag-check --limit 1 "$G/raw-across-chips-cand.json"
+expect_grep typed-limit-one-row '^  RAW +d2d0' out.txt
+if command -v h5dump > /dev/null 2>&1 && [ -n "$PYTHON" ]; then
+    $PYTHON -c 'import numpy; numpy.save("t.npy", numpy.arange(64, dtype=numpy.float32))'
+    expect_exit typed-gzip-zero 0 golden-dump --gzip 0 --name t -o g0.h5 t.npy
+    if h5dump -p g0.h5 | grep -q DEFLATE; then notok typed-gzip-zero-contiguous; else ok typed-gzip-zero-contiguous; fi
+    expect_exit typed-gzip-one 0 golden-dump --gzip 1 --name t -o g1.h5 t.npy
+    if h5dump -p g1.h5 | grep -q DEFLATE; then ok typed-gzip-one-deflates; else notok typed-gzip-one-deflates; fi
+fi
+# units, through the same parser: GOLDEN_GRAPH_STREAM_BYTES is a size (K, M, G, ...); the
+# path taken shows in how an unknown top-level key is refused
+printf '{"schema": "calculet-graph/v1", "queues": [], "ops": [], "opps": []}\n' > opps.json
+GOLDEN_GRAPH_STREAM_BYTES=1K expect_exit typed-unit-1k 2 dag-check opps.json
+expect_grep typed-unit-1k-tree 'property "opps" is not allowed' err.txt
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit typed-unit-0-streams 2 dag-check opps.json
+expect_grep typed-unit-0-stream 'the graph: unknown key "opps"' err.txt
+GOLDEN_GRAPH_STREAM_BYTES=64B expect_exit typed-unit-64b 2 dag-check opps.json
+expect_grep typed-unit-64b-stream 'the graph: unknown key "opps"' err.txt
+for bad in 1kB 1.5M 99999999999999999999999 12x -1; do
+    GOLDEN_GRAPH_STREAM_BYTES=$bad expect_exit "typed-unit-bad-$bad" 2 dag-check opps.json
+    expect_grep "typed-unit-bad-$bad-why" "^dag-check: usage: GOLDEN_GRAPH_STREAM_BYTES: expected a size" err.txt
+done
+# GOLDEN_HDF5_TIMEOUT goes through the same parser (whole seconds; 0 keeps the default)
+GOLDEN_HDF5_TIMEOUT=2x expect_exit typed-hdf5-timeout-bad 2 golden-dump --list ref.h5
+expect_grep typed-hdf5-timeout-why "^golden-dump: usage: GOLDEN_HDF5_TIMEOUT: expected whole seconds" err.txt
+GOLDEN_HDF5_TIMEOUT=0 expect_exit typed-hdf5-timeout-zero 0 golden-dump --list ref.h5
+GOLDEN_HDF5_TIMEOUT=30 expect_exit typed-hdf5-timeout-ok 0 golden-dump --list ref.h5

@@ -169,12 +169,45 @@ GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit raeds-stream 2 dag-check raeds.json
 expect_grep raeds-stream-msg 'raeds\.json:[0-9]+:[0-9]+: an op: unknown key "raeds"' err.txt
 GOLDEN_GRAPH_STREAM_BYTES=0 GOLDEN_GRAPH_FAST_OPS=0 expect_exit raeds-slow 2 dag-check raeds.json
 
+# a misspelt or unknown top-level key is an error with its place on both loaders, JSON and
+# YAML: "opps" beside "ops" would otherwise drop its ops (here the op that races) and pass
+python3 - "$G/raw-across-chips-cand.json" opps.json opps.yaml <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+keep = g["ops"][:1]
+g["opps"] = g["ops"][1:]
+g["ops"] = keep
+t = json.dumps(g, indent=1)
+open(sys.argv[2], "w").write(t + "\n")
+# YAML: the same tree in flow style (JSON is YAML 1.2), with the key in block style
+lines = ["%s: %s" % (k, json.dumps(v)) for k, v in g.items()]
+open(sys.argv[3], "w").write("\n".join(lines) + "\n")
+PY
+line=$(grep -n '"opps"' opps.json | cut -d: -f1)
+expect_exit opps-doc 2 dag-check opps.json
+expect_lines opps-doc-one-line 1 err.txt
+expect_grep opps-doc-msg "^dag-check: opps\.json:$line:[0-9]+: .*opps" err.txt
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit opps-stream 2 dag-check opps.json
+expect_grep opps-stream-msg "^dag-check: opps\.json:$line:[0-9]+: the graph: unknown key \"opps\"" err.txt
+GOLDEN_GRAPH_STREAM_BYTES=0 GOLDEN_GRAPH_FAST_OPS=0 expect_exit opps-slow 2 dag-check opps.json
+expect_exit opps-yaml 2 dag-check opps.yaml
+expect_grep opps-yaml-msg '^dag-check: opps\.yaml:5:[0-9]+: .*opps' err.txt
+expect_exit opps-yaml-stdin 2 sh -c 'dag-check - < opps.yaml'
+# what would have been checked without the refusal: the first op alone, race-free
+python3 -c 'import json,sys; g=json.load(open("opps.json")); del g["opps"]; print(json.dumps(g))' > dropped.json
+expect_exit opps-dropped-would-pass 0 dag-check dropped.json
+expect_exit opps-whole-graph-races 1 dag-check "$G/raw-across-chips-cand.json"
+sed 's/"opps"/"ops_note"/' opps.json > note.json
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit unknown-top-stream 2 dag-check note.json
+expect_exit unknown-top-doc 2 dag-check note.json
+expect_grep unknown-top-doc-msg 'ops_note' err.txt
+
 # a graph of 32 MiB and more that shrinks while it is read: a verdict or exit 2, never SIGBUS
-# (the file is read, not mapped)
+# (the file is read, not mapped); padded with white space (an unknown key would be refused)
 python3 - "$G/raw-across-chips-base.json" big.json <<'PY'
 import sys
 t = open(sys.argv[1]).read().rstrip().rstrip('}')
-open(sys.argv[2], 'w').write(t + ',\n"padding": "' + 'a' * (40 << 20) + '"}\n')
+open(sys.argv[2], 'w').write(t + '\n' + ' ' * (40 << 20) + '}\n')
 PY
 crash=0
 for i in 1 2 3; do

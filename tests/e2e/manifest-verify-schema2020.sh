@@ -43,3 +43,18 @@ printf '"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"\n' > evil.js
 expect_exit "catastrophic pattern: could not check" 2 \
     timeout 60 manifest-verify --schema evil.schema.json evil.json
 expect_grep "match limit named" 'match limit' err.txt
+
+# The official suite's remotes/ (tests/data/json-schema-test-suite): a plain --schema-dir reads
+# its base URI (http://localhost:1234/) from the files' own $id, so a remote reference to a
+# file without $id resolves; nothing is fetched without the folder.
+REMOTES="$GOLDEN_ROOT/tests/data/json-schema-test-suite/remotes"
+printf '{"$ref": "http://localhost:1234/draft2020-12/integer.json"}\n' > remote.schema.json
+printf '"one"\n' > word.json
+expect_exit "remote ref without the folder: exit 2" 2 \
+    manifest-verify --schema remote.schema.json fine.json
+expect_exit "remote ref over --schema-dir remotes" 0 \
+    manifest-verify --schema-dir "$REMOTES" --schema remote.schema.json fine.json
+expect_exit "remote ref over --schema-dir remotes: a violation" 1 \
+    manifest-verify --schema-dir "$REMOTES" --schema remote.schema.json word.json
+expect_exit "remote ref over --schema-dir BASEURI=remotes" 1 \
+    manifest-verify --schema-dir "http://localhost:1234/=$REMOTES" --schema remote.schema.json word.json

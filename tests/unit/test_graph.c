@@ -622,8 +622,56 @@ static void test_misspelt_keys(void)
     unlink(path);
 }
 
-/* The same, in a real file of 32 MiB and more (padding in an unknown top-level key, which the
- * format allows), read with the default options: the streaming path by size. */
+/* A misspelt or unknown top-level key ("opps") is an error with its place on every loader,
+ * JSON and YAML alike: the ops it holds would otherwise be dropped and the graph pass. */
+static void test_unknown_top_level_key(void)
+{
+    static const char *json = "{\"schema\":\"calculet-graph/v1\",\n"
+                              "\"queues\":[{\"id\":\"A\",\"chip\":0}],\n"
+                              "\"ops\":[],\n"
+                              "\"opps\":[{\"id\":\"x\",\"queue\":\"A\"}]}\n";
+    char path[] = "/tmp/golden-top-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    write_bytes(path, json, strlen(json));
+    const golden_graph_load_options *modes[] = {&TREE, &STREAM, &STREAM_SLOW};
+    for (int m = 0; m < 3; m++) {
+        golden_error err;
+        CU_ASSERT_EQUAL(load_with(path, modes[m], &err), GOLDEN_ERR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "opps"));
+        /* line 4 is where "opps" is (the tree path points at its value, same line) */
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.where, ".json:4:"));
+        if (m > 0)
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "unknown key \"opps\""));
+    }
+    /* the library's own entry point (no schema in front of it) refuses it too */
+    golden_doc *d = NULL;
+    golden_error err;
+    CU_ASSERT_EQUAL_FATAL(golden_doc_load_file(path, &d, &err), GOLDEN_OK);
+    golden_graph *g = NULL;
+    CU_ASSERT_EQUAL(golden_graph_from_json(golden_doc_root(d), path, d, &g, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "the graph: unknown key \"opps\""));
+    golden_graph_free(g);
+    golden_doc_free(d);
+    unlink(path);
+    /* YAML: the tree path */
+    static const char *yaml = "schema: calculet-graph/v1\nqueues:\n  - {id: A, chip: 0}\n"
+                              "ops: []\nopps:\n  - {id: x, queue: A}\n";
+    char ypath[] = "/tmp/golden-top-XXXXXX.yaml";
+    fd = mkstemps(ypath, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    write_bytes(ypath, yaml, strlen(yaml));
+    CU_ASSERT_EQUAL(load_with(ypath, NULL, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "opps"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.where, ".yaml:"));
+    unlink(ypath);
+}
+
+/* The same, in a real file of 32 MiB and more (padded with white space before the closing
+ * brace: an unknown top-level key is an error too), read with the default options: the
+ * streaming path by size. */
 static void test_misspelt_keys_big(void)
 {
     char path[] = "/tmp/golden-big-XXXXXX.json";
@@ -637,10 +685,10 @@ static void test_misspelt_keys_big(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(big);
     memcpy(big, head, nh);
     size_t n = nh;
-    n += (size_t)sprintf(big + n, ",\n\"padding\":\"");
-    memset(big + n, 'a', pad);
+    big[n++] = '\n';
+    memset(big + n, ' ', pad);
     n += pad;
-    n += (size_t)sprintf(big + n, "\"}\n");
+    n += (size_t)sprintf(big + n, "}\n");
     CU_ASSERT_EQUAL_FATAL(write(fd, big, n), (ssize_t)n);
     golden_error err;
     CU_ASSERT_EQUAL(load_with(path, NULL, &err), GOLDEN_OK);
@@ -700,6 +748,8 @@ static void test_both_paths_refuse(void)
         {"duplicate unknown top-level key", "\"ops\":[],\"n\":1,\"n\":2}", 0},
         {"duplicate key in an op", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"queue\":\"A\"}]}", 0},
         {"misspelt reads", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"raeds\":[]}]}", 0},
+        {"misspelt ops beside ops", "\"ops\":[],\"opps\":[{\"id\":\"x\",\"queue\":\"A\"}]}", 0},
+        {"an unknown top-level key", "\"ops\":[],\"note\":\"fine\"}", 0},
         {"trailing data", "\"ops\":[]} x", 0},
         /* what the schema says, the rules say too (the streaming path runs no schema) */
         {"negative data_size", "\"ops\":[{\"id\":\"x\",\"queue\":\"A\",\"data_size\":-1}]}", 0},
@@ -754,7 +804,9 @@ static void test_both_paths_refuse(void)
     CU_ASSERT_EQUAL(load_with(path, &STREAM, &err), GOLDEN_ERR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "nesting deeper"));
     /* nesting right at the limit counts from the file's top on both paths: the root object
-     * and the array each count, so 510 more levels are the most an unknown value may hold */
+     * and the array each count, so 510 more levels are the most a value may hold. The
+     * grammar judges an unknown key's value before the key is refused: within the limit the
+     * refusal names the key, beyond it the nesting, on both paths alike. */
     for (size_t d = 509; d <= 511; d++) {
         deep = malloc(nhead + 2 * d + 64);
         n = (size_t)sprintf(deep, "%s\"ops\":[],\"n\":", HEAD);
@@ -764,9 +816,19 @@ static void test_both_paths_refuse(void)
         deep[n++] = '}';
         write_bytes(path, deep, n);
         free(deep);
-        int t = load_with(path, &TREE, &err), st = load_with(path, &STREAM, &err);
-        CU_ASSERT_EQUAL(t, st);
-        CU_ASSERT_EQUAL(t, d + 1 <= GOLDEN_DOC_MAX_DEPTH ? GOLDEN_OK : GOLDEN_ERR);
+        int t = load_with(path, &TREE, &err);
+        bool t_nest = strstr(err.what, "nesting deeper") != NULL;
+        bool t_key = strstr(err.what, "\"n\"") != NULL;
+        int st = load_with(path, &STREAM, &err);
+        bool st_nest = strstr(err.what, "nesting deeper") != NULL;
+        bool st_key = strstr(err.what, "unknown key \"n\"") != NULL;
+        CU_ASSERT_EQUAL(t, GOLDEN_ERR);
+        CU_ASSERT_EQUAL(st, GOLDEN_ERR);
+        bool within = d + 1 <= GOLDEN_DOC_MAX_DEPTH;
+        CU_ASSERT_EQUAL(t_nest, !within);
+        CU_ASSERT_EQUAL(st_nest, !within);
+        CU_ASSERT_EQUAL(t_key, within);
+        CU_ASSERT_EQUAL(st_key, within);
     }
     /* ids that differ after a NUL must never meet: refused, not cut to "a" */
     const char *nul = "{\"schema\":\"calculet-graph/v1\",\"queues\":[{\"id\":\"a\\u0000b\","
@@ -1119,6 +1181,7 @@ int main(void)
         {"streaming loader builds the same model as the tree", test_stream_equals_tree},
         {"every key of the schema misspelt in turn, every loader", test_misspelt_keys},
         {"every key misspelt in a 32 MiB file (streaming by size)", test_misspelt_keys_big},
+        {"an unknown top-level key, every loader, JSON and YAML", test_unknown_top_level_key},
         {"hostile files refused by every loader", test_both_paths_refuse},
         {"hand-drawn and random graphs: one verdict on every path", test_same_verdict_both_paths},
         {"a new alias does not hide behind old ones (baseline, --all)", test_new_alias_behind_old},
