@@ -282,7 +282,7 @@ static int cmd_matrix(cli *c, gate_args *a, char **dirs, size_t n)
     golden_error_clear(&err);
     const char *md_path = a->markdown;
     json_t *m;
-    if (golden_gate_matrix((const char *const *)dirs, n, &m, &err) != 0)
+    if (golden_gate_matrix_opts((const char *const *)dirs, n, &a->gate, &m, &err) != 0)
         return cli_fail(c, &err);
     if (!md_path && !c->json)
         md_path = "-"; /* checked with the other outputs by cli_outputs_ok in main */

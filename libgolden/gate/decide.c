@@ -117,16 +117,24 @@ static double improvement(const json_t *c)
 static void rule_correctness(ev *e)
 {
     const gate_inputs *in = e->in;
-    bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0;
+    bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0 ||
+                 in->verify_failed > 0;
     json_t *inputs = json_pack("{s:s,s:I,s:I,s:I,s:I}", "accuracy_verdict",
                                in->accuracy_pass ? "pass" : "fail", "golden_diff_reports",
                                (json_int_t)in->reports, "golden_diff_reports_failed",
                                (json_int_t)in->reports_failed, "candidate_faults",
                                (json_int_t)in->candidate_faults, "candidate_faults_unrecovered",
                                (json_int_t)in->candidate_faults_failed);
+    if (inputs)
+        e->oom |= json_object_set_new(inputs, "manifest_verify_correctness_findings",
+                                      json_integer((json_int_t)in->verify_failed));
     if (!in->accuracy_pass)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "accuracy/result.json says fail");
+    else if (in->verify_failed)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "manifest-verify finds %zu correctness failure(s); first: %s", in->verify_failed,
+             in->verify_first);
     else if (in->reports_failed)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "%zu of %zu golden-diff reports fail (first: %s)", in->reports_failed, in->reports,
@@ -431,7 +439,7 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
 }
 
 /* The summary to decide on: recomputed from the raw data, and the stored one must agree. */
-static int decision_summary(const char *dir, const golden_gate_opts *o, json_t **sum,
+static int decision_summary(const char *dir, const golden_gate_opts *o, bool write, json_t **sum,
                             const char **source, golden_error *err)
 {
     *sum = NULL;
@@ -443,6 +451,11 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, json_t *
         goto out;
     }
     bool have_raw = access(raw, F_OK) == 0, have_sum = access(stored, F_OK) == 0;
+    char *seal = gate_path(dir, "SHA256SUMS");
+    /* A sealed folder gets no new file: the seal would no longer hold. */
+    if (!seal || access(seal, F_OK) == 0)
+        write = false;
+    free(seal);
     if (have_raw && have_sum) {
         golden_findings fs;
         golden_findings_init(&fs);
@@ -459,55 +472,57 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, json_t *
         if (rc != 0)
             goto out;
     }
-    if (have_raw) {
-        golden_gate_opts eff = *o;
-        golden_doc *sd = NULL;
-        /* Decide on the numbers the stored summary shows: its own seed and resamples. */
-        if (have_sum && golden_doc_load_file(stored, &sd, err) == 0) {
-            json_t *b = json_object_get(golden_doc_root(sd), "bootstrap");
-            const char *seed = json_string_value(json_object_get(b, "seed"));
-            if (seed && !o->seed_set)
-                eff.seed = strtoull(seed, NULL, 10);
-            json_t *r = json_object_get(b, "resamples");
-            if (json_is_integer(r) && json_integer_value(r) > 0 && !o->bootstrap_set)
-                eff.bootstrap = (unsigned long)json_integer_value(r);
-            golden_doc_free(sd);
-        }
-        rc = golden_gate_summarize(dir, &eff, sum, err);
-        *source = have_sum ? "recomputed, matches performance/summary.json"
-                           : "recomputed, written to performance/summary.json";
-        /* A folder without a summary gets the one the decision rests on. */
-        if (rc == 0 && !have_sum)
-            rc = golden_gate_summary_write(dir, *sum, false, err);
-    } else if (have_sum) {
-        golden_doc *sd = NULL;
-        rc = golden_doc_load_file(stored, &sd, err);
-        if (rc == 0) {
-            *sum = json_deep_copy(golden_doc_root(sd));
-            golden_doc_free(sd);
-            rc = *sum ? 0 : gate_oom(err);
-        }
-        *source = "stored (no raw requests to recompute it from)";
-    } else
+    if (!have_raw) {
+        /* Section 18.8: raw data, not only slides. A stored summary never stands in for it. */
         rc = golden_fail_where(err, GOLDEN_ENOTFOUND,
-                               "neither raw-requests.jsonl nor summary.json", "%s/performance",
-                               dir);
+                               have_sum ? "no raw requests: a stored summary.json is not "
+                                          "evidence on its own (nothing decided)"
+                                        : "no raw requests to compute the summary from",
+                               "%s", raw);
+        goto out;
+    }
+    golden_gate_opts eff = *o;
+    golden_doc *sd = NULL;
+    /* Decide on the numbers the stored summary shows: its own seed and resamples. */
+    if (have_sum && golden_doc_load_file(stored, &sd, err) == 0) {
+        json_t *b = json_object_get(golden_doc_root(sd), "bootstrap");
+        const char *seed = json_string_value(json_object_get(b, "seed"));
+        if (seed && !o->seed_set)
+            eff.seed = strtoull(seed, NULL, 10);
+        json_t *r = json_object_get(b, "resamples");
+        if (json_is_integer(r) && json_integer_value(r) > 0 && !o->bootstrap_set)
+            eff.bootstrap = (unsigned long)json_integer_value(r);
+        golden_doc_free(sd);
+    }
+    rc = golden_gate_summarize(dir, &eff, sum, err);
+    *source = have_sum ? "recomputed, matches performance/summary.json"
+                       : "recomputed, written to performance/summary.json";
+    /* A folder without a summary gets the one the decision rests on. */
+    if (rc == 0 && !have_sum && write)
+        rc = golden_gate_summary_write(dir, *sum, false, err);
+    else if (!have_sum)
+        *source = "recomputed from the raw requests";
 out:
     free(raw);
     free(stored);
     return rc;
 }
 
-int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
-                       golden_gate_label *label, golden_error *err)
+int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, json_t **out,
+                golden_gate_label *label, golden_error *err)
 {
     *out = NULL;
-    gate_inputs in;
-    if (gate_inputs_read(dir, &in, err) != 0)
+    gate_inputs in, v;
+    memset(&v, 0, sizeof v);
+    /* manifest-verify's experiment check first: nothing is decided on a folder that fails it */
+    if (gate_verify(dir, o->threads, &v, err) != 0 || gate_inputs_read(dir, &in, err) != 0)
         return -1;
+    in.verified = v.verified;
+    in.verify_failed = v.verify_failed;
+    memcpy(in.verify_first, v.verify_first, sizeof in.verify_first);
     json_t *sum = NULL;
     const char *source = "";
-    int rc = decision_summary(dir, o, &sum, &source, err);
+    int rc = decision_summary(dir, o, write_summary, &sum, &source, err);
     if (rc == 0) {
         rc = evaluate(&in, sum, source, out, label, err);
         if (rc == 0 && !json_is_string(json_object_get(sum, "attribution")))
@@ -516,4 +531,10 @@ int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
     json_decref(sum);
     gate_inputs_free(&in);
     return rc;
+}
+
+int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
+                       golden_gate_label *label, golden_error *err)
+{
+    return gate_decide(dir, o, true, out, label, err);
 }

@@ -21,7 +21,23 @@ typedef struct {
     bool faults_present;
     size_t faults, candidate_faults, candidate_faults_failed, candidate_faults_unretested;
     json_t *deployment; /* {"baseline": {...}, "candidate": {...}} of the figures found */
+    /* manifest-verify's experiment check (verify.c) */
+    bool verified;
+    size_t verify_failed;     /* correctness findings (accuracy-agrees) */
+    char verify_first[2800];  /* the first, "where: message [rule]" */
 } gate_inputs;
+
+/* Run golden_experiment_check on dir: -1 with err naming the first failing non-correctness rule
+ * (or to-do); correctness findings are counted into in (not zeroed: call before inputs_read
+ * copies them, see golden_gate_decide). */
+int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err);
+
+/* golden_gate_decide; write_summary false: a folder without summary.json is left as it is
+ * (the matrix writes nothing into the folders it reads). */
+int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, json_t **out,
+                golden_gate_label *label, golden_error *err);
+/* The experiment check alone, for a folder still planned: errors fail, to-dos are expected. */
+int gate_verify_planned(const char *dir, int threads, golden_error *err);
 
 int gate_inputs_read(const char *dir, gate_inputs *in, golden_error *err);
 void gate_inputs_free(gate_inputs *in);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gate/gate_int.h"
 #include "golden/doc.h"
@@ -177,14 +178,54 @@ static void first_difference(const char *a, const char *b, char *out, size_t n)
              wa > 120 ? 120 : wa, la, wb > 120 ? 120 : wb, lb);
 }
 
+/* Both texts into temporary files, flushed before either is renamed into place, so that a
+ * full disk leaves neither; should the second rename fail, the first file's old text (or its
+ * absence) is put back: decision.json and decision.md are a pair or nothing changes. */
+static int write_pair(const char *jp, const char *json, const char *mdp, const char *md,
+                      const char *old_md, golden_error *err)
+{
+    golden_outfile *fj = NULL, *fm = NULL;
+    if (golden_outfile_open(jp, true, &fj, err) != 0)
+        return -1;
+    if (golden_outfile_open(mdp, true, &fm, err) != 0) {
+        golden_outfile_abort(fj);
+        return -1;
+    }
+    FILE *sj = golden_outfile_stream(fj), *sm = golden_outfile_stream(fm);
+    if (fputs(json, sj) < 0 || fputs(md, sm) < 0 || fflush(sj) != 0 || fflush(sm) != 0 ||
+        ferror(sj) || ferror(sm)) {
+        int e = errno;
+        golden_outfile_abort(fj);
+        golden_outfile_abort(fm);
+        return golden_fail_where(err, golden_code_from_errno(e ? e : EIO), strerror(e ? e : EIO),
+                                 "%s (neither decision.json nor decision.md written)", jp);
+    }
+    if (golden_outfile_commit(fm, err) != 0) {
+        golden_outfile_abort(fj);
+        return -1;
+    }
+    if (golden_outfile_commit(fj, err) != 0) {
+        golden_error ignore;
+        golden_error_clear(&ignore);
+        if (old_md)
+            gate_write_text(mdp, old_md, true, &ignore);
+        else
+            unlink(mdp);
+        return -1;
+    }
+    return 0;
+}
+
 int golden_gate_decision_write(const char *dir, const json_t *decision, bool force,
                                golden_error *err)
 {
     char *md = golden_gate_decision_markdown(decision, err);
     char *mdp = gate_path(dir, "decision.md"), *jp = gate_path(dir, "decision.json");
+    char *sealp = gate_path(dir, "SHA256SUMS");
     char *json = gate_dumps(decision);
+    char *old = NULL, *old_json = NULL;
     int rc = -1;
-    if (!md || !mdp || !jp || !json) {
+    if (!md || !mdp || !jp || !json || !sealp) {
         if (md)
             gate_oom(err);
         goto out;
@@ -192,32 +233,35 @@ int golden_gate_decision_write(const char *dir, const json_t *decision, bool for
     if (gate_validate("calculet-decision/v1", jp, json, err) != 0)
         goto out;
     struct stat st;
-    bool md_exists = stat(mdp, &st) == 0;
-    bool same = false;
-    if (md_exists) {
-        char *old = slurp(mdp, err);
-        if (!old)
-            goto out;
-        same = !strcmp(old, md);
-        if (!same && !force) {
-            char diff[400];
-            first_difference(old, md, diff, sizeof diff);
-            free(old);
-            rc = golden_fail_where(err, GOLDEN_EEXISTS, diff,
-                                   "%s (differs from the computed decision; --force replaces it)",
-                                   mdp);
-            goto out;
-        }
-        free(old);
-    }
-    /* decision.json is ours: replaced whenever decision.md may be. */
-    if (gate_write_text(jp, json, true, err) != 0)
+    if (stat(mdp, &st) == 0 && !(old = slurp(mdp, err)))
         goto out;
-    rc = same ? 0 : gate_write_text(mdp, md, true, err);
+    if (stat(jp, &st) == 0 && !(old_json = slurp(jp, err)))
+        goto out;
+    bool same_md = old && !strcmp(old, md), same_json = old_json && !strcmp(old_json, json);
+    if (old && !same_md && !force) {
+        char diff[400];
+        first_difference(old, md, diff, sizeof diff);
+        rc = golden_fail_where(err, GOLDEN_EEXISTS, diff,
+                               "%s (differs from the computed decision; --force replaces it)",
+                               mdp);
+        goto out;
+    }
+    /* A sealed folder was verified as it is: changing its decision breaks SHA256SUMS. */
+    if (stat(sealp, &st) == 0 && (!same_md || !same_json) && !force) {
+        rc = golden_fail_where(err, GOLDEN_EEXISTS,
+                               "the folder is sealed and the decision files would change "
+                               "(--force writes them; then reseal with manifest-verify --seal "
+                               "--force)", "%s", sealp);
+        goto out;
+    }
+    rc = same_md && same_json ? 0 : write_pair(jp, json, mdp, md, old, err);
 out:
+    free(old);
+    free(old_json);
     free(md);
     free(mdp);
     free(jp);
+    free(sealp);
     free(json);
     return rc;
 }

@@ -93,7 +93,8 @@ expect_grep "insufficient: summary marks the case" '"insufficient": true' "$d/pe
 d=$(fresh drift); edit "$d" '
 import copy
 rs = lines()
-rs += [dict(copy.deepcopy(r), run=r["run"] + 40) for r in rs if not r["warmup"]]
+rs += [dict(copy.deepcopy(r), run=r["run"] + 40, request_id=r["request_id"] + "-again")
+       for r in rs if not r["warmup"]]
 for r in rs:
     r["clock_mhz"] = [1000.0, 1001.0]
     if r["side"] == "candidate" and not r["warmup"] and r["run"] % 20 == 3:
@@ -136,8 +137,10 @@ s = {r["side"]: r for r in t["target_share"]}
 print("ok investigate: target share" if abs(s["baseline"]["share"] - 112000 / (112000 + 7200 + 320000)) < 1e-6 else f"not ok share {s}")
 PY
 
-# 10. whole-graph timing only (no device trace): a soak may follow, never a kernel's credit
-d=$(fresh whole); rm "$d/performance/raw-device-trace.csv"; edit "$d" 'scale("candidate", 0.88)'
+# 10. whole-graph timing only (a device trace without rows): a soak may follow, never a
+# kernel's credit (no trace file at all fails manifest-verify's layout rule: exit 2)
+d=$(fresh whole); echo "chip,layer,op,family,start_cycle,end_cycle" > "$d/performance/raw-device-trace.csv"
+edit "$d" 'scale("candidate", 0.88)'
 decide "$d" >/dev/null
 expect_grep "whole graph: soak" '"decision": "soak_24h"' "$d/decision.json"
 expect_grep "whole graph: attribution" '"attribution": "whole_graph_only"' "$d/decision.json"
@@ -145,8 +148,10 @@ expect_grep "whole graph: the whole-graph candidate is faster" 'whole-graph cand
 if grep -q 'Target family' "$d/decision.md"; then notok "whole graph: no kernel credited"; else ok "whole graph: no kernel credited"; fi
 
 # 11. section 8.4 for fused matmul/add: graph +12 % but target GEMM only 5 % better: no soak
-d=$(fresh gemm); edit "$d" '
+d=$(fresh gemm); mv "$d" gemm/OP-GEMM-0001; d=gemm/OP-GEMM-0001; edit "$d" '
 scale("candidate", 0.88)
+for rel in ("hypothesis.yaml", "accuracy/result.json", "baseline/manifest.json", "candidate/manifest.json"):
+    sub(rel, "OP-MOE-0001", "OP-GEMM-0001")
 sub("hypothesis.yaml", "operator_family: grouped_moe_dense", "operator_family: fused_matmul_add")
 rows = ["side,chip,family,start_cycle,end_cycle"]
 for side, g in (("baseline", 10000), ("candidate", 9500)):
@@ -218,7 +223,9 @@ expect_exit "check without raw data: exit 2" 2 exp-gate summarize --check "$d"
 
 # 15. the matrix, in section 19's order whatever the order given
 d1=$(fresh m1); d2=$(fresh m2)
-edit "$d2" 'sub("hypothesis.yaml", "experiment_id: OP-MOE-0001", "experiment_id: HOST-LOGITS-0001")'
+# a planned experiment: its hypothesis alone (manifest-verify's planned layout)
+mkdir m2/HOST-LOGITS-0001; mv "$d2/hypothesis.yaml" m2/HOST-LOGITS-0001/; rm -rf "$d2"; d2=m2/HOST-LOGITS-0001
+edit "$d2" 'sub("hypothesis.yaml", "experiment_id: OP-MOE-0001", "experiment_id: HOST-LOGITS-0001"); sub("hypothesis.yaml", "status: decided", "status: planned"); sub("hypothesis.yaml", "operator_family: grouped_moe_dense", "operator_family: logits_sampling")'
 exp-gate decide "$d1" >/dev/null 2>&1
 expect_exit "matrix: exit 0" 0 exp-gate matrix --json m.json --markdown m.md "$d1" "$d2"
 $PY - m.json <<'PY'
