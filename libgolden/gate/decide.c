@@ -118,7 +118,7 @@ static void rule_correctness(ev *e)
 {
     const gate_inputs *in = e->in;
     bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0 ||
-                 in->verify_failed > 0;
+                 in->verify_failed > 0 || in->accuracy_contradictions > 0;
     json_t *inputs = json_pack("{s:s,s:I,s:I,s:I,s:I}", "accuracy_verdict",
                                in->accuracy_pass ? "pass" : "fail", "golden_diff_reports",
                                (json_int_t)in->reports, "golden_diff_reports_failed",
@@ -127,10 +127,16 @@ static void rule_correctness(ev *e)
                                (json_int_t)in->candidate_faults_failed);
     if (inputs)
         e->oom |= json_object_set_new(inputs, "manifest_verify_correctness_findings",
-                                      json_integer((json_int_t)in->verify_failed));
+                                      json_integer((json_int_t)in->verify_failed)) ||
+                  json_object_set_new(inputs, "accuracy_numbers_failing",
+                                      json_integer((json_int_t)in->accuracy_contradictions));
     if (!in->accuracy_pass)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "accuracy/result.json says fail");
+    else if (in->accuracy_contradictions)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "accuracy/result.json says pass but %zu of its numbers do not (first: %s)",
+             in->accuracy_contradictions, in->accuracy_first);
     else if (in->verify_failed)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "manifest-verify finds %zu correctness failure(s); first: %s", in->verify_failed,

@@ -15,6 +15,8 @@ typedef struct {
     double p99_max, target_min, graph_min, phase_min;
     bool keep_experiment;
     bool accuracy_pass;
+    size_t accuracy_contradictions; /* numbers of accuracy/result.json that miss their bound */
+    char accuracy_first[400];
     long long near_tie_flips;
     size_t reports, reports_failed;
     char first_failed_report[512];

@@ -1,5 +1,7 @@
 /* What the decision reads besides the summary: hypothesis.yaml's acceptance, the accuracy result
  * (and the golden-diff reports it names), stability/faults.jsonl, and the calbin manifests. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +55,56 @@ static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
     return 0;
 }
 
+/* One accuracy number against its bound: a miss (or a number that is not there) counts. */
+static void bound(gate_inputs *in, const char *what, const json_t *v, double lim, bool at_least)
+{
+    if (isnan(lim))
+        return;
+    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    if (at_least ? x >= lim : x <= lim)
+        return;
+    if (in->accuracy_contradictions++ == 0) {
+        if (isnan(x))
+            snprintf(in->accuracy_first, sizeof in->accuracy_first, "%s is not given (bound %s "
+                     "%.6g)", what, at_least ? ">=" : "<=", lim);
+        else
+            snprintf(in->accuracy_first, sizeof in->accuracy_first, "%s is %.6g, bound %s %.6g",
+                     what, x, at_least ? ">=" : "<=", lim);
+    }
+}
+
+static double acc_bound(const json_t *acc, const char *key)
+{
+    json_t *v = json_object_get(acc, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The numbers of accuracy/result.json, read for what they say rather than its verdict:
+ * top-1 and top-5 against the hypothesis' acceptance, greedy tokens all exact, no new NaN or
+ * Inf or shape mismatch, the layer cosine at least its threshold (and acceptance's
+ * layer_cosine_min / cosine_min when given). */
+static void accuracy_numbers(gate_inputs *in)
+{
+    json_t *root = golden_doc_root(in->accuracy);
+    json_t *acc = json_object_get(golden_doc_root(in->hypothesis), "acceptance");
+    json_t *lg = json_object_get(root, "logits"), *k = json_object_get(root, "kernel");
+    json_t *ly = json_object_get(root, "layer"), *g = json_object_get(root, "greedy_tokens");
+    bound(in, "logits.top1_match", json_object_get(lg, "top1_match"),
+          acc_bound(acc, "top1_match_min"), true);
+    bound(in, "logits.top5_overlap", json_object_get(lg, "top5_overlap"),
+          acc_bound(acc, "top5_overlap_min"), true);
+    bound(in, "kernel.new_nan", json_object_get(k, "new_nan"), 0, false);
+    bound(in, "kernel.new_inf", json_object_get(k, "new_inf"), 0, false);
+    bound(in, "kernel.shape_mismatches", json_object_get(k, "shape_mismatches"), 0, false);
+    json_t *prompts = json_object_get(g, "prompts");
+    bound(in, "greedy_tokens.exact (of greedy_tokens.prompts)", json_object_get(g, "exact"),
+          json_is_number(prompts) ? json_number_value(prompts) : INFINITY, true);
+    json_t *cos = json_object_get(ly, "min_cosine");
+    bound(in, "layer.min_cosine", cos, acc_bound(ly, "threshold"), true);
+    bound(in, "layer.min_cosine", cos, acc_bound(acc, "layer_cosine_min"), true);
+    bound(in, "layer.min_cosine", cos, acc_bound(acc, "cosine_min"), true);
+}
+
 /* accuracy/result.json's verdict and those of the golden-diff reports it names. */
 static int read_accuracy(const char *dir, gate_inputs *in, golden_error *err)
 {
@@ -64,6 +116,7 @@ static int read_accuracy(const char *dir, gate_inputs *in, golden_error *err)
         return golden_fail_where(err, GOLDEN_EINVAL, "verdict is required", "%s",
                                  golden_doc_name(in->accuracy));
     in->accuracy_pass = !strcmp(v, "pass");
+    accuracy_numbers(in);
     json_t *logits = json_object_get(root, "logits");
     json_t *flips = json_object_get(logits, "near_tie_flips");
     in->near_tie_flips = json_is_integer(flips) ? json_integer_value(flips) : 0;
