@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "golden/gate_stats.h"
+#include "gate/gate_int.h"
 #include "util/pool.h"
 
 #define GOLDEN_GOLDEN_GAMMA 0x9E3779B97F4A7C15ull
@@ -50,7 +50,7 @@ static double resample_median(const boot_ctx *c, unsigned long b, uint32_t *cnt)
     }
     if (k + 1 >= n)
         return c->x[ia];
-    return c->x[ia] + (h - fl) * (c->x[ib] - c->x[ia]);
+    return gate_lerp(c->x[ia], c->x[ib], h - fl);
 }
 
 static int boot_block(void *ctx, size_t item, int worker, golden_error *err)

@@ -163,6 +163,13 @@ static void rule_correctness(ev *e)
              in->near_tie_flips);
 }
 
+/* A per-side count of both sides (absent or negative: 0). */
+static long long count_of(const json_t *c, const char *k)
+{
+    double b = side_num(c, "baseline", k), d = side_num(c, "candidate", k);
+    return (long long)(b > 0 ? b : 0) + (long long)(d > 0 ? d : 0);
+}
+
 /* One line per case for the JSON and the text. */
 static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99r, bool ins)
 {
@@ -181,10 +188,8 @@ static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99
               gate_set_real(o, "baseline_p99", side_num(c, "baseline", "p99")) ||
               gate_set_real(o, "candidate_p99", side_num(c, "candidate", "p99")) ||
               gate_set_real(o, "p99_regression_pct", p99r) ||
-              gate_set_int(o, "unsteady", (long long)(side_num(c, "baseline", "unsteady") > 0 ?
-                                                          side_num(c, "baseline", "unsteady") : 0) +
-                                              (long long)(side_num(c, "candidate", "unsteady") > 0 ?
-                                                          side_num(c, "candidate", "unsteady") : 0)) ||
+              gate_set_int(o, "unsteady", count_of(c, "unsteady")) ||
+              gate_set_int(o, "failed", count_of(c, "failed")) ||
               json_array_append_new(e->cases, o);
 }
 
@@ -237,6 +242,14 @@ static void gather_cases(ev *e, case_facts *f)
         if (!(impr >= e->in->graph_min))
             f->all_graph_pass = false;
     }
+    long long failed = 0;
+    json_array_foreach((json_t *)cases, i, c)
+        if (is_graph_level(c, cases))
+            failed += count_of(c, "failed");
+    if (failed)
+        note(e, "%lld measured request(s) of graph-level cases without their latency (timeout "
+                "or error): counted as the worst latency (+inf) in their case, not dropped",
+             failed);
     size_t lone = json_array_size(json_object_get(e->summary, "one_sided"));
     if (lone)
         note(e, "%zu case(s) measured on one side only: not compared", lone);

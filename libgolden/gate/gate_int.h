@@ -13,6 +13,7 @@ typedef struct {
     size_t warmups;           /* warm-up lines */
     size_t flagged_unsteady;  /* measured lines with steady: false */
     size_t spilled;           /* measured steady-flagged lines (in the spill) */
+    size_t failed;            /* measured lines with outcome timeout/error: +inf latency */
     long long max_output_tokens;
     /* filled by gate_raw_stats: */
     size_t band_unsteady;     /* steady-flagged lines outside the clock/temperature band */
@@ -28,13 +29,28 @@ typedef struct {
     char **keys;              /* the map's keys */
     FILE *spill;              /* measured steady-flagged samples, fixed-size records */
     size_t lines;
+    golden_strmap id_map;     /* request_id -> first line */
+    char **ids;
+    size_t nids, capids;
+    size_t repeated, first_repeat_line, first_repeat_of; /* repeated request_ids */
+    golden_strmap phase_map;  /* case_id -> 0 prefill, 1 decode (golden/input-manifest.jsonl) */
+    char **phase_keys;
+    size_t nphases, capphases;
 } gate_raw;
 
-/* Stream path into raw (groups in order of first appearance). */
-int gate_raw_read(const char *path, gate_raw *raw, golden_error *err);
+/* Stream path into raw (groups in order of first appearance) through the document layer's
+ * strict JSON Lines reader; dir's golden/input-manifest.jsonl gives each case's phase. */
+int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err);
 /* Statistics of every group, batch by batch within the memory budget. */
 int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err);
 void gate_raw_free(gate_raw *raw);
+
+/* a + t (b - a), with a failed request's +inf kept: t = 0 or a = b gives a (never 0 * inf). */
+double gate_lerp(double a, double b, double t);
+
+/* Data (ids, messages) into Markdown: control characters cannot end the line (\n shown as the
+ * two characters \ n), & < > as entities, \ ` * _ [ ] | ~ backslash-escaped. */
+void gate_md_escape(FILE *f, const char *s);
 
 #define GATE_BUCKETS 7
 extern const char *const gate_bucket_names[GATE_BUCKETS];

@@ -209,10 +209,8 @@ static void cell_list(FILE *f, const json_t *arr, const char *empty)
     size_t i;
     json_t *v;
     json_array_foreach((json_t *)arr, i, v) {
-        const char *s = json_string_value(v) ?: "";
         fputs(i ? "; " : "", f);
-        for (; *s; s++) /* a | inside a cell would split the table */
-            fputs(*s == '|' ? "\\|" : *s == '\n' ? " " : (char[2]){*s, 0}, f);
+        gate_md_escape(f, json_string_value(v)); /* a | or a newline would split the table */
     }
 }
 
@@ -232,12 +230,16 @@ char *golden_gate_matrix_markdown(const json_t *m, golden_error *err)
     json_t *r;
     json_array_foreach(json_object_get(m, "experiments"), i, r) {
         json_t *one = json_array();
-        fprintf(f, "| %s | ", json_string_value(json_object_get(r, "experiment_id")));
+        fputs("| ", f);
+        gate_md_escape(f, json_string_value(json_object_get(r, "experiment_id")));
+        fputs(" | ", f);
         json_array_append(one, json_object_get(r, "hypothesis"));
         cell_list(f, one, "-");
         fputs(" | ", f);
         cell_list(f, json_object_get(r, "observation"), "-");
-        fprintf(f, " | %s | ", json_string_value(json_object_get(r, "conclusion")));
+        fputs(" | ", f);
+        gate_md_escape(f, json_string_value(json_object_get(r, "conclusion")));
+        fputs(" | ", f);
         cell_list(f, json_object_get(r, "holds_for"), "none");
         fputs(" | ", f);
         json_array_clear(one);

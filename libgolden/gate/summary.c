@@ -94,7 +94,8 @@ static json_t *side_stats(const gate_group *g, int m)
               json_array_append_new(ci, golden_json_real(gate_round(g->ci[m][1]))) ||
               json_object_set_new(o, "ci95", ci) ||
               gate_set_int(o, "warmups", (long long)g->warmups) ||
-              gate_set_int(o, "unsteady", (long long)(g->flagged_unsteady + g->band_unsteady));
+              gate_set_int(o, "unsteady", (long long)(g->flagged_unsteady + g->band_unsteady)) ||
+              gate_set_int(o, "failed", (long long)g->failed);
     if (bad) {
         json_decref(o);
         return NULL;
@@ -326,7 +327,7 @@ int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **o
         goto out;
     }
     if (read_hypothesis(dir, &id, &family, err) != 0 || gate_trace_read(dir, &t, err) != 0 ||
-        gate_raw_read(rawp, &raw, err) != 0 || gate_raw_stats(&raw, o, err) != 0)
+        gate_raw_read(dir, rawp, &raw, err) != 0 || gate_raw_stats(&raw, o, err) != 0)
         goto out;
     if (raw.ng == 0) {
         golden_fail_where(err, GOLDEN_EINVAL, "no requests", "%s", rawp);
@@ -340,7 +341,8 @@ int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **o
     if (summary_head(doc, dir, id, &t, o, err) != 0 || add_cases(doc, &raw, &unsteady, err) != 0 ||
         (t.path && add_trace(doc, &t, family, err) != 0))
         goto out;
-    if (gate_set_int(doc, "unsteady_samples", (long long)unsteady)) {
+    if (gate_set_int(doc, "unsteady_samples", (long long)unsteady) ||
+        (raw.repeated && gate_set_int(doc, "repeated_request_ids", (long long)raw.repeated))) {
         gate_oom(err);
         goto out;
     }

@@ -122,7 +122,7 @@ for side, moe in (("baseline", 14000), ("candidate", 11200)):
 open(os.path.join(d, "performance/raw-device-trace.csv"), "w").write("\n".join(rows) + "\n")'
 decide "$d" >/dev/null
 expect_grep "investigate: label" '"decision": "investigate"' "$d/decision.json"
-expect_grep "investigate: target cycles both sides" 'Target family grouped_moe_dense: 112000 -> 89600 cycles \(-22400, -20.00 %\)' "$d/decision.md"
+expect_grep "investigate: target cycles both sides" 'Target family grouped\\_moe\\_dense: 112000 -> 89600 cycles \(-22400, -20.00 %\)' "$d/decision.md"
 expect_grep "investigate: moe buckets in the summary" '"bucket": "9-16"' "$d/performance/summary.json"
 $PY - "$d/performance/summary.json" <<'PY'
 import json, sys

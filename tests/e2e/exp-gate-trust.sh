@@ -85,22 +85,22 @@ rc=$(decide "$d")
 [ "$rc" = 1 ] && ok "top-1 under its bound: exit 1" || notok "top-1: exit 1" "exit $rc: $(cat err.txt)"
 expect_grep "top-1: reject" '"decision": "reject"' "$d/decision.json"
 expect_grep "top-1: by correctness" '"rule": "correctness"' "$d/decision.json"
-expect_grep "top-1: the number named" 'logits.top1_match is 0.99, bound >= 0.999' "$d/decision.md"
+expect_grep "top-1: the number named" 'logits.top1_match is 0.99, bound >= 0.999' "$d/decision.json"
 # 5. verdict pass with a new NaN in the kernel tier
 d=$(fresh nan); edit "$d" 'scale("candidate", 0.88); sub("accuracy/result.json", "\"new_nan\": 0", "\"new_nan\": 2")'
 decide "$d" > /dev/null
 expect_grep "new NaN: reject" '"decision": "reject"' "$d/decision.json"
-expect_grep "new NaN: named" 'kernel.new_nan is 2, bound <= 0' "$d/decision.md"
+expect_grep "new NaN: named" 'kernel.new_nan is 2, bound <= 0' "$d/decision.json"
 # 6. 99 of 100 greedy sequences exact
 d=$(fresh greedy); edit "$d" 'scale("candidate", 0.88); sub("accuracy/result.json", "\"exact\": 100", "\"exact\": 99")'
 decide "$d" > /dev/null
 expect_grep "greedy 99/100: reject" '"decision": "reject"' "$d/decision.json"
-expect_grep "greedy 99/100: named" 'greedy_tokens.exact \(of greedy_tokens.prompts\) is 99, bound >= 100' "$d/decision.md"
+expect_grep "greedy 99/100: named" 'greedy_tokens.exact \(of greedy_tokens.prompts\) is 99, bound >= 100' "$d/decision.json"
 # 7. the layer cosine under its own threshold
 d=$(fresh cos); edit "$d" 'scale("candidate", 0.88); sub("accuracy/result.json", "\"min_cosine\": 0.99962", "\"min_cosine\": 0.998")'
 decide "$d" > /dev/null
 expect_grep "layer cosine: reject" '"decision": "reject"' "$d/decision.json"
-expect_grep "layer cosine: named" 'layer.min_cosine is 0.998, bound >= 0.999' "$d/decision.md"
+expect_grep "layer cosine: named" 'layer.min_cosine is 0.998, bound >= 0.999' "$d/decision.json"
 
 # --- the summary always from the raw data ---
 # 8. no raw requests, a stored summary claiming a gain: never decided on (the old code used it)
