@@ -132,3 +132,122 @@ d=$(fresh mhash); echo tampered >> "$d/compile/candidate.log"
 expect_exit "matrix: unverified folder exit 2" 2 exp-gate matrix --json m2.json "$d"
 expect_grep "matrix: names the rule" 'rule artifact-hash' err.txt
 expect_absent "matrix: nothing written" m2.json
+
+# --- one strict reader for the raw requests (libgolden/doc, the one manifest-verify uses) ---
+# summarize alone (no manifest-verify in front) must refuse what manifest-verify refuses.
+strict() { # strict NAME PYTHON-LINE-EDIT PATTERN: the 41st line (a measured run) rewritten
+    _d=$(fresh "s-$1")
+    $PY - "$_d/performance/raw-requests.jsonl" "$2" <<'PY'
+import sys
+p = sys.argv[1]; ls = open(p, "rb").read().split(b"\n")
+l = ls[40]; exec(sys.argv[2]); ls[40] = l
+open(p, "wb").write(b"\n".join(ls))
+PY
+    exp-gate summarize "$_d" > out.txt 2> err.txt; _rc=$?
+    if [ $_rc -eq 2 ] && grep -Eq -- "$3" err.txt && [ "$(wc -l < err.txt)" -eq 1 ]; then
+        ok "strict: $1"; else notok "strict: $1" "exit $_rc: $(head -c 300 err.txt)"; fi
+    [ -e "$_d/performance/summary.json" ] && notok "strict: $1: nothing written" || ok "strict: $1: nothing written"
+}
+strict "duplicate key" 'l = l.replace(b"{", b"{\"request_id\":\"x\",", 1)' 'raw-requests.jsonl:41:[0-9]+: .*duplicate'
+strict "invalid UTF-8" 'l = l.replace(b"\"side\"", b"\"sid\xff\"", 1)' 'raw-requests.jsonl:41:[0-9]+: .*UTF-8'
+strict "NUL byte" 'l = l.replace(b"\"request_id\":\"", b"\"request_id\":\"\x00", 1)' 'raw-requests.jsonl:41:[0-9]+: .*NUL'
+strict "lone surrogate" 'l = l.replace(b"\"request_id\":\"", b"\"request_id\":\"\\ud800", 1)' 'raw-requests.jsonl:41:[0-9]+: .*surrogate'
+strict "number out of range" 'import re; l = re.sub(rb"\"ttft_ms\":[0-9.]+", b"\"ttft_ms\":1e999", l)' 'raw-requests.jsonl:41:[0-9]+: .*(range|overflow)'
+strict "request_id required" 'import re; l = re.sub(rb"\"request_id\":\"[^\"]*\",", b"", l)' 'raw-requests.jsonl:41:[0-9]+: needs request_id'
+strict "run required" 'import re; l = re.sub(rb"\"run\":[0-9]+,", b"", l)' 'raw-requests.jsonl:41:[0-9]+: needs request_id, run'
+strict "stages required" 'import re; l = re.sub(rb",\"stages\":.*}$", b"}", l)' 'raw-requests.jsonl:41:[0-9]+: stages .* is required'
+strict "the phase latency required" 'import re; l = re.sub(rb"\"ttft_ms\":[0-9.]+,", b"", l)' 'raw-requests.jsonl:41:[0-9]+: a prefill request needs ttft_ms'
+
+# decide on the duplicate key: exit 2 (the old code soaked the 12 % gain)
+d=$(fresh dupkey); edit "$d" 'scale("candidate", 0.88)
+ls = open(raw).read().split("\n"); ls[40] = ls[40].replace("{", "{\"request_id\":\"x\",", 1)
+open(raw, "w").write("\n".join(ls))'
+rc=$(decide "$d")
+[ "$rc" = 2 ] && ok "duplicate key: decide exit 2" || notok "duplicate key: decide exit 2" "exit $rc"
+expect_grep "duplicate key: decide names the place" 'raw-requests.jsonl:41:[0-9]+' err.txt
+
+# a repeated request_id counts once in summarize: baseline prefill-p128-o1 keeps n = 30
+d=$(fresh rep); edit "$d" 'rs = lines(); rs.append(rs[40]); save(rs)'
+exp-gate summarize "$d" > /dev/null 2>&1
+$PY - "$d/performance/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+c = [c for c in s["cases"] if c["case_id"] == "prefill-p128-o1" and c["metric"] == "ttft_ms"][0]
+print("ok repeated id: counted once (n 30)" if c["baseline"]["n"] == 30 else f"not ok repeated id: n {c['baseline']['n']}")
+print("ok repeated id: reported" if s.get("repeated_request_ids") == 1 else f"not ok repeated id: {s.get('repeated_request_ids')}")
+PY
+expect_exit "repeated id: summarize --check finds it" 1 exp-gate summarize --check "$d"
+expect_grep "repeated id: rule request-unique" 'request-unique' out.txt
+
+# /dev/zero and a FIFO without a writer as raw-requests.jsonl: refused, no hang, bounded memory
+d=$(fresh zero); rm "$d/performance/raw-requests.jsonl"; ln -s /dev/zero "$d/performance/raw-requests.jsonl"
+(ulimit -v 1500000; /usr/bin/time -f '%M' -o rss.txt timeout 60 exp-gate summarize "$d") > out.txt 2> err.txt
+rc=$?
+[ $rc -eq 2 ] && ok "/dev/zero: exit 2" || notok "/dev/zero: exit 2" "exit $rc: $(head -c 200 err.txt)"
+grep -q 'line longer than' err.txt && ok "/dev/zero: line limit named" || notok "/dev/zero: line limit named" "$(head -c 200 err.txt)"
+rss=$(tail -n 1 rss.txt)
+[ "${rss:-999999999}" -lt 400000 ] && ok "/dev/zero: bounded memory (${rss} KiB)" || notok "/dev/zero: bounded memory" "${rss} KiB"
+d=$(fresh fifo); rm "$d/performance/raw-requests.jsonl"; mkfifo "$d/performance/raw-requests.jsonl"
+timeout 20 exp-gate summarize "$d" > out.txt 2> err.txt
+rc=$?
+[ $rc -eq 2 ] && ok "FIFO without a writer: exit 2, no hang" || notok "FIFO: exit 2" "exit $rc: $(head -c 200 err.txt)"
+
+# the trace through the same readers: a duplicate key in a JSON Lines trace, a NUL in a CSV one
+d=$(fresh tracejl); rm "$d/performance/raw-device-trace.csv"
+printf '{"side":"baseline","chip":0,"family":"moe_gate","start_cycle":0,"end_cycle":9,"chip":1}\n' > "$d/performance/raw-device-trace.jsonl"
+expect_exit "trace JSONL duplicate key: exit 2" 2 exp-gate summarize "$d"
+expect_grep "trace JSONL duplicate key: place" 'raw-device-trace.jsonl:1:[0-9]+: .*duplicate' err.txt
+d=$(fresh tracecsv); printf '0,0,x.0,moe_gate,0,9\0\n' >> "$d/performance/raw-device-trace.csv"
+expect_exit "trace CSV NUL: exit 2" 2 exp-gate summarize "$d"
+expect_grep "trace CSV NUL: place" 'raw-device-trace.csv:26:[0-9]+: .*NUL' err.txt
+
+# --- a request without its latency counts as the worst latency ---
+# candidate prefill-p128-o1: 3 of its 30 measured runs time out (no ttft_ms). By hand: n stays
+# 30, the P99 rank h = 29 * 0.99 = 28.71 lands between the 29th and 30th values, both +inf,
+# so the candidate P99 is +inf: the P99 SLA rejects. The median (ranks 15 and 16 of 30) is
+# finite: numpy's median of the 27 finite values and 3 x 1e300 stands for it.
+d=$(fresh timeout); edit "$d" '
+scale("candidate", 0.88)
+rs = lines(); k = 0
+for r in rs:
+    if r["side"] == "candidate" and r["case_id"] == "prefill-p128-o1" and not r["warmup"] and r["run"] in (12, 19, 33):
+        del r["ttft_ms"]; r["outcome"] = "timeout"; k += 1
+assert k == 3, k
+save(rs)'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "timeouts: exit 1" || notok "timeouts: exit 1" "exit $rc: $(cat err.txt)"
+expect_grep "timeouts: reject by the P99 SLA" '"rule": "p99_sla"' "$d/decision.json"
+expect_grep "timeouts: counted in the decision" '3 measured request\(s\) of graph-level cases without their latency' "$d/decision.json"
+$PY - "$d/performance/summary.json" "$d/performance/raw-requests.jsonl" <<'PY'
+import json, sys
+import numpy as np
+s = json.load(open(sys.argv[1]))
+c = [c for c in s["cases"] if c["case_id"] == "prefill-p128-o1" and c["metric"] == "ttft_ms"][0]["candidate"]
+xs = [r.get("ttft_ms", 1e300) for r in map(json.loads, open(sys.argv[2])) if r["side"] == "candidate" and r["case_id"] == "prefill-p128-o1" and not r["warmup"]]
+ok = c["n"] == 30 and c["failed"] == 3 and c["p99"] is None and abs(c["median"] - float(np.median(xs))) < 1e-6
+print("ok timeouts: n 30, failed 3, P99 +inf (null), median as numpy" if ok else f"not ok timeouts: {c} numpy median {np.median(xs)}")
+PY
+# without an outcome, a missing latency is an error, never a gap
+d=$(fresh nolat); edit "$d" '
+rs = lines()
+for r in rs:
+    if r["side"] == "candidate" and r["case_id"] == "prefill-p128-o1" and r["run"] == 12:
+        del r["ttft_ms"]
+save(rs)'
+expect_exit "missing latency without outcome: exit 2" 2 exp-gate decide "$d"
+expect_grep "missing latency: named" 'a prefill request needs ttft_ms' err.txt
+
+# --- decision.md escapes data ---
+# case ids are patterned by the input manifest's schema; the rollback is free text: a newline
+# and a forged table row in it, and markup, must neither forge a line nor pass raw
+d=$(fresh esc); edit "$d" 'sub("hypothesis.yaml", "rollback: deploy previous calbin generation", "rollback: \"deploy previous\\n| forged | row |<b>x</b>*y*\"")'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "escape: decided" || notok "escape: decided" "exit $rc: $(cat err.txt)"
+if grep -q '^| forged' "$d/decision.md"; then notok "escape: no forged line"; else ok "escape: no forged line"; fi
+expect_grep "escape: newline shown, markup escaped" '^Rollback: deploy previous\\n\\\| forged \\\| row \\\|&lt;b&gt;x&lt;/b&gt;\\\*y\\\*\.$' "$d/decision.md"
+if grep -q '<b>' "$d/decision.md"; then notok "escape: no raw HTML"; else ok "escape: no raw HTML"; fi
+
+# --- decision.json and decision.md as a pair ---
+d=$(fresh pair); mkdir "$d/decision.md"
+expect_exit "pair: decision.md unwritable: exit 2" 2 exp-gate decide --force "$d"
+expect_absent "pair: no decision.json alone" "$d/decision.json"
