@@ -118,7 +118,8 @@ static void rule_correctness(ev *e)
 {
     const gate_inputs *in = e->in;
     bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0 ||
-                 in->verify_failed > 0 || in->accuracy_contradictions > 0;
+                 in->verify_failed > 0 || in->accuracy_contradictions > 0 ||
+                 in->candidate_faults_correctness > 0;
     json_t *inputs = json_pack("{s:s,s:I,s:I,s:I,s:I}", "accuracy_verdict",
                                in->accuracy_pass ? "pass" : "fail", "golden_diff_reports",
                                (json_int_t)in->reports, "golden_diff_reports_failed",
@@ -129,10 +130,17 @@ static void rule_correctness(ev *e)
         e->oom |= json_object_set_new(inputs, "manifest_verify_correctness_findings",
                                       json_integer((json_int_t)in->verify_failed)) ||
                   json_object_set_new(inputs, "accuracy_numbers_failing",
-                                      json_integer((json_int_t)in->accuracy_contradictions));
+                                      json_integer((json_int_t)in->accuracy_contradictions)) ||
+                  json_object_set_new(inputs, "candidate_faults_correctness",
+                                      json_integer((json_int_t)in->candidate_faults_correctness));
     if (!in->accuracy_pass)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "accuracy/result.json says fail");
+    else if (in->candidate_faults_correctness)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "%zu candidate fault(s) of a correctness class (nan_output, crc_mismatch) in "
+             "stability/faults.jsonl: a wrong answer, whatever the recovery",
+             in->candidate_faults_correctness);
     else if (in->accuracy_contradictions)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "accuracy/result.json says pass but %zu of its numbers do not (first: %s)",
@@ -197,7 +205,11 @@ static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99
 typedef struct {
     size_t graph_cases, insufficient, p99_fail, p99_fail_insufficient;
     double worst_p99, worst_p99_graph_impr, min_graph_impr;
-    const char *worst_p99_case, *min_graph_case;
+    double worst_p99_b, worst_p99_c;           /* its P99s (ms) */
+    double min_graph_b, min_graph_c;           /* the worst graph case's medians (ms) */
+    size_t sla_abs_fail;                       /* cases over an absolute P99 budget */
+    double sla_abs_p99, sla_abs_budget;
+    const char *worst_p99_case, *min_graph_case, *sla_abs_case, *sla_abs_metric;
     bool all_graph_pass;
 } case_facts;
 
@@ -225,6 +237,22 @@ static void gather_cases(ev *e, case_facts *f)
             if (!ins && (isnan(p99r) || p99r > f->worst_p99)) {
                 f->worst_p99 = isnan(p99r) ? INFINITY : p99r;
                 f->worst_p99_case = json_string_value(json_object_get(c, "case_id"));
+                f->worst_p99_b = side_num(c, "baseline", "p99");
+                f->worst_p99_c = side_num(c, "candidate", "p99");
+            }
+        }
+        /* the absolute budget: a null P99 is +inf (failed requests), never within it */
+        double budget = !strcmp(m, "ttft_ms") ? e->in->p99_ttft_max
+                        : !strcmp(m, "tpot_ms") ? e->in->p99_tpot_max : NAN;
+        double cp99 = side_num(c, "candidate", "p99");
+        if (sla && !isnan(budget) && !(cp99 <= budget)) {
+            if (ins)
+                f->p99_fail_insufficient++;
+            else if (f->sla_abs_fail++ == 0 || !(cp99 <= f->sla_abs_p99)) {
+                f->sla_abs_p99 = isnan(cp99) ? INFINITY : cp99;
+                f->sla_abs_budget = budget;
+                f->sla_abs_case = json_string_value(json_object_get(c, "case_id"));
+                f->sla_abs_metric = m;
             }
         }
         if (!graph)
@@ -238,6 +266,8 @@ static void gather_cases(ev *e, case_facts *f)
         if (!(impr >= f->min_graph_impr)) {
             f->min_graph_impr = isnan(impr) ? -INFINITY : impr;
             f->min_graph_case = json_string_value(json_object_get(c, "case_id"));
+            f->min_graph_b = side_num(c, "baseline", "median");
+            f->min_graph_c = side_num(c, "candidate", "median");
         }
         if (!(impr >= e->in->graph_min))
             f->all_graph_pass = false;
@@ -265,16 +295,32 @@ static void gather_cases(ev *e, case_facts *f)
 static void rule_p99(ev *e, const case_facts *f)
 {
     golden_gate_label l = e->in->keep_experiment ? GOLDEN_GATE_EXPERIMENT_ONLY : GOLDEN_GATE_REJECT;
-    json_t *in = json_pack("{s:f,s:I}", "p99_regression_max_pct", e->in->p99_max,
-                           "cases_failing", (json_int_t)f->p99_fail);
+    json_t *in = json_pack("{s:f,s:I,s:I}", "p99_regression_max_pct", e->in->p99_max,
+                           "cases_failing", (json_int_t)f->p99_fail, "cases_over_budget",
+                           (json_int_t)f->sla_abs_fail);
+    if (in)
+        e->oom |= gate_set_real(in, "p99_ttft_ms_max", e->in->p99_ttft_max) ||
+                  gate_set_real(in, "p99_tpot_ms_max", e->in->p99_tpot_max);
+    const char *keep = e->in->keep_experiment ? "; the hypothesis asks to keep it as an experiment"
+                                              : "";
     if (f->p99_fail)
         rule(e, "p99_sla", true, l, in,
-             "P99 regression in %zu case(s); worst %s: %+.3f %% (limit %g %%)%s", f->p99_fail,
-             f->worst_p99_case ? f->worst_p99_case : "?", f->worst_p99, e->in->p99_max,
-             e->in->keep_experiment ? "; the hypothesis asks to keep it as an experiment" : "");
+             "P99 regression in %zu case(s); worst %s: %.3f -> %.3f ms (%+.3f ms, %+.3f %%; "
+             "limit %g %%)%s", f->p99_fail, f->worst_p99_case ? f->worst_p99_case : "?",
+             f->worst_p99_b, f->worst_p99_c, f->worst_p99_c - f->worst_p99_b, f->worst_p99,
+             e->in->p99_max, keep);
+    else if (f->sla_abs_fail)
+        rule(e, "p99_sla", true, l, in,
+             "%zu case(s) over the absolute P99 budget; worst %s %s: P99 %.3f ms, budget %g ms "
+             "(%+.3f ms, %+.2f %% over)%s", f->sla_abs_fail,
+             f->sla_abs_case ? f->sla_abs_case : "?", f->sla_abs_metric ? f->sla_abs_metric : "?",
+             f->sla_abs_p99, f->sla_abs_budget, f->sla_abs_p99 - f->sla_abs_budget,
+             100.0 * (f->sla_abs_p99 - f->sla_abs_budget) / f->sla_abs_budget, keep);
     else
-        rule(e, "p99_sla", false, l, in, "no sufficient case regresses its P99 by more than %g %%",
-             e->in->p99_max);
+        rule(e, "p99_sla", false, l, in, "no sufficient case regresses its P99 by more than %g %%%s",
+             e->in->p99_max,
+             isnan(e->in->p99_ttft_max) && isnan(e->in->p99_tpot_max)
+                 ? "" : " or exceeds the absolute P99 budget");
 }
 
 /* The target family's cycles on both sides, from the summary's trace (NaN when not sided). */
@@ -357,30 +403,57 @@ static bool family_conditions(ev *e, double timpr, const case_facts *f, char *wh
     return true;
 }
 
+/* Why a graph gain, however large, is no soak: an incomplete comparison or an unsound side. */
+static const char *soak_blocked(const ev *e, char *buf, size_t n)
+{
+    const json_t *lone = json_object_get(e->summary, "one_sided");
+    if (json_array_size(lone)) {
+        const json_t *l0 = json_array_get(lone, 0);
+        snprintf(buf, n, "; the comparison is incomplete: %zu case(s) measured on one side only "
+                 "(first: %.200s on the %s side)", json_array_size(lone),
+                 json_string_value(json_object_get(l0, "case_id")) ?: "?",
+                 json_string_value(json_object_get(l0, "side")) ?: "?");
+        return buf;
+    }
+    if (e->in->fatal_unretested) {
+        snprintf(buf, n, "; %zu fatal fault(s) whose retest after reset did not run or failed",
+                 e->in->fatal_unretested);
+        return buf;
+    }
+    return NULL;
+}
+
 static void rule_soak(ev *e, const case_facts *f, double timpr)
 {
     size_t unsteady = total_unsteady(e);
-    char fam[256];
+    char fam[256], blockbuf[400];
     bool fam_ok = family_conditions(e, timpr, f, fam, sizeof fam);
+    const char *blocked = soak_blocked(e, blockbuf, sizeof blockbuf);
     bool sufficient = f->graph_cases > 0 && f->insufficient == 0;
-    bool holds = sufficient && f->all_graph_pass && unsteady == 0 && fam_ok;
-    json_t *in = json_pack("{s:f,s:I,s:I,s:I}", "graph_improvement_min_pct", e->in->graph_min,
-                           "graph_cases", (json_int_t)f->graph_cases, "insufficient_cases",
-                           (json_int_t)f->insufficient, "unsteady_samples", (json_int_t)unsteady);
+    bool holds = sufficient && f->all_graph_pass && unsteady == 0 && fam_ok && !blocked;
+    json_t *in = json_pack("{s:f,s:I,s:I,s:I,s:I,s:I}", "graph_improvement_min_pct",
+                           e->in->graph_min, "graph_cases", (json_int_t)f->graph_cases,
+                           "insufficient_cases", (json_int_t)f->insufficient, "unsteady_samples",
+                           (json_int_t)unsteady, "one_sided_cases",
+                           (json_int_t)json_array_size(json_object_get(e->summary, "one_sided")),
+                           "fatal_faults_unretested", (json_int_t)e->in->fatal_unretested);
     if (in)
         e->oom |= gate_set_real(in, "worst_graph_improvement_pct",
                                 f->graph_cases > f->insufficient ? f->min_graph_impr : NAN);
     const char *subject = whole_graph_only(e) ? "the whole-graph candidate" : "the graph";
     if (!sufficient)
         rule(e, "graph_gain", false, GOLDEN_GATE_SOAK_24H, in,
-             "not met: %s", f->graph_cases ? "insufficient cases cannot lead to a soak"
-                                           : "no graph-level metric measured");
+             "not met: %s%s", f->graph_cases ? "insufficient cases cannot lead to a soak"
+                                             : "no graph-level metric measured",
+             blocked ? blocked : "");
     else
         rule(e, "graph_gain", holds, GOLDEN_GATE_SOAK_24H, in,
-             "%s: worst case %s improves %.3f %% (needs %g %%), %zu unsteady sample(s)%s%s",
+             "%s: worst case %s improves %.3f %% (%.3f -> %.3f ms, %+.3f ms; needs %g %%), "
+             "%zu unsteady sample(s)%s%s%s",
              holds ? "met" : "not met", f->min_graph_case ? f->min_graph_case : "-",
-             f->min_graph_impr, e->in->graph_min, unsteady,
-             unsteady ? " (power/temperature not steady)" : "", fam);
+             f->min_graph_impr, f->min_graph_b, f->min_graph_c, f->min_graph_c - f->min_graph_b,
+             e->in->graph_min, unsteady, unsteady ? " (power/temperature not steady)" : "", fam,
+             blocked ? blocked : "");
     if (holds && whole_graph_only(e))
         note(e, "whole-graph timing only: %s is faster; no gain is attributed to a kernel",
              subject);

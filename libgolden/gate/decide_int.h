@@ -22,6 +22,9 @@ typedef struct {
     char first_failed_report[512];
     bool faults_present;
     size_t faults, candidate_faults, candidate_faults_failed, candidate_faults_unretested;
+    size_t candidate_faults_correctness; /* nan_output, crc_mismatch: a wrong answer */
+    size_t fatal_unretested;             /* fatal faults (either side) not retested or failed */
+    double p99_ttft_max, p99_tpot_max;   /* absolute SLA budgets in ms (NaN: none) */
     json_t *deployment; /* {"baseline": {...}, "candidate": {...}} of the figures found */
     /* manifest-verify's experiment check (verify.c) */
     bool verified;

@@ -49,7 +49,7 @@ void gate_raw_free(gate_raw *raw);
 double gate_lerp(double a, double b, double t);
 
 /* Data (ids, messages) into Markdown: control characters cannot end the line (\n shown as the
- * two characters \ n), & < > as entities, \ ` * _ [ ] | ~ backslash-escaped. */
+ * two characters \ n), & and < as entities (no raw HTML; data never opens a line, so > cannot quote), \ ` * _ [ ] | ~ backslash-escaped. */
 void gate_md_escape(FILE *f, const char *s);
 
 #define GATE_BUCKETS 7

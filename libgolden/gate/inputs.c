@@ -30,6 +30,8 @@ static int need_number(const golden_doc *h, const json_t *acc, const char *key, 
     return 0;
 }
 
+static double acc_bound(const json_t *acc, const char *key);
+
 static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
 {
     if (load(dir, "hypothesis.yaml", &in->hypothesis, err) != 0)
@@ -50,6 +52,8 @@ static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
     in->graph_min = json_is_number(g) ? json_number_value(g) : in->target_min;
     json_t *ph = json_object_get(acc, "phase_improvement_min_pct");
     in->phase_min = json_is_number(ph) ? json_number_value(ph) : GATE_PHASE_MIN_PCT;
+    in->p99_ttft_max = acc_bound(acc, "p99_ttft_ms_max");
+    in->p99_tpot_max = acc_bound(acc, "p99_tpot_ms_max");
     json_t *keep = json_object_get(acc, "keep_experiment_on_p99_regression");
     in->keep_experiment = json_is_number(keep) && json_number_value(keep) != 0;
     return 0;
@@ -153,12 +157,21 @@ static int fault_line(void *ctx, golden_doc *doc, size_t line_no, golden_error *
     gate_inputs *in = ((fault_ctx *)ctx)->in;
     json_t *o = golden_doc_root(doc);
     const char *side = json_string_value(json_object_get(o, "side"));
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    const char *sev = json_string_value(json_object_get(o, "severity"));
+    json_t *rec = json_object_get(o, "recovered");
+    const char *retest = json_string_value(json_object_get(o, "retest_after_reset"));
     in->faults++;
+    /* a fatal fault on either side whose retest after reset did not pass: the measurement of
+     * that side is not known to be sound, so no soak rests on it */
+    if (sev && !strcmp(sev, "fatal") && (!retest || strcmp(retest, "passed")))
+        in->fatal_unretested++;
     if (!side || strcmp(side, "candidate"))
         return 0;
     in->candidate_faults++;
-    json_t *rec = json_object_get(o, "recovered");
-    const char *retest = json_string_value(json_object_get(o, "retest_after_reset"));
+    /* a wrong answer, not a slow one: correctness, whatever recovery followed */
+    if (kind && (!strcmp(kind, "nan_output") || !strcmp(kind, "crc_mismatch")))
+        in->candidate_faults_correctness++;
     if (json_is_false(rec) || (retest && !strcmp(retest, "failed")))
         in->candidate_faults_failed++;
     else if (!retest || strcmp(retest, "passed"))

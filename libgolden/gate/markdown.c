@@ -43,8 +43,6 @@ void gate_md_escape(FILE *f, const char *s)
             fputs("&amp;", f);
         else if (c == '<')
             fputs("&lt;", f);
-        else if (c == '>')
-            fputs("&gt;", f);
         else if (strchr("\\`*_[]|~", c)) {
             fputc('\\', f);
             fputc(c, f);

@@ -49,7 +49,7 @@ rc=$(decide "$d")
 [ "$rc" = 1 ] && ok "example: exit 1" || notok "example: exit 1" "exit $rc: $(cat err.txt)"
 expect_grep "example: no_merge by the last rule" '"rule": "otherwise"' "$d/decision.json"
 expect_grep "example: graph gain rule names the worst case and the threshold" \
-    'worst case prefill-p128-o1 improves 6.73[0-9]* % \(needs 8 %\)' "$d/decision.md"
+    'worst case prefill-p128-o1 improves 6.73[0-9]* % \(10.564 -> 9.853 ms, -0.711 ms; needs 8 %\)' "$d/decision.md"
 
 # 2. correctness fails: the accuracy verdict
 d=$(fresh acc); edit "$d" 'sub("accuracy/result.json", "\"verdict\": \"pass\"", "\"verdict\": \"fail\"")'
@@ -105,7 +105,7 @@ save(rs)'
 decide "$d" >/dev/null
 expect_grep "drift: no_merge" '"decision": "no_merge"' "$d/decision.json"
 expect_grep "drift: unsteady samples counted" '"unsteady_samples": [1-9]' "$d/performance/summary.json"
-expect_grep "drift: reason says power/temperature" 'improves 1[0-9][.][0-9]+ % \(needs 8 %\), [1-9][0-9]* unsteady sample\(s\) \(power/temperature not steady\)' "$d/decision.md"
+expect_grep "drift: reason says power/temperature" 'improves 1[0-9][.][0-9]+ % \([0-9.]+ -> [0-9.]+ ms, -[0-9.]+ ms; needs 8 %\), [1-9][0-9]* unsteady sample\(s\) \(power/temperature not steady\)' "$d/decision.md"
 
 # 9. a sided trace: the target family 20 % cheaper, the graph flat: investigate
 d=$(fresh inv); edit "$d" '

@@ -244,10 +244,57 @@ d=$(fresh esc); edit "$d" 'sub("hypothesis.yaml", "rollback: deploy previous cal
 rc=$(decide "$d")
 [ "$rc" = 1 ] && ok "escape: decided" || notok "escape: decided" "exit $rc: $(cat err.txt)"
 if grep -q '^| forged' "$d/decision.md"; then notok "escape: no forged line"; else ok "escape: no forged line"; fi
-expect_grep "escape: newline shown, markup escaped" '^Rollback: deploy previous\\n\\\| forged \\\| row \\\|&lt;b&gt;x&lt;/b&gt;\\\*y\\\*\.$' "$d/decision.md"
+expect_grep "escape: newline shown, markup escaped" '^Rollback: deploy previous\\n\\\| forged \\\| row \\\|&lt;b>x&lt;/b>\\\*y\\\*\.$' "$d/decision.md"
 if grep -q '<b>' "$d/decision.md"; then notok "escape: no raw HTML"; else ok "escape: no raw HTML"; fi
 
 # --- decision.json and decision.md as a pair ---
 d=$(fresh pair); mkdir "$d/decision.md"
 expect_exit "pair: decision.md unwritable: exit 2" 2 exp-gate decide --force "$d"
 expect_absent "pair: no decision.json alone" "$d/decision.json"
+
+# --- comparisons that are fair ---
+# a case measured on the candidate only (prefill-p1-o1, in the input manifest): incomplete, no soak
+d=$(fresh lone); edit "$d" '
+scale("candidate", 0.88)
+rs = lines()
+extra = [dict(copy.deepcopy(r), case_id="prefill-p1-o1", request_id="lone-" + r["request_id"])
+         for r in rs if r["side"] == "candidate" and r["case_id"] == "prefill-p512-o1"]
+save(rs + extra)'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "one-sided case: no soak (exit 1)" || notok "one-sided case: exit 1" "exit $rc: $(cat err.txt)"
+expect_grep "one-sided case: named" 'comparison is incomplete: 1 case\(s\) measured on one side only \(first: prefill-p1-o1 on the candidate side\)' "$d/decision.json"
+# a nan_output on the candidate, recovered and retested: still a wrong answer: reject
+d=$(fresh nanf); edit "$d" 'scale("candidate", 0.88); sub("stability/faults.jsonl", "\"kind\":\"timeout\"", "\"kind\":\"nan_output\"")'
+decide "$d" > /dev/null
+expect_grep "nan_output fault: reject" '"decision": "reject"' "$d/decision.json"
+expect_grep "nan_output fault: named" 'correctness class \(nan_output, crc_mismatch\)' "$d/decision.json"
+# a fatal fault whose retest after reset did not run (on the baseline): no soak
+d=$(fresh fatal); edit "$d" '
+scale("candidate", 0.88)
+sub("stability/faults.jsonl", "\"side\":\"candidate\"", "\"side\":\"baseline\"")
+sub("stability/faults.jsonl", "\"severity\":\"warning\"", "\"severity\":\"fatal\"")
+sub("stability/faults.jsonl", "\"retest_after_reset\":\"passed\"", "\"retest_after_reset\":\"not_run\"")'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "fatal fault not retested: no soak" || notok "fatal fault: no soak" "exit $rc: $(cat err.txt)"
+expect_grep "fatal fault not retested: said" '1 fatal fault\(s\) whose retest after reset did not run or failed' "$d/decision.json"
+
+# --- absolute SLA budgets beside the relative ---
+# p99_ttft_ms_max 30: prefill-p512-o1's candidate P99 after the 12 % gain is about 31.3 ms
+d=$(fresh budget); edit "$d" 'scale("candidate", 0.88); sub("hypothesis.yaml", "  p99_regression_max_pct: 5\n", "  p99_regression_max_pct: 5\n  p99_ttft_ms_max: 30\n")'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "absolute budget: exit 1" || notok "absolute budget: exit 1" "exit $rc: $(cat err.txt)"
+expect_grep "absolute budget: p99_sla fired" '"rule": "p99_sla"' "$d/decision.json"
+$PY - "$d/decision.json" "$d/performance/raw-requests.jsonl" <<'PY'
+import json, sys
+import numpy as np
+d = json.load(open(sys.argv[1]))
+xs = [r["ttft_ms"] for r in map(json.loads, open(sys.argv[2])) if r["side"] == "candidate" and r["case_id"] == "prefill-p512-o1" and not r["warmup"]]
+p99 = float(np.percentile(xs, 99))
+want = "worst prefill-p512-o1 ttft_ms: P99 %.3f ms, budget 30 ms (%+.3f ms, %+.2f %% over)" % (p99, p99 - 30, 100 * (p99 - 30) / 30)
+r = [r for r in d["rules"] if r["rule"] == "p99_sla"][0]["reason"]
+print("ok absolute budget: numpy's P99, absolute and relative" if want in r else f"not ok absolute budget: {r!r} wanted {want!r}")
+PY
+# and a budget the candidate keeps: the soak stands
+d=$(fresh budgetok); edit "$d" 'scale("candidate", 0.88); sub("hypothesis.yaml", "  p99_regression_max_pct: 5\n", "  p99_regression_max_pct: 5\n  p99_ttft_ms_max: 40\n")'
+rc=$(decide "$d")
+[ "$rc" = 0 ] && ok "absolute budget kept: soak" || notok "absolute budget kept: soak" "exit $rc: $(cat err.txt)"
