@@ -198,6 +198,8 @@ static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99
               gate_set_real(o, "p99_regression_pct", p99r) ||
               gate_set_int(o, "unsteady", count_of(c, "unsteady")) ||
               gate_set_int(o, "failed", count_of(c, "failed")) ||
+              (json_object_get(c, "delta_ci95") &&
+               json_object_set(o, "delta_ci95", json_object_get(c, "delta_ci95"))) ||
               json_array_append_new(e->cases, o);
 }
 
@@ -208,6 +210,9 @@ typedef struct {
     double worst_p99_b, worst_p99_c;           /* its P99s (ms) */
     double min_graph_b, min_graph_c;           /* the worst graph case's medians (ms) */
     size_t sla_abs_fail;                       /* cases over an absolute P99 budget */
+    size_t not_significant;                    /* graph cases whose difference CI holds 0 */
+    const char *ns_case;
+    double ns_lo, ns_hi;
     double sla_abs_p99, sla_abs_budget;
     const char *worst_p99_case, *min_graph_case, *sla_abs_case, *sla_abs_metric;
     bool all_graph_pass;
@@ -271,6 +276,19 @@ static void gather_cases(ev *e, case_facts *f)
         }
         if (!(impr >= e->in->graph_min))
             f->all_graph_pass = false;
+        /* significance: the 95 % interval of candidate - baseline median must lie below 0 */
+        const json_t *dci = json_object_get(c, "delta_ci95");
+        double hi = json_is_number(json_array_get(dci, 1))
+                        ? json_number_value(json_array_get(dci, 1)) : NAN;
+        if (!(hi < 0)) {
+            f->all_graph_pass = false;
+            if (f->not_significant++ == 0) {
+                f->ns_case = json_string_value(json_object_get(c, "case_id"));
+                f->ns_lo = json_is_number(json_array_get(dci, 0))
+                               ? json_number_value(json_array_get(dci, 0)) : NAN;
+                f->ns_hi = hi;
+            }
+        }
     }
     long long failed = 0;
     json_array_foreach((json_t *)cases, i, c)
@@ -404,7 +422,7 @@ static bool family_conditions(ev *e, double timpr, const case_facts *f, char *wh
 }
 
 /* Why a graph gain, however large, is no soak: an incomplete comparison or an unsound side. */
-static const char *soak_blocked(const ev *e, char *buf, size_t n)
+static const char *soak_blocked(const ev *e, const case_facts *f, char *buf, size_t n)
 {
     const json_t *lone = json_object_get(e->summary, "one_sided");
     if (json_array_size(lone)) {
@@ -413,6 +431,12 @@ static const char *soak_blocked(const ev *e, char *buf, size_t n)
                  "(first: %.200s on the %s side)", json_array_size(lone),
                  json_string_value(json_object_get(l0, "case_id")) ?: "?",
                  json_string_value(json_object_get(l0, "side")) ?: "?");
+        return buf;
+    }
+    if (f->not_significant) {
+        snprintf(buf, n, "; not significant: the 95 %% bootstrap interval of the difference of "
+                 "medians of %.200s, [%.3f, %.3f] ms, does not lie below zero (%zu case(s))",
+                 f->ns_case ? f->ns_case : "?", f->ns_lo, f->ns_hi, f->not_significant);
         return buf;
     }
     if (e->in->fatal_unretested) {
@@ -428,7 +452,7 @@ static void rule_soak(ev *e, const case_facts *f, double timpr)
     size_t unsteady = total_unsteady(e);
     char fam[256], blockbuf[400];
     bool fam_ok = family_conditions(e, timpr, f, fam, sizeof fam);
-    const char *blocked = soak_blocked(e, blockbuf, sizeof blockbuf);
+    const char *blocked = soak_blocked(e, f, blockbuf, sizeof blockbuf);
     bool sufficient = f->graph_cases > 0 && f->insufficient == 0;
     bool holds = sufficient && f->all_graph_pass && unsteady == 0 && fam_ok && !blocked;
     json_t *in = json_pack("{s:f,s:I,s:I,s:I,s:I,s:I}", "graph_improvement_min_pct",

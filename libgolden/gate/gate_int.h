@@ -20,7 +20,21 @@ typedef struct {
     double clock_ref, temp_ref; /* band centres (NaN when no reading) */
     golden_gate_describe_t d[GOLDEN_GATE_METRICS];
     double ci[GOLDEN_GATE_METRICS][2];
+    /* ttft_ms and tpot_ms: the B resampled medians in resample order, from the side's own
+     * difference stream (GATE_DIFF_SEED), for the interval of the difference between sides */
+    double *boot[2];
 } gate_group;
+
+/* The difference of medians is bootstrapped with independent streams per side: side s (0
+ * baseline, 1 candidate) resamples with seed XOR mix64(2^32 + s), the generator otherwise as
+ * the median's (docs/exp-gate.md). */
+#define GATE_DIFF_SEED(seed, side) ((seed) ^ golden_gate_mix64(((uint64_t)1 << 32) + (side)))
+/* The B medians of resamples 0..B-1 of sorted[0..n) (n >= 1), in resample order. */
+int gate_bootstrap_medians(const double *sorted, size_t n, unsigned long B, uint64_t seed,
+                           int threads, double *medians, golden_error *err);
+/* The 2.5th and 97.5th percentiles of cand[b] - base[b] (scratch: B doubles). */
+void gate_diff_ci(const double *base, const double *cand, unsigned long B, double *scratch,
+                  double ci[2]);
 
 typedef struct {
     gate_group *g;

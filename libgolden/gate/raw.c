@@ -32,8 +32,11 @@ int gate_oom(golden_error *err)
 
 void gate_raw_free(gate_raw *raw)
 {
-    for (size_t i = 0; i < raw->ng; i++)
+    for (size_t i = 0; i < raw->ng; i++) {
         free(raw->keys[i]);
+        free(raw->g[i].boot[0]);
+        free(raw->g[i].boot[1]);
+    }
     free(raw->keys);
     free(raw->g);
     golden_strmap_free(&raw->map);
@@ -453,6 +456,15 @@ static int slot_stats(batch_slot *s, gate_group *g, const golden_gate_opts *o, g
         if (golden_gate_bootstrap_median(vals, n, o->bootstrap, o->seed, o->threads, g->ci[m],
                                          err) != 0)
             goto out;
+        if (m < 2 && n > 0 && o->bootstrap > 0) {
+            if (!(g->boot[m] = malloc(o->bootstrap * sizeof(double)))) {
+                gate_oom(err);
+                goto out;
+            }
+            if (gate_bootstrap_medians(vals, n, o->bootstrap, GATE_DIFF_SEED(o->seed, g->side),
+                                       o->threads, g->boot[m], err) != 0)
+                goto out;
+        }
     }
     rc = 0;
 out:
