@@ -285,7 +285,7 @@ expect_grep "matrix: JSON alone on stdout: schema" '"schema": "calculet-evidence
 if grep -q '^| experiment' out.txt; then notok "matrix: no Markdown with --json -"; else ok "matrix: no Markdown with --json -"; fi
 expect_exit "decide --json refused" 2 exp-gate decide --json d.json "$d"
 expect_absent "decide --json refused: nothing written" d.json
-expect_exit "junit refused" 2 exp-gate matrix --junit m.xml "$d"
+expect_exit "summarize --junit refused" 2 exp-gate summarize --junit m.xml "$d"
 echo x > taken.md
 expect_exit "matrix: existing markdown kept without -f" 2 exp-gate matrix --markdown taken.md "$d"
 expect_exit "matrix: -f replaces it" 0 exp-gate matrix -f --markdown taken.md "$d"

@@ -348,3 +348,24 @@ print("ok difference interval = the Python reference %s, holds 0" % want if got 
 g = [c for c in s["cases"] if c["case_id"] == "prefill-p512-o1" and c["metric"] == "ttft_ms"][0]["delta_ci95"]
 print("ok the scaled case's interval lies below 0" if g[1] < 0 else f"not ok p512 interval {g}")
 PY
+
+# --- --junit for decide and matrix ---
+d=$(fresh junit)
+expect_exit "decide --junit: exit is the label's" 1 exp-gate decide --junit d.xml "$d"
+$PY - d.xml <<'PY'
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1]); cs = {c.get("name"): c for c in t.iter("testcase")}
+want = {"correctness": False, "p99_sla": False, "bottleneck_moved": False, "graph_gain": True, "decision": True}
+got = {n: c.find("failure") is not None for n, c in cs.items()}
+print("ok decide --junit: graph_gain and decision fail for the example's no_merge" if got == want else f"not ok decide --junit {got}")
+PY
+d2=$(fresh junit2); edit "$d2" 'scale("candidate", 0.88)'
+exp-gate decide "$d2" > /dev/null 2>&1
+d3=$(fresh junit3); edit "$d3" 'sub("accuracy/result.json", "\"new_nan\": 0", "\"new_nan\": 1")'
+expect_exit "matrix --junit: exit 0" 0 exp-gate matrix --json mj.json --junit m.xml "$d2" "$d3"
+$PY - m.xml <<'PY'
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1]); cs = list(t.iter("testcase"))
+fails = [c.find("failure") is not None for c in cs]
+print("ok matrix --junit: the reject fails, the soak passes" if sorted(fails) == [False, True] and len(cs) == 2 else f"not ok matrix --junit {fails}")
+PY
