@@ -211,6 +211,8 @@ typedef struct {
     double min_graph_b, min_graph_c;           /* the worst graph case's medians (ms) */
     size_t sla_abs_fail;                       /* cases over an absolute P99 budget */
     size_t not_significant;                    /* graph cases whose difference CI holds 0 */
+    size_t side_mismatch;                      /* graph cases whose sides' clock/temp differ */
+    char mismatch[400];
     const char *ns_case;
     double ns_lo, ns_hi;
     double sla_abs_p99, sla_abs_budget;
@@ -276,6 +278,27 @@ static void gather_cases(ev *e, case_facts *f)
         }
         if (!(impr >= e->in->graph_min))
             f->all_graph_pass = false;
+        /* both sides at the same clock and within the temperature band of each other */
+        const json_t *band = json_object_get(e->summary, "steady_band");
+        double cb = side_num(c, "baseline", "clock_ref_mhz");
+        double cc = side_num(c, "candidate", "clock_ref_mhz");
+        double tb = side_num(c, "baseline", "temperature_ref_c");
+        double tc = side_num(c, "candidate", "temperature_ref_c");
+        double cpct = num(band, "clock_pct"), tband = num(band, "temperature_c");
+        bool clock_off = isfinite(cb) && isfinite(cc) && isfinite(cpct) &&
+                         fabs(cc - cb) > fabs(cb) * cpct / 100.0;
+        bool temp_off = isfinite(tb) && isfinite(tc) && isfinite(tband) && fabs(tc - tb) > tband;
+        if ((clock_off || temp_off) && f->side_mismatch++ == 0)
+            snprintf(f->mismatch, sizeof f->mismatch,
+                     clock_off ? "; the sides ran at different clocks in %.200s: %.3f -> %.3f MHz "
+                                 "(%+.3f MHz, %+.2f %%; band %g %%)"
+                               : "; the sides ran at different temperatures in %.200s: %.3f -> "
+                                 "%.3f C (%+.3f C, %+.2f %%; band %g C)",
+                     json_string_value(json_object_get(c, "case_id")) ?: "?",
+                     clock_off ? cb : tb, clock_off ? cc : tc,
+                     clock_off ? cc - cb : tc - tb,
+                     clock_off ? 100.0 * (cc - cb) / cb : 100.0 * (tc - tb) / tb,
+                     clock_off ? cpct : tband);
         /* significance: the 95 % interval of candidate - baseline median must lie below 0 */
         const json_t *dci = json_object_get(c, "delta_ci95");
         double hi = json_is_number(json_array_get(dci, 1))
@@ -431,6 +454,10 @@ static const char *soak_blocked(const ev *e, const case_facts *f, char *buf, siz
                  "(first: %.200s on the %s side)", json_array_size(lone),
                  json_string_value(json_object_get(l0, "case_id")) ?: "?",
                  json_string_value(json_object_get(l0, "side")) ?: "?");
+        return buf;
+    }
+    if (f->side_mismatch) {
+        snprintf(buf, n, "%s", f->mismatch);
         return buf;
     }
     if (f->not_significant) {

@@ -95,7 +95,9 @@ static json_t *side_stats(const gate_group *g, int m)
               json_object_set_new(o, "ci95", ci) ||
               gate_set_int(o, "warmups", (long long)g->warmups) ||
               gate_set_int(o, "unsteady", (long long)(g->flagged_unsteady + g->band_unsteady)) ||
-              gate_set_int(o, "failed", (long long)g->failed);
+              gate_set_int(o, "failed", (long long)g->failed) ||
+              (isfinite(g->clock_ref) && gate_set_real(o, "clock_ref_mhz", g->clock_ref)) ||
+              (isfinite(g->temp_ref) && gate_set_real(o, "temperature_ref_c", g->temp_ref));
     if (bad) {
         json_decref(o);
         return NULL;

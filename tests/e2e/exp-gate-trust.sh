@@ -369,3 +369,25 @@ t = ET.parse(sys.argv[1]); cs = list(t.iter("testcase"))
 fails = [c.find("failure") is not None for c in cs]
 print("ok matrix --junit: the reject fails, the soak passes" if sorted(fails) == [False, True] and len(cs) == 2 else f"not ok matrix --junit {fails}")
 PY
+
+# --- both sides at the same clock and within the temperature band of each other ---
+# each side is steady within its own band, but the candidate ran 100 MHz lower (7.14 %, band
+# 2 %): the gain is not comparable, no soak. Then 60 C against 70 C (band 5 C).
+d=$(fresh clocks); edit "$d" '
+scale("candidate", 0.88)
+rs = lines()
+for r in rs:
+    r["clock_mhz"] = [1400.0, 1400.0] if r["side"] == "baseline" else [1300.0, 1300.0]
+save(rs)'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "different clocks: no soak" || notok "different clocks: no soak" "exit $rc: $(cat err.txt)"
+expect_grep "different clocks: said with both numbers" 'the sides ran at different clocks in prefill-p128-o1: 1400.000 -> 1300.000 MHz \(-100.000 MHz, -7.14 %; band 2 %\)' "$d/decision.json"
+d=$(fresh temps); edit "$d" '
+scale("candidate", 0.88)
+rs = lines()
+for r in rs:
+    r["chip_temperature_c"] = [60.0, 60.5] if r["side"] == "baseline" else [70.0, 70.5]
+save(rs)'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "different temperatures: no soak" || notok "different temperatures: no soak" "exit $rc: $(cat err.txt)"
+expect_grep "different temperatures: said" 'different temperatures in prefill-p128-o1: 60.250 -> 70.250 C \(\+10.000 C' "$d/decision.json"
