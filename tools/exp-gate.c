@@ -51,7 +51,7 @@ static const cli_option matrix_options[] = {
 
 static const cli_option top_options[] = {{0, 0, NULL, NULL, NULL, 0}};
 
-#define GATE_NO_JUNIT "not written: exp-gate makes no per-case test report (refused)"
+#define GATE_NO_JUNIT "not written: summarize makes no per-case test report (refused)"
 
 static const cli_spec summarize_spec = {
     .name = TOOL,
@@ -65,6 +65,11 @@ static const cli_spec summarize_spec = {
     .exit_status = "0 written or consistent, 1 --check findings, 2 invalid input or usage.",
 };
 
+#define DECIDE_JUNIT "JUnit XML: one case per section 17 rule and one for the decision,\n" \
+    "failed unless soak_24h (- = stdout)"
+#define MATRIX_JUNIT "JUnit XML: one case per experiment, failed when its re-derived\n" \
+    "decision is reject, skipped while planned (- = stdout)"
+
 static const cli_spec decide_spec = {
     .name = TOOL,
     .synopsis = "decide [OPTIONS] DIR",
@@ -72,7 +77,7 @@ static const cli_spec decide_spec = {
              "DIR/decision.md (--force replaces a hand-written decision.md).",
     .options = decide_options,
     .json_help = "not written: the decision is DIR/decision.json (refused)",
-    .junit_help = GATE_NO_JUNIT,
+    .junit_help = DECIDE_JUNIT,
     .exit_status = "0 soak_24h, 1 any other label, 2 invalid input or usage.",
 };
 
@@ -83,7 +88,7 @@ static const cli_spec matrix_spec = {
              "(Markdown to stdout by default).",
     .options = matrix_options,
     .json_help = "the matrix as JSON (- = stdout)",
-    .junit_help = GATE_NO_JUNIT,
+    .junit_help = MATRIX_JUNIT,
     .exit_status = "0 written, 2 invalid input or usage.",
 };
 
@@ -97,7 +102,7 @@ static const cli_spec top_spec = {
              "matrix     the section 19 operator evidence matrix",
     .options = top_options,
     .json_help = "see the subcommands (only matrix writes one)",
-    .junit_help = GATE_NO_JUNIT,
+    .junit_help = "decide and matrix (see their --help)",
     .exit_status = "summarize 0 written or consistent, 1 --check findings; decide 0 soak_24h,\n"
                    "1 any other label; matrix 0; 2 invalid input or usage.",
 };
@@ -168,8 +173,8 @@ static int parse(cli *c, const cli_spec *spec, gate_args *a, int argc, char **ar
     }
     if (id == CLI_EXIT)
         return c->status;
-    if (c->junit)
-        return cli_usage(c, "--junit does not apply: exp-gate makes no per-case test report");
+    if (c->junit && spec == &summarize_spec)
+        return cli_usage(c, "--junit does not apply to summarize (decide and matrix write one)");
     if (c->json && spec != &matrix_spec)
         return cli_usage(c, "--json does not apply to %s (%s)", argv[0],
                          spec == &decide_spec ? "the decision is DIR/decision.json"
@@ -237,6 +242,58 @@ static int cmd_summarize(cli *c, gate_args *a, const char *dir)
     return 0;
 }
 
+/* decide --junit: the rules that can stop a soak fail when they hold, graph_gain when it does
+ * not; the decision's own case fails unless soak_24h (docs/exp-gate.md). */
+static int decide_junit(const char *path, bool force, const json_t *d, golden_error *err)
+{
+    golden_junit_case cases[6];
+    char msg[6][2300];
+    size_t n = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(d, "rules"), i, r) {
+        const char *name = json_string_value(json_object_get(r, "rule"));
+        if (!name || !strcmp(name, "otherwise") || n >= 5)
+            continue;
+        bool holds = json_is_true(json_object_get(r, "holds"));
+        bool failed = strcmp(name, "graph_gain") ? holds : !holds;
+        snprintf(msg[n], sizeof msg[n], "%s", json_string_value(json_object_get(r, "reason")));
+        cases[n] = (golden_junit_case){TOOL " decide", name, failed, false,
+                                       failed ? msg[n] : NULL, NULL, 0};
+        n++;
+    }
+    const char *label = json_string_value(json_object_get(d, "decision"));
+    snprintf(msg[n], sizeof msg[n], "%s (rule %s)", label ? label : "?",
+             json_string_value(json_object_get(d, "rule")) ?: "?");
+    bool soak = label && !strcmp(label, "soak_24h");
+    cases[n] = (golden_junit_case){TOOL " decide", "decision", !soak, false, soak ? NULL : msg[n],
+                                   NULL, 0};
+    n++;
+    return golden_junit_write(path, force, json_string_value(json_object_get(d, "experiment_id")),
+                              cases, n, err);
+}
+
+static int matrix_junit(const char *path, bool force, const json_t *m, golden_error *err)
+{
+    const json_t *rows = json_object_get(m, "experiments");
+    size_t n = json_array_size(rows);
+    golden_junit_case *cases = calloc(n ? n : 1, sizeof *cases);
+    if (!cases)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *r = json_array_get(rows, i);
+        const char *concl = json_string_value(json_object_get(r, "conclusion")) ?: "?";
+        bool pending = !strncmp(concl, "pending", 7);
+        bool reject = !strncmp(concl, "reject", 6);
+        cases[i] = (golden_junit_case){TOOL " matrix",
+                                       json_string_value(json_object_get(r, "experiment_id")),
+                                       reject, pending, reject || pending ? concl : NULL, NULL, 0};
+    }
+    int rc = golden_junit_write(path, force, "evidence matrix", cases, n, err);
+    free(cases);
+    return rc;
+}
+
 static int cmd_decide(cli *c, gate_args *a, const char *dir)
 {
     golden_error err;
@@ -249,6 +306,7 @@ static int cmd_decide(cli *c, gate_args *a, const char *dir)
      * computed (and any error in it met) before decision.json is written */
     if ((a->html && golden_gate_summarize(dir, &a->gate, &sum, &err) != 0) ||
         golden_gate_decision_write(dir, d, c->force, &err) != 0 ||
+        (c->junit && decide_junit(c->junit, c->force, d, &err) != 0) ||
         (a->html && golden_html_gate_report(d, sum, a->html, c->force, &err) != 0)) {
         json_decref(sum);
         json_decref(d);
@@ -282,7 +340,7 @@ static int cmd_matrix(cli *c, gate_args *a, char **dirs, size_t n)
     golden_error_clear(&err);
     const char *md_path = a->markdown;
     json_t *m;
-    if (golden_gate_matrix((const char *const *)dirs, n, &m, &err) != 0)
+    if (golden_gate_matrix_opts((const char *const *)dirs, n, &a->gate, &m, &err) != 0)
         return cli_fail(c, &err);
     if (!md_path && !c->json)
         md_path = "-"; /* checked with the other outputs by cli_outputs_ok in main */
@@ -299,6 +357,8 @@ static int cmd_matrix(cli *c, gate_args *a, char **dirs, size_t n)
     } else if (c->json && write_text(c->json, js, c->force, &err) != 0) {
         rc = cli_fail(c, &err);
     } else if (md_path && write_text(md_path, md, c->force, &err) != 0) {
+        rc = cli_fail(c, &err);
+    } else if (c->junit && matrix_junit(c->junit, c->force, m, &err) != 0) {
         rc = cli_fail(c, &err);
     }
     free(md);

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "golden/doc.h"
 
 /* Positions live beside the tree, keyed by node address: appended while parsing (cheap,
@@ -62,6 +63,12 @@ int doc_parse_real(const char *s, size_t len, double *out);
 /* text.c: fill err with code, the message built from fmt and the place name:line:col. */
 int doc_failv(golden_error *err, golden_code code, const char *name, size_t line, size_t col,
               const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+
+/* load.c: read once into (*buf)[len, *cap), first doubling the buffer (to at most limit bytes)
+ * when it is full; EINTR retried. Bytes read (0: end of file), -1 a read error (errno), or
+ * DOC_READ_NOMEM. */
+#define DOC_READ_NOMEM (-2)
+ssize_t doc_read_more(int fd, char **buf, size_t *cap, size_t len, size_t limit);
 
 /* arena.c: build d's tree in an arena when the program opted in and the input is large;
  * end after the load; free an arena (NULL is fine). */

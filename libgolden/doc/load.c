@@ -104,18 +104,16 @@ int golden_doc_load_json(const char *name, const char *buf, size_t len, size_t f
     return load_any(name, buf, len, 1, first_line ? first_line : 1, 0, out, err);
 }
 
-#define READ_NOMEM (-2)
-
 /* Read once into (*buf)[len, *cap), first doubling the buffer (to at most limit bytes) when it
  * is full; EINTR is retried. Bytes read (0: end of file), -1 a read error (errno says which),
- * or READ_NOMEM. Callers refuse input before the buffer reaches limit, so it always grows. */
-static ssize_t read_more(int fd, char **buf, size_t *cap, size_t len, size_t limit)
+ * or DOC_READ_NOMEM. Callers refuse input before the buffer reaches limit, so it always grows. */
+ssize_t doc_read_more(int fd, char **buf, size_t *cap, size_t len, size_t limit)
 {
     if (len == *cap) {
         size_t ncap = *cap * 2 > limit ? limit : *cap * 2;
         char *nb = realloc(*buf, ncap);
         if (!nb)
-            return READ_NOMEM;
+            return DOC_READ_NOMEM;
         *buf = nb;
         *cap = ncap;
     }
@@ -178,8 +176,8 @@ static int read_all(const char *path, char **out, size_t *outlen, size_t *mapped
                                         (size_t)GOLDEN_DOC_MAX_BYTES);
             }
         }
-        ssize_t r = read_more(fd, &buf, &cap, len, GOLDEN_DOC_MAX_BYTES + 1);
-        if (r == READ_NOMEM) {
+        ssize_t r = doc_read_more(fd, &buf, &cap, len, GOLDEN_DOC_MAX_BYTES + 1);
+        if (r == DOC_READ_NOMEM) {
             free(buf);
             close(fd);
             return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
@@ -226,99 +224,28 @@ int golden_doc_load_file(const char *path, golden_doc **out, golden_error *err)
     return rc;
 }
 
-/* JSON Lines: a bounded line buffer; a line longer than the cap is refused as soon as the
- * cap is passed, so a 1 GB line costs 64 MiB of memory, not 1 GB. */
+/* JSON Lines: each non-blank line through the strict JSON reader, on lines.c's bounded line
+ * reader (the one reader of line files: a line longer than the cap is refused as soon as the
+ * cap is passed, so a 1 GB line costs 64 MiB of memory, not 1 GB). */
+typedef struct {
+    golden_jsonl_fn fn;
+    void *ctx;
+    const char *path;
+} jsonl_ctx;
+
+static int jsonl_line(void *ctx, const char *line, size_t len, size_t line_no, golden_error *err)
+{
+    jsonl_ctx *c = ctx;
+    golden_doc *d;
+    if (golden_doc_load_json(c->path, line, len, line_no, &d, err) < 0)
+        return GOLDEN_ERR;
+    int r = c->fn(c->ctx, d, line_no, err);
+    golden_doc_free(d);
+    return r;
+}
+
 int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golden_error *err)
 {
-    int fd = golden_infile_open(path, GOLDEN_IN_STREAM, err); /* never blocks on a FIFO */
-    if (fd < 0)
-        return GOLDEN_ERR;
-    struct stat st;
-    bool have_st = fstat(fd, &st) == 0;
-    if (have_st && S_ISDIR(st.st_mode)) {
-        close(fd);
-        return golden_fail_what(err, GOLDEN_EINVAL, path, "is a directory, not a document");
-    }
-    /* 1 MiB, or less for a small regular file (the buffer doubles as lines need it) */
-    size_t cap = 1 << 20, start = 0, len = 0, scan = 0, line_no = 1;
-    if (have_st && S_ISREG(st.st_mode) && st.st_size >= 0 && (uint64_t)st.st_size < cap)
-        cap = (size_t)st.st_size + 1 < 4096 ? 4096 : (size_t)st.st_size + 1;
-    char *buf = malloc(cap);
-    if (!buf) {
-        close(fd);
-        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
-    }
-    int rc = GOLDEN_OK, eof = 0;
-    while (rc == GOLDEN_OK) {
-        char *nl = scan < len ? memchr(buf + scan, '\n', len - scan) : NULL;
-        if (!nl && !eof) {
-            if (len - start > GOLDEN_JSONL_MAX_LINE) {
-                rc = golden_fail_where(err, GOLDEN_EINVAL, "line longer than the 64 MiB limit of JSON Lines",
-                                       "%s:%zu", path, line_no);
-                break;
-            }
-            if (start > 0) {
-                memmove(buf, buf + start, len - start);
-                len -= start;
-                scan -= start;
-                start = 0;
-            }
-            ssize_t r = read_more(fd, &buf, &cap, len, GOLDEN_JSONL_MAX_LINE + 2);
-            if (r == READ_NOMEM) {
-                rc = golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
-                break;
-            }
-            if (r < 0) {
-                rc = golden_fail_what(err, golden_code_from_errno(errno), path, "read error: %s", strerror(errno));
-                break;
-            }
-            if (r == 0)
-                eof = 1;
-            scan = len;
-            len += (size_t)r;
-            continue;
-        }
-        size_t end = nl ? (size_t)(nl - buf) : len;
-        if (!nl && start == len)
-            break;
-        size_t llen = end - start;
-        if (llen > GOLDEN_JSONL_MAX_LINE) {
-            rc = golden_fail_where(err, GOLDEN_EINVAL, "line longer than the 64 MiB limit of JSON Lines", "%s:%zu",
-                                   path, line_no);
-            break;
-        }
-        if (llen && buf[start + llen - 1] == '\r')
-            llen--;
-        int blank = 1;
-        for (size_t i = 0; i < llen && blank; i++) {
-            char c = buf[start + i];
-            blank = c == ' ' || c == '\t' || c == '\r';
-        }
-        /* a byte order mark may open the file, never a later line (a concatenation slip) */
-        if (line_no > 1 && llen >= 3 && memcmp(buf + start, "\xEF\xBB\xBF", 3) == 0) {
-            rc = golden_fail_where(err, GOLDEN_EINVAL, "byte order mark in the middle of a JSON "
-                                   "Lines file", "%s:%zu", path, line_no);
-            break;
-        }
-        if (!blank) {
-            golden_doc *d;
-            if (golden_doc_load_json(path, buf + start, llen, line_no, &d, err) < 0) {
-                rc = GOLDEN_ERR;
-                break;
-            }
-            int r = fn(ctx, d, line_no, err);
-            golden_doc_free(d);
-            if (r != 0) {
-                rc = r;
-                break;
-            }
-        }
-        line_no++;
-        start = scan = nl ? end + 1 : len;
-        if (!nl)
-            break;
-    }
-    free(buf);
-    close(fd);
-    return rc;
+    jsonl_ctx c = {fn, ctx, path};
+    return golden_doc_each_line(path, GOLDEN_JSONL_MAX_LINE, jsonl_line, &c, err);
 }

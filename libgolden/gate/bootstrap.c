@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "golden/gate_stats.h"
+#include "gate/gate_int.h"
 #include "util/pool.h"
 
 #define GOLDEN_GOLDEN_GAMMA 0x9E3779B97F4A7C15ull
@@ -50,7 +50,7 @@ static double resample_median(const boot_ctx *c, unsigned long b, uint32_t *cnt)
     }
     if (k + 1 >= n)
         return c->x[ia];
-    return c->x[ia] + (h - fl) * (c->x[ib] - c->x[ia]);
+    return gate_lerp(c->x[ia], c->x[ib], h - fl);
 }
 
 static int boot_block(void *ctx, size_t item, int worker, golden_error *err)
@@ -71,12 +71,9 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int golden_gate_bootstrap_median(const double *sorted, size_t n, unsigned long B, uint64_t seed,
-                                 int threads, double ci[2], golden_error *err)
+int gate_bootstrap_medians(const double *sorted, size_t n, unsigned long B, uint64_t seed,
+                           int threads, double *medians, golden_error *err)
 {
-    ci[0] = ci[1] = NAN;
-    if (B == 0 || n == 0)
-        return 0;
     if (n > UINT32_MAX)
         return golden_fail_what(err, GOLDEN_EUNSUPPORTED, NULL,
                                 "bootstrap of %zu values: at most 2^32 - 1 per sample", n);
@@ -85,21 +82,42 @@ int golden_gate_bootstrap_median(const double *sorted, size_t n, unsigned long B
         threads = golden_cpu_count();
     if ((size_t)threads > blocks)
         threads = (int)blocks;
-    boot_ctx c = {sorted, n, B, seed, NULL, NULL};
+    boot_ctx c = {sorted, n, B, seed, NULL, medians};
     c.counts = malloc((size_t)threads * n * sizeof *c.counts);
-    c.medians = malloc(B * sizeof *c.medians);
-    if (!c.counts || !c.medians) {
-        free(c.counts);
-        free(c.medians);
+    if (!c.counts)
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory for the bootstrap");
-    }
     int rc = golden_parallel_for(blocks, threads, boot_block, &c, err);
-    if (rc == 0) {
-        qsort(c.medians, B, sizeof *c.medians, cmp_double);
-        ci[0] = golden_gate_percentile(c.medians, B, 0.025);
-        ci[1] = golden_gate_percentile(c.medians, B, 0.975);
-    }
     free(c.counts);
-    free(c.medians);
     return rc;
+}
+
+int golden_gate_bootstrap_median(const double *sorted, size_t n, unsigned long B, uint64_t seed,
+                                 int threads, double ci[2], golden_error *err)
+{
+    ci[0] = ci[1] = NAN;
+    if (B == 0 || n == 0)
+        return 0;
+    double *medians = malloc(B * sizeof *medians);
+    if (!medians)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory for the bootstrap");
+    int rc = gate_bootstrap_medians(sorted, n, B, seed, threads, medians, err);
+    if (rc == 0) {
+        qsort(medians, B, sizeof *medians, cmp_double);
+        ci[0] = golden_gate_percentile(medians, B, 0.025);
+        ci[1] = golden_gate_percentile(medians, B, 0.975);
+    }
+    free(medians);
+    return rc;
+}
+
+void gate_diff_ci(const double *base, const double *cand, unsigned long B, double *scratch,
+                  double ci[2])
+{
+    for (unsigned long b = 0; b < B; b++) {
+        double d = cand[b] - base[b];
+        scratch[b] = isnan(d) ? INFINITY : d; /* +inf - +inf: no improvement shown */
+    }
+    qsort(scratch, B, sizeof *scratch, cmp_double);
+    ci[0] = golden_gate_percentile(scratch, B, 0.025);
+    ci[1] = golden_gate_percentile(scratch, B, 0.975);
 }

@@ -226,6 +226,12 @@ int golden_gate_check(const char *dir, const golden_gate_opts *o, golden_finding
         goto out;
     *checked = true;
     rc = golden_gate_compare(golden_doc_root(doc), computed, sum, out, err);
+    json_t *rep = json_object_get(computed, "repeated_request_ids");
+    if (rc == 0 && json_integer_value(rep) > 0 &&
+        golden_findings_add(out, GOLDEN_SEV_ERROR, "request-unique", raw, 0, 0, "", err,
+                            "%lld line(s) repeat an earlier request_id: each counted once",
+                            (long long)json_integer_value(rep)) != 0)
+        rc = -1;
 out:
     json_decref(computed);
     golden_doc_free(doc);

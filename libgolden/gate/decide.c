@@ -117,16 +117,38 @@ static double improvement(const json_t *c)
 static void rule_correctness(ev *e)
 {
     const gate_inputs *in = e->in;
-    bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0;
+    bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0 ||
+                 in->verify_failed > 0 || in->accuracy_contradictions > 0 ||
+                 in->candidate_faults_correctness > 0;
     json_t *inputs = json_pack("{s:s,s:I,s:I,s:I,s:I}", "accuracy_verdict",
                                in->accuracy_pass ? "pass" : "fail", "golden_diff_reports",
                                (json_int_t)in->reports, "golden_diff_reports_failed",
                                (json_int_t)in->reports_failed, "candidate_faults",
                                (json_int_t)in->candidate_faults, "candidate_faults_unrecovered",
                                (json_int_t)in->candidate_faults_failed);
+    if (inputs)
+        e->oom |= json_object_set_new(inputs, "manifest_verify_correctness_findings",
+                                      json_integer((json_int_t)in->verify_failed)) ||
+                  json_object_set_new(inputs, "accuracy_numbers_failing",
+                                      json_integer((json_int_t)in->accuracy_contradictions)) ||
+                  json_object_set_new(inputs, "candidate_faults_correctness",
+                                      json_integer((json_int_t)in->candidate_faults_correctness));
     if (!in->accuracy_pass)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "accuracy/result.json says fail");
+    else if (in->candidate_faults_correctness)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "%zu candidate fault(s) of a correctness class (nan_output, crc_mismatch) in "
+             "stability/faults.jsonl: a wrong answer, whatever the recovery",
+             in->candidate_faults_correctness);
+    else if (in->accuracy_contradictions)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "accuracy/result.json says pass but %zu of its numbers do not (first: %s)",
+             in->accuracy_contradictions, in->accuracy_first);
+    else if (in->verify_failed)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "manifest-verify finds %zu correctness failure(s); first: %s", in->verify_failed,
+             in->verify_first);
     else if (in->reports_failed)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "%zu of %zu golden-diff reports fail (first: %s)", in->reports_failed, in->reports,
@@ -149,6 +171,13 @@ static void rule_correctness(ev *e)
              in->near_tie_flips);
 }
 
+/* A per-side count of both sides (absent or negative: 0). */
+static long long count_of(const json_t *c, const char *k)
+{
+    double b = side_num(c, "baseline", k), d = side_num(c, "candidate", k);
+    return (long long)(b > 0 ? b : 0) + (long long)(d > 0 ? d : 0);
+}
+
 /* One line per case for the JSON and the text. */
 static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99r, bool ins)
 {
@@ -167,10 +196,10 @@ static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99
               gate_set_real(o, "baseline_p99", side_num(c, "baseline", "p99")) ||
               gate_set_real(o, "candidate_p99", side_num(c, "candidate", "p99")) ||
               gate_set_real(o, "p99_regression_pct", p99r) ||
-              gate_set_int(o, "unsteady", (long long)(side_num(c, "baseline", "unsteady") > 0 ?
-                                                          side_num(c, "baseline", "unsteady") : 0) +
-                                              (long long)(side_num(c, "candidate", "unsteady") > 0 ?
-                                                          side_num(c, "candidate", "unsteady") : 0)) ||
+              gate_set_int(o, "unsteady", count_of(c, "unsteady")) ||
+              gate_set_int(o, "failed", count_of(c, "failed")) ||
+              (json_object_get(c, "delta_ci95") &&
+               json_object_set(o, "delta_ci95", json_object_get(c, "delta_ci95"))) ||
               json_array_append_new(e->cases, o);
 }
 
@@ -178,7 +207,16 @@ static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99
 typedef struct {
     size_t graph_cases, insufficient, p99_fail, p99_fail_insufficient;
     double worst_p99, worst_p99_graph_impr, min_graph_impr;
-    const char *worst_p99_case, *min_graph_case;
+    double worst_p99_b, worst_p99_c;           /* its P99s (ms) */
+    double min_graph_b, min_graph_c;           /* the worst graph case's medians (ms) */
+    size_t sla_abs_fail;                       /* cases over an absolute P99 budget */
+    size_t not_significant;                    /* graph cases whose difference CI holds 0 */
+    size_t side_mismatch;                      /* graph cases whose sides' clock/temp differ */
+    char mismatch[400];
+    const char *ns_case;
+    double ns_lo, ns_hi;
+    double sla_abs_p99, sla_abs_budget;
+    const char *worst_p99_case, *min_graph_case, *sla_abs_case, *sla_abs_metric;
     bool all_graph_pass;
 } case_facts;
 
@@ -206,6 +244,22 @@ static void gather_cases(ev *e, case_facts *f)
             if (!ins && (isnan(p99r) || p99r > f->worst_p99)) {
                 f->worst_p99 = isnan(p99r) ? INFINITY : p99r;
                 f->worst_p99_case = json_string_value(json_object_get(c, "case_id"));
+                f->worst_p99_b = side_num(c, "baseline", "p99");
+                f->worst_p99_c = side_num(c, "candidate", "p99");
+            }
+        }
+        /* the absolute budget: a null P99 is +inf (failed requests), never within it */
+        double budget = !strcmp(m, "ttft_ms") ? e->in->p99_ttft_max
+                        : !strcmp(m, "tpot_ms") ? e->in->p99_tpot_max : NAN;
+        double cp99 = side_num(c, "candidate", "p99");
+        if (sla && !isnan(budget) && !(cp99 <= budget)) {
+            if (ins)
+                f->p99_fail_insufficient++;
+            else if (f->sla_abs_fail++ == 0 || !(cp99 <= f->sla_abs_p99)) {
+                f->sla_abs_p99 = isnan(cp99) ? INFINITY : cp99;
+                f->sla_abs_budget = budget;
+                f->sla_abs_case = json_string_value(json_object_get(c, "case_id"));
+                f->sla_abs_metric = m;
             }
         }
         if (!graph)
@@ -219,10 +273,54 @@ static void gather_cases(ev *e, case_facts *f)
         if (!(impr >= f->min_graph_impr)) {
             f->min_graph_impr = isnan(impr) ? -INFINITY : impr;
             f->min_graph_case = json_string_value(json_object_get(c, "case_id"));
+            f->min_graph_b = side_num(c, "baseline", "median");
+            f->min_graph_c = side_num(c, "candidate", "median");
         }
         if (!(impr >= e->in->graph_min))
             f->all_graph_pass = false;
+        /* both sides at the same clock and within the temperature band of each other */
+        const json_t *band = json_object_get(e->summary, "steady_band");
+        double cb = side_num(c, "baseline", "clock_ref_mhz");
+        double cc = side_num(c, "candidate", "clock_ref_mhz");
+        double tb = side_num(c, "baseline", "temperature_ref_c");
+        double tc = side_num(c, "candidate", "temperature_ref_c");
+        double cpct = num(band, "clock_pct"), tband = num(band, "temperature_c");
+        bool clock_off = isfinite(cb) && isfinite(cc) && isfinite(cpct) &&
+                         fabs(cc - cb) > fabs(cb) * cpct / 100.0;
+        bool temp_off = isfinite(tb) && isfinite(tc) && isfinite(tband) && fabs(tc - tb) > tband;
+        if ((clock_off || temp_off) && f->side_mismatch++ == 0)
+            snprintf(f->mismatch, sizeof f->mismatch,
+                     clock_off ? "; the sides ran at different clocks in %.200s: %.3f -> %.3f MHz "
+                                 "(%+.3f MHz, %+.2f %%; band %g %%)"
+                               : "; the sides ran at different temperatures in %.200s: %.3f -> "
+                                 "%.3f C (%+.3f C, %+.2f %%; band %g C)",
+                     json_string_value(json_object_get(c, "case_id")) ?: "?",
+                     clock_off ? cb : tb, clock_off ? cc : tc,
+                     clock_off ? cc - cb : tc - tb,
+                     clock_off ? 100.0 * (cc - cb) / cb : 100.0 * (tc - tb) / tb,
+                     clock_off ? cpct : tband);
+        /* significance: the 95 % interval of candidate - baseline median must lie below 0 */
+        const json_t *dci = json_object_get(c, "delta_ci95");
+        double hi = json_is_number(json_array_get(dci, 1))
+                        ? json_number_value(json_array_get(dci, 1)) : NAN;
+        if (!(hi < 0)) {
+            f->all_graph_pass = false;
+            if (f->not_significant++ == 0) {
+                f->ns_case = json_string_value(json_object_get(c, "case_id"));
+                f->ns_lo = json_is_number(json_array_get(dci, 0))
+                               ? json_number_value(json_array_get(dci, 0)) : NAN;
+                f->ns_hi = hi;
+            }
+        }
     }
+    long long failed = 0;
+    json_array_foreach((json_t *)cases, i, c)
+        if (is_graph_level(c, cases))
+            failed += count_of(c, "failed");
+    if (failed)
+        note(e, "%lld measured request(s) of graph-level cases without their latency (timeout "
+                "or error): counted as the worst latency (+inf) in their case, not dropped",
+             failed);
     size_t lone = json_array_size(json_object_get(e->summary, "one_sided"));
     if (lone)
         note(e, "%zu case(s) measured on one side only: not compared", lone);
@@ -238,16 +336,32 @@ static void gather_cases(ev *e, case_facts *f)
 static void rule_p99(ev *e, const case_facts *f)
 {
     golden_gate_label l = e->in->keep_experiment ? GOLDEN_GATE_EXPERIMENT_ONLY : GOLDEN_GATE_REJECT;
-    json_t *in = json_pack("{s:f,s:I}", "p99_regression_max_pct", e->in->p99_max,
-                           "cases_failing", (json_int_t)f->p99_fail);
+    json_t *in = json_pack("{s:f,s:I,s:I}", "p99_regression_max_pct", e->in->p99_max,
+                           "cases_failing", (json_int_t)f->p99_fail, "cases_over_budget",
+                           (json_int_t)f->sla_abs_fail);
+    if (in)
+        e->oom |= gate_set_real(in, "p99_ttft_ms_max", e->in->p99_ttft_max) ||
+                  gate_set_real(in, "p99_tpot_ms_max", e->in->p99_tpot_max);
+    const char *keep = e->in->keep_experiment ? "; the hypothesis asks to keep it as an experiment"
+                                              : "";
     if (f->p99_fail)
         rule(e, "p99_sla", true, l, in,
-             "P99 regression in %zu case(s); worst %s: %+.3f %% (limit %g %%)%s", f->p99_fail,
-             f->worst_p99_case ? f->worst_p99_case : "?", f->worst_p99, e->in->p99_max,
-             e->in->keep_experiment ? "; the hypothesis asks to keep it as an experiment" : "");
+             "P99 regression in %zu case(s); worst %s: %.3f -> %.3f ms (%+.3f ms, %+.3f %%; "
+             "limit %g %%)%s", f->p99_fail, f->worst_p99_case ? f->worst_p99_case : "?",
+             f->worst_p99_b, f->worst_p99_c, f->worst_p99_c - f->worst_p99_b, f->worst_p99,
+             e->in->p99_max, keep);
+    else if (f->sla_abs_fail)
+        rule(e, "p99_sla", true, l, in,
+             "%zu case(s) over the absolute P99 budget; worst %s %s: P99 %.3f ms, budget %g ms "
+             "(%+.3f ms, %+.2f %% over)%s", f->sla_abs_fail,
+             f->sla_abs_case ? f->sla_abs_case : "?", f->sla_abs_metric ? f->sla_abs_metric : "?",
+             f->sla_abs_p99, f->sla_abs_budget, f->sla_abs_p99 - f->sla_abs_budget,
+             100.0 * (f->sla_abs_p99 - f->sla_abs_budget) / f->sla_abs_budget, keep);
     else
-        rule(e, "p99_sla", false, l, in, "no sufficient case regresses its P99 by more than %g %%",
-             e->in->p99_max);
+        rule(e, "p99_sla", false, l, in, "no sufficient case regresses its P99 by more than %g %%%s",
+             e->in->p99_max,
+             isnan(e->in->p99_ttft_max) && isnan(e->in->p99_tpot_max)
+                 ? "" : " or exceeds the absolute P99 budget");
 }
 
 /* The target family's cycles on both sides, from the summary's trace (NaN when not sided). */
@@ -330,30 +444,67 @@ static bool family_conditions(ev *e, double timpr, const case_facts *f, char *wh
     return true;
 }
 
+/* Why a graph gain, however large, is no soak: an incomplete comparison or an unsound side. */
+static const char *soak_blocked(const ev *e, const case_facts *f, char *buf, size_t n)
+{
+    const json_t *lone = json_object_get(e->summary, "one_sided");
+    if (json_array_size(lone)) {
+        const json_t *l0 = json_array_get(lone, 0);
+        snprintf(buf, n, "; the comparison is incomplete: %zu case(s) measured on one side only "
+                 "(first: %.200s on the %s side)", json_array_size(lone),
+                 json_string_value(json_object_get(l0, "case_id")) ?: "?",
+                 json_string_value(json_object_get(l0, "side")) ?: "?");
+        return buf;
+    }
+    if (f->side_mismatch) {
+        snprintf(buf, n, "%s", f->mismatch);
+        return buf;
+    }
+    if (f->not_significant) {
+        snprintf(buf, n, "; not significant: the 95 %% bootstrap interval of the difference of "
+                 "medians of %.200s, [%.3f, %.3f] ms, does not lie below zero (%zu case(s))",
+                 f->ns_case ? f->ns_case : "?", f->ns_lo, f->ns_hi, f->not_significant);
+        return buf;
+    }
+    if (e->in->fatal_unretested) {
+        snprintf(buf, n, "; %zu fatal fault(s) whose retest after reset did not run or failed",
+                 e->in->fatal_unretested);
+        return buf;
+    }
+    return NULL;
+}
+
 static void rule_soak(ev *e, const case_facts *f, double timpr)
 {
     size_t unsteady = total_unsteady(e);
-    char fam[256];
+    char fam[256], blockbuf[400];
     bool fam_ok = family_conditions(e, timpr, f, fam, sizeof fam);
+    const char *blocked = soak_blocked(e, f, blockbuf, sizeof blockbuf);
     bool sufficient = f->graph_cases > 0 && f->insufficient == 0;
-    bool holds = sufficient && f->all_graph_pass && unsteady == 0 && fam_ok;
-    json_t *in = json_pack("{s:f,s:I,s:I,s:I}", "graph_improvement_min_pct", e->in->graph_min,
-                           "graph_cases", (json_int_t)f->graph_cases, "insufficient_cases",
-                           (json_int_t)f->insufficient, "unsteady_samples", (json_int_t)unsteady);
+    bool holds = sufficient && f->all_graph_pass && unsteady == 0 && fam_ok && !blocked;
+    json_t *in = json_pack("{s:f,s:I,s:I,s:I,s:I,s:I}", "graph_improvement_min_pct",
+                           e->in->graph_min, "graph_cases", (json_int_t)f->graph_cases,
+                           "insufficient_cases", (json_int_t)f->insufficient, "unsteady_samples",
+                           (json_int_t)unsteady, "one_sided_cases",
+                           (json_int_t)json_array_size(json_object_get(e->summary, "one_sided")),
+                           "fatal_faults_unretested", (json_int_t)e->in->fatal_unretested);
     if (in)
         e->oom |= gate_set_real(in, "worst_graph_improvement_pct",
                                 f->graph_cases > f->insufficient ? f->min_graph_impr : NAN);
     const char *subject = whole_graph_only(e) ? "the whole-graph candidate" : "the graph";
     if (!sufficient)
         rule(e, "graph_gain", false, GOLDEN_GATE_SOAK_24H, in,
-             "not met: %s", f->graph_cases ? "insufficient cases cannot lead to a soak"
-                                           : "no graph-level metric measured");
+             "not met: %s%s", f->graph_cases ? "insufficient cases cannot lead to a soak"
+                                             : "no graph-level metric measured",
+             blocked ? blocked : "");
     else
         rule(e, "graph_gain", holds, GOLDEN_GATE_SOAK_24H, in,
-             "%s: worst case %s improves %.3f %% (needs %g %%), %zu unsteady sample(s)%s%s",
+             "%s: worst case %s improves %.3f %% (%.3f -> %.3f ms, %+.3f ms; needs %g %%), "
+             "%zu unsteady sample(s)%s%s%s",
              holds ? "met" : "not met", f->min_graph_case ? f->min_graph_case : "-",
-             f->min_graph_impr, e->in->graph_min, unsteady,
-             unsteady ? " (power/temperature not steady)" : "", fam);
+             f->min_graph_impr, f->min_graph_b, f->min_graph_c, f->min_graph_c - f->min_graph_b,
+             e->in->graph_min, unsteady, unsteady ? " (power/temperature not steady)" : "", fam,
+             blocked ? blocked : "");
     if (holds && whole_graph_only(e))
         note(e, "whole-graph timing only: %s is faster; no gain is attributed to a kernel",
              subject);
@@ -431,7 +582,7 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
 }
 
 /* The summary to decide on: recomputed from the raw data, and the stored one must agree. */
-static int decision_summary(const char *dir, const golden_gate_opts *o, json_t **sum,
+static int decision_summary(const char *dir, const golden_gate_opts *o, bool write, json_t **sum,
                             const char **source, golden_error *err)
 {
     *sum = NULL;
@@ -443,6 +594,11 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, json_t *
         goto out;
     }
     bool have_raw = access(raw, F_OK) == 0, have_sum = access(stored, F_OK) == 0;
+    char *seal = gate_path(dir, "SHA256SUMS");
+    /* A sealed folder gets no new file: the seal would no longer hold. */
+    if (!seal || access(seal, F_OK) == 0)
+        write = false;
+    free(seal);
     if (have_raw && have_sum) {
         golden_findings fs;
         golden_findings_init(&fs);
@@ -459,55 +615,57 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, json_t *
         if (rc != 0)
             goto out;
     }
-    if (have_raw) {
-        golden_gate_opts eff = *o;
-        golden_doc *sd = NULL;
-        /* Decide on the numbers the stored summary shows: its own seed and resamples. */
-        if (have_sum && golden_doc_load_file(stored, &sd, err) == 0) {
-            json_t *b = json_object_get(golden_doc_root(sd), "bootstrap");
-            const char *seed = json_string_value(json_object_get(b, "seed"));
-            if (seed && !o->seed_set)
-                eff.seed = strtoull(seed, NULL, 10);
-            json_t *r = json_object_get(b, "resamples");
-            if (json_is_integer(r) && json_integer_value(r) > 0 && !o->bootstrap_set)
-                eff.bootstrap = (unsigned long)json_integer_value(r);
-            golden_doc_free(sd);
-        }
-        rc = golden_gate_summarize(dir, &eff, sum, err);
-        *source = have_sum ? "recomputed, matches performance/summary.json"
-                           : "recomputed, written to performance/summary.json";
-        /* A folder without a summary gets the one the decision rests on. */
-        if (rc == 0 && !have_sum)
-            rc = golden_gate_summary_write(dir, *sum, false, err);
-    } else if (have_sum) {
-        golden_doc *sd = NULL;
-        rc = golden_doc_load_file(stored, &sd, err);
-        if (rc == 0) {
-            *sum = json_deep_copy(golden_doc_root(sd));
-            golden_doc_free(sd);
-            rc = *sum ? 0 : gate_oom(err);
-        }
-        *source = "stored (no raw requests to recompute it from)";
-    } else
+    if (!have_raw) {
+        /* Section 18.8: raw data, not only slides. A stored summary never stands in for it. */
         rc = golden_fail_where(err, GOLDEN_ENOTFOUND,
-                               "neither raw-requests.jsonl nor summary.json", "%s/performance",
-                               dir);
+                               have_sum ? "no raw requests: a stored summary.json is not "
+                                          "evidence on its own (nothing decided)"
+                                        : "no raw requests to compute the summary from",
+                               "%s", raw);
+        goto out;
+    }
+    golden_gate_opts eff = *o;
+    golden_doc *sd = NULL;
+    /* Decide on the numbers the stored summary shows: its own seed and resamples. */
+    if (have_sum && golden_doc_load_file(stored, &sd, err) == 0) {
+        json_t *b = json_object_get(golden_doc_root(sd), "bootstrap");
+        const char *seed = json_string_value(json_object_get(b, "seed"));
+        if (seed && !o->seed_set)
+            eff.seed = strtoull(seed, NULL, 10);
+        json_t *r = json_object_get(b, "resamples");
+        if (json_is_integer(r) && json_integer_value(r) > 0 && !o->bootstrap_set)
+            eff.bootstrap = (unsigned long)json_integer_value(r);
+        golden_doc_free(sd);
+    }
+    rc = golden_gate_summarize(dir, &eff, sum, err);
+    *source = have_sum ? "recomputed, matches performance/summary.json"
+                       : "recomputed, written to performance/summary.json";
+    /* A folder without a summary gets the one the decision rests on. */
+    if (rc == 0 && !have_sum && write)
+        rc = golden_gate_summary_write(dir, *sum, false, err);
+    else if (!have_sum)
+        *source = "recomputed from the raw requests";
 out:
     free(raw);
     free(stored);
     return rc;
 }
 
-int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
-                       golden_gate_label *label, golden_error *err)
+int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, json_t **out,
+                golden_gate_label *label, golden_error *err)
 {
     *out = NULL;
-    gate_inputs in;
-    if (gate_inputs_read(dir, &in, err) != 0)
+    gate_inputs in, v;
+    memset(&v, 0, sizeof v);
+    /* manifest-verify's experiment check first: nothing is decided on a folder that fails it */
+    if (gate_verify(dir, o->threads, &v, err) != 0 || gate_inputs_read(dir, &in, err) != 0)
         return -1;
+    in.verified = v.verified;
+    in.verify_failed = v.verify_failed;
+    memcpy(in.verify_first, v.verify_first, sizeof in.verify_first);
     json_t *sum = NULL;
     const char *source = "";
-    int rc = decision_summary(dir, o, &sum, &source, err);
+    int rc = decision_summary(dir, o, write_summary, &sum, &source, err);
     if (rc == 0) {
         rc = evaluate(&in, sum, source, out, label, err);
         if (rc == 0 && !json_is_string(json_object_get(sum, "attribution")))
@@ -516,4 +674,10 @@ int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
     json_decref(sum);
     gate_inputs_free(&in);
     return rc;
+}
+
+int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
+                       golden_gate_label *label, golden_error *err)
+{
+    return gate_decide(dir, o, true, out, label, err);
 }

@@ -15,13 +15,34 @@ typedef struct {
     double p99_max, target_min, graph_min, phase_min;
     bool keep_experiment;
     bool accuracy_pass;
+    size_t accuracy_contradictions; /* numbers of accuracy/result.json that miss their bound */
+    char accuracy_first[400];
     long long near_tie_flips;
     size_t reports, reports_failed;
     char first_failed_report[512];
     bool faults_present;
     size_t faults, candidate_faults, candidate_faults_failed, candidate_faults_unretested;
+    size_t candidate_faults_correctness; /* nan_output, crc_mismatch: a wrong answer */
+    size_t fatal_unretested;             /* fatal faults (either side) not retested or failed */
+    double p99_ttft_max, p99_tpot_max;   /* absolute SLA budgets in ms (NaN: none) */
     json_t *deployment; /* {"baseline": {...}, "candidate": {...}} of the figures found */
+    /* manifest-verify's experiment check (verify.c) */
+    bool verified;
+    size_t verify_failed;     /* correctness findings (accuracy-agrees) */
+    char verify_first[2800];  /* the first, "where: message [rule]" */
 } gate_inputs;
+
+/* Run golden_experiment_check on dir: -1 with err naming the first failing non-correctness rule
+ * (or to-do); correctness findings are counted into in (not zeroed: call before inputs_read
+ * copies them, see golden_gate_decide). */
+int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err);
+
+/* golden_gate_decide; write_summary false: a folder without summary.json is left as it is
+ * (the matrix writes nothing into the folders it reads). */
+int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, json_t **out,
+                golden_gate_label *label, golden_error *err);
+/* The experiment check alone, for a folder still planned: errors fail, to-dos are expected. */
+int gate_verify_planned(const char *dir, int threads, golden_error *err);
 
 int gate_inputs_read(const char *dir, gate_inputs *in, golden_error *err);
 void gate_inputs_free(gate_inputs *in);

@@ -13,13 +13,28 @@ typedef struct {
     size_t warmups;           /* warm-up lines */
     size_t flagged_unsteady;  /* measured lines with steady: false */
     size_t spilled;           /* measured steady-flagged lines (in the spill) */
+    size_t failed;            /* measured lines with outcome timeout/error: +inf latency */
     long long max_output_tokens;
     /* filled by gate_raw_stats: */
     size_t band_unsteady;     /* steady-flagged lines outside the clock/temperature band */
     double clock_ref, temp_ref; /* band centres (NaN when no reading) */
     golden_gate_describe_t d[GOLDEN_GATE_METRICS];
     double ci[GOLDEN_GATE_METRICS][2];
+    /* ttft_ms and tpot_ms: the B resampled medians in resample order, from the side's own
+     * difference stream (GATE_DIFF_SEED), for the interval of the difference between sides */
+    double *boot[2];
 } gate_group;
+
+/* The difference of medians is bootstrapped with independent streams per side: side s (0
+ * baseline, 1 candidate) resamples with seed XOR mix64(2^32 + s), the generator otherwise as
+ * the median's (docs/exp-gate.md). */
+#define GATE_DIFF_SEED(seed, side) ((seed) ^ golden_gate_mix64(((uint64_t)1 << 32) + (side)))
+/* The B medians of resamples 0..B-1 of sorted[0..n) (n >= 1), in resample order. */
+int gate_bootstrap_medians(const double *sorted, size_t n, unsigned long B, uint64_t seed,
+                           int threads, double *medians, golden_error *err);
+/* The 2.5th and 97.5th percentiles of cand[b] - base[b] (scratch: B doubles). */
+void gate_diff_ci(const double *base, const double *cand, unsigned long B, double *scratch,
+                  double ci[2]);
 
 typedef struct {
     gate_group *g;
@@ -28,13 +43,28 @@ typedef struct {
     char **keys;              /* the map's keys */
     FILE *spill;              /* measured steady-flagged samples, fixed-size records */
     size_t lines;
+    golden_strmap id_map;     /* request_id -> first line */
+    char **ids;
+    size_t nids, capids;
+    size_t repeated, first_repeat_line, first_repeat_of; /* repeated request_ids */
+    golden_strmap phase_map;  /* case_id -> 0 prefill, 1 decode (golden/input-manifest.jsonl) */
+    char **phase_keys;
+    size_t nphases, capphases;
 } gate_raw;
 
-/* Stream path into raw (groups in order of first appearance). */
-int gate_raw_read(const char *path, gate_raw *raw, golden_error *err);
+/* Stream path into raw (groups in order of first appearance) through the document layer's
+ * strict JSON Lines reader; dir's golden/input-manifest.jsonl gives each case's phase. */
+int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err);
 /* Statistics of every group, batch by batch within the memory budget. */
 int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err);
 void gate_raw_free(gate_raw *raw);
+
+/* a + t (b - a), with a failed request's +inf kept: t = 0 or a = b gives a (never 0 * inf). */
+double gate_lerp(double a, double b, double t);
+
+/* Data (ids, messages) into Markdown: control characters cannot end the line (\n shown as the
+ * two characters \ n), & and < as entities (no raw HTML; data never opens a line, so > cannot quote), \ ` * _ [ ] | ~ backslash-escaped. */
+void gate_md_escape(FILE *f, const char *s);
 
 #define GATE_BUCKETS 7
 extern const char *const gate_bucket_names[GATE_BUCKETS];

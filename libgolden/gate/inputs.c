@@ -1,5 +1,7 @@
 /* What the decision reads besides the summary: hypothesis.yaml's acceptance, the accuracy result
  * (and the golden-diff reports it names), stability/faults.jsonl, and the calbin manifests. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +30,8 @@ static int need_number(const golden_doc *h, const json_t *acc, const char *key, 
     return 0;
 }
 
+static double acc_bound(const json_t *acc, const char *key);
+
 static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
 {
     if (load(dir, "hypothesis.yaml", &in->hypothesis, err) != 0)
@@ -48,9 +52,61 @@ static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
     in->graph_min = json_is_number(g) ? json_number_value(g) : in->target_min;
     json_t *ph = json_object_get(acc, "phase_improvement_min_pct");
     in->phase_min = json_is_number(ph) ? json_number_value(ph) : GATE_PHASE_MIN_PCT;
+    in->p99_ttft_max = acc_bound(acc, "p99_ttft_ms_max");
+    in->p99_tpot_max = acc_bound(acc, "p99_tpot_ms_max");
     json_t *keep = json_object_get(acc, "keep_experiment_on_p99_regression");
     in->keep_experiment = json_is_number(keep) && json_number_value(keep) != 0;
     return 0;
+}
+
+/* One accuracy number against its bound: a miss (or a number that is not there) counts. */
+static void bound(gate_inputs *in, const char *what, const json_t *v, double lim, bool at_least)
+{
+    if (isnan(lim))
+        return;
+    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    if (at_least ? x >= lim : x <= lim)
+        return;
+    if (in->accuracy_contradictions++ == 0) {
+        if (isnan(x))
+            snprintf(in->accuracy_first, sizeof in->accuracy_first, "%s is not given (bound %s "
+                     "%.6g)", what, at_least ? ">=" : "<=", lim);
+        else
+            snprintf(in->accuracy_first, sizeof in->accuracy_first, "%s is %.6g, bound %s %.6g",
+                     what, x, at_least ? ">=" : "<=", lim);
+    }
+}
+
+static double acc_bound(const json_t *acc, const char *key)
+{
+    json_t *v = json_object_get(acc, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The numbers of accuracy/result.json, read for what they say rather than its verdict:
+ * top-1 and top-5 against the hypothesis' acceptance, greedy tokens all exact, no new NaN or
+ * Inf or shape mismatch, the layer cosine at least its threshold (and acceptance's
+ * layer_cosine_min / cosine_min when given). */
+static void accuracy_numbers(gate_inputs *in)
+{
+    json_t *root = golden_doc_root(in->accuracy);
+    json_t *acc = json_object_get(golden_doc_root(in->hypothesis), "acceptance");
+    json_t *lg = json_object_get(root, "logits"), *k = json_object_get(root, "kernel");
+    json_t *ly = json_object_get(root, "layer"), *g = json_object_get(root, "greedy_tokens");
+    bound(in, "logits.top1_match", json_object_get(lg, "top1_match"),
+          acc_bound(acc, "top1_match_min"), true);
+    bound(in, "logits.top5_overlap", json_object_get(lg, "top5_overlap"),
+          acc_bound(acc, "top5_overlap_min"), true);
+    bound(in, "kernel.new_nan", json_object_get(k, "new_nan"), 0, false);
+    bound(in, "kernel.new_inf", json_object_get(k, "new_inf"), 0, false);
+    bound(in, "kernel.shape_mismatches", json_object_get(k, "shape_mismatches"), 0, false);
+    json_t *prompts = json_object_get(g, "prompts");
+    bound(in, "greedy_tokens.exact (of greedy_tokens.prompts)", json_object_get(g, "exact"),
+          json_is_number(prompts) ? json_number_value(prompts) : INFINITY, true);
+    json_t *cos = json_object_get(ly, "min_cosine");
+    bound(in, "layer.min_cosine", cos, acc_bound(ly, "threshold"), true);
+    bound(in, "layer.min_cosine", cos, acc_bound(acc, "layer_cosine_min"), true);
+    bound(in, "layer.min_cosine", cos, acc_bound(acc, "cosine_min"), true);
 }
 
 /* accuracy/result.json's verdict and those of the golden-diff reports it names. */
@@ -64,6 +120,7 @@ static int read_accuracy(const char *dir, gate_inputs *in, golden_error *err)
         return golden_fail_where(err, GOLDEN_EINVAL, "verdict is required", "%s",
                                  golden_doc_name(in->accuracy));
     in->accuracy_pass = !strcmp(v, "pass");
+    accuracy_numbers(in);
     json_t *logits = json_object_get(root, "logits");
     json_t *flips = json_object_get(logits, "near_tie_flips");
     in->near_tie_flips = json_is_integer(flips) ? json_integer_value(flips) : 0;
@@ -100,12 +157,21 @@ static int fault_line(void *ctx, golden_doc *doc, size_t line_no, golden_error *
     gate_inputs *in = ((fault_ctx *)ctx)->in;
     json_t *o = golden_doc_root(doc);
     const char *side = json_string_value(json_object_get(o, "side"));
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    const char *sev = json_string_value(json_object_get(o, "severity"));
+    json_t *rec = json_object_get(o, "recovered");
+    const char *retest = json_string_value(json_object_get(o, "retest_after_reset"));
     in->faults++;
+    /* a fatal fault on either side whose retest after reset did not pass: the measurement of
+     * that side is not known to be sound, so no soak rests on it */
+    if (sev && !strcmp(sev, "fatal") && (!retest || strcmp(retest, "passed")))
+        in->fatal_unretested++;
     if (!side || strcmp(side, "candidate"))
         return 0;
     in->candidate_faults++;
-    json_t *rec = json_object_get(o, "recovered");
-    const char *retest = json_string_value(json_object_get(o, "retest_after_reset"));
+    /* a wrong answer, not a slow one: correctness, whatever recovery followed */
+    if (kind && (!strcmp(kind, "nan_output") || !strcmp(kind, "crc_mismatch")))
+        in->candidate_faults_correctness++;
     if (json_is_false(rec) || (retest && !strcmp(retest, "failed")))
         in->candidate_faults_failed++;
     else if (!retest || strcmp(retest, "passed"))

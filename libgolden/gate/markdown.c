@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gate/gate_int.h"
 #include "golden/doc.h"
@@ -32,22 +33,63 @@ static double num(const json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+void gate_md_escape(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        unsigned char c = *p;
+        if (c < 0x20 || c == 0x7f)
+            fputs(c == '\n' ? "\\n" : c == '\r' ? "\\r" : " ", f); /* no forged line */
+        else if (c == '&')
+            fputs("&amp;", f);
+        else if (c == '<')
+            fputs("&lt;", f);
+        else if (strchr("\\`*_[]|~", c)) {
+            fputc('\\', f);
+            fputc(c, f);
+        } else
+            fputc(c, f);
+    }
+}
+
+/* "%.3f ms", or n/a for a figure that is not finite (+inf when failed requests made it so) */
+static void ms(FILE *f, double v, bool failed)
+{
+    if (isfinite(v))
+        fprintf(f, "%.3f ms", v);
+    else
+        fputs(failed ? "+inf ms (failed requests)" : "n/a", f);
+}
+
 static void cases_table(FILE *f, const json_t *d)
 {
     fputs("\n| case | metric | baseline median | candidate median | change | P99 baseline -> "
-          "candidate | P99 change |\n|---|---|---|---|---|---|---|\n", f);
+          "candidate | P99 change | failed requests |\n|---|---|---|---|---|---|---|---|\n", f);
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(d, "cases"), i, c)
-        fprintf(f, "| %s%s | %s%s | %.3f ms | %.3f ms | %+.3f ms (%+.2f %%) | %.3f -> %.3f ms | "
-                   "%+.2f %% |\n",
-                json_string_value(json_object_get(c, "case_id")),
-                json_is_true(json_object_get(c, "insufficient")) ? " (insufficient)" : "",
-                json_string_value(json_object_get(c, "metric")),
-                json_is_true(json_object_get(c, "graph_level")) ? " (graph)" : "",
-                num(c, "baseline_median"), num(c, "candidate_median"), num(c, "delta_abs"),
-                num(c, "delta_pct"), num(c, "baseline_p99"), num(c, "candidate_p99"),
-                num(c, "p99_regression_pct"));
+    json_array_foreach(json_object_get(d, "cases"), i, c) {
+        bool failed = num(c, "failed") > 0;
+        fputs("| ", f);
+        gate_md_escape(f, json_string_value(json_object_get(c, "case_id")));
+        fputs(json_is_true(json_object_get(c, "insufficient")) ? " (insufficient) | " : " | ", f);
+        gate_md_escape(f, json_string_value(json_object_get(c, "metric")));
+        fputs(json_is_true(json_object_get(c, "graph_level")) ? " (graph) | " : " | ", f);
+        ms(f, num(c, "baseline_median"), failed);
+        fputs(" | ", f);
+        ms(f, num(c, "candidate_median"), failed);
+        if (isfinite(num(c, "delta_abs")))
+            fprintf(f, " | %+.3f ms (%+.2f %%) | ", num(c, "delta_abs"), num(c, "delta_pct"));
+        else
+            fputs(" | n/a | ", f);
+        ms(f, num(c, "baseline_p99"), failed);
+        fputs(" -> ", f);
+        ms(f, num(c, "candidate_p99"), failed);
+        if (isfinite(num(c, "p99_regression_pct")))
+            fprintf(f, " | %+.2f %% | %.0f |\n", num(c, "p99_regression_pct"),
+                    failed ? num(c, "failed") : 0.0);
+        else
+            fprintf(f, " | %s | %.0f |\n", failed ? "+inf %" : "n/a",
+                    failed ? num(c, "failed") : 0.0);
+    }
 }
 
 /* Section 8.4's figures, where the manifests carry them. */
@@ -83,7 +125,9 @@ char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
     const char *id = json_string_value(json_object_get(d, "experiment_id")) ?: "?";
     const char *label = json_string_value(json_object_get(d, "decision")) ?: "no_merge";
     const char *fired = json_string_value(json_object_get(d, "rule")) ?: "?";
-    fprintf(f, "# %s: decision\n\n", id);
+    fputs("# ", f);
+    gate_md_escape(f, id);
+    fputs(": decision\n\n", f);
     fputs("<!-- written by exp-gate decide from decision.json; edit neither by hand -->\n\n", f);
     fprintf(f, "Decision: %s.\nRule that fired: `%s` (handbook section 17, rules in order).\n",
             label_text(label), fired);
@@ -95,28 +139,36 @@ char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
     json_t *r;
     json_array_foreach(json_object_get(d, "rules"), i, r) {
         const char *name = json_string_value(json_object_get(r, "rule"));
-        fprintf(f, "%zu. `%s` -> %s%s: %s.\n", i + 1, name,
+        fprintf(f, "%zu. `%s` -> %s%s: ", i + 1, name,
                 json_string_value(json_object_get(r, "label")),
-                json_is_true(json_object_get(r, "fired")) ? " (**fired**)" : "",
-                json_string_value(json_object_get(r, "reason")));
+                json_is_true(json_object_get(r, "fired")) ? " (**fired**)" : "");
+        gate_md_escape(f, json_string_value(json_object_get(r, "reason")));
+        fputs(".\n", f);
     }
     json_t *t = json_object_get(d, "target");
-    if (json_is_object(t))
-        fprintf(f, "\nTarget family %s: %.0f -> %.0f cycles (%+.0f, %+.2f %%); share of the "
-                   "graph %.2f %% -> %.2f %%.\n",
-                json_string_value(json_object_get(t, "family")), num(t, "baseline_cycles"),
+    if (json_is_object(t)) {
+        fputs("\nTarget family ", f);
+        gate_md_escape(f, json_string_value(json_object_get(t, "family")));
+        fprintf(f, ": %.0f -> %.0f cycles (%+.0f, %+.2f %%); share of the "
+                   "graph %.2f %% -> %.2f %%.\n", num(t, "baseline_cycles"),
                 num(t, "candidate_cycles"), num(t, "delta_abs"), num(t, "delta_pct"),
                 100 * num(t, "baseline_share"), 100 * num(t, "candidate_share"));
+    }
     deployment(f, json_object_get(d, "deployment"));
     cases_table(f, d);
     fputs("\n## Uncertain\n\n", f);
     json_t *u;
     if (json_array_size(json_object_get(d, "uncertain")) == 0)
         fputs("- nothing recorded\n", f);
-    json_array_foreach(json_object_get(d, "uncertain"), i, u)
-        fprintf(f, "- %s\n", json_string_value(u));
+    json_array_foreach(json_object_get(d, "uncertain"), i, u) {
+        fputs("- ", f);
+        gate_md_escape(f, json_string_value(u));
+        fputs("\n", f);
+    }
     const char *rb = json_string_value(json_object_get(d, "rollback"));
-    fprintf(f, "\nRollback: %s.\n", rb ? rb : "not stated in hypothesis.yaml");
+    fputs("\nRollback: ", f);
+    gate_md_escape(f, rb ? rb : "not stated in hypothesis.yaml");
+    fputs(".\n", f);
     if (fclose(f) != 0) {
         free(buf);
         gate_oom(err);
@@ -177,14 +229,54 @@ static void first_difference(const char *a, const char *b, char *out, size_t n)
              wa > 120 ? 120 : wa, la, wb > 120 ? 120 : wb, lb);
 }
 
+/* Both texts into temporary files, flushed before either is renamed into place, so that a
+ * full disk leaves neither; should the second rename fail, the first file's old text (or its
+ * absence) is put back: decision.json and decision.md are a pair or nothing changes. */
+static int write_pair(const char *jp, const char *json, const char *mdp, const char *md,
+                      const char *old_md, golden_error *err)
+{
+    golden_outfile *fj = NULL, *fm = NULL;
+    if (golden_outfile_open(jp, true, &fj, err) != 0)
+        return -1;
+    if (golden_outfile_open(mdp, true, &fm, err) != 0) {
+        golden_outfile_abort(fj);
+        return -1;
+    }
+    FILE *sj = golden_outfile_stream(fj), *sm = golden_outfile_stream(fm);
+    if (fputs(json, sj) < 0 || fputs(md, sm) < 0 || fflush(sj) != 0 || fflush(sm) != 0 ||
+        ferror(sj) || ferror(sm)) {
+        int e = errno;
+        golden_outfile_abort(fj);
+        golden_outfile_abort(fm);
+        return golden_fail_where(err, golden_code_from_errno(e ? e : EIO), strerror(e ? e : EIO),
+                                 "%s (neither decision.json nor decision.md written)", jp);
+    }
+    if (golden_outfile_commit(fm, err) != 0) {
+        golden_outfile_abort(fj);
+        return -1;
+    }
+    if (golden_outfile_commit(fj, err) != 0) {
+        golden_error ignore;
+        golden_error_clear(&ignore);
+        if (old_md)
+            gate_write_text(mdp, old_md, true, &ignore);
+        else
+            unlink(mdp);
+        return -1;
+    }
+    return 0;
+}
+
 int golden_gate_decision_write(const char *dir, const json_t *decision, bool force,
                                golden_error *err)
 {
     char *md = golden_gate_decision_markdown(decision, err);
     char *mdp = gate_path(dir, "decision.md"), *jp = gate_path(dir, "decision.json");
+    char *sealp = gate_path(dir, "SHA256SUMS");
     char *json = gate_dumps(decision);
+    char *old = NULL, *old_json = NULL;
     int rc = -1;
-    if (!md || !mdp || !jp || !json) {
+    if (!md || !mdp || !jp || !json || !sealp) {
         if (md)
             gate_oom(err);
         goto out;
@@ -192,32 +284,35 @@ int golden_gate_decision_write(const char *dir, const json_t *decision, bool for
     if (gate_validate("calculet-decision/v1", jp, json, err) != 0)
         goto out;
     struct stat st;
-    bool md_exists = stat(mdp, &st) == 0;
-    bool same = false;
-    if (md_exists) {
-        char *old = slurp(mdp, err);
-        if (!old)
-            goto out;
-        same = !strcmp(old, md);
-        if (!same && !force) {
-            char diff[400];
-            first_difference(old, md, diff, sizeof diff);
-            free(old);
-            rc = golden_fail_where(err, GOLDEN_EEXISTS, diff,
-                                   "%s (differs from the computed decision; --force replaces it)",
-                                   mdp);
-            goto out;
-        }
-        free(old);
-    }
-    /* decision.json is ours: replaced whenever decision.md may be. */
-    if (gate_write_text(jp, json, true, err) != 0)
+    if (stat(mdp, &st) == 0 && !(old = slurp(mdp, err)))
         goto out;
-    rc = same ? 0 : gate_write_text(mdp, md, true, err);
+    if (stat(jp, &st) == 0 && !(old_json = slurp(jp, err)))
+        goto out;
+    bool same_md = old && !strcmp(old, md), same_json = old_json && !strcmp(old_json, json);
+    if (old && !same_md && !force) {
+        char diff[400];
+        first_difference(old, md, diff, sizeof diff);
+        rc = golden_fail_where(err, GOLDEN_EEXISTS, diff,
+                               "%s (differs from the computed decision; --force replaces it)",
+                               mdp);
+        goto out;
+    }
+    /* A sealed folder was verified as it is: changing its decision breaks SHA256SUMS. */
+    if (stat(sealp, &st) == 0 && (!same_md || !same_json) && !force) {
+        rc = golden_fail_where(err, GOLDEN_EEXISTS,
+                               "the folder is sealed and the decision files would change "
+                               "(--force writes them; then reseal with manifest-verify --seal "
+                               "--force)", "%s", sealp);
+        goto out;
+    }
+    rc = same_md && same_json ? 0 : write_pair(jp, json, mdp, md, old, err);
 out:
+    free(old);
+    free(old_json);
     free(md);
     free(mdp);
     free(jp);
+    free(sealp);
     free(json);
     return rc;
 }

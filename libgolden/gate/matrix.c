@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gate/gate_int.h"
+#include "gate/decide_int.h"
 #include "golden/doc.h"
 
 /* Section 19's first experiments, in order; a later experiment of a family sorts with it. */
@@ -68,21 +68,49 @@ static int fill_from_decision(json_t *row, const json_t *d)
     return json_object_set_new(row, "observation", obs) ||
            json_object_set_new(row, "conclusion", json_string(concl)) ||
            json_object_set_new(row, "holds_for", holds) ||
-           json_object_set(row, "uncertain", unc ? unc : json_array());
+           json_object_set_new(row, "uncertain", unc ? json_deep_copy(unc) : json_array());
 }
 
-static json_t *matrix_row(const char *dir, golden_error *err)
+/* A decision.json found in the folder is never trusted: the decision is re-derived from the
+ * verified folder, and a stored file that says otherwise is named in the row. */
+static int stored_disagrees(json_t *row, const char *dp, const json_t *derived, golden_error *err)
+{
+    if (access(dp, F_OK) != 0)
+        return 0;
+    golden_doc *d = NULL;
+    if (golden_doc_load_file(dp, &d, err) != 0)
+        return -1;
+    json_t *r = golden_doc_root(d);
+    const char *sd = json_string_value(json_object_get(r, "decision"));
+    const char *sr = json_string_value(json_object_get(r, "rule"));
+    const char *dd = json_string_value(json_object_get(derived, "decision"));
+    const char *dr = json_string_value(json_object_get(derived, "rule"));
+    int rc = 0;
+    if (!sd || !sr || strcmp(sd, dd) || strcmp(sr, dr)) {
+        char buf[700];
+        snprintf(buf, sizeof buf, "decision.json in the folder says %.200s (rule %.200s); "
+                 "re-derived from the verified folder: %s (rule %s), which this row shows",
+                 sd ? sd : "nothing", sr ? sr : "none", dd, dr);
+        json_t *unc = json_object_get(row, "uncertain");
+        rc = json_array_append_new(unc, json_string(buf)) ? gate_oom(err) : 0;
+        if (rc == 0)
+            rc = json_object_set_new(row, "stored_decision_differs", json_true()) ? gate_oom(err)
+                                                                                : 0;
+    }
+    golden_doc_free(d);
+    return rc;
+}
+
+static json_t *matrix_row(const char *dir, const golden_gate_opts *o, golden_error *err)
 {
     char *hp = gate_path(dir, "hypothesis.yaml"), *dp = gate_path(dir, "decision.json");
-    golden_doc *h = NULL, *d = NULL;
-    json_t *row = NULL;
+    golden_doc *h = NULL;
+    json_t *row = NULL, *derived = NULL;
     if (!hp || !dp) {
         gate_oom(err);
         goto out;
     }
     if (golden_doc_load_file(hp, &h, err) != 0)
-        goto out;
-    if (access(dp, F_OK) == 0 && golden_doc_load_file(dp, &d, err) != 0)
         goto out;
     json_t *hr = golden_doc_root(h);
     const char *id = json_string_value(json_object_get(hr, "experiment_id"));
@@ -90,6 +118,13 @@ static json_t *matrix_row(const char *dir, golden_error *err)
         golden_fail_where(err, GOLDEN_EINVAL, "experiment_id is required", "%s", hp);
         goto out;
     }
+    const char *status = json_string_value(json_object_get(hr, "status"));
+    bool planned = status && !strcmp(status, "planned");
+    golden_gate_label label;
+    /* The same verification path as decide: a folder that fails it stops the matrix. */
+    if (planned ? gate_verify_planned(dir, o->threads, err) != 0
+                : gate_decide(dir, o, false, &derived, &label, err) != 0)
+        goto out;
     json_t *hyp = json_object_get(hr, "hypothesis"), *rb = json_object_get(hr, "rollback");
     json_t *st = json_object_get(hr, "status");
     row = json_pack("{s:s,s:s,s:O,s:O,s:O}", "experiment_id", id, "folder", dir, "hypothesis",
@@ -100,11 +135,11 @@ static json_t *matrix_row(const char *dir, golden_error *err)
         goto out;
     }
     int bad;
-    if (d)
-        bad = fill_from_decision(row, golden_doc_root(d));
+    if (derived)
+        bad = fill_from_decision(row, derived);
     else
         bad = json_object_set_new(row, "observation", json_array()) ||
-              json_object_set_new(row, "conclusion", json_string("pending: no decision.json")) ||
+              json_object_set_new(row, "conclusion", json_string("pending: status planned")) ||
               json_object_set_new(row, "holds_for", json_array()) ||
               json_object_set_new(row, "uncertain",
                                   json_pack("[s]", "not decided yet (exp-gate decide)"));
@@ -112,10 +147,13 @@ static json_t *matrix_row(const char *dir, golden_error *err)
         json_decref(row);
         row = NULL;
         gate_oom(err);
+    } else if (derived && stored_disagrees(row, dp, derived, err) != 0) {
+        json_decref(row);
+        row = NULL;
     }
 out:
+    json_decref(derived);
     golden_doc_free(h);
-    golden_doc_free(d);
     free(hp);
     free(dp);
     return row;
@@ -123,13 +161,21 @@ out:
 
 int golden_gate_matrix(const char *const *dirs, size_t n, json_t **out, golden_error *err)
 {
+    golden_gate_opts o;
+    golden_gate_opts_init(&o);
+    return golden_gate_matrix_opts(dirs, n, &o, out, err);
+}
+
+int golden_gate_matrix_opts(const char *const *dirs, size_t n, const golden_gate_opts *o,
+                            json_t **out, golden_error *err)
+{
     *out = NULL;
     json_t **rows = calloc(n ? n : 1, sizeof *rows);
     if (!rows)
         return gate_oom(err);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
-        if (!(rows[i] = matrix_row(dirs[i], err)))
+        if (!(rows[i] = matrix_row(dirs[i], o, err)))
             rc = -1;
     json_t *doc = NULL, *arr = NULL;
     if (rc == 0) {
@@ -163,10 +209,8 @@ static void cell_list(FILE *f, const json_t *arr, const char *empty)
     size_t i;
     json_t *v;
     json_array_foreach((json_t *)arr, i, v) {
-        const char *s = json_string_value(v) ?: "";
         fputs(i ? "; " : "", f);
-        for (; *s; s++) /* a | inside a cell would split the table */
-            fputs(*s == '|' ? "\\|" : *s == '\n' ? " " : (char[2]){*s, 0}, f);
+        gate_md_escape(f, json_string_value(v)); /* a | or a newline would split the table */
     }
 }
 
@@ -186,12 +230,16 @@ char *golden_gate_matrix_markdown(const json_t *m, golden_error *err)
     json_t *r;
     json_array_foreach(json_object_get(m, "experiments"), i, r) {
         json_t *one = json_array();
-        fprintf(f, "| %s | ", json_string_value(json_object_get(r, "experiment_id")));
+        fputs("| ", f);
+        gate_md_escape(f, json_string_value(json_object_get(r, "experiment_id")));
+        fputs(" | ", f);
         json_array_append(one, json_object_get(r, "hypothesis"));
         cell_list(f, one, "-");
         fputs(" | ", f);
         cell_list(f, json_object_get(r, "observation"), "-");
-        fprintf(f, " | %s | ", json_string_value(json_object_get(r, "conclusion")));
+        fputs(" | ", f);
+        gate_md_escape(f, json_string_value(json_object_get(r, "conclusion")));
+        fputs(" | ", f);
         cell_list(f, json_object_get(r, "holds_for"), "none");
         fputs(" | ", f);
         json_array_clear(one);

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "gate/gate_int.h"
-#include "gate/rawscan.h"
+#include <unistd.h>
+
+#include "golden/doc.h"
 
 const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS] = {
     "ttft_ms", "tpot_ms", "client_queue_ms", "service_queue_ms", "input_prepare_ms", "h2d_ms",
@@ -14,9 +16,6 @@ const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS] = {
 static const char *const stage_names[GOLDEN_GATE_METRICS - 2] = {
     "client_queue", "service_queue", "input_prepare", "h2d", "npu_wait", "d2h",
     "logits_conversion", "sampling", "stream_flush"};
-
-/* A line longer than this is refused (a raw request is about 1 KiB). */
-#define RAW_MAX_LINE (16u << 20)
 
 /* One spilled sample: its group, the span of its clock and temperature readings (NaN when it
  * has none) and the eleven metrics (NaN when absent). */
@@ -33,11 +32,22 @@ int gate_oom(golden_error *err)
 
 void gate_raw_free(gate_raw *raw)
 {
-    for (size_t i = 0; i < raw->ng; i++)
+    for (size_t i = 0; i < raw->ng; i++) {
         free(raw->keys[i]);
+        free(raw->g[i].boot[0]);
+        free(raw->g[i].boot[1]);
+    }
     free(raw->keys);
     free(raw->g);
     golden_strmap_free(&raw->map);
+    for (size_t i = 0; i < raw->nids; i++)
+        free(raw->ids[i]);
+    free(raw->ids);
+    golden_strmap_free(&raw->id_map);
+    for (size_t i = 0; i < raw->nphases; i++)
+        free(raw->phase_keys[i]);
+    free(raw->phase_keys);
+    golden_strmap_free(&raw->phase_map);
     if (raw->spill)
         fclose(raw->spill);
     memset(raw, 0, sizeof *raw);
@@ -114,13 +124,19 @@ static int reading_span(json_t *arr, double span[2])
     return 0;
 }
 
-static int line_fail(golden_error *err, const char *path, size_t line, const char *what)
+static int line_fail(golden_error *err, const golden_doc *d, const json_t *parent,
+                     const char *key, const char *what)
 {
-    return golden_fail_where(err, GOLDEN_EINVAL, what, "%s:%zu", path, line);
+    char where[1200];
+    if (parent && key)
+        golden_doc_child_where(d, parent, key, 0, where, sizeof where);
+    else
+        golden_doc_where(d, golden_doc_root(d), where, sizeof where);
+    return golden_fail_where(err, GOLDEN_EINVAL, what, "%s", where);
 }
 
 /* The metrics of one request; -1 with err on a malformed value. */
-static int line_metrics(json_t *o, spill_rec *r, const char *path, size_t line, golden_error *err)
+static int line_metrics(const golden_doc *d, json_t *o, spill_rec *r, golden_error *err)
 {
     for (int m = 0; m < GOLDEN_GATE_METRICS; m++)
         r->m[m] = NAN;
@@ -129,14 +145,15 @@ static int line_metrics(json_t *o, spill_rec *r, const char *path, size_t line, 
         json_t *v = json_object_get(o, top[m]);
         if (!v)
             continue;
-        if (!json_is_number(v) || json_number_value(v) < 0)
-            return line_fail(err, path, line, "ttft_ms and tpot_ms must be numbers >= 0");
+        if (!json_is_number(v) || !(json_number_value(v) >= 0))
+            return line_fail(err, d, o, top[m], "ttft_ms and tpot_ms must be numbers >= 0");
         r->m[m] = json_number_value(v);
     }
     json_t *stages = json_object_get(o, "stages");
-    if (stages && !json_is_object(stages))
-        return line_fail(err, path, line, "stages must be an object");
-    for (int s = 0; stages && s < GOLDEN_GATE_METRICS - 2; s++) {
+    if (!json_is_object(stages))
+        return line_fail(err, d, o, stages ? "stages" : NULL,
+                         "stages (an object of the section 7 stages) is required");
+    for (int s = 0; s < GOLDEN_GATE_METRICS - 2; s++) {
         json_t *st = json_object_get(stages, stage_names[s]);
         if (!st)
             continue;
@@ -146,7 +163,7 @@ static int line_metrics(json_t *o, spill_rec *r, const char *path, size_t line, 
             char what[160];
             snprintf(what, sizeof what, "stage %s needs integer start_ns <= end_ns",
                      stage_names[s]);
-            return line_fail(err, path, line, what);
+            return line_fail(err, d, stages, stage_names[s], what);
         }
         r->m[2 + s] = (double)(json_integer_value(b) - json_integer_value(a)) / 1e6;
     }
@@ -171,120 +188,169 @@ static int take_sample(gate_raw *raw, long gi, int warmup, int steady, const spi
     return 0;
 }
 
-/* The fast path: 1 taken, 0 declined (parse with jansson), -1 error. */
-static int scan_line(gate_raw *raw, const char *buf, size_t len, golden_error *err)
+/* A request_id seen before: 1 (the line is not another run), 0 new, -1 out of memory. */
+static int repeated_id(gate_raw *raw, const char *id, size_t len, size_t line_no)
 {
-    gate_scan s;
-    if (!gate_scan_line(buf, len, &s))
-        return 0;
-    long gi = find_group(raw, s.case_id, s.case_len, s.side);
-    if (gi < 0)
-        return gate_oom(err);
-    if ((s.have & 4) && s.output_tokens > raw->g[gi].max_output_tokens)
-        raw->g[gi].max_output_tokens = s.output_tokens;
-    spill_rec r;
-    memset(&r, 0, sizeof r);
-    r.group = (uint64_t)gi;
-    memcpy(r.m, s.m, sizeof r.m);
-    memcpy(r.clock, s.clock, sizeof r.clock);
-    memcpy(r.temp, s.temp, sizeof r.temp);
-    return take_sample(raw, gi, s.warmup, s.steady, &r, err) == 0 ? 1 : -1;
+    if (raw->nids == raw->capids) {
+        size_t nc = raw->capids ? 2 * raw->capids : 256;
+        char **n = realloc(raw->ids, nc * sizeof *n);
+        if (!n)
+            return -1;
+        raw->ids = n;
+        raw->capids = nc;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, id, len + 1);
+    uint64_t first;
+    int put = golden_strmap_put(&raw->id_map, copy, len, line_no, &first);
+    if (put != 0) {
+        free(copy);
+        if (put < 0)
+            return -1;
+        if (raw->repeated++ == 0) {
+            raw->first_repeat_line = line_no;
+            raw->first_repeat_of = (size_t)first;
+        }
+        return 1;
+    }
+    raw->ids[raw->nids++] = copy;
+    return 0;
 }
 
-static int take_line(gate_raw *raw, const char *buf, size_t len, const char *path, size_t line,
-                     golden_error *err)
+/* The latency a request of this case must carry: ttft_ms for a prefill case, tpot_ms for a
+ * decode case (golden/input-manifest.jsonl's phase); either when the case's phase is unknown. */
+static int phase_of(const gate_raw *raw, const char *case_id, size_t len)
 {
-    int fast = scan_line(raw, buf, len, err);
-    if (fast != 0)
-        return fast > 0 ? 0 : -1;
-    json_error_t je;
-    json_t *o = json_loadb(buf, len, 0, &je);
-    if (!o || !json_is_object(o)) {
-        json_decref(o);
-        char what[300];
-        snprintf(what, sizeof what, "not a JSON object: %s", o ? "another value" : je.text);
-        return line_fail(err, path, line, what);
-    }
-    int rc = -1;
+    uint64_t ph;
+    return golden_strmap_get(&raw->phase_map, case_id, len, &ph) ? (int)ph : -1;
+}
+
+/* One line of raw-requests.jsonl, parsed by the document layer's strict reader. */
+static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
+{
+    gate_raw *raw = ctx;
+    json_t *o = golden_doc_root(d);
+    raw->lines = line_no;
+    if (!json_is_object(o))
+        return line_fail(err, d, NULL, NULL, "a raw request must be a JSON object");
     json_t *cid = json_object_get(o, "case_id"), *side = json_object_get(o, "side");
     json_t *wu = json_object_get(o, "warmup"), *st = json_object_get(o, "steady");
+    json_t *rid = json_object_get(o, "request_id"), *run = json_object_get(o, "run");
     const char *sd = json_string_value(side);
-    if (!json_is_string(cid) || json_string_length(cid) == 0 || !sd ||
-        (strcmp(sd, "baseline") && strcmp(sd, "candidate")) || !json_is_boolean(wu) ||
-        !json_is_boolean(st)) {
-        line_fail(err, path, line,
-                  "needs case_id, side (baseline or candidate), warmup and steady (booleans)");
-        goto out;
-    }
+    if (!json_is_string(rid) || json_string_length(rid) == 0 || !json_is_integer(run) ||
+        json_integer_value(run) < 0 || !json_is_string(cid) || json_string_length(cid) == 0 ||
+        !sd || (strcmp(sd, "baseline") && strcmp(sd, "candidate")) || !json_is_boolean(wu) ||
+        !json_is_boolean(st))
+        return line_fail(err, d, NULL, NULL,
+                         "needs request_id, run (integer >= 0), case_id, side (baseline or "
+                         "candidate), warmup and steady (booleans)");
+    json_t *oc = json_object_get(o, "outcome");
+    const char *outcome = oc ? json_string_value(oc) : "ok";
+    if (!outcome || (strcmp(outcome, "ok") && strcmp(outcome, "timeout") &&
+                     strcmp(outcome, "error")))
+        return line_fail(err, d, o, "outcome", "outcome must be ok, timeout or error");
+    int rep = repeated_id(raw, json_string_value(rid), json_string_length(rid), line_no);
+    if (rep < 0)
+        return gate_oom(err);
+    if (rep > 0)
+        return 0; /* counted once: the copy is not another run */
     long gi = find_group(raw, json_string_value(cid), json_string_length(cid),
                          strcmp(sd, "candidate") == 0);
-    if (gi < 0) {
-        gate_oom(err);
-        goto out;
-    }
+    if (gi < 0)
+        return gate_oom(err);
     gate_group *g = &raw->g[gi];
     json_t *ot = json_object_get(o, "output_tokens");
-    if (json_is_integer(ot) && json_integer_value(ot) > g->max_output_tokens)
-        g->max_output_tokens = json_integer_value(ot);
+    if (ot && (!json_is_integer(ot) || json_integer_value(ot) < 0))
+        return line_fail(err, d, o, "output_tokens", "output_tokens must be an integer >= 0");
+    long long tokens = ot ? json_integer_value(ot) : 0;
+    if (tokens > g->max_output_tokens)
+        g->max_output_tokens = tokens;
     spill_rec r;
     memset(&r, 0, sizeof r);
     r.group = (uint64_t)gi;
-    if (line_metrics(o, &r, path, line, err) != 0)
-        goto out;
+    if (line_metrics(d, o, &r, err) != 0)
+        return -1;
     if (reading_span(json_object_get(o, "clock_mhz"), r.clock) != 0 ||
-        reading_span(json_object_get(o, "chip_temperature_c"), r.temp) != 0) {
-        line_fail(err, path, line, "clock_mhz and chip_temperature_c must be arrays of numbers");
-        goto out;
+        reading_span(json_object_get(o, "chip_temperature_c"), r.temp) != 0)
+        return line_fail(err, d, NULL, NULL,
+                         "clock_mhz and chip_temperature_c must be arrays of numbers");
+    int phase = phase_of(raw, json_string_value(cid), json_string_length(cid));
+    if (strcmp(outcome, "ok") != 0) {
+        /* A request that never delivered its latency is the worst latency, not a gap: +inf
+         * in the percentiles of its case (a timeout dropped would flatter the P99). */
+        if (isnan(r.m[0]))
+            r.m[0] = INFINITY;
+        if (isnan(r.m[1]) && (tokens > 1 || phase == 1))
+            r.m[1] = INFINITY;
+        if (!json_is_true(wu))
+            g->failed++;
+    } else if (phase == 0 ? isnan(r.m[0]) : phase == 1 ? isnan(r.m[1])
+                                                       : isnan(r.m[0]) && isnan(r.m[1])) {
+        return line_fail(err, d, NULL, NULL,
+                         phase == 1 ? "a decode request needs tpot_ms (one that failed says "
+                                      "outcome: timeout or error)"
+                                    : "a prefill request needs ttft_ms (one that failed says "
+                                      "outcome: timeout or error)");
     }
-    if (take_sample(raw, gi, json_is_true(wu), json_is_true(st), &r, err) != 0)
-        goto out;
-    rc = 0;
-out:
-    json_decref(o);
-    return rc;
+    return take_sample(raw, gi, json_is_true(wu), json_is_true(st), &r, err);
 }
 
-int gate_raw_read(const char *path, gate_raw *raw, golden_error *err)
+/* golden/input-manifest.jsonl's phase per case (absent file: no phases known). */
+static int phase_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
+{
+    (void)line_no;
+    gate_raw *raw = ctx;
+    json_t *o = golden_doc_root(d);
+    const char *id = json_string_value(json_object_get(o, "case_id"));
+    const char *ph = json_string_value(json_object_get(o, "phase"));
+    if (!id || !ph)
+        return 0; /* manifest-verify's schema rule judges the manifest itself */
+    size_t len = strlen(id);
+    if (raw->nphases == raw->capphases) {
+        size_t nc = raw->capphases ? 2 * raw->capphases : 64;
+        char **n = realloc(raw->phase_keys, nc * sizeof *n);
+        if (!n)
+            return gate_oom(err);
+        raw->phase_keys = n;
+        raw->capphases = nc;
+    }
+    char *copy = strdup(id);
+    if (!copy)
+        return gate_oom(err);
+    int put = golden_strmap_put(&raw->phase_map, copy, len, strcmp(ph, "decode") == 0, NULL);
+    if (put != 0)
+        free(copy);
+    else
+        raw->phase_keys[raw->nphases++] = copy;
+    return put < 0 ? gate_oom(err) : 0;
+}
+
+int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err)
 {
     memset(raw, 0, sizeof *raw);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return golden_fail_where(err, golden_code_from_errno(errno), strerror(errno), "%s",
-                                 path);
+    char *inputs = gate_path(dir, "golden/input-manifest.jsonl");
+    if (!inputs)
+        return gate_oom(err);
+    int rc = access(inputs, F_OK) == 0 ? golden_doc_each_jsonl(inputs, phase_line, raw, err) : 0;
+    free(inputs);
+    if (rc != 0) {
+        gate_raw_free(raw);
+        return -1;
+    }
     raw->spill = tmpfile();
     if (!raw->spill) {
         int e = errno;
-        fclose(f);
+        gate_raw_free(raw);
         return golden_fail_what(err, golden_code_from_errno(e), NULL,
                                 "cannot create a spill file: %s", strerror(e));
     }
-    char *buf = NULL;
-    size_t cap = 0, line = 0;
-    ssize_t len;
-    int rc = 0;
-    while ((len = getline(&buf, &cap, f)) >= 0) {
-        line++;
-        if ((size_t)len > RAW_MAX_LINE) {
-            rc = line_fail(err, path, line, "line longer than 16 MiB");
-            break;
-        }
-        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-            len--;
-        size_t i = 0;
-        while (i < (size_t)len && (buf[i] == ' ' || buf[i] == '\t'))
-            i++;
-        if (i == (size_t)len)
-            continue; /* blank lines carry nothing */
-        if ((rc = take_line(raw, buf, (size_t)len, path, line, err)) != 0)
-            break;
-    }
-    if (rc == 0 && ferror(f))
-        rc = golden_fail_where(err, GOLDEN_EIO, "read error", "%s", path);
+    /* One strict reader for every JSON Lines file (docs/documents.md): the one manifest-verify
+     * uses, so both read the same file the same way; bounded lines, never blocks on a FIFO. */
+    rc = golden_doc_each_jsonl(path, request_line, raw, err);
     if (rc == 0 && fflush(raw->spill) != 0)
         rc = golden_fail_what(err, GOLDEN_EIO, NULL, "cannot write the spill file");
-    free(buf);
-    fclose(f);
-    raw->lines = line;
     if (rc != 0)
         gate_raw_free(raw);
     return rc;
@@ -390,6 +456,15 @@ static int slot_stats(batch_slot *s, gate_group *g, const golden_gate_opts *o, g
         if (golden_gate_bootstrap_median(vals, n, o->bootstrap, o->seed, o->threads, g->ci[m],
                                          err) != 0)
             goto out;
+        if (m < 2 && n > 0 && o->bootstrap > 0) {
+            if (!(g->boot[m] = malloc(o->bootstrap * sizeof(double)))) {
+                gate_oom(err);
+                goto out;
+            }
+            if (gate_bootstrap_medians(vals, n, o->bootstrap, GATE_DIFF_SEED(o->seed, g->side),
+                                       o->threads, g->boot[m], err) != 0)
+                goto out;
+        }
     }
     rc = 0;
 out:

@@ -3,7 +3,16 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "golden/gate_stats.h"
+#include "gate/gate_int.h"
+
+double gate_lerp(double a, double b, double t)
+{
+    /* a failed request is +inf: the rank that lands on a finite value keeps it, one between a
+     * finite value and +inf is +inf (never 0 * inf = NaN) */
+    if (t == 0 || a == b)
+        return a;
+    return a + t * (b - a);
+}
 
 double golden_gate_percentile(const double *sorted, size_t n, double q)
 {
@@ -14,7 +23,7 @@ double golden_gate_percentile(const double *sorted, size_t n, double q)
     size_t f = (size_t)fl;
     if (f >= n - 1)
         return sorted[n - 1];
-    return sorted[f] + (h - fl) * (sorted[f + 1] - sorted[f]);
+    return gate_lerp(sorted[f], sorted[f + 1], h - fl);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -52,12 +61,19 @@ void golden_gate_describe(double *x, size_t n, double *scratch, golden_gate_desc
     out->median = golden_gate_percentile(x, n, 0.5);
     out->p90 = golden_gate_percentile(x, n, 0.9);
     out->p99 = golden_gate_percentile(x, n, 0.99);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         scratch[i] = fabs(x[i] - out->median);
+        if (isnan(scratch[i])) /* +inf at a +inf median: no deviation */
+            scratch[i] = 0;
+    }
     qsort(scratch, n, sizeof *scratch, cmp_double);
     out->mad = golden_gate_percentile(scratch, n, 0.5);
     /* Two passes (mean, then squared deviations from it: no catastrophic cancellation), on
      * values scaled by a power of two (exact) so that squares of 1e300 do not overflow. */
+    if (isinf(x[n - 1])) { /* failed requests: the mean and the spread are unbounded */
+        out->mean = out->std = INFINITY;
+        return;
+    }
     int e2;
     frexp(fmax(fabs(x[0]), fabs(x[n - 1])), &e2);
     double scale = ldexp(1.0, e2);

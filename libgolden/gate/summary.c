@@ -94,7 +94,10 @@ static json_t *side_stats(const gate_group *g, int m)
               json_array_append_new(ci, golden_json_real(gate_round(g->ci[m][1]))) ||
               json_object_set_new(o, "ci95", ci) ||
               gate_set_int(o, "warmups", (long long)g->warmups) ||
-              gate_set_int(o, "unsteady", (long long)(g->flagged_unsteady + g->band_unsteady));
+              gate_set_int(o, "unsteady", (long long)(g->flagged_unsteady + g->band_unsteady)) ||
+              gate_set_int(o, "failed", (long long)g->failed) ||
+              (isfinite(g->clock_ref) && gate_set_real(o, "clock_ref_mhz", g->clock_ref)) ||
+              (isfinite(g->temp_ref) && gate_set_real(o, "temperature_ref_c", g->temp_ref));
     if (bad) {
         json_decref(o);
         return NULL;
@@ -111,7 +114,7 @@ static int graph_metric(const gate_group *b, const gate_group *c)
     return 0;
 }
 
-static json_t *case_entry(const gate_group *b, const gate_group *c, int m)
+static json_t *case_entry(const gate_group *b, const gate_group *c, int m, unsigned long B)
 {
     json_t *o = json_object();
     if (!o)
@@ -137,6 +140,20 @@ static json_t *case_entry(const gate_group *b, const gate_group *c, int m)
               gate_set_real(o, "p99_regression_pct", p99) ||
               json_object_set_new(o, "insufficient", json_boolean(insufficient)) ||
               json_object_set_new(o, "graph_level", json_boolean(graph_metric(b, c) == m));
+    if (!bad && m < 2 && b->boot[m] && c->boot[m]) {
+        double ci[2], *scratch = malloc(B * sizeof *scratch);
+        json_t *arr = json_array();
+        bad = !scratch || !arr;
+        if (!bad) {
+            gate_diff_ci(b->boot[m], c->boot[m], B, scratch, ci);
+            bad = json_array_append_new(arr, golden_json_real(gate_round(ci[0]))) ||
+                  json_array_append_new(arr, golden_json_real(gate_round(ci[1]))) ||
+                  json_object_set_new(o, "delta_ci95", arr);
+            arr = NULL;
+        }
+        json_decref(arr);
+        free(scratch);
+    }
     if (bad) {
         json_decref(o);
         return NULL;
@@ -146,7 +163,8 @@ static json_t *case_entry(const gate_group *b, const gate_group *c, int m)
 
 /* Cases in order of first appearance, each metric that both sides measured. Cases seen on one
  * side only are listed in "one_sided". */
-static int add_cases(json_t *doc, const gate_raw *raw, size_t *unsteady, golden_error *err)
+static int add_cases(json_t *doc, const gate_raw *raw, unsigned long B, size_t *unsteady,
+                     golden_error *err)
 {
     json_t *cases = json_array(), *lone = json_array();
     if (!cases || !lone || json_object_set_new(doc, "cases", cases) ||
@@ -177,7 +195,7 @@ static int add_cases(json_t *doc, const gate_raw *raw, size_t *unsteady, golden_
         for (int m = 0; m < GOLDEN_GATE_METRICS; m++) {
             if (g->d[m].n == 0 || c->d[m].n == 0)
                 continue;
-            json_t *e = case_entry(g, c, m);
+            json_t *e = case_entry(g, c, m, B);
             if (!e || json_array_append_new(cases, e))
                 return gate_oom(err);
         }
@@ -326,7 +344,7 @@ int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **o
         goto out;
     }
     if (read_hypothesis(dir, &id, &family, err) != 0 || gate_trace_read(dir, &t, err) != 0 ||
-        gate_raw_read(rawp, &raw, err) != 0 || gate_raw_stats(&raw, o, err) != 0)
+        gate_raw_read(dir, rawp, &raw, err) != 0 || gate_raw_stats(&raw, o, err) != 0)
         goto out;
     if (raw.ng == 0) {
         golden_fail_where(err, GOLDEN_EINVAL, "no requests", "%s", rawp);
@@ -337,10 +355,11 @@ int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **o
         gate_oom(err);
         goto out;
     }
-    if (summary_head(doc, dir, id, &t, o, err) != 0 || add_cases(doc, &raw, &unsteady, err) != 0 ||
+    if (summary_head(doc, dir, id, &t, o, err) != 0 || add_cases(doc, &raw, o->bootstrap, &unsteady, err) != 0 ||
         (t.path && add_trace(doc, &t, family, err) != 0))
         goto out;
-    if (gate_set_int(doc, "unsteady_samples", (long long)unsteady)) {
+    if (gate_set_int(doc, "unsteady_samples", (long long)unsteady) ||
+        (raw.repeated && gate_set_int(doc, "repeated_request_ids", (long long)raw.repeated))) {
         gate_oom(err);
         goto out;
     }

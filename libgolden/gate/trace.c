@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gate/gate_int.h"
+#include "golden/doc.h"
 
 const char *const gate_bucket_names[GATE_BUCKETS] = {"0", "1", "2-4", "5-8", "9-16", "17-32",
                                                      ">32"};
@@ -189,11 +190,11 @@ static int csv_line(gate_trace *t, const int *col, char *buf, size_t len, const 
     return trace_add(t, &l, err);
 }
 
-static int jsonl_line(gate_trace *t, const char *buf, size_t len, const char *where,
-                      golden_error *err)
+static int jsonl_row(gate_trace *t, const golden_doc *d, golden_error *err)
 {
-    json_error_t je;
-    json_t *o = json_loadb(buf, len, 0, &je);
+    json_t *o = golden_doc_root(d);
+    char where[1200];
+    golden_doc_where(d, o, where, sizeof where);
     trace_line l;
     memset(&l, 0, sizeof l);
     json_t *c = json_object_get(o, "chip"), *fa = json_object_get(o, "family");
@@ -225,7 +226,6 @@ static int jsonl_line(gate_trace *t, const char *buf, size_t len, const char *wh
         l.tokens = tk ? (unsigned long long)json_integer_value(tk) : 0;
         rc = trace_add(t, &l, err);
     }
-    json_decref(o);
     return rc;
 }
 
@@ -264,6 +264,57 @@ static int find_trace(const char *dir, char **rel, golden_error *err)
     return rc;
 }
 
+/* A CSV line carries a launch: names and numbers, well under this. */
+#define TRACE_MAX_LINE ((size_t)1 << 20)
+
+typedef struct {
+    gate_trace *t;
+    const char *path;
+    int col[NCOLS];
+    int header_seen;
+    size_t rows;
+} trace_ctx;
+
+static int csv_each(void *ctx, const char *line, size_t len, size_t line_no, golden_error *err)
+{
+    trace_ctx *c = ctx;
+    if (golden_doc_check_text(c->path, line, len, line_no, err) != 0)
+        return -1;
+    char *buf = malloc(len + 1), where[1200];
+    if (!buf)
+        return gate_oom(err);
+    memcpy(buf, line, len);
+    buf[len] = 0;
+    snprintf(where, sizeof where, "%s:%zu", c->path, line_no);
+    int rc = 0;
+    if (!c->header_seen) {
+        const char *fv[64];
+        size_t fl[64], nf = split(buf, len, fv, fl);
+        for (size_t i = 0; i < nf; i++)
+            for (int k = 0; k < NCOLS; k++)
+                if (fl[i] == strlen(col_names[k]) && !memcmp(fv[i], col_names[k], fl[i])) {
+                    if (c->col[k] >= 0)
+                        rc = golden_fail_where(err, GOLDEN_EINVAL, "a column named twice in "
+                                               "the header", "%s", where);
+                    c->col[k] = (int)i;
+                }
+        c->header_seen = 1;
+    } else {
+        rc = csv_line(c->t, c->col, buf, len, where, err);
+        c->rows++;
+    }
+    free(buf);
+    return rc;
+}
+
+static int jsonl_each(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
+{
+    (void)line_no;
+    trace_ctx *c = ctx;
+    c->rows++;
+    return jsonl_row(c->t, d, err);
+}
+
 int gate_trace_read(const char *dir, gate_trace *t, golden_error *err)
 {
     memset(t, 0, sizeof *t);
@@ -278,46 +329,20 @@ int gate_trace_read(const char *dir, gate_trace *t, golden_error *err)
         return golden_fail_where(err, GOLDEN_EUNSUPPORTED, "device traces are read as .csv or "
                                  ".jsonl", "%s/%s", dir, t->path);
     char *full = gate_path(dir, t->path);
-    FILE *f = full ? fopen(full, "rb") : NULL;
-    if (!f) {
-        int rc = full ? golden_fail_where(err, golden_code_from_errno(errno), strerror(errno),
-                                          "%s", full)
-                      : gate_oom(err);
-        free(full);
-        return rc;
-    }
-    int col[NCOLS];
-    for (int c = 0; c < NCOLS; c++)
-        col[c] = -1;
-    char *buf = NULL, where[1200];
-    size_t cap = 0, line = 0;
-    ssize_t len;
-    int rc = 0, header = csv, rows = 0;
-    while (rc == 0 && (len = getline(&buf, &cap, f)) >= 0) {
-        line++;
-        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-            len--;
-        if (len == 0)
-            continue;
-        snprintf(where, sizeof where, "%s:%zu", full, line);
-        if (header) {
-            const char *fv[64];
-            size_t fl[64], nf = split(buf, (size_t)len, fv, fl);
-            for (size_t i = 0; i < nf; i++)
-                for (int c = 0; c < NCOLS; c++)
-                    if (fl[i] == strlen(col_names[c]) && !memcmp(fv[i], col_names[c], fl[i]))
-                        col[c] = (int)i;
-            header = 0;
-            continue;
-        }
-        rc = csv ? csv_line(t, col, buf, (size_t)len, where, err)
-                 : jsonl_line(t, buf, (size_t)len, where, err);
-        rows++;
-    }
-    t->lines = (size_t)rows;
-    t->sided = rows > 0 && !t->any_unsided;
-    free(buf);
-    fclose(f);
+    if (!full)
+        return gate_oom(err);
+    trace_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    c.path = full;
+    for (int k = 0; k < NCOLS; k++)
+        c.col[k] = -1;
+    /* The strict readers of libgolden/doc: JSON Lines through the JSON parser (duplicate keys,
+     * bad UTF-8, out-of-range numbers are errors), CSV lines bounded and checked as text. */
+    int rc = csv ? golden_doc_each_line(full, TRACE_MAX_LINE, csv_each, &c, err)
+                 : golden_doc_each_jsonl(full, jsonl_each, &c, err);
+    t->lines = c.rows;
+    t->sided = c.rows > 0 && !t->any_unsided;
     free(full);
     if (rc != 0) {
         gate_trace_free(t);

@@ -49,7 +49,7 @@ rc=$(decide "$d")
 [ "$rc" = 1 ] && ok "example: exit 1" || notok "example: exit 1" "exit $rc: $(cat err.txt)"
 expect_grep "example: no_merge by the last rule" '"rule": "otherwise"' "$d/decision.json"
 expect_grep "example: graph gain rule names the worst case and the threshold" \
-    'worst case prefill-p128-o1 improves 6.73[0-9]* % \(needs 8 %\)' "$d/decision.md"
+    'worst case prefill-p128-o1 improves 6.73[0-9]* % \(10.564 -> 9.853 ms, -0.711 ms; needs 8 %\)' "$d/decision.md"
 
 # 2. correctness fails: the accuracy verdict
 d=$(fresh acc); edit "$d" 'sub("accuracy/result.json", "\"verdict\": \"pass\"", "\"verdict\": \"fail\"")'
@@ -93,7 +93,8 @@ expect_grep "insufficient: summary marks the case" '"insufficient": true' "$d/pe
 d=$(fresh drift); edit "$d" '
 import copy
 rs = lines()
-rs += [dict(copy.deepcopy(r), run=r["run"] + 40) for r in rs if not r["warmup"]]
+rs += [dict(copy.deepcopy(r), run=r["run"] + 40, request_id=r["request_id"] + "-again")
+       for r in rs if not r["warmup"]]
 for r in rs:
     r["clock_mhz"] = [1000.0, 1001.0]
     if r["side"] == "candidate" and not r["warmup"] and r["run"] % 20 == 3:
@@ -104,7 +105,7 @@ save(rs)'
 decide "$d" >/dev/null
 expect_grep "drift: no_merge" '"decision": "no_merge"' "$d/decision.json"
 expect_grep "drift: unsteady samples counted" '"unsteady_samples": [1-9]' "$d/performance/summary.json"
-expect_grep "drift: reason says power/temperature" 'improves 1[0-9][.][0-9]+ % \(needs 8 %\), [1-9][0-9]* unsteady sample\(s\) \(power/temperature not steady\)' "$d/decision.md"
+expect_grep "drift: reason says power/temperature" 'improves 1[0-9][.][0-9]+ % \([0-9.]+ -> [0-9.]+ ms, -[0-9.]+ ms; needs 8 %\), [1-9][0-9]* unsteady sample\(s\) \(power/temperature not steady\)' "$d/decision.md"
 
 # 9. a sided trace: the target family 20 % cheaper, the graph flat: investigate
 d=$(fresh inv); edit "$d" '
@@ -121,7 +122,7 @@ for side, moe in (("baseline", 14000), ("candidate", 11200)):
 open(os.path.join(d, "performance/raw-device-trace.csv"), "w").write("\n".join(rows) + "\n")'
 decide "$d" >/dev/null
 expect_grep "investigate: label" '"decision": "investigate"' "$d/decision.json"
-expect_grep "investigate: target cycles both sides" 'Target family grouped_moe_dense: 112000 -> 89600 cycles \(-22400, -20.00 %\)' "$d/decision.md"
+expect_grep "investigate: target cycles both sides" 'Target family grouped\\_moe\\_dense: 112000 -> 89600 cycles \(-22400, -20.00 %\)' "$d/decision.md"
 expect_grep "investigate: moe buckets in the summary" '"bucket": "9-16"' "$d/performance/summary.json"
 $PY - "$d/performance/summary.json" <<'PY'
 import json, sys
@@ -136,8 +137,10 @@ s = {r["side"]: r for r in t["target_share"]}
 print("ok investigate: target share" if abs(s["baseline"]["share"] - 112000 / (112000 + 7200 + 320000)) < 1e-6 else f"not ok share {s}")
 PY
 
-# 10. whole-graph timing only (no device trace): a soak may follow, never a kernel's credit
-d=$(fresh whole); rm "$d/performance/raw-device-trace.csv"; edit "$d" 'scale("candidate", 0.88)'
+# 10. whole-graph timing only (a device trace without rows): a soak may follow, never a
+# kernel's credit (no trace file at all fails manifest-verify's layout rule: exit 2)
+d=$(fresh whole); echo "chip,layer,op,family,start_cycle,end_cycle" > "$d/performance/raw-device-trace.csv"
+edit "$d" 'scale("candidate", 0.88)'
 decide "$d" >/dev/null
 expect_grep "whole graph: soak" '"decision": "soak_24h"' "$d/decision.json"
 expect_grep "whole graph: attribution" '"attribution": "whole_graph_only"' "$d/decision.json"
@@ -145,8 +148,10 @@ expect_grep "whole graph: the whole-graph candidate is faster" 'whole-graph cand
 if grep -q 'Target family' "$d/decision.md"; then notok "whole graph: no kernel credited"; else ok "whole graph: no kernel credited"; fi
 
 # 11. section 8.4 for fused matmul/add: graph +12 % but target GEMM only 5 % better: no soak
-d=$(fresh gemm); edit "$d" '
+d=$(fresh gemm); mv "$d" gemm/OP-GEMM-0001; d=gemm/OP-GEMM-0001; edit "$d" '
 scale("candidate", 0.88)
+for rel in ("hypothesis.yaml", "accuracy/result.json", "baseline/manifest.json", "candidate/manifest.json"):
+    sub(rel, "OP-MOE-0001", "OP-GEMM-0001")
 sub("hypothesis.yaml", "operator_family: grouped_moe_dense", "operator_family: fused_matmul_add")
 rows = ["side,chip,family,start_cycle,end_cycle"]
 for side, g in (("baseline", 10000), ("candidate", 9500)):
@@ -218,7 +223,9 @@ expect_exit "check without raw data: exit 2" 2 exp-gate summarize --check "$d"
 
 # 15. the matrix, in section 19's order whatever the order given
 d1=$(fresh m1); d2=$(fresh m2)
-edit "$d2" 'sub("hypothesis.yaml", "experiment_id: OP-MOE-0001", "experiment_id: HOST-LOGITS-0001")'
+# a planned experiment: its hypothesis alone (manifest-verify's planned layout)
+mkdir m2/HOST-LOGITS-0001; mv "$d2/hypothesis.yaml" m2/HOST-LOGITS-0001/; rm -rf "$d2"; d2=m2/HOST-LOGITS-0001
+edit "$d2" 'sub("hypothesis.yaml", "experiment_id: OP-MOE-0001", "experiment_id: HOST-LOGITS-0001"); sub("hypothesis.yaml", "status: decided", "status: planned"); sub("hypothesis.yaml", "operator_family: grouped_moe_dense", "operator_family: logits_sampling")'
 exp-gate decide "$d1" >/dev/null 2>&1
 expect_exit "matrix: exit 0" 0 exp-gate matrix --json m.json --markdown m.md "$d1" "$d2"
 $PY - m.json <<'PY'
@@ -278,7 +285,7 @@ expect_grep "matrix: JSON alone on stdout: schema" '"schema": "calculet-evidence
 if grep -q '^| experiment' out.txt; then notok "matrix: no Markdown with --json -"; else ok "matrix: no Markdown with --json -"; fi
 expect_exit "decide --json refused" 2 exp-gate decide --json d.json "$d"
 expect_absent "decide --json refused: nothing written" d.json
-expect_exit "junit refused" 2 exp-gate matrix --junit m.xml "$d"
+expect_exit "summarize --junit refused" 2 exp-gate summarize --junit m.xml "$d"
 echo x > taken.md
 expect_exit "matrix: existing markdown kept without -f" 2 exp-gate matrix --markdown taken.md "$d"
 expect_exit "matrix: -f replaces it" 0 exp-gate matrix -f --markdown taken.md "$d"

@@ -108,8 +108,9 @@ expect_grep big-html-deflated 'data-encoding="deflate-base64"' big.html
 dom_check big big.html big.json
 
 # ---- exp-gate decide on the example experiment ----
-cp -R "$GOLDEN_ROOT/examples/experiment/OP-MOE-0001" exp
-expect_exit gate-html 1 exp-gate decide --force --html g.html exp
+# (named as its experiment: decide runs manifest-verify's checks first, folder-name among them)
+mkdir -p expd && cp -R "$GOLDEN_ROOT/examples/experiment/OP-MOE-0001" expd/ && ln -s expd/OP-MOE-0001 exp
+expect_exit gate-html 1 exp-gate decide --force --html g.html expd/OP-MOE-0001
 expect_grep gate-html-rule 'data-decision="no_merge"' g.html
 dom_check gate g.html exp/decision.json exp/performance/summary.json
 

@@ -163,10 +163,27 @@ static void test_number_follows(void)
     CU_ASSERT(!golden_gate_number_follows(NAN, 1));
 }
 
+/* A failed request is +inf: by hand, {1, 2, +inf}: h = 2 q. q = 0.5 lands on 2 exactly (never
+ * 0 x inf = NaN), q = 0.75 between 2 and +inf is +inf, q = 0.25 is 1.5. */
+static void test_percentile_infinity(void)
+{
+    double x[3] = {1, 2, INFINITY};
+    CU_ASSERT_DOUBLE_EQUAL(golden_gate_percentile(x, 3, 0.5), 2.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(golden_gate_percentile(x, 3, 0.25), 1.5, 1e-15);
+    CU_ASSERT(isinf(golden_gate_percentile(x, 3, 0.75)));
+    CU_ASSERT(isinf(golden_gate_percentile(x, 3, 1.0)));
+    double y[4] = {INFINITY, 1, INFINITY, 3}, scratch[4];
+    golden_gate_describe_t d;
+    golden_gate_describe(y, 4, scratch, &d); /* sorted 1, 3, inf, inf: median between 3 and inf */
+    CU_ASSERT(isinf(d.median) && isinf(d.p99) && isinf(d.std));
+    CU_ASSERT(!isnan(d.mad));
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
         {"percentile by hand", test_percentile_by_hand},
+        {"percentile and describe with +inf (failed requests)", test_percentile_infinity},
         {"describe n = 1, 2", test_describe_small},
         {"describe ties and all equal", test_describe_ties_and_equal},
         {"describe huge, tiny, offset", test_describe_extremes},

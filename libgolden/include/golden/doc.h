@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include "golden/error.h"
 
+
 typedef struct golden_doc golden_doc;
 
 /* Load a JSON or YAML file (detected by content: JSON when it parses as JSON, YAML otherwise;
@@ -63,5 +64,18 @@ GOLDEN_API int golden_doc_load_json(const char *name, const char *buf, size_t le
 typedef int (*golden_jsonl_fn)(void *ctx, golden_doc *line_doc, size_t line_no,
                                golden_error *err);
 GOLDEN_API int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golden_error *err);
+
+/* The line reader under golden_doc_each_jsonl, for other line files (a CSV trace): fn gets each
+ * non-blank line (without its \n or \r\n; not NUL-terminated) and its 1-based number. A line
+ * longer than max_line bytes (0 or more than GOLDEN_JSONL_MAX_LINE: that limit) is an error as
+ * soon as the limit is passed, never read whole; a FIFO or device never blocks the open, and
+ * memory stays bounded by max_line. Stops at fn's first non-zero return (returned). */
+typedef int (*golden_line_fn)(void *ctx, const char *line, size_t len, size_t line_no,
+                              golden_error *err);
+GOLDEN_API int golden_doc_each_line(const char *path, size_t max_line, golden_line_fn fn,
+                                    void *ctx, golden_error *err);
+/* NUL bytes and invalid UTF-8 in text (a line of such a file) are errors naming name:line:col. */
+GOLDEN_API int golden_doc_check_text(const char *name, const char *p, size_t len, size_t line,
+                                     golden_error *err);
 
 #endif

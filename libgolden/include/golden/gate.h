@@ -12,9 +12,10 @@
 #include "golden/experiment.h"
 #include "golden/gate_stats.h"
 
+
 /* The per-request metrics: ttft_ms, tpot_ms, then each section 7 stage's duration in ms. */
 #define GOLDEN_GATE_METRICS 11
-GOLDEN_API extern const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS];
+extern const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS];
 
 /* Section 7's floor: 10 warm-ups and 30 measured steady runs per case and side. */
 #define GOLDEN_GATE_MIN_WARMUPS 10
@@ -92,8 +93,15 @@ GOLDEN_API char *golden_gate_decision_markdown(const json_t *decision, golden_er
 GOLDEN_API int golden_gate_decision_write(const char *dir, const json_t *decision, bool force,
                                golden_error *err);
 
-/* The section 19 evidence matrix over experiment folders, sorted in section 19's order. */
+/* The section 19 evidence matrix over experiment folders, sorted in section 19's order. Each
+ * folder goes through the same verification as golden_gate_decide and its decision is
+ * re-derived (a decision.json found there is never trusted; one that disagrees is named in the
+ * row); a folder with status planned is checked and shown as pending. golden_gate_matrix uses
+ * the default options. */
 GOLDEN_API int golden_gate_matrix(const char *const *dirs, size_t n, json_t **out, golden_error *err);
+GOLDEN_API int golden_gate_matrix_opts(const char *const *dirs, size_t n,
+                                       const golden_gate_opts *o, json_t **out,
+                                       golden_error *err);
 GOLDEN_API char *golden_gate_matrix_markdown(const json_t *matrix, golden_error *err);
 
 #endif

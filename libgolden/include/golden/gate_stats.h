@@ -8,7 +8,8 @@
 #include "golden/error.h"
 
 /* Percentile q in [0, 1] of n >= 1 sorted values: with h = (n - 1) q and f = floor h,
- * x[f] + (h - f) (x[f + 1] - x[f]) (x[f] alone when f is the last index). */
+ * x[f] + (h - f) (x[f + 1] - x[f]) (x[f] alone when f is the last index or h = f; +inf, a
+ * failed request, stays +inf). */
 GOLDEN_API double golden_gate_percentile(const double *sorted, size_t n, double q);
 
 /* One sample described as section 8 asks. */

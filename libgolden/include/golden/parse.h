@@ -4,11 +4,9 @@
  * "99999999999999999999999", "12abc" and " 5" are refused the same way everywhere. */
 #ifndef GOLDEN_PARSE_H
 #define GOLDEN_PARSE_H
+#include "golden/api.h"
 #include <stdint.h>
 
-#ifndef GOLDEN_API
-#define GOLDEN_API __attribute__((visibility("default")))
-#endif
 
 /* Why a value was refused (GOLDEN_PARSE_OK: taken). */
 typedef enum {
