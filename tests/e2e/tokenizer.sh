@@ -156,3 +156,19 @@ if [ -n "$PY" ]; then
         notok "bench: the same token count in both" "$(cat bench.c) / $(cat bench.py)"
     fi
 fi
+
+# ---- make-model writes the tokenizer with its model
+expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 3 -o model
+if cmp -s model/tokenizer.json t512.json; then ok "make-model's tokenizer.json is the synthetic one of its vocab (512)"; else
+    notok "make-model's tokenizer.json is the synthetic one of its vocab"; fi
+cfgvocab=$(sed -n 's/.*"vocab_size": *\([0-9]*\).*/\1/p' model/config.json)
+tokvocab=$(tok-tool hash model/tokenizer.json | cut -d' ' -f2)
+if [ -n "$cfgvocab" ] && [ "$tokvocab" -le "$cfgvocab" ]; then
+    ok "its ids fit the config's vocab_size ($tokvocab <= $cfgvocab)"
+else
+    notok "its ids fit the config's vocab_size" "$tokvocab vs '$cfgvocab'"
+fi
+expect_exit "make-model --force replaces a folder with a tokenizer" 0 \
+    npu-replay make-model --preset tiny --seed 4 --force -o model
+if [ -z "$(ls -d model.tmp-* 2>/dev/null)" ] && [ -f model/tokenizer.json ]; then
+    ok "no temporary folder is left behind"; else notok "no temporary folder is left behind" "$(ls)"; fi
