@@ -14,7 +14,7 @@
 
 #define TOOL "manifest-verify"
 
-enum { OPT_SCHEMA = CLI_TOOL_ID, OPT_SCHEMA_DIR, OPT_FORMAT_ASSERT, OPT_HANDOFF, OPT_SEAL, OPT_INIT };
+enum { OPT_SCHEMA = CLI_TOOL_ID, OPT_SCHEMA_DIR, OPT_FORMAT_ASSERT, OPT_HANDOFF, OPT_SEAL, OPT_INIT, OPT_TOKENIZER };
 
 /* The option table: parsing and --help both come from it. Rows may be added freely. */
 static const cli_option options[] = {
@@ -29,6 +29,8 @@ static const cli_option options[] = {
      "(--force replaces an existing SHA256SUMS)", 0},
     {OPT_INIT, 0, "init", "EXP_ID", "write a new experiment folder DIR from the handbook's\n"
      "section 4 template, every value to fill marked REQUIRED", 0},
+    {OPT_TOKENIZER, 0, "tokenizer", "FILE", "the tokenizer.json whose sha256 controlled.tokenizer_hash\n"
+     "and tokenizer_sha256 must be (default: the folder's tokenizer.json)", CLI_INPUT},
     {0, 0, NULL, NULL, NULL, 0},
 };
 
@@ -133,6 +135,7 @@ static int parse(cli *c, const char **schema, const char **handoff, const char *
         case OPT_HANDOFF: *handoff = v; break;
         case OPT_SEAL: opts->seal = true; break;
         case OPT_INIT: *init = v; break;
+        case OPT_TOKENIZER: opts->tokenizer = v; break;
         default: break;
         }
     }
@@ -147,6 +150,8 @@ static int parse(cli *c, const char **schema, const char **handoff, const char *
         return usage_error("--schema, --handoff and --init are separate modes");
     if (opts->seal && modes)
         return usage_error("--seal applies to an experiment folder only");
+    if (opts->tokenizer && modes)
+        return usage_error("--tokenizer applies to an experiment folder only");
     if (*schema && nargs < 1)
         return usage_error("--schema wants at least one document");
     if (*handoff && nargs != 0)
@@ -182,6 +187,7 @@ int main(int argc, char **argv)
         return cli_exit(&c, 2);
     const char *schema = NULL, *handoff = NULL, *init = NULL;
     golden_experiment_opts opts = {0};
+    opts.version = GOLDEN_EXPERIMENT_OPTS_VERSION;
     golden_schema_load_options lo = GOLDEN_SCHEMA_LOAD_OPTIONS_INIT;
     const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
     if (!dirs)
