@@ -206,8 +206,8 @@ static int load_vocab(loader *L, json_t *model, json_t *added, size_t *used)
     }
     for (int b = 0; b < 256; b++)
         if (t->byte_id[b] < 0)
-            return bad(L, vocab, GOLDEN_EINVAL, "the vocab lacks the token of byte 0x%02X (\"%s\" "
-                       "needs all 256)", (unsigned)b, "byte-level BPE");
+            return bad(L, vocab, GOLDEN_EINVAL, "the vocab lacks the token of byte 0x%02X (a "
+                       "byte-level BPE needs all 256)", (unsigned)b);
     return 0;
 }
 
