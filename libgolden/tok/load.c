@@ -245,11 +245,9 @@ static int load_added(loader *L, json_t *added, size_t *used)
             if (set_token(L, v, id, (const unsigned char *)s, len, used))
                 return GOLDEN_ERR;
         } else if (t->len[id] != len || memcmp(t->bytes + t->off[id], s, len) != 0) {
-            /* The added token owns its id: decoding gives its content. */
-            memcpy(t->bytes + *used, s, len);
-            t->off[id] = *used;
-            t->len[id] = len;
-            *used += len;
+            /* The vocab's token of that id would decode as the added content: refused. */
+            return bad(L, v, GOLDEN_EINVAL, "added token \"%s\" has id %d, which the vocab gives "
+                       "to another token", s, (int)id);
         }
         t->added[i].content = t->bytes + t->off[id];
         t->added[i].len = len;

@@ -305,6 +305,10 @@ static void test_hostile(void)
     json_object_set_new(json_array_get(json_object_get(d, "added_tokens"), 1), "content",
                         json_string("<a>b"));
     hostile(d, "two added tokens", GOLDEN_EINVAL);
+    d = base();
+    json_object_set_new(json_array_get(json_object_get(d, "added_tokens"), 0), "id", json_integer(259));
+    hostile(d, "added token \"<|end|>\" has id 259, which the vocab gives to another token",
+            GOLDEN_EINVAL);
     /* Not JSON at all, and a file above the limit. */
     FILE *f = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
