@@ -16,7 +16,7 @@
 
 /* What the options say (typed rows store here). */
 static struct {
-    const char *schema, *handoff, *init;
+    const char *schema, *handoff, *init, *tokenizer;
     cli_list dirs;
     bool format_assert, seal;
 } arg;
@@ -37,6 +37,9 @@ static const cli_opt options[] = {
                  "(--force replaces an existing SHA256SUMS)", &arg.seal),
     CLI_OPT_STRING(0, 0, "init", "EXP_ID", "write a new experiment folder DIR from the handbook's\n"
                    "section 4 template, every value to fill marked REQUIRED", 0, &arg.init),
+    CLI_OPT_STRING(0, 0, "tokenizer", "FILE", "the tokenizer.json whose sha256 controlled.tokenizer_hash\n"
+                   "and tokenizer_sha256 must be (default: the folder's tokenizer.json)", CLI_INPUT,
+                   &arg.tokenizer),
     CLI_END,
 };
 
@@ -137,6 +140,7 @@ static int parse(cli *c, const char **schema, const char **handoff, const char *
     lo->ndirs = arg.dirs.n;
     lo->format_assert = arg.format_assert;
     opts->seal = arg.seal;
+    opts->tokenizer = arg.tokenizer;
     opts->force = c->force;
     opts->threads = c->threads;
     int nargs = c->nargs, modes = !!*schema + !!*handoff + !!*init;
@@ -146,6 +150,8 @@ static int parse(cli *c, const char **schema, const char **handoff, const char *
         return usage_error("--schema, --handoff and --init are separate modes");
     if (opts->seal && modes)
         return usage_error("--seal applies to an experiment folder only");
+    if (opts->tokenizer && modes)
+        return usage_error("--tokenizer applies to an experiment folder only");
     if (*schema && nargs < 1)
         return usage_error("--schema wants at least one document");
     if (*handoff && nargs != 0)
@@ -181,6 +187,7 @@ int main(int argc, char **argv)
         return cli_exit(&c, 2);
     const char *schema = NULL, *handoff = NULL, *init = NULL;
     golden_experiment_opts opts = {0};
+    opts.version = GOLDEN_EXPERIMENT_OPTS_VERSION;
     golden_schema_load_options lo = GOLDEN_SCHEMA_LOAD_OPTIONS_INIT;
     int prc = parse(&c, &schema, &handoff, &init, &opts, &lo);
     if (prc != 0)

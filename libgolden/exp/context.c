@@ -68,6 +68,7 @@ int exp_vctx_init(vctx *c, const char *dir, const golden_experiment_opts *opts,
                                 "experiment options version %u is newer than this library's %d",
                                 opts->version, GOLDEN_EXPERIMENT_OPTS_VERSION);
     c->threads = opts && opts->threads > 0 ? opts->threads : golden_cpu_count();
+    c->tokenizer = opts && opts->version >= 2 ? opts->tokenizer : NULL;
     struct stat st;
     if (stat(dir, &st) != 0)
         return golden_fail_what(err, golden_code_from_errno(errno), dir, "cannot open folder: %s", strerror(errno));

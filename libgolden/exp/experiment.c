@@ -124,9 +124,11 @@ static int check_lines(exp_run *r)
         return GOLDEN_ERR;
     const char *tok = json_string_value(exp_ptr_get(hroot, "/controlled/tokenizer_hash"));
     r->cal.expected_tokenizer = tok && golden_is_sha256_hex(tok) ? tok : NULL;
-    return exp_folder_jsonl(c, &r->sc, "golden/calibration-manifest.jsonl",
-                            "calculet-calibration-manifest/v1", exp_calibration_line, &r->cal,
-                            &seen);
+    if (exp_folder_jsonl(c, &r->sc, "golden/calibration-manifest.jsonl",
+                         "calculet-calibration-manifest/v1", exp_calibration_line, &r->cal,
+                         &seen) != 0)
+        return GOLDEN_ERR;
+    return exp_tokenizer_rule(c, r->h, seen ? &r->cal : NULL);
 }
 
 /* Every hash at once (artifacts, the old seal's lines, or every asset for a new seal), then the

@@ -36,6 +36,7 @@ typedef struct {
     size_t nassets, capassets;
     golden_strmap asset_set; /* assets -> index, for lookups */
     int threads;
+    const char *tokenizer;  /* --tokenizer FILE (options version 2), or NULL */
 } vctx;
 
 /* Where a named path was written, for findings. */
@@ -134,6 +135,8 @@ int exp_add_rel(vctx *c, golden_severity sev, const char *rule, const char *rel,
 int exp_add_node(vctx *c, golden_severity sev, const char *rule, const golden_doc *doc,
     const char *pointer, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 void exp_vctx_free(vctx *c);
+/* tokenizer.c: rule tokenizer-hash, after the calibration pass (cal: its state, or NULL). */
+int exp_tokenizer_rule(vctx *c, const golden_doc *h, const jl_state *cal);
 int exp_vctx_init(vctx *c, const char *dir, const golden_experiment_opts *opts,
     golden_findings *out, golden_error *err);
 bool exp_inside_root(const vctx *c, const char *p);

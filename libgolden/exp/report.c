@@ -106,7 +106,7 @@ static const char *const experiment_rules[] = {
     "controlled-equal", "manifest-agrees", "artifact-exists", "artifact-hash", "path-escape",
     "context-limit", "input-matrix", "unknown-case", "rejection-submitted", "stage-order",
     "request-unique", "perf-runs", "summary-follows", "compile-command", "accuracy-agrees",
-    "calibration-unique", "calibration-hash", "calibration-tokenizer", "calibration-pii", "seal",
+    "calibration-unique", "calibration-hash", "calibration-tokenizer", "calibration-pii", "tokenizer-hash", "seal",
     NULL};
 
 int golden_verify_junit(const char *path, bool force, const char *mode, const char *target,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "golden/replay.h"
+#include "golden/tokenizer.h"
 #include "util/strmap.h"
 
 typedef struct {
@@ -258,7 +259,8 @@ static void remove_tree(const char *dir)
         struct dirent *e;
         char path[8192];
         while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, "config.json") != 0 && strncmp(e->d_name, "model", 5) != 0)
+            if (strcmp(e->d_name, "config.json") != 0 && strncmp(e->d_name, "model", 5) != 0 &&
+                strcmp(e->d_name, "tokenizer.json") != 0)
                 continue;
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             unlink(path);
@@ -309,6 +311,11 @@ int golden_make_model(const golden_make_model_opts *o, golden_error *err)
     }
     if (rc == 0)
         rc = write_config(tmp, &p, dtype, err);
+    if (rc == 0) { /* a byte-level BPE whose ids all fit the config's vocab_size */
+        char tok[8192];
+        snprintf(tok, sizeof tok, "%s/tokenizer.json", tmp);
+        rc = golden_tokenizer_write_synthetic(tok, (size_t)p.vocab, err);
+    }
     for (int s = 0; s < shards && rc == 0; s++) {
         char path[8192];
         if (shards == 1)

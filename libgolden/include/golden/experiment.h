@@ -57,7 +57,7 @@ GOLDEN_API int golden_verify_documents_opts(const char *schema_ref, const golden
                                  int threads, const char *const *paths, size_t n, golden_findings *out,
                                  golden_error *err);
 
-#define GOLDEN_EXPERIMENT_OPTS_VERSION 1
+#define GOLDEN_EXPERIMENT_OPTS_VERSION 2
 /* Settings of a check. The library reads no environment: a tool that honours GOLDEN_THREADS
  * passes it in `threads`. */
 typedef struct {
@@ -65,6 +65,10 @@ typedef struct {
     int threads;      /* hashing workers; 0 = every online core (golden_cpu_count) */
     bool seal;        /* write SHA256SUMS when every rule passed */
     bool force;       /* --seal may replace an existing SHA256SUMS */
+    /* Version 2 on (read only when version >= 2): the tokenizer file whose sha256 the
+     * hypothesis's controlled.tokenizer_hash and the calibration manifest's tokenizer_sha256
+     * must equal (rule tokenizer-hash); NULL: the folder's tokenizer.json when it has one. */
+    const char *tokenizer;
 } golden_experiment_opts;
 
 /* Check one experiment folder against every rule; findings go to out. Returns -1 when the
