@@ -538,7 +538,7 @@ void golden_schema_free(golden_schema *S)
     for (size_t i = 0; i < S->ndirs; i++)
         free(S->dirs[i]);
     free(S->dirs);
-    golden_strmap_free(&S->uris);
+    lg_strmap_free(&S->uris);
     free(S->map.e);
     free(S->bases.e);
     free(S);
@@ -616,16 +616,16 @@ static int compile_root(golden_schema *S, resource *r, golden_error *err)
 /* The embedded schema (or format name) ref names, or NULL. */
 static const golden_embedded_file *embedded_named(const char *ref)
 {
-    const golden_embedded_file *f = golden_embedded_schema(ref);
+    const golden_embedded_file *f = lg_embedded_schema(ref);
     if (!f && !strncmp(ref, ID_PREFIX, strlen(ID_PREFIX)))
-        f = golden_embedded_schema(ref + strlen(ID_PREFIX));
+        f = lg_embedded_schema(ref + strlen(ID_PREFIX));
     if (!f && !strncmp(ref, "https://json-schema.org/draft/2020-12/", 38)) {
         char name[512];
         snprintf(name, sizeof name, "draft2020-12-%s.json", ref + 38);
         for (char *q = name + 13; *q; q++)
             if (*q == '/')
                 *q = '-';
-        f = golden_embedded_schema(name);
+        f = lg_embedded_schema(name);
     }
     if (!f && strchr(ref, '/') && !sch_file_exists(ref)) {
         /* a format name: "calculet-graph/v1" -> "calculet-graph-v1.schema.json" */
@@ -635,7 +635,7 @@ static const golden_embedded_file *embedded_named(const char *ref)
             for (size_t i = 0; i <= n; i++)
                 name[i] = ref[i] == '/' ? '-' : ref[i];
             strcat(name, ".schema.json");
-            f = golden_embedded_schema(name);
+            f = lg_embedded_schema(name);
         }
     }
     return f;

@@ -214,7 +214,7 @@ void sch_resource_free(resource *r)
 static sres *find_sres(const golden_schema *S, const char *uri)
 {
     uint64_t v;
-    return golden_strmap_get(&S->uris, uri, strlen(uri), &v) ? (sres *)(uintptr_t)v : NULL;
+    return lg_strmap_get(&S->uris, uri, strlen(uri), &v) ? (sres *)(uintptr_t)v : NULL;
 }
 
 static sres *add_sres(golden_schema *S, const char *uri, json_t *node, resource *d)
@@ -231,7 +231,7 @@ static sres *add_sres(golden_schema *S, const char *uri, json_t *node, resource 
     x->doc = d;
     x->next = S->sres;
     S->sres = x; /* owned by the list from here on, found through the map */
-    if (golden_strmap_put(&S->uris, x->uri, strlen(x->uri), (uint64_t)(uintptr_t)x, NULL) < 0)
+    if (lg_strmap_put(&S->uris, x->uri, strlen(x->uri), (uint64_t)(uintptr_t)x, NULL) < 0)
         return NULL;
     return x;
 }
@@ -658,12 +658,12 @@ static const sres *find_elsewhere(golden_schema *S, const sres *base, const char
         for (char *q = name; *q; q++)
             if (*q == '/')
                 *q = '-';
-        f = golden_embedded_schema(name);
+        f = lg_embedded_schema(name);
     } else if (!strncmp(abs, ID_PREFIX, strlen(ID_PREFIX)) || !absolute) {
         const char *bn = memrchr(uri, '/', ulen);
         bn = bn ? bn + 1 : uri;
         snprintf(name, sizeof name, "%.*s", (int)(uri + ulen - bn), bn);
-        f = golden_embedded_schema(name);
+        f = lg_embedded_schema(name);
     }
     if (f) {
         resource *r = sch_load_embedded(S, f, err);

@@ -539,7 +539,7 @@ static int items_parallel(vctx *c, const csch *s, const json_t *a, size_t lo, si
         ready--; /* the failed one owns nothing */
     items_job job = {chunks, s, a};
     if (rc == GOLDEN_OK)
-        rc = golden_parallel_for(nchunks, c->threads, items_chunk_run, &job, c->err);
+        rc = lg_parallel_for(nchunks, c->threads, items_chunk_run, &job, c->err);
     int bad = 0;
     for (size_t k = 0; k < ready; k++) {
         if (rc == GOLDEN_OK)
@@ -1103,7 +1103,7 @@ long golden_schema_validate_opts(const golden_schema *s, const golden_doc *doc,
     c.S = s;
     c.doc = doc;
     c.err = err;
-    c.threads = opts && opts->threads > 0 ? opts->threads : golden_cpu_count();
+    c.threads = opts && opts->threads > 0 ? opts->threads : lg_cpu_count();
     if (c.threads > GOLDEN_POOL_MAX)
         c.threads = GOLDEN_POOL_MAX;
     inst in = {instance ? instance : golden_doc_root(doc), NULL, NULL, 0};

@@ -117,7 +117,7 @@ uint64_t sch_json_hash(const json_t *v)
         json_t *x;
         json_object_keylen_foreach((json_t *)v, k, kl, x)
         {
-            sum += golden_strmap_hash(k, kl) * 31 + sch_json_hash(x);
+            sum += lg_strmap_hash(k, kl) * 31 + sch_json_hash(x);
         }
         MIX(sum);
         MIX(9);

@@ -21,7 +21,7 @@
  * array slot (doc_index_sub: even). */
 uint64_t doc_key_sub(const char *key, size_t len)
 {
-    return golden_strmap_hash(key, len) | 1;
+    return lg_strmap_hash(key, len) | 1;
 }
 
 uint64_t doc_index_sub(size_t index)

@@ -79,7 +79,7 @@ static int ynomem(yloader *y, const yaml_mark_t *m)
 static anchor *anchor_find(yloader *y, const char *name)
 {
     uint64_t i;
-    return golden_strmap_get(&y->anchor_index, name, strlen(name), &i) ? &y->anchors[i] : NULL;
+    return lg_strmap_get(&y->anchor_index, name, strlen(name), &i) ? &y->anchors[i] : NULL;
 }
 
 static int anchor_set(yloader *y, const char *name, json_t *node, size_t count)
@@ -100,7 +100,7 @@ static int anchor_set(yloader *y, const char *name, json_t *node, size_t count)
         char *copy = strdup(name);
         if (!copy)
             return -1;
-        if (golden_strmap_put(&y->anchor_index, copy, strlen(copy), y->nanchors, NULL) != 0) {
+        if (lg_strmap_put(&y->anchor_index, copy, strlen(copy), y->nanchors, NULL) != 0) {
             free(copy);
             return -1;
         }
@@ -622,7 +622,7 @@ int doc_load_yaml(golden_doc *d, const unsigned char *buf, size_t len, golden_er
         json_decref(y.anchors[i].node);
     }
     free(y.anchors);
-    golden_strmap_free(&y.anchor_index);
+    lg_strmap_free(&y.anchor_index);
     if (rc < 0) {
         json_decref(y.root);
         return GOLDEN_ERR;

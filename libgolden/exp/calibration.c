@@ -19,7 +19,7 @@ static int sample_unique(jl_state *s, const golden_doc *d, const char *id, size_
         return GOLDEN_ERR;
     s->sample_ids[s->nsamples++] = copy;
     uint64_t first;
-    int put = golden_strmap_put(&s->sample_index, copy, strlen(copy), line_no, &first);
+    int put = lg_strmap_put(&s->sample_index, copy, strlen(copy), line_no, &first);
     if (put < 0)
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     if (put == 1)

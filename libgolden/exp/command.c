@@ -130,7 +130,7 @@ static bool valid_utf8(const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     while (n) {
-        size_t k = *p < 0x80 ? 1 : golden_utf8_seq(p, n);
+        size_t k = *p < 0x80 ? 1 : lg_utf8_seq(p, n);
         if (!k)
             return false;
         p += k;
@@ -218,7 +218,7 @@ static int read_options(const words *w, json_t *flags, char *why, size_t whyn)
     return 1;
 }
 
-json_t *golden_exp_command_flags(const char *cmd, char *why, size_t whyn)
+json_t *lg_exp_command_flags(const char *cmd, char *why, size_t whyn)
 {
     why[0] = '\0';
     words w = {0};

@@ -8,6 +8,6 @@
 /* Parse cmd (syntax in docs/manifest-verify.md, "The compile command"): returns a new object
  * flag name ('-' read as '_') -> value (a string, or true for a bare switch). NULL with why
  * filled when the command cannot be parsed; NULL with why empty when memory runs out. */
-json_t *golden_exp_command_flags(const char *cmd, char *why, size_t whyn);
+json_t *lg_exp_command_flags(const char *cmd, char *why, size_t whyn);
 
 #endif

@@ -53,7 +53,7 @@ void exp_vctx_free(vctx *c)
     for (size_t i = 0; i < c->nassets; i++)
         free(c->assets[i]);
     free(c->assets);
-    golden_strmap_free(&c->asset_set);
+    lg_strmap_free(&c->asset_set);
 }
 
 int exp_vctx_init(vctx *c, const char *dir, const golden_experiment_opts *opts,
@@ -67,7 +67,7 @@ int exp_vctx_init(vctx *c, const char *dir, const golden_experiment_opts *opts,
         return golden_fail_what(err, GOLDEN_EUNSUPPORTED, NULL,
                                 "experiment options version %u is newer than this library's %d",
                                 opts->version, GOLDEN_EXPERIMENT_OPTS_VERSION);
-    c->threads = opts && opts->threads > 0 ? opts->threads : golden_cpu_count();
+    c->threads = opts && opts->threads > 0 ? opts->threads : lg_cpu_count();
     c->tokenizer = opts && opts->version >= 2 ? opts->tokenizer : NULL;
     struct stat st;
     if (stat(dir, &st) != 0)

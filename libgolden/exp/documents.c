@@ -20,7 +20,7 @@ bool exp_format_embedded(const char *format)
     for (const char *p = format; *p && n + 16 < sizeof name; p++)
         name[n++] = *p == '/' ? '-' : *p;
     snprintf(name + n, sizeof name - n, ".schema.json");
-    return golden_embedded_schema(name) != NULL;
+    return lg_embedded_schema(name) != NULL;
 }
 
 /* The embedded schemas compiled once per process, not once per check: a compiled schema is not

@@ -15,17 +15,17 @@ void exp_jl_state_free(jl_state *s)
     for (size_t i = 0; i < s->ncases; i++)
         free(s->cases[i].id);
     free(s->cases);
-    golden_strmap_free(&s->case_index);
+    lg_strmap_free(&s->case_index);
     for (size_t i = 0; i < s->nsamples; i++)
         free(s->sample_ids[i]);
     free(s->sample_ids);
-    golden_strmap_free(&s->sample_index);
+    lg_strmap_free(&s->sample_index);
     free(s->tally);
-    golden_strmap_free(&s->tally_index);
+    lg_strmap_free(&s->tally_index);
     for (size_t i = 0; i < s->nid_copies; i++)
         free(s->id_copies[i]);
     free(s->id_copies);
-    golden_strmap_free(&s->request_ids);
+    lg_strmap_free(&s->request_ids);
 }
 
 /* One experiment check: the folder, its documents and the four JSON Lines passes. */

@@ -62,7 +62,7 @@ int exp_input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
     s->ncases++;
     /* the id's first line answers lookups; a repeat is reported where it stands */
     uint64_t first;
-    int put = golden_strmap_put(&s->case_index, ic->id, strlen(ic->id), s->ncases - 1, &first);
+    int put = lg_strmap_put(&s->case_index, ic->id, strlen(ic->id), s->ncases - 1, &first);
     if (put < 0)
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     if (put == 1 && golden_findings_add(c->out, GOLDEN_SEV_ERROR, "input-matrix",
@@ -77,7 +77,7 @@ int exp_input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 const input_case *exp_find_case(const jl_state *s, const char *id)
 {
     uint64_t k;
-    if (!golden_strmap_get(&s->case_index, id, strlen(id), &k))
+    if (!lg_strmap_get(&s->case_index, id, strlen(id), &k))
         return NULL;
     return &s->cases[k];
 }

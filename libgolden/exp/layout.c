@@ -94,7 +94,7 @@ int exp_walk(vctx *c, const char *rel_dir, int depth)
 
 bool exp_has_asset(const vctx *c, const char *rel)
 {
-    return golden_strmap_get(&c->asset_set, rel, strlen(rel), NULL) == 1;
+    return lg_strmap_get(&c->asset_set, rel, strlen(rel), NULL) == 1;
 }
 
 /* Every asset of the folder, sorted by path (the seal's order) and indexed for lookups. */
@@ -104,10 +104,10 @@ int exp_assets_find(vctx *c)
         return GOLDEN_ERR;
     if (c->nassets)
         qsort(c->assets, c->nassets, sizeof *c->assets, exp_cmp_str);
-    if (golden_strmap_reserve(&c->asset_set, c->nassets) != 0)
+    if (lg_strmap_reserve(&c->asset_set, c->nassets) != 0)
         return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; i < c->nassets; i++)
-        if (golden_strmap_put(&c->asset_set, c->assets[i], strlen(c->assets[i]), i, NULL) < 0)
+        if (lg_strmap_put(&c->asset_set, c->assets[i], strlen(c->assets[i]), i, NULL) < 0)
             return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
     return GOLDEN_OK;
 }

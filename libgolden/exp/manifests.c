@@ -216,7 +216,7 @@ int exp_command_agrees(vctx *c, const golden_doc *m)
     if (!json_is_string(cmd) || !json_is_object(flags))
         return GOLDEN_OK;
     char why[256];
-    json_t *parsed = golden_exp_command_flags(json_string_value(cmd), why, sizeof why);
+    json_t *parsed = lg_exp_command_flags(json_string_value(cmd), why, sizeof why);
     if (!parsed && !why[0])
         return golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
     if (!parsed)

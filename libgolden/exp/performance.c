@@ -13,7 +13,7 @@ static int request_id_first(jl_state *s, const char *id, size_t len, size_t line
                             size_t *first_line, golden_error *err)
 {
     uint64_t prev;
-    if (golden_strmap_get(&s->request_ids, id, len, &prev)) {
+    if (lg_strmap_get(&s->request_ids, id, len, &prev)) {
         *first_line = (size_t)prev;
         return 0;
     }
@@ -24,7 +24,7 @@ static int request_id_first(jl_state *s, const char *id, size_t len, size_t line
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     memcpy(copy, id, len + 1);
     s->id_copies[s->nid_copies++] = copy;
-    if (golden_strmap_put(&s->request_ids, copy, len, line_no, NULL) < 0)
+    if (lg_strmap_put(&s->request_ids, copy, len, line_no, NULL) < 0)
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     return 1;
 }
@@ -67,7 +67,7 @@ int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err
     }
     const char *side = exp_sget(r, "side");
     uint64_t first = SIZE_MAX;
-    if (id && side && !golden_strmap_get(&s->tally_index, id, strlen(id), &first))
+    if (id && side && !lg_strmap_get(&s->tally_index, id, strlen(id), &first))
         first = SIZE_MAX;
     for (size_t i = (size_t)first; id && side && i != SIZE_MAX; i = s->tally[i].next) {
         struct perf_tally *t = &s->tally[i];
@@ -128,7 +128,7 @@ int exp_perf_tally_setup(jl_state *s, const golden_doc *sum)
         t->next = SIZE_MAX;
         /* one case may carry several metrics: its summary entries are chained */
         uint64_t head;
-        int put = golden_strmap_put(&s->tally_index, id, strlen(id), s->ntally, &head);
+        int put = lg_strmap_put(&s->tally_index, id, strlen(id), s->ntally, &head);
         if (put < 0)
             return golden_fail_what(s->c->err, GOLDEN_ENOMEM, NULL, "out of memory");
         if (put == 1) {

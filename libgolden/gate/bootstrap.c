@@ -79,14 +79,14 @@ int gate_bootstrap_medians(const double *sorted, size_t n, unsigned long B, uint
                                 "bootstrap of %zu values: at most 2^32 - 1 per sample", n);
     size_t blocks = (B + BOOT_BLOCK - 1) / BOOT_BLOCK;
     if (threads <= 0)
-        threads = golden_cpu_count();
+        threads = lg_cpu_count();
     if ((size_t)threads > blocks)
         threads = (int)blocks;
     boot_ctx c = {sorted, n, B, seed, NULL, medians};
     c.counts = malloc((size_t)threads * n * sizeof *c.counts);
     if (!c.counts)
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory for the bootstrap");
-    int rc = golden_parallel_for(blocks, threads, boot_block, &c, err);
+    int rc = lg_parallel_for(blocks, threads, boot_block, &c, err);
     free(c.counts);
     return rc;
 }

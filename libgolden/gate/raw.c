@@ -10,7 +10,7 @@
 
 #include "golden/doc.h"
 
-const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS] = {
+const char *const lg_gate_metric_names[GOLDEN_GATE_METRICS] = {
     "ttft_ms", "tpot_ms", "client_queue_ms", "service_queue_ms", "input_prepare_ms", "h2d_ms",
     "npu_wait_ms", "d2h_ms", "logits_conversion_ms", "sampling_ms", "stream_flush_ms"};
 static const char *const stage_names[GOLDEN_GATE_METRICS - 2] = {
@@ -39,15 +39,15 @@ void gate_raw_free(gate_raw *raw)
     }
     free(raw->keys);
     free(raw->g);
-    golden_strmap_free(&raw->map);
+    lg_strmap_free(&raw->map);
     for (size_t i = 0; i < raw->nids; i++)
         free(raw->ids[i]);
     free(raw->ids);
-    golden_strmap_free(&raw->id_map);
+    lg_strmap_free(&raw->id_map);
     for (size_t i = 0; i < raw->nphases; i++)
         free(raw->phase_keys[i]);
     free(raw->phase_keys);
-    golden_strmap_free(&raw->phase_map);
+    lg_strmap_free(&raw->phase_map);
     if (raw->spill)
         fclose(raw->spill);
     memset(raw, 0, sizeof *raw);
@@ -62,7 +62,7 @@ static long find_group(gate_raw *raw, const char *case_id, size_t clen, int side
     key[clen] = 0;
     key[clen + 1] = (char)('0' + side);
     uint64_t v;
-    if (golden_strmap_get(&raw->map, key, clen + 2, &v)) {
+    if (lg_strmap_get(&raw->map, key, clen + 2, &v)) {
         if (key != stack)
             free(key);
         return (long)v;
@@ -90,7 +90,7 @@ static long find_group(gate_raw *raw, const char *case_id, size_t clen, int side
     memcpy(own, key, clen + 2);
     if (key != stack)
         free(key);
-    if (golden_strmap_put(&raw->map, own, clen + 2, raw->ng, NULL) < 0) {
+    if (lg_strmap_put(&raw->map, own, clen + 2, raw->ng, NULL) < 0) {
         free(own);
         return -1;
     }
@@ -204,7 +204,7 @@ static int repeated_id(gate_raw *raw, const char *id, size_t len, size_t line_no
         return -1;
     memcpy(copy, id, len + 1);
     uint64_t first;
-    int put = golden_strmap_put(&raw->id_map, copy, len, line_no, &first);
+    int put = lg_strmap_put(&raw->id_map, copy, len, line_no, &first);
     if (put != 0) {
         free(copy);
         if (put < 0)
@@ -224,7 +224,7 @@ static int repeated_id(gate_raw *raw, const char *id, size_t len, size_t line_no
 static int phase_of(const gate_raw *raw, const char *case_id, size_t len)
 {
     uint64_t ph;
-    return golden_strmap_get(&raw->phase_map, case_id, len, &ph) ? (int)ph : -1;
+    return lg_strmap_get(&raw->phase_map, case_id, len, &ph) ? (int)ph : -1;
 }
 
 /* One line of raw-requests.jsonl, parsed by the document layer's strict reader. */
@@ -319,7 +319,7 @@ static int phase_line(void *ctx, golden_doc *d, size_t line_no, golden_error *er
     char *copy = strdup(id);
     if (!copy)
         return gate_oom(err);
-    int put = golden_strmap_put(&raw->phase_map, copy, len, strcmp(ph, "decode") == 0, NULL);
+    int put = lg_strmap_put(&raw->phase_map, copy, len, strcmp(ph, "decode") == 0, NULL);
     if (put != 0)
         free(copy);
     else

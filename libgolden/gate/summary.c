@@ -132,7 +132,7 @@ static json_t *case_entry(const gate_group *b, const gate_group *c, int m, unsig
         insufficient |= s[i]->d[m].n < GOLDEN_GATE_MIN_MEASURED ||
                         s[i]->warmups < GOLDEN_GATE_MIN_WARMUPS;
     int bad = gate_set_str(o, "case_id", b->case_id) ||
-              gate_set_str(o, "metric", golden_gate_metric_names[m]) ||
+              gate_set_str(o, "metric", lg_gate_metric_names[m]) ||
               gate_set_str(o, "unit", "ms") ||
               json_object_set_new(o, "baseline", side_stats(b, m)) ||
               json_object_set_new(o, "candidate", side_stats(c, m)) ||
@@ -182,7 +182,7 @@ static int add_cases(json_t *doc, const gate_raw *raw, unsigned long B, size_t *
         memcpy(key, g->case_id, clen + 1);
         key[clen + 1] = (char)('0' + !g->side);
         uint64_t other;
-        if (!golden_strmap_get(&raw->map, key, clen + 2, &other)) {
+        if (!lg_strmap_get(&raw->map, key, clen + 2, &other)) {
             json_t *e = json_pack("{s:s,s:s}", "case_id", g->case_id, "side",
                                   side_names[g->side]);
             if (!e || json_array_append_new(lone, e))

@@ -35,7 +35,7 @@ void gate_trace_free(gate_trace *t)
     free(t->keys);
     free(t->rows);
     free(t->path);
-    golden_strmap_free(&t->map);
+    lg_strmap_free(&t->map);
     memset(t, 0, sizeof *t);
 }
 
@@ -59,7 +59,7 @@ static int trace_add(gate_trace *t, const trace_line *l, golden_error *err)
     memcpy(key + kn, l->family, l->family_len);
     size_t len = (size_t)kn + l->family_len;
     uint64_t idx;
-    if (golden_strmap_get(&t->map, key, len, &idx))
+    if (lg_strmap_get(&t->map, key, len, &idx))
         free(key);
     else {
         if (t->n == t->cap) {
@@ -80,7 +80,7 @@ static int trace_add(gate_trace *t, const trace_line *l, golden_error *err)
         r->side = l->side;
         r->chip = l->chip;
         if (!(r->family = strndup(l->family, l->family_len)) ||
-            golden_strmap_put(&t->map, key, len, t->n, NULL) < 0) {
+            lg_strmap_put(&t->map, key, len, t->n, NULL) < 0) {
             free(r->family);
             free(key);
             return gate_oom(err);

@@ -252,12 +252,12 @@ int dag_check_aliases(golden_dag_result *r, witness_set *wit)
             idx[m++] = i;
             continue;
         }
-        if (!fixed[b->domain] && !(fixed[b->domain] = golden_imap_new())) {
+        if (!fixed[b->domain] && !(fixed[b->domain] = lg_imap_new())) {
             ac.rc = -1;
             break;
         }
         ac.cur = i;
-        if (golden_imap_access(fixed[b->domain], b->address, b->address + b->size, true, i, 0,
+        if (lg_imap_access(fixed[b->domain], b->address, b->address + b->size, true, i, 0,
                                on_alias_seg, &ac) != 0)
             ac.rc = -1;
     }
@@ -269,19 +269,19 @@ int dag_check_aliases(golden_dag_result *r, witness_set *wit)
         const golden_buffer *b = &g->buffers[idx[k]];
         ac.cur = idx[k];
         if (fixed[b->domain])
-            golden_imap_query(fixed[b->domain], b->address, b->address + b->size, on_alias_seg,
+            lg_imap_query(fixed[b->domain], b->address, b->address + b->size, on_alias_seg,
                               &ac);
-        if (!live[b->domain] && !(live[b->domain] = golden_imap_new())) {
+        if (!live[b->domain] && !(live[b->domain] = lg_imap_new())) {
             ac.rc = -1;
             break;
         }
-        if (golden_imap_access(live[b->domain], b->address, b->address + b->size, true,
+        if (lg_imap_access(live[b->domain], b->address, b->address + b->size, true,
                                idx[k], 0, on_alias_seg, &ac) != 0)
             ac.rc = -1;
     }
     for (uint32_t d = 0; d < nd && fixed && live; d++) {
-        golden_imap_free(fixed[d]);
-        golden_imap_free(live[d]);
+        lg_imap_free(fixed[d]);
+        lg_imap_free(live[d]);
     }
     free(fixed);
     free(live);

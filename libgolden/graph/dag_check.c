@@ -116,7 +116,7 @@ int golden_dag_check(const golden_graph *g, const golden_hb_drop *drop, bool all
     r->all = all;
     if (!(r->hb = calloc(1, sizeof *r->hb)))
         return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
-    if (golden_hb_build(g, drop, r->hb, err) != 0) {
+    if (lg_hb_build(g, drop, r->hb, err) != 0) {
         free(r->hb);
         r->hb = NULL;
         return GOLDEN_ERR;
@@ -152,7 +152,7 @@ void golden_dag_result_free(golden_dag_result *r)
     if (!r)
         return;
     if (r->hb)
-        golden_hb_free(r->hb);
+        lg_hb_free(r->hb);
     free(r->hb);
     for (size_t i = 0; i < r->nraces; i++)
         free(r->races[i].exposed_by);

@@ -404,7 +404,7 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
         rc = golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
         goto done;
     }
-    rc = golden_parallel_for(nrest, threads, idle_item, &job, err);
+    rc = lg_parallel_for(nrest, threads, idle_item, &job, err);
     for (int t = 0; t < threads; t++)
         scratch_free(&job.scratch[t]);
     free(job.scratch);

@@ -80,18 +80,18 @@ static int sweep_domains(race_acc *ra, const uint8_t *mine)
             uint32_t d = g->buffers[a->buffer].domain;
             if (mine && !mine[d])
                 continue;
-            if (!maps[d] && !(maps[d] = golden_imap_new())) {
+            if (!maps[d] && !(maps[d] = lg_imap_new())) {
                 rc = -1;
                 break;
             }
             ra->cur = ai;
-            if (golden_imap_access(maps[d], a->lo, a->hi, a->write, ai, op->queue, on_segment,
+            if (lg_imap_access(maps[d], a->lo, a->hi, a->write, ai, op->queue, on_segment,
                                    ra) != 0 || ra->oom)
                 rc = -1;
         }
     }
     for (uint32_t d = 0; d < g->ndomains; d++)
-        golden_imap_free(maps[d]);
+        lg_imap_free(maps[d]);
     free(maps);
     return rc;
 }
@@ -117,7 +117,7 @@ int dag_sweep_races(race_acc *ra)
 {
     const golden_graph *g = ra->g;
     uint32_t nd = g->ndomains;
-    int T = golden_cpu_count();
+    int T = lg_cpu_count();
     if (ra->wit || T < 2 || nd < 2)
         return sweep_domains(ra, NULL);
     if ((uint32_t)T > nd)
@@ -150,7 +150,7 @@ int dag_sweep_races(race_acc *ra)
             count[best] = UINT64_MAX;
         }
         golden_error perr;
-        golden_parallel_for((size_t)T, T, sweep_part_fn, parts, &perr);
+        lg_parallel_for((size_t)T, T, sweep_part_fn, parts, &perr);
         size_t total = 0;
         for (int t = 0; t < T; t++) {
             rc |= parts[t].rc;

@@ -177,7 +177,7 @@ int dag_mark_new_aliases(const golden_dag_result *base, golden_dag_result *cand)
     for (size_t i = 0; i < full.naliases && !rc; i++) {
         size_t len;
         if (!(keys[i] = pair_key(base->g, &full.aliases[i], &len)) ||
-            golden_strmap_put(&seen, keys[i], len, 1, NULL) < 0)
+            lg_strmap_put(&seen, keys[i], len, 1, NULL) < 0)
             rc = -1;
     }
     cand->new_aliases = 0;
@@ -188,11 +188,11 @@ int dag_mark_new_aliases(const golden_dag_result *base, golden_dag_result *cand)
             rc = -1;
             break;
         }
-        cand->aliases[i].is_new = !golden_strmap_get(&seen, k, len, NULL);
+        cand->aliases[i].is_new = !lg_strmap_get(&seen, k, len, NULL);
         cand->new_aliases += cand->aliases[i].is_new;
         free(k);
     }
-    golden_strmap_free(&seen);
+    lg_strmap_free(&seen);
     for (size_t i = 0; keys && i < full.naliases; i++)
         free(keys[i]);
     free(keys);

@@ -204,10 +204,10 @@ json_t *golden_dag_stats(const golden_graph *g)
 {
     golden_hb h;
     golden_error err;
-    if (golden_hb_build(g, NULL, &h, &err) != 0)
+    if (lg_hb_build(g, NULL, &h, &err) != 0)
         return NULL;
     json_t *o = stats_with(g, &h);
-    golden_hb_free(&h);
+    lg_hb_free(&h);
     return o;
 }
 

@@ -301,7 +301,7 @@ static int build_clocks(const golden_graph *g, golden_hb *h, const uint32_t *bpo
     return 0;
 }
 
-int golden_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb *h,
+int lg_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb *h,
                     golden_error *err)
 {
     memset(h, 0, sizeof *h);
@@ -369,11 +369,11 @@ done:
     free(bpos);
     free(qpos);
     if (rc != GOLDEN_OK)
-        golden_hb_free(h);
+        lg_hb_free(h);
     return rc;
 }
 
-void golden_hb_free(golden_hb *h)
+void lg_hb_free(golden_hb *h)
 {
     if (!h)
         return;

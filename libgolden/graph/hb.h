@@ -41,9 +41,9 @@ struct golden_hb {
 /* Build edges, a topological order and clocks. A cycle is not an error: norder < nnodes,
  * cycle/ncycle hold one cycle and no clock is built (ordering queries must not be asked).
  * Memory: 4 bytes x ops x lanes (docs/dag-check.md). */
-int golden_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb *h,
+int lg_hb_build(const golden_graph *g, const golden_hb_drop *drop, golden_hb *h,
                     golden_error *err);
-void golden_hb_free(golden_hb *h);
+void lg_hb_free(golden_hb *h);
 
 /* a happens strictly before b (a != b). */
 static inline bool golden_hb_before(const golden_hb *h, uint32_t a, uint32_t b)

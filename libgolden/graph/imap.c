@@ -58,7 +58,7 @@ static void free_tree(golden_imap *m, node *t)
     free_node(m, t);
 }
 
-golden_imap *golden_imap_new(void)
+golden_imap *lg_imap_new(void)
 {
     golden_imap *m = calloc(1, sizeof *m);
     if (m)
@@ -66,7 +66,7 @@ golden_imap *golden_imap_new(void)
     return m;
 }
 
-void golden_imap_free(golden_imap *m)
+void lg_imap_free(golden_imap *m)
 {
     if (!m)
         return;
@@ -236,7 +236,7 @@ static node *append(golden_imap *m, node *seq, node **last, node *n)
     return merge(seq, n);
 }
 
-int golden_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t acc,
+int lg_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t acc,
                        uint32_t slot, golden_imap_fn fn, void *ctx)
 {
     if (m->oom || lo >= hi)
@@ -323,19 +323,19 @@ static void query(const node *t, uint64_t lo, uint64_t hi, golden_imap_fn fn, vo
         query(t->r, lo, hi, fn, ctx);
 }
 
-void golden_imap_query(const golden_imap *m, uint64_t lo, uint64_t hi, golden_imap_fn fn,
+void lg_imap_query(const golden_imap *m, uint64_t lo, uint64_t hi, golden_imap_fn fn,
                        void *ctx)
 {
     if (lo < hi)
         query(m->root, lo, hi, fn, ctx);
 }
 
-void golden_imap_each(const golden_imap *m, golden_imap_fn fn, void *ctx)
+void lg_imap_each(const golden_imap *m, golden_imap_fn fn, void *ctx)
 {
     visit(m->root, fn, ctx);
 }
 
-size_t golden_imap_count(const golden_imap *m)
+size_t lg_imap_count(const golden_imap *m)
 {
     return m->count;
 }

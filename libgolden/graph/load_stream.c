@@ -505,7 +505,7 @@ static int top_key(const scan *s, size_t p, size_t *kend, golden_strmap *seen, c
     memcpy(copy, json_string_value(k), n + 1);
     golden_doc_free(d);
     (*keep)[(*nkeep)++] = copy;
-    int r = golden_strmap_put(seen, copy, n, 0, NULL);
+    int r = lg_strmap_put(seen, copy, n, 0, NULL);
     if (r < 0)
         return golden_fail_what(s->err, GOLDEN_ENOMEM, s->path, "out of memory");
     if (r > 0)
@@ -607,7 +607,7 @@ static int scan_top(builder *b, const scan *s, bool fast, top_level *t)
     }
     rc = GOLDEN_OK;
 done:
-    golden_strmap_free(&seen);
+    lg_strmap_free(&seen);
     for (size_t k = 0; k < nkeep; k++)
         free(keep[k]);
     free(keep);

@@ -10,7 +10,7 @@
 static uint32_t find(const golden_strmap *m, const char *id)
 {
     uint64_t v;
-    return golden_strmap_get(m, id, strlen(id), &v) ? (uint32_t)v : GOLDEN_NONE;
+    return lg_strmap_get(m, id, strlen(id), &v) ? (uint32_t)v : GOLDEN_NONE;
 }
 
 uint32_t golden_graph_find_op(const golden_graph *g, const char *id)
@@ -70,9 +70,9 @@ void golden_graph_free(golden_graph *g)
     free(g->qops);
     graph_index *ix = g->index;
     if (ix) {
-        golden_strmap_free(&ix->ops);
-        golden_strmap_free(&ix->buffers);
-        golden_strmap_free(&ix->queues);
+        lg_strmap_free(&ix->ops);
+        lg_strmap_free(&ix->buffers);
+        lg_strmap_free(&ix->queues);
         free(ix);
     }
     free(g->name);

@@ -63,7 +63,7 @@ static const char *at(char *buf, size_t n, const char *fmt, ...)
 static uint32_t lookup(const golden_strmap *m, slice k)
 {
     uint64_t v;
-    return golden_strmap_get(m, k.s, k.n, &v) ? (uint32_t)v : GOLDEN_NONE;
+    return lg_strmap_get(m, k.s, k.n, &v) ? (uint32_t)v : GOLDEN_NONE;
 }
 
 /* A NUL-terminated copy (names never hold NUL once the rules passed them). */
@@ -102,7 +102,7 @@ static int intern(builder *b, golden_strmap *m, char ***arr, uint32_t *n, slice 
     *arr = na;
     if (!(na[*n] = copy(s)))
         return graph_nomem(b);
-    if (golden_strmap_put(m, na[*n], s.n, *n, NULL) < 0)
+    if (lg_strmap_put(m, na[*n], s.n, *n, NULL) < 0)
         return graph_nomem(b);
     *out = (*n)++;
     return 0;
@@ -124,7 +124,7 @@ static int intern_event(builder *b, slice name, uint32_t first_op, uint32_t *out
         if (!(ne[e].id = copy(name)))
             return graph_nomem(b);
         g->nevents++;
-        if (golden_strmap_put(&b->events, ne[e].id, name.n, e, NULL) < 0)
+        if (lg_strmap_put(&b->events, ne[e].id, name.n, e, NULL) < 0)
             return graph_nomem(b);
     }
     *out = e;
@@ -190,7 +190,7 @@ int graph_add_queue(builder *b, slice id, uint64_t chip, const json_t *node, siz
     if (!(gq->id = copy(id)))
         return graph_nomem(b);
     gq->chip = (int64_t)chip;
-    int r = golden_strmap_put(&ix->queues, gq->id, id.n, g->nqueues, NULL);
+    int r = lg_strmap_put(&ix->queues, gq->id, id.n, g->nqueues, NULL);
     g->nqueues++;
     if (r < 0)
         return graph_nomem(b);
@@ -252,7 +252,7 @@ int graph_build_buffer(builder *b, const buffer_desc *d)
     if (intern(b, &b->spaces, &g->spaces, &g->nspaces, d->space, &gb->space) != 0 ||
         domain_of(b, gb->chip, gb->space, &gb->domain) != 0)
         return GOLDEN_ERR;
-    if (golden_strmap_put(&ix->buffers, gb->id, d->id.n, bi, NULL) < 0)
+    if (lg_strmap_put(&ix->buffers, gb->id, d->id.n, bi, NULL) < 0)
         return graph_nomem(b);
     const json_t *live = json_object_get(d->node, "live");
     for (uint32_t k = 0; k < d->nlive; k++)
@@ -451,7 +451,7 @@ int graph_build_op(builder *b, op_desc *d)
     op->after_first = (uint32_t)b->nafter_refs;
     op->bq_first = g->nbarrier_queues;
     op->data_size = d->has_data_size ? (int64_t)d->data_size : -1;
-    if (golden_strmap_put(&ix->ops, op->id, d->id.n, i, NULL) < 0)
+    if (lg_strmap_put(&ix->ops, op->id, d->id.n, i, NULL) < 0)
         return graph_nomem(b);
     if (d->has_family && intern(b, &b->families, &g->families, &g->nfamilies, d->family,
                                 &op->family) != 0)
@@ -656,10 +656,10 @@ int graph_builder_init(builder *b, const char *name, const golden_doc *doc, gold
 
 void graph_builder_free(builder *b)
 {
-    golden_strmap_free(&b->events);
-    golden_strmap_free(&b->spaces);
-    golden_strmap_free(&b->families);
-    golden_strmap_free(&b->domains);
+    lg_strmap_free(&b->events);
+    lg_strmap_free(&b->spaces);
+    lg_strmap_free(&b->families);
+    lg_strmap_free(&b->domains);
     for (uint32_t i = 0; i < b->ndomain_keys; i++)
         free(b->domain_keys[i]);
     free(b->domain_keys);

@@ -141,7 +141,7 @@ static int cpu_open(const golden_backend_open_args *a, void **self, char *msg, s
         snprintf(msg, n, "out of memory");
         return 1;
     }
-    b->threads = a->threads >= 1 ? a->threads : golden_cpu_count();
+    b->threads = a->threads >= 1 ? a->threads : lg_cpu_count();
     if (parse_opts(b, a, msg, n)) {
         free(b);
         return 1;

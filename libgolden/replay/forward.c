@@ -229,7 +229,7 @@ static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t
     a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)a.span * 4);
     if (!a.scores)
         return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
-    int rc = golden_parallel_for((size_t)(n * c->heads), threads, att_item, &a, err);
+    int rc = lg_parallel_for((size_t)(n * c->heads), threads, att_item, &a, err);
     free(a.scores);
     if (rc)
         return rc;

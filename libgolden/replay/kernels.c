@@ -308,7 +308,7 @@ int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, gol
     if (work < 65536.0)
         threads = 1;
     m.scratch = malloc((size_t)threads * MM_ROWS * (size_t)m.max_cols * sizeof(float));
-    int rc = m.scratch ? golden_parallel_for(items, threads, mm_item, &m, err)
+    int rc = m.scratch ? lg_parallel_for(items, threads, mm_item, &m, err)
                        : golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
     free(m.scratch);
     free(m.first_item);

@@ -92,7 +92,7 @@ static int list_tensors(const preset *p, mm_tensor **t, size_t *n)
 
 static void fill(const mm_tensor *t, uint64_t seed, float *buf, long long count)
 {
-    uint64_t s = seed ^ golden_strmap_hash(t->name, strlen(t->name));
+    uint64_t s = seed ^ lg_strmap_hash(t->name, strlen(t->name));
     double scale = t->kind == 2 ? 1.0 : t->kind == 1 ? 0.1 : 1.0 / sqrt((double)t->cols);
     for (long long i = 0; i < count; i++) {
         double u = (double)(mix64(s + (uint64_t)i) >> 11) * 0x1.0p-53 * 2.0 - 1.0;

@@ -286,7 +286,7 @@ static int load_shards(cpu_model *m, shard_set *s, golden_error *err)
         for (size_t i = before; i < s->list.count; i++) {
             const char *nm = s->list.items[i].info.name;
             uint64_t prev;
-            int pr = golden_strmap_put(&s->by_name, nm, strlen(nm), (uint64_t)i << 16 | f, &prev);
+            int pr = lg_strmap_put(&s->by_name, nm, strlen(nm), (uint64_t)i << 16 | f, &prev);
             if (pr < 0)
                 return golden_fail_what(err, GOLDEN_ENOMEM, "model", "out of memory");
             if (pr == 1)
@@ -310,7 +310,7 @@ static int bind(cpu_model *m, shard_set *s, golden_doc *index, cpu_weight *w, in
     vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
     uint64_t v;
-    if (!golden_strmap_get(&s->by_name, name, strlen(name), &v))
+    if (!lg_strmap_get(&s->by_name, name, strlen(name), &v))
         return golden_fail_where(err, GOLDEN_ENOTFOUND, "required tensor is missing", "%s:%s",
                                  s->n_files == 1 ? s->files[0] : "model", name);
     size_t f = v & 0xffff, i = v >> 16;
@@ -401,7 +401,7 @@ static int bind_layer(cpu_model *m, shard_set *s, golden_doc *ix, int l, golden_
 static void shard_set_free(shard_set *s)
 {
     golden_input_list_free(&s->list);
-    golden_strmap_free(&s->by_name);
+    lg_strmap_free(&s->by_name);
     for (size_t i = 0; i < s->n_files; i++)
         free(s->files[i]);
     free(s->files);

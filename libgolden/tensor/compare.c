@@ -203,7 +203,7 @@ static int block_scale(double m)
 /* Add v (and its compensation vc) worth v * 2^e into a sum kept as (sum + comp) * 2^*exp:
  * an empty sum takes the new scale, a larger scale rescales the sum (its tiny part is
  * below the new one's rounding anyway). */
-void golden_cmp_sadd(double *sum, double *comp, int *exp, double v, double vc, int e)
+void lg_cmp_sadd(double *sum, double *comp, int *exp, double v, double vc, int e)
 {
     if (v == 0 && vc == 0)
         return;
@@ -226,7 +226,7 @@ static void scaled_add(golden_cmp_acc *a, const double v[4], const double *comp,
     double *sum[4] = {&a->dot, &a->norm_r, &a->norm_c, &a->sum_sq};
     double *cmp[4] = {&a->dot_c, &a->norm_r_c, &a->norm_c_c, &a->sum_sq_c};
     for (int i = 0; i < 4; i++)
-        golden_cmp_sadd(sum[i], cmp[i], &a->sexp[i], v[i], comp ? comp[i] : 0.0, e[i]);
+        lg_cmp_sadd(sum[i], cmp[i], &a->sexp[i], v[i], comp ? comp[i] : 0.0, e[i]);
 }
 
 /* Sign-magnitude bits to an ordered index without a branch. */
@@ -435,7 +435,7 @@ ulp32_avx2(const double *ref, const double *cand, size_t n, bool to_bf16, uint64
     return block_max_ulp(&f, ref + i, cand + i, n - i, m);
 }
 
-bool golden_cmp_have_avx2(void)
+bool lg_cmp_have_avx2(void)
 {
     return __builtin_cpu_supports("avx2");
 }
@@ -463,7 +463,7 @@ static bool finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp
     int route = uf && (uf->fast == 2 || uf->fast == 3) ? uf->fast : 0;
     bool ulp_apart = uf != NULL; /* ULPs in their own loop (max: any order gives the same) */
 #if GOLDEN_HAVE_AVX2
-    if (!s->scalar_only && golden_cmp_have_avx2()) {
+    if (!s->scalar_only && lg_cmp_have_avx2()) {
         size_t done = lanes_avx2(s, L, ref, cand, n);
         lanes_scalar(s, L, ref, cand, done, n, false, 0);
     } else
@@ -497,7 +497,7 @@ static bool finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp
         a->max_rel = brel;
     uint64_t mu = (uint64_t)L->mu;
 #if GOLDEN_HAVE_AVX2
-    if (ulp_apart && route && !s->scalar_only && golden_cmp_have_avx2())
+    if (ulp_apart && route && !s->scalar_only && lg_cmp_have_avx2())
         mu = ulp32_avx2(ref, cand, n, route == 3, mu);
     else
 #endif
@@ -530,7 +530,7 @@ static bool add_finite_block(const golden_cmp_setup *s, golden_cmp_acc *a, const
     if (!finite_block(s, a, uf, ref, cand, n))
         return false;
     if (s->histogram)
-        golden_cmp_hist_finite(s, a->hist, ref, cand, n);
+        lg_cmp_hist_finite(s, a->hist, ref, cand, n);
     return true;
 }
 
@@ -672,7 +672,7 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
     if (!add_finite_block(s, a, uf, ref, cand, n))
         k = add_any_block(s, a, uf, ref, cand, n);
     if (s->tier == GOLDEN_TIER_LAYER && s->row_len) {
-        golden_cmp_layer_rows(s, a, ref, cand, n, &k);
+        lg_cmp_layer_rows(s, a, ref, cand, n, &k);
         a->n += n;
         return;
     }
@@ -681,9 +681,9 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
         uint64_t pos = a->row_pos;
         for (size_t i = 0; i < n; i++) {
             if (s->tier == GOLDEN_TIER_LOGITS) {
-                golden_cmp_topk_push(&a->cur_ref, ref[i], (int64_t)pos);
-                golden_cmp_topk_push(&a->cur_cand, cand[i], (int64_t)pos);
-                golden_cmp_softmax_step(a, ref[i], cand[i]);
+                lg_cmp_topk_push(&a->cur_ref, ref[i], (int64_t)pos);
+                lg_cmp_topk_push(&a->cur_cand, cand[i], (int64_t)pos);
+                lg_cmp_softmax_step(a, ref[i], cand[i]);
             } else if (a->cur_div < 0) {
                 bool eq = ri ? ri->bits[i] == ci->bits[i] && ri->neg[i] == ci->neg[i]
                              : ref[i] == cand[i];
@@ -692,7 +692,7 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
             }
             if (++pos == s->row_len) {
                 a->row_pos = pos;
-                golden_cmp_close_row(s, a);
+                lg_cmp_close_row(s, a);
                 pos = 0;
             }
         }
@@ -1041,9 +1041,9 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
 {
     if (a->row_pos > 0) {
         if (s->tier == GOLDEN_TIER_LAYER && s->row_len)
-            golden_cmp_close_layer_row(s, a);
+            lg_cmp_close_layer_row(s, a);
         else
-            golden_cmp_close_row(s, a);
+            lg_cmp_close_row(s, a);
     }
     memset(m, 0, sizeof *m);
     m->count = a->pairs;

@@ -56,14 +56,14 @@ __attribute__((target("avx2"))) static size_t hist_avx2(sub_hist *w, const doubl
 }
 #endif
 
-void golden_cmp_hist_finite(const golden_cmp_setup *s, uint64_t *hist, const double *ref,
+void lg_cmp_hist_finite(const golden_cmp_setup *s, uint64_t *hist, const double *ref,
                             const double *cand, size_t n)
 {
     sub_hist w;
     memset(&w, 0, sizeof w);
     size_t done = 0;
 #if GOLDEN_HAVE_AVX2
-    if (!s->scalar_only && golden_cmp_have_avx2())
+    if (!s->scalar_only && lg_cmp_have_avx2())
         done = hist_avx2(&w, ref, cand, n);
 #else
     (void)s;

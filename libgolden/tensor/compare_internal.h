@@ -21,18 +21,18 @@ typedef struct {
 } block_scales;
 
 /* Add v (compensation vc) worth v * 2^e into a sum kept as (sum + comp) * 2^*exp. */
-void golden_cmp_sadd(double *sum, double *comp, int *exp, double v, double vc, int e);
+void lg_cmp_sadd(double *sum, double *comp, int *exp, double v, double vc, int e);
 /* Whether this processor runs the AVX2 loops (false where they are not compiled). */
-bool golden_cmp_have_avx2(void);
+bool lg_cmp_have_avx2(void);
 
-void golden_cmp_topk_push(golden_cmp_topk *t, double v, int64_t idx);
-void golden_cmp_softmax_step(golden_cmp_acc *a, double r, double c);
+void lg_cmp_topk_push(golden_cmp_topk *t, double v, int64_t idx);
+void lg_cmp_softmax_step(golden_cmp_acc *a, double r, double c);
 /* Close the logits/tokens row in progress. */
-void golden_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a);
+void lg_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a);
 /* Close the layer row in progress into its cosine. */
-void golden_cmp_close_layer_row(const golden_cmp_setup *s, golden_cmp_acc *a);
+void lg_cmp_close_layer_row(const golden_cmp_setup *s, golden_cmp_acc *a);
 /* Layer rows of a block of n pairs whose sums were scaled by k. */
-void golden_cmp_layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
+void lg_cmp_layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
                            const double *cand, size_t n, const block_scales *k);
 
 /* The histogram bin of a finite pair's |c - r| (see GOLDEN_CMP_HIST_*), from its f64 bits:
@@ -50,7 +50,7 @@ static inline unsigned golden_cmp_hist_bin(double ad)
 }
 
 /* Count a block of finite pairs into hist (AVX2 or portable, as s says; same counts). */
-void golden_cmp_hist_finite(const golden_cmp_setup *s, uint64_t *hist, const double *ref,
+void lg_cmp_hist_finite(const golden_cmp_setup *s, uint64_t *hist, const double *ref,
                             const double *cand, size_t n);
 
 #endif

@@ -13,7 +13,7 @@
 
 static void close_softmax_row(const golden_cmp_setup *s, golden_cmp_acc *a, uint64_t row);
 
-void golden_cmp_topk_push(golden_cmp_topk *t, double v, int64_t idx)
+void lg_cmp_topk_push(golden_cmp_topk *t, double v, int64_t idx)
 {
     if (v != v)
         return; /* NaN never ranks */
@@ -31,7 +31,7 @@ void golden_cmp_topk_push(golden_cmp_topk *t, double v, int64_t idx)
         t->n++;
 }
 
-void golden_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
+void lg_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
 {
     uint64_t row = s->row_len ? a->first / s->row_len + a->rows : a->rows;
     a->rows++;
@@ -102,7 +102,7 @@ void golden_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
 }
 
 /* Layer rows: per-row dot and norms (scaled like the block), closed into the row cosine. */
-void golden_cmp_close_layer_row(const golden_cmp_setup *s, golden_cmp_acc *a)
+void lg_cmp_close_layer_row(const golden_cmp_setup *s, golden_cmp_acc *a)
 {
     uint64_t row = a->first / s->row_len + a->rows;
     a->rows++;
@@ -131,13 +131,13 @@ void golden_cmp_close_layer_row(const golden_cmp_setup *s, golden_cmp_acc *a)
 static void row3_add(golden_cmp_acc *a, double d, double r, double c, const block_scales *k)
 {
     double dc = 0;
-    golden_cmp_sadd(&a->cr_d, &dc, &a->cr_e[0], d, 0, k->r + k->c);
+    lg_cmp_sadd(&a->cr_d, &dc, &a->cr_e[0], d, 0, k->r + k->c);
     a->cr_d += dc;
     dc = 0;
-    golden_cmp_sadd(&a->cr_r, &dc, &a->cr_e[1], r, 0, 2 * k->r);
+    lg_cmp_sadd(&a->cr_r, &dc, &a->cr_e[1], r, 0, 2 * k->r);
     a->cr_r += dc;
     dc = 0;
-    golden_cmp_sadd(&a->cr_c, &dc, &a->cr_e[2], c, 0, 2 * k->c);
+    lg_cmp_sadd(&a->cr_c, &dc, &a->cr_e[2], c, 0, 2 * k->c);
     a->cr_c += dc;
 }
 
@@ -219,7 +219,7 @@ row_segment_avx2(const double *ref, const double *cand, size_t n, double sr, dou
 }
 #endif
 
-void golden_cmp_layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
+void lg_cmp_layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const double *ref,
                        const double *cand, size_t n, const block_scales *k)
 {
     const double sr = ldexp(1.0, -k->r), sc = ldexp(1.0, -k->c);
@@ -230,7 +230,7 @@ void golden_cmp_layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const d
             seg = n - i;
         row_part p;
 #if GOLDEN_HAVE_AVX2
-        if (!s->scalar_only && golden_cmp_have_avx2())
+        if (!s->scalar_only && lg_cmp_have_avx2())
             p = row_segment_avx2(ref + i, cand + i, seg, sr, sc);
         else
 #endif
@@ -241,13 +241,13 @@ void golden_cmp_layer_rows(const golden_cmp_setup *s, golden_cmp_acc *a, const d
         a->row_pos += seg;
         i += seg;
         if (a->row_pos == s->row_len)
-            golden_cmp_close_layer_row(s, a);
+            lg_cmp_close_layer_row(s, a);
     }
 }
 
 /* Logits rows: online softmax of both sides (running max, rescaled sums), the KL sum
  * T = sum e^(r - max)(r - c) and the range of r - c, closed into KL and log-softmax. */
-void golden_cmp_softmax_step(golden_cmp_acc *a, double r, double c)
+void lg_cmp_softmax_step(golden_cmp_acc *a, double r, double c)
 {
     bool fr = isfinite(r), fc = isfinite(c);
     if (fc) {

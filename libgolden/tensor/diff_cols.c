@@ -15,7 +15,7 @@
 
 bool diff_cols_wanted(const golden_diff_job *j)
 {
-    return golden_diff_engine_tier(j->t) == GOLDEN_TIER_LAYER && j->setup.row_len >= 2 &&
+    return lg_diff_engine_tier(j->t) == GOLDEN_TIER_LAYER && j->setup.row_len >= 2 &&
            j->count / j->setup.row_len >= DIFF_COL_MIN_ROWS &&
            j->setup.row_len <= DIFF_COL_MAX;
 }

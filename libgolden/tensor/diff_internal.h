@@ -34,22 +34,22 @@ typedef struct {
 
 /* The pass: every chunk of every job, on `threads` workers through util/pool.h, merged in
  * chunk order (so the report does not depend on the thread count). */
-int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *base,
+int lg_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *base,
                      golden_diff_job *jobs, size_t n_jobs, size_t n_items, size_t buf_bytes,
                      int threads, golden_progress *progress, unsigned long long total,
                      golden_error *err);
 
 /* The tier the metrics engine runs for t: the router tier's ids are compared as kernel
  * (exact integers), its weights as layer; every other tier is itself. */
-golden_tier golden_diff_engine_tier(const golden_diff_tensor *t);
+golden_tier lg_diff_engine_tier(const golden_diff_tensor *t);
 
 /* Router tier: the row checks of t (reference tensor ri, candidate ci) on the whole tensors,
  * with the reference's sibling router/logits for ties. 0, or -1 with err set. */
-int golden_diff_router(golden_reader *ref, golden_reader *cand, size_t ri, size_t ci,
+int lg_diff_router(golden_reader *ref, golden_reader *cand, size_t ri, size_t ci,
                        const golden_policy *p, golden_diff_tensor *t, golden_error *err);
 
 /* Judge one tensor from its metrics: reasons, notes, verdict. -1 on ENOMEM. */
-int golden_diff_judge(golden_diff_tensor *t);
+int lg_diff_judge(golden_diff_tensor *t);
 
 /* Channel axis (diff_cols.c): columns are judged when a layer-tier tensor has rows of 2 to
  * DIFF_COL_MAX channels and at least DIFF_COL_MIN_ROWS rows (fewer: a column's error is a
@@ -66,14 +66,14 @@ void diff_cols_merge(golden_diff_job *j, const long double *part);
 int diff_cols_finish(golden_diff_job *j); /* -1 on ENOMEM */
 
 /* Helpers. */
-char *golden_diff_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-int golden_diff_push(char ***list, size_t *n, char *s);
-void golden_diff_free_strs(char **list, size_t n);
+char *lg_diff_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+int lg_diff_push(char ***list, size_t *n, char *s);
+void lg_diff_free_strs(char **list, size_t n);
 /* Print a value and the limit it was compared with so that the two never look equal:
  * the limit with the fewest digits that read back exactly, the value with as many as
  * keep it on its side of the limit and different from the printed limit. */
-void golden_diff_num_pair(double v, double limit, char *vbuf, char *lbuf, size_t n);
+void lg_diff_num_pair(double v, double limit, char *vbuf, char *lbuf, size_t n);
 /* The coordinates of a linear index as "[i, j]". */
-void golden_diff_index_str(const golden_diff_tensor *t, uint64_t index, char *buf, size_t n);
+void lg_diff_index_str(const golden_diff_tensor *t, uint64_t index, char *buf, size_t n);
 
 #endif

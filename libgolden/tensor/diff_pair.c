@@ -88,7 +88,7 @@ static golden_cmp_setup make_setup(const golden_diff_tensor *t, golden_dtype can
 {
     golden_cmp_setup s;
     memset(&s, 0, sizeof s);
-    s.tier = golden_diff_engine_tier(t);
+    s.tier = lg_diff_engine_tier(t);
     s.dtype_ref = t->dtype_ref;
     s.dtype_cand = cand;
     s.atol = t->judge.atol;
@@ -112,7 +112,7 @@ static int plan_rows(const golden_diff_opts *o, const golden_tensor_info *ri,
                      golden_diff_tensor *t, golden_diff_job *j, uint64_t chunk,
                      golden_error *err)
 {
-    golden_tier tier = golden_diff_engine_tier(t);
+    golden_tier tier = lg_diff_engine_tier(t);
     bool rows = tier == GOLDEN_TIER_LOGITS || tier == GOLDEN_TIER_TOKENS ||
                 (tier == GOLDEN_TIER_LAYER && j->setup.row_len);
     j->chunk = chunk;
@@ -297,7 +297,7 @@ static int pair_one(plan *p, size_t i, golden_error *err)
     named *c = find_named(cn, ncn, ri->name);
     if (!c) {
         char *s = strdup(ri->name);
-        if (!s || golden_diff_push(&r->missing_in_candidate, &r->n_missing_cand, s)) {
+        if (!s || lg_diff_push(&r->missing_in_candidate, &r->n_missing_cand, s)) {
             golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             return -1;
         }
@@ -350,7 +350,7 @@ static int pair_one(plan *p, size_t i, golden_error *err)
         }
     } else if (base) {
         char *s = strdup(ri->name);
-        if (!s || golden_diff_push(&r->missing_in_baseline, &r->n_missing_base, s)) {
+        if (!s || lg_diff_push(&r->missing_in_baseline, &r->n_missing_base, s)) {
             golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             return -1;
         }
@@ -475,7 +475,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     for (size_t i = 0; i < ncn; i++)
         if (!cn[i].used && wanted(o, cn[i].mapped)) {
             char *s = strdup(cn[i].mapped);
-            if (!s || golden_diff_push(&r->missing_in_reference, &r->n_missing_ref, s)) {
+            if (!s || lg_diff_push(&r->missing_in_reference, &r->n_missing_ref, s)) {
                 golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
                 goto out;
             }
@@ -483,7 +483,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
 
     if (check_inputs(o, ref, base, r, err) != 0)
         goto out;
-    if (golden_diff_pass(ref, cand, base, jobs, n_jobs, n_items, buf_bytes, o->threads,
+    if (lg_diff_pass(ref, cand, base, jobs, n_jobs, n_items, buf_bytes, o->threads,
                          o->progress, total, err) != 0)
         goto out;
     for (size_t k = 0; k < n_jobs; k++) {
@@ -505,10 +505,10 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
         goto out;
     for (size_t k = 0; k < n_jobs; k++)
         if (jobs[k].t->judge.tier == GOLDEN_TIER_ROUTER &&
-            golden_diff_router(ref, cand, jobs[k].ri, jobs[k].ci, o->policy, jobs[k].t, err) != 0)
+            lg_diff_router(ref, cand, jobs[k].ri, jobs[k].ci, o->policy, jobs[k].t, err) != 0)
             goto out;
     for (size_t i = 0; i < r->n; i++) {
-        if (golden_diff_judge(&r->tensors[i]) != 0) {
+        if (lg_diff_judge(&r->tensors[i]) != 0) {
             golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             goto out;
         }
@@ -551,10 +551,10 @@ void golden_diff_free(golden_diff_result *r)
         free(t->name);
         free(t->candidate_name);
         free(t->baseline_name);
-        golden_diff_free_strs(t->reasons, t->n_reasons);
-        golden_diff_free_strs(t->router_reasons, t->n_router_reasons);
-        golden_diff_free_strs(t->router_notes, t->n_router_notes);
-        golden_diff_free_strs(t->notes, t->n_notes);
+        lg_diff_free_strs(t->reasons, t->n_reasons);
+        lg_diff_free_strs(t->router_reasons, t->n_router_reasons);
+        lg_diff_free_strs(t->router_notes, t->n_router_notes);
+        lg_diff_free_strs(t->notes, t->n_notes);
         free(t->first_divergence);
         free(t->bfirst_divergence);
         free(t->row_value);
@@ -564,10 +564,10 @@ void golden_diff_free(golden_diff_result *r)
         free(t->col_cos); /* col_rel, bcol_cos, bcol_rel share its block */
     }
     free(r->tensors);
-    golden_diff_free_strs(r->missing_in_candidate, r->n_missing_cand);
-    golden_diff_free_strs(r->missing_in_reference, r->n_missing_ref);
+    lg_diff_free_strs(r->missing_in_candidate, r->n_missing_cand);
+    lg_diff_free_strs(r->missing_in_reference, r->n_missing_ref);
     free(r->missing_cand_allowed);
-    golden_diff_free_strs(r->missing_in_baseline, r->n_missing_base);
+    lg_diff_free_strs(r->missing_in_baseline, r->n_missing_base);
     free(r->reference);
     free(r->candidate);
     free(r->baseline);

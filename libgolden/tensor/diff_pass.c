@@ -1,4 +1,4 @@
-/* golden-diff's one pass: every chunk of every pair is an item of golden_parallel_for;
+/* golden-diff's one pass: every chunk of every pair is an item of lg_parallel_for;
  * finished items are merged strictly in item order, so every bit of the report is the same
  * whatever the number of threads or their timing. */
 #include "tensor/diff_internal.h"
@@ -189,7 +189,7 @@ static int run_item(void *arg, size_t item, int worker, golden_error *err)
     return GOLDEN_OK;
 }
 
-int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *base,
+int lg_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *base,
                      golden_diff_job *jobs, size_t n_jobs, size_t n_items, size_t buf_bytes,
                      int threads, golden_progress *progress, unsigned long long total,
                      golden_error *err)
@@ -204,7 +204,7 @@ int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *bas
     p.n_items = n_items;
     p.buf_bytes = buf_bytes;
     p.progress = progress;
-    int nt = threads > 0 ? threads : golden_cpu_count();
+    int nt = threads > 0 ? threads : lg_cpu_count();
     if ((size_t)nt > n_items)
         nt = n_items ? (int)n_items : 1;
     if (nt > GOLDEN_POOL_MAX)
@@ -235,7 +235,7 @@ int golden_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *bas
     }
     if (progress)
         golden_progress_start(progress, "golden-diff", total);
-    rc = golden_parallel_for(n_items, nt, run_item, &p, err);
+    rc = lg_parallel_for(n_items, nt, run_item, &p, err);
     if (progress)
         golden_progress_end(progress);
     pthread_cond_destroy(&p.hashed);

@@ -72,7 +72,7 @@ static void put_metrics(jb *b, const golden_diff_tensor *t, const golden_cmp_met
     put(b, "nonfinite_class_mismatches", ok ? juint(m->class_diff) : json_null());
     if (ok && m->ints)
         put(b, "integer_mismatches", juint(m->int_diff));
-    if (ok && golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER) {
+    if (ok && lg_diff_engine_tier(t) == GOLDEN_TIER_LAYER) {
         put(b, "min_row_cosine", golden_json_real(m->min_row_cosine));
         put(b, "min_row_cosine_row", m->row_cos_rows ? juint(m->min_row_cosine_row) : json_null());
     }
@@ -174,7 +174,7 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
     put(&b, "nan_candidate", ok ? juint(m->nan_cand) : json_null());
     put(&b, "inf_reference", ok ? juint(m->inf_ref) : json_null());
     put(&b, "inf_candidate", ok ? juint(m->inf_cand) : json_null());
-    if (golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER)
+    if (lg_diff_engine_tier(t) == GOLDEN_TIER_LAYER)
         put(&b, "cosine_min", golden_json_real(t->judge.limits.cosine_min));
     if (t->judge.tier == GOLDEN_TIER_LOGITS) {
         put(&b, "rows", ok ? juint(m->rows) : json_null());
@@ -396,7 +396,7 @@ int golden_diff_junit(const golden_diff_result *r, const char *path, bool force,
     size_t k = 0;
     for (size_t i = 0; i < r->n; i++, k++) {
         const golden_diff_tensor *t = &r->tensors[i];
-        classes[k] = golden_diff_fmt("golden-diff.%s", golden_tier_name(t->judge.tier));
+        classes[k] = lg_diff_fmt("golden-diff.%s", golden_tier_name(t->judge.tier));
         size_t len = 1;
         for (size_t j = 0; j < t->n_reasons; j++)
             len += strlen(t->reasons[j]) + 1;

@@ -104,7 +104,7 @@ static void ids_str(const int64_t *v, uint64_t k, char *buf, size_t n)
 
 static int say(char ***list, size_t *n, char *s)
 {
-    return golden_diff_push(list, n, s);
+    return lg_diff_push(list, n, s);
 }
 
 /* Whether row `row` differs only where the swapped experts have equal reference logits. */
@@ -167,7 +167,7 @@ static int ids_checks(golden_diff_tensor *t, const int64_t *rv, const int64_t *c
         ids_str(rv + row * k, k, a, sizeof a);
         ids_str(cv + row * k, k, b, sizeof b);
         rc |= say(&t->router_reasons, &t->n_router_reasons,
-                  golden_diff_fmt("%" PRIu64 " of %" PRIu64 " router rows select other experts or "
+                  lg_diff_fmt("%" PRIu64 " of %" PRIu64 " router rows select other experts or "
                                   "another order; first at row %" PRIu64 ": reference %s, "
                                   "candidate %s%s", differ, t->router_rows, row, a, b,
                                   lg ? "" : " (no reference router/logits, so no tie is "
@@ -178,7 +178,7 @@ static int ids_checks(golden_diff_tensor *t, const int64_t *rv, const int64_t *c
         ids_str(rv + row * k, k, a, sizeof a);
         ids_str(cv + row * k, k, b, sizeof b);
         rc |= say(&t->router_notes, &t->n_router_notes,
-                  golden_diff_fmt("%" PRIu64 " router rows differ only among experts whose "
+                  lg_diff_fmt("%" PRIu64 " router rows differ only among experts whose "
                                   "reference logits are equal (a tie, not a failure); first at "
                                   "row %" PRIu64 ": reference %s, candidate %s",
                                   t->router_tie_rows, row, a, b));
@@ -186,15 +186,15 @@ static int ids_checks(golden_diff_tensor *t, const int64_t *rv, const int64_t *c
     if (first_dup >= 0) {
         ids_str(cv + (uint64_t)first_dup * k, k, b, sizeof b);
         rc |= say(&t->router_reasons, &t->n_router_reasons,
-                  golden_diff_fmt("%" PRIu64 " candidate router rows select an expert twice; "
+                  lg_diff_fmt("%" PRIu64 " candidate router rows select an expert twice; "
                                   "first at row %" PRId64 ": %s", t->router_duplicates, first_dup, b));
     }
     if (first_range >= 0)
         rc |= say(&t->router_reasons, &t->n_router_reasons,
-                  lg ? golden_diff_fmt("%" PRIu64 " candidate expert ids lie outside [0, %" PRIu64
+                  lg ? lg_diff_fmt("%" PRIu64 " candidate expert ids lie outside [0, %" PRIu64
                                        "); first at row %" PRId64 ": %" PRId64,
                                        t->router_out_of_range, experts, first_range, bad_id)
-                     : golden_diff_fmt("%" PRIu64 " candidate expert ids are negative; first at "
+                     : lg_diff_fmt("%" PRIu64 " candidate expert ids are negative; first at "
                                        "row %" PRId64 ": %" PRId64, t->router_out_of_range,
                                        first_range, bad_id));
     return rc;
@@ -298,13 +298,13 @@ static int logits_checks(golden_diff_tensor *t, const double *rv, const double *
     int rc = 0;
     if (differ)
         rc |= say(&t->router_reasons, &t->n_router_reasons,
-                  golden_diff_fmt("%" PRIu64 " of %" PRIu64 " router logits rows select another "
+                  lg_diff_fmt("%" PRIu64 " of %" PRIu64 " router logits rows select another "
                                   "top-%" PRIu64 " set of experts; first at row %" PRId64
                                   ": reference %s, candidate %s", differ, t->router_rows, k,
                                   t->router_first_divergence, fa, fb));
     if (first_tie >= 0)
         rc |= say(&t->router_notes, &t->n_router_notes,
-                  golden_diff_fmt("%" PRIu64 " router logits rows select another top-%" PRIu64
+                  lg_diff_fmt("%" PRIu64 " router logits rows select another top-%" PRIu64
                                   " set only among experts whose reference logits are equal (a "
                                   "tie); first at row %" PRId64 ": reference %s, candidate %s",
                                   t->router_tie_rows, k, first_tie, ta, tb));
@@ -325,9 +325,9 @@ static int router_logits(golden_reader *ref, golden_reader *cand, size_t ri, siz
     t->router_top_k = (int64_t)k;
     if (k == 0 || k > e)
         return say(&t->router_reasons, &t->n_router_reasons,
-                   k ? golden_diff_fmt("router logits: top-%" PRIu64 " of %" PRIu64 " experts "
+                   k ? lg_diff_fmt("router logits: top-%" PRIu64 " of %" PRIu64 " experts "
                                        "cannot be selected", k, e)
-                     : golden_diff_fmt("router logits: the number of experts per token is "
+                     : lg_diff_fmt("router logits: the number of experts per token is "
                                        "unknown (no sibling topk_ids in the reference, no "
                                        "router_top_k in the policy), so the selection is not "
                                        "checked")) ? golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory") : 0;
@@ -397,18 +397,18 @@ static int weights_checks(golden_diff_tensor *t, const double *rv, const double 
     }
     if (first_nf >= 0)
         rc |= say(&t->router_reasons, &t->n_router_reasons,
-                  golden_diff_fmt("%" PRIu64 " candidate router weights are NaN or Inf; first "
+                  lg_diff_fmt("%" PRIu64 " candidate router weights are NaN or Inf; first "
                                   "at row %" PRId64, t->router_nonfinite, first_nf));
     if (first_sum >= 0)
         rc |= say(&t->router_reasons, &t->n_router_reasons,
-                  golden_diff_fmt("%" PRIu64 " of %" PRIu64 " candidate router weight rows do "
+                  lg_diff_fmt("%" PRIu64 " of %" PRIu64 " candidate router weight rows do "
                                   "not sum to 1 within %.3g; first at row %" PRId64 ", which "
                                   "sums to %.9g", t->router_bad_sum_rows, t->router_rows, tol,
                                   first_sum, bad_sum));
     return rc;
 }
 
-int golden_diff_router(golden_reader *ref, golden_reader *cand, size_t ri, size_t ci,
+int lg_diff_router(golden_reader *ref, golden_reader *cand, size_t ri, size_t ci,
                        const golden_policy *p, golden_diff_tensor *t, golden_error *err)
 {
     t->router_first_divergence = -1;

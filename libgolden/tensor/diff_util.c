@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *golden_diff_fmt(const char *f, ...)
+char *lg_diff_fmt(const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
@@ -19,7 +19,7 @@ char *golden_diff_fmt(const char *f, ...)
     return s;
 }
 
-int golden_diff_push(char ***list, size_t *n, char *s)
+int lg_diff_push(char ***list, size_t *n, char *s)
 {
     if (!s)
         return -1;
@@ -33,7 +33,7 @@ int golden_diff_push(char ***list, size_t *n, char *s)
     return 0;
 }
 
-void golden_diff_free_strs(char **list, size_t n)
+void lg_diff_free_strs(char **list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(list[i]);
@@ -50,21 +50,21 @@ void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n)
         snprintf(buf + o, n - o, "]");
 }
 
-golden_tier golden_diff_engine_tier(const golden_diff_tensor *t)
+golden_tier lg_diff_engine_tier(const golden_diff_tensor *t)
 {
     if (t->judge.tier != GOLDEN_TIER_ROUTER)
         return t->judge.tier;
     return golden_dtype_is_float(t->dtype_ref) ? GOLDEN_TIER_LAYER : GOLDEN_TIER_KERNEL;
 }
 
-void golden_diff_index_str(const golden_diff_tensor *t, uint64_t index, char *buf, size_t n)
+void lg_diff_index_str(const golden_diff_tensor *t, uint64_t index, char *buf, size_t n)
 {
     uint64_t co[GOLDEN_MAX_RANK];
     golden_cmp_unravel(index, t->rank, t->shape, co);
     golden_diff_shape_str(t->rank, co, buf, n);
 }
 
-void golden_diff_num_pair(double v, double limit, char *vbuf, char *lbuf, size_t n)
+void lg_diff_num_pair(double v, double limit, char *vbuf, char *lbuf, size_t n)
 {
     /* the limit exactly as the policy gave it (shortest form that reads back the same) */
     for (int p = 1; p <= 17; p++) {

@@ -38,12 +38,12 @@ static bool is_float(golden_dtype t)
 static char *cmp_text(const char *name, double v, const char *op, double limit, const char *tail)
 {
     char a[64], b[64];
-    golden_diff_num_pair(limit, limit, a, b, sizeof a);
+    lg_diff_num_pair(limit, limit, a, b, sizeof a);
     if (isnan(v))
-        return golden_diff_fmt("%s is NaN: no limit is met (fails when %s %s)%s", name, op, b,
+        return lg_diff_fmt("%s is NaN: no limit is met (fails when %s %s)%s", name, op, b,
                                tail ? tail : "");
-    golden_diff_num_pair(v, limit, a, b, sizeof a);
-    return golden_diff_fmt("%s %s %s %s%s", name, a, op, b, tail ? tail : "");
+    lg_diff_num_pair(v, limit, a, b, sizeof a);
+    return lg_diff_fmt("%s %s %s %s%s", name, a, op, b, tail ? tail : "");
 }
 
 static void fail(check *c, excuse_kind how, double error, bool want_text, char *text)
@@ -64,22 +64,22 @@ static void structural_checks(const golden_diff_tensor *t, const golden_cmp_metr
     for (int i = 0; i < 3 && !ck[CK_HASH].failed; i++)
         if (t->hash_bad[i])
             fail(&ck[CK_HASH], EX_NEVER, 0, wt,
-                 golden_diff_fmt("the %s's data does not match its stored sha256 (stored %.16s..., "
+                 lg_diff_fmt("the %s's data does not match its stored sha256 (stored %.16s..., "
                                  "data %.16s...): the file changed after it was written",
                                  side[i], t->hash_stored[i], t->hash_data[i]));
     if (is_float(t->dtype_ref) != is_float(dc))
         fail(&ck[CK_CLASS], EX_NEVER, 0, wt,
-             golden_diff_fmt("dtype class differs: reference %s is %s, candidate %s is %s",
+             lg_diff_fmt("dtype class differs: reference %s is %s, candidate %s is %s",
                              golden_dtype_name(t->dtype_ref),
                              is_float(t->dtype_ref) ? "float" : "integer", golden_dtype_name(dc),
                              is_float(dc) ? "float" : "integer"));
     if (t->judge.tier == GOLDEN_TIER_TOKENS && (is_float(t->dtype_ref) || is_float(dc)))
         fail(&ck[CK_TOKENS_TYPE], EX_NEVER, 0, wt,
-             golden_diff_fmt("tokens tier needs integer token ids, got reference %s and "
+             lg_diff_fmt("tokens tier needs integer token ids, got reference %s and "
                              "candidate %s", golden_dtype_name(t->dtype_ref), golden_dtype_name(dc)));
     if (m->count > 0 && m->ref_finite == 0)
         fail(&ck[CK_NOREF], EX_NEVER, 0, wt,
-             golden_diff_fmt("the reference has no finite element (%" PRIu64 " NaN, %" PRIu64
+             lg_diff_fmt("the reference has no finite element (%" PRIu64 " NaN, %" PRIu64
                              " Inf): it cannot vouch for any candidate", m->nan_ref, m->inf_ref));
 }
 
@@ -90,48 +90,48 @@ static void element_checks(const golden_diff_tensor *t, const golden_cmp_metrics
     /* router ids: the router's row comparison (with ties) replaces element equality */
     if (m->int_diff > 0 && !(t->router_checked && t->router_ids)) {
         if (wt && m->first_int_diff >= 0)
-            golden_diff_index_str(t, (uint64_t)m->first_int_diff, idx, sizeof idx);
-        bool tol = golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL &&
+            lg_diff_index_str(t, (uint64_t)m->first_int_diff, idx, sizeof idx);
+        bool tol = lg_diff_engine_tier(t) == GOLDEN_TIER_KERNEL &&
                    (t->judge.atol > 0 || t->judge.rtol > 0);
         char how[160] = "compared exactly";
         if (tol)
             snprintf(how, sizeof how, "by more than the declared atol %g + rtol %g * |reference|",
                      t->judge.atol, t->judge.rtol);
         fail(&ck[CK_INT], EX_ELEM_NF, (double)m->int_diff, wt,
-             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " integer elements differ (%s; first at "
+             lg_diff_fmt("%" PRIu64 " of %" PRIu64 " integer elements differ (%s; first at "
                              "%s: reference %s, candidate %s)", m->int_diff, m->count, how, idx,
                              m->first_int_ref, m->first_int_cand));
     }
     if (m->new_nan + m->new_inf > 0) {
         if (wt && m->first_new_nonfinite >= 0)
-            golden_diff_index_str(t, (uint64_t)m->first_new_nonfinite, idx, sizeof idx);
+            lg_diff_index_str(t, (uint64_t)m->first_new_nonfinite, idx, sizeof idx);
         /* never excused: production having the same NaN/Inf is a production bug to report */
         fail(&ck[CK_NONFINITE], EX_NEVER, (double)(m->new_nan + m->new_inf), wt,
-             golden_diff_fmt("%" PRIu64 " new NaN and %" PRIu64 " new Inf in the candidate where "
+             lg_diff_fmt("%" PRIu64 " new NaN and %" PRIu64 " new Inf in the candidate where "
                              "the reference is finite (first at %s)", m->new_nan, m->new_inf, idx));
     }
     if (m->class_diff > 0) {
         if (wt && m->first_class_diff >= 0)
-            golden_diff_index_str(t, (uint64_t)m->first_class_diff, idx, sizeof idx);
+            lg_diff_index_str(t, (uint64_t)m->first_class_diff, idx, sizeof idx);
         fail(&ck[CK_CLASSDIFF], EX_NEVER, (double)m->class_diff, wt,
-             golden_diff_fmt("%" PRIu64 " of the reference's %" PRIu64 " NaN/Inf elements are "
+             lg_diff_fmt("%" PRIu64 " of the reference's %" PRIu64 " NaN/Inf elements are "
                              "another class in the candidate (NaN, +Inf, -Inf compare by class; "
                              "first at %s)", m->class_diff, m->nan_ref + m->inf_ref, idx));
     }
-    if (golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints && m->mismatches > 0) {
+    if (lg_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints && m->mismatches > 0) {
         char where[512] = "";
         /* name the element that uses the most of its tolerance (outside it when > 1), never
          * the max_abs element, which may be inside a larger rtol * |r| */
         if (wt && m->has_finite && m->max_tol > 1) {
-            golden_diff_index_str(t, m->max_tol_index, idx, sizeof idx);
+            lg_diff_index_str(t, m->max_tol_index, idx, sizeof idx);
             snprintf(where, sizeof where, " (worst at %s: %.4gx its tolerance; max_abs %.6g)", idx,
                      m->max_tol, m->max_abs);
         } else if (wt && m->first_class_diff >= 0) {
-            golden_diff_index_str(t, (uint64_t)m->first_class_diff, idx, sizeof idx);
+            lg_diff_index_str(t, (uint64_t)m->first_class_diff, idx, sizeof idx);
             snprintf(where, sizeof where, " (first at %s: a non-finite class differs)", idx);
         }
         fail(&ck[CK_KERNEL], EX_ELEM, m->max_tol, wt,
-             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " elements differ by more than atol %g + "
+             lg_diff_fmt("%" PRIu64 " of %" PRIu64 " elements differ by more than atol %g + "
                              "rtol %g * |reference| (%s tolerance)%s", m->mismatches, m->count,
                              t->judge.atol, t->judge.rtol, golden_dtype_name(t->judge.tol_dtype),
                              where));
@@ -255,7 +255,7 @@ static int run_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, 
     memset(ck, 0, CK_N * sizeof *ck);
     structural_checks(t, m, dc, ck, wt);
     element_checks(t, m, ck, wt);
-    if (golden_diff_engine_tier(t) == GOLDEN_TIER_LAYER) {
+    if (lg_diff_engine_tier(t) == GOLDEN_TIER_LAYER) {
         layer_checks(t, m, ck, wt);
         if (m->has_finite)
             column_checks(t, m, ck, wt);
@@ -264,24 +264,24 @@ static int run_checks(const golden_diff_tensor *t, const golden_cmp_metrics *m, 
         logits_checks(t, m, ck, wt);
     if (m == &t->m && t->probability && t->prob_bad_rows)
         fail(&ck[CK_PROB], EX_NEVER, 0, wt,
-             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " candidate rows do not sum to 1 within "
+             lg_diff_fmt("%" PRIu64 " of %" PRIu64 " candidate rows do not sum to 1 within "
                              "%.3g (a probability tensor: every reference row is >= 0 and sums "
                              "to 1); first row %" PRIu64 ", which sums to %.9g", t->prob_bad_rows,
                              m->count / (t->n_cols ? t->n_cols : 1), t->prob_sum_tol,
                              t->prob_first_bad_row, t->prob_first_bad_sum));
     /* an absolute tolerance above every value it judges passes anything of that size */
-    if (m == &t->m && golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints &&
+    if (m == &t->m && lg_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && !m->ints &&
         is_float(t->dtype_ref) && t->ref_max_abs > 0 && t->judge.atol >= t->ref_max_abs &&
         m->has_finite && m->max_abs > 0) /* an identical candidate needs no tolerance */
         fail(&ck[CK_ATOL], EX_NEVER, 0, wt,
-             golden_diff_fmt("atol %g is not below the largest reference value (max |r| %.6g): "
+             lg_diff_fmt("atol %g is not below the largest reference value (max |r| %.6g): "
                              "an absolute tolerance larger than the values it judges passes any "
                              "candidate of their size; set a smaller atol or judge relatively",
                              t->judge.atol, t->ref_max_abs));
     if (t->judge.tier == GOLDEN_TIER_TOKENS && m->sequences_exact < m->sequences) {
         uint64_t bad = m->sequences - m->sequences_exact;
         fail(&ck[CK_TOKENS], EX_ROWS, (double)bad, wt,
-             golden_diff_fmt("%" PRIu64 " of %" PRIu64 " token sequences diverge; earliest at "
+             lg_diff_fmt("%" PRIu64 " of %" PRIu64 " token sequences diverge; earliest at "
                              "step %" PRId64 " (row %" PRIu64 ")", bad, m->sequences,
                              m->earliest_divergence, m->earliest_divergence_row));
     }
@@ -432,7 +432,7 @@ static double headline(const golden_diff_tensor *t, const golden_cmp_metrics *m,
         *name = "router rows differing";
         return (double)(t->router_rows - t->router_rows_exact - t->router_tie_rows);
     }
-    switch (golden_diff_engine_tier(t)) {
+    switch (lg_diff_engine_tier(t)) {
     case GOLDEN_TIER_KERNEL: *name = "tolerance_used"; return m->ints ? (double)m->int_diff : m->max_tol;
     case GOLDEN_TIER_LAYER: *name = "rel_err"; return m->zero_ref ? m->max_abs : m->rel_err;
     case GOLDEN_TIER_LOGITS: *name = "kl_max"; return m->rows ? m->kl_max : 0;
@@ -455,10 +455,10 @@ static bool excuse(golden_diff_tensor *t, int i, check *c, const check *b, char 
         ok = n == 0;
         char idx[400] = "?";
         if (!ok && t->m.first_unshared >= 0)
-            golden_diff_index_str(t, (uint64_t)t->m.first_unshared, idx, sizeof idx);
-        s = ok ? golden_diff_fmt("%s; excused: the baseline is as wrong at every such element "
+            lg_diff_index_str(t, (uint64_t)t->m.first_unshared, idx, sizeof idx);
+        s = ok ? lg_diff_fmt("%s; excused: the baseline is as wrong at every such element "
                                  "(within %gx)", *text, lim)
-               : golden_diff_fmt("%s; not excused: %" PRIu64 " elements where the baseline is "
+               : lg_diff_fmt("%s; not excused: %" PRIu64 " elements where the baseline is "
                                  "right or more than %gx less wrong (first at %s)", *text, n, lim,
                                  idx);
         break;
@@ -469,23 +469,23 @@ static bool excuse(golden_diff_tensor *t, int i, check *c, const check *b, char 
         double r = b->failed && finite && b->error > 0 ? c->error / b->error : NAN;
         ok = b->failed && finite && c->error <= lim * b->error;
         if (ok)
-            s = isfinite(r) ? golden_diff_fmt("%s; excused: %.3gx the baseline's error (limit %gx)",
+            s = isfinite(r) ? lg_diff_fmt("%s; excused: %.3gx the baseline's error (limit %gx)",
                                               *text, r, lim)
-                            : golden_diff_fmt("%s; excused: the baseline's error is as large "
+                            : lg_diff_fmt("%s; excused: the baseline's error is as large "
                                               "(limit %gx)", *text, lim);
         else if (!b->failed)
-            s = golden_diff_fmt("%s; the baseline passes this check", *text);
+            s = lg_diff_fmt("%s; the baseline passes this check", *text);
         else if (!isfinite(b->error))
-            s = golden_diff_fmt("%s; not excused: the baseline's error is %s, and a broken "
+            s = lg_diff_fmt("%s; not excused: the baseline's error is %s, and a broken "
                                 "baseline excuses nothing", *text,
                                 isnan(b->error) ? "NaN" : "infinite");
         else if (!isfinite(c->error))
-            s = golden_diff_fmt("%s; not excused: the candidate's error is %s", *text,
+            s = lg_diff_fmt("%s; not excused: the candidate's error is %s", *text,
                                 isnan(c->error) ? "NaN" : "infinite");
         else if (isfinite(r))
-            s = golden_diff_fmt("%s and %.3gx the baseline's error (limit %gx)", *text, r, lim);
+            s = lg_diff_fmt("%s and %.3gx the baseline's error (limit %gx)", *text, r, lim);
         else
-            s = golden_diff_fmt("%s; not excused: the baseline's error is 0", *text);
+            s = lg_diff_fmt("%s; not excused: the baseline's error is 0", *text);
         break;
     }
     case EX_ROWS: {
@@ -493,9 +493,9 @@ static bool excuse(golden_diff_tensor *t, int i, check *c, const check *b, char 
         bool cols = i == CK_COLCOS || i == CK_COLREL;
         uint64_t n = cols ? cols_unshared(t, i, &first) : rows_unshared(t, i, &first);
         ok = n == 0;
-        s = ok ? golden_diff_fmt("%s; excused: the baseline fails every such %s too, as badly "
+        s = ok ? lg_diff_fmt("%s; excused: the baseline fails every such %s too, as badly "
                                  "(within %gx)", *text, cols ? "column" : "row", lim)
-               : golden_diff_fmt("%s; not excused: %" PRIu64 " %s where the baseline does not "
+               : lg_diff_fmt("%s; not excused: %" PRIu64 " %s where the baseline does not "
                                  "fail as badly (first %s %" PRId64 ")", *text, n,
                                  cols ? "columns" : "rows", cols ? "column" : "row", first);
         break;
@@ -512,32 +512,32 @@ static int regression(golden_diff_tensor *t)
     double ec = t->error_candidate, eb = t->error_baseline;
     if (isnan(ec) || !(ec > l->noise_floor) || ec <= l->baseline_ratio * eb)
         return 0;
-    if (golden_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && t->m.ints)
+    if (lg_diff_engine_tier(t) == GOLDEN_TIER_KERNEL && t->m.ints)
         return 0; /* integers are exact: the integer check has judged them */
     char a[64], b[64], f[64], x[64];
-    golden_diff_num_pair(ec, l->noise_floor, a, f, sizeof a);
-    golden_diff_num_pair(eb, ec, b, x, sizeof b);
+    lg_diff_num_pair(ec, l->noise_floor, a, f, sizeof a);
+    lg_diff_num_pair(eb, ec, b, x, sizeof b);
     t->regression = true;
     t->passed = false;
     char *s = t->error_baseline > 0
-                  ? golden_diff_fmt("regression: %s %s is %.4gx the baseline's %s (limit %gx; "
+                  ? lg_diff_fmt("regression: %s %s is %.4gx the baseline's %s (limit %gx; "
                                     "errors at or below the noise floor %s are not compared)",
                                     t->error_metric, a, ec / eb, b, l->baseline_ratio, f)
-                  : golden_diff_fmt("regression: %s %s where the baseline's is 0 (errors at or "
+                  : lg_diff_fmt("regression: %s %s where the baseline's is 0 (errors at or "
                                     "below the noise floor %s are not compared)",
                                     t->error_metric, a, f);
-    return golden_diff_push(&t->reasons, &t->n_reasons, s);
+    return lg_diff_push(&t->reasons, &t->n_reasons, s);
 }
 
-int golden_diff_judge(golden_diff_tensor *t)
+int lg_diff_judge(golden_diff_tensor *t)
 {
     if (!t->compared) {
         char a[400], b[400];
         golden_diff_shape_str(t->rank, t->shape, a, sizeof a);
         golden_diff_shape_str(t->rank_cand, t->shape_cand, b, sizeof b);
         t->passed = false;
-        return golden_diff_push(&t->reasons, &t->n_reasons,
-                                golden_diff_fmt("shape differs: reference %s, candidate %s", a, b));
+        return lg_diff_push(&t->reasons, &t->n_reasons,
+                                lg_diff_fmt("shape differs: reference %s, candidate %s", a, b));
     }
     check ck[CK_N], bk[CK_N];
     if (run_checks(t, &t->m, t->dtype_cand, ck, true) != 0)
@@ -563,19 +563,19 @@ int golden_diff_judge(golden_diff_tensor *t)
         char *text = ck[i].text;
         ck[i].text = NULL;
         if (t->has_baseline && excuse(t, i, &ck[i], &bk[i], &text)) {
-            rc |= golden_diff_push(&t->notes, &t->n_notes, text);
+            rc |= lg_diff_push(&t->notes, &t->n_notes, text);
             continue;
         }
         t->passed = false;
-        rc |= golden_diff_push(&t->reasons, &t->n_reasons, text);
+        rc |= lg_diff_push(&t->reasons, &t->n_reasons, text);
     }
     /* router checks of the candidate alone (and its rows): never excused by a baseline */
     for (size_t i = 0; i < t->n_router_reasons; i++) {
         t->passed = false;
-        rc |= golden_diff_push(&t->reasons, &t->n_reasons, golden_diff_fmt("%s", t->router_reasons[i]));
+        rc |= lg_diff_push(&t->reasons, &t->n_reasons, lg_diff_fmt("%s", t->router_reasons[i]));
     }
     for (size_t i = 0; i < t->n_router_notes; i++)
-        rc |= golden_diff_push(&t->notes, &t->n_notes, golden_diff_fmt("%s", t->router_notes[i]));
+        rc |= lg_diff_push(&t->notes, &t->n_notes, lg_diff_fmt("%s", t->router_notes[i]));
     if (t->has_baseline)
         rc |= regression(t);
     return rc;

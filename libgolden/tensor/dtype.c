@@ -174,7 +174,7 @@ void golden_convert_to_f64(golden_dtype t, const void *src, size_t n, double *ds
         const unsigned char *p = src;
         size_t i = 0;
 #if defined(__x86_64__)
-        if (golden_cpu_f16c())
+        if (lg_cpu_f16c())
             i = f16_to_f64_f16c(p, n, dst);
 #endif
         for (; i < n; i++) {
@@ -188,7 +188,7 @@ void golden_convert_to_f64(golden_dtype t, const void *src, size_t n, double *ds
         const unsigned char *p = src;
         size_t i = 0;
 #if defined(__x86_64__)
-        if (golden_cpu_avx2())
+        if (lg_cpu_avx2())
             i = bf16_to_f64_avx2(p, n, dst);
 #endif
         for (; i < n; i++) {

@@ -21,7 +21,7 @@
 #include "tensor/ingest_private.h"
 #include "util/pool.h"
 
-int golden_ingest_fail_tensor(golden_error *err, const char *file, const char *tensor,
+int lg_ingest_fail_tensor(golden_error *err, const char *file, const char *tensor,
                               const char *fmt, ...)
 {
     if (!err)
@@ -46,7 +46,7 @@ void golden_input_list_init(golden_input_list *l)
     l->count = l->cap = 0;
 }
 
-void golden_ingest_input_free(golden_input *in)
+void lg_ingest_input_free(golden_input *in)
 {
     golden_tensor_info_clear(&in->info);
     free(in->path);
@@ -55,13 +55,13 @@ void golden_ingest_input_free(golden_input *in)
 void golden_input_list_free(golden_input_list *l)
 {
     for (size_t i = 0; i < l->count; i++)
-        golden_ingest_input_free(&l->items[i]);
+        lg_ingest_input_free(&l->items[i]);
     free(l->items);
     golden_input_list_init(l);
 }
 
 /* A zeroed slot at the end of the list, or NULL when memory runs out. */
-golden_input *golden_ingest_list_push(golden_input_list *l, golden_error *err)
+golden_input *lg_ingest_list_push(golden_input_list *l, golden_error *err)
 {
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
@@ -79,14 +79,14 @@ golden_input *golden_ingest_list_push(golden_input_list *l, golden_error *err)
 }
 
 /* Fill the common fields of a new input; on failure the slot is not kept. */
-int golden_ingest_input_set(golden_input *in, const char *name, const char *path, const char *where,
+int lg_ingest_input_set(golden_input *in, const char *name, const char *path, const char *where,
                      golden_dtype dt, int rank, const uint64_t *shape, golden_error *err)
 {
     in->info.name = strdup(name);
     in->path = strdup(path);
     in->info.source = strdup(path);
     if (!in->info.name || !in->path || !in->info.source) {
-        golden_ingest_input_free(in);
+        lg_ingest_input_free(in);
         return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     }
     in->info.dtype = dt;
@@ -96,7 +96,7 @@ int golden_ingest_input_set(golden_input *in, const char *name, const char *path
     if (golden_shape_count(rank, shape, dt, &in->info.count, err) != GOLDEN_OK) {
         char what[sizeof err->what];
         snprintf(what, sizeof what, "%s", err->what);
-        golden_ingest_input_free(in);
+        lg_ingest_input_free(in);
         return golden_fail_where(err, GOLDEN_EINVAL, what, "%s:%s", where, name);
     }
     in->nbytes = in->info.count * golden_dtype_size(dt);
@@ -105,7 +105,7 @@ int golden_ingest_input_set(golden_input *in, const char *name, const char *path
 
 /* ---------------------------------------------------------------- files */
 
-int golden_ingest_open_regular(const char *path, int *fd_out, uint64_t *size, golden_error *err)
+int lg_ingest_open_regular(const char *path, int *fd_out, uint64_t *size, golden_error *err)
 {
     int fd = golden_infile_open(path, 0, err); /* a FIFO is refused, never waited on */
     if (fd < 0)
@@ -126,7 +126,7 @@ int golden_ingest_open_regular(const char *path, int *fd_out, uint64_t *size, go
 }
 
 /* pread exactly n bytes at off; a short file is an error. */
-int golden_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *path,
+int lg_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *path,
                       golden_error *err)
 {
     unsigned char *p = buf;
@@ -146,7 +146,7 @@ int golden_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const ch
     return GOLDEN_OK;
 }
 
-bool golden_ingest_has_suffix(const char *s, const char *suffix)
+bool lg_ingest_has_suffix(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
@@ -237,9 +237,9 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
         } else if (S_ISDIR(st.st_mode)) {
             rc = walk(l, root_real, p, r, depth + 1, err);
         } else if (S_ISREG(st.st_mode)) {
-            bool npy = golden_ingest_has_suffix(names[i], ".npy"), st_ = golden_ingest_has_suffix(names[i], ".safetensors");
-            bool js = golden_ingest_has_suffix(names[i], ".json");
-            if (golden_ingest_has_suffix(names[i], ".npz")) {
+            bool npy = lg_ingest_has_suffix(names[i], ".npy"), st_ = lg_ingest_has_suffix(names[i], ".safetensors");
+            bool js = lg_ingest_has_suffix(names[i], ".json");
+            if (lg_ingest_has_suffix(names[i], ".npz")) {
                 rc = golden_fail_what(err, GOLDEN_EUNSUPPORTED, p,
                                       ".npz archives are not read: save each array as .npy "
                                       "(numpy.save) or use .safetensors");
@@ -296,9 +296,9 @@ int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err
     if (!S_ISREG(st.st_mode)) /* a raw input's size is read up front: no pipes */
         return golden_fail_what(err, GOLDEN_EINVAL, path,
                                 "is not a regular file (golden-dump reads raw inputs by size)");
-    if (golden_ingest_has_suffix(path, ".npy"))
+    if (lg_ingest_has_suffix(path, ".npy"))
         return golden_ingest_npy(l, path, NULL, err);
-    if (golden_ingest_has_suffix(path, ".safetensors"))
+    if (lg_ingest_has_suffix(path, ".safetensors"))
         return golden_ingest_safetensors(l, path, err);
     return golden_ingest_index(l, path, err);
 }
@@ -369,7 +369,7 @@ int golden_input_list_finish(golden_input_list *l, const char *prefix, golden_er
         if (strcmp(a->info.name, b->info.name) == 0) {
             const golden_input *later = idx[i] > idx[i - 1] ? b : a;
             const golden_input *earlier = later == b ? a : b;
-            golden_ingest_fail_tensor(err, later->info.source, later->info.name,
+            lg_ingest_fail_tensor(err, later->info.source, later->info.name,
                         "duplicate tensor name (also in %s)",
                         earlier->info.source);
             rc = GOLDEN_ERR;

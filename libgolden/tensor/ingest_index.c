@@ -156,10 +156,10 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
     int rank;
     uint64_t shape[GOLDEN_MAX_RANK], offset = 0;
     if (!json_is_string(jfile) || !json_is_string(jdt) ||
-        !golden_ingest_json_shape(json_object_get(t, "shape"), &rank, shape))
+        !lg_ingest_json_shape(json_object_get(t, "shape"), &rank, shape))
         return golden_fail_what(err, GOLDEN_EINVAL, where, "tensor entry needs file, dtype and shape");
     json_t *joff = json_object_get(t, "offset");
-    if (joff && !golden_ingest_json_uint(joff, &offset))
+    if (joff && !lg_ingest_json_uint(joff, &offset))
         return golden_fail_what(err, GOLDEN_EINVAL, where, "offset must be a non-negative integer");
     golden_dtype dt;
     if (golden_dtype_parse(json_string_value(jdt), &dt) != 0)
@@ -170,8 +170,8 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
     char *file = resolve_inside(dir, json_string_value(jfile), where, err);
     if (!file)
         return GOLDEN_ERR;
-    golden_input *in = golden_ingest_list_push(l, err);
-    if (!in || golden_ingest_input_set(in, name, file, ipath, dt, rank, shape, err) != GOLDEN_OK) {
+    golden_input *in = lg_ingest_list_push(l, err);
+    if (!in || lg_ingest_input_set(in, name, file, ipath, dt, rank, shape, err) != GOLDEN_OK) {
         free(file);
         return GOLDEN_ERR;
     }
@@ -185,8 +185,8 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
     }
     uint64_t nb;
     json_t *jnb = json_object_get(t, "nbytes");
-    if (jnb && (!golden_ingest_json_uint(jnb, &nb) || nb != in->nbytes)) {
-        golden_ingest_input_free(in);
+    if (jnb && (!lg_ingest_json_uint(jnb, &nb) || nb != in->nbytes)) {
+        lg_ingest_input_free(in);
         return golden_fail_what(err, GOLDEN_EINVAL, where, "nbytes does not match shape and dtype (%llu bytes)",
                            (unsigned long long)in->nbytes);
     }
@@ -198,7 +198,7 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
         if (!v)
             continue;
         if (!json_is_integer(v)) {
-            golden_ingest_input_free(in);
+            lg_ingest_input_free(in);
             return golden_fail_what(err, GOLDEN_EINVAL, where, "%s must be an integer", ints[i]);
         }
         *has[i] = true;
@@ -207,7 +207,7 @@ static int index_entry(golden_input_list *l, const char *ipath, const char *dir,
     json_t *jop = json_object_get(t, "op_family");
     if (jop) {
         if (!json_is_string(jop) || !(in->info.op_family = strdup(json_string_value(jop)))) {
-            golden_ingest_input_free(in);
+            lg_ingest_input_free(in);
             return golden_fail_what(err, GOLDEN_EINVAL, where, "op_family must be a string");
         }
     }
@@ -289,7 +289,7 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
         claims[i] = (claim){in->path, in->info.name, in->offset, in->nbytes,
                             (uint64_t)st.st_size, st.st_dev, st.st_ino};
         if (in->offset > claims[i].fsize || in->nbytes > claims[i].fsize - in->offset) {
-            golden_ingest_fail_tensor(err, path, in->info.name,
+            lg_ingest_fail_tensor(err, path, in->info.name,
                         "byte size %llu at offset %llu does not fit in %s (%llu bytes)",
                         (unsigned long long)in->nbytes, (unsigned long long)in->offset, in->path,
                         (unsigned long long)claims[i].fsize);
@@ -301,13 +301,13 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
         bool same_prev = i > 0 && same_file(&claims[i - 1], &claims[i]);
         bool same_next = i + 1 < n && same_file(&claims[i + 1], &claims[i]);
         if (same_prev && claims[i].off < claims[i - 1].off + claims[i - 1].len) {
-            golden_ingest_fail_tensor(err, path, claims[i].name,
+            lg_ingest_fail_tensor(err, path, claims[i].name,
                         "bytes overlap those of '%s' in %s",
                         claims[i - 1].name, claims[i].path);
             goto done;
         }
         if (!same_prev && !same_next && claims[i].fsize - claims[i].off != claims[i].len) {
-            golden_ingest_fail_tensor(err, path, claims[i].name,
+            lg_ingest_fail_tensor(err, path, claims[i].name,
                         "byte size of %s from offset %llu is %llu, shape and dtype need %llu",
                         claims[i].path, (unsigned long long)claims[i].off,
                         (unsigned long long)(claims[i].fsize - claims[i].off),
@@ -319,7 +319,7 @@ int golden_ingest_index(golden_input_list *l, const char *path, golden_error *er
 done:
     if (rc != GOLDEN_OK) {
         for (size_t i = first; i < l->count; i++)
-            golden_ingest_input_free(&l->items[i]);
+            lg_ingest_input_free(&l->items[i]);
         l->count = first;
     }
     free(claims);

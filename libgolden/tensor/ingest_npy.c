@@ -191,7 +191,7 @@ static char *stem_of(const char *path, const char *ext)
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t n = strlen(base);
-    if (golden_ingest_has_suffix(base, ext))
+    if (lg_ingest_has_suffix(base, ext))
         n -= strlen(ext);
     return strndup(base, n);
 }
@@ -201,7 +201,7 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
 {
     int fd;
     uint64_t fsize;
-    if (golden_ingest_open_regular(path, &fd, &fsize, err) != GOLDEN_OK)
+    if (lg_ingest_open_regular(path, &fd, &fsize, err) != GOLDEN_OK)
         return GOLDEN_ERR;
     int rc = GOLDEN_ERR;
     char *text = NULL, *stem = NULL;
@@ -211,7 +211,7 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
                     (unsigned long long)fsize);
         goto done;
     }
-    if (golden_ingest_pread_full(fd, pre, fsize < 12 ? 10 : 12, 0, path, err) != GOLDEN_OK)
+    if (lg_ingest_pread_full(fd, pre, fsize < 12 ? 10 : 12, 0, path, err) != GOLDEN_OK)
         goto done;
     if (memcmp(pre, "\x93NUMPY", 6) != 0) {
         golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad magic");
@@ -248,7 +248,7 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
         golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
-    if (golden_ingest_pread_full(fd, text, hlen, hstart, path, err) != GOLDEN_OK)
+    if (lg_ingest_pread_full(fd, text, hlen, hstart, path, err) != GOLDEN_OK)
         goto done;
     text[hlen] = '\0';
     for (uint64_t i = 0; i < hlen; i++) {
@@ -279,18 +279,18 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
         golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
-    golden_input *in = golden_ingest_list_push(l, err);
-    if (!in || golden_ingest_input_set(in, stem, path, path, dt, rank, shape, err) != GOLDEN_OK)
+    golden_input *in = lg_ingest_list_push(l, err);
+    if (!in || lg_ingest_input_set(in, stem, path, path, dt, rank, shape, err) != GOLDEN_OK)
         goto done;
     in->format = GOLDEN_INPUT_NPY;
     in->offset = hstart + hlen;
     in->big_endian = big;
     in->fortran_order = fortran && rank > 1;
     if (fsize - in->offset != in->nbytes) {
-        golden_ingest_fail_tensor(err, path, NULL,
+        lg_ingest_fail_tensor(err, path, NULL,
                     "data size %llu bytes does not match shape and dtype (%llu bytes)",
                     (unsigned long long)(fsize - in->offset), (unsigned long long)in->nbytes);
-        golden_ingest_input_free(in);
+        lg_ingest_input_free(in);
         goto done;
     }
     l->count++;

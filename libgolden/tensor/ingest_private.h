@@ -12,24 +12,24 @@
 #define DEFAULT_CHUNK (1u << 20) /* the writer's buffer size (store_writer.c says why) */
 
 /* Fail with where = "file:tensor" (or "file", tensor NULL) and a formatted what. */
-int golden_ingest_fail_tensor(golden_error *err, const char *file, const char *tensor,
+int lg_ingest_fail_tensor(golden_error *err, const char *file, const char *tensor,
                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Free what an input owns (not the input itself). */
-void golden_ingest_input_free(golden_input *in);
+void lg_ingest_input_free(golden_input *in);
 /* A zeroed slot at the end of l (not counted until the caller increments l->count). */
-golden_input *golden_ingest_list_push(golden_input_list *l, golden_error *err);
+golden_input *lg_ingest_list_push(golden_input_list *l, golden_error *err);
 /* Fill the common fields of a new input; on failure the slot is not kept. */
-int golden_ingest_input_set(golden_input *in, const char *name, const char *path,
+int lg_ingest_input_set(golden_input *in, const char *name, const char *path,
                             const char *where, golden_dtype dt, int rank, const uint64_t *shape,
                             golden_error *err);
 /* Open a regular file (a FIFO or device is refused without blocking) and give its size. */
-int golden_ingest_open_regular(const char *path, int *fd_out, uint64_t *size, golden_error *err);
+int lg_ingest_open_regular(const char *path, int *fd_out, uint64_t *size, golden_error *err);
 /* Read exactly n bytes at off; a short file is an error naming path. */
-int golden_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *path,
+int lg_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *path,
                              golden_error *err);
-bool golden_ingest_has_suffix(const char *s, const char *suffix);
+bool lg_ingest_has_suffix(const char *s, const char *suffix);
 /* A JSON non-negative integer / a JSON shape (list of at most GOLDEN_MAX_RANK of them). */
-bool golden_ingest_json_uint(const json_t *v, uint64_t *out);
-bool golden_ingest_json_shape(const json_t *v, int *rank, uint64_t *shape);
+bool lg_ingest_json_uint(const json_t *v, uint64_t *out);
+bool lg_ingest_json_shape(const json_t *v, int *rank, uint64_t *shape);
 
 #endif

@@ -86,12 +86,12 @@ static int fetch(ftx *ft, uint64_t e0, uint64_t stride, size_t n, bool dense)
 {
     size_t w = ft->w;
     if (stride == 1 && !dense)
-        return golden_ingest_pread_full(ft->fd, ft->scratch, n * w, ft->in->offset + e0 * w, ft->in->path,
+        return lg_ingest_pread_full(ft->fd, ft->scratch, n * w, ft->in->offset + e0 * w, ft->in->path,
                           ft->err);
     uint64_t end = ft->in->offset + ft->in->nbytes;
     if (stride * w >= WINDOW / 2) { /* too sparse for a window: one read per element */
         for (size_t b = 0; b < n; b++)
-            if (golden_ingest_pread_full(ft->fd, ft->scratch + b * w, w, ft->in->offset + (e0 + stride * b) * w,
+            if (lg_ingest_pread_full(ft->fd, ft->scratch + b * w, w, ft->in->offset + (e0 + stride * b) * w,
                            ft->in->path, ft->err) != GOLDEN_OK)
                 return GOLDEN_ERR;
         return GOLDEN_OK;
@@ -100,7 +100,7 @@ static int fetch(ftx *ft, uint64_t e0, uint64_t stride, size_t n, bool dense)
         uint64_t off = ft->in->offset + (e0 + stride * b) * w;
         if (off < ft->win_off || off + w > ft->win_off + ft->win_len) {
             size_t len = (size_t)(end - off < WINDOW ? end - off : WINDOW);
-            if (golden_ingest_pread_full(ft->fd, ft->win, len, off, ft->in->path, ft->err) != GOLDEN_OK)
+            if (lg_ingest_pread_full(ft->fd, ft->win, len, off, ft->in->path, ft->err) != GOLDEN_OK)
                 return GOLDEN_ERR;
             ft->win_off = off;
             ft->win_len = len;
@@ -193,7 +193,7 @@ static int read_serial(int fd, const golden_input *in, size_t chunk, golden_chun
     int rc = GOLDEN_OK;
     for (uint64_t done = 0; done < in->nbytes && rc == GOLDEN_OK;) {
         size_t n = (size_t)(in->nbytes - done < chunk ? in->nbytes - done : chunk);
-        rc = golden_ingest_pread_full(fd, buf, n, in->offset + done, in->path, err);
+        rc = lg_ingest_pread_full(fd, buf, n, in->offset + done, in->path, err);
         if (rc == GOLDEN_OK) {
             if (in->big_endian)
                 swap_bytes(buf, n, w);
@@ -237,7 +237,7 @@ static void *read_ahead_main(void *arg)
         if (stop)
             return NULL;
         size_t n = (size_t)(ra->in->nbytes - done < ra->chunk ? ra->in->nbytes - done : ra->chunk);
-        int rc = golden_ingest_pread_full(ra->fd, ra->buf[slot], n, ra->in->offset + done, ra->in->path,
+        int rc = lg_ingest_pread_full(ra->fd, ra->buf[slot], n, ra->in->offset + done, ra->in->path,
                             &ra->err);
         if (rc == GOLDEN_OK && ra->in->big_endian)
             swap_bytes(ra->buf[slot], n, w);
@@ -320,7 +320,7 @@ static int input_read(const golden_input *in, size_t chunk, int threads, golden_
         chunk = w;
     int fd;
     uint64_t fsize;
-    if (golden_ingest_open_regular(in->path, &fd, &fsize, err) != GOLDEN_OK)
+    if (lg_ingest_open_regular(in->path, &fd, &fsize, err) != GOLDEN_OK)
         return GOLDEN_ERR;
     if (in->offset > fsize || in->nbytes > fsize - in->offset) {
         close(fd);
@@ -359,7 +359,7 @@ static int input_read(const golden_input *in, size_t chunk, int threads, golden_
 int golden_input_read(const golden_input *in, size_t chunk, golden_chunk_fn fn, void *ctx,
                       golden_error *err)
 {
-    return input_read(in, chunk, golden_cpu_count(), fn, ctx, err);
+    return input_read(in, chunk, lg_cpu_count(), fn, ctx, err);
 }
 
 /* ---------------------------------------------------------------- into a golden file */

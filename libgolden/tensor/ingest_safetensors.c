@@ -45,7 +45,7 @@ int golden_safetensors_dtype(const char *name, golden_dtype *dt)
 }
 
 /* A non-negative JSON integer. */
-bool golden_ingest_json_uint(const json_t *v, uint64_t *out)
+bool lg_ingest_json_uint(const json_t *v, uint64_t *out)
 {
     if (!json_is_integer(v) || json_integer_value(v) < 0)
         return false;
@@ -54,13 +54,13 @@ bool golden_ingest_json_uint(const json_t *v, uint64_t *out)
 }
 
 /* A JSON array of non-negative integers as a shape. */
-bool golden_ingest_json_shape(const json_t *v, int *rank, uint64_t *shape)
+bool lg_ingest_json_shape(const json_t *v, int *rank, uint64_t *shape)
 {
     if (!json_is_array(v) || json_array_size(v) > GOLDEN_MAX_RANK)
         return false;
     *rank = (int)json_array_size(v);
     for (int i = 0; i < *rank; i++)
-        if (!golden_ingest_json_uint(json_array_get(v, (size_t)i), &shape[i]))
+        if (!lg_ingest_json_uint(json_array_get(v, (size_t)i), &shape[i]))
             return false;
     return true;
 }
@@ -79,7 +79,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
 {
     int fd;
     uint64_t fsize;
-    if (golden_ingest_open_regular(path, &fd, &fsize, err) != GOLDEN_OK)
+    if (lg_ingest_open_regular(path, &fd, &fsize, err) != GOLDEN_OK)
         return GOLDEN_ERR;
     int rc = GOLDEN_ERR;
     char *text = NULL;
@@ -90,7 +90,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
         golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .safetensors: file too short");
         goto done;
     }
-    if (golden_ingest_pread_full(fd, lenb, 8, 0, path, err) != GOLDEN_OK)
+    if (lg_ingest_pread_full(fd, lenb, 8, 0, path, err) != GOLDEN_OK)
         goto done;
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--)
@@ -105,12 +105,12 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
         golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
-    if (golden_ingest_pread_full(fd, text, hlen, 8, path, err) != GOLDEN_OK)
+    if (lg_ingest_pread_full(fd, text, hlen, 8, path, err) != GOLDEN_OK)
         goto done;
     json_error_t je;
     root = json_loadb(text, hlen, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        golden_ingest_fail_tensor(err, path, NULL,
+        lg_ingest_fail_tensor(err, path, NULL,
                     "corrupt .safetensors header: %s (column %d)",
                     je.text, je.column);
         goto done;
@@ -137,36 +137,36 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
         int rank;
         uint64_t shape[GOLDEN_MAX_RANK], begin, end;
         if (!json_is_object(val) || !json_is_string(jdt) ||
-            !golden_ingest_json_shape(json_object_get(val, "shape"), &rank, shape) ||
+            !lg_ingest_json_shape(json_object_get(val, "shape"), &rank, shape) ||
             !json_is_array(joff) || json_array_size(joff) != 2 ||
-            !golden_ingest_json_uint(json_array_get(joff, 0), &begin) ||
-            !golden_ingest_json_uint(json_array_get(joff, 1), &end)) {
+            !lg_ingest_json_uint(json_array_get(joff, 0), &begin) ||
+            !lg_ingest_json_uint(json_array_get(joff, 1), &end)) {
             golden_fail_where(err, GOLDEN_ECORRUPT, "corrupt .safetensors header: needs dtype, shape and data_offsets",
                          "%s:%s", path, key);
             goto done;
         }
         golden_dtype dt;
         if (golden_safetensors_dtype(json_string_value(jdt), &dt) != 0) {
-            golden_ingest_fail_tensor(err, path, key,
+            lg_ingest_fail_tensor(err, path, key,
                         "unknown or unsupported dtype '%s'",
                         json_string_value(jdt));
             goto done;
         }
-        golden_input *in = golden_ingest_list_push(l, err);
-        if (!in || golden_ingest_input_set(in, key, path, path, dt, rank, shape, err) != GOLDEN_OK)
+        golden_input *in = lg_ingest_list_push(l, err);
+        if (!in || lg_ingest_input_set(in, key, path, path, dt, rank, shape, err) != GOLDEN_OK)
             goto done;
         in->format = GOLDEN_INPUT_SAFETENSORS;
         if (begin > end || end > data_len) {
-            golden_ingest_input_free(in);
-            golden_ingest_fail_tensor(err, path, key,
+            lg_ingest_input_free(in);
+            lg_ingest_fail_tensor(err, path, key,
                         "data_offsets [%llu, %llu] out of range (data is %llu bytes)",
                         (unsigned long long)begin, (unsigned long long)end,
                         (unsigned long long)data_len);
             goto done;
         }
         if (end - begin != in->nbytes) {
-            golden_ingest_input_free(in);
-            golden_ingest_fail_tensor(err, path, key,
+            lg_ingest_input_free(in);
+            lg_ingest_fail_tensor(err, path, key,
                         "data size %llu bytes does not match shape and dtype (%llu bytes)",
                         (unsigned long long)(end - begin), (unsigned long long)in->nbytes);
             goto done;
@@ -179,7 +179,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     for (size_t i = first + 1; i < l->count; i++) {
         const golden_input *a = &l->items[i - 1], *b = &l->items[i];
         if (b->offset < a->offset + a->nbytes) {
-            golden_ingest_fail_tensor(err, path, b->info.name,
+            lg_ingest_fail_tensor(err, path, b->info.name,
                         "data_offsets overlap those of '%s'",
                         a->info.name);
             goto done;
@@ -191,7 +191,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     for (size_t i = first; i < l->count; i++) {
         const golden_input *t = &l->items[i];
         if (t->offset > covered) {
-            golden_ingest_fail_tensor(err, path, t->info.name,
+            lg_ingest_fail_tensor(err, path, t->info.name,
                         "%llu bytes before this tensor belong to no tensor (the format has no gaps)",
                         (unsigned long long)(t->offset - covered));
             goto done;
@@ -200,7 +200,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
             covered = t->offset + t->nbytes;
     }
     if (covered != fsize) {
-        golden_ingest_fail_tensor(err, path, NULL, "%llu bytes after the last tensor belong to no tensor",
+        lg_ingest_fail_tensor(err, path, NULL, "%llu bytes after the last tensor belong to no tensor",
                     (unsigned long long)(fsize - covered));
         goto done;
     }
@@ -208,7 +208,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
 done:
     if (rc != GOLDEN_OK) {
         for (size_t i = first; i < l->count; i++)
-            golden_ingest_input_free(&l->items[i]);
+            lg_ingest_input_free(&l->items[i]);
         l->count = first;
     }
     json_decref(root);

@@ -280,7 +280,7 @@ typedef int (*plain_fn)(golden_stats *, const unsigned char *, size_t);
 static plain_fn plain_for(golden_dtype t)
 {
 #if defined(__x86_64__)
-    bool avx2 = golden_cpu_avx2();
+    bool avx2 = lg_cpu_avx2();
 #else
     bool avx2 = false;
 #endif

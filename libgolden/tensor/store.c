@@ -34,21 +34,21 @@ void golden_hdf5_lock(void)
     if (H5Eget_auto2(H5E_DEFAULT, &saved_print, &saved_print_data) < 0)
         saved_print = NULL, saved_print_data = NULL;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    golden_guard_enter_hdf5(NULL);
+    lg_guard_enter_hdf5(NULL);
 }
 
 void golden_hdf5_unlock(void)
 {
-    golden_guard_leave_hdf5();
+    lg_guard_leave_hdf5();
     H5Eset_auto2(H5E_DEFAULT, saved_print, saved_print_data);
     pthread_mutex_unlock(&hdf5_mutex);
 }
 
 /* Lock, naming the file HDF5 is about to work on (for the crash guard's message). */
-void golden_store_lock_file(const char *path)
+void lg_store_lock_file(const char *path)
 {
     golden_hdf5_lock();
-    golden_guard_enter_hdf5(path);
+    lg_guard_enter_hdf5(path);
 }
 
 static herr_t last_error_cb(unsigned n, const H5E_error2_t *e, void *data)
@@ -61,7 +61,7 @@ static herr_t last_error_cb(unsigned n, const H5E_error2_t *e, void *data)
 }
 
 /* Fail with HDF5's outermost description (the walk runs inner to outer; the last one stays) appended ("what (HDF5: ...)"). Lock held. */
-int golden_store_hdf5_fail(golden_error *err, const char *where, const char *what)
+int lg_store_hdf5_fail(golden_error *err, const char *where, const char *what)
 {
     char detail[256] = "";
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, last_error_cb, detail);
@@ -71,7 +71,7 @@ int golden_store_hdf5_fail(golden_error *err, const char *where, const char *wha
     return golden_fail_what(err, GOLDEN_EINVAL, where, "%s", what);
 }
 
-int golden_store_utf8_valid(const char *s)
+int lg_store_utf8_valid(const char *s)
 {
     /* UTF-8 well-formedness (no overlongs, no surrogates, max U+10FFFF) */
     const unsigned char *u = (const unsigned char *)s;
@@ -119,7 +119,7 @@ int golden_tensor_name_check(const char *name, golden_error *err)
         if (slash && !*p)
             return golden_fail_what(err, GOLDEN_EINVAL, name, "tensor name ends with '/'");
     }
-    if (!golden_store_utf8_valid(name))
+    if (!lg_store_utf8_valid(name))
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "tensor name is not valid UTF-8");
     /* a newline or other control character in a name could print a fake "PASS:" line */
     for (const unsigned char *u = (const unsigned char *)name; *u; u++)
@@ -176,7 +176,7 @@ static hid_t make_half_type(int exp_bits, int mant_bits, int ebias)
 }
 
 /* The HDF5 type canonical bytes of dt are stored as (a new id to close). Lock held. */
-hid_t golden_store_type(golden_dtype dt)
+hid_t lg_store_type(golden_dtype dt)
 {
     switch (dt) {
     case GOLDEN_F64: return H5Tcopy(H5T_IEEE_F64LE);
@@ -200,7 +200,7 @@ hid_t golden_store_type(golden_dtype dt)
 
 /* Select elements [first, first+n) of a C-order dataspace as a union of at most 2*rank
  * hyperslab blocks. Lock held. */
-int golden_store_select(hid_t space, int rank, const uint64_t *dims, uint64_t first, uint64_t n)
+int lg_store_select(hid_t space, int rank, const uint64_t *dims, uint64_t first, uint64_t n)
 {
     if (rank == 0)
         return H5Sselect_all(space) < 0 ? -1 : 0;

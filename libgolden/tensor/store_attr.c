@@ -41,7 +41,7 @@ static int attr_write(hid_t loc, const char *name, hid_t type, const void *value
 
 /* Fixed-length, so a reader never needs the global heap, which HDF5 1.10 neither checksums
  * nor bounds-checks (variable-length strings live there). */
-int golden_attr_write_str(hid_t loc, const char *name, const char *value)
+int lg_attr_write_str(hid_t loc, const char *name, const char *value)
 {
     size_t len = strlen(value);
     hid_t t = H5Tcopy(H5T_C_S1);
@@ -55,17 +55,17 @@ int golden_attr_write_str(hid_t loc, const char *name, const char *value)
     return rc;
 }
 
-int golden_attr_write_u64(hid_t loc, const char *name, uint64_t v)
+int lg_attr_write_u64(hid_t loc, const char *name, uint64_t v)
 {
     return attr_write(loc, name, H5T_STD_U64LE, &v);
 }
 
-int golden_attr_write_i64(hid_t loc, const char *name, int64_t v)
+int lg_attr_write_i64(hid_t loc, const char *name, int64_t v)
 {
     return attr_write(loc, name, H5T_STD_I64LE, &v);
 }
 
-int golden_attr_write_f64(hid_t loc, const char *name, double v)
+int lg_attr_write_f64(hid_t loc, const char *name, double v)
 {
     return attr_write(loc, name, H5T_IEEE_F64LE, &v);
 }
@@ -113,7 +113,7 @@ static char *attr_fixed_str(hid_t a, hid_t ft)
     return v;
 }
 
-char *golden_attr_str_of(hid_t a)
+char *lg_attr_str_of(hid_t a)
 {
     char *out = NULL;
     hid_t ft = H5Aget_type(a);
@@ -134,21 +134,21 @@ char *golden_attr_str_of(hid_t a)
 }
 
 /* A scalar string attribute by name; NULL if absent or not a string. */
-char *golden_attr_read_str(hid_t loc, const char *name)
+char *lg_attr_read_str(hid_t loc, const char *name)
 {
     if (H5Aexists(loc, name) <= 0)
         return NULL;
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     if (a < 0)
         return NULL;
-    char *out = golden_attr_str_of(a);
+    char *out = lg_attr_str_of(a);
     H5Aclose(a);
     return out;
 }
 
 /* An open attribute holding one number, converted to memtype: 1 = read, -1 = not a scalar
  * number. `data_size` (from H5A_info_t) spares a dataspace query. */
-int golden_attr_num_of(hid_t a, hsize_t data_size, hid_t memtype, void *out)
+int lg_attr_num_of(hid_t a, hsize_t data_size, hid_t memtype, void *out)
 {
     int rc = -1;
     hid_t ft = H5Aget_type(a);

@@ -169,7 +169,7 @@ static int isolated_once(const char *path, int (*fn)(void *ctx, golden_error *er
     unsigned long long limit = vm ? vm + PRECHECK_EXTRA_BYTES : 0;
     /* No other thread is inside HDF5 while the child is made (its copy of HDF5 is consistent);
      * the child runs HDF5 without taking the lock, which it holds as the forking thread. */
-    golden_store_lock_file(path);
+    lg_store_lock_file(path);
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
@@ -219,7 +219,7 @@ static int isolated_once(const char *path, int (*fn)(void *ctx, golden_error *er
                             "corrupt or hostile", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
-int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
+int lg_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
                           golden_error *err)
 {
     for (int attempt = 0; attempt < 3; attempt++) {

@@ -8,15 +8,15 @@
 #include "golden/error.h"
 
 /* Take the HDF5 lock, naming the file HDF5 is about to work on (for the crash guard). */
-void golden_store_lock_file(const char *path);
+void lg_store_lock_file(const char *path);
 /* Fail with HDF5's outermost description appended ("what (HDF5: ...)"). Lock held. */
-int golden_store_hdf5_fail(golden_error *err, const char *where, const char *what);
+int lg_store_hdf5_fail(golden_error *err, const char *where, const char *what);
 /* The HDF5 type canonical bytes of dt are stored as (a new id to close). Lock held. */
-hid_t golden_store_type(golden_dtype dt);
+hid_t lg_store_type(golden_dtype dt);
 /* Select elements [first, first+n) of a C-order dataspace. Lock held. */
-int golden_store_select(hid_t space, int rank, const uint64_t *dims, uint64_t first, uint64_t n);
+int lg_store_select(hid_t space, int rank, const uint64_t *dims, uint64_t first, uint64_t n);
 /* 1 when s is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF). */
-int golden_store_utf8_valid(const char *s);
+int lg_store_utf8_valid(const char *s);
 /* Name of the committed bf16 datatype the writer stores (h5dump/HDFView show it by name). */
 #define GOLDEN_BF16_TYPE_NAME "bfloat16"
 
@@ -25,22 +25,22 @@ int golden_store_utf8_valid(const char *s);
  * GOLDEN_PRECHECK_WALL_SECONDS of time: GOLDEN_OK when it succeeded there, else the error it
  * returned, or a corrupt-file error naming path when it crashed, spun or was killed.
  * Call without the lock. */
-int golden_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
+int lg_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
                           golden_error *err);
 
 /* Attributes (lock held): write scalar attributes (strings fixed-length, replacing any of
  * the same name); 0 or -1. */
-int golden_attr_write_str(hid_t loc, const char *name, const char *value);
-int golden_attr_write_u64(hid_t loc, const char *name, uint64_t v);
-int golden_attr_write_i64(hid_t loc, const char *name, int64_t v);
-int golden_attr_write_f64(hid_t loc, const char *name, double v);
+int lg_attr_write_str(hid_t loc, const char *name, const char *value);
+int lg_attr_write_u64(hid_t loc, const char *name, uint64_t v);
+int lg_attr_write_i64(hid_t loc, const char *name, int64_t v);
+int lg_attr_write_f64(hid_t loc, const char *name, double v);
 /* The value of an open scalar string attribute (fixed or variable length) as a new string;
  * NULL when it is not a scalar string, cannot be read, or holds a NUL byte. */
-char *golden_attr_str_of(hid_t a);
+char *lg_attr_str_of(hid_t a);
 /* A scalar string attribute by name; NULL if absent or not a string. */
-char *golden_attr_read_str(hid_t loc, const char *name);
+char *lg_attr_read_str(hid_t loc, const char *name);
 /* An open attribute holding one number, converted to memtype: 1 = read, -1 = not a scalar
  * number. */
-int golden_attr_num_of(hid_t a, hsize_t data_size, hid_t memtype, void *out);
+int lg_attr_num_of(hid_t a, hsize_t data_size, hid_t memtype, void *out);
 
 #endif

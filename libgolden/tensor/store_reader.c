@@ -138,7 +138,7 @@ static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, 
         void *slot = attr_slot(ta, k);
         switch (attr_table[k].kind) {
         case ATTR_STRING: {
-            char *v = golden_attr_str_of(a);
+            char *v = lg_attr_str_of(a);
             if (v) {
                 free(*(char **)slot);
                 *(char **)slot = v;
@@ -146,9 +146,9 @@ static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, 
             }
             break;
         }
-        case ATTR_U64: ok = golden_attr_num_of(a, ai->data_size, H5T_NATIVE_UINT64, slot) == 1; break;
-        case ATTR_I64: ok = golden_attr_num_of(a, ai->data_size, H5T_NATIVE_INT64, slot) == 1; break;
-        default: ok = golden_attr_num_of(a, ai->data_size, H5T_NATIVE_DOUBLE, slot) == 1; break;
+        case ATTR_U64: ok = lg_attr_num_of(a, ai->data_size, H5T_NATIVE_UINT64, slot) == 1; break;
+        case ATTR_I64: ok = lg_attr_num_of(a, ai->data_size, H5T_NATIVE_INT64, slot) == 1; break;
+        default: ok = lg_attr_num_of(a, ai->data_size, H5T_NATIVE_DOUBLE, slot) == 1; break;
         }
         H5Aclose(a);
     }
@@ -199,12 +199,12 @@ static int storage_written(hid_t d, const golden_tensor_info *t)
 static int check_stored_type(hid_t d, hid_t ft, const golden_tensor_info *t, const char *where,
                              golden_error *err)
 {
-    hid_t canon = golden_store_type(t->dtype);
+    hid_t canon = lg_store_type(t->dtype);
     htri_t same = canon >= 0 ? H5Tequal(ft, canon) : -1;
     if (canon >= 0)
         H5Tclose(canon);
     if (same < 0)
-        return golden_store_hdf5_fail(err, where, "cannot compare the stored element type");
+        return lg_store_hdf5_fail(err, where, "cannot compare the stored element type");
     if (!same) {
         H5T_class_t cls = H5Tget_class(ft);
         size_t width = H5Tget_size(ft);
@@ -222,7 +222,7 @@ static int check_stored_type(hid_t d, hid_t ft, const golden_tensor_info *t, con
         return GOLDEN_OK;
     int written = storage_written(d, t);
     if (written < 0)
-        return golden_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
+        return lg_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
     if (!written)
         return golden_fail_what(err, GOLDEN_EINVAL, where,
                                 "dataset storage was never (completely) written: it holds no tensor");
@@ -241,7 +241,7 @@ static int load_tensor(golden_reader *r, const char *name)
     hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
     if (d < 0) {
         free(t->name);
-        return golden_store_hdf5_fail(err, where, "cannot open dataset");
+        return lg_store_hdf5_fail(err, where, "cannot open dataset");
     }
     int rc = GOLDEN_OK;
     tensor_attrs ta = {.t = t, .values_unread = (r->flags & GOLDEN_READ_DATA_ONLY) != 0};
@@ -249,7 +249,7 @@ static int load_tensor(golden_reader *r, const char *name)
     char *dtype = ta.dtype, *sha = ta.sha;
     hid_t ft = H5Dget_type(d), sp = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
     if (it < 0 || ft < 0 || sp < 0 || dcpl < 0)
-        rc = golden_store_hdf5_fail(err, where, it < 0 ? "cannot read the dataset's attributes (corrupt file)"
+        rc = lg_store_hdf5_fail(err, where, it < 0 ? "cannot read the dataset's attributes (corrupt file)"
                                                         : "cannot read the dataset's type, shape or layout (corrupt file)");
     else if (!dtype)
         rc = golden_fail_what(err, GOLDEN_EINVAL, where, "missing string attribute 'dtype'");
@@ -319,7 +319,7 @@ static int load_tensor(golden_reader *r, const char *name)
         t->op_family = ta.op_family;
         t->source = ta.source;
         /* direct reads: contiguous, unfiltered, allocated, stored exactly as canonical bytes */
-        hid_t canon = golden_store_type(t->dtype);
+        hid_t canon = lg_store_type(t->dtype);
         haddr_t off = H5Dget_offset(d);
         if (canon >= 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
             H5Pget_nfilters(dcpl) == 0 && H5Pget_external_count(dcpl) == 0 &&
@@ -420,7 +420,7 @@ static herr_t meta_cb(hid_t loc, const char *name, const H5A_info_t *ainfo, void
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
     H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
-    char *v = cls == H5T_STRING ? golden_attr_str_of(a) : NULL;
+    char *v = cls == H5T_STRING ? lg_attr_str_of(a) : NULL;
     if (ft >= 0)
         H5Tclose(ft);
     if (a >= 0)
@@ -469,13 +469,13 @@ static int walk_file(golden_reader *r, golden_error *err)
     if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
         if (fapl >= 0)
             H5Pclose(fapl);
-        return golden_store_hdf5_fail(err, path, "cannot set up HDF5 file access");
+        return lg_store_hdf5_fail(err, path, "cannot set up HDF5 file access");
     }
     r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
     if (r->file < 0)
-        return golden_store_hdf5_fail(err, path, "cannot open HDF5 file");
-    char *schema = golden_attr_read_str(r->file, "schema");
+        return lg_store_hdf5_fail(err, path, "cannot open HDF5 file");
+    char *schema = lg_attr_read_str(r->file, "schema");
     if (!schema || strcmp(schema, GOLDEN_SCHEMA_GOLDEN) != 0) {
         golden_fail_what(err, GOLDEN_EINVAL, path, "not a %s file (root attribute schema is %s%s%s)",
                          GOLDEN_SCHEMA_GOLDEN, schema ? "'" : "missing", schema ? schema : "",
@@ -497,7 +497,7 @@ static int walk_file(golden_reader *r, golden_error *err)
         return GOLDEN_ERR;
     }
     if (rc != 0)
-        return golden_store_hdf5_fail(err, path, "the walk over the file's objects stopped early (corrupt file)");
+        return lg_store_hdf5_fail(err, path, "the walk over the file's objects stopped early (corrupt file)");
     /* every object but the root is reached by exactly one hard link */
     if (r->objects != r->links + 1)
         return golden_fail_what(err, GOLDEN_ECORRUPT, path,
@@ -560,12 +560,12 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
     }
     int rc = GOLDEN_OK;
     if (!(flags & GOLDEN_READ_TRUSTED))
-        rc = golden_store_isolated(path, walk_in_child, r, err);
+        rc = lg_store_isolated(path, walk_in_child, r, err);
     if (rc != GOLDEN_OK) {
         golden_reader_close(r);
         return rc;
     }
-    golden_store_lock_file(path);
+    lg_store_lock_file(path);
     rc = walk_file(r, err);
     golden_hdf5_unlock();
     if (rc != GOLDEN_OK) {
@@ -582,7 +582,7 @@ void golden_reader_close(golden_reader *r)
 {
     if (!r)
         return;
-    golden_store_lock_file(r->path);
+    lg_store_lock_file(r->path);
     for (size_t i = 0; i < r->n; i++)
         if (r->t[i].dset >= 0)
             H5Dclose(r->t[i].dset);
@@ -675,23 +675,23 @@ int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, v
     }
     char where[1024];
     snprintf(where, sizeof where, "%.600s:%.400s", r->path, t->name);
-    golden_store_lock_file(r->path);
+    lg_store_lock_file(r->path);
     int rc = GOLDEN_OK;
     if (rt->dset < 0)
         rt->dset = H5Dopen2(r->file, t->name, H5P_DEFAULT);
-    hid_t mt = golden_store_type(t->dtype), fspace = -1, mspace = -1;
+    hid_t mt = lg_store_type(t->dtype), fspace = -1, mspace = -1;
     if (rt->dset < 0 || mt < 0) {
-        rc = golden_store_hdf5_fail(err, where, "cannot open dataset");
+        rc = lg_store_hdf5_fail(err, where, "cannot open dataset");
     } else if (t->rank == 0) {
         if (H5Dread(rt->dset, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
-            rc = golden_store_hdf5_fail(err, where, "cannot read tensor data");
+            rc = lg_store_hdf5_fail(err, where, "cannot read tensor data");
     } else {
         hsize_t mdim = n;
         fspace = H5Dget_space(rt->dset);
         mspace = H5Screate_simple(1, &mdim, NULL);
-        if (fspace < 0 || mspace < 0 || golden_store_select(fspace, t->rank, t->shape, first, n) < 0 ||
+        if (fspace < 0 || mspace < 0 || lg_store_select(fspace, t->rank, t->shape, first, n) < 0 ||
             H5Dread(rt->dset, mt, mspace, fspace, H5P_DEFAULT, buf) < 0)
-            rc = golden_store_hdf5_fail(err, where, "cannot read tensor data");
+            rc = lg_store_hdf5_fail(err, where, "cannot read tensor data");
     }
     if (fspace >= 0)
         H5Sclose(fspace);

@@ -39,7 +39,7 @@ typedef struct {
 
 static int name_set_has(const name_set *s, const char *name, size_t n)
 {
-    return golden_strmap_get(&s->map, name, n, NULL);
+    return lg_strmap_get(&s->map, name, n, NULL);
 }
 
 static int name_set_add(name_set *s, const char *name, size_t n)
@@ -57,7 +57,7 @@ static int name_set_add(name_set *s, const char *name, size_t n)
     char *k = strndup(name, n);
     if (!k)
         return -1;
-    if (golden_strmap_put(&s->map, k, n, 0, NULL) < 0) {
+    if (lg_strmap_put(&s->map, k, n, 0, NULL) < 0) {
         free(k);
         return -1;
     }
@@ -67,7 +67,7 @@ static int name_set_add(name_set *s, const char *name, size_t n)
 
 static void name_set_free(name_set *s)
 {
-    golden_strmap_free(&s->map);
+    lg_strmap_free(&s->map);
     for (size_t i = 0; i < s->n; i++)
         free(s->owned[i]);
     free(s->owned);
@@ -252,7 +252,7 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
         return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     w->file = w->dset = w->ftype = w->bf16_type = -1;
     w->kick_fd = -1;
-    w->threads = opts && opts->threads > 0 ? opts->threads : golden_cpu_count();
+    w->threads = opts && opts->threads > 0 ? opts->threads : lg_cpu_count();
     w->force = force;
     w->gzip = opts ? opts->gzip : 0;
     if (w->gzip < 0 || w->gzip > 9) {
@@ -278,7 +278,7 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
     stage_init(&w->hash_stage, w, run_hash, threaded);
     stage_init(&w->stats_stage, w, run_stats, w->threads > 2);
 
-    golden_store_lock_file(path);
+    lg_store_lock_file(path);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     /* The 1.8 file format checksums every metadata block, so a corrupted golden file is
      * refused by HDF5 instead of being parsed; h5py and h5dump 1.8+ read it. */
@@ -292,12 +292,12 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
     char created[32], producer[128];
     snprintf(producer, sizeof producer, "%s",
              opts && opts->producer ? opts->producer : "libgolden " GOLDEN_VERSION);
-    int rc = w->file < 0 ? golden_store_hdf5_fail(err, path, "cannot create HDF5 file") : GOLDEN_OK;
+    int rc = w->file < 0 ? lg_store_hdf5_fail(err, path, "cannot create HDF5 file") : GOLDEN_OK;
     if (rc == GOLDEN_OK &&
-        (golden_attr_write_str(w->file, "schema", GOLDEN_SCHEMA_GOLDEN) < 0 ||
-         golden_attr_write_str(w->file, "producer", producer) < 0 ||
-         golden_attr_write_str(w->file, "created", iso_now(created, sizeof created)) < 0))
-        rc = golden_store_hdf5_fail(err, path, "cannot write root attributes");
+        (lg_attr_write_str(w->file, "schema", GOLDEN_SCHEMA_GOLDEN) < 0 ||
+         lg_attr_write_str(w->file, "producer", producer) < 0 ||
+         lg_attr_write_str(w->file, "created", iso_now(created, sizeof created)) < 0))
+        rc = lg_store_hdf5_fail(err, path, "cannot write root attributes");
     golden_hdf5_unlock();
     if (rc != GOLDEN_OK) {
         golden_writer_abort(w);
@@ -311,21 +311,21 @@ int golden_writer_meta(golden_writer *w, const char *key, const char *value, gol
 {
     if (!key || !*key || strchr(key, '/'))
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta key '%s' must be non-empty without '/'", key ? key : "");
-    if (!golden_store_utf8_valid(key) || !golden_store_utf8_valid(value))
+    if (!lg_store_utf8_valid(key) || !lg_store_utf8_valid(value))
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta %s '%s' is not valid UTF-8",
-                                golden_store_utf8_valid(key) ? "value of key" : "key", key);
+                                lg_store_utf8_valid(key) ? "value of key" : "key", key);
     if (strcmp(key, "schema") == 0 || strcmp(key, "producer") == 0 || strcmp(key, "created") == 0)
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta key '%s' is reserved by the format", key);
-    golden_store_lock_file(w->path);
+    lg_store_lock_file(w->path);
     htri_t exists = H5Aexists(w->file, key);
     if (exists != 0) {
         int rc = exists > 0 ? golden_fail_what(err, GOLDEN_EINVAL, NULL, "--meta key '%s' is given twice", key)
-                            : golden_store_hdf5_fail(err, w->path, "cannot write root attribute");
+                            : lg_store_hdf5_fail(err, w->path, "cannot write root attribute");
         golden_hdf5_unlock();
         return rc;
     }
-    int rc = golden_attr_write_str(w->file, key, value) < 0
-                 ? golden_store_hdf5_fail(err, w->path, "cannot write root attribute") : GOLDEN_OK;
+    int rc = lg_attr_write_str(w->file, key, value) < 0
+                 ? lg_store_hdf5_fail(err, w->path, "cannot write root attribute") : GOLDEN_OK;
     golden_hdf5_unlock();
     return rc;
 }
@@ -368,7 +368,7 @@ static int commit_bf16(golden_writer *w)
     if (name_set_has(&w->names, GOLDEN_BF16_TYPE_NAME, len) ||
         name_set_has(&w->groups, GOLDEN_BF16_TYPE_NAME, len))
         return -1;
-    hid_t t = golden_store_type(GOLDEN_BF16);
+    hid_t t = lg_store_type(GOLDEN_BF16);
     if (t < 0)
         return -1;
     if (H5Tcommit2(w->file, GOLDEN_BF16_TYPE_NAME, t, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0) {
@@ -414,10 +414,10 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
         return GOLDEN_ERR;
     w->hash_stage.failed = 0;
 
-    golden_store_lock_file(w->path);
+    lg_store_lock_file(w->path);
     int rc = GOLDEN_OK;
     hid_t space = -1, dcpl = -1, lcpl = -1;
-    w->ftype = golden_store_type(info->dtype);
+    w->ftype = lg_store_type(info->dtype);
     if (info->rank == 0) {
         space = H5Screate(H5S_SCALAR);
     } else {
@@ -430,7 +430,7 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     lcpl = H5Pcreate(H5P_LINK_CREATE);
     if (w->ftype < 0 || space < 0 || dcpl < 0 || lcpl < 0 ||
         H5Pset_create_intermediate_group(lcpl, 1) < 0)
-        rc = golden_store_hdf5_fail(err, info->name, "cannot prepare dataset");
+        rc = lg_store_hdf5_fail(err, info->name, "cannot prepare dataset");
     if (rc == GOLDEN_OK && w->gzip > 0 && info->rank > 0 && count > 0) {
         /* chunks of about 1 MiB: whole trailing rows, as many leading ones as fit */
         hsize_t chunk[GOLDEN_MAX_RANK];
@@ -442,7 +442,7 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
         }
         if (H5Pset_chunk(dcpl, info->rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
             H5Pset_deflate(dcpl, (unsigned)w->gzip) < 0)
-            rc = golden_store_hdf5_fail(err, info->name, "cannot set up compression");
+            rc = lg_store_hdf5_fail(err, info->name, "cannot set up compression");
     }
     hid_t stored = w->ftype;
     if (rc == GOLDEN_OK && info->dtype == GOLDEN_BF16 && commit_bf16(w) >= 0)
@@ -450,7 +450,7 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     if (rc == GOLDEN_OK) {
         w->dset = H5Dcreate2(w->file, info->name, stored, space, lcpl, dcpl, H5P_DEFAULT);
         if (w->dset < 0)
-            rc = golden_store_hdf5_fail(err, info->name, "cannot create dataset");
+            rc = lg_store_hdf5_fail(err, info->name, "cannot create dataset");
     }
     if (space >= 0)
         H5Sclose(space);
@@ -496,16 +496,16 @@ static int flush_span(golden_writer *w, const unsigned char *data, size_t elems,
     stage_post(&w->hash_stage, data, bytes); /* first: the hash is the longest stage */
     if (w->stats_stage.started) /* else this thread takes the statistics after the write */
         stage_post(&w->stats_stage, data, bytes);
-    golden_store_lock_file(w->path);
+    lg_store_lock_file(w->path);
     int rc = GOLDEN_OK;
     hid_t fspace = H5Dget_space(w->dset);
     hsize_t mdim = elems;
     hid_t mspace = H5Screate_simple(1, &mdim, NULL);
     if (fspace < 0 || mspace < 0 ||
-        golden_store_select(fspace, w->cur.rank, w->cur.shape, w->elems_written, elems) < 0 ||
+        lg_store_select(fspace, w->cur.rank, w->cur.shape, w->elems_written, elems) < 0 ||
         H5Dwrite(w->dset, w->ftype, w->cur.rank == 0 ? H5S_ALL : mspace,
                  w->cur.rank == 0 ? H5S_ALL : fspace, H5P_DEFAULT, data) < 0)
-        rc = golden_store_hdf5_fail(err, w->cur.name, "cannot write tensor data");
+        rc = lg_store_hdf5_fail(err, w->cur.name, "cannot write tensor data");
     if (fspace >= 0)
         H5Sclose(fspace);
     if (mspace >= 0)
@@ -597,26 +597,26 @@ int golden_writer_end(golden_writer *w, golden_tensor_info *out, golden_error *e
     t->std = golden_stats_std(&w->stats);
     t->count_attr = t->count;
 
-    golden_store_lock_file(w->path);
+    lg_store_lock_file(w->path);
     hid_t d = w->dset;
-    int bad = golden_attr_write_str(d, "dtype", golden_dtype_name(t->dtype)) < 0 ||
-              golden_attr_write_str(d, "sha256", t->sha256) < 0 ||
-              golden_attr_write_str(d, "tensor_digest", t->tensor_digest) < 0 ||
-              golden_attr_write_u64(d, "count", t->count) < 0 ||
-              golden_attr_write_u64(d, "nan_count", t->nan_count) < 0 ||
-              golden_attr_write_u64(d, "posinf_count", t->posinf_count) < 0 ||
-              golden_attr_write_u64(d, "neginf_count", t->neginf_count) < 0 ||
-              golden_attr_write_u64(d, "zero_count", t->zero_count) < 0 ||
-              golden_attr_write_f64(d, "min", t->min) < 0 || golden_attr_write_f64(d, "max", t->max) < 0 ||
-              golden_attr_write_f64(d, "mean", t->mean) < 0 || golden_attr_write_f64(d, "std", t->std) < 0 ||
-              (t->has_layer && golden_attr_write_i64(d, "layer", t->layer) < 0) ||
-              (t->has_chip && golden_attr_write_i64(d, "chip", t->chip) < 0) ||
-              (t->has_step && golden_attr_write_i64(d, "step", t->step) < 0) ||
-              (t->op_family && golden_attr_write_str(d, "op_family", t->op_family) < 0) ||
-              (t->source && golden_attr_write_str(d, "source", t->source) < 0);
-    int rc = bad ? golden_store_hdf5_fail(err, t->name, "cannot write tensor attributes") : GOLDEN_OK;
+    int bad = lg_attr_write_str(d, "dtype", golden_dtype_name(t->dtype)) < 0 ||
+              lg_attr_write_str(d, "sha256", t->sha256) < 0 ||
+              lg_attr_write_str(d, "tensor_digest", t->tensor_digest) < 0 ||
+              lg_attr_write_u64(d, "count", t->count) < 0 ||
+              lg_attr_write_u64(d, "nan_count", t->nan_count) < 0 ||
+              lg_attr_write_u64(d, "posinf_count", t->posinf_count) < 0 ||
+              lg_attr_write_u64(d, "neginf_count", t->neginf_count) < 0 ||
+              lg_attr_write_u64(d, "zero_count", t->zero_count) < 0 ||
+              lg_attr_write_f64(d, "min", t->min) < 0 || lg_attr_write_f64(d, "max", t->max) < 0 ||
+              lg_attr_write_f64(d, "mean", t->mean) < 0 || lg_attr_write_f64(d, "std", t->std) < 0 ||
+              (t->has_layer && lg_attr_write_i64(d, "layer", t->layer) < 0) ||
+              (t->has_chip && lg_attr_write_i64(d, "chip", t->chip) < 0) ||
+              (t->has_step && lg_attr_write_i64(d, "step", t->step) < 0) ||
+              (t->op_family && lg_attr_write_str(d, "op_family", t->op_family) < 0) ||
+              (t->source && lg_attr_write_str(d, "source", t->source) < 0);
+    int rc = bad ? lg_store_hdf5_fail(err, t->name, "cannot write tensor attributes") : GOLDEN_OK;
     if (H5Dclose(d) < 0 && rc == GOLDEN_OK)
-        rc = golden_store_hdf5_fail(err, t->name, "cannot close dataset");
+        rc = lg_store_hdf5_fail(err, t->name, "cannot close dataset");
     w->dset = -1;
     H5Tclose(w->ftype);
     w->ftype = -1;
@@ -663,11 +663,11 @@ int golden_writer_commit(golden_writer *w, golden_error *err)
         golden_writer_abort(w);
         return GOLDEN_ERR;
     }
-    golden_store_lock_file(w->path);
+    lg_store_lock_file(w->path);
     if (w->bf16_type >= 0)
         H5Tclose(w->bf16_type);
     w->bf16_type = -1;
-    int rc = H5Fclose(w->file) < 0 ? golden_store_hdf5_fail(err, w->path, "cannot finish HDF5 file") : GOLDEN_OK;
+    int rc = H5Fclose(w->file) < 0 ? lg_store_hdf5_fail(err, w->path, "cannot finish HDF5 file") : GOLDEN_OK;
     golden_hdf5_unlock();
     w->file = -1;
     /* fsync, rename, fsync the folder: a golden is evidence, and a crash just after the
@@ -689,7 +689,7 @@ void golden_writer_abort(golden_writer *w)
 {
     if (!w)
         return;
-    golden_store_lock_file(w->path);
+    lg_store_lock_file(w->path);
     if (w->dset >= 0)
         H5Dclose(w->dset);
     if (w->ftype >= 0)
@@ -701,7 +701,7 @@ void golden_writer_abort(golden_writer *w)
     H5Eclear2(H5E_DEFAULT);
     golden_hdf5_unlock();
     if (w->tmp) {
-        golden_guard_remove_temp(w->tmp);
+        lg_guard_remove_temp(w->tmp);
         unlink(w->tmp);
     }
     writer_free(w);

@@ -202,9 +202,9 @@ int golden_verify_run(golden_reader *r, const golden_verify_opts *opts, char ***
     if (!job.problems)
         return golden_fail_what(err, GOLDEN_ENOMEM, golden_reader_path(r), "out of memory");
     pthread_mutex_init(&job.mu, NULL);
-    int threads = opts && opts->threads > 0 ? opts->threads : golden_cpu_count();
+    int threads = opts && opts->threads > 0 ? opts->threads : lg_cpu_count();
     golden_error e;
-    int rc = golden_parallel_for(n, threads, verify_one, &job, &e);
+    int rc = lg_parallel_for(n, threads, verify_one, &job, &e);
     pthread_mutex_destroy(&job.mu);
     if (rc != GOLDEN_OK) {
         golden_verify_free(job.problems, n);

@@ -273,7 +273,7 @@ static int bpe_piece(void *ctx, const unsigned char *p, size_t n)
     bpe_state *B = ctx;
     const golden_tokenizer *t = B->t;
     uint64_t whole;
-    if (n == 1 || (t->ignore_merges && golden_strmap_get(&t->vocab, (const char *)p, n, &whole)))
+    if (n == 1 || (t->ignore_merges && lg_strmap_get(&t->vocab, (const char *)p, n, &whole)))
         return emit(B, n == 1 ? t->byte_id[p[0]] : (int32_t)whole);
     if (n > B->room) {
         size_t r = n > 2 * B->room ? n : 2 * B->room;
@@ -346,8 +346,8 @@ static int nfc(const unsigned char *s, size_t n, unsigned char **out, size_t *ou
     int rc = !o || !u16 || !v16 ? golden_fail_what(err, GOLDEN_ENOMEM, "tokenizer", "out of memory") : 0;
     for (size_t i = 0; i < n && rc == 0;) {
         size_t j = i;
-        while (j < n && (s[j] < 0x80 || golden_utf8_seq(s + j, n - j)))
-            j += s[j] < 0x80 ? 1 : golden_utf8_seq(s + j, n - j);
+        while (j < n && (s[j] < 0x80 || lg_utf8_seq(s + j, n - j)))
+            j += s[j] < 0x80 ? 1 : lg_utf8_seq(s + j, n - j);
         if (j == i) { /* an invalid byte */
             o[len++] = s[i++];
             continue;
@@ -484,7 +484,7 @@ int golden_tokenizer_token_id(const golden_tokenizer *t, const char *text, size_
             return 0;
         }
     uint64_t v;
-    if (len && golden_strmap_get(&t->vocab, text, len, &v)) {
+    if (len && lg_strmap_get(&t->vocab, text, len, &v)) {
         *id = (int32_t)v;
         return 0;
     }

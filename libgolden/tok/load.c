@@ -171,7 +171,7 @@ static int load_vocab(loader *L, json_t *model, json_t *added, size_t *used)
     t->bytes = malloc(total + 1);
     t->off = malloc(t->nids * sizeof *t->off);
     t->len = calloc(t->nids, sizeof *t->len);
-    if (!t->bytes || !t->off || !t->len || golden_strmap_reserve(&t->vocab, json_object_size(vocab)))
+    if (!t->bytes || !t->off || !t->len || lg_strmap_reserve(&t->vocab, json_object_size(vocab)))
         return oom(L);
     memset(t->off, 0xff, t->nids * sizeof *t->off);
     unsigned char tmp[4096];
@@ -190,7 +190,7 @@ static int load_vocab(loader *L, json_t *model, json_t *added, size_t *used)
         if (!rc && !(rc = set_token(L, v, (int32_t)json_integer_value(v), raw, (size_t)n, used))) {
             id = (int32_t)json_integer_value(v);
             uint64_t prev;
-            int pr = golden_strmap_put(&t->vocab, t->bytes + t->off[id], (size_t)n, (uint64_t)id, &prev);
+            int pr = lg_strmap_put(&t->vocab, t->bytes + t->off[id], (size_t)n, (uint64_t)id, &prev);
             if (pr < 0)
                 rc = oom(L);
             else if (pr == 1)
@@ -313,12 +313,12 @@ static int load_merges(loader *L, json_t *model)
         uint32_t cp = 0;
         for (int k = 0; k < 2 && !rc; k++) {
             n[k] = from_byte_level(L, side[k], sl[k], buf + (k ? n[0] : 0), &cp);
-            if (n[k] < 0 || !golden_strmap_get(&t->vocab, (char *)buf + (k ? n[0] : 0),
+            if (n[k] < 0 || !lg_strmap_get(&t->vocab, (char *)buf + (k ? n[0] : 0),
                                                (size_t)n[k], &id[k]))
                 rc = bad(L, m, GOLDEN_EINVAL, "merge %zu names \"%.*s\", a token the vocab "
                          "does not have", i, (int)sl[k], side[k]);
         }
-        if (!rc && !golden_strmap_get(&t->vocab, (char *)buf, (size_t)(n[0] + n[1]), &id[2]))
+        if (!rc && !lg_strmap_get(&t->vocab, (char *)buf, (size_t)(n[0] + n[1]), &id[2]))
             rc = bad(L, m, GOLDEN_EINVAL, "merge %zu makes \"%.*s%.*s\", a token the vocab does "
                      "not have", i, (int)sl[0], side[0], (int)sl[1], side[1]);
         uint32_t r0, i0;
@@ -531,7 +531,7 @@ void golden_tokenizer_free(golden_tokenizer *t)
         return;
     for (int k = 0; k < t->nsteps; k++)
         pcre2_code_free(t->steps[k].re);
-    golden_strmap_free(&t->vocab);
+    lg_strmap_free(&t->vocab);
     tok_pair_free(&t->merges);
     free(t->added);
     free(t->bytes);

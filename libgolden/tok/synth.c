@@ -83,7 +83,7 @@ static int collect(void *ctx, const unsigned char *p, size_t n)
 {
     wordlist *W = ctx;
     uint64_t k;
-    if (golden_strmap_get(&W->index, (const char *)p, n, &k)) {
+    if (lg_strmap_get(&W->index, (const char *)p, n, &k)) {
         W->count[k]++;
         return 0;
     }
@@ -105,7 +105,7 @@ static int collect(void *ctx, const unsigned char *p, size_t n)
     W->p[W->n] = p;
     W->len[W->n] = n;
     W->count[W->n] = 1;
-    return golden_strmap_put(&W->index, (const char *)p, n, W->n++, NULL) < 0 ? -1 : 0;
+    return lg_strmap_put(&W->index, (const char *)p, n, W->n++, NULL) < 0 ? -1 : 0;
 }
 
 static int bytes_less(const unsigned char *a, size_t al, const unsigned char *b, size_t bl)
@@ -173,13 +173,13 @@ static int apply_merge(trainer *T, uint32_t a, uint32_t b)
     memcpy(bytes, T->tok[a], T->tlen[a]);
     memcpy(bytes + T->tlen[a], T->tok[b], T->tlen[b]);
     uint64_t id;
-    if (golden_strmap_get(&T->byid, (const char *)bytes, n, &id)) {
+    if (lg_strmap_get(&T->byid, (const char *)bytes, n, &id)) {
         free(bytes);
     } else {
         id = T->ntok;
         T->tok[T->ntok] = bytes;
         T->tlen[T->ntok++] = n;
-        if (golden_strmap_put(&T->byid, (const char *)bytes, n, id, NULL) < 0)
+        if (lg_strmap_put(&T->byid, (const char *)bytes, n, id, NULL) < 0)
             return -1;
     }
     T->merge[T->nmerge][0] = a;
@@ -328,7 +328,7 @@ static int train(trainer *T, size_t vocab_size, golden_error *err)
                 T->tlen[T->ntok++] = 1;
             }
     for (size_t i = 0; i < T->ntok && !rc; i++)
-        if (golden_strmap_put(&T->byid, (const char *)T->tok[i], 1, i, NULL) < 0)
+        if (lg_strmap_put(&T->byid, (const char *)T->tok[i], 1, i, NULL) < 0)
             rc = -1;
     for (size_t s = 0; s < words.n && !rc; s++) {
         size_t w = T->nword++;
@@ -342,7 +342,7 @@ static int train(trainer *T, size_t vocab_size, golden_error *err)
         T->wlen[w] = words.len[s];
         T->count[w] = words.count[s];
     }
-    golden_strmap_free(&words.index);
+    lg_strmap_free(&words.index);
     free(words.p);
     free(words.len);
     free(words.count);
@@ -398,6 +398,6 @@ int golden_tokenizer_write_synthetic(const char *path, size_t vocab_size, golden
     free(T.wlen);
     free(T.count);
     free(T.merge);
-    golden_strmap_free(&T.byid);
+    lg_strmap_free(&T.byid);
     return rc;
 }

@@ -7,9 +7,9 @@
 #include <cpuid.h>
 #endif
 
-static atomic_int forced; /* golden_cpu_force_portable */
+static atomic_int forced; /* lg_cpu_force_portable */
 
-bool golden_cpu_avx2(void)
+bool lg_cpu_avx2(void)
 {
 #if defined(__x86_64__)
     static int known = -1;
@@ -21,7 +21,7 @@ bool golden_cpu_avx2(void)
 #endif
 }
 
-bool golden_cpu_f16c(void)
+bool lg_cpu_f16c(void)
 {
 #if defined(__x86_64__)
     static int known = -1;
@@ -37,7 +37,7 @@ bool golden_cpu_f16c(void)
 #endif
 }
 
-void golden_cpu_force_portable(bool on)
+void lg_cpu_force_portable(bool on)
 {
     atomic_store(&forced, on);
 }

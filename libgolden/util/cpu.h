@@ -5,10 +5,10 @@
 #include <stdbool.h>
 
 /* AVX2 (and the OS saves the YMM registers: __builtin_cpu_supports checks both). */
-bool golden_cpu_avx2(void);
+bool lg_cpu_avx2(void);
 /* AVX2 and F16C (half-precision conversion). */
-bool golden_cpu_f16c(void);
+bool lg_cpu_f16c(void);
 /* Tests only: true makes both answers false from now on, so the portable paths run. */
-void golden_cpu_force_portable(bool on);
+void lg_cpu_force_portable(bool on);
 
 #endif

@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-const golden_embedded_file *golden_embedded_schema(const char *name)
+const golden_embedded_file *lg_embedded_schema(const char *name)
 {
-    for (const golden_embedded_file *f = golden_embedded_schemas; f->name; f++)
+    for (const golden_embedded_file *f = lg_embedded_schemas; f->name; f++)
         if (strcmp(f->name, name) == 0)
             return f;
     return NULL;

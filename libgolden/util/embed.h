@@ -11,9 +11,9 @@ typedef struct {
 } golden_embedded_file;
 
 /* Every file of schemas/, ending with an entry whose name is NULL. */
-extern const golden_embedded_file golden_embedded_schemas[];
+extern const golden_embedded_file lg_embedded_schemas[];
 
 /* The embedded schema with this base name, or NULL. */
-const golden_embedded_file *golden_embedded_schema(const char *name);
+const golden_embedded_file *lg_embedded_schema(const char *name);
 
 #endif

@@ -70,7 +70,7 @@ static void put_escaped(FILE *stream, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
     while (p < end) {
-        size_t seq = *p >= 0x80 ? golden_utf8_seq(p, (size_t)(end - p)) : 0;
+        size_t seq = *p >= 0x80 ? lg_utf8_seq(p, (size_t)(end - p)) : 0;
         if (seq) {
             fwrite(p, 1, seq, stream);
             p += seq;

@@ -1,7 +1,7 @@
 /* Turns a crash or a hang inside the HDF5 library (malformed metadata) into the contract's error
  * line and exit status 2, with no partial output left. The signal path is async-signal-safe.
  * This file is the one place where libgolden writes to stderr and exits, and only in a tool
- * that called golden_guard_install: a process that never installs the guard is never ended. */
+ * that called lg_guard_install: a process that never installs the guard is never ended. */
 #include "util/guard.h"
 
 #include <limits.h>
@@ -30,7 +30,7 @@ static char temps[GUARD_TEMPS][GUARD_PATH];
 static volatile sig_atomic_t temp_used[GUARD_TEMPS];
 static pthread_mutex_t temps_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic long long entered_ms; /* when the current HDF5 section began */
-static _Atomic long long limit_ms = 120000; /* golden_guard_set_hdf5_timeout; tools pass
+static _Atomic long long limit_ms = 120000; /* lg_guard_set_hdf5_timeout; tools pass
                                               * GOLDEN_HDF5_TIMEOUT */
 
 static long long now_ms(void)
@@ -94,7 +94,7 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
-void golden_guard_install(const char *tool)
+void lg_guard_install(const char *tool)
 {
     guard_tool = tool;
     struct sigaction sa;
@@ -108,14 +108,14 @@ void golden_guard_install(const char *tool)
         pthread_detach(tid);
 }
 
-void golden_guard_set_hdf5_timeout(long long seconds)
+void lg_guard_set_hdf5_timeout(long long seconds)
 {
     if (seconds > 0 && seconds <= LLONG_MAX / 1000)
         atomic_store(&limit_ms, seconds * 1000);
 }
 
 /* Called with the HDF5 lock held, so one writer at a time. */
-void golden_guard_enter_hdf5(const char *file)
+void lg_guard_enter_hdf5(const char *file)
 {
     if (file) {
         size_t n = strlen(file);
@@ -130,14 +130,14 @@ void golden_guard_enter_hdf5(const char *file)
     in_hdf5_here = 1;
 }
 
-void golden_guard_leave_hdf5(void)
+void lg_guard_leave_hdf5(void)
 {
     in_hdf5_here = 0;
     in_hdf5 = 0;
     atomic_store(&entered_ms, 0);
 }
 
-void golden_guard_add_temp(const char *path)
+void lg_guard_add_temp(const char *path)
 {
     if (strlen(path) >= GUARD_PATH)
         return;
@@ -151,7 +151,7 @@ void golden_guard_add_temp(const char *path)
     pthread_mutex_unlock(&temps_lock);
 }
 
-void golden_guard_remove_temp(const char *path)
+void lg_guard_remove_temp(const char *path)
 {
     pthread_mutex_lock(&temps_lock);
     for (int i = 0; i < GUARD_TEMPS; i++)
@@ -162,7 +162,7 @@ void golden_guard_remove_temp(const char *path)
     pthread_mutex_unlock(&temps_lock);
 }
 
-void golden_guard_unlink_temps(void)
+void lg_guard_unlink_temps(void)
 {
     for (int i = 0; i < GUARD_TEMPS; i++)
         if (temp_used[i])

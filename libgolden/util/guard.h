@@ -7,23 +7,23 @@
 
 /* Install SIGSEGV/SIGBUS handlers and the watchdog thread for tool `tool` (a string that lives
  * as long as the process). */
-void golden_guard_install(const char *tool);
+void lg_guard_install(const char *tool);
 
 /* How long one HDF5 section may run before the watchdog ends the process (seconds; values
  * <= 0 keep the default of 120). Tools call it with the user's GOLDEN_HDF5_TIMEOUT: the
- * library reads no environment. Any time, before or after golden_guard_install. */
-void golden_guard_set_hdf5_timeout(long long seconds);
+ * library reads no environment. Any time, before or after lg_guard_install. */
+void lg_guard_set_hdf5_timeout(long long seconds);
 
 /* libgolden bookkeeping (also usable by callers writing their own temporary files):
  * entering/leaving the HDF5 library, the file it is working on, temporary outputs.
  * enter/leave are called with the HDF5 lock held (golden_hdf5_lock): the "inside HDF5" mark
  * is the calling thread's, so a crash in any other thread stays a crash. */
-void golden_guard_enter_hdf5(const char *file);
-void golden_guard_leave_hdf5(void);
-void golden_guard_add_temp(const char *path);
-void golden_guard_remove_temp(const char *path);
+void lg_guard_enter_hdf5(const char *file);
+void lg_guard_leave_hdf5(void);
+void lg_guard_add_temp(const char *path);
+void lg_guard_remove_temp(const char *path);
 /* Unlink every registered temporary output now. Async-signal-safe: the tools call it from
  * their SIGINT/SIGTERM/SIGHUP handler before dying of the signal. */
-void golden_guard_unlink_temps(void);
+void lg_guard_unlink_temps(void);
 
 #endif

@@ -1,5 +1,5 @@
 /* SHA-256 through OpenSSL EVP: streamed contexts, files in 1 MiB reads, and many files
- * hashed on the library's pool (golden_parallel_for, one file per item). */
+ * hashed on the library's pool (lg_parallel_for, one file per item). */
 #include "golden/hash.h"
 #include "golden/report.h"
 
@@ -156,7 +156,7 @@ int golden_sha256_files(const char *const *paths, size_t n, char (*hexes)[65], i
                         golden_error *err)
 {
     files_job job = {paths, hexes};
-    return golden_parallel_for(n, threads > 0 ? threads : golden_cpu_count(), hash_one_file,
+    return lg_parallel_for(n, threads > 0 ? threads : lg_cpu_count(), hash_one_file,
                                &job, err);
 }
 

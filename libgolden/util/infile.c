@@ -116,6 +116,6 @@ void golden_infile_spool_done(char *tmp)
     if (!tmp)
         return;
     unlink(tmp);
-    golden_guard_remove_temp(tmp);
+    lg_guard_remove_temp(tmp);
     free(tmp);
 }

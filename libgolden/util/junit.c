@@ -19,7 +19,7 @@ char *golden_xml_escape(const char *s)
         return NULL;
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
     while (p < end) {
-        size_t seq = *p >= 0x80 ? golden_utf8_seq(p, (size_t)(end - p)) : 0;
+        size_t seq = *p >= 0x80 ? lg_utf8_seq(p, (size_t)(end - p)) : 0;
         if (seq) {
             memcpy(o, p, seq);
             o += seq;

@@ -95,7 +95,7 @@ int golden_tmpfile_beside(const char *path, char **tmp, golden_error *err)
     mode_t mask = umask(0);
     umask(mask);
     (void)fchmod(fd, 0666 & ~mask);
-    golden_guard_add_temp(*tmp);
+    lg_guard_add_temp(*tmp);
     return fd;
 }
 
@@ -124,7 +124,7 @@ int golden_tmpfile_install(const char *tmp, const char *path, bool force, golden
         close(fd);
     const char *what = "cannot flush to disk: %s";
     if (!e && !force && golden_outfile_kind(path) == GOLDEN_OUT_EXISTING) {
-        golden_guard_remove_temp(tmp);
+        lg_guard_remove_temp(tmp);
         unlink(tmp);
         return golden_fail_what(err, GOLDEN_EEXISTS, path,
                                 "output appeared while writing (use --force to replace it)");
@@ -133,7 +133,7 @@ int golden_tmpfile_install(const char *tmp, const char *path, bool force, golden
         e = EEXIST, what = "became a special file while writing: %s";
     if (!e && rename(tmp, path) != 0)
         e = errno, what = "cannot rename into place: %s";
-    golden_guard_remove_temp(tmp);
+    lg_guard_remove_temp(tmp);
     if (e) {
         unlink(tmp);
         return golden_fail_what(err, golden_code_from_errno(e), path, what, strerror(e));
@@ -243,7 +243,7 @@ void golden_outfile_abort(golden_outfile *f)
     if (f->stream && f->stream != stdout)
         fclose(f->stream);
     if (f->tmp) {
-        golden_guard_remove_temp(f->tmp);
+        lg_guard_remove_temp(f->tmp);
         unlink(f->tmp);
     }
     free(f->tmp);

@@ -1,4 +1,4 @@
-/* golden_parallel_for: workers take the next item index from a shared counter under a mutex
+/* lg_parallel_for: workers take the next item index from a shared counter under a mutex
  * (items are coarse: a tensor, a chunk, a file), so no work queue is needed. */
 #include "util/pool.h"
 
@@ -50,7 +50,7 @@ static void *run_worker(void *arg)
     return NULL;
 }
 
-int golden_parallel_for(size_t n, int threads, golden_task_fn fn, void *ctx, golden_error *err)
+int lg_parallel_for(size_t n, int threads, golden_task_fn fn, void *ctx, golden_error *err)
 {
     if (threads < 1)
         threads = 1;
@@ -92,7 +92,7 @@ int golden_parallel_for(size_t n, int threads, golden_task_fn fn, void *ctx, gol
     return GOLDEN_OK;
 }
 
-int golden_cpu_count(void)
+int lg_cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n >= 1 ? (int)(n > GOLDEN_POOL_MAX ? GOLDEN_POOL_MAX : n) : 1;

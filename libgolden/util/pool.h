@@ -14,7 +14,7 @@ typedef int (*golden_task_fn)(void *ctx, size_t item, int worker, golden_error *
  * failure (the one of the lowest item among those that failed) is copied into err and
  * GOLDEN_ERR returned. If a thread cannot be started, the remaining workers do the work.
  * threads < 1 counts as 1; it is capped at GOLDEN_POOL_MAX. */
-int golden_parallel_for(size_t n, int threads, golden_task_fn fn, void *ctx, golden_error *err);
+int lg_parallel_for(size_t n, int threads, golden_task_fn fn, void *ctx, golden_error *err);
 
 #define GOLDEN_POOL_MAX 256
 
@@ -24,6 +24,6 @@ int golden_parallel_for(size_t n, int threads, golden_task_fn fn, void *ctx, gol
 
 /* Online processors (1 .. GOLDEN_POOL_MAX): the default worker count when a caller says 0.
  * Reads no environment variable: tools pass the user's choice (-j, GOLDEN_THREADS) down. */
-int golden_cpu_count(void);
+int lg_cpu_count(void);
 
 #endif

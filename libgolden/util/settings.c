@@ -24,7 +24,7 @@ int golden_configure(const golden_settings *s, golden_error *err)
 
 int golden_threads(void)
 {
-    return current.threads > 0 ? current.threads : golden_cpu_count();
+    return current.threads > 0 ? current.threads : lg_cpu_count();
 }
 
 bool golden_use_color(FILE *stream)

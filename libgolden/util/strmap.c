@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t golden_strmap_hash(const char *key, size_t len)
+uint64_t lg_strmap_hash(const char *key, size_t len)
 {
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < len; i++)
@@ -49,7 +49,7 @@ static int grow_to(golden_strmap *m, size_t ncap)
     return 0;
 }
 
-int golden_strmap_reserve(golden_strmap *m, size_t n)
+int lg_strmap_reserve(golden_strmap *m, size_t n)
 {
     size_t cap = m->cap ? m->cap : 64;
     while (n * 2 > cap) {
@@ -63,11 +63,11 @@ int golden_strmap_reserve(golden_strmap *m, size_t n)
 /* An empty key is stored as a non-NULL pointer so that an empty slot stays recognisable. */
 static const char empty_key[1] = "";
 
-int golden_strmap_get(const golden_strmap *m, const char *key, size_t len, uint64_t *value)
+int lg_strmap_get(const golden_strmap *m, const char *key, size_t len, uint64_t *value)
 {
     if (!m->cap)
         return 0;
-    uint64_t h = golden_strmap_hash(key, len);
+    uint64_t h = lg_strmap_hash(key, len);
     size_t j = h & (m->cap - 1);
     while (m->keys[j]) {
         if (m->hashes[j] == h && m->lens[j] == len && memcmp(m->keys[j], key, len) == 0) {
@@ -80,12 +80,12 @@ int golden_strmap_get(const golden_strmap *m, const char *key, size_t len, uint6
     return 0;
 }
 
-int golden_strmap_put(golden_strmap *m, const char *key, size_t len, uint64_t value,
+int lg_strmap_put(golden_strmap *m, const char *key, size_t len, uint64_t value,
                       uint64_t *existing)
 {
     if ((m->n + 1) * 2 > m->cap && grow_to(m, m->cap ? m->cap * 2 : 64) != 0)
         return -1;
-    uint64_t h = golden_strmap_hash(key, len);
+    uint64_t h = lg_strmap_hash(key, len);
     size_t j = h & (m->cap - 1);
     while (m->keys[j]) {
         if (m->hashes[j] == h && m->lens[j] == len && memcmp(m->keys[j], key, len) == 0) {
@@ -103,7 +103,7 @@ int golden_strmap_put(golden_strmap *m, const char *key, size_t len, uint64_t va
     return 0;
 }
 
-void golden_strmap_free(golden_strmap *m)
+void lg_strmap_free(golden_strmap *m)
 {
     free(m->keys);
     free(m->lens);

@@ -16,20 +16,20 @@ typedef struct {
 } golden_strmap;
 
 /* FNV-1a of len bytes. */
-uint64_t golden_strmap_hash(const char *key, size_t len);
+uint64_t lg_strmap_hash(const char *key, size_t len);
 
 /* Find key: 1 and *value set when present, 0 when absent. value may be NULL. */
-int golden_strmap_get(const golden_strmap *m, const char *key, size_t len, uint64_t *value);
+int lg_strmap_get(const golden_strmap *m, const char *key, size_t len, uint64_t *value);
 
 /* Insert key -> value (the key is borrowed, not copied): 0 inserted, 1 already present (nothing
  * changed; *existing holds its value when existing is non-NULL), -1 out of memory. */
-int golden_strmap_put(golden_strmap *m, const char *key, size_t len, uint64_t value,
+int lg_strmap_put(golden_strmap *m, const char *key, size_t len, uint64_t value,
                       uint64_t *existing);
 
 /* Make room for n keys without further growth: 0, or -1 out of memory. */
-int golden_strmap_reserve(golden_strmap *m, size_t n);
+int lg_strmap_reserve(golden_strmap *m, size_t n);
 
 /* Free the table (never the keys) and zero the map. */
-void golden_strmap_free(golden_strmap *m);
+void lg_strmap_free(golden_strmap *m);
 
 #endif

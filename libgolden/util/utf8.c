@@ -2,7 +2,7 @@
  * one line and XML well-formed. */
 #include "util/utf8.h"
 
-size_t golden_utf8_seq(const unsigned char *p, size_t n)
+size_t lg_utf8_seq(const unsigned char *p, size_t n)
 {
     unsigned c = p[0];
     size_t len;

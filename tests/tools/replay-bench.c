@@ -54,7 +54,7 @@ static double probe(size_t mib, int threads)
     double best = 0;
     for (int r = 0; r < 3; r++) {
         double t = now();
-        golden_parallel_for(64, threads, probe_item, &c, &err);
+        lg_parallel_for(64, threads, probe_item, &c, &err);
         double gbs = (double)(n * 8) / (now() - t) / 1e9;
         if (gbs > best)
             best = gbs;
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
             lens[nl++] = atoi(argv[i]);
     }
     if (threads < 1)
-        threads = golden_cpu_count();
+        threads = lg_cpu_count();
     if (conv) {
         bench_conversion();
         return 0;

@@ -446,10 +446,10 @@ static int try_strmap(void *vctx, golden_error *err)
     golden_strmap m = {0};
     int rc = GOLDEN_OK;
     size_t done = 0; /* keys put */
-    if (golden_strmap_reserve(&m, 10) != 0)
+    if (lg_strmap_reserve(&m, 10) != 0)
         rc = golden_fail_what(err, GOLDEN_ENOMEM, "strmap", "out of memory");
     while (rc == GOLDEN_OK && done < 1000) {
-        if (golden_strmap_put(&m, map_keys[done], strlen(map_keys[done]), done, NULL) != 0)
+        if (lg_strmap_put(&m, map_keys[done], strlen(map_keys[done]), done, NULL) != 0)
             rc = golden_fail_what(err, GOLDEN_ENOMEM, "strmap", "out of memory");
         else
             done++;
@@ -458,9 +458,9 @@ static int try_strmap(void *vctx, golden_error *err)
     int ok = m.n == done;
     for (size_t i = 0; i < done; i++) {
         uint64_t v;
-        ok &= golden_strmap_get(&m, map_keys[i], strlen(map_keys[i]), &v) == 1 && v == i;
+        ok &= lg_strmap_get(&m, map_keys[i], strlen(map_keys[i]), &v) == 1 && v == i;
     }
-    golden_strmap_free(&m);
+    lg_strmap_free(&m);
     return ok ? rc : WRONG;
 }
 
@@ -468,7 +468,7 @@ static void test_strmap(void)
 {
     for (int i = 0; i < 1000; i++)
         snprintf(map_keys[i], sizeof map_keys[i], "key%d", i);
-    sweep("golden_strmap_put/reserve", try_strmap, NULL, 1);
+    sweep("lg_strmap_put/reserve", try_strmap, NULL, 1);
 }
 
 static int alloc_item(void *vctx, size_t item, int worker, golden_error *err)
@@ -488,19 +488,19 @@ static int try_parallel_for(void *vctx, golden_error *err)
 {
     int threads = *(int *)vctx;
     atomic_long sum = 0;
-    if (golden_parallel_for(100, threads, alloc_item, &sum, err) != GOLDEN_OK)
+    if (lg_parallel_for(100, threads, alloc_item, &sum, err) != GOLDEN_OK)
         return GOLDEN_ERR;
     return atomic_load(&sum) == 4950 ? GOLDEN_OK : WRONG;
 }
 
 /* The pool allocates nothing itself (100 items, 100 allocations, all the tasks'); a task's
- * failure comes back from golden_parallel_for. */
+ * failure comes back from lg_parallel_for. */
 static void test_parallel_for(void)
 {
     int threads = 1;
-    sweep("golden_parallel_for (1 thread)", try_parallel_for, &threads, 1);
+    sweep("lg_parallel_for (1 thread)", try_parallel_for, &threads, 1);
     threads = 4;
-    sweep("golden_parallel_for (4 threads)", try_parallel_for, &threads, 1);
+    sweep("lg_parallel_for (4 threads)", try_parallel_for, &threads, 1);
     atomic_store(&alloc_calls, 0);
     atomic_store(&fail_at, LONG_MAX);
     golden_error e;

@@ -237,7 +237,7 @@ static void test_symlink_escape(void)
 static void test_command_flags(void)
 {
     char why[256];
-    json_t *f = golden_exp_command_flags(
+    json_t *f = lg_exp_command_flags(
         "calcc compile --model qwen3 --graph prefill --chips 2 --opt-level=3 "
         "--moe-bucket-threshold 8 --unsafe-fp-reassoc -o out.calbin", why, sizeof why);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -248,7 +248,7 @@ static void test_command_flags(void)
     json_decref(f);
 
     /* quotes and escapes: one word each, nothing expanded */
-    f = golden_exp_command_flags("calcc --note='a b' --tag=\"x\\\"y\" --path=a\\ b -- --not-a-flag",
+    f = lg_exp_command_flags("calcc --note='a b' --tag=\"x\\\"y\" --path=a\\ b -- --not-a-flag",
                                  why, sizeof why);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_EQUAL(json_object_size(f), 3);
@@ -264,7 +264,7 @@ static void test_command_flags(void)
         "calcc -o", "calcc --x=a*", "calcc --x=1\\", "calcc ---x", "calcc --=3",
         NULL};
     for (int i = 0; refused[i]; i++) {
-        f = golden_exp_command_flags(refused[i], why, sizeof why);
+        f = lg_exp_command_flags(refused[i], why, sizeof why);
         CU_ASSERT_PTR_NULL(f);
         CU_ASSERT_NOT_EQUAL(why[0], '\0');
         if (f)

@@ -45,47 +45,47 @@ static void log_seg(void *ctx, const golden_imap_seg *s, uint64_t lo, uint64_t h
 static void dump(golden_imap *m, seglog *l)
 {
     l->log[0] = '\0';
-    golden_imap_each(m, log_seg, l);
+    lg_imap_each(m, log_seg, l);
 }
 
 static void test_imap_hand(void)
 {
-    golden_imap *m = golden_imap_new();
+    golden_imap *m = lg_imap_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     seglog seen = {{0}}, all;
-    CU_ASSERT_EQUAL(golden_imap_access(m, 0, 10, true, 0, 0, log_seg, &seen), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 0, 10, true, 0, 0, log_seg, &seen), 0);
     CU_ASSERT_STRING_EQUAL(seen.log, ""); /* nothing there before */
-    CU_ASSERT_EQUAL(golden_imap_access(m, 5, 15, false, 1, 1, log_seg, &seen), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 5, 15, false, 1, 1, log_seg, &seen), 0);
     CU_ASSERT_STRING_EQUAL(seen.log, "[5,10)w0 ");
     dump(m, &all);
     CU_ASSERT_STRING_EQUAL(all.log, "[0,5)w0 [5,10)w0r1:1 [10,15)w-1r1:1 ");
     seen.log[0] = '\0';
-    CU_ASSERT_EQUAL(golden_imap_access(m, 3, 12, true, 2, 2, log_seg, &seen), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 3, 12, true, 2, 2, log_seg, &seen), 0);
     CU_ASSERT_STRING_EQUAL(seen.log, "[3,5)w0 [5,10)w0r1:1 [10,12)w-1r1:1 ");
     dump(m, &all);
     CU_ASSERT_STRING_EQUAL(all.log, "[0,3)w0 [3,12)w2 [12,15)w-1r1:1 ");
     /* a later read on the same queue (slot) replaces the earlier one */
-    CU_ASSERT_EQUAL(golden_imap_access(m, 12, 15, false, 4, 1, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 12, 15, false, 4, 1, NULL, NULL), 0);
     dump(m, &all);
     CU_ASSERT_STRING_EQUAL(all.log, "[0,3)w0 [3,12)w2 [12,15)w-1r1:4 ");
     /* gaps are filled, and equal neighbours merge */
-    CU_ASSERT_EQUAL(golden_imap_access(m, 20, 30, true, 5, 0, NULL, NULL), 0);
-    CU_ASSERT_EQUAL(golden_imap_access(m, 20, 25, false, 6, 3, NULL, NULL), 0);
-    CU_ASSERT_EQUAL(golden_imap_access(m, 25, 30, false, 6, 3, NULL, NULL), 0);
-    CU_ASSERT_EQUAL(golden_imap_access(m, 16, 18, false, 7, 3, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 20, 30, true, 5, 0, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 20, 25, false, 6, 3, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 25, 30, false, 6, 3, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 16, 18, false, 7, 3, NULL, NULL), 0);
     dump(m, &all);
     CU_ASSERT_STRING_EQUAL(all.log,
                            "[0,3)w0 [3,12)w2 [12,15)w-1r1:4 [16,18)w-1r3:7 [20,30)w5r3:6 ");
-    CU_ASSERT_EQUAL(golden_imap_count(m), 5);
+    CU_ASSERT_EQUAL(lg_imap_count(m), 5);
     seen.log[0] = '\0';
-    golden_imap_query(m, 11, 21, log_seg, &seen);
+    lg_imap_query(m, 11, 21, log_seg, &seen);
     CU_ASSERT_STRING_EQUAL(seen.log, "[11,12)w2 [12,15)w-1r1:4 [16,18)w-1r3:7 [20,21)w5r3:6 ");
     /* one write over everything collapses the map */
-    CU_ASSERT_EQUAL(golden_imap_access(m, 0, 40, true, 9, 0, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(lg_imap_access(m, 0, 40, true, 9, 0, NULL, NULL), 0);
     dump(m, &all);
     CU_ASSERT_STRING_EQUAL(all.log, "[0,40)w9 ");
-    CU_ASSERT_EQUAL(golden_imap_count(m), 1);
-    golden_imap_free(m);
+    CU_ASSERT_EQUAL(lg_imap_count(m), 1);
+    lg_imap_free(m);
 }
 
 /* Against a byte array: many random accesses, the map must equal a per-byte model. */
@@ -95,7 +95,7 @@ static void test_imap_bytes(void)
     uint32_t w[N], r[N][4];
     memset(w, 0xff, sizeof w);
     memset(r, 0xff, sizeof r);
-    golden_imap *m = golden_imap_new();
+    golden_imap *m = lg_imap_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     uint64_t s = 12345;
     for (uint32_t acc = 0; acc < 3000; acc++) {
@@ -103,7 +103,7 @@ static void test_imap_bytes(void)
         uint32_t lo = (uint32_t)(s >> 33) % N, len = 1 + (uint32_t)(s >> 20) % 40;
         uint32_t hi = lo + len > N ? N : lo + len, slot = (uint32_t)(s >> 12) % 4;
         bool write = (s >> 8) % 3 == 0;
-        CU_ASSERT_EQUAL_FATAL(golden_imap_access(m, lo, hi, write, acc, slot, NULL, NULL), 0);
+        CU_ASSERT_EQUAL_FATAL(lg_imap_access(m, lo, hi, write, acc, slot, NULL, NULL), 0);
         for (uint32_t b = lo; b < hi; b++) {
             if (write) {
                 w[b] = acc;
@@ -116,7 +116,7 @@ static void test_imap_bytes(void)
     /* compare every byte through point queries */
     for (uint32_t b = 0; b < N; b++) {
         seglog one = {{0}};
-        golden_imap_query(m, b, b + 1, log_seg, &one);
+        lg_imap_query(m, b, b + 1, log_seg, &one);
         char want[128];
         int n = 0;
         bool any = w[b] != UINT32_MAX;
@@ -134,7 +134,7 @@ static void test_imap_bytes(void)
             CU_ASSERT_EQUAL(strstr(one.log, part) != NULL, r[b][k] != UINT32_MAX);
         }
     }
-    golden_imap_free(m);
+    lg_imap_free(m);
 }
 
 /* ---- clocks and ordering ---- */
@@ -158,7 +158,7 @@ static void test_clocks_hand(void)
     golden_graph *g = load(ORDER_GRAPH, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     golden_hb h;
-    CU_ASSERT_EQUAL_FATAL(golden_hb_build(g, NULL, &h, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(lg_hb_build(g, NULL, &h, &err), GOLDEN_OK);
     CU_ASSERT_EQUAL(h.norder, 9);
     uint32_t a1 = golden_graph_find_op(g, "a1"), a2 = golden_graph_find_op(g, "a2"),
              b1 = golden_graph_find_op(g, "b1"), b2 = golden_graph_find_op(g, "b2"),
@@ -188,23 +188,23 @@ static void test_clocks_hand(void)
     CU_ASSERT_TRUE(golden_hb_before(&h, b2, bar));
     CU_ASSERT_FALSE(golden_hb_before(&h, c1, c1));
     CU_ASSERT_TRUE(golden_hb_le(&h, c1, c1));
-    golden_hb_free(&h);
+    lg_hb_free(&h);
 
     /* dropping the wait's signal edge cuts a1 -> b2, dropping the barrier cuts b1 -> c1 */
     uint8_t dop[9] = {0}, daf[1] = {0};
     dop[w] = 1;
     golden_hb_drop drop = {dop, daf};
-    CU_ASSERT_EQUAL_FATAL(golden_hb_build(g, &drop, &h, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(lg_hb_build(g, &drop, &h, &err), GOLDEN_OK);
     CU_ASSERT_FALSE(golden_hb_ordered(&h, a1, b2));
     CU_ASSERT_TRUE(golden_hb_before(&h, b1, c1));
-    golden_hb_free(&h);
+    lg_hb_free(&h);
     dop[w] = 0;
     dop[bar] = 1;
-    CU_ASSERT_EQUAL_FATAL(golden_hb_build(g, &drop, &h, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL_FATAL(lg_hb_build(g, &drop, &h, &err), GOLDEN_OK);
     CU_ASSERT_FALSE(golden_hb_ordered(&h, b1, c1));
     CU_ASSERT_TRUE(golden_hb_before(&h, a1, b2));
     CU_ASSERT_FALSE(golden_hb_ordered(&h, bar, c1)); /* a dropped barrier orders nothing */
-    golden_hb_free(&h);
+    lg_hb_free(&h);
     golden_graph_free(g);
 }
 

@@ -54,7 +54,7 @@ static int inside;
 static void *sit_in_hdf5(void *arg)
 {
     (void)arg;
-    golden_guard_enter_hdf5("victim.h5");
+    lg_guard_enter_hdf5("victim.h5");
     pthread_mutex_lock(&gate);
     inside = 1;
     pthread_cond_signal(&gate_cv);
@@ -85,7 +85,7 @@ static void *crash_outside(void *arg)
 
 static void child_other_thread_crashes(void)
 {
-    golden_guard_install("guard-test");
+    lg_guard_install("guard-test");
     start_hdf5_thread();
     pthread_t t;
     if (pthread_create(&t, NULL, crash_outside, NULL) != 0)
@@ -108,14 +108,14 @@ static void test_crash_outside_hdf5_is_a_crash(void)
 static void *crash_inside(void *arg)
 {
     (void)arg;
-    golden_guard_enter_hdf5("hostile.h5");
+    lg_guard_enter_hdf5("hostile.h5");
     raise(SIGSEGV);
     return NULL;
 }
 
 static void child_hdf5_thread_crashes(void)
 {
-    golden_guard_install("guard-test");
+    lg_guard_install("guard-test");
     pthread_t t;
     if (pthread_create(&t, NULL, crash_inside, NULL) != 0)
         _exit(91);
@@ -135,9 +135,9 @@ static void test_crash_inside_hdf5_is_refused(void)
 
 static void child_crash_after_leaving(void)
 {
-    golden_guard_install("guard-test");
-    golden_guard_enter_hdf5("done.h5");
-    golden_guard_leave_hdf5();
+    lg_guard_install("guard-test");
+    lg_guard_enter_hdf5("done.h5");
+    lg_guard_leave_hdf5();
     raise(SIGSEGV);
     _exit(92);
 }
@@ -152,13 +152,13 @@ static void test_crash_after_leaving_is_a_crash(void)
 
 static void child_hangs(void)
 {
-    golden_guard_set_hdf5_timeout(1);
-    golden_guard_install("guard-test");
+    lg_guard_set_hdf5_timeout(1);
+    lg_guard_install("guard-test");
     FILE *f = fopen("guard-temp.out", "w");
     if (f)
         fclose(f);
-    golden_guard_add_temp("guard-temp.out");
-    golden_guard_enter_hdf5("loop.h5");
+    lg_guard_add_temp("guard-temp.out");
+    lg_guard_enter_hdf5("loop.h5");
     sleep(20); /* the watchdog ends us after about 1-2 s */
     _exit(93);
 }

@@ -120,7 +120,7 @@ static void test_color_rules(void)
     setenv("GOLDEN_THREADS", "3", 1);
     gs.threads = 0;
     golden_configure(&gs, NULL);
-    CU_ASSERT_EQUAL(golden_threads(), golden_cpu_count()); /* the environment is ignored */
+    CU_ASSERT_EQUAL(golden_threads(), lg_cpu_count()); /* the environment is ignored */
     unsetenv("GOLDEN_THREADS");
     gs.threads = 3;
     CU_ASSERT_EQUAL(golden_configure(&gs, NULL), GOLDEN_OK);

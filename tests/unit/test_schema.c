@@ -573,7 +573,7 @@ static void test_schema_errors(void)
 static void test_embedded(void)
 {
     /* every schema compiled into the library loads, by file name, by $id and by format */
-    for (const golden_embedded_file *f = golden_embedded_schemas; f->name; f++) {
+    for (const golden_embedded_file *f = lg_embedded_schemas; f->name; f++) {
         golden_schema *s = NULL;
         golden_error e = {0};
         if (golden_schema_load(f->name, &s, &e) != GOLDEN_OK)

@@ -281,14 +281,14 @@ static void test_raw_matches_convert(void)
                         raw[i] = (unsigned char)(next_unit() * 512);
                 else
                     make_values(t, kind, raw, n);
-                golden_cpu_force_portable(true);
+                lg_cpu_force_portable(true);
                 golden_convert_to_f64(t, raw, n, conv);
                 golden_stats ref, fused, portable;
                 golden_stats_init(&ref);
                 golden_stats_add(&ref, conv, n);
                 golden_stats_init(&portable);
                 golden_stats_add_raw(&portable, t, raw, n, scratch);
-                golden_cpu_force_portable(false);
+                lg_cpu_force_portable(false);
                 golden_stats_init(&fused);
                 golden_stats_add_raw(&fused, t, raw, n, scratch);
                 CU_ASSERT(same_stats(&ref, &portable));
@@ -334,14 +334,14 @@ static void test_lane_order_by_hand(void)
     double m = (m2[0] + m2[1]) + (m2[2] + m2[3]) - c * c / N;
     mean += c / N;
     for (int forced = 0; forced < 2; forced++) {
-        golden_cpu_force_portable(forced);
+        lg_cpu_force_portable(forced);
         golden_stats s;
         golden_stats_init(&s);
         golden_stats_add(&s, x, N);
         CU_ASSERT_EQUAL(memcmp(&s.mean, &mean, sizeof mean), 0);
         CU_ASSERT_EQUAL(memcmp(&s.m2, &m, sizeof m), 0);
     }
-    golden_cpu_force_portable(false);
+    lg_cpu_force_portable(false);
 }
 
 /* Zeros of both signs: min and max are the first element's zero, whichever path (plain four
@@ -364,7 +364,7 @@ static void test_signed_zeros_first_wins(void)
             }
             bool first_neg = signbit(x[0]) != 0;
             for (int forced = 0; forced < 2; forced++) {
-                golden_cpu_force_portable(forced);
+                lg_cpu_force_portable(forced);
                 golden_stats a, b;
                 golden_stats_init(&a);
                 golden_stats_add(&a, x, n);
@@ -383,7 +383,7 @@ static void test_signed_zeros_first_wins(void)
             golden_stats_add(&g, x, n + 1);
             CU_ASSERT((signbit(g.min) != 0) == first_neg && (signbit(g.max) != 0) == first_neg);
         }
-    golden_cpu_force_portable(false);
+    lg_cpu_force_portable(false);
 }
 
 int main(void)

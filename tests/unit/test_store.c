@@ -367,14 +367,14 @@ static int child_passes(void *ctx, golden_error *err)
 static void test_isolated_walk(void)
 {
     golden_error err;
-    CU_ASSERT_EQUAL(golden_store_isolated("candidate.h5", child_crashes, NULL, &err), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(lg_store_isolated("candidate.h5", child_crashes, NULL, &err), GOLDEN_ERR);
     CU_ASSERT_EQUAL(err.code, GOLDEN_ECORRUPT);
     CU_ASSERT_STRING_EQUAL(err.where, "candidate.h5");
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "crashed"));
-    CU_ASSERT_EQUAL(golden_store_isolated("x.h5", child_fails, "x.h5:t", &err), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(lg_store_isolated("x.h5", child_fails, "x.h5:t", &err), GOLDEN_ERR);
     CU_ASSERT_STRING_EQUAL(err.where, "x.h5:t");
     CU_ASSERT_STRING_EQUAL(err.what, "found by the walk");
-    CU_ASSERT_EQUAL(golden_store_isolated("y.h5", child_passes, NULL, &err), GOLDEN_OK);
+    CU_ASSERT_EQUAL(lg_store_isolated("y.h5", child_passes, NULL, &err), GOLDEN_OK);
 }
 
 int main(void)

@@ -42,32 +42,32 @@ static void test_strmap(void)
     golden_strmap m = {0};
     static const char a[] = "a\0b", b[] = "a\0c";
     uint64_t v = 0;
-    CU_ASSERT_EQUAL(golden_strmap_put(&m, a, 3, 1, NULL), 0);
-    CU_ASSERT_EQUAL(golden_strmap_put(&m, b, 3, 2, NULL), 0); /* differs after the NUL */
-    CU_ASSERT_EQUAL(golden_strmap_put(&m, "a", 1, 3, NULL), 0);
-    CU_ASSERT_EQUAL(golden_strmap_put(&m, "", 0, 4, NULL), 0);
-    CU_ASSERT_EQUAL(golden_strmap_put(&m, a, 3, 9, &v), 1);
+    CU_ASSERT_EQUAL(lg_strmap_put(&m, a, 3, 1, NULL), 0);
+    CU_ASSERT_EQUAL(lg_strmap_put(&m, b, 3, 2, NULL), 0); /* differs after the NUL */
+    CU_ASSERT_EQUAL(lg_strmap_put(&m, "a", 1, 3, NULL), 0);
+    CU_ASSERT_EQUAL(lg_strmap_put(&m, "", 0, 4, NULL), 0);
+    CU_ASSERT_EQUAL(lg_strmap_put(&m, a, 3, 9, &v), 1);
     CU_ASSERT_EQUAL(v, 1);
-    CU_ASSERT_EQUAL(golden_strmap_get(&m, b, 3, &v), 1);
+    CU_ASSERT_EQUAL(lg_strmap_get(&m, b, 3, &v), 1);
     CU_ASSERT_EQUAL(v, 2);
-    CU_ASSERT_EQUAL(golden_strmap_get(&m, "", 0, &v), 1);
+    CU_ASSERT_EQUAL(lg_strmap_get(&m, "", 0, &v), 1);
     CU_ASSERT_EQUAL(v, 4);
-    CU_ASSERT_EQUAL(golden_strmap_get(&m, "a\0d", 3, NULL), 0);
+    CU_ASSERT_EQUAL(lg_strmap_get(&m, "a\0d", 3, NULL), 0);
     /* growth keeps every key: 10^4 distinct keys, then each found with its value */
     static char keys[10000][16];
     for (int i = 0; i < 10000; i++) {
         snprintf(keys[i], sizeof keys[i], "k%d", i % 10000); /* (the bound silences -O1 truncation warnings) */
-        CU_ASSERT_EQUAL_FATAL(golden_strmap_put(&m, keys[i], strlen(keys[i]), (uint64_t)i + 100, NULL), 0);
+        CU_ASSERT_EQUAL_FATAL(lg_strmap_put(&m, keys[i], strlen(keys[i]), (uint64_t)i + 100, NULL), 0);
     }
     CU_ASSERT_EQUAL(m.n, 10004u);
     int bad = 0;
     for (int i = 0; i < 10000; i++)
-        if (golden_strmap_get(&m, keys[i], strlen(keys[i]), &v) != 1 || v != (uint64_t)i + 100)
+        if (lg_strmap_get(&m, keys[i], strlen(keys[i]), &v) != 1 || v != (uint64_t)i + 100)
             bad++;
     CU_ASSERT_EQUAL(bad, 0);
-    golden_strmap_free(&m);
+    lg_strmap_free(&m);
     CU_ASSERT_EQUAL(m.cap, 0u);
-    CU_ASSERT_EQUAL(golden_strmap_get(&m, "k1", 2, NULL), 0);
+    CU_ASSERT_EQUAL(lg_strmap_get(&m, "k1", 2, NULL), 0);
 }
 
 typedef struct {
@@ -92,7 +92,7 @@ static void test_pool(void)
         memset(&c, 0, sizeof c);
         c.fail_from = (size_t)-1;
         golden_error e = {0};
-        CU_ASSERT_EQUAL(golden_parallel_for(1000, threads, count_item, &c, &e), 0);
+        CU_ASSERT_EQUAL(lg_parallel_for(1000, threads, count_item, &c, &e), 0);
         int wrong = 0;
         for (int i = 0; i < 1000; i++)
             wrong += c.hits[i] != 1;
@@ -100,7 +100,7 @@ static void test_pool(void)
         /* a failure stops new items; the failure reported is the lowest item that failed */
         memset(&c, 0, sizeof c);
         c.fail_from = 500;
-        CU_ASSERT_EQUAL(golden_parallel_for(1000, threads, count_item, &c, &e), GOLDEN_ERR);
+        CU_ASSERT_EQUAL(lg_parallel_for(1000, threads, count_item, &c, &e), GOLDEN_ERR);
         CU_ASSERT_STRING_EQUAL(e.what, "failed at 500");
         CU_ASSERT_EQUAL(e.code, GOLDEN_EINVAL);
         for (int i = 0; i < 500; i++)
@@ -108,8 +108,8 @@ static void test_pool(void)
         CU_ASSERT_EQUAL(wrong, 0);
     }
     /* zero items: nothing runs, success */
-    CU_ASSERT_EQUAL(golden_parallel_for(0, 2, count_item, &c, NULL), 0);
-    CU_ASSERT(golden_cpu_count() >= 1);
+    CU_ASSERT_EQUAL(lg_parallel_for(0, 2, count_item, &c, NULL), 0);
+    CU_ASSERT(lg_cpu_count() >= 1);
 }
 
 /* vec_reserve: capacities worked out by hand (doubling from the first capacity), overflow

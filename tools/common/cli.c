@@ -69,7 +69,7 @@ static const char *arg_name(const cli_opt *o, char *buf, size_t n)
 
 static void on_terminate(int sig)
 {
-    golden_guard_unlink_temps();
+    lg_guard_unlink_temps();
     /* SA_RESETHAND restored the default action; the signal is blocked until we return, and
      * then kills us, so the parent sees the conventional "killed by SIGINT" status */
     raise(sig);
@@ -147,13 +147,13 @@ int cli_init(cli *c, const cli_spec *spec, int argc, char **argv)
     c->at = 1;
     c->rows = merge_rows(spec);
     c->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *c->args);
-    golden_guard_install(spec->name);
+    lg_guard_install(spec->name);
     const char *timeout = getenv("GOLDEN_HDF5_TIMEOUT"); /* the library reads no environment */
     int64_t seconds = 0;
     bool bad_timeout = timeout && *timeout &&
                        golden_parse_int(timeout, 0, INT64_MAX, &seconds) != GOLDEN_PARSE_OK;
     if (!bad_timeout && seconds > 0)
-        golden_guard_set_hdf5_timeout(seconds);
+        lg_guard_set_hdf5_timeout(seconds);
     /* Each tool is one short-lived process: big documents load 1.4x faster from the arena
      * (docs/documents.md); a program that embeds libgolden chooses for itself. */
     golden_doc_use_arena_allocator();
@@ -749,7 +749,7 @@ void cli_release(cli *c)
 int cli_groups_count(cli_groups *g, const char *key)
 {
     uint64_t at;
-    if (golden_strmap_get(&g->index, key, strlen(key), &at)) {
+    if (lg_strmap_get(&g->index, key, strlen(key), &at)) {
         g->total[at]++;
         return 0;
     }
@@ -771,7 +771,7 @@ int cli_groups_count(cli_groups *g, const char *key)
     }
     if (!(g->keys[g->n] = strdup(key)))
         return -1;
-    if (golden_strmap_put(&g->index, g->keys[g->n], strlen(key), g->n, NULL) < 0) {
+    if (lg_strmap_put(&g->index, g->keys[g->n], strlen(key), g->n, NULL) < 0) {
         free(g->keys[g->n]);
         return -1;
     }
@@ -785,7 +785,7 @@ int cli_groups_show(cli_groups *g, const char *key, size_t *more)
 {
     *more = 0;
     uint64_t i;
-    if (!golden_strmap_get(&g->index, key, strlen(key), &i))
+    if (!lg_strmap_get(&g->index, key, strlen(key), &i))
         return 1; /* never counted: shown */
     size_t k = ++g->shown[i];
     /* a group one over the limit prints whole: "1 more like this" would hide nothing */
@@ -805,7 +805,7 @@ void cli_groups_free(cli_groups *g)
     free(g->keys);
     free(g->total);
     free(g->shown);
-    golden_strmap_free(&g->index);
+    lg_strmap_free(&g->index);
     memset(g, 0, sizeof *g);
 }
 

@@ -32,7 +32,7 @@ typedef struct {
     const char *const *only;        /* globs on reference names; none = all */
     size_t n_only;
     bool allow_missing;
-    int threads;                    /* 0 = golden_cpu_count() (the tool passes GOLDEN_THREADS) */
+    int threads;                    /* 0 = lg_cpu_count() (the tool passes GOLDEN_THREADS) */
     uint64_t chunk_elems;           /* 0 = GOLDEN_DIFF_CHUNK */
     golden_progress *progress;      /* may be NULL */
     bool allow_empty;               /* zero tensors compared is not a failure */

@@ -1,6 +1,6 @@
 /* Errors as values: every fallible libgolden call returns a status and fills a golden_error
  * (a code a caller can branch on, what went wrong and where). The library never exits and
- * never prints, with one exception a program must ask for: after golden_guard_install
+ * never prints, with one exception a program must ask for: after lg_guard_install
  * (util/guard.h, tools only), a SIGSEGV/SIGBUS in a thread that is inside HDF5, or an HDF5 call
  * running past the timeout, writes one line to stderr from the signal handler (or the
  * watchdog thread) and calls _exit(2). golden_error_print writes only to the stream it is

@@ -62,7 +62,7 @@ GOLDEN_API int golden_verify_documents_opts(const char *schema_ref, const golden
  * passes it in `threads`. */
 typedef struct {
     unsigned version; /* GOLDEN_EXPERIMENT_OPTS_VERSION; 0 (a zeroed struct) is read as 1 */
-    int threads;      /* hashing workers; 0 = every online core (golden_cpu_count) */
+    int threads;      /* hashing workers; 0 = every online core (lg_cpu_count) */
     bool seal;        /* write SHA256SUMS when every rule passed */
     bool force;       /* --seal may replace an existing SHA256SUMS */
     /* Version 2 on (read only when version >= 2): the tokenizer file whose sha256 the

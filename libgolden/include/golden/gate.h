@@ -15,7 +15,7 @@
 
 /* The per-request metrics: ttft_ms, tpot_ms, then each section 7 stage's duration in ms. */
 #define GOLDEN_GATE_METRICS 11
-extern const char *const golden_gate_metric_names[GOLDEN_GATE_METRICS];
+extern const char *const lg_gate_metric_names[GOLDEN_GATE_METRICS];
 
 /* Section 7's floor: 10 warm-ups and 30 measured steady runs per case and side. */
 #define GOLDEN_GATE_MIN_WARMUPS 10

@@ -63,7 +63,7 @@ typedef struct {
     int gzip;         /* 0 = contiguous, 1..9 = chunked + deflate */
     const char *producer; /* e.g. "golden-dump 0.1.0" */
     int threads;      /* hashing and statistics beside the writing thread: 1 = all on the
-                         caller's thread, 0 = golden_cpu_count(); the file is the same either way */
+                         caller's thread, 0 = lg_cpu_count(); the file is the same either way */
 } golden_writer_opts;
 
 /* Create a temporary file beside `path`; nothing appears at `path` until commit. */

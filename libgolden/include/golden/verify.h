@@ -12,7 +12,7 @@
 #define GOLDEN_VERIFY_OPTS_VERSION 1
 typedef struct {
     unsigned version;
-    int threads;                /* tensors verified at once; 0 = golden_cpu_count() */
+    int threads;                /* tensors verified at once; 0 = lg_cpu_count() */
     golden_progress *progress;  /* may be NULL: advanced by bytes verified */
 } golden_verify_opts;
 
@@ -24,7 +24,7 @@ typedef struct {
  * (err set) when data cannot be read. */
 GOLDEN_API int golden_verify_run(golden_reader *r, const golden_verify_opts *opts, char ***problems,
                       golden_error *err);
-/* golden_verify_run on golden_cpu_count() workers. On success *problems is an array
+/* golden_verify_run on lg_cpu_count() workers. On success *problems is an array
  * of golden_reader_count(r) entries: NULL when the tensor's attributes agree with its data,
  * else a "; "-joined list of disagreements. Returns -1 (err set) when data cannot be read.
  * `prog` (may be NULL) is advanced by bytes verified. */
