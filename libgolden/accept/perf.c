@@ -1,0 +1,191 @@
+/* Step 8: the section 7 summary recomputed from the delivered raw data (the delivered summary
+ * must follow from it, never the other way round), and the section 17 decision from it, the
+ * accuracy step and the fault log, in a section 3 experiment folder assembled from the
+ * hand-off. acc_assemble copies that folder to -o. */
+#include "accept/accept_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "golden/gate.h"
+
+static bool exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* The delivered files the decision reads, at their section 3 places. */
+static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
+{
+    char p[PATH_MAX], to[PATH_MAX + 64];
+    *ready = false;
+    snprintf(to, sizeof to, "%s/hypothesis.yaml", c->work);
+    if (acc_copy(c->o->hypothesis, to, c->err) != 0)
+        return -1;
+    const char *raw = acc_role_path(c, "performance", "raw", "calculet-raw-request/v1", p,
+                                    sizeof p);
+    if (!raw || !exists(raw))
+        return acc_fail(s, c->err, "handoff-missing", "handoff.json",
+                        "item performance lists no usable calculet-raw-request/v1 raw data");
+    snprintf(to, sizeof to, "%s/performance/raw-requests.jsonl", c->work);
+    if (acc_copy(raw, to, c->err) != 0)
+        return -1;
+    const char *faults = acc_role_path(c, "error_path", "faults", "calculet-fault/v1", p,
+                                       sizeof p);
+    if (faults && exists(faults)) {
+        snprintf(to, sizeof to, "%s/stability/faults.jsonl", c->work);
+        if (acc_copy(faults, to, c->err) != 0)
+            return -1;
+    }
+    static const char *const logs[2][2] = {{"baseline", "compile/baseline.log"},
+                                           {"candidate", "compile/candidate.log"}};
+    for (int k = 0; k < 2; k++) {
+        json_t *files = json_object_get(
+            json_object_get(json_object_get(golden_doc_root(c->idx), "items"), "compile"),
+            "files");
+        size_t i;
+        json_t *f;
+        json_array_foreach(files, i, f) {
+            const char *path = json_string_value(json_object_get(f, "path"));
+            const char *role = json_string_value(json_object_get(f, "role"));
+            if (!path || !role || strcmp(role, "log") != 0 || !strstr(path, logs[k][0]))
+                continue;
+            char from[PATH_MAX];
+            snprintf(from, sizeof from, "%s/%s", c->o->handoff, path);
+            snprintf(to, sizeof to, "%s/%s", c->work, logs[k][1]);
+            if (strstr(path, "..") == NULL && exists(from) && acc_copy(from, to, c->err) != 0)
+                return -1;
+        }
+    }
+    snprintf(to, sizeof to, "%s/accuracy/result.json", c->work);
+    if (!exists(to)) {
+        s->verdict = GOLDEN_STEP_SKIPPED;
+        snprintf(s->why, sizeof s->why, "no accuracy result: step 3 could not compare the "
+                 "goldens, so no decision is made");
+        return 0;
+    }
+    *ready = true;
+    return 0;
+}
+
+int acc_step_performance(acc_ctx *c, golden_accept_step *s)
+{
+    bool ready = false;
+    if (stage(c, s, &ready) != 0)
+        return -1;
+    if (!ready)
+        return 0;
+    golden_gate_opts go;
+    golden_gate_opts_init(&go);
+    go.threads = c->o->threads;
+    json_t *computed = NULL;
+    golden_error e;
+    golden_error_clear(&e);
+    if (golden_gate_summarize(c->work, &go, &computed, &e) != 0) {
+        if (e.code == GOLDEN_ENOMEM) {
+            *c->err = e;
+            return -1;
+        }
+        return acc_fail(s, c->err, "summary", e.where[0] ? e.where : "raw-requests.jsonl",
+                        "the raw data cannot be summarised: %s", e.what);
+    }
+    char sp[PATH_MAX];
+    const char *stored = acc_role_path(c, "performance", "summary", NULL, sp, sizeof sp);
+    int rc = 0;
+    if (stored) {
+        golden_doc *d = NULL;
+        golden_error_clear(&e);
+        if (golden_doc_load_file(stored, &d, &e) != 0) {
+            rc = acc_fail(s, c->err, "summary-follows", stored, "does not parse: %s", e.what);
+        } else {
+            size_t before = s->findings.errors;
+            if (golden_gate_compare(golden_doc_root(d), computed, stored, &s->findings,
+                                    c->err) != 0)
+                rc = -1;
+            else if (s->findings.errors == before)
+                acc_note(s, "the delivered summary follows from the delivered raw data");
+        }
+        golden_doc_free(d);
+    } else {
+        acc_note(s, "no summary delivered: computed from the raw data");
+    }
+    json_decref(computed);
+    if (rc)
+        return rc;
+    golden_gate_label label;
+    golden_error_clear(&e);
+    if (golden_gate_decide(c->work, &go, &c->r->decision, &label, &e) != 0) {
+        if (e.code == GOLDEN_ENOMEM) {
+            *c->err = e;
+            return -1;
+        }
+        return acc_fail(s, c->err, "decision", e.where[0] ? e.where : c->work,
+                        "no section 17 decision: %s", e.what);
+    }
+    snprintf(c->r->decision_label, sizeof c->r->decision_label, "%s",
+             golden_gate_label_name(label));
+    const char *rule = json_string_value(json_object_get(c->r->decision, "rule"));
+    char dp[PATH_MAX + 32];
+    snprintf(dp, sizeof dp, "%s/decision.json", c->work);
+    if (acc_write_json(dp, c->r->decision, c->err) != 0)
+        return -1;
+    json_array_append_new(s->reports, json_string("decision.json"));
+    s->report = json_incref(c->r->decision);
+    /* the correctness rule fires on the accuracy and error-path steps' evidence: theirs to fail */
+    if (label == GOLDEN_GATE_SOAK_24H || (rule && strcmp(rule, "correctness") == 0)) {
+        acc_note(s, "section 17 decision: %s (rule %s)", c->r->decision_label,
+                 rule ? rule : "?");
+        return 0;
+    }
+    const char *why = NULL;
+    json_t *rules = json_object_get(c->r->decision, "rules");
+    size_t i;
+    json_t *x;
+    json_array_foreach(rules, i, x)
+        if (json_is_true(json_object_get(x, "fired")))
+            why = json_string_value(json_object_get(x, "reason"));
+    return acc_fail(s, c->err, "decision", "decision.json", "section 17 decision %s (rule %s): %s",
+                    c->r->decision_label, rule ? rule : "none", why ? why : "");
+}
+
+static int copy_tree(const char *from, const char *to, bool force, golden_error *err);
+
+int acc_assemble(acc_ctx *c)
+{
+    struct stat st;
+    if (stat(c->o->experiment_out, &st) == 0 && !c->o->force)
+        return golden_fail_what(c->err, GOLDEN_EEXISTS, c->o->experiment_out,
+                                "exists (use --force to replace its files)");
+    return copy_tree(c->work, c->o->experiment_out, c->o->force, c->err);
+}
+
+#include <dirent.h>
+static int copy_tree(const char *from, const char *to, bool force, golden_error *err)
+{
+    (void)force;
+    if (acc_mkdirs(to, err) != 0)
+        return -1;
+    DIR *d = opendir(from);
+    if (!d)
+        return golden_fail_what(err, golden_code_from_errno(errno), from, "cannot read: %s",
+                                strerror(errno));
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char a[PATH_MAX], b[PATH_MAX];
+        snprintf(a, sizeof a, "%s/%s", from, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", to, e->d_name);
+        struct stat st;
+        if (lstat(a, &st) != 0)
+            continue;
+        rc = S_ISDIR(st.st_mode) ? copy_tree(a, b, force, err) : acc_copy(a, b, err);
+    }
+    closedir(d);
+    return rc;
+}
