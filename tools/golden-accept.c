@@ -55,7 +55,10 @@ static void print_human(FILE *f, const golden_accept_result *r)
             continue;
         }
         size_t nn = json_array_size(s->notes);
-        fprintf(f, " %s\n", nn ? json_string_value(json_array_get(s->notes, nn - 1)) : "");
+        if (s->verdict == GOLDEN_STEP_FAIL)
+            fprintf(f, " %zu finding(s)\n", s->findings.errors);
+        else
+            fprintf(f, " %s\n", nn ? json_string_value(json_array_get(s->notes, nn - 1)) : "");
         size_t shown = 0;
         for (size_t k = 0; k < s->findings.count && shown < 4; k++, shown++) {
             char where[1600];
