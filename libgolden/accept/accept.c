@@ -215,19 +215,20 @@ static int step_trace(acc_ctx *c, golden_accept_step *s)
     if (!f)
         return acc_fail(s, c->err, "trace", t, "cannot open: %s", strerror(errno));
     char line[4096];
-    size_t rows = 0, cols = 0;
-    bool per_op = false, chip = false;
+    size_t rows = 0, cols = 0, side_rows[2] = {0, 0};
+    long op = -1, chip = -1, side = -1;
     if (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\r\n")] = '\0';
-        for (char *tok = strtok(line, ","); tok; tok = strtok(NULL, ",")) {
-            cols++;
-            per_op = per_op || strcmp(tok, "op") == 0;
-            chip = chip || strcmp(tok, "chip") == 0;
+        for (char *tok = strtok(line, ","); tok; tok = strtok(NULL, ","), cols++) {
+            op = strcmp(tok, "op") == 0 ? (long)cols : op;
+            chip = strcmp(tok, "chip") == 0 ? (long)cols : chip;
+            side = strcmp(tok, "side") == 0 ? (long)cols : side;
         }
     }
     while (fgets(line, sizeof line, f)) {
         size_t k = 1;
-        if (line[strspn(line, " \t\r\n")] == '\0')
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[strspn(line, " \t")] == '\0')
             continue;
         for (const char *q = line; *q; q++)
             k += *q == ',';
@@ -237,20 +238,34 @@ static int step_trace(acc_ctx *c, golden_accept_step *s)
             break;
         }
         rows++;
+        if (side >= 0) {
+            const char *q = line;
+            for (long i = 0; i < side; i++)
+                q = strchr(q, ',') + 1;
+            side_rows[0] += strncmp(q, "baseline,", 9) == 0 || strcmp(q, "baseline") == 0;
+            side_rows[1] += strncmp(q, "candidate,", 10) == 0 || strcmp(q, "candidate") == 0;
+        }
     }
     fclose(f);
     if (rc)
         return rc;
     if (rows == 0)
         return acc_fail(s, c->err, "trace", t, "the trace holds no record");
-    if (!chip)
+    if (chip < 0)
         return acc_fail(s, c->err, "trace", t, "the trace has no chip column (section 18 item "
                         "5 asks for a per-chip trace)");
-    acc_note(s, "%zu trace record(s), attribution %s; parser %s listed, not run", rows,
-             per_op ? "per_op" : "whole_graph_only", p ? p : "?");
-    if (s->report == NULL)
-        s->report = json_pack("{s:s,s:I}", "attribution", per_op ? "per_op" : "whole_graph_only",
-                              "records", (json_int_t)rows);
+    /* per-op attribution: an op column, and both sides traced (a side column, when there is
+     * one, must name baseline and candidate rows); else only the whole graph can be compared */
+    bool per_op = op >= 0 && (side < 0 || (side_rows[0] && side_rows[1]));
+    s->report = json_pack("{s:s,s:I}", "attribution", per_op ? "per_op" : "whole_graph_only",
+                          "records", (json_int_t)rows);
+    if (!per_op)
+        return acc_fail(s, c->err, "trace", t, "attribution whole_graph_only: %s (section 18 "
+                        "item 5 asks for a per-op trace of both sides)",
+                        op < 0 ? "no op column" : side_rows[0] ? "no candidate row"
+                                                               : "no baseline row");
+    acc_note(s, "%zu trace record(s) (%zu baseline, %zu candidate), attribution per_op; parser "
+             "%s listed, not run", rows, side_rows[0], side_rows[1], p ? p : "?");
     return 0;
 }
 
@@ -555,14 +570,23 @@ int golden_accept_run(const golden_accept_opts *o, golden_accept_result **out, g
         golden_doc_free(c.idx);
         c.idx = NULL;
     }
+    /* the experiment folder is assembled under a temporary parent, named by the hand-off's
+     * EXP_ID (manifest-verify's folder-name rule) */
     const char *tmp = getenv("TMPDIR");
-    snprintf(c.work, sizeof c.work, "%s/golden-accept.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(c.work)) {
-        golden_fail_what(err, golden_code_from_errno(errno), c.work, "cannot create: %s",
+    snprintf(c.base, sizeof c.base, "%s/golden-accept.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(c.base)) {
+        golden_fail_what(err, golden_code_from_errno(errno), c.base, "cannot create: %s",
                          strerror(errno));
-        c.work[0] = '\0';
+        c.base[0] = '\0';
         goto done;
     }
+    const char *id = c.idx ? json_string_value(json_object_get(golden_doc_root(c.idx),
+                                                               "experiment_id"))
+                           : NULL;
+    snprintf(c.work, sizeof c.work, "%s/%s", c.base,
+             id && rel_ok(id) && !strchr(id, '/') ? id : "experiment");
+    if (acc_mkdirs(c.work, err) != 0)
+        goto done;
     typedef int (*step_fn)(acc_ctx *, golden_accept_step *);
     static const step_fn fns[GOLDEN_ACCEPT_STEPS] = {
         step_integrity, step_compile, acc_step_accuracy, acc_step_graph, step_trace,
@@ -583,8 +607,8 @@ int golden_accept_run(const golden_accept_opts *o, golden_accept_result **out, g
     verdict(r);
     rc = 0;
 done:
-    if (c.work[0])
-        rm_tree(c.work);
+    if (c.base[0])
+        rm_tree(c.base);
     golden_diff_free(c.diff);
     golden_doc_free(c.idx);
     if (rc != 0)

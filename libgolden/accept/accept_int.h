@@ -14,7 +14,8 @@ typedef struct {
     golden_accept_result *r;
     golden_error *err;
     golden_doc *idx;          /* handoff.json; NULL when it cannot be read */
-    char work[PATH_MAX];      /* the experiment folder being assembled (temporary) */
+    char base[PATH_MAX - 64]; /* a temporary folder holding work */
+    char work[PATH_MAX];      /* the experiment folder being assembled: base/EXP_ID */
     golden_diff_result *diff; /* step 3's */
     bool accuracy_pass;
 } acc_ctx;

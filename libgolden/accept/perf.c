@@ -61,6 +61,25 @@ static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
                 return -1;
         }
     }
+    /* the delivered trace is the decision's device trace when it has exp-gate's columns */
+    const char *trace = acc_role_path(c, "trace", "trace", NULL, p, sizeof p);
+    if (trace && exists(trace) && strstr(trace, ".csv")) {
+        FILE *f = fopen(trace, "r");
+        char head[1024] = "";
+        if (f) {
+            if (!fgets(head, sizeof head, f))
+                head[0] = '\0';
+            fclose(f);
+        }
+        bool cols = strstr(head, "side") && strstr(head, "chip") && strstr(head, "family") &&
+                    strstr(head, "start_cycle") && strstr(head, "end_cycle");
+        snprintf(to, sizeof to, "%s/performance/raw-device-trace.csv", c->work);
+        if (cols && acc_copy(trace, to, c->err) != 0)
+            return -1;
+        if (!cols)
+            acc_note(s, "the delivered trace lacks exp-gate's device-trace columns (side, chip, "
+                     "family, start_cycle, end_cycle): not used by the decision");
+    }
     snprintf(to, sizeof to, "%s/accuracy/result.json", c->work);
     if (!exists(to)) {
         s->verdict = GOLDEN_STEP_SKIPPED;
@@ -154,13 +173,93 @@ int acc_step_performance(acc_ctx *c, golden_accept_step *s)
 
 static int copy_tree(const char *from, const char *to, bool force, golden_error *err);
 
+/* Copy a delivered file named by the index (relative path rel) to the folder's rel2. */
+static int put(acc_ctx *c, const char *rel, const char *rel2)
+{
+    if (!rel || !rel2 || strstr(rel, "..") || strstr(rel2, "..") || rel[0] == '/' ||
+        rel2[0] == '/')
+        return 0;
+    char from[PATH_MAX], to[PATH_MAX + 64];
+    snprintf(from, sizeof from, "%s/%s", c->o->handoff, rel);
+    snprintf(to, sizeof to, "%s/%s", c->work, rel2);
+    return exists(from) ? acc_copy(from, to, c->err) : 0;
+}
+
+/* The section 3 places of the compile manifests (with the calbin and log each names at its
+ * own path) and of the input manifest (its token files under inputs/, as it names them). */
+static int assemble_inputs(acc_ctx *c)
+{
+    static const char *const roles[2] = {"baseline", "candidate"};
+    char p[PATH_MAX];
+    for (int k = 0; k < 2; k++) {
+        const char *m = acc_role_path(c, "compile", roles[k], "calculet-calbin-manifest/v1", p,
+                                      sizeof p);
+        golden_doc *d = NULL;
+        golden_error e;
+        golden_error_clear(&e);
+        if (!m || golden_doc_load_file(m, &d, &e) != 0) {
+            golden_doc_free(d);
+            continue;
+        }
+        char to[PATH_MAX + 64];
+        snprintf(to, sizeof to, "%s/%s/manifest.json", c->work, roles[k]);
+        json_t *r = golden_doc_root(d);
+        const char *cal = json_string_value(json_object_get(json_object_get(r, "calbin"), "path"));
+        const char *log = json_string_value(
+            json_object_get(json_object_get(json_object_get(r, "compile"), "log"), "path"));
+        int rc = acc_copy(m, to, c->err);
+        rc = rc ? rc : put(c, cal, cal);
+        rc = rc ? rc : put(c, log, log);
+        golden_doc_free(d);
+        if (rc)
+            return -1;
+    }
+    const char *im = acc_role_path(c, "goldens", "input_manifest", NULL, p, sizeof p);
+    if (!im)
+        return 0;
+    char to[PATH_MAX + 64];
+    snprintf(to, sizeof to, "%s/golden/input-manifest.jsonl", c->work);
+    if (acc_copy(im, to, c->err) != 0)
+        return -1;
+    char dir[PATH_MAX], inputs[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s", im);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(inputs, sizeof inputs, "%s/inputs", dir);
+    snprintf(to, sizeof to, "%s/inputs", c->work);
+    return exists(inputs) ? copy_tree(inputs, to, false, c->err) : 0;
+}
+
 int acc_assemble(acc_ctx *c)
 {
     struct stat st;
     if (stat(c->o->experiment_out, &st) == 0 && !c->o->force)
         return golden_fail_what(c->err, GOLDEN_EEXISTS, c->o->experiment_out,
                                 "exists (use --force to replace its files)");
-    return copy_tree(c->work, c->o->experiment_out, c->o->force, c->err);
+    if (assemble_inputs(c) != 0)
+        return -1;
+    if (c->r->decision && golden_gate_decision_write(c->work, c->r->decision, true, c->err) != 0)
+        return -1;
+    /* sealed when every rule of the experiment check passes (SHA256SUMS over every asset) */
+    golden_experiment_opts eo;
+    memset(&eo, 0, sizeof eo);
+    eo.threads = c->o->threads;
+    eo.seal = true;
+    golden_findings f;
+    golden_findings_init(&f);
+    int rc = golden_experiment_check(c->work, &eo, &f, c->err);
+    bool sealed = f.sealed;
+    size_t errors = f.errors;
+    golden_findings_free(&f);
+    if (rc != 0)
+        return -1;
+    if (copy_tree(c->work, c->o->experiment_out, c->o->force, c->err) != 0)
+        return -1;
+    snprintf(c->r->experiment_state, sizeof c->r->experiment_state, "%s",
+             sealed ? "sealed" : errors ? "not sealed: manifest-verify finds errors"
+                                        : "not sealed");
+    return 0;
 }
 
 #include <dirent.h>

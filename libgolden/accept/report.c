@@ -50,10 +50,11 @@ json_t *golden_accept_to_json(const golden_accept_result *r)
     }
     if (!steps)
         return NULL;
-    return json_pack("{s:s,s:s,s:s,s:b,s:s?,s:{s:o,s:o,s:o,s:o,s:o,s:o},s:o,s:O?}", "schema",
+    return json_pack("{s:s,s:s,s:s,s:b,s:s*,s:s*,s:{s:o,s:o,s:o,s:o,s:o,s:o},s:o,s:O*}", "schema",
                      GOLDEN_SCHEMA_ACCEPT_REPORT, "verdict", r->verdict, "reason", r->reason,
                      "accepted", r->accepted, "decision_label",
-                     r->decision_label[0] ? r->decision_label : NULL, "inputs", "handoff",
+                     r->decision_label[0] ? r->decision_label : NULL, "experiment_state",
+                     r->experiment_state[0] ? r->experiment_state : NULL, "inputs", "handoff",
                      str_or_null(r->handoff), "golden", str_or_null(r->golden), "baseline",
                      str_or_null(r->baseline), "policy", str_or_null(r->policy), "hypothesis",
                      str_or_null(r->hypothesis), "experiment", str_or_null(r->experiment),

@@ -82,10 +82,19 @@ expect_exit "no baseline graph: exit 1" 1 accept nograph "$d"
 expect_steps nograph "reject p p p F p p p p"
 expect_grep "section 13.2 named" "section 13.2" nograph.json
 
-# --- step 5, trace: a trace without its chip column
-d=$(fresh trace); cut -d, -f2- "$HO/trace/per-op-per-chip.csv" > "$d/trace/per-op-per-chip.csv"; reindex "$d"
-expect_exit "trace without chips: exit 1" 1 accept trace "$d"
+# --- step 5, trace: the vendor re-issues the trace with its candidate rows only (and, so that
+# nothing else disagrees, the summary recomputed from it by exp-gate): only the whole graph can
+# be compared then, and item 5 asks for a per-op trace of both sides
+d=$(fresh trace)
+grep -v '^baseline,' "$HO/performance/raw-device-trace.csv" > "$d/performance/raw-device-trace.csv"
+mkdir -p w/trace-exp/performance
+cp "$TEAM/hypothesis.yaml" w/trace-exp/hypothesis.yaml
+cp "$d/performance/raw-requests.jsonl" "$d/performance/raw-device-trace.csv" w/trace-exp/performance/
+exp-gate summarize w/trace-exp > /dev/null && cp w/trace-exp/performance/summary.json "$d/performance/summary.json"
+reindex "$d"
+expect_exit "one-sided trace: exit 1" 1 accept trace "$d"
 expect_steps trace "reject p p p p F p p p"
+expect_grep "trace finding" "attribution whole_graph_only: no baseline row" trace.json
 
 # --- step 6, limits: the input manifest's 16-token prompts beyond a 8-token limit
 d=$(fresh limits); sed -i 's/^prompt_tokens: \[1, 511\]/prompt_tokens: [1, 8]/' "$d/limits/supported.yaml"; reindex "$d"
@@ -140,10 +149,17 @@ mkdir -p w/empty
 expect_exit "empty delivery: exit 1" 1 accept empty w/empty
 expect_steps empty "incomplete F s s s s s s s"
 
-# --- -o: the assembled experiment folder holds the decision's inputs
-expect_exit "-o experiment folder" 0 accept out "$HO" -o w/exp
-for f in hypothesis.yaml accuracy/result.json accuracy/diff-report.json \
-         performance/raw-requests.jsonl stability/faults.jsonl decision.json; do
-    [ -f "w/exp/$f" ] && ok "-o has $f" || notok "-o has $f"
+# --- -o: the assembled section 3 experiment folder, sealed, re-checkable later
+expect_exit "-o experiment folder" 0 accept out "$HO" -o w/exp/OP-MOE-0001
+for f in hypothesis.yaml baseline/manifest.json candidate/manifest.json compile/baseline.log \
+         golden/input-manifest.jsonl accuracy/result.json accuracy/diff-report.json \
+         performance/raw-requests.jsonl performance/raw-device-trace.csv stability/faults.jsonl \
+         decision.json decision.md SHA256SUMS; do
+    [ -f "w/exp/OP-MOE-0001/$f" ] && ok "-o has $f" || notok "-o has $f"
 done
-expect_exit "exp-gate decides the assembled folder the same" 0 exp-gate decide w/exp
+expect_grep "report says sealed" '"experiment_state": "sealed"' out.json
+expect_exit "manifest-verify passes the assembled folder" 0 manifest-verify w/exp/OP-MOE-0001
+expect_exit "its seal holds" 0 sh -c 'cd w/exp/OP-MOE-0001 && sha256sum -c --quiet SHA256SUMS'
+cp -R w/exp/OP-MOE-0001 w/OP-MOE-0001
+expect_exit "exp-gate decides the assembled folder: soak_24h" 0 exp-gate decide --force w/OP-MOE-0001
+expect_exit "-o onto an existing folder without --force: exit 2" 2 accept out2 "$HO" -o w/exp/OP-MOE-0001

@@ -17,7 +17,7 @@ ITEMS = [
     ("goldens", [("goldens/candidate.h5", "golden", None),
                  ("goldens/input-manifest.jsonl", "input_manifest", "calculet-input-manifest/v1"),
                  ("goldens/tolerances.yaml", "tolerances", "calculet-diff-policy/v1")]),
-    ("trace", [("trace/per-op-per-chip.csv", "trace", None),
+    ("trace", [("performance/raw-device-trace.csv", "trace", None),
                ("trace/parse_trace.py", "parser", None)]),
     ("limits", [("limits/supported.yaml", "limits", None)]),
     ("error_path", [("error-path/faults.jsonl", "faults", "calculet-fault/v1"),

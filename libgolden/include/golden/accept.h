@@ -50,6 +50,7 @@ typedef struct {
     golden_accept_step steps[GOLDEN_ACCEPT_STEPS];
     json_t *decision;           /* the calculet-decision/v1 document, or NULL */
     char *handoff, *golden, *baseline, *policy, *hypothesis, *experiment;
+    char experiment_state[64];  /* -o: "sealed", or why not; "" without -o */
 } golden_accept_result;
 
 /* Run every step on the delivery. 0 with *out set whatever the verdict (a missing or malformed
