@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/cli.h"
 #include "golden/accept.h"
@@ -101,6 +102,14 @@ int main(int argc, char **argv)
         return cli_exit(&c, cli_usage(&c, "--hypothesis H.yaml is required"));
     if (cli_add_input(&c, c.args[0]) != 0 || cli_outputs_ok(&c) != 0)
         return cli_exit(&c, 2);
+    /* -o is checked before the long work, like every other output */
+    if (o.experiment_out && !c.force && access(o.experiment_out, F_OK) == 0) {
+        golden_error e;
+        golden_error_clear(&e);
+        golden_fail_what(&e, GOLDEN_EEXISTS, o.experiment_out,
+                         "exists (use --force to replace its files)");
+        return cli_exit(&c, cli_fail(&c, &e));
+    }
     o.handoff = c.args[0];
     o.force = c.force;
     o.threads = c.threads ? c.threads : golden_threads();

@@ -18,7 +18,10 @@ static bool exists(const char *p)
     return stat(p, &st) == 0;
 }
 
-/* The delivered files the decision reads, at their section 3 places. */
+static int assemble_inputs(acc_ctx *c);
+
+/* The delivered files the decision reads, at their section 3 places (the whole folder, so that
+ * the decision is taken on a folder every rule of manifest-verify can check). */
 static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
 {
     char p[PATH_MAX], to[PATH_MAX + 64];
@@ -41,26 +44,6 @@ static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
         if (acc_copy(faults, to, c->err) != 0)
             return -1;
     }
-    static const char *const logs[2][2] = {{"baseline", "compile/baseline.log"},
-                                           {"candidate", "compile/candidate.log"}};
-    for (int k = 0; k < 2; k++) {
-        json_t *files = json_object_get(
-            json_object_get(json_object_get(golden_doc_root(c->idx), "items"), "compile"),
-            "files");
-        size_t i;
-        json_t *f;
-        json_array_foreach(files, i, f) {
-            const char *path = json_string_value(json_object_get(f, "path"));
-            const char *role = json_string_value(json_object_get(f, "role"));
-            if (!path || !role || strcmp(role, "log") != 0 || !strstr(path, logs[k][0]))
-                continue;
-            char from[PATH_MAX];
-            snprintf(from, sizeof from, "%s/%s", c->o->handoff, path);
-            snprintf(to, sizeof to, "%s/%s", c->work, logs[k][1]);
-            if (strstr(path, "..") == NULL && exists(from) && acc_copy(from, to, c->err) != 0)
-                return -1;
-        }
-    }
     /* the delivered trace is the decision's device trace when it has exp-gate's columns */
     const char *trace = acc_role_path(c, "trace", "trace", NULL, p, sizeof p);
     if (trace && exists(trace) && strstr(trace, ".csv")) {
@@ -80,6 +63,8 @@ static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
             acc_note(s, "the delivered trace lacks exp-gate's device-trace columns (side, chip, "
                      "family, start_cycle, end_cycle): not used by the decision");
     }
+    if (assemble_inputs(c) != 0)
+        return -1;
     snprintf(to, sizeof to, "%s/accuracy/result.json", c->work);
     if (!exists(to)) {
         s->verdict = GOLDEN_STEP_SKIPPED;
@@ -237,8 +222,6 @@ int acc_assemble(acc_ctx *c)
     if (stat(c->o->experiment_out, &st) == 0 && !c->o->force)
         return golden_fail_what(c->err, GOLDEN_EEXISTS, c->o->experiment_out,
                                 "exists (use --force to replace its files)");
-    if (assemble_inputs(c) != 0)
-        return -1;
     if (c->r->decision && golden_gate_decision_write(c->work, c->r->decision, true, c->err) != 0)
         return -1;
     /* sealed when every rule of the experiment check passes (SHA256SUMS over every asset) */
