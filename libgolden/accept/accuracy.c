@@ -221,7 +221,10 @@ int acc_step_accuracy(acc_ctx *c, golden_accept_step *s)
     golden_error e;
     golden_error_clear(&e);
     if (golden_diff_run(&d, &c->diff, &e) != 0) {
-        if (e.code == GOLDEN_ENOMEM) {
+        /* out of memory, or the team's policy (a rule matching none of the team's tensors):
+         * could not check; anything else is the delivered golden's doing */
+        size_t pl = c->o->policy ? strlen(c->o->policy) : 0;
+        if (e.code == GOLDEN_ENOMEM || (pl && strncmp(e.where, c->o->policy, pl) == 0)) {
             *c->err = e;
             goto done;
         }

@@ -143,6 +143,12 @@ expect_absent "no report on exit 2" none.json
 printf 'schema: calculet-diff-policy/v1\nrules: 7\n' > bad-policy.yaml
 expect_exit "invalid team policy: exit 2" 2 golden-accept "$HO" --golden "$TEAM/reference.h5" \
     --policy bad-policy.yaml --hypothesis "$TEAM/hypothesis.yaml"
+# a team policy rule that matches none of the team's own tensors is the team's mistake
+cp "$TEAM/policy.yaml" typo-policy.yaml
+printf '  - match: "cases/*/layers/*/atten_out"\n    tier: layer\n' >> typo-policy.yaml
+expect_exit "team policy rule matching nothing: exit 2" 2 golden-accept "$HO" \
+    --golden "$TEAM/reference.h5" --policy typo-policy.yaml --hypothesis "$TEAM/hypothesis.yaml"
+expect_grep "names the rule's place" "typo-policy.yaml:[0-9]+" err.txt
 expect_exit "no --hypothesis: exit 2" 2 golden-accept "$HO" --golden "$TEAM/reference.h5"
 # a folder without handoff.json is an incomplete delivery (a verdict), not an error
 mkdir -p w/empty
