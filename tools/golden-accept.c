@@ -36,7 +36,7 @@ static const cli_spec spec = {
              "integrity, compile, accuracy, graph, trace, limits, error path, performance.",
     .options = options,
     .json_help = "calculet-accept-report/v1 JSON (- = stdout, no summary then)",
-    .junit_help = "JUnit XML, one suite with one test case per step (- = stdout)",
+    .junit_help = "JUnit XML, one test suite per step (- = stdout)",
     .exit_status = "0 accepted (section 17: soak_24h), 1 not accepted (the verdict word says\n"
                    "why: incomplete, reject, investigate, experiment_only, no_merge), 2 could\n"
                    "not check (bad usage, the team's own inputs unreadable).",

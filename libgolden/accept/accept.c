@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "golden/outfile.h"
@@ -598,8 +599,12 @@ int golden_accept_run(const golden_accept_opts *o, golden_accept_result **out, g
             snprintf(s->why, sizeof s->why, "handoff.json cannot be read");
             continue;
         }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         if (fns[i](&c, s) != 0)
             goto done;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        s->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
         settle(s);
     }
     if (o->experiment_out && acc_assemble(&c) != 0)

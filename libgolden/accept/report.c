@@ -61,36 +61,53 @@ json_t *golden_accept_to_json(const golden_accept_result *r)
                      "steps", steps, "decision", r->decision);
 }
 
+/* One suite per step: a failing step has one failed case per finding (named by its rule and
+ * where), a passing step one passing case (its note), a skipped step one skipped case. */
 int golden_accept_junit(const golden_accept_result *r, const char *path, bool force,
                         golden_error *err)
 {
-    golden_junit_case cases[GOLDEN_ACCEPT_STEPS];
-    char *details[GOLDEN_ACCEPT_STEPS] = {NULL};
+    golden_junit_suites_part parts[GOLDEN_ACCEPT_STEPS];
+    golden_junit_case *cases[GOLDEN_ACCEPT_STEPS] = {NULL};
+    char (*names[GOLDEN_ACCEPT_STEPS])[1700] = {NULL};
+    char suite[GOLDEN_ACCEPT_STEPS][64];
+    int rc = -1;
     for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
         const golden_accept_step *s = &r->steps[i];
-        size_t len = 1;
-        for (size_t k = 0; k < s->findings.count; k++)
-            len += strlen(s->findings.items[k].message) + strlen(s->findings.items[k].file) + 4;
-        details[i] = malloc(len);
-        if (!details[i]) {
-            for (int k = 0; k < i; k++)
-                free(details[k]);
-            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        size_t n = s->verdict == GOLDEN_STEP_FAIL && s->findings.count ? s->findings.count : 1;
+        cases[i] = calloc(n, sizeof *cases[i]);
+        names[i] = calloc(n, sizeof *names[i]);
+        if (!cases[i] || !names[i]) {
+            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+            goto done;
         }
-        details[i][0] = '\0';
-        for (size_t k = 0; k < s->findings.count; k++) {
-            strcat(details[i], s->findings.items[k].file);
-            strcat(details[i], ": ");
-            strcat(details[i], s->findings.items[k].message);
-            strcat(details[i], "\n");
+        snprintf(suite[i], sizeof suite[i], "golden-accept %d %s", i + 1, s->name);
+        size_t nn = json_array_size(s->notes);
+        if (n == 1 && !(s->verdict == GOLDEN_STEP_FAIL && s->findings.count)) {
+            snprintf(names[i][0], sizeof names[i][0], "%s", s->name);
+            cases[i][0] = (golden_junit_case){
+                s->name, names[i][0], s->verdict == GOLDEN_STEP_FAIL,
+                s->verdict == GOLDEN_STEP_SKIPPED,
+                s->why[0] ? s->why : nn ? json_string_value(json_array_get(s->notes, nn - 1))
+                                        : NULL,
+                NULL, 0};
+        } else {
+            for (size_t k = 0; k < n; k++) {
+                const golden_finding *g = &s->findings.items[k];
+                char where[1600];
+                golden_finding_where(g, where, sizeof where);
+                snprintf(names[i][k], sizeof names[i][k], "%s %s", g->rule, where);
+                cases[i][k] = (golden_junit_case){s->name, names[i][k],
+                                                  g->severity == GOLDEN_SEV_ERROR, false,
+                                                  g->message, NULL, 0};
+            }
         }
-        cases[i] = (golden_junit_case){"golden-accept", s->name,
-                                       s->verdict == GOLDEN_STEP_FAIL,
-                                       s->verdict == GOLDEN_STEP_SKIPPED,
-                                       s->why[0] ? s->why : NULL, details[i], 0};
+        parts[i] = (golden_junit_suites_part){suite[i], cases[i], n, s->seconds};
     }
-    int rc = golden_junit_write(path, force, "golden-accept", cases, GOLDEN_ACCEPT_STEPS, err);
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++)
-        free(details[i]);
+    rc = golden_junit_write_suites(path, force, "golden-accept", parts, GOLDEN_ACCEPT_STEPS, err);
+done:
+    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
+        free(cases[i]);
+        free(names[i]);
+    }
     return rc;
 }

@@ -35,8 +35,10 @@ expect_exit "report valid against calculet-accept-report/v1" 0 \
     manifest-verify --schema calculet-accept-report/v1 example.json
 expect_grep "decision carried" '"decision_label": "soak_24h"' example.json
 expect_grep "graph step proves the removal" "1 sync\(s\) removed \(wait_w\), each proven race-free" example.json
+n=$(grep -c '<testsuite ' example.xml)
+[ "$n" -eq 8 ] && ok "junit: one suite per step" || notok "junit: one suite per step" "$n suites"
 n=$(grep -c '<testcase' example.xml)
-[ "$n" -eq 8 ] && ok "junit: one case per step" || notok "junit: one case per step" "$n cases"
+[ "$n" -eq 8 ] && ok "junit: one passing case per passing step" || notok "junit: one case per passing step" "$n cases"
 expect_exit "manifest-verify --handoff still passes" 0 manifest-verify --handoff "$HO"
 
 # --- step 1, integrity: a delivered file changed after it was hashed (the parser, which no
@@ -72,8 +74,13 @@ expect_grep "goldens still pass under the team's policy" '"passed": 14|14 passed
 
 # --- step 4, graph: the candidate graph drops the barrier before the store -> a new race
 d=$(fresh race); sed -i '/"id": "bar_y"/d' "$d/graph/candidate.json"; reindex "$d"
-expect_exit "race: exit 1" 1 accept race "$d"
+expect_exit "race: exit 1" 1 accept race "$d" --junit race.xml
 expect_steps race "reject p p p F p p p p"
+expect_grep "junit: the graph suite fails with the race" \
+    '<testsuite name="golden-accept 4 graph" tests="1" failures="1"' race.xml
+expect_grep "junit: the race is the failure message" '<failure message="new RAW race between moe' race.xml
+n=$(grep -c '<failure' race.xml)
+[ "$n" -eq 1 ] && ok "junit: one failure in all" || notok "junit: one failure in all" "$n"
 expect_grep "race named with its ops, queues and the removed barrier" \
     "new (RAW|WAR) race between moe \(queue core\) and store_y \(queue dma\) on buffer y.*exposed by removing bar_y" race.json
 # a hand-off without the baseline graph cannot prove a removal

@@ -39,6 +39,7 @@ typedef struct {
     json_t *notes;              /* array of strings: what passed and how much was checked */
     json_t *reports;            /* array of strings: paths of the step's own reports (-o) */
     json_t *report;             /* the step's own report document, or NULL */
+    double seconds;             /* wall time of the step */
 } golden_accept_step;
 
 typedef struct {
@@ -62,7 +63,8 @@ GOLDEN_API void golden_accept_free(golden_accept_result *r);
 
 /* The calculet-accept-report/v1 document; NULL on ENOMEM. */
 GOLDEN_API json_t *golden_accept_to_json(const golden_accept_result *r);
-/* JUnit: one suite, one test case per step (skipped steps as skipped cases). */
+/* JUnit: one test suite per step: a failing step one failed case per finding, a passing step
+ * one passing case, a skipped step one skipped case. */
 GOLDEN_API int golden_accept_junit(const golden_accept_result *r, const char *path, bool force,
                                    golden_error *err);
 
