@@ -131,3 +131,68 @@ int golden_junit_write(const char *path, bool force, const char *suite_name,
     golden_run_clock(&s.seconds, &s.started);
     return golden_junit_write_suite(path, force, &s, cases, n, err);
 }
+
+int golden_junit_write_suites(const char *path, bool force, const char *name,
+                              const golden_junit_suites_part *parts, size_t nparts,
+                              golden_error *err)
+{
+    golden_outfile *f;
+    if (golden_outfile_open(path, force, &f, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    FILE *o = golden_outfile_stream(f);
+    double run_seconds = 0;
+    time_t run_started = 0;
+    golden_run_clock(&run_seconds, &run_started);
+    size_t tests = 0, failures = 0;
+    double suites_sum = 0;
+    for (size_t k = 0; k < nparts; k++) {
+        suites_sum += parts[k].seconds > 0 ? parts[k].seconds : 0;
+        for (size_t i = 0; i < parts[k].n; i++) {
+            tests++;
+            failures += parts[k].cases[i].failed;
+        }
+    }
+    if (suites_sum > run_seconds)
+        run_seconds = suites_sum;
+    char stamp[32], host[256] = "localhost";
+    iso_time(run_started ? run_started : time(NULL), stamp, sizeof stamp);
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = '\0';
+    char *namex = golden_xml_escape(name), *hostx = golden_xml_escape(host);
+    int bad = !namex || !hostx;
+    if (!bad)
+        fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                   "<testsuites name=\"%s\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+                   "time=\"%.6f\">\n", namex, tests, failures, run_seconds);
+    for (size_t k = 0; k < nparts && !bad; k++) {
+        size_t fl = 0, sk = 0;
+        double t = parts[k].seconds > 0 ? parts[k].seconds : 0, sum = 0;
+        for (size_t i = 0; i < parts[k].n; i++) {
+            fl += parts[k].cases[i].failed;
+            sk += !parts[k].cases[i].failed && parts[k].cases[i].skipped;
+            sum += parts[k].cases[i].seconds > 0 ? parts[k].cases[i].seconds : 0;
+        }
+        t = t > sum ? t : sum;
+        char *sx = golden_xml_escape(parts[k].name);
+        bad = !sx;
+        if (!bad)
+            fprintf(o, "  <testsuite name=\"%s\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+                       "skipped=\"%zu\" time=\"%.6f\" timestamp=\"%s\" hostname=\"%s\">\n",
+                    sx, parts[k].n, fl, sk, t, stamp, hostx);
+        for (size_t i = 0; i < parts[k].n && !bad; i++)
+            bad = write_case(o, &parts[k].cases[i], parts[k].name) != 0;
+        if (!bad)
+            fprintf(o, "  </testsuite>\n");
+        free(sx);
+    }
+    if (!bad)
+        fprintf(o, "</testsuites>\n");
+    free(namex);
+    free(hostx);
+    if (bad) {
+        golden_outfile_abort(f);
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+    }
+    return golden_outfile_commit(f, err);
+}

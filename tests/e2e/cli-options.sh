@@ -3,7 +3,7 @@
 # every tool, and every usage error is one line "TOOL: usage: WHAT (see TOOL --help)", exit 2.
 . "$GOLDEN_ROOT/tests/e2e/lib.sh"
 
-TOOLS="golden-dump golden-diff manifest-verify dag-check"
+TOOLS="golden-dump golden-diff manifest-verify dag-check golden-accept"
 # exp-gate (issue 9, port-gate): the top level and each subcommand's own table; a ":" in a
 # name separates a tool from its subcommand ("exp-gate:decide" runs `exp-gate decide`)
 TOOLS="$TOOLS exp-gate exp-gate:summarize exp-gate:decide exp-gate:matrix"

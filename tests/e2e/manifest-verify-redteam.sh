@@ -179,18 +179,27 @@ for f in d["items"]["compile"]["files"]:
 expect_exit "both manifests as baseline fails" 1 manifest-verify --handoff "$d"
 expect_grep "compile item missing its candidate manifest" "^2 +compile +missing" out.txt
 expect_grep "manifest's own role is read" "candidate-manifest.json:[0-9]+:[0-9]+: manifest-agrees: role is 'candidate' but" out.txt
+# (the example hand-off holds real evidence since issue 30: the graphs and tolerances are typed
+# documents, the trace is performance/raw-device-trace.csv, the golden an HDF5 file)
 for f in performance/raw-requests.jsonl goldens/input-manifest.jsonl graph/op-count.csv \
-         graph/partition.txt graph/memory-plan-diff.txt limits/supported.yaml \
-         trace/per-op-per-chip.csv trace/parse_trace.py goldens/golden-index.txt \
-         goldens/tolerances.yaml; do
+         limits/supported.yaml performance/raw-device-trace.csv trace/parse_trace.py \
+         goldens/candidate.h5; do
     d=$(fresh_ho "empty-$(echo "$f" | tr / -)")
     : > "$d/$f"
     rehash "$HO" "$d" "$f"
     expect_exit "empty $f fails" 1 manifest-verify --handoff "$d"
     expect_grep "empty $f named" "handoff-content: '$f' (is empty|holds no)" out.txt
 done
-d=$(fresh_ho headeronly); head -n 1 "$HO/trace/per-op-per-chip.csv" > "$d/trace/per-op-per-chip.csv"
-rehash "$HO" "$d" trace/per-op-per-chip.csv
+# a typed deliverable left empty is malformed by its schema
+for f in goldens/tolerances.yaml; do
+    d=$(fresh_ho "empty-typed-$(echo "$f" | tr / -)")
+    : > "$d/$f"
+    rehash "$HO" "$d" "$f"
+    expect_exit "empty $f fails" 1 manifest-verify --handoff "$d"
+    expect_grep "empty $f fails its schema" "$f: schema: null is not of type \"object\"" out.txt
+done
+d=$(fresh_ho headeronly); head -n 1 "$HO/performance/raw-device-trace.csv" > "$d/performance/raw-device-trace.csv"
+rehash "$HO" "$d" performance/raw-device-trace.csv
 expect_exit "trace with a header only fails" 1 manifest-verify --handoff "$d"
 expect_grep "trace malformed" "^5 +trace +malformed" out.txt
 d=$(fresh_ho badyaml); printf 'limits: [unclosed\n' > "$d/limits/supported.yaml"

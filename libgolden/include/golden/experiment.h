@@ -92,6 +92,15 @@ GOLDEN_API int golden_handoff_check(const char *dir, const golden_experiment_opt
                          golden_handoff_item items[GOLDEN_HANDOFF_ITEMS], golden_findings *out,
                          golden_error *err);
 GOLDEN_API const char *golden_item_status_name(golden_item_status s);
+/* A hand-off's compile deliverables (DIR/handoff.json's item 2) against the team's hypothesis
+ * document: each manifest against it (calbin, compiler, experiment_id, pinned and changed flags,
+ * controlled values), the pair (controlled values equal, one main factor unless the design says
+ * otherwise), the commands, and the delivered flags diff (role flags_diff, "NAME: OLD -> NEW" a
+ * line) equal to the manifests' diff. Findings go to out; -1 when the hypothesis cannot be read
+ * or is not a valid calculet-op-experiment/v1 document (the team's input: could not check). */
+GOLDEN_API int golden_handoff_compile_check(const char *dir, const char *hypothesis,
+                                            const golden_experiment_opts *opts,
+                                            golden_findings *out, golden_error *err);
 
 /* EXP_ID = PREFIX-FAMILY-NNNN. Splits id; -1 with err when it does not match. */
 GOLDEN_API int golden_exp_id_parse(const char *id, char prefix[16], char family[32], int *number,

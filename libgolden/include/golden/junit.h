@@ -33,6 +33,19 @@ GOLDEN_API int golden_junit_write_suite(const char *path, bool force, const gold
 /* The same with the suite's time and timestamp taken from the configured run clock. */
 GOLDEN_API int golden_junit_write(const char *path, bool force, const char *suite_name,
                        const golden_junit_case *cases, size_t n, golden_error *err);
+/* One suite of a several-suite report. */
+typedef struct {
+    const char *name;
+    const golden_junit_case *cases;
+    size_t n;
+    double seconds;  /* the suite's wall time; the sum of its cases when larger */
+} golden_junit_suites_part;
+/* One <testsuites> named `name` holding one <testsuite> per part, in order (timestamp and
+ * hostname on each; <testsuites> carries the configured run clock's time, or the sum of the
+ * suites when larger). */
+GOLDEN_API int golden_junit_write_suites(const char *path, bool force, const char *name,
+                                         const golden_junit_suites_part *parts, size_t nparts,
+                                         golden_error *err);
 /* XML-escape s into a newly allocated string (drops control characters XML 1.0 forbids and
  * replaces invalid UTF-8 by U+FFFD). */
 GOLDEN_API char *golden_xml_escape(const char *s);

@@ -1,0 +1,273 @@
+/* Step 8: the section 7 summary recomputed from the delivered raw data (the delivered summary
+ * must follow from it, never the other way round), and the section 17 decision from it, the
+ * accuracy step and the fault log, in a section 3 experiment folder assembled from the
+ * hand-off. acc_assemble copies that folder to -o. */
+#include "accept/accept_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "golden/gate.h"
+
+static bool exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static int assemble_inputs(acc_ctx *c);
+
+/* The delivered files the decision reads, at their section 3 places (the whole folder, so that
+ * the decision is taken on a folder every rule of manifest-verify can check). */
+static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
+{
+    char p[PATH_MAX], to[PATH_MAX + 64];
+    *ready = false;
+    snprintf(to, sizeof to, "%s/hypothesis.yaml", c->work);
+    if (acc_copy(c->o->hypothesis, to, c->err) != 0)
+        return -1;
+    const char *raw = acc_role_path(c, "performance", "raw", "calculet-raw-request/v1", p,
+                                    sizeof p);
+    if (!raw || !exists(raw))
+        return acc_fail(s, c->err, "handoff-missing", "handoff.json",
+                        "item performance lists no usable calculet-raw-request/v1 raw data");
+    snprintf(to, sizeof to, "%s/performance/raw-requests.jsonl", c->work);
+    if (acc_copy(raw, to, c->err) != 0)
+        return -1;
+    const char *faults = acc_role_path(c, "error_path", "faults", "calculet-fault/v1", p,
+                                       sizeof p);
+    if (faults && exists(faults)) {
+        snprintf(to, sizeof to, "%s/stability/faults.jsonl", c->work);
+        if (acc_copy(faults, to, c->err) != 0)
+            return -1;
+    }
+    /* the delivered trace is the decision's device trace when it has exp-gate's columns */
+    const char *trace = acc_role_path(c, "trace", "trace", NULL, p, sizeof p);
+    if (trace && exists(trace) && strstr(trace, ".csv")) {
+        FILE *f = fopen(trace, "r");
+        char head[1024] = "";
+        if (f) {
+            if (!fgets(head, sizeof head, f))
+                head[0] = '\0';
+            fclose(f);
+        }
+        bool cols = strstr(head, "side") && strstr(head, "chip") && strstr(head, "family") &&
+                    strstr(head, "start_cycle") && strstr(head, "end_cycle");
+        snprintf(to, sizeof to, "%s/performance/raw-device-trace.csv", c->work);
+        if (cols && acc_copy(trace, to, c->err) != 0)
+            return -1;
+        if (!cols)
+            acc_note(s, "the delivered trace lacks exp-gate's device-trace columns (side, chip, "
+                     "family, start_cycle, end_cycle): not used by the decision");
+    }
+    if (assemble_inputs(c) != 0)
+        return -1;
+    snprintf(to, sizeof to, "%s/accuracy/result.json", c->work);
+    if (!exists(to)) {
+        s->verdict = GOLDEN_STEP_SKIPPED;
+        snprintf(s->why, sizeof s->why, "no accuracy result: step 3 could not compare the "
+                 "goldens, so no decision is made");
+        return 0;
+    }
+    *ready = true;
+    return 0;
+}
+
+int acc_step_performance(acc_ctx *c, golden_accept_step *s)
+{
+    bool ready = false;
+    if (stage(c, s, &ready) != 0)
+        return -1;
+    if (!ready)
+        return 0;
+    golden_gate_opts go;
+    golden_gate_opts_init(&go);
+    go.threads = c->o->threads;
+    json_t *computed = NULL;
+    golden_error e;
+    golden_error_clear(&e);
+    if (golden_gate_summarize(c->work, &go, &computed, &e) != 0) {
+        if (e.code == GOLDEN_ENOMEM) {
+            *c->err = e;
+            return -1;
+        }
+        return acc_fail(s, c->err, "summary", e.where[0] ? e.where : "raw-requests.jsonl",
+                        "the raw data cannot be summarised: %s", e.what);
+    }
+    char sp[PATH_MAX];
+    const char *stored = acc_role_path(c, "performance", "summary", NULL, sp, sizeof sp);
+    int rc = 0;
+    if (stored) {
+        golden_doc *d = NULL;
+        golden_error_clear(&e);
+        if (golden_doc_load_file(stored, &d, &e) != 0) {
+            rc = acc_fail(s, c->err, "summary-follows", stored, "does not parse: %s", e.what);
+        } else {
+            size_t before = s->findings.errors;
+            if (golden_gate_compare(golden_doc_root(d), computed, stored, &s->findings,
+                                    c->err) != 0)
+                rc = -1;
+            else if (s->findings.errors == before)
+                acc_note(s, "the delivered summary follows from the delivered raw data");
+        }
+        golden_doc_free(d);
+    } else {
+        acc_note(s, "no summary delivered: computed from the raw data");
+    }
+    json_decref(computed);
+    if (rc)
+        return rc;
+    golden_gate_label label;
+    golden_error_clear(&e);
+    if (golden_gate_decide(c->work, &go, &c->r->decision, &label, &e) != 0) {
+        if (e.code == GOLDEN_ENOMEM) {
+            *c->err = e;
+            return -1;
+        }
+        return acc_fail(s, c->err, "decision", e.where[0] ? e.where : c->work,
+                        "no section 17 decision: %s", e.what);
+    }
+    snprintf(c->r->decision_label, sizeof c->r->decision_label, "%s",
+             golden_gate_label_name(label));
+    const char *rule = json_string_value(json_object_get(c->r->decision, "rule"));
+    char dp[PATH_MAX + 32];
+    snprintf(dp, sizeof dp, "%s/decision.json", c->work);
+    if (acc_write_json(dp, c->r->decision, c->err) != 0)
+        return -1;
+    json_array_append_new(s->reports, json_string("decision.json"));
+    s->report = json_incref(c->r->decision);
+    /* the correctness rule fires on the accuracy and error-path steps' evidence: theirs to fail */
+    if (label == GOLDEN_GATE_SOAK_24H || (rule && strcmp(rule, "correctness") == 0)) {
+        acc_note(s, "section 17 decision: %s (rule %s)", c->r->decision_label,
+                 rule ? rule : "?");
+        return 0;
+    }
+    const char *why = NULL;
+    json_t *rules = json_object_get(c->r->decision, "rules");
+    size_t i;
+    json_t *x;
+    json_array_foreach(rules, i, x)
+        if (json_is_true(json_object_get(x, "fired")))
+            why = json_string_value(json_object_get(x, "reason"));
+    return acc_fail(s, c->err, "decision", "decision.json", "section 17 decision %s (rule %s): %s",
+                    c->r->decision_label, rule ? rule : "none", why ? why : "");
+}
+
+static int copy_tree(const char *from, const char *to, bool force, golden_error *err);
+
+/* Copy a delivered file named by the index (relative path rel) to the folder's rel2. */
+static int put(acc_ctx *c, const char *rel, const char *rel2)
+{
+    if (!rel || !rel2 || strstr(rel, "..") || strstr(rel2, "..") || rel[0] == '/' ||
+        rel2[0] == '/')
+        return 0;
+    char from[PATH_MAX], to[PATH_MAX + 64];
+    snprintf(from, sizeof from, "%s/%s", c->o->handoff, rel);
+    snprintf(to, sizeof to, "%s/%s", c->work, rel2);
+    return exists(from) ? acc_copy(from, to, c->err) : 0;
+}
+
+/* The section 3 places of the compile manifests (with the calbin and log each names at its
+ * own path) and of the input manifest (its token files under inputs/, as it names them). */
+static int assemble_inputs(acc_ctx *c)
+{
+    static const char *const roles[2] = {"baseline", "candidate"};
+    char p[PATH_MAX];
+    for (int k = 0; k < 2; k++) {
+        const char *m = acc_role_path(c, "compile", roles[k], "calculet-calbin-manifest/v1", p,
+                                      sizeof p);
+        golden_doc *d = NULL;
+        golden_error e;
+        golden_error_clear(&e);
+        if (!m || golden_doc_load_file(m, &d, &e) != 0) {
+            golden_doc_free(d);
+            continue;
+        }
+        char to[PATH_MAX + 64];
+        snprintf(to, sizeof to, "%s/%s/manifest.json", c->work, roles[k]);
+        json_t *r = golden_doc_root(d);
+        const char *cal = json_string_value(json_object_get(json_object_get(r, "calbin"), "path"));
+        const char *log = json_string_value(
+            json_object_get(json_object_get(json_object_get(r, "compile"), "log"), "path"));
+        int rc = acc_copy(m, to, c->err);
+        rc = rc ? rc : put(c, cal, cal);
+        rc = rc ? rc : put(c, log, log);
+        golden_doc_free(d);
+        if (rc)
+            return -1;
+    }
+    const char *im = acc_role_path(c, "goldens", "input_manifest", NULL, p, sizeof p);
+    if (!im)
+        return 0;
+    char to[PATH_MAX + 64];
+    snprintf(to, sizeof to, "%s/golden/input-manifest.jsonl", c->work);
+    if (acc_copy(im, to, c->err) != 0)
+        return -1;
+    char dir[PATH_MAX], inputs[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s", im);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(inputs, sizeof inputs, "%s/inputs", dir);
+    snprintf(to, sizeof to, "%s/inputs", c->work);
+    return exists(inputs) ? copy_tree(inputs, to, false, c->err) : 0;
+}
+
+int acc_assemble(acc_ctx *c)
+{
+    struct stat st;
+    if (stat(c->o->experiment_out, &st) == 0 && !c->o->force)
+        return golden_fail_what(c->err, GOLDEN_EEXISTS, c->o->experiment_out,
+                                "exists (use --force to replace its files)");
+    if (c->r->decision && golden_gate_decision_write(c->work, c->r->decision, true, c->err) != 0)
+        return -1;
+    /* sealed when every rule of the experiment check passes (SHA256SUMS over every asset) */
+    golden_experiment_opts eo;
+    memset(&eo, 0, sizeof eo);
+    eo.threads = c->o->threads;
+    eo.seal = true;
+    golden_findings f;
+    golden_findings_init(&f);
+    int rc = golden_experiment_check(c->work, &eo, &f, c->err);
+    bool sealed = f.sealed;
+    size_t errors = f.errors;
+    golden_findings_free(&f);
+    if (rc != 0)
+        return -1;
+    if (copy_tree(c->work, c->o->experiment_out, c->o->force, c->err) != 0)
+        return -1;
+    snprintf(c->r->experiment_state, sizeof c->r->experiment_state, "%s",
+             sealed ? "sealed" : errors ? "not sealed: manifest-verify finds errors"
+                                        : "not sealed");
+    return 0;
+}
+
+#include <dirent.h>
+static int copy_tree(const char *from, const char *to, bool force, golden_error *err)
+{
+    (void)force;
+    if (acc_mkdirs(to, err) != 0)
+        return -1;
+    DIR *d = opendir(from);
+    if (!d)
+        return golden_fail_what(err, golden_code_from_errno(errno), from, "cannot read: %s",
+                                strerror(errno));
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char a[PATH_MAX], b[PATH_MAX];
+        snprintf(a, sizeof a, "%s/%s", from, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", to, e->d_name);
+        struct stat st;
+        if (lstat(a, &st) != 0)
+            continue;
+        rc = S_ISDIR(st.st_mode) ? copy_tree(a, b, force, err) : acc_copy(a, b, err);
+    }
+    closedir(d);
+    return rc;
+}

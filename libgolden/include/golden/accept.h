@@ -1,0 +1,71 @@
+/* golden-accept as a library: a vendor hand-off (handbook section 18) accepted or rejected on
+ * its delivered evidence, by composing the other checks in order: the hand-off check of
+ * manifest-verify, the compile manifests against the team's hypothesis, golden-diff's engine,
+ * dag-check, the trace, the limits, the fault log and exp-gate's section 17 decision.
+ * See docs/golden-accept.md for every choice made here. */
+#ifndef GOLDEN_ACCEPT_H
+#define GOLDEN_ACCEPT_H
+#include "golden/api.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+#include "golden/error.h"
+#include "golden/experiment.h"
+
+#define GOLDEN_SCHEMA_ACCEPT_REPORT "calculet-accept-report/v1"
+#define GOLDEN_ACCEPT_STEPS 8
+
+#define GOLDEN_ACCEPT_OPTS_VERSION 1
+typedef struct {
+    unsigned version;           /* GOLDEN_ACCEPT_OPTS_VERSION */
+    const char *handoff;        /* the delivered folder (handoff.json) */
+    const char *golden;         /* the team's reference golden (required) */
+    const char *baseline;       /* the team's production golden: three-way accuracy; may be NULL */
+    const char *policy;         /* the team's golden-diff policy; NULL = the built-in one */
+    const char *hypothesis;     /* the team's calculet-op-experiment/v1 document (required) */
+    const char *experiment_out; /* assemble the section 3 experiment folder here; may be NULL */
+    bool force;                 /* experiment_out may replace an existing folder's files */
+    int threads;                /* 0 = every core */
+} golden_accept_opts;
+
+typedef enum { GOLDEN_STEP_PASS, GOLDEN_STEP_FAIL, GOLDEN_STEP_SKIPPED } golden_step_verdict;
+GOLDEN_API const char *golden_step_verdict_name(golden_step_verdict v);
+
+typedef struct {
+    const char *name;           /* "integrity", "compile", "accuracy", ... */
+    golden_step_verdict verdict;
+    char why[1024];             /* the first failure, or why the step was skipped; "" = pass */
+    golden_findings findings;   /* what the step found (errors fail it) */
+    json_t *notes;              /* array of strings: what passed and how much was checked */
+    json_t *reports;            /* array of strings: paths of the step's own reports (-o) */
+    json_t *report;             /* the step's own report document, or NULL */
+    double seconds;             /* wall time of the step */
+} golden_accept_step;
+
+typedef struct {
+    char verdict[32];           /* accepted, incomplete, reject, experiment_only, investigate,
+                                   no_merge */
+    char reason[1200];
+    bool accepted;
+    char decision_label[32];    /* section 17 label, "" when no decision was made */
+    golden_accept_step steps[GOLDEN_ACCEPT_STEPS];
+    json_t *decision;           /* the calculet-decision/v1 document, or NULL */
+    char *handoff, *golden, *baseline, *policy, *hypothesis, *experiment;
+    char experiment_state[64];  /* -o: "sealed", or why not; "" without -o */
+} golden_accept_result;
+
+/* Run every step on the delivery. 0 with *out set whatever the verdict (a missing or malformed
+ * delivery is a verdict: incomplete); -1 when the team's own inputs (golden, baseline, policy,
+ * hypothesis) cannot be read, or on an I/O or memory error. */
+GOLDEN_API int golden_accept_run(const golden_accept_opts *opts, golden_accept_result **out,
+                                 golden_error *err);
+GOLDEN_API void golden_accept_free(golden_accept_result *r);
+
+/* The calculet-accept-report/v1 document; NULL on ENOMEM. */
+GOLDEN_API json_t *golden_accept_to_json(const golden_accept_result *r);
+/* JUnit: one test suite per step: a failing step one failed case per finding, a passing step
+ * one passing case, a skipped step one skipped case. */
+GOLDEN_API int golden_accept_junit(const golden_accept_result *r, const char *path, bool force,
+                                   golden_error *err);
+
+#endif

@@ -1,0 +1,142 @@
+/* golden-accept: a vendor hand-off (handbook section 18) accepted or rejected in one command on
+ * its delivered evidence. Parses, calls libgolden's golden_accept_run, prints, exits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cli.h"
+#include "golden/accept.h"
+#include "golden/report.h"
+
+#define TOOL "golden-accept"
+
+enum { O_GOLDEN = CLI_TOOL_ID, O_BASELINE, O_POLICY, O_HYPOTHESIS, O_OUT };
+
+static const cli_option options[] = {
+    {0, 0, NULL, NULL, "The team's side:", 0},
+    {O_GOLDEN, 'g', "golden", "REF.h5", "the team's reference golden (required)", CLI_INPUT},
+    {O_BASELINE, 'b', "baseline", "PROD.h5", "the production golden: three-way accuracy",
+     CLI_INPUT},
+    {O_POLICY, 'p', "policy", "TEAM.yaml", "the team's golden-diff policy (default: the built-in\n"
+     "one)", CLI_INPUT},
+    {O_HYPOTHESIS, 0, "hypothesis", "H.yaml", "the team's calculet-op-experiment/v1 hypothesis\n"
+     "(required: the compile step and the section 17 decision)", CLI_INPUT},
+    {0, 0, NULL, NULL, "Outputs:", 0},
+    {O_OUT, 'o', "output", "EXPERIMENT_DIR", "assemble the section 3 experiment folder here\n"
+     "(hypothesis, logs, accuracy, raw data, faults, decision)", 0},
+    {0, 0, NULL, NULL, NULL, 0},
+};
+
+static const cli_spec spec = {
+    .name = TOOL,
+    .synopsis = "HANDOFF_DIR --golden REF.h5 --hypothesis H.yaml [--baseline PROD.h5]\n"
+                "[--policy TEAM.yaml] [-o EXPERIMENT_DIR] [--json F] [--junit F]",
+    .about = "Accepts or rejects a vendor hand-off on its delivered evidence, in eight steps:\n"
+             "integrity, compile, accuracy, graph, trace, limits, error path, performance.",
+    .options = options,
+    .json_help = "calculet-accept-report/v1 JSON (- = stdout, no summary then)",
+    .junit_help = "JUnit XML, one test suite per step (- = stdout)",
+    .exit_status = "0 accepted (section 17: soak_24h), 1 not accepted (the verdict word says\n"
+                   "why: incomplete, reject, investigate, experiment_only, no_merge), 2 could\n"
+                   "not check (bad usage, the team's own inputs unreadable).",
+    .args_are_inputs = false,
+};
+
+static void print_human(FILE *f, const golden_accept_result *r)
+{
+    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
+        const golden_accept_step *s = &r->steps[i];
+        fprintf(f, "%-7s %d %-12s", s->verdict == GOLDEN_STEP_PASS   ? "pass"
+                                    : s->verdict == GOLDEN_STEP_FAIL ? "FAIL"
+                                                                     : "skipped",
+                i + 1, s->name);
+        if (s->verdict == GOLDEN_STEP_SKIPPED) {
+            fprintf(f, " %s\n", s->why);
+            continue;
+        }
+        size_t nn = json_array_size(s->notes);
+        if (s->verdict == GOLDEN_STEP_FAIL)
+            fprintf(f, " %zu finding(s)\n", s->findings.errors);
+        else
+            fprintf(f, " %s\n", nn ? json_string_value(json_array_get(s->notes, nn - 1)) : "");
+        size_t shown = 0;
+        for (size_t k = 0; k < s->findings.count && shown < 4; k++, shown++) {
+            char where[1600];
+            golden_finding_where(&s->findings.items[k], where, sizeof where);
+            fprintf(f, "          %s: %s\n", where, s->findings.items[k].message);
+        }
+        if (s->findings.count > shown)
+            fprintf(f, "          ... and %zu more\n", s->findings.count - shown);
+    }
+    fprintf(f, "%s: %s\n", r->verdict, r->reason);
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    if (cli_init(&c, &spec, argc, argv) != 0)
+        return cli_exit(&c, 2);
+    golden_accept_opts o;
+    memset(&o, 0, sizeof o);
+    o.version = GOLDEN_ACCEPT_OPTS_VERSION;
+    const char *v;
+    int id;
+    while ((id = cli_next(&c, &v)) > 0) {
+        switch (id) {
+        case O_GOLDEN: o.golden = v; break;
+        case O_BASELINE: o.baseline = v; break;
+        case O_POLICY: o.policy = v; break;
+        case O_HYPOTHESIS: o.hypothesis = v; break;
+        case O_OUT: o.experiment_out = v; break;
+        default: break;
+        }
+    }
+    if (id == CLI_EXIT)
+        return cli_exit(&c, c.status);
+    if (c.nargs != 1)
+        return cli_exit(&c, cli_usage(&c, "expected one folder: HANDOFF_DIR"));
+    if (!o.golden)
+        return cli_exit(&c, cli_usage(&c, "--golden REF.h5 is required"));
+    if (!o.hypothesis)
+        return cli_exit(&c, cli_usage(&c, "--hypothesis H.yaml is required"));
+    if (cli_add_input(&c, c.args[0]) != 0 || cli_outputs_ok(&c) != 0)
+        return cli_exit(&c, 2);
+    /* -o is checked before the long work, like every other output */
+    if (o.experiment_out && !c.force && access(o.experiment_out, F_OK) == 0) {
+        golden_error e;
+        golden_error_clear(&e);
+        golden_fail_what(&e, GOLDEN_EEXISTS, o.experiment_out,
+                         "exists (use --force to replace its files)");
+        return cli_exit(&c, cli_fail(&c, &e));
+    }
+    o.handoff = c.args[0];
+    o.force = c.force;
+    o.threads = c.threads ? c.threads : golden_threads();
+    golden_error err;
+    golden_error_clear(&err);
+    golden_accept_result *r = NULL;
+    int status;
+    if (golden_accept_run(&o, &r, &err) != 0)
+        return cli_exit(&c, cli_fail(&c, &err));
+    if (c.json) {
+        json_t *doc = golden_accept_to_json(r);
+        int rc = doc ? golden_json_write(c.json, doc, c.force, &err)
+                     : golden_fail_what(&err, GOLDEN_ENOMEM, c.json, "out of memory");
+        json_decref(doc);
+        if (rc != 0) {
+            golden_accept_free(r);
+            return cli_exit(&c, cli_fail(&c, &err));
+        }
+    }
+    if (c.junit && golden_accept_junit(r, c.junit, c.force, &err) != 0) {
+        golden_accept_free(r);
+        return cli_exit(&c, cli_fail(&c, &err));
+    }
+    FILE *human = cli_human(&c);
+    if (human)
+        print_human(human, r);
+    status = r->accepted ? 0 : 1;
+    golden_accept_free(r);
+    return cli_exit(&c, status);
+}
