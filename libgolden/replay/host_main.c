@@ -167,8 +167,19 @@ static int do_call(int argc, char **argv, replay_host_shm *s)
     case REPLAY_OP_PREFILL:
         if (s->n > REPLAY_HOST_DATA / 4)
             return snprintf(H.msg, REPLAY_HOST_MSG, "prefill beyond the channel"), 1;
-        return H.vt->prefill(H.self, s->lane, s->pos, (const int32_t *)(void *)H.data,
-                             (size_t)s->n, H.msg, REPLAY_HOST_MSG);
+    {
+        /* the tokens leave the channel first: taps sent back during the call reuse it, and a
+         * backend that reads its tokens as it goes (chunk=1) would read tap data */
+        size_t bytes = (size_t)s->n * sizeof(int32_t);
+        int32_t *tokens = malloc(bytes ? bytes : 1);
+        if (!tokens)
+            return snprintf(H.msg, REPLAY_HOST_MSG, "out of memory for the tokens"), 1;
+        memcpy(tokens, H.data, bytes);
+        int rc = H.vt->prefill(H.self, s->lane, s->pos, tokens, (size_t)s->n, H.msg,
+                               REPLAY_HOST_MSG);
+        free(tokens);
+        return rc;
+    }
     case REPLAY_OP_DECODE: return H.vt->decode(H.self, s->lane, s->token, H.msg, REPLAY_HOST_MSG);
     case REPLAY_OP_LOGITS: return do_logits(s);
     case REPLAY_OP_TRUNCATE:

@@ -84,21 +84,55 @@ void diff_cols_merge(golden_diff_job *j, const long double *part)
     }
 }
 
+static int cmp_ld(const void *a, const void *b)
+{
+    long double x = *(const long double *)a, y = *(const long double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A quarter of the median column energy (half the median column norm): the floor under a
+ * column's reference norm. A channel that carries almost nothing gets compute noise of the
+ * size the whole layer's inputs give, so its own norm would turn a correct bf16 candidate's
+ * noise into a large "relative" error; measured against the layer's typical channel it is
+ * still judged, and a dead or rescaled channel of ordinary size is caught as before. 0 when
+ * the median cannot be taken. */
+static long double energy_floor(const long double *s, uint64_t cols)
+{
+    long double *e = malloc((cols ? cols : 1) * sizeof *e);
+    if (!e)
+        return 0;
+    uint64_t n = 0;
+    for (uint64_t k = 0; k < cols; k++)
+        if (s[k * COL_SUMS + 1] > 0)
+            e[n++] = s[k * COL_SUMS + 1];
+    long double f = 0;
+    if (n) {
+        qsort(e, n, sizeof *e, cmp_ld);
+        f = (n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2) / 4;
+    }
+    free(e);
+    return f;
+}
+
 /* One side's per-column cosine and rel_err (NaN: a zero reference column whose candidate is
- * within atol, left out as rows are); the worst of each into the tensor. */
+ * within atol, left out as rows are; a column under the energy floor is judged by its error
+ * against the floor, and its cosine, all noise, is left out); the worst of each into the
+ * tensor. */
 static void finish_side(const long double *s, uint64_t cols, double atol, double *cos,
                         double *rel)
 {
+    long double floor = energy_floor(s, cols);
     for (uint64_t k = 0; k < cols; k++) {
         const long double *c = s + k * COL_SUMS;
-        if (c[1] == 0) {
+        if (c[1] == 0 && !(floor > 0 && c[4] > atol)) {
             bool idle = c[4] <= atol;
             cos[k] = idle ? NAN : 0.0;
             rel[k] = idle ? NAN : INFINITY;
             continue;
         }
-        cos[k] = c[2] == 0 ? 0.0 : (double)(c[0] / (sqrtl(c[1]) * sqrtl(c[2])));
-        rel[k] = (double)sqrtl(c[3] / c[1]);
+        bool small = c[1] < floor;
+        cos[k] = small ? NAN : c[2] == 0 ? 0.0 : (double)(c[0] / (sqrtl(c[1]) * sqrtl(c[2])));
+        rel[k] = (double)sqrtl(c[3] / (small ? floor : c[1]));
     }
 }
 
@@ -156,14 +190,16 @@ int diff_cols_finish(golden_diff_job *j)
     t->max_col_rel_err = NAN;
     t->cols_judged = 0;
     for (uint64_t k = 0; k < cols; k++) {
-        if (isnan(t->col_cos[k]))
+        /* a column under the energy floor has a rel_err but no cosine */
+        if (isnan(t->col_rel[k]))
             continue;
-        bool first = t->cols_judged++ == 0;
-        if (first || t->col_cos[k] < t->min_col_cosine) {
+        t->cols_judged++;
+        if (!isnan(t->col_cos[k]) &&
+            (isnan(t->min_col_cosine) || t->col_cos[k] < t->min_col_cosine)) {
             t->min_col_cosine = t->col_cos[k];
             t->min_col_cosine_col = k;
         }
-        if (first || t->col_rel[k] > t->max_col_rel_err) {
+        if (isnan(t->max_col_rel_err) || t->col_rel[k] > t->max_col_rel_err) {
             t->max_col_rel_err = t->col_rel[k];
             t->max_col_rel_err_col = k;
         }

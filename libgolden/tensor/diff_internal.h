@@ -54,7 +54,7 @@ int lg_diff_judge(golden_diff_tensor *t);
 /* Channel axis (diff_cols.c): columns are judged when a layer-tier tensor has rows of 2 to
  * DIFF_COL_MAX channels and at least DIFF_COL_MIN_ROWS rows (fewer: a column's error is a
  * handful of elements, already judged by the element and row checks). */
-#define DIFF_COL_MIN_ROWS 16
+#define DIFF_COL_MIN_ROWS 64
 #define DIFF_COL_MAX (UINT64_C(1) << 20)
 /* Rows of the probability check (row sums kept per row) at most. */
 #define DIFF_PROB_MAX_ROWS (UINT64_C(1) << 24)

@@ -346,11 +346,11 @@ for v in ref dead scaled base bf16; do
     make-golden "col-$v.h5" "layers/0/out:f32:64x4096:file=col.$v.raw" || echo "not ok make-col-$v"
 done
 expect_exit column-dead-fails 1 golden-diff --json col.json col-ref.h5 col-dead.h5
-expect_grep column-dead-reason 'min column cosine 0 < 0\.999 \(1 of 4096 columns, channels of the last axis over 64 rows; first column 17, worst 17\)' out.txt
+expect_grep column-dead-reason 'min column cosine 0 < 0\.99829[0-9]* \(1 of 4096 columns, channels of the last axis over 64 rows; first column 17, worst 17\)' out.txt
 flat col.json > col.json.flat
 expect_grep column-dead-json '"columns":4096,"columns_judged":4096,"min_column_cosine":0\.0,"min_column_cosine_column":17' col.json.flat
 expect_exit column-scale-fails 1 golden-diff col-ref.h5 col-scaled.h5
-expect_grep column-scale-reason 'max column rel_err \|\|c_j - r_j\|\| / \|\|r_j\|\| 1 > 0\.02 \(1 of 4096 columns over 64 rows; first column 2000, worst 2000\)' out.txt
+expect_grep column-scale-reason 'max column rel_err \|\|c_j - r_j\|\| / \|\|r_j\|\| 1 > 0\.03414[0-9]* \(1 of 4096 columns over 64 rows; first column 2000, worst 2000\)' out.txt
 expect_exit column-bf16-passes 0 golden-diff col-ref.h5 col-bf16.h5
 expect_exit column-shared-excused 0 golden-diff --baseline col-base.h5 col-ref.h5 col-dead.h5
 expect_grep column-shared-note 'min column cosine .*; excused: the baseline fails every such column too' out.txt
