@@ -31,7 +31,7 @@ static int run(const char *opt, const char *checks, char *got, size_t n, golden_
     make_tiny();
     const char *opts[1] = {opt};
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, opt ? 1 : 0, opts, 1,
-                             checks, 0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0};
+                             checks, 0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, false};
     golden_conform_report rep;
     golden_error err;
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
@@ -109,7 +109,7 @@ static void test_findings(void)
     golden_conform_report_free(&rep);
     golden_error err;
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, 0, NULL, 1, "router,nope",
-                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0};
+                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, false};
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "nope"));
 }
