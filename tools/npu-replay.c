@@ -81,7 +81,7 @@ static const cli_option run_options[] = {
 static const cli_option conform_options[] = {
     BACKEND_ROWS,
     {O_CHECKS, 0, "checks", "LIST", "comma-separated: causal-mask,kv-positions,kv-lanes,\n"
-     "kv-tail,kv-reset,rejection,router,sampling-topk,\nkv-growth (default all)", 0},
+     "kv-tail,kv-reset,rejection,router,taps,determinism,\nsampling-topk,kv-growth (default all)", 0},
     {O_MAXCTX, 0, "max-context", "N", "longest context the checks use (default the limit)", 0},
     {O_TOL, 0, "tolerance", "X", "logits/tap tolerance (default 0: bitwise)", 0},
     {O_RTOL, 0, "router-tol", "X", "router weight tolerance (default 1e-5; 2^-7 bf16)", 0},
