@@ -89,7 +89,7 @@ static const cli_option conform_options[] = {
      "min_p, repeat_penalty, repeat_last_n, n_probs, steps", 0},
     {O_SEED, 0, "seed", "S", "seed of the generated requests and random positions\n(default 0)", 0},
     {O_BUDGET, 0, "budget", "S", "seconds each position check spends on seeded random\n"
-     "positions past the boundary set (default 2; 0 none)", 0},
+     "positions past the boundary set (default 1; 0 none)", 0},
     {O_NONDET, 0, "nondeterministic-ok", "TOL", "determinism: allow |a-b| <= TOL between two\n"
      "opens (default: bitwise)", 0},
     {O_FAULTS, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl) for\n"

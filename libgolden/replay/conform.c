@@ -405,12 +405,6 @@ static int retest(cf_ctx *c)
     return replay_fault_retest(c->b, t, 8);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Whether name is in the comma-separated list (NULL = all). */
 static bool selected(const char *list, const char *name)
@@ -456,7 +450,7 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
     memset(&oo, 0, sizeof oo);
     memcpy(&oo, given, given->version == 1 ? offsetof(golden_conform_opts, budget) : sizeof oo);
     if (oo.budget == 0)
-        oo.budget = 2;
+        oo.budget = 1;
     if (!(oo.nondet_tol >= 0) || !(oo.budget == oo.budget))
         return golden_fail_what(err, GOLDEN_EINVAL, "conform", "a negative or NaN tolerance or budget");
     const golden_conform_opts *o = &oo;
@@ -482,7 +476,7 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
         c.o = o;
         c.chk = k;
         c.rng = o->seed ^ (0x5bd1e995ull * (i + 1));
-        double t0 = now_s();
+        double t0 = cf_now();
         if (cf_open(&c, NULL) == 0)
             fn(&c);
         if (c.tap_oom && k->status != GOLDEN_CONFORM_ERROR)
@@ -496,7 +490,7 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
         }
         cf_close(&c);
         free(c.taps);
-        k->seconds = now_s() - t0;
+        k->seconds = cf_now() - t0;
     }
     return 0;
 }

@@ -96,7 +96,8 @@ expect_exit "bad --sampling exits 2" 2 npu-replay conform --model m --sampling t
 # stability/faults.jsonl: a backend whose decode fails at position 17 (the test plug-in)
 PLUGIN="$GOLDEN_BUILD/tests/lib/test-backend.so"
 expect_exit "a failing backend call: exit 2" 2 npu-replay conform --model m --backend "$PLUGIN" --backend-opt fail_at=17 --checks kv-positions,rejection --faults faults.jsonl --side baseline
-expect_lines "one fault line (kv-positions; rejection passes)" 1 faults.jsonl
+expect_lines "two fault lines (kv-positions, and rejection's decode into the last position)" 2 faults.jsonl
+expect_grep "rejection's fault line" '"case_id":"rejection","kind":"device_error"' faults.jsonl
 expect_grep "calculet-fault/v1 with the retest after reset" '"schema":"calculet-fault/v1".*"side":"baseline","case_id":"kv-positions","kind":"device_error".*"recovered":true,"retest_after_reset":"passed"' faults.jsonl
 if [ -n "$PYTHON" ]; then
     expect_exit "fault lines carry exactly the schema's fields" 0 "$PYTHON" -c '
