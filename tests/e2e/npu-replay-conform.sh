@@ -8,7 +8,8 @@ expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 11 -o
 t0=$(date +%s)
 expect_exit "clean backend passes" 0 npu-replay conform --model m -j1 --json clean.json --junit clean.xml
 t1=$(date +%s)
-if [ $((t1 - t0)) -lt 30 ]; then ok "the default suite took $((t1 - t0)) s (< 30)"; else
+if [ "${GOLDEN_SAN:-}" = 1 ]; then ok "the default suite took $((t1 - t0)) s # skip: the 30 s bound is for the plain build"
+elif [ $((t1 - t0)) -lt 30 ]; then ok "the default suite took $((t1 - t0)) s (< 30)"; else
     notok "the default suite took $((t1 - t0)) s (< 30)"; fi
 expect_grep "clean: the table lists every check" '^router +pass' out.txt
 expect_grep "clean: JSON verdict pass" '"verdict": "pass"' clean.json
