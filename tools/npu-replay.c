@@ -26,7 +26,7 @@ enum {
     O_RUNS, O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_HYP,
     O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE,
     O_CHECKS, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_OUTPUT, O_PLACEMENT,
-    O_HTML, O_INPROC, O_CALLTO, O_BMEM, O_BLOG
+    O_HTML, O_INPROC, O_CALLTO, O_BMEM, O_BLOG, O_BUDGET, O_NONDET
 };
 
 /* The rows matrix, run and conform share (a macro: each table is one array). */
@@ -94,13 +94,17 @@ static const cli_option run_options[] = {
 static const cli_option conform_options[] = {
     BACKEND_ROWS,
     {O_CHECKS, 0, "checks", "LIST", "comma-separated: causal-mask,kv-positions,kv-lanes,\n"
-     "kv-tail,kv-reset,rejection,router,sampling-topk,\nkv-growth (default all)", 0},
+     "kv-tail,kv-reset,rejection,router,taps,determinism,\nsampling-topk,kv-growth (default all)", 0},
     {O_MAXCTX, 0, "max-context", "N", "longest context the checks use (default the limit)", 0},
     {O_TOL, 0, "tolerance", "X", "logits/tap tolerance (default 0: bitwise)", 0},
     {O_RTOL, 0, "router-tol", "X", "router weight tolerance (default 1e-5; 2^-7 bf16)", 0},
     {O_SAMPLING, 0, "sampling", "K=V,...", "sampling-topk settings: temp, top_k, top_p,\n"
      "min_p, repeat_penalty, repeat_last_n, n_probs, steps", 0},
-    {O_SEED, 0, "seed", "S", "seed of the generated requests (default 0)", 0},
+    {O_SEED, 0, "seed", "S", "seed of the generated requests and random positions\n(default 0)", 0},
+    {O_BUDGET, 0, "budget", "S", "seconds each position check spends on seeded random\n"
+     "positions past the boundary set (default 1; 0 none)", 0},
+    {O_NONDET, 0, "nondeterministic-ok", "TOL", "determinism: allow |a-b| <= TOL between two\n"
+     "opens (default: bitwise)", 0},
     {O_FAULTS, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl) for\n"
      "failed backend calls, with the retest after reset", CLI_OUTPUT},
     {O_SIDE, 0, "side", "baseline|candidate", "the side --faults names (default candidate)", 0},
@@ -265,7 +269,7 @@ typedef struct {
     size_t n_opts, n_globs;
     long long warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
         near_ties;
-    double margin, tolerance, router_tol;
+    double margin, tolerance, router_tol, budget, nondet; /* budget: -1 = not given */
     long long max_context;
     golden_conform_sampling sampling;
     unsigned long long dense_mask;
@@ -492,7 +496,9 @@ static int cmd_conform(const args *a)
     golden_conform_opts co = {GOLDEN_CONFORM_OPTS_VERSION, a->backend, a->model, a->n_opts, a->opts,
                               a->c->threads, a->checks, a->max_context, a->tolerance,
                               a->router_tol, tmp && *tmp ? tmp : "/tmp", (uint64_t)a->seed,
-                              a->sampling, 0, a->in_process ? NULL : &a->iso};
+                              a->sampling, 0, a->in_process ? NULL : &a->iso,
+                              a->budget == 0 ? -1 : a->budget < 0 ? 0 : a->budget, a->nondet,
+                              false};
     golden_conform_report rep;
     install_stop_handler();
     if (golden_conform_run(&co, &rep, &err))
@@ -639,6 +645,8 @@ static int take_count(args *a, int id, const char *v)
     case O_MAXCTX: return parse_int(c, "--max-context", v, 1, INT32_MAX, &a->max_context);
     case O_TOL: return parse_real(c, "--tolerance", v, &a->tolerance);
     case O_RTOL: return parse_real(c, "--router-tol", v, &a->router_tol);
+    case O_BUDGET: return parse_real(c, "--budget", v, &a->budget);
+    case O_NONDET: return parse_real(c, "--nondeterministic-ok", v, &a->nondet);
     case O_SAMPLING: return parse_sampling(c, v, &a->sampling);
     case O_MARGIN: {
         char *end;
@@ -841,6 +849,7 @@ static int run_command(const command *cmd, int argc, char **argv, const char **o
     args a;
     memset(&a, 0, sizeof a);
     a.warmup = a.runs = -1;
+    a.budget = -1;
     a.opts = opts;
     a.globs = globs;
     a.c = &c;

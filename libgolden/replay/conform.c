@@ -2,6 +2,7 @@
  * findings, and the report as JSON. The checks themselves are in conform_kv.c and conform_router.c. */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +16,21 @@
 typedef struct {
     const char *name;
     int (*run)(cf_ctx *c);
+    int (*fixed)(cf_ctx *c); /* under opts.fixed_points; NULL: the check did not exist then */
 } cf_entry;
 
 static const cf_entry checks[] = {
-    {"causal-mask", cf_check_causal_mask}, {"kv-positions", cf_check_kv_positions},
-    {"kv-lanes", cf_check_kv_lanes},       {"kv-tail", cf_check_kv_tail},
-    {"kv-reset", cf_check_kv_reset},       {"rejection", cf_check_rejection},
-    {"router", cf_check_router},           {"sampling-topk", cf_check_sampling_topk},
-    {"kv-growth", cf_check_kv_growth}};
+    {"causal-mask", cf_check_causal_mask, cf_fixed_causal_mask},
+    {"kv-positions", cf_check_kv_positions, cf_fixed_kv_positions},
+    {"kv-lanes", cf_check_kv_lanes, cf_fixed_kv_lanes},
+    {"kv-tail", cf_check_kv_tail, cf_fixed_kv_tail},
+    {"kv-reset", cf_check_kv_reset, cf_fixed_kv_reset},
+    {"rejection", cf_check_rejection, cf_fixed_rejection},
+    {"router", cf_check_router, cf_check_router},
+    {"taps", cf_check_taps, NULL},
+    {"determinism", cf_check_determinism, NULL},
+    {"sampling-topk", cf_check_sampling_topk, cf_check_sampling_topk},
+    {"kv-growth", cf_check_kv_growth, cf_check_kv_growth}};
 #define N_CHECKS (sizeof checks / sizeof *checks)
 
 const char *const *golden_conform_check_names(void)
@@ -39,7 +47,7 @@ static int on_tap(void *ctx, const char *name, int layer, int dtype, int64_t row
                   const void *data)
 {
     cf_ctx *c = ctx;
-    if (c->tap_filter && !strstr(name, c->tap_filter))
+    if (c->tap_discard || (c->tap_filter && !strstr(name, c->tap_filter)))
         return 0;
     cf_tap *t = (cf_tap *)cf_tap_find(c, name);
     if (t && t->cols != cols)
@@ -96,10 +104,34 @@ int cf_open(cf_ctx *c, const char *model_dir)
     golden_backend_hooks h = {c, on_tap, NULL, 1};
     if (golden_backend_set_hooks(c->b, &h, &c->err))
         return cf_error(c, NULL);
+    c->taps_on = true;
     c->limit = c->info->context_limit;
     if (o->max_context > 0 && o->max_context < c->limit)
         c->limit = o->max_context;
     return 0;
+}
+
+int cf_set_taps(cf_ctx *c, bool on)
+{
+    golden_backend_hooks h = {c, on_tap, NULL, on ? 1 : 0};
+    if (golden_backend_set_hooks(c->b, &h, &c->err))
+        return cf_error(c, NULL);
+    c->taps_on = on;
+    return 0;
+}
+
+int cf_open_ref(cf_ctx *c, cf_ctx *ref)
+{
+    memset(ref, 0, sizeof *ref);
+    ref->o = c->o;
+    ref->chk = c->chk;
+    ref->tap_discard = true;
+    ref->rng = c->rng;
+    if (cf_open(ref, NULL) == 0)
+        return 0;
+    c->err = ref->err;
+    cf_close(ref);
+    return 1;
 }
 
 void cf_close(cf_ctx *c)
@@ -107,6 +139,9 @@ void cf_close(cf_ctx *c)
     golden_backend_close(c->b);
     c->b = NULL;
     cf_taps_clear(c);
+    free(c->taps);
+    c->taps = NULL;
+    c->cap_taps = 0;
 }
 
 void cf_find(cf_ctx *c, const char *kase, const char *fmt, ...)
@@ -139,15 +174,12 @@ int cf_error(cf_ctx *c, const char *what)
     return 1;
 }
 
+static uint64_t next64(cf_ctx *c);
+
 void cf_tokens(cf_ctx *c, int32_t *t, size_t n)
 {
-    for (size_t i = 0; i < n; i++) { /* splitmix64 */
-        uint64_t z = (c->rng += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        t[i] = (int32_t)(z % (uint64_t)c->info->vocab_size);
-    }
+    for (size_t i = 0; i < n; i++) /* splitmix64 */
+        t[i] = (int32_t)(next64(c) % (uint64_t)c->info->vocab_size);
 }
 
 /* A row the backend returned that no check may compare (NaN or +Inf anywhere, or nothing but
@@ -199,10 +231,13 @@ int cf_decode_logits(cf_ctx *c, int lane, int32_t tok, float *dst)
 bool cf_same(const cf_ctx *c, const float *a, const float *b, size_t n, size_t *at, double *maxd)
 {
     bool same = true;
+    double tol = c->o->atol;
+    if (c->cross_open && c->o->nondet_tol > tol)
+        tol = c->o->nondet_tol;
     *maxd = 0;
     for (size_t i = 0; i < n; i++) {
-        bool eq = c->o->atol > 0 ? fabs((double)a[i] - (double)b[i]) <= c->o->atol
-                                 : memcmp(&a[i], &b[i], 4) == 0 && a[i] == a[i];
+        bool eq = tol > 0 ? fabs((double)a[i] - (double)b[i]) <= tol
+                          : memcmp(&a[i], &b[i], 4) == 0 && a[i] == a[i];
         if (eq)
             continue;
         double d = fabs((double)a[i] - (double)b[i]);
@@ -215,6 +250,180 @@ bool cf_same(const cf_ctx *c, const float *a, const float *b, size_t n, size_t *
     return same;
 }
 
+/* Compare logits a (what the check got) with ref, and record a finding on a difference. */
+void cf_cmp_logits(cf_ctx *c, const char *kase, const char *what, const float *a,
+                       const float *ref)
+{
+    size_t at = 0, V = (size_t)c->info->vocab_size;
+    double d;
+    c->chk->comparisons += V;
+    if (!cf_same(c, a, ref, V, &at, &d))
+        cf_find(c, kase, "%s: logits differ, first at vocab entry %zu (%.9g vs %.9g), max |d| %.3g",
+                what, at, (double)a[at], (double)ref[at], d);
+}
+
+/* Taps of the perturbed run against the base run: rows before j must be equal; returns whether
+ * some row j changed. */
+bool cf_cmp_taps(cf_ctx *c, const cf_tap *base, size_t nb, int64_t j, const char *kase)
+{
+    bool changed = false;
+    for (size_t i = 0; i < nb; i++) {
+        const cf_tap *b = &base[i], *x = cf_tap_find(c, b->name);
+        if (!x || x->rows != b->rows) {
+            cf_find(c, kase, "tap %s: %lld rows in the base run, %lld now", b->name,
+                    (long long)b->rows, x ? (long long)x->rows : 0LL);
+            continue;
+        }
+        size_t at = 0, n = (size_t)(j * b->cols);
+        double d;
+        c->chk->comparisons += n;
+        bool same = b->dtype == GOLDEN_BK_I32 ? memcmp(b->data, x->data, n * 4) == 0
+                                              : cf_same(c, x->data, b->data, n, &at, &d);
+        if (!same && b->dtype == GOLDEN_BK_I32)
+            for (at = 0; ((const int32_t *)b->data)[at] == ((const int32_t *)x->data)[at]; at++)
+                d = 0;
+        if (!same)
+            cf_find(c, kase, "%s at position %lld (before j) changed: column %lld, %.9g vs %.9g",
+                    b->name, (long long)(at / (size_t)b->cols), (long long)(at % (size_t)b->cols),
+                    b->dtype == GOLDEN_BK_I32 ? (double)((const int32_t *)x->data)[at]
+                                              : (double)((const float *)x->data)[at],
+                    b->dtype == GOLDEN_BK_I32 ? (double)((const int32_t *)b->data)[at]
+                                              : (double)((const float *)b->data)[at]);
+        if (j < b->rows && memcmp((const char *)b->data + (size_t)(j * b->cols) * 4,
+                                  (const char *)x->data + (size_t)(j * b->cols) * 4,
+                                  (size_t)b->cols * 4) != 0)
+            changed = true;
+    }
+    return changed;
+}
+
+
+void cf_cover(cf_ctx *c, const char *key, int64_t v)
+{
+    if (!c->chk->coverage)
+        c->chk->coverage = json_object();
+    json_t *a = json_object_get(c->chk->coverage, key);
+    if (!a && c->chk->coverage) {
+        a = json_array();
+        json_object_set_new(c->chk->coverage, key, a);
+    }
+    json_array_append_new(a, json_integer(v));
+}
+
+void cf_cover_str(cf_ctx *c, const char *key, const char *v)
+{
+    if (!c->chk->coverage)
+        c->chk->coverage = json_object();
+    json_object_set_new(c->chk->coverage, key, json_string(v));
+}
+
+static void add_pos(int64_t *out, size_t *n, size_t cap, int64_t p, int64_t lim)
+{
+    if (p < 1 || p >= lim || *n >= cap)
+        return;
+    for (size_t i = 0; i < *n; i++)
+        if (out[i] == p)
+            return;
+    size_t i = *n;
+    while (i > 0 && out[i - 1] > p) { /* keep sorted */
+        out[i] = out[i - 1];
+        i--;
+    }
+    out[i] = p;
+    (*n)++;
+}
+
+size_t cf_boundaries(int64_t lim, int64_t *out, size_t cap)
+{
+    size_t n = 0;
+    add_pos(out, &n, cap, 1, lim);
+    add_pos(out, &n, cap, 2, lim);
+    for (int64_t P = 16; P < lim + 1 && P > 0; P *= 2) {
+        if (P == 64 || P == 256)
+            continue; /* the handbook's list: 15-17, 31-33, 127-129, then 511-513 onwards */
+        for (int d = -1; d <= 1; d++)
+            add_pos(out, &n, cap, P + d, lim);
+    }
+    add_pos(out, &n, cap, lim - 1, lim);
+    return n;
+}
+
+/* The lane's length; a host that died is the check's error (1), as for every other call. */
+int cf_length(cf_ctx *c, int lane, int64_t *len)
+{
+    *len = -1;
+    if (replay_backend_length(c->b, lane, len, &c->err))
+        return cf_error(c, NULL), 1;
+    return 0;
+}
+
+double cf_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void cf_budget_start(cf_ctx *c)
+{
+    c->deadline = c->o->budget > 0 && !c->o->fixed_points ? cf_now() + c->o->budget : 0;
+}
+
+bool cf_budget_left(const cf_ctx *c, size_t done)
+{
+    return done < CF_MAX_RANDOM && c->deadline > 0 && cf_now() < c->deadline;
+}
+
+static uint64_t next64(cf_ctx *c)
+{
+    uint64_t z = (c->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int64_t cf_random_position(cf_ctx *c, int64_t lo, int64_t hi, const int64_t *set, size_t n)
+{
+    if (hi - lo <= (int64_t)n)
+        return -1;
+    for (int tries = 0; tries < 64; tries++) {
+        int64_t p = lo + (int64_t)(next64(c) % (uint64_t)(hi - lo));
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = set[i] == p;
+        if (!seen)
+            return p;
+    }
+    return -1;
+}
+
+int cf_lanes(cf_ctx *c, int *out)
+{
+    int n = c->info->num_lanes, m = 0;
+    if (n <= 8) {
+        for (int i = 0; i < n; i++)
+            out[m++] = i;
+        return m;
+    }
+    out[m++] = 0;
+    out[m++] = n - 1;
+    while (m < 8) { /* seeded, distinct, then sorted */
+        int l = 1 + (int)(next64(c) % (uint64_t)(n - 2));
+        bool seen = false;
+        for (int i = 0; i < m; i++)
+            seen |= out[i] == l;
+        if (!seen)
+            out[m++] = l;
+    }
+    for (int i = 1; i < m; i++)
+        for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            int t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return m;
+}
+
 /* After a failed call: the shared retest after reset, on 8 of the check's own tokens. */
 static int retest(cf_ctx *c)
 {
@@ -223,12 +432,6 @@ static int retest(cf_ctx *c)
     return replay_fault_retest(c->b, t, 8);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Whether name is in the comma-separated list (NULL = all). */
 static bool selected(const char *list, const char *name)
@@ -264,11 +467,20 @@ static int check_list(const char *list, golden_error *err)
     return 0;
 }
 
-int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep, golden_error *err)
+int golden_conform_run(const golden_conform_opts *given, golden_conform_report *rep,
+                       golden_error *err)
 {
     memset(rep, 0, sizeof *rep);
-    if (!o || o->version < 1 || o->version > GOLDEN_CONFORM_OPTS_VERSION)
+    if (!given || given->version < 1 || given->version > GOLDEN_CONFORM_OPTS_VERSION)
         return golden_fail_what(err, GOLDEN_EINVAL, "conform", "options of an unknown version");
+    golden_conform_opts oo; /* version 1 ends at kv_elem_bytes: the rest stays 0 */
+    memset(&oo, 0, sizeof oo);
+    memcpy(&oo, given, given->version == 1 ? offsetof(golden_conform_opts, iso) : sizeof oo);
+    if (oo.budget == 0)
+        oo.budget = 1;
+    if (!(oo.nondet_tol >= 0) || !(oo.budget == oo.budget))
+        return golden_fail_what(err, GOLDEN_EINVAL, "conform", "a negative or NaN tolerance or budget");
+    const golden_conform_opts *o = &oo;
     if (check_list(o->checks, err))
         return GOLDEN_ERR;
     rep->checks = calloc(N_CHECKS, sizeof *rep->checks);
@@ -278,7 +490,8 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
     if (o->version >= 2 && o->iso)
         replay_host_log_path(o->iso, rep->backend_log, sizeof rep->backend_log);
     for (size_t i = 0; i < N_CHECKS; i++) {
-        if (!selected(o->checks, checks[i].name))
+        int (*fn)(cf_ctx *) = o->fixed_points ? checks[i].fixed : checks[i].run;
+        if (!selected(o->checks, checks[i].name) || !fn)
             continue;
         golden_conform_check *k = &rep->checks[rep->n++];
         k->name = checks[i].name;
@@ -292,7 +505,7 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
         c.o = o;
         c.chk = k;
         c.rng = o->seed ^ (0x5bd1e995ull * (i + 1));
-        double t0 = now_s();
+        double t0 = cf_now();
         if (cf_open(&c, NULL) != 0 && !c.b && rep->n == 1) {
             /* the backend cannot even be loaded (no model folder, a bad config, a plug-in that
              * dies in open): nothing can be checked, one error for the whole run */
@@ -303,7 +516,7 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
             return GOLDEN_ERR;
         }
         if (c.b)
-            checks[i].run(&c);
+            fn(&c);
         if (c.tap_oom && k->status != GOLDEN_CONFORM_ERROR)
             cf_error(&c, "out of memory while keeping taps");
         if (k->fault) {
@@ -315,7 +528,7 @@ int golden_conform_run(const golden_conform_opts *o, golden_conform_report *rep,
         }
         cf_close(&c);
         free(c.taps);
-        k->seconds = now_s() - t0;
+        k->seconds = cf_now() - t0;
     }
     return 0;
 }
@@ -353,6 +566,8 @@ json_t *golden_conform_json(const golden_conform_report *rep)
             json_object_set_new(o, "k_required", json_integer(k->k_required));
             json_object_set_new(o, "k_backend", json_integer(k->k_backend));
         }
+        if (o && k->coverage)
+            json_object_set(o, "coverage", k->coverage);
         if (o && k->n_points) {
             json_t *pts = json_array();
             for (size_t p = 0; pts && p < k->n_points; p++)
@@ -403,6 +618,7 @@ void golden_conform_report_free(golden_conform_report *rep)
     for (size_t i = 0; rep->checks && i < rep->n; i++) {
         free(rep->checks[i].findings);
         free(rep->checks[i].points);
+        json_decref(rep->checks[i].coverage);
     }
     free(rep->checks);
     memset(rep, 0, sizeof *rep);

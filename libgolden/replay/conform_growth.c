@@ -7,12 +7,6 @@
 #include "replay/conform_priv.h"
 #include "replay/cpu.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int by_double(const void *a, const void *b)
 {
@@ -63,10 +57,10 @@ int cf_check_kv_growth(cf_ctx *c)
         if (cf_prefill_logits(c, 0, 0, t, (size_t)ctx, NULL))
             goto out;
         for (int s = 0; s < STEPS; s++) {
-            double t0 = now_s();
+            double t0 = cf_now();
             if (cf_decode_logits(c, 0, t[ctx + s], NULL))
                 goto out;
-            dt[s] = now_s() - t0;
+            dt[s] = cf_now() - t0;
         }
         qsort(dt, STEPS, sizeof *dt, by_double);
         struct golden_conform_point *p = &c->chk->points[c->chk->n_points++];

@@ -1,5 +1,6 @@
-/* npu-replay conform's attention and KV-cache checks (handbook sections 9 and 10): causal-mask,
- * kv-positions, kv-lanes, kv-tail, kv-reset and rejection, each the backend against itself. */
+/* npu-replay conform's position checks (handbook sections 5.1, 9 and 10): causal-mask and
+ * kv-positions over section 5.1's boundary set scaled to the context, plus a seeded random sample
+ * of further positions within --budget, on the prefill and the decode path, taps on and off. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,69 +8,98 @@
 #include "replay/conform_priv.h"
 #include "replay/host_priv.h"
 
-/* Compare logits a (what the check got) with ref, and record a finding on a difference. */
-static void cmp_logits(cf_ctx *c, const char *kase, const char *what, const float *a,
-                       const float *ref)
+#define MAX_SET 256
+
+/* The tap half of causal-mask: every token from j on changed; every tap row before j must stay
+ * bitwise, some output at j must change. base holds the unperturbed run's taps. */
+static int mask_taps_at(cf_ctx *c, const int32_t *t, int32_t *u, int64_t N, int64_t j,
+                        const cf_tap *base, size_t nb, const float *l0, float *l1)
 {
-    size_t at = 0, V = (size_t)c->info->vocab_size;
-    double d;
-    c->chk->comparisons += V;
-    if (!cf_same(c, a, ref, V, &at, &d))
-        cf_find(c, kase, "%s: logits differ, first at vocab entry %zu (%.9g vs %.9g), max |d| %.3g",
-                what, at, (double)a[at], (double)ref[at], d);
+    int64_t V = c->info->vocab_size;
+    char kase[64];
+    snprintf(kase, sizeof kase, "taps j=%lld", (long long)j);
+    memcpy(u, t, (size_t)N * 4);
+    for (int64_t i = j; i < N; i++) /* the whole future changes: a leak from anywhere shows */
+        u[i] = (int32_t)((t[i] + 1) % V);
+    cf_taps_clear(c);
+    if (cf_prefill_logits(c, 0, 0, u, (size_t)N, l1))
+        return 1;
+    bool changed = cf_cmp_taps(c, base, nb, j, kase);
+    if (j == N - 1 && memcmp(l0, l1, (size_t)V * 4) != 0)
+        changed = true;
+    if (!changed)
+        cf_find(c, kase, "tokens changed from position %lld on changed no output at that position",
+                (long long)j);
+    cf_cover(c, "tap_positions", j);
+    return 0;
 }
 
-/* Taps of the perturbed run against the base run: rows before j must be equal; returns whether
- * some row j changed. */
-static bool cmp_taps(cf_ctx *c, const cf_tap *base, size_t nb, int64_t j, const char *kase)
+/* The logits half of causal-mask: with the cache beyond p holding the lane's own continuation t
+ * (pass 0) or other tokens v (pass 1), a prefill of p+1 tokens and a prefill of p then a decode
+ * at p must give the same logits: nothing may read a cache slot past its position. ps ascending;
+ * res holds 2 rows a position from pass 0. */
+static int mask_stale(cf_ctx *c, const int32_t *t, const int32_t *v, int64_t N, const int64_t *ps,
+                      size_t np, float *res, float *got)
 {
-    bool changed = false;
-    for (size_t i = 0; i < nb; i++) {
-        const cf_tap *b = &base[i], *x = cf_tap_find(c, b->name);
-        if (!x || x->rows != b->rows) {
-            cf_find(c, kase, "tap %s: %lld rows in the base run, %lld now", b->name,
-                    (long long)b->rows, x ? (long long)x->rows : 0LL);
-            continue;
+    int64_t V = c->info->vocab_size;
+    for (int pass = 0; pass < 2; pass++) {
+        if (cf_prefill_logits(c, 0, 0, pass ? v : t, (size_t)N, NULL))
+            return 1;
+        for (size_t i = 0; i < np; i++) {
+            int64_t p = ps[i];
+            float *pr = pass ? got : res + 2 * i * (size_t)V, *dr = pass ? got + V : pr + V;
+            if (cf_prefill_logits(c, 0, 0, t, (size_t)p + 1, pr) ||
+                cf_prefill_logits(c, 0, 0, t, (size_t)p, NULL) || cf_decode_logits(c, 0, t[p], dr))
+                return 1;
+            if (!pass)
+                continue;
+            char kase[64], what[128];
+            snprintf(kase, sizeof kase, "stale p=%lld taps %s", (long long)p, c->taps_on ? "on" : "off");
+            snprintf(what, sizeof what, "prefill ending at %lld, the cache past it holding other tokens",
+                     (long long)p);
+            cf_cmp_logits(c, kase, what, pr, res + 2 * i * (size_t)V);
+            snprintf(what, sizeof what, "decode at %lld, the cache past it holding other tokens",
+                     (long long)p);
+            cf_cmp_logits(c, kase, what, dr, res + (2 * i + 1) * (size_t)V);
         }
-        size_t at = 0, n = (size_t)(j * b->cols);
-        double d;
-        c->chk->comparisons += n;
-        bool same = b->dtype == GOLDEN_BK_I32 ? memcmp(b->data, x->data, n * 4) == 0
-                                              : cf_same(c, x->data, b->data, n, &at, &d);
-        if (!same && b->dtype == GOLDEN_BK_I32)
-            for (at = 0; ((const int32_t *)b->data)[at] == ((const int32_t *)x->data)[at]; at++)
-                d = 0;
-        if (!same)
-            cf_find(c, kase, "%s at position %lld (before j) changed: column %lld, %.9g vs %.9g",
-                    b->name, (long long)(at / (size_t)b->cols), (long long)(at % (size_t)b->cols),
-                    b->dtype == GOLDEN_BK_I32 ? (double)((const int32_t *)x->data)[at]
-                                              : (double)((const float *)x->data)[at],
-                    b->dtype == GOLDEN_BK_I32 ? (double)((const int32_t *)b->data)[at]
-                                              : (double)((const float *)b->data)[at]);
-        if (j < b->rows && memcmp((const char *)b->data + (size_t)(j * b->cols) * 4,
-                                  (const char *)x->data + (size_t)(j * b->cols) * 4,
-                                  (size_t)b->cols * 4) != 0)
-            changed = true;
     }
-    return changed;
+    for (size_t i = 0; i < np; i++)
+        cf_cover(c, c->taps_on ? "stale_positions_taps_on" : "stale_positions_taps_off", ps[i]);
+    return 0;
 }
 
-/* Section 9: change the token at j; nothing before j may change, something at j must. */
+/* Section 9 over the boundary set: the tap comparison (taps on) at every j and j+1 of the set,
+ * the stale-cache comparison (prefill and decode, taps off and on) at every p; then random
+ * positions, both halves, while the budget lasts. */
 int cf_check_causal_mask(cf_ctx *c)
 {
-    int64_t N = c->limit < 160 ? c->limit : 160, V = c->info->vocab_size;
+    int64_t N = c->limit, V = c->info->vocab_size;
     if (N < 3)
         return cf_error(c, "the context holds fewer than 3 positions");
-    int32_t *t = malloc((size_t)N * 4), *u = malloc((size_t)N * 4);
-    float *l0 = malloc((size_t)V * 4), *l1 = malloc((size_t)V * 4);
+    int64_t set[MAX_SET], js[2 * MAX_SET];
+    size_t ns = cf_boundaries(N, set, MAX_SET), nj = 0;
+    for (size_t i = 0; i < ns; i++) /* j and j+1: a boundary row against its next position */
+        for (int d = 0; d <= 1; d++)
+            if (set[i] + d < N && (nj == 0 || js[nj - 1] < set[i] + d))
+                js[nj++] = set[i] + d;
+    int32_t *t = malloc((size_t)N * 4), *u = malloc((size_t)N * 4), *v = malloc((size_t)N * 4);
+    float *l0 = malloc((size_t)V * 4), *l1 = malloc((size_t)V * 4 * 2),
+          *res = malloc((size_t)V * 4 * 2 * ns);
     cf_tap *base = NULL;
-    size_t nb = 0;
+    size_t nb = 0, nr = 0;
     int rc = 1;
-    if (!t || !u || !l0 || !l1) {
+    if (!t || !u || !v || !l0 || !l1 || !res) {
         cf_error(c, "out of memory");
         goto out;
     }
     cf_tokens(c, t, (size_t)N);
+    cf_tokens(c, v, (size_t)N);
+    for (int on = 0; on <= 1; on++) /* taps off first: the production path */
+        if (cf_set_taps(c, on) || (c->tap_discard = true, 0) ||
+            mask_stale(c, t, v, N, set, ns, res, l1))
+            goto out;
+    c->tap_discard = false;
+    cf_taps_clear(c);
     if (cf_prefill_logits(c, 0, 0, t, (size_t)N, l0))
         goto out;
     if (c->n_taps == 0) {
@@ -78,287 +108,128 @@ int cf_check_causal_mask(cf_ctx *c)
     }
     base = c->taps, nb = c->n_taps; /* the base run's taps move out of the capture */
     c->taps = NULL, c->n_taps = c->cap_taps = 0;
-    const int64_t js[] = {1, 15, 16, 17, 127, 128, 129, N - 1};
-    for (size_t k = 0; k < sizeof js / sizeof *js; k++) {
-        int64_t j = js[k];
-        if (j >= N || (k < 7 && j == N - 1)) /* the last comes once, as the last */
-            continue;
-        char kase[64];
-        snprintf(kase, sizeof kase, "j=%lld", (long long)j);
-        memcpy(u, t, (size_t)N * 4);
-        u[j] = (int32_t)((t[j] + 1) % V);
-        cf_taps_clear(c);
-        if (cf_prefill_logits(c, 0, 0, u, (size_t)N, l1))
+    for (size_t k = 0; k < nj; k++)
+        if (mask_taps_at(c, t, u, N, js[k], base, nb, l0, l1))
             goto out;
-        bool changed = cmp_taps(c, base, nb, j, kase);
-        if (j == N - 1 && memcmp(l0, l1, (size_t)V * 4) != 0)
-            changed = true;
-        if (!changed)
-            cf_find(c, kase, "token %d -> %d at position %lld changed no output at that position",
-                    t[j], u[j], (long long)j);
+    for (cf_budget_start(c); cf_budget_left(c, nr); nr++) {
+        int64_t p = cf_random_position(c, 1, N, js, nj);
+        if (p < 0 || mask_taps_at(c, t, u, N, p, base, nb, l0, l1))
+            break;
+        c->tap_discard = true;
+        int f = cf_set_taps(c, nr % 2 == 0) || mask_stale(c, t, v, N, &p, 1, res, l1) ||
+                cf_set_taps(c, true);
+        c->tap_discard = false;
+        if (f)
+            goto out;
+        cf_cover(c, "random_positions", p);
     }
-    rc = 0;
+    rc = c->chk->status == GOLDEN_CONFORM_ERROR;
 out:
     for (size_t i = 0; i < nb; i++)
         free(base[i].data);
     free(base);
-    free(t), free(u), free(l0), free(l1);
+    free(t), free(u), free(v), free(l0), free(l1), free(res);
     return rc;
 }
 
-/* Section 10: a KV write by decode at position w (then one more) equals one longer prefill. */
+/* w = 0: decodes into an empty lane (lane 0 taps on, lane 1 taps off: both still unused) against
+ * one-shot prefills of 1 and 2 tokens. */
+static int kv_empty(cf_ctx *c, const int32_t *t, float *ref, float *got)
+{
+    int64_t V = c->info->vocab_size;
+    for (int on = 1; on >= 0; on--) {
+        int lane = on ? 0 : 1;
+        if (!on && c->info->num_lanes < 2)
+            break; /* one lane: the empty lane is spent */
+        if (cf_set_taps(c, on) || cf_decode_logits(c, lane, t[0], got) ||
+            cf_decode_logits(c, lane, t[1], got + V))
+            return 1;
+        if (on && (cf_prefill_logits(c, 0, 0, t, 1, ref) || cf_prefill_logits(c, 0, 0, t, 2, ref + V)))
+            return 1;
+        for (int s = 0; s < 2; s++) {
+            char what[128];
+            snprintf(what, sizeof what, "decode at %d into an empty lane (taps %s) vs a prefill of "
+                     "%d tokens", s, on ? "on" : "off", s + 1);
+            cf_cmp_logits(c, "write at 0", what, got + s * V, ref + s * V);
+        }
+    }
+    return 0;
+}
+
+/* One write position w > 0: the decode path (prefill w, decode w and w+1) and the prefill path
+ * (prefill w, then a prefill of the next one or two at w), taps on and off, against one-shot
+ * prefills of w+1 and w+2 tokens (ref, taken with taps on). */
+static int kv_at(cf_ctx *c, const int32_t *t, int64_t w, const float *ref, float *got)
+{
+    int64_t L = c->limit, V = c->info->vocab_size, steps = w + 2 <= L ? 2 : 1;
+    char kase[64], what[128];
+    snprintf(kase, sizeof kase, "write at %lld", (long long)w);
+    for (int on = 1; on >= 0; on--) {
+        const char *tp = on ? "on" : "off";
+        if (cf_set_taps(c, on) || cf_prefill_logits(c, 0, 0, t, (size_t)w, NULL))
+            return 1;
+        for (int64_t s = 0; s < steps; s++) {
+            if (cf_decode_logits(c, 0, t[w + s], got))
+                return 1;
+            snprintf(what, sizeof what, "decode at %lld (taps %s) vs a prefill of %lld tokens",
+                     (long long)(w + s), tp, (long long)(w + s + 1));
+            cf_cmp_logits(c, kase, what, got, ref + s * V);
+        }
+        if (cf_prefill_logits(c, 0, 0, t, (size_t)w, NULL) ||
+            cf_prefill_logits(c, 0, w, t + w, (size_t)steps, got))
+            return 1;
+        snprintf(what, sizeof what, "prefill of %lld at %lld (taps %s) vs a prefill of %lld tokens",
+                 (long long)steps, (long long)w, tp, (long long)(w + steps));
+        cf_cmp_logits(c, kase, what, got, ref + (steps - 1) * V);
+    }
+    return 0;
+}
+
+/* Section 10's positions: 0 and the boundary set (its last is the context's last position),
+ * then random positions while the budget lasts. */
 int cf_check_kv_positions(cf_ctx *c)
 {
     int64_t L = c->limit, V = c->info->vocab_size;
     if (L < 20)
         return cf_error(c, "the context holds fewer than 20 positions");
-    const int64_t ws[] = {0, 15, 16, 17, L - 1};
+    int64_t ws[MAX_SET + 1];
+    ws[0] = 0;
+    size_t nw = 1 + cf_boundaries(L, ws + 1, MAX_SET), nr = 0;
     int32_t *t = malloc((size_t)L * 4);
-    float *got = malloc((size_t)V * 4), *ref = malloc((size_t)V * 2 * 4);
+    float *got = malloc((size_t)V * 2 * 4), *ref = malloc((size_t)V * 2 * 4), *tmp = got;
     int rc = 1;
-    if (!t || !got || !ref) {
+    if (!t || !got || !ref || !tmp) {
         cf_error(c, "out of memory");
         goto out;
     }
+    c->tap_discard = true;
     cf_tokens(c, t, (size_t)L);
-    for (size_t k = 0; k < sizeof ws / sizeof *ws; k++) {
-        int64_t w = ws[k], steps = w + 2 <= L ? 2 : 1;
-        char kase[64];
-        snprintf(kase, sizeof kase, "write at %lld", (long long)w);
-        /* w = 0 decodes into the empty lane of the fresh backend, before anything else */
-        if (w == 0) {
-            for (int64_t s = 0; s < steps; s++) {
-                if (cf_decode_logits(c, 0, t[s], ref + s * V))
-                    goto out;
-            }
+    for (size_t k = 0; k < nw + CF_MAX_RANDOM; k++) {
+        int64_t w;
+        if (k < nw) {
+            w = ws[k];
         } else {
-            if (cf_prefill_logits(c, 0, 0, t, (size_t)w, NULL))
-                goto out;
-            for (int64_t s = 0; s < steps; s++)
-                if (cf_decode_logits(c, 0, t[w + s], ref + s * V))
-                    goto out;
+            if (k == nw)
+                cf_budget_start(c);
+            if (!cf_budget_left(c, nr) || (w = cf_random_position(c, 1, L - 1, ws, nw)) < 0)
+                break;
+            nr++;
+            cf_cover(c, "random_positions", w);
         }
-        for (int64_t s = 0; s < steps; s++) { /* the decoded logits sit in ref; prefill now */
-            char what[96];
-            if (cf_prefill_logits(c, 0, 0, t, (size_t)(w + s + 1), got))
+        int64_t steps = w + 2 <= L ? 2 : 1;
+        /* the references: one-shot prefills of w+1 and w+2 tokens, taps on (w = 0: kv_at
+         * takes them after its decode into the empty lane) */
+        if (w > 0 && cf_set_taps(c, true))
+            goto out;
+        for (int64_t s = 0; w > 0 && s < steps; s++)
+            if (cf_prefill_logits(c, 0, 0, t, (size_t)(w + s + 1), ref + s * V))
                 goto out;
-            snprintf(what, sizeof what, "decode at position %lld vs a prefill of %lld tokens",
-                     (long long)(w + s), (long long)(w + s + 1));
-            cmp_logits(c, kase, what, ref + s * V, got);
-        }
+        if (w == 0 ? kv_empty(c, t, ref, got) : kv_at(c, t, w, ref, got))
+            goto out;
+        cf_cover(c, "positions", w);
     }
     rc = 0;
 out:
     free(t), free(got), free(ref);
-    return rc;
-}
-
-/* Prefill P tokens into lane then decode D, logits of every step into out[(D+1) * V]. */
-static int run_seq(cf_ctx *c, int lane, const int32_t *t, int P, int D, float *out)
-{
-    int64_t V = c->info->vocab_size;
-    if (cf_prefill_logits(c, lane, 0, t, (size_t)P, out))
-        return 1;
-    for (int s = 0; s < D; s++)
-        if (cf_decode_logits(c, lane, t[P + s], out + (s + 1) * V))
-            return 1;
-    return 0;
-}
-
-/* Two sequences decoded alternately in lanes 0 and 1 equal each decoded alone. */
-int cf_check_kv_lanes(cf_ctx *c)
-{
-    enum { P = 8, D = 16 };
-    int64_t V = c->info->vocab_size;
-    if (c->info->num_lanes < 2)
-        return cf_error(c, "the backend has one lane; kv-lanes needs two");
-    if (c->limit < P + D)
-        return cf_error(c, "the context is too short for kv-lanes");
-    int32_t a[P + D], b[P + D];
-    cf_tokens(c, a, P + D);
-    cf_tokens(c, b, P + D);
-    float *alone = malloc((size_t)(2 * (D + 1) * V) * 4), *got = malloc((size_t)V * 4);
-    int rc = 1;
-    if (!alone || !got) {
-        cf_error(c, "out of memory");
-        goto out;
-    }
-    if (run_seq(c, 0, a, P, D, alone) || run_seq(c, 1, b, P, D, alone + (D + 1) * V))
-        goto out;
-    if (cf_prefill_logits(c, 0, 0, a, P, got))
-        goto out;
-    cmp_logits(c, "lane 0", "prefill", got, alone);
-    if (cf_prefill_logits(c, 1, 0, b, P, got))
-        goto out;
-    cmp_logits(c, "lane 1", "prefill", got, alone + (D + 1) * V);
-    for (int s = 0; s < D; s++)
-        for (int lane = 0; lane < 2; lane++) {
-            char what[96];
-            if (cf_decode_logits(c, lane, (lane ? b : a)[P + s], got))
-                goto out;
-            snprintf(what, sizeof what, "alternating decode at position %d vs the lane alone",
-                     P + s);
-            cmp_logits(c, lane ? "lane 1" : "lane 0", what, got,
-                       alone + ((size_t)lane * (D + 1) + (size_t)s + 1) * (size_t)V);
-        }
-    rc = 0;
-out:
-    free(alone), free(got);
-    return rc;
-}
-
-/* Remove the tail back to L and write other tokens: equal to a fresh run of the new sequence. */
-int cf_check_kv_tail(cf_ctx *c)
-{
-    enum { N = 40, L = 16, D = 8 };
-    int64_t V = c->info->vocab_size;
-    if (c->limit < N)
-        return cf_error(c, "the context is too short for kv-tail");
-    int32_t a[N], nw[L + D];
-    cf_tokens(c, a, N);
-    memcpy(nw, a, L * 4);
-    cf_tokens(c, nw + L, D);
-    float *ref = malloc((size_t)((D + 1) * V) * 4), *got = malloc((size_t)V * 4);
-    int rc = 1;
-    if (!ref || !got) {
-        cf_error(c, "out of memory");
-        goto out;
-    }
-    /* the fresh run: L tokens, then the new ones decoded */
-    if (cf_prefill_logits(c, 0, 0, nw, L, ref))
-        goto out;
-    for (int s = 0; s < D; s++)
-        if (cf_decode_logits(c, 0, nw[L + s], ref + (s + 1) * V))
-            goto out;
-    /* truncate, then decode */
-    if (cf_prefill_logits(c, 0, 0, a, N, NULL))
-        goto out;
-    if (golden_backend_truncate(c->b, 0, L, &c->err)) {
-        cf_error(c, NULL);
-        goto out;
-    }
-    int64_t len;
-    if (replay_backend_length(c->b, 0, &len, &c->err)) {
-        cf_error(c, NULL);
-        goto out;
-    }
-    c->chk->comparisons++;
-    if (len != L)
-        cf_find(c, "truncate+decode", "lane length %lld after truncating %d positions to %d",
-                (long long)len, N, L);
-    for (int s = 0; s < D; s++) {
-        char what[96];
-        if (cf_decode_logits(c, 0, nw[L + s], got))
-            goto out;
-        snprintf(what, sizeof what, "decode at position %d after the tail was removed", L + s);
-        cmp_logits(c, "truncate+decode", what, got, ref + (s + 1) * V);
-    }
-    /* prefill over the old tail at L, against the same two prefills on a clean lane */
-    if (cf_prefill_logits(c, 0, 0, nw, L, NULL) || cf_prefill_logits(c, 0, L, nw + L, D, ref))
-        goto out;
-    if (cf_prefill_logits(c, 0, 0, a, N, NULL) ||
-        cf_prefill_logits(c, 0, L, nw + L, D, got))
-        goto out;
-    cmp_logits(c, "prefill at L", "prefill of positions 16.. over the old tail", got, ref);
-    rc = 0;
-out:
-    free(ref), free(got);
-    return rc;
-}
-
-/* After a reset (and after a request abandoned as a timeout leaves it) a new generation
- * equals a cold start. */
-int cf_check_kv_reset(cf_ctx *c)
-{
-    enum { NA = 48, P = 12, D = 6 };
-    int64_t V = c->info->vocab_size;
-    if (c->limit < NA + 4)
-        return cf_error(c, "the context is too short for kv-reset");
-    int32_t a[NA + 4], b[P + D];
-    cf_tokens(c, a, NA + 4);
-    cf_tokens(c, b, P + D);
-    float *cold = malloc((size_t)((D + 1) * V) * 4), *got = malloc((size_t)((D + 1) * V) * 4);
-    int rc = 1;
-    if (!cold || !got) {
-        cf_error(c, "out of memory");
-        goto out;
-    }
-    if (run_seq(c, 0, b, P, D, cold))
-        goto out;
-    for (int scen = 0; scen < 2; scen++) {
-        const char *kase = scen ? "after an abandoned request, reset all" : "after reset";
-        if (run_seq(c, 0, a, NA, scen ? 0 : 4, got))
-            goto out;
-        for (int s = 0; scen && s < 2; s++) /* decoded, logits never read */
-            if (cf_decode_logits(c, 0, a[NA + s], NULL))
-                goto out;
-        if (golden_backend_reset(c->b, scen ? -1 : 0, &c->err)) {
-            cf_error(c, NULL);
-            goto out;
-        }
-        if (run_seq(c, 0, b, P, D, got))
-            goto out;
-        for (int s = 0; s <= D; s++) {
-            char what[96];
-            snprintf(what, sizeof what, "position %d vs a cold start", P - 1 + s);
-            cmp_logits(c, kase, what, got + s * V, cold + s * V);
-        }
-    }
-    rc = 0;
-out:
-    free(cold), free(got);
-    return rc;
-}
-
-/* An over-length request is refused with context_limit_exceeded; the lane works afterwards. */
-int cf_check_rejection(cf_ctx *c)
-{
-    int64_t lim = c->info->context_limit, V = c->info->vocab_size;
-    int32_t *t = malloc((size_t)(lim + 1) * 4);
-    float *r8 = malloc((size_t)V * 4), *r9 = malloc((size_t)V * 4), *got = malloc((size_t)V * 4);
-    int rc = 1;
-    if (!t || !r8 || !r9 || !got) {
-        cf_error(c, "out of memory");
-        goto out;
-    }
-    if (lim < 10) {
-        cf_error(c, "the context holds fewer than 10 positions");
-        goto out;
-    }
-    cf_tokens(c, t, (size_t)(lim + 1));
-    if (cf_prefill_logits(c, 0, 0, t, 9, r9) || cf_prefill_logits(c, 0, 0, t, 8, r8))
-        goto out;
-    for (int k = 0; k < 2; k++) {
-        const char *kase = k ? "prefill crossing the limit" : "prefill over the limit";
-        int64_t pos = k ? 8 : 0;
-        c->chk->comparisons++;
-        golden_error_clear(&c->err);
-        if (golden_backend_prefill(c->b, 0, pos, t, (size_t)(lim + 1 - pos), &c->err) == 0)
-            cf_find(c, kase, "%lld tokens at position %lld (limit %lld) were accepted",
-                    (long long)(lim + 1 - pos), (long long)pos, (long long)lim);
-        else if (!strstr(c->err.what, "context_limit_exceeded"))
-            cf_find(c, kase, "refused, but not with context_limit_exceeded: %s", c->err.what);
-        if (k == 0) {
-            if (cf_prefill_logits(c, 0, 0, t, 8, got))
-                goto out;
-            cmp_logits(c, kase, "the lane afterwards (prefill of 8)", got, r8);
-            continue;
-        }
-        int64_t len;
-        if (replay_backend_length(c->b, 0, &len, &c->err)) {
-            cf_error(c, NULL);
-            goto out;
-        }
-        c->chk->comparisons++;
-        if (len != 8)
-            cf_find(c, kase, "the lane holds %lld positions after the refusal, not 8", (long long)len);
-        else if (cf_decode_logits(c, 0, t[8], got))
-            goto out;
-        else
-            cmp_logits(c, kase, "the lane afterwards (decode at 8)", got, r9);
-    }
-    rc = 0;
-out:
-    free(t), free(r8), free(r9), free(got);
     return rc;
 }

@@ -88,8 +88,9 @@ static void check_token(cf_ctx *c, rt_rule *r, const char *kase, int l, int64_t 
         cf_find(c, kase, "%s: top-%d weights sum to %.9g, not 1 (norm_topk_prob)", where, K, sum);
 }
 
-/* Every router tap of the captured run against the rule; returns the layers seen. */
-static int check_taps(cf_ctx *c, rt_rule *r, const char *kase)
+/* Every router tap of the captured run against the rule (its row 0 is position pos0); returns
+ * the layers seen. */
+static int check_taps_at(cf_ctx *c, rt_rule *r, const char *kase, int64_t pos0)
 {
     int E = c->info->num_experts, K = c->info->experts_per_tok, layers = 0;
     double *p = malloc((size_t)E * sizeof *p);
@@ -109,13 +110,18 @@ static int check_taps(cf_ctx *c, rt_rule *r, const char *kase)
             continue;
         }
         for (int64_t t = 0; t < tl->rows; t++)
-            check_token(c, r, kase, l, t, (const float *)tl->data + t * E,
+            check_token(c, r, kase, l, pos0 + t, (const float *)tl->data + t * E,
                         (const int32_t *)ti->data + t * K, (const float *)tw->data + t * K, E, K,
                         p, ref);
     }
     free(p);
     free(ref);
     return layers;
+}
+
+static int check_taps(cf_ctx *c, rt_rule *r, const char *kase)
+{
+    return check_taps_at(c, r, kase, 0);
 }
 
 /* Copy src to dst (the file holding the embeddings: the only one the derived model changes). */
@@ -305,5 +311,17 @@ int cf_check_router(cf_ctx *c)
         return 1;
     if (check_taps(c, &r, "prompt") == 0)
         return cf_error(c, "the backend gives no router taps (layers/L/router/{logits,topk_ids,topk_weights})");
+    for (int s = 0; !c->o->fixed_points && s < 8 && N + s < c->limit; s++) { /* decode steps */
+        int32_t tok;
+        cf_tokens(c, &tok, 1);
+        cf_taps_clear(c);
+        if (cf_decode_logits(c, 0, tok, NULL))
+            return 1;
+        if (check_taps_at(c, &r, "decode", N + s) == 0)
+            cf_find(c, "decode", "no router taps for the decode step at position %lld",
+                    (long long)(N + s));
+        cf_cover(c, "decode_positions", N + s);
+    }
+    cf_taps_clear(c);
     return built_cases(c, &r);
 }

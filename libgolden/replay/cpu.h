@@ -77,7 +77,9 @@ typedef struct {
     int64_t len, cap;
     float *last_logits; /* [vocab] of the last processed position */
     bool has_logits;
-    int64_t stale; /* fault kv_stale_after_reset only: old positions attention still reads */
+    int64_t stale; /* faults kv_stale_after_reset, kv_lane3_stale, reset_all_lane0_only only:
+                    * old positions attention still reads */
+    int32_t *hist; /* fault taps_decode_recompute only: the lane's tokens [cap] */
 } cpu_lane;
 
 /* Faults `--backend-opt inject=NAME` plants on purpose, so the conformance checks can be
@@ -92,7 +94,22 @@ enum {
     CPU_FAULT_ROUTER_UNNORMALIZED = 1u << 6,
     CPU_FAULT_ROUTER_TIE_HIGH_INDEX = 1u << 7,
     CPU_FAULT_ROUTER_NAN_SILENT = 1u << 8,
-    CPU_FAULT_TOPK_TOO_SMALL = 1u << 9
+    CPU_FAULT_TOPK_TOO_SMALL = 1u << 9,
+    /* issue 28: faults the pre-issue-28 fixed points did not see (docs/conformance.md) */
+    CPU_FAULT_MASK_LEAK_AT_129 = 1u << 10,        /* prefill row 129 also attends row 130 */
+    CPU_FAULT_DECODE_LEAK_AT_33 = 1u << 11,       /* decode at 33 also reads cache slot 34 */
+    CPU_FAULT_KV_PREFILL_OFF_BY_ONE_AT_31 = 1u << 12, /* a prefill continuing at 31: slot 30 too */
+    CPU_FAULT_NOTAP_DECODE_KV = 1u << 13,         /* taps off: decode's KV also lands in p-1 */
+    CPU_FAULT_KV_LANE3_STALE = 1u << 14,          /* lane 3: a new sequence still sees the old */
+    CPU_FAULT_KV_LANE2_ZERO = 1u << 15,           /* lane 2 never writes its cache (zeros) */
+    CPU_FAULT_TAPS_DECODE_RECOMPUTE = 1u << 16,   /* decode reruns the whole context */
+    CPU_FAULT_TAPS_ROUTER_LAST_MISSING = 1u << 17, /* no router taps for the last sparse layer */
+    CPU_FAULT_KV_TAIL_OFF_BY_ONE = 1u << 18,      /* a cut not on 16 keeps one position more */
+    CPU_FAULT_RESET_ALL_LANE0_ONLY = 1u << 19,    /* reset(-1) clears lane 0 only */
+    CPU_FAULT_DECODE_PAST_LIMIT_DROPPED = 1u << 20, /* decode at the limit: success, nothing done */
+    CPU_FAULT_REFUSED_DECODE_DROPS_LAST = 1u << 21, /* a refused decode drops the lane's last position */
+    CPU_FAULT_ROUTER_DECODE_RANK_SWAP = 1u << 22, /* decode: ranks 0 and 1 swapped */
+    CPU_FAULT_NONDETERMINISTIC = 1u << 23         /* logit 0 moved by an amount drawn at open */
 };
 
 /* Run-time faults `inject=NAME@N`: what the N-th prefill or decode call since open (1-based,
@@ -119,6 +136,9 @@ typedef struct {
     int64_t at[CPU_AT_COUNT]; /* call number of each run-time fault; 0 = none */
     bool any_at;
     int64_t calls;  /* prefill and decode calls so far */
+    int64_t call_pos; /* the position the current public prefill call starts at */
+    bool in_decode;   /* the current call is a decode */
+    float jitter;     /* fault nondeterministic: what this open adds to logit 0 */
 } cpu_backend;
 
 /* Run positions [pos, pos+n) of lane through the model; leaves the last position's logits. */

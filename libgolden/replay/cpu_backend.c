@@ -1,10 +1,12 @@
 /* The built-in `cpu` backend: the golden_backend_vtable over the Qwen3-MoE reference forward
  * pass, with lanes, logits in f32 (or bf16 under dtype=bf16) and the stage marks it can honestly give. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "golden/replay.h"
 #include "replay/cpu.h"
@@ -50,6 +52,7 @@ static void cpu_close(void *self)
         free(b->lanes[i].k);
         free(b->lanes[i].v);
         free(b->lanes[i].last_logits);
+        free(b->lanes[i].hist);
     }
     free(b->lanes);
     cpu_model_free(&b->m);
@@ -59,7 +62,11 @@ static void cpu_close(void *self)
 static const char *const fault_names[] = {
     "causal_leak", "kv_off_by_one_at_16", "kv_lane_cross", "kv_tail_stale",
     "kv_stale_after_reset", "router_duplicate", "router_unnormalized", "router_tie_high_index",
-    "router_nan_silent", "topk_too_small"};
+    "router_nan_silent", "topk_too_small", "mask_leak_at_129", "decode_leak_at_33",
+    "kv_prefill_off_by_one_at_31", "notap_decode_kv", "kv_lane3_stale", "kv_lane2_zero",
+    "taps_decode_recompute", "taps_router_last_missing", "kv_tail_off_by_one",
+    "reset_all_lane0_only", "decode_past_limit_dropped", "refused_decode_drops_last",
+    "router_decode_rank_swap", "nondeterministic"};
 
 static const char *const at_names[CPU_AT_COUNT] = {"timeout", "device_error", "device_lost",
                                                    "nan", "inf", "reject"};
@@ -145,6 +152,20 @@ static int cpu_open(const golden_backend_open_args *a, void **self, char *msg, s
     if (parse_opts(b, a, msg, n)) {
         free(b);
         return 1;
+    }
+    if (b->fault & CPU_FAULT_NONDETERMINISTIC) {
+        /* the one process-wide counter of the library, read by this planted fault only: two
+         * opens in one process always differ (docs/design.md); the process id and the clock
+         * make two opens in two backend hosts (each a process of its own) differ too */
+        static atomic_uint opens;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t h = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^
+                     ((uint64_t)ts.tv_sec << 20) ^ atomic_fetch_add(&opens, 1);
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+        b->jitter = 0.125f * (1.0f + (float)(h % 1000003u) / 1000003.0f);
     }
     if (cpu_model_load(a->model_dir, &b->m, &err) != 0) {
         free(b);
@@ -257,6 +278,12 @@ static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens,
         snprintf(msg, n, "prefill of no tokens");
         return 1;
     }
+    if ((int64_t)count > b->m.c.max_pos - pos && b->fault && b->in_decode) {
+        if (b->fault & CPU_FAULT_DECODE_PAST_LIMIT_DROPPED)
+            return 0; /* the fault: accepted, nothing done */
+        if ((b->fault & CPU_FAULT_REFUSED_DECODE_DROPS_LAST) && b->lanes[lane].len > 0)
+            b->lanes[lane].len--; /* the fault: the refusal damages the lane */
+    }
     if ((int64_t)count > b->m.c.max_pos - pos) {
         snprintf(msg, n, "context_limit_exceeded: %lld positions past %lld, the limit is %lld",
                  (long long)count, (long long)pos, (long long)b->m.c.max_pos);
@@ -271,6 +298,15 @@ static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens,
      * in the same order whatever the batch, so chunking changes no bit. */
     int rc = 0;
     size_t chunk = (size_t)b->chunk;
+    b->call_pos = pos;
+    if ((b->fault & CPU_FAULT_TAPS_DECODE_RECOMPUTE) && b->in_decode && pos > 0) {
+        /* the fault: a backend without a KV cache reruns the whole context each step */
+        cpu_lane *L = &b->lanes[lane];
+        if (L->hist && pos < L->cap) {
+            L->hist[pos] = tokens[0];
+            tokens = L->hist, count = (size_t)pos + 1, pos = 0;
+        }
+    }
     for (size_t done = 0; rc == 0 && done < count; done += chunk)
         rc = cpu_forward(b, lane, pos + (int64_t)done, tokens + done,
                          (int64_t)(count - done < chunk ? count - done : chunk), &err);
@@ -285,7 +321,10 @@ static int cpu_decode(void *self, int lane, int32_t token, char *msg, size_t n)
     cpu_backend *b = self;
     if (bad_lane(b, lane, msg, n))
         return 1;
-    return cpu_prefill(self, lane, b->lanes[lane].len, &token, 1, msg, n);
+    b->in_decode = true;
+    int rc = cpu_prefill(self, lane, b->lanes[lane].len, &token, 1, msg, n);
+    b->in_decode = false;
+    return rc;
 }
 
 /* Fault topk_too_small: an NPU that hands back only its top 8 logits; the rest read as -inf. */
@@ -356,6 +395,8 @@ static int cpu_truncate(void *self, int lane, int64_t length, char *msg, size_t 
     }
     if (length < b->lanes[lane].len)
         b->lanes[lane].has_logits = false;
+    if ((b->fault & CPU_FAULT_KV_TAIL_OFF_BY_ONE) && length % 16 && length < b->lanes[lane].len)
+        length++; /* the fault: a cut off the 16-grid keeps one position of the old tail */
     if (!(b->fault & CPU_FAULT_KV_TAIL_STALE)) /* the fault: the tail stays valid */
         b->lanes[lane].len = length;
     return 0;
@@ -368,7 +409,9 @@ static int cpu_reset(void *self, int lane, char *msg, size_t n)
         return 1;
     for (int i = lane < 0 ? 0 : lane; i < (lane < 0 ? b->n_lanes : lane + 1); i++) {
         cpu_lane *L = &b->lanes[i];
-        if ((b->fault & CPU_FAULT_KV_STALE_AFTER_RESET) && L->len > L->stale)
+        bool keep = (b->fault & CPU_FAULT_KV_STALE_AFTER_RESET) ||
+                    ((b->fault & CPU_FAULT_RESET_ALL_LANE0_ONLY) && lane < 0 && i > 0);
+        if (keep && L->len > L->stale)
             L->stale = L->len; /* the fault: the old positions stay visible */
         L->len = 0;
         L->has_logits = false;

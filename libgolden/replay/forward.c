@@ -88,6 +88,8 @@ typedef struct {
     float *scores; /* [threads][span] */
     int64_t span;  /* pos + n, more only under the faults below */
     bool leak;     /* fault causal_leak, this layer: positions >= 16 see one future token */
+    bool leak129;  /* fault mask_leak_at_129, this layer: row 129 sees row 130 of the batch */
+    bool leak33;   /* fault decode_leak_at_33: the decode at 33 reads cache slot 34 */
 } att_ctx;
 
 typedef float v8f __attribute__((vector_size(32)));
@@ -131,6 +133,10 @@ static int64_t fault_upto(const att_ctx *a, int64_t t, int64_t upto)
 {
     if (a->leak && a->pos + t >= 16 && t + 1 < a->n)
         upto++; /* causal_leak: the next token of this batch */
+    if (a->leak129 && a->pos + t == 129 && t + 1 < a->n)
+        upto++; /* mask_leak_at_129: row 130 of this batch */
+    if (a->leak33)
+        upto = 35; /* decode_leak_at_33: slot 34, whatever it holds */
     if (a->lane->stale > upto)
         upto = a->lane->stale; /* kv_stale_after_reset: the old cache is still read */
     return upto;
@@ -146,7 +152,7 @@ static int att_item(void *vctx, size_t item, int worker, golden_error *err)
     int64_t t = (int64_t)item / H;
     int h = (int)((int64_t)item % H), kvh = h / group;
     int64_t kd = (int64_t)c->kv_heads * hd, upto = a->pos + t + 1;
-    if (a->span > a->pos + a->n || a->leak)
+    if (a->span > a->pos + a->n || a->leak || a->leak129)
         upto = fault_upto(a, t, upto);
     float *s = a->scores + (size_t)worker * (size_t)a->span;
     const float *q = a->q + t * (int64_t)H * hd + (int64_t)h * hd;
@@ -175,6 +181,18 @@ static void kv_write_faults(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, 
 {
     const cpu_config *c = &b->m.c;
     size_t kd = (size_t)c->kv_heads * (size_t)c->head_dim;
+    bool off_by_one = (b->fault & CPU_FAULT_KV_PREFILL_OFF_BY_ONE_AT_31) && !b->in_decode &&
+                      n >= 2 && pos == 31 && b->call_pos == 31;
+    off_by_one |= (b->fault & CPU_FAULT_NOTAP_DECODE_KV) && b->in_decode && n == 1 && pos >= 1 &&
+                  !(b->hooks.tap && b->hooks.want_taps);
+    if (off_by_one) { /* the write of position pos also lands in slot pos - 1 */
+        memcpy(lane->k[l] + (size_t)(pos - 1) * kd, lane->k[l] + (size_t)pos * kd, kd * 4);
+        memcpy(lane->v[l] + (size_t)(pos - 1) * kd, lane->v[l] + (size_t)pos * kd, kd * 4);
+    }
+    if ((b->fault & CPU_FAULT_KV_LANE2_ZERO) && b->n_lanes > 2 && lane == &b->lanes[2]) {
+        memset(lane->k[l] + (size_t)pos * kd, 0, (size_t)n * kd * 4); /* never written */
+        memset(lane->v[l] + (size_t)pos * kd, 0, (size_t)n * kd * 4);
+    }
     if ((b->fault & CPU_FAULT_KV_OFF_BY_ONE_AT_16) && n == 1 && pos == 16) {
         memcpy(lane->k[l] + 15 * kd, lane->k[l] + 16 * kd, kd * 4);
         memcpy(lane->v[l] + 15 * kd, lane->v[l] + 16 * kd, kd * 4);
@@ -223,9 +241,14 @@ static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t
         kv_write_faults(b, lane, l, pos, n);
     int threads = n * c->heads * (pos + n) < 4096 ? 1 : b->threads;
     att_ctx a = {b, lane, l, pos, n, f->q, f->att, NULL, pos + n,
-                 (b->fault & CPU_FAULT_CAUSAL_LEAK) && l == c->layers - 1};
+                 (b->fault & CPU_FAULT_CAUSAL_LEAK) && l == c->layers - 1,
+                 (b->fault & CPU_FAULT_MASK_LEAK_AT_129) && l == c->layers - 1,
+                 (b->fault & CPU_FAULT_DECODE_LEAK_AT_33) && b->in_decode && n == 1 && pos == 33 &&
+                     lane->cap > 34};
     if (lane->stale > a.span)
         a.span = lane->stale;
+    if (a.leak33)
+        a.span = 35;
     a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)a.span * 4);
     if (!a.scores)
         return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
@@ -338,6 +361,12 @@ static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
             continue;
         }
         route(c, b->fault, r, f->topi + t * K, f->topw + t * K);
+        if ((b->fault & CPU_FAULT_ROUTER_DECODE_RANK_SWAP) && b->in_decode && K > 1) {
+            int32_t *ids = f->topi + t * K; /* the fault: ranks 0 and 1 swapped, same experts */
+            float *w = f->topw + t * K, tw = w[0];
+            int32_t ti = ids[0];
+            ids[0] = ids[1], w[0] = w[1], ids[1] = ti, w[1] = tw;
+        }
     }
     maybe_round(b, f->topw, (size_t)(n * K));
     /* gather each expert's rows, experts in ascending order, tokens in order within one */
@@ -378,6 +407,11 @@ static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
             f->mlp[t * H + i] += w * f->dn[r * H + i];
     }
     maybe_round(b, f->mlp, (size_t)(n * H));
+    bool last_sparse = true;
+    for (int k = l + 1; k < c->layers; k++)
+        last_sparse &= !b->m.layer[k].sparse;
+    if ((b->fault & CPU_FAULT_TAPS_ROUTER_LAST_MISSING) && last_sparse)
+        return 0; /* the fault: that layer's router taps are not sent */
     if (tap(b, l, "router/logits", GOLDEN_BK_F32, n, E, f->router, err) ||
         tap(b, l, "router/topk_ids", GOLDEN_BK_I32, n, K, f->topi, err) ||
         tap(b, l, "router/topk_weights", GOLDEN_BK_F32, n, K, f->topw, err))
@@ -429,6 +463,16 @@ static int lane_reserve(cpu_backend *b, cpu_lane *lane, int64_t need, golden_err
             return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend",
                                     "out of memory for a KV cache of %lld positions",
                                     (long long)cap);
+        if (b->fault) { /* a planted fault may read a slot never written: zeros, defined */
+            memset(k + lane->cap * (int64_t)kd, 0, (size_t)(cap - lane->cap) * kd * 4);
+            memset(v + lane->cap * (int64_t)kd, 0, (size_t)(cap - lane->cap) * kd * 4);
+        }
+    }
+    if (b->fault & CPU_FAULT_TAPS_DECODE_RECOMPUTE) {
+        int32_t *h = realloc(lane->hist, (size_t)cap * 4);
+        if (!h)
+            return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
+        lane->hist = h;
     }
     lane->cap = cap;
     return 0;
@@ -447,6 +491,10 @@ int cpu_forward(cpu_backend *b, int li, int64_t pos, const int32_t *tokens, int6
                                     tokens[t], (long long)(pos + t), c->vocab);
     if (lane_reserve(b, lane, pos + n, err))
         return GOLDEN_ERR;
+    if ((b->fault & CPU_FAULT_KV_LANE3_STALE) && li == 3 && pos == 0 && lane->len > lane->stale)
+        lane->stale = lane->len; /* the fault: the old sequence stays visible */
+    if (lane->hist)
+        memmove(lane->hist + pos, tokens, (size_t)n * 4);
     lane->len = pos; /* the tail from pos on is dropped */
     lane->has_logits = false;
     fw_buf f;
@@ -475,6 +523,10 @@ int cpu_forward(cpu_backend *b, int li, int64_t pos, const int32_t *tokens, int6
     if (cpu_matmul(&b->m.lm_head, f.h, 1, lane->last_logits, c->vocab, b->threads, err))
         goto done;
     maybe_round(b, lane->last_logits, (size_t)c->vocab);
+    if (b->jitter != 0) { /* fault nondeterministic */
+        lane->last_logits[0] += b->jitter;
+        maybe_round(b, lane->last_logits, 1);
+    }
     lane->len = pos + n;
     lane->has_logits = true;
     rc = 0;

@@ -4,24 +4,52 @@
 . "$GOLDEN_ROOT/tests/e2e/lib.sh"
 
 expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 11 -o m
+# the default run, timed: the whole suite on the tiny model must stay under 30 s
+t0=$(date +%s)
 expect_exit "clean backend passes" 0 npu-replay conform --model m -j1 --json clean.json --junit clean.xml
+t1=$(date +%s)
+if [ "${GOLDEN_SAN:-}" = 1 ]; then ok "the default suite took $((t1 - t0)) s # skip: the 30 s bound is for the plain build"
+elif [ $((t1 - t0)) -lt 30 ]; then ok "the default suite took $((t1 - t0)) s (< 30)"; else
+    notok "the default suite took $((t1 - t0)) s (< 30)"; fi
 expect_grep "clean: the table lists every check" '^router +pass' out.txt
 expect_grep "clean: JSON verdict pass" '"verdict": "pass"' clean.json
-expect_grep "clean: JUnit has 7 cases, none failed" 'tests="9" failures="0"' clean.xml
+expect_grep "clean: JUnit has 11 cases, none failed" 'tests="11" failures="0"' clean.xml
+if [ -n "$PYTHON" ]; then
+    expect_exit "clean: the coverage says what was looked at" 0 "$PYTHON" -c '
+import json, sys
+c = {k["check"]: k.get("coverage", {}) for k in json.load(open(sys.argv[1]))["checks"]}
+b = [1, 2, 15, 16, 17, 31, 32, 33, 127, 128, 129, 511]
+assert c["kv-positions"]["positions"][:13] == [0] + b, c["kv-positions"]
+assert c["causal-mask"]["stale_positions_taps_off"][:12] == b
+assert c["causal-mask"]["tap_positions"][:16] == sorted(set(b + [p + 1 for p in b if p + 1 < 512]))
+assert len(c["causal-mask"]["random_positions"]) >= 1 and len(c["kv-positions"]["random_positions"]) >= 1
+assert c["kv-lanes"]["lanes"] == [0, 1, 2, 3] and c["kv-reset"]["lanes"] == [0, 1, 2, 3]
+assert c["kv-tail"]["cuts"][:5] == [16, 5, 17, 37, 100]
+assert c["router"]["decode_positions"] == list(range(64, 72))
+' clean.json
+fi
+expect_exit "bf16, another seed, clean" 0 npu-replay conform --model m -j1 --backend-opt dtype=bf16 --seed 5 --budget 1
+expect_exit "--budget 0: the boundary set only" 0 npu-replay conform --model m -j1 --checks kv-positions --budget 0 --json b0.json
+expect_absent_grep() { if grep -q "$2" "$3"; then notok "$1"; else ok "$1"; fi; }
+expect_absent_grep "--budget 0: no random positions" random_positions b0.json
 
-# fault -> the one check that must fail (worked out from what each fault breaks)
-while read -r fault check; do
-    expect_exit "inject=$fault exits 1" 1 npu-replay conform --model m -j1 --backend-opt "inject=$fault" --json "$fault.json"
+# fault -> the checks that must fail (worked out from what each fault breaks), and under
+# --max-context 160 --budget 0 to keep the time; the unit test shows the old fixed points missed
+# the second group
+while read -r fault checks; do
+    expect_exit "inject=$fault exits 1" 1 npu-replay conform --model m -j1 --max-context 160 --budget 0 --backend-opt "inject=$fault" --json "$fault.json"
     got=$(grep -E '^[a-z-]+ +FAIL' out.txt | awk '{print $1}' | tr '\n' ' ')
-    if [ "$got" = "$check " ]; then ok "inject=$fault fails exactly $check"; else
-        notok "inject=$fault fails exactly $check" "failed: '$got'"; fi
+    want=$(echo "$checks" | tr ',' ' ')
+    if [ "$got" = "$want " ]; then ok "inject=$fault fails exactly $checks"; else
+        notok "inject=$fault fails exactly $checks" "failed: '$got'"; fi
     n=$(grep -c '"status": "fail"' "$fault.json")
-    if [ "$n" -eq 1 ]; then ok "inject=$fault: one failed check in the JSON"; else
-        notok "inject=$fault: one failed check in the JSON" "$n"; fi
+    w=$(echo "$checks" | tr ',' '\n' | wc -l)
+    if [ "$n" -eq "$w" ]; then ok "inject=$fault: $w failed checks in the JSON"; else
+        notok "inject=$fault: $w failed checks in the JSON" "$n"; fi
 done <<'T'
 causal_leak causal-mask
 kv_off_by_one_at_16 kv-positions
-kv_lane_cross kv-lanes
+kv_lane_cross kv-lanes,kv-reset
 kv_tail_stale kv-tail
 kv_stale_after_reset kv-reset
 router_duplicate router
@@ -29,7 +57,32 @@ router_unnormalized router
 router_tie_high_index router
 router_nan_silent router
 topk_too_small sampling-topk
+mask_leak_at_129 causal-mask
+decode_leak_at_33 causal-mask,kv-positions
+kv_prefill_off_by_one_at_31 kv-positions
+notap_decode_kv kv-positions,kv-lanes,kv-tail,kv-reset,rejection
+kv_lane3_stale kv-lanes,kv-reset
+kv_lane2_zero kv-lanes,kv-reset
+taps_router_last_missing taps
+kv_tail_off_by_one kv-tail
+reset_all_lane0_only kv-reset
+decode_past_limit_dropped rejection
+refused_decode_drops_last rejection
+router_decode_rank_swap router
+nondeterministic kv-lanes,kv-tail,kv-reset,determinism
 T
+# A decode that taps every position of the context (no KV cache): through the backend host the
+# harness's own ABI check refuses the rows (a call's taps must match the positions it processed:
+# an error of the backend, exit 2); in-process the taps check finds it (a verdict, exit 1).
+expect_exit "inject=taps_decode_recompute through the host: exit 2" 2 npu-replay conform --model m -j1 --max-context 160 --budget 0 --backend-opt inject=taps_decode_recompute
+expect_grep "the host names the extra tap rows" 'rows of tap .* in a decode call of 1 positions' err.txt
+expect_exit "inject=taps_decode_recompute in process: exit 1" 1 npu-replay conform --in-process --model m -j1 --max-context 160 --budget 0 --backend-opt inject=taps_decode_recompute
+got=$(grep -E '^[a-z-]+ +FAIL' out.txt | awk '{print $1}' | tr '\n' ' ')
+if [ "$got" = "taps " ]; then ok "inject=taps_decode_recompute in process fails exactly taps"; else
+    notok "inject=taps_decode_recompute in process fails exactly taps" "failed: '$got'"; fi
+expect_exit "--nondeterministic-ok 1 lets the planted nondeterminism pass" 0 npu-replay conform --model m -j1 --max-context 160 --budget 0 --backend-opt inject=nondeterministic --nondeterministic-ok 1
+expect_exit "a bad --budget exits 2" 2 npu-replay conform --model m --budget -1
+expect_exit "a bad --nondeterministic-ok exits 2" 2 npu-replay conform --model m --nondeterministic-ok x
 
 expect_exit "--checks selects" 1 npu-replay conform --model m -j1 --checks kv-lanes,router --backend-opt inject=router_duplicate
 if [ "$(grep -cE '^(kv-lanes|router) ' out.txt)" -eq 2 ] && ! grep -q '^causal-mask' out.txt; then
@@ -52,7 +105,8 @@ expect_exit "bad --sampling exits 2" 2 npu-replay conform --model m --sampling t
 # stability/faults.jsonl: a backend whose decode fails at position 17 (the test plug-in)
 PLUGIN="$GOLDEN_BUILD/tests/lib/test-backend.so"
 expect_exit "a failing backend call: exit 2" 2 npu-replay conform --model m --backend "$PLUGIN" --backend-opt fail_at=17 --checks kv-positions,rejection --faults faults.jsonl --side baseline
-expect_lines "one fault line (kv-positions; rejection passes)" 1 faults.jsonl
+expect_lines "two fault lines (kv-positions, and rejection's decode into the last position)" 2 faults.jsonl
+expect_grep "rejection's fault line" '"case_id":"rejection","kind":"device_error"' faults.jsonl
 expect_grep "calculet-fault/v1 with the retest after reset" '"schema":"calculet-fault/v1".*"side":"baseline","case_id":"kv-positions","kind":"device_error".*"recovered":true,"retest_after_reset":"passed"' faults.jsonl
 if [ -n "$PYTHON" ]; then
     expect_exit "fault lines carry exactly the schema's fields" 0 "$PYTHON" -c '

@@ -757,7 +757,7 @@ else ok cpu-fifo-weights; fi
 # A FIFO beside the model (a tokenizer.json someone streams): issue 27 "a FIFO, device or
 # endless file in a model folder is refused, never copied or read whole": run and conform
 # exit 2 naming it, without blocking on it.
-rm -rf fifo-extra; cp -r model fifo-extra; mkfifo fifo-extra/tokenizer.json
+rm -rf fifo-extra; cp -r model fifo-extra; mkfifo fifo-extra/vendor-stream.fifo
 fresh o-fx
 expect_exit cpu-fifo-extra-run 2 $T npu-replay run --model fifo-extra --manifest m.jsonl --side baseline --warmup 0 --runs 1 \
     --cases $C1 --golden o-fx/g.h5 --raw o-fx/r.jsonl

@@ -25,13 +25,24 @@ static void make_tiny(void)
     CU_ASSERT_EQUAL(golden_make_model(&o, &err), 0);
 }
 
-/* Run conform with one backend option; the failing checks as "a,b" into got. */
-static int run(const char *opt, const char *checks, char *got, size_t n, golden_conform_report *keep)
+/* Run conform with one backend option; the failing checks as "a,b" into got. fixed: the
+ * pre-issue-28 fixed points; max_ctx, budget, seed as the options of those names. */
+static int run_ex(const char *opt, const char *checks, char *got, size_t n,
+                  golden_conform_report *keep, bool fixed, int64_t max_ctx, double budget,
+                  uint64_t seed)
 {
     make_tiny();
-    const char *opts[1] = {opt};
-    golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, opt ? 1 : 0, opts, 1,
-                             checks, 0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL};
+    const char *opts[2] = {opt, NULL};
+    size_t no = opt ? 1 : 0;
+    if (opt && strchr(opt, ';')) { /* "dtype=bf16;inject=X": two options */
+        static char a[64], b[64];
+        snprintf(a, sizeof a, "%.*s", (int)(strchr(opt, ';') - opt), opt);
+        snprintf(b, sizeof b, "%s", strchr(opt, ';') + 1);
+        opts[0] = a, opts[1] = b, no = 2;
+    }
+    golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, no, opts, 1,
+                             checks, max_ctx, 0, 0, dir, seed, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, budget,
+                             0, fixed};
     golden_conform_report rep;
     golden_error err;
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
@@ -50,13 +61,18 @@ static int run(const char *opt, const char *checks, char *got, size_t n, golden_
     return rc;
 }
 
+static int run(const char *opt, const char *checks, char *got, size_t n, golden_conform_report *keep)
+{
+    return run_ex(opt, checks, got, n, keep, false, 0, -1, 3);
+}
+
 static void test_clean(void)
 {
     char got[256];
     golden_conform_report rep;
     CU_ASSERT_EQUAL(run(NULL, NULL, got, sizeof got, &rep), 0);
     CU_ASSERT_STRING_EQUAL(got, "");
-    CU_ASSERT_EQUAL(rep.n, 9);
+    CU_ASSERT_EQUAL(rep.n, 11);
     for (size_t i = 0; i < rep.n; i++)
         if (strcmp(rep.checks[i].name, "kv-growth") == 0) {
             /* tiny: 2 layers, 2 KV heads of 16, K and V, 2 bytes: 256 B a token */
@@ -71,24 +87,100 @@ static void test_clean(void)
     golden_conform_report_free(&rep);
     CU_ASSERT_EQUAL(run("dtype=bf16", NULL, got, sizeof got, NULL), 0);
     CU_ASSERT_STRING_EQUAL(got, "");
+    /* no false alarm across seeds, random positions on (a short budget), f32 and bf16 */
+    for (uint64_t seed = 11; seed <= 12; seed++)
+        for (int bf = 0; bf < 2; bf++) {
+            CU_ASSERT_EQUAL(run_ex(bf ? "dtype=bf16" : NULL, NULL, got, sizeof got, NULL, false, 160,
+                                   0.3, seed), 0);
+            CU_ASSERT_STRING_EQUAL(got, "");
+        }
 }
 
+/* fault -> the checks that fail (worked out from what each fault breaks, docs/conformance.md),
+ * and the one pre-issue-28 check that saw it ("" = the old fixed points missed it). */
+static const char *const faults[][3] = {
+    {"causal_leak", "causal-mask", "causal-mask"},
+    {"kv_off_by_one_at_16", "kv-positions", "kv-positions"},
+    {"kv_lane_cross", "kv-lanes,kv-reset", "kv-lanes"},
+    {"kv_tail_stale", "kv-tail", "kv-tail"},
+    {"kv_stale_after_reset", "kv-reset", "kv-reset"},
+    {"router_duplicate", "router", "router"},
+    {"router_unnormalized", "router", "router"},
+    {"router_tie_high_index", "router", "router"},
+    {"router_nan_silent", "router", "router"},
+    {"topk_too_small", "sampling-topk", "sampling-topk"},
+    {"mask_leak_at_129", "causal-mask", ""},
+    {"decode_leak_at_33", "causal-mask,kv-positions", ""},
+    {"kv_prefill_off_by_one_at_31", "kv-positions", ""},
+    {"notap_decode_kv", "kv-positions,kv-lanes,kv-tail,kv-reset,rejection", ""},
+    {"kv_lane3_stale", "kv-lanes,kv-reset", ""},
+    {"kv_lane2_zero", "kv-lanes,kv-reset", ""},
+    {"taps_decode_recompute", "taps", ""},
+    {"taps_router_last_missing", "taps", ""},
+    {"kv_tail_off_by_one", "kv-tail", ""},
+    {"reset_all_lane0_only", "kv-reset", ""},
+    {"decode_past_limit_dropped", "rejection", ""},
+    {"refused_decode_drops_last", "rejection", ""},
+    {"router_decode_rank_swap", "router", ""},
+    {"nondeterministic", "kv-lanes,kv-tail,kv-reset,determinism", ""}};
+
+/* Each fault fails exactly its checks (the checks it must fail run, plus the one next to them
+ * in the table, which must pass: a full run of every fault is the e2e test's), and the old fixed
+ * points, run in full, see only what they saw before. */
 static void test_faults(void)
 {
-    static const char *const table[][2] = {
-        {"causal_leak", "causal-mask"},     {"kv_off_by_one_at_16", "kv-positions"},
-        {"kv_lane_cross", "kv-lanes"},      {"kv_tail_stale", "kv-tail"},
-        {"kv_stale_after_reset", "kv-reset"}, {"router_duplicate", "router"},
-        {"router_unnormalized", "router"},  {"router_tie_high_index", "router"},
-        {"router_nan_silent", "router"},    {"topk_too_small", "sampling-topk"}};
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
-        char opt[64], got[256];
-        snprintf(opt, sizeof opt, "inject=%s", table[i][0]);
-        CU_ASSERT_EQUAL(run(opt, NULL, got, sizeof got, NULL), 1);
-        if (strcmp(got, table[i][1]) != 0)
-            fprintf(stderr, "\n%s: failed checks '%s', expected '%s'\n", table[i][0], got, table[i][1]);
-        CU_ASSERT_STRING_EQUAL(got, table[i][1]);
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
+        char opt[64], got[256], sel[256];
+        snprintf(opt, sizeof opt, "inject=%s", faults[i][0]);
+        const char *other = strstr(faults[i][1], "kv-tail") ? "taps" : "kv-tail";
+        snprintf(sel, sizeof sel, "%s,%s", faults[i][1], other);
+        CU_ASSERT_EQUAL(run_ex(opt, sel, got, sizeof got, NULL, false, 160, -1, 3), 1);
+        if (strcmp(got, faults[i][1]) != 0)
+            fprintf(stderr, "\n%s: failed checks '%s', expected '%s'\n", faults[i][0], got, faults[i][1]);
+        CU_ASSERT_STRING_EQUAL(got, faults[i][1]);
+        int want = faults[i][2][0] ? 1 : 0;
+        CU_ASSERT_EQUAL(run_ex(opt, NULL, got, sizeof got, NULL, true, 0, -1, 3), want);
+        if (strcmp(got, faults[i][2]) != 0)
+            fprintf(stderr, "\n%s (fixed points): failed checks '%s', expected '%s'\n",
+                    faults[i][0], got, faults[i][2]);
+        CU_ASSERT_STRING_EQUAL(got, faults[i][2]);
     }
+}
+
+/* Section 5.1's set, worked out by hand for the tiny model's 512 and the real model's 40960. */
+static void test_boundaries(void)
+{
+    int64_t b[64];
+    static const int64_t tiny[] = {1, 2, 15, 16, 17, 31, 32, 33, 127, 128, 129, 511};
+    size_t n = cf_boundaries(512, b, 64);
+    CU_ASSERT_EQUAL_FATAL(n, sizeof tiny / sizeof *tiny);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT_EQUAL(b[i], tiny[i]);
+    static const int64_t real[] = {1, 2, 15, 16, 17, 31, 32, 33, 127, 128, 129, 511, 512, 513,
+                                   1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
+                                   8192, 8193, 16383, 16384, 16385, 32767, 32768, 32769, 40959};
+    n = cf_boundaries(40960, b, 64);
+    CU_ASSERT_EQUAL_FATAL(n, sizeof real / sizeof *real);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT_EQUAL(b[i], real[i]);
+    CU_ASSERT_EQUAL(cf_boundaries(17, b, 64), 4); /* 1 2 15 16: 16 is the last, no 17 */
+    CU_ASSERT_EQUAL(b[3], 16);
+    /* a seeded lane subset of a 64-lane backend: 8 distinct, sorted, first and last in */
+    golden_backend_info info;
+    memset(&info, 0, sizeof info);
+    info.num_lanes = 64;
+    cf_ctx c;
+    memset(&c, 0, sizeof c);
+    c.info = &info;
+    c.rng = 5;
+    int lanes[8];
+    CU_ASSERT_EQUAL_FATAL(cf_lanes(&c, lanes), 8);
+    CU_ASSERT_EQUAL(lanes[0], 0);
+    CU_ASSERT_EQUAL(lanes[7], 63);
+    for (int i = 1; i < 8; i++)
+        CU_ASSERT(lanes[i] > lanes[i - 1]);
+    info.num_lanes = 3;
+    CU_ASSERT_EQUAL(cf_lanes(&c, lanes), 3);
 }
 
 /* The findings carry the numbers: the tie fault names both experts and the lower-index rule. */
@@ -109,9 +201,26 @@ static void test_findings(void)
     golden_conform_report_free(&rep);
     golden_error err;
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, 0, NULL, 1, "router,nope",
-                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL};
+                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, 0, 0, false};
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "nope"));
+    /* --nondeterministic-ok: the planted nondeterminism passes within 1, fails bitwise */
+    const char *nd[1] = {"inject=nondeterministic"};
+    o.opts = nd, o.n_opts = 1, o.checks = "determinism", o.nondet_tol = 1;
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 0);
+    golden_conform_report_free(&rep);
+    o.nondet_tol = 0;
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 1);
+    golden_conform_report_free(&rep);
+    /* version 1 options still run (the new fields read as 0) */
+    o.version = 1, o.checks = "taps", o.n_opts = 0;
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 0);
+    golden_conform_report_free(&rep);
+    o.version = 3;
+    CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
 }
 
 static void fill(cf_cand *c, const float *l, size_t n)
@@ -165,6 +274,7 @@ int main(void)
     static const golden_test tests[] = {{"clean backend passes every check", test_clean},
                                         {"each fault fails exactly its check", test_faults},
                                         {"findings name the case and numbers", test_findings},
+                                        {"boundary set and lane subset by hand", test_boundaries},
                                         {"sampler chain: smallest k by hand", test_sampler_min_k},
                                         {"cleanup", test_cleanup},
                                         {0, 0}};

@@ -22,7 +22,7 @@ typedef struct {
     int steps;            /* [8] decode steps */
 } golden_conform_sampling;
 
-#define GOLDEN_CONFORM_OPTS_VERSION 2u
+#define GOLDEN_CONFORM_OPTS_VERSION 2u /* 1 is still accepted: the fields after kv_elem_bytes 0 */
 typedef struct {
     unsigned version;         /* GOLDEN_CONFORM_OPTS_VERSION */
     const char *backend;      /* "cpu" (or NULL) or a plug-in path */
@@ -41,6 +41,12 @@ typedef struct {
     /* version 2: the backend under test runs in a backend host (NULL = in this process; the
      * cpu reference the sampling and router checks compare with always runs in this process) */
     const golden_backend_isolation *iso;
+    /* version 2: coverage (issue 28) */
+    double budget;            /* seconds each position check may spend on seeded random positions
+                               * past the boundary set [2]; < 0: none */
+    double nondet_tol;        /* determinism: |a-b| allowed between two opens; 0 = bitwise */
+    bool fixed_points;        /* the pre-issue-28 coverage (a few fixed points, lanes 0-1, taps
+                               * on, prefill only): kept so tests show what it missed */
 } golden_conform_opts;
 
 enum { GOLDEN_CONFORM_PASS = 0, GOLDEN_CONFORM_FAIL = 1, GOLDEN_CONFORM_ERROR = 2 };
@@ -71,6 +77,7 @@ typedef struct {
     const char *fault_kind;    /* "timeout", "device_error", "nan_output", "oom", "rejected_input" */
     int retest;                /* 0 not run, 1 passed, 2 failed: reset(-1), prefill, finite logits */
     char fault_time[32];       /* RFC 3339 UTC: when the check ended on the fault */
+    json_t *coverage;          /* what the check looked at: positions, lanes, taps, cuts... (or NULL) */
 } golden_conform_check;
 
 #define GOLDEN_CONFORM_KEEP 16

@@ -1,0 +1,406 @@
+/* npu-replay conform's lane, tail, reset and limit checks (handbook section 10): kv-lanes,
+ * kv-tail, kv-reset and rejection, every result held against the same request on a fresh
+ * instance of the backend (cf_open_ref), taps off as well as on. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/conform_priv.h"
+
+/* Prefill P tokens into lane then decode D, logits of every step into out[(D+1) * V]. */
+static int run_seq(cf_ctx *c, int lane, const int32_t *t, int P, int D, float *out)
+{
+    int64_t V = c->info->vocab_size;
+    if (cf_prefill_logits(c, lane, 0, t, (size_t)P, out))
+        return 1;
+    for (int s = 0; s < D; s++)
+        if (cf_decode_logits(c, lane, t[P + s], out ? out + (s + 1) * V : NULL))
+            return 1;
+    return 0;
+}
+
+/* The references: request r (P + D tokens at t + r * (P + D)) alone on lane 0 of a fresh
+ * instance, one after another (each a new sequence: a prefill at position 0). */
+static int fresh_refs(cf_ctx *c, const int32_t *t, int nreq, int P, int D, float *out)
+{
+    cf_ctx ref;
+    if (cf_open_ref(c, &ref))
+        return cf_error(c, NULL);
+    int64_t V = c->info->vocab_size;
+    int rc = 0;
+    for (int r = 0; rc == 0 && r < nreq; r++)
+        rc = run_seq(&ref, 0, t + r * (P + D), P, D, out + (size_t)r * (size_t)((D + 1) * V));
+    if (rc)
+        c->err = ref.err;
+    cf_close(&ref);
+    return rc ? cf_error(c, NULL) : 0;
+}
+
+enum { LP = 8, LD = 12, MAXL = 8 };
+
+/* One interleaving k of the requests over the lanes: lane i runs request (i + k) % m; order 0
+ * steps the lanes round robin, 1 in reverse, 2 in a seeded random order (each lane's own steps
+ * in sequence, prefills among other lanes' decodes). */
+static int interleave(cf_ctx *c, int k, const int *lanes, int m, const int32_t *t,
+                      const float *ref, float *got)
+{
+    int64_t V = c->info->vocab_size;
+    int next[MAXL] = {0}, left = m * (LD + 1);
+    while (left > 0) {
+        int i = 0;
+        if (k == 2) { /* a random lane with a step left */
+            c->rng = c->rng * 6364136223846793005ull + 1442695040888963407ull;
+            int pick = (int)((c->rng >> 33) % (uint64_t)left);
+            for (i = 0; i < m; i++) {
+                int rem = LD + 1 - next[i];
+                if (pick < rem)
+                    break;
+                pick -= rem;
+            }
+        } else {
+            int best = -1;
+            for (int j = 0; j < m; j++) { /* the lane furthest behind, ties by the order */
+                int jj = k == 1 ? m - 1 - j : j;
+                if (next[jj] <= LD && (best < 0 || next[jj] < next[best]))
+                    best = jj;
+            }
+            i = best;
+        }
+        int r = (i + k) % m, s = next[i]++;
+        const int32_t *rq = t + r * (LP + LD);
+        left--;
+        int rc = s == 0 ? cf_prefill_logits(c, lanes[i], 0, rq, LP, got)
+                        : cf_decode_logits(c, lanes[i], rq[LP + s - 1], got);
+        if (rc)
+            return 1;
+        char kase[64], what[160];
+        snprintf(kase, sizeof kase, "lane %d", lanes[i]);
+        snprintf(what, sizeof what, "interleaving %d (taps %s), request %d, position %d vs the "
+                 "request alone on a fresh instance", k, c->taps_on ? "on" : "off", r, LP - 1 + s);
+        cf_cmp_logits(c, kase, what, got, ref + ((size_t)r * (LD + 1) + (size_t)s) * (size_t)V);
+    }
+    return 0;
+}
+
+/* Every lane (or a seeded 8 with the first and the last) in three interleavings, the second
+ * with taps off, each lane's every step against its request alone on a fresh instance. */
+int cf_check_kv_lanes(cf_ctx *c)
+{
+    int64_t V = c->info->vocab_size;
+    if (c->info->num_lanes < 2)
+        return cf_error(c, "the backend has one lane; kv-lanes needs two");
+    if (c->limit < LP + LD)
+        return cf_error(c, "the context is too short for kv-lanes");
+    int lanes[MAXL], m = cf_lanes(c, lanes);
+    int32_t t[MAXL * (LP + LD)];
+    cf_tokens(c, t, (size_t)(m * (LP + LD)));
+    float *ref = malloc((size_t)(m * (LD + 1) * V) * 4), *got = malloc((size_t)V * 4);
+    int rc = 1;
+    if (!ref || !got) {
+        cf_error(c, "out of memory");
+        goto out;
+    }
+    c->tap_discard = true;
+    c->cross_open = true;
+    if (fresh_refs(c, t, m, LP, LD, ref))
+        goto out;
+    for (int k = 0; k < 3; k++)
+        if (cf_set_taps(c, k != 1) || interleave(c, k, lanes, m, t, ref, got))
+            goto out;
+    for (int i = 0; i < m; i++)
+        cf_cover(c, "lanes", lanes[i]);
+    cf_cover_str(c, "interleavings", "round robin (taps on), reverse (taps off), seeded random (taps on)");
+    rc = 0;
+out:
+    free(ref), free(got);
+    return rc;
+}
+
+enum { TN = 160, TD = 4 };
+
+/* One cut L: truncate a lane of N to L, length() must say L, then D new tokens decoded; and a
+ * prefill of them at L over the old tail; both against the new sequence on a fresh instance. */
+static int tail_at(cf_ctx *c, cf_ctx *ref, const int32_t *a, int N, int L, float *want, float *got)
+{
+    int64_t V = c->info->vocab_size;
+    int32_t nw[TN + TD];
+    memcpy(nw, a, (size_t)L * 4);
+    cf_tokens(c, nw + L, TD);
+    if (run_seq(ref, 0, nw, L, TD, want) ||
+        cf_prefill_logits(ref, 0, 0, nw, (size_t)L, NULL) ||
+        cf_prefill_logits(ref, 0, L, nw + L, TD, want + (TD + 1) * V)) {
+        c->err = ref->err;
+        return cf_error(c, NULL);
+    }
+    char kase[64], what[128];
+    for (int on = 1; on >= 0; on--) {
+        if (cf_set_taps(c, on) || cf_prefill_logits(c, 0, 0, a, (size_t)N, NULL))
+            return 1;
+        if (golden_backend_truncate(c->b, 0, L, &c->err))
+            return cf_error(c, NULL);
+        snprintf(kase, sizeof kase, "cut at %d", L);
+        int64_t len;
+        if (cf_length(c, 0, &len))
+            return 1;
+        c->chk->comparisons++;
+        if (len != L)
+            cf_find(c, kase, "lane length %lld after truncating %d positions to %d", (long long)len,
+                    N, L);
+        for (int s = 0; s < TD; s++) {
+            if (cf_decode_logits(c, 0, nw[L + s], got))
+                return 1;
+            snprintf(what, sizeof what, "decode at %d after the cut (taps %s) vs a fresh lane",
+                     L + s, on ? "on" : "off");
+            cf_cmp_logits(c, kase, what, got, want + (s + 1) * V);
+        }
+        if (cf_prefill_logits(c, 0, 0, a, (size_t)N, NULL) ||
+            cf_prefill_logits(c, 0, L, nw + L, TD, got))
+            return 1;
+        snprintf(what, sizeof what, "prefill at %d over the old tail (taps %s) vs a fresh lane", L,
+                 on ? "on" : "off");
+        cf_cmp_logits(c, kase, what, got, want + (TD + 1) * V);
+    }
+    cf_cover(c, "cuts", L);
+    return 0;
+}
+
+/* Cuts 16 (aligned), 5, 17, 37, 100 (off every tile) and one seeded cut, of a lane of 160 (or
+ * the context). */
+int cf_check_kv_tail(cf_ctx *c)
+{
+    int64_t V = c->info->vocab_size;
+    int N = c->limit < TN ? (int)c->limit : TN;
+    if (N < 40)
+        return cf_error(c, "the context is too short for kv-tail");
+    int32_t a[TN];
+    cf_tokens(c, a, (size_t)N);
+    int cuts[6] = {16, 5, 17, 37, 100, 0}, nc = 0;
+    for (int i = 0; i < 5; i++)
+        if (cuts[i] + TD < N)
+            cuts[nc++] = cuts[i];
+    int64_t r = cf_random_position(c, 1, N - TD, NULL, 0);
+    if (r > 0)
+        cuts[nc++] = (int)r;
+    float *want = malloc((size_t)((TD + 2) * V) * 4), *got = malloc((size_t)V * 4);
+    cf_ctx ref;
+    int rc = 1, opened = 0;
+    if (!want || !got) {
+        cf_error(c, "out of memory");
+        goto out;
+    }
+    c->tap_discard = true;
+    c->cross_open = true;
+    if (cf_open_ref(c, &ref)) {
+        cf_error(c, NULL);
+        goto out;
+    }
+    opened = 1;
+    for (int i = 0; i < nc; i++)
+        if (tail_at(c, &ref, a, N, cuts[i], want, got))
+            goto out;
+    rc = 0;
+out:
+    if (opened)
+        cf_close(&ref);
+    free(want), free(got);
+    return rc;
+}
+
+enum { RA = 48, RP = 12, RD = 6 };
+
+/* Reset one lane while every lane holds a sequence: that lane regenerates as a cold start and
+ * the others go on unharmed; then abandon a request on every lane, reset(-1), and regenerate on
+ * every lane. Taps on, then the whole again taps off. */
+int cf_check_kv_reset(cf_ctx *c)
+{
+    int64_t V = c->info->vocab_size;
+    if (c->limit < RA + 4)
+        return cf_error(c, "the context is too short for kv-reset");
+    int lanes[MAXL], m = cf_lanes(c, lanes);
+    int32_t a[MAXL * (RA + 4)], b[MAXL * (RP + RD)];
+    cf_tokens(c, a, (size_t)(m * (RA + 4)));
+    cf_tokens(c, b, (size_t)(m * (RP + RD)));
+    float *cold = malloc((size_t)(m * (RD + 1) * V) * 4), *cont = malloc((size_t)(m * 5 * V) * 4),
+          *got = malloc((size_t)((RD + 1) * V) * 4);
+    int rc = 1;
+    if (!cold || !cont || !got) {
+        cf_error(c, "out of memory");
+        goto out;
+    }
+    c->tap_discard = true;
+    c->cross_open = true;
+    /* the cold starts b, and each lane's a continued: 48 + 4 decode steps */
+    if (fresh_refs(c, b, m, RP, RD, cold) || fresh_refs(c, a, m, RA, 4, cont))
+        goto out;
+    int victim = lanes[m - 1];
+    for (int on = 1; on >= 0; on--) {
+        char kase[64], what[128];
+        if (cf_set_taps(c, on))
+            goto out;
+        for (int i = 0; i < m; i++) /* every lane holds a, two steps decoded */
+            if (run_seq(c, lanes[i], a + i * (RA + 4), RA, 2, NULL))
+                goto out;
+        if (golden_backend_reset(c->b, victim, &c->err)) {
+            cf_error(c, NULL);
+            goto out;
+        }
+        for (int i = 0; i < m; i++) {
+            snprintf(kase, sizeof kase, "reset lane %d, lane %d", victim, lanes[i]);
+            if (lanes[i] == victim) {
+                if (run_seq(c, victim, b + i * (RP + RD), RP, RD, got))
+                    goto out;
+                for (int s = 0; s <= RD; s++) {
+                    snprintf(what, sizeof what, "position %d after its reset (taps %s) vs a cold start",
+                             RP - 1 + s, on ? "on" : "off");
+                    cf_cmp_logits(c, kase, what, got + s * V, cold + ((size_t)i * (RD + 1) + (size_t)s) * (size_t)V);
+                }
+                continue;
+            }
+            for (int s = 2; s < 4; s++) { /* the others continue their own sequence */
+                if (cf_decode_logits(c, lanes[i], a[i * (RA + 4) + RA + s], got))
+                    goto out;
+                snprintf(what, sizeof what, "position %d after another lane's reset (taps %s)",
+                         RA + s, on ? "on" : "off");
+                cf_cmp_logits(c, kase, what, got, cont + ((size_t)i * 5 + (size_t)s + 1) * (size_t)V);
+            }
+        }
+        for (int i = 0; i < m; i++) /* abandoned requests: decoded, logits never read */
+            if (cf_decode_logits(c, lanes[i], a[i * (RA + 4)], NULL))
+                goto out;
+        if (golden_backend_reset(c->b, -1, &c->err)) {
+            cf_error(c, NULL);
+            goto out;
+        }
+        for (int i = 0; i < m; i++) {
+            if (run_seq(c, lanes[i], b + i * (RP + RD), RP, RD, got))
+                goto out;
+            snprintf(kase, sizeof kase, "reset all, lane %d", lanes[i]);
+            for (int s = 0; s <= RD; s++) {
+                snprintf(what, sizeof what, "position %d (taps %s) vs a cold start", RP - 1 + s,
+                         on ? "on" : "off");
+                cf_cmp_logits(c, kase, what, got + s * V, cold + ((size_t)i * (RD + 1) + (size_t)s) * (size_t)V);
+            }
+        }
+    }
+    for (int i = 0; i < m; i++)
+        cf_cover(c, "lanes", lanes[i]);
+    cf_cover(c, "reset_one", victim);
+    rc = 0;
+out:
+    free(cold), free(cont), free(got);
+    return rc;
+}
+
+/* A refused call: it must fail with context_limit_exceeded and leave the lane as it was (the
+ * same length, the same logits). */
+static int refused(cf_ctx *c, const char *kase, int rc_call, int64_t len_before,
+                   const float *logits_before, float *got)
+{
+    c->chk->comparisons++;
+    if (rc_call == 0)
+        cf_find(c, kase, "accepted (the limit is %lld)", (long long)c->info->context_limit);
+    else if (!strstr(c->err.what, "context_limit_exceeded"))
+        cf_find(c, kase, "refused, but not with context_limit_exceeded: %s", c->err.what);
+    int64_t len;
+    if (cf_length(c, 0, &len))
+        return 1;
+    c->chk->comparisons++;
+    if (len != len_before) {
+        cf_find(c, kase, "the lane holds %lld positions after the refusal, not %lld", (long long)len,
+                (long long)len_before);
+        return 0;
+    }
+    if (cf_logits(c, 0, got))
+        return 1;
+    cf_cmp_logits(c, kase, "the lane's logits after the refusal vs before it", got, logits_before);
+    return 0;
+}
+
+/* Section 5.1's limit: a request ending exactly at the limit is accepted (prefill, and a decode
+ * into the last position); one position past it is refused (prefill from 0, a prefill crossing
+ * it from 8, a decode into a full lane) and the lane stays as it was. Taps on, then off. */
+int cf_check_rejection(cf_ctx *c)
+{
+    int64_t lim = c->info->context_limit, V = c->info->vocab_size;
+    if (lim < 10)
+        return cf_error(c, "the context holds fewer than 10 positions");
+    int32_t *t = malloc((size_t)(lim + 1) * 4);
+    float *full = malloc((size_t)V * 4), *r8 = malloc((size_t)V * 4), *r9 = malloc((size_t)V * 4),
+          *got = malloc((size_t)V * 4);
+    int rc = 1;
+    if (!t || !full || !r8 || !r9 || !got) {
+        cf_error(c, "out of memory");
+        goto out;
+    }
+    c->tap_discard = true;
+    c->cross_open = true;
+    cf_tokens(c, t, (size_t)(lim + 1));
+    if (cf_prefill_logits(c, 0, 0, t, 9, r9) || cf_prefill_logits(c, 0, 0, t, 8, r8))
+        goto out;
+    for (int on = 1; on >= 0; on--) {
+        char kase[64], what[96];
+        const char *tp = on ? "on" : "off";
+        if (cf_set_taps(c, on))
+            goto out;
+        snprintf(kase, sizeof kase, "prefill of exactly the limit (taps %s)", tp);
+        c->chk->comparisons++;
+        golden_error_clear(&c->err);
+        if (golden_backend_prefill(c->b, 0, 0, t, (size_t)lim, &c->err)) {
+            if (!strstr(c->err.what, "context_limit_exceeded")) {
+                cf_error(c, NULL); /* not a refusal: the call failed */
+                goto out;
+            }
+            cf_find(c, kase, "%lld tokens from 0 (the limit) refused: %s", (long long)lim, c->err.what);
+            continue;
+        }
+        if (cf_logits(c, 0, full))
+            goto out;
+        snprintf(kase, sizeof kase, "decode into a full lane (taps %s)", tp);
+        golden_error_clear(&c->err);
+        if (refused(c, kase, golden_backend_decode(c->b, 0, t[lim], &c->err), lim, full, got))
+            goto out;
+        snprintf(kase, sizeof kase, "prefill over the limit (taps %s)", tp);
+        golden_error_clear(&c->err);
+        if (refused(c, kase, golden_backend_prefill(c->b, 0, 0, t, (size_t)(lim + 1), &c->err), lim,
+                    full, got))
+            goto out;
+        snprintf(kase, sizeof kase, "decode into the last position (taps %s)", tp);
+        c->chk->comparisons++;
+        if (cf_prefill_logits(c, 0, 0, t, (size_t)(lim - 1), NULL))
+            goto out;
+        golden_error_clear(&c->err);
+        if (golden_backend_decode(c->b, 0, t[lim - 1], &c->err)) {
+            if (!strstr(c->err.what, "context_limit_exceeded")) {
+                cf_error(c, NULL);
+                goto out;
+            }
+            cf_find(c, kase, "a decode at %lld (ending at the limit) refused: %s", (long long)(lim - 1),
+                    c->err.what);
+        } else {
+            if (cf_logits(c, 0, got))
+                goto out;
+            cf_cmp_logits(c, kase, "decode at the last position vs a prefill of the limit", got, full);
+        }
+        snprintf(kase, sizeof kase, "prefill crossing the limit (taps %s)", tp);
+        if (cf_prefill_logits(c, 0, 0, t, 8, NULL))
+            goto out;
+        golden_error_clear(&c->err);
+        if (refused(c, kase, golden_backend_prefill(c->b, 0, 8, t, (size_t)(lim + 1 - 8), &c->err), 8,
+                    r8, got))
+            goto out;
+        int64_t len8;
+        if (cf_length(c, 0, &len8))
+            goto out;
+        if (len8 == 8) {
+            if (cf_decode_logits(c, 0, t[8], got))
+                goto out;
+            snprintf(what, sizeof what, "the lane afterwards (decode at 8)");
+            cf_cmp_logits(c, kase, what, got, r9);
+        }
+    }
+    cf_cover(c, "limit", lim);
+    rc = 0;
+out:
+    free(t), free(full), free(r8), free(r9), free(got);
+    return rc;
+}
