@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,10 @@
 #include "golden/replay.h"
 #include "golden/tokenizer.h"
 #include "util/strmap.h"
+
+/* The marker make-model writes into config.json: what --force may replace (replaceable()). */
+#define MM_MARK_KEY "calculet_generated_by"
+#define MM_MARK_VALUE "npu-replay make-model"
 
 typedef struct {
     int hidden, layers, heads, kv_heads, head_dim, experts, topk, moe_inter, inter, vocab;
@@ -122,7 +127,8 @@ static int write_config(const char *dir, const preset *p, const char *dtype, gol
             "  \"vocab_size\": %d,\n  \"max_position_embeddings\": %lld,\n"
             "  \"tie_word_embeddings\": %s,\n  \"decoder_sparse_step\": 1,\n"
             "  \"mlp_only_layers\": [%s],\n  \"intermediate_size\": %d,\n"
-            "  \"hidden_act\": \"silu\",\n  \"torch_dtype\": \"%s\"\n}\n",
+            "  \"hidden_act\": \"silu\",\n  \"torch_dtype\": \"%s\",\n"
+            "  \"" MM_MARK_KEY "\": \"" MM_MARK_VALUE "\"\n}\n",
             p->hidden, p->layers, p->heads, p->kv_heads, p->head_dim, p->experts, p->topk,
             p->moe_inter, p->vocab, p->max_pos, p->tie ? "true" : "false", dense, p->inter,
             strcmp(dtype, "f32") == 0 ? "float32" : strcmp(dtype, "f16") == 0 ? "float16" : "bfloat16");
@@ -251,6 +257,54 @@ static int write_index(const char *dir, const mm_tensor *t, size_t n, int shards
     return 0;
 }
 
+/* What --force may replace: a folder make-model wrote (its config.json carries this marker),
+ * holding nothing but the files it writes. Anything else is the user's and is never deleted. */
+
+static bool own_name(const char *n)
+{
+    unsigned a, b;
+    char tail[2];
+    return !strcmp(n, "config.json") || !strcmp(n, "tokenizer.json") ||
+           !strcmp(n, "model.safetensors") || !strcmp(n, "model.safetensors.index.json") ||
+           (sscanf(n, "model-%5u-of-%5u.safetensor%1[s]", &a, &b, tail) == 3 &&
+            strlen(n) == strlen("model-00000-of-00000.safetensors"));
+}
+
+/* 0 when dir is a folder make-model wrote and holds only its files; else an error naming what
+ * would be lost. */
+static int replaceable(const char *dir, golden_error *err)
+{
+    struct stat sb;
+    if (lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return golden_fail_what(err, GOLDEN_EEXISTS, dir, "exists and is not a model folder: "
+                                "--force replaces only a folder make-model wrote");
+    char path[8192];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "r");
+    char buf[8192];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    if (!strstr(buf, "\"" MM_MARK_KEY "\": \"" MM_MARK_VALUE "\""))
+        return golden_fail_what(err, GOLDEN_EEXISTS, dir, "was not written by make-model (its "
+                                "config.json has no " MM_MARK_KEY "): --force will not replace it");
+    DIR *d = opendir(dir);
+    if (!d)
+        return golden_fail_what(err, golden_code_from_errno(errno), dir, "%s", strerror(errno));
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!own_name(e->d_name) || lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            rc = golden_fail_what(err, GOLDEN_EEXISTS, path, "is not a file make-model writes: "
+                                  "--force will not delete it (move it out first)");
+    }
+    closedir(d);
+    return rc;
+}
+
 /* Remove a model folder this code wrote: its regular files (config, shards, index), then it. */
 static void remove_tree(const char *dir)
 {
@@ -293,8 +347,11 @@ int golden_make_model(const golden_make_model_opts *o, golden_error *err)
     size_t width = st[0] == 'F' && st[1] == '3' ? 4 : 2;
     int shards = o->shards > 1 ? o->shards : 1;
     struct stat sb;
-    if (stat(o->out_dir, &sb) == 0 && !o->force)
+    bool replace = lstat(o->out_dir, &sb) == 0;
+    if (replace && !o->force)
         return golden_fail_what(err, GOLDEN_EEXISTS, o->out_dir, "exists (use --force to replace it)");
+    if (replace && replaceable(o->out_dir, err) != 0)
+        return GOLDEN_ERR;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", o->out_dir, (long)getpid());
     if (mkdir(tmp, 0777) != 0)
@@ -327,10 +384,20 @@ int golden_make_model(const golden_make_model_opts *o, golden_error *err)
     if (rc == 0 && shards > 1)
         rc = write_index(tmp, t, n, shards, err);
     free(t);
-    if (rc == 0 && o->force && stat(o->out_dir, &sb) == 0)
-        remove_tree(o->out_dir);
-    if (rc == 0 && rename(tmp, o->out_dir) != 0)
-        rc = golden_fail_what(err, golden_code_from_errno(errno), o->out_dir, "rename: %s", strerror(errno));
+    /* the old folder moves aside first and comes back when the new one cannot take its
+     * place: a failed replacement leaves it as it was */
+    char old[4200];
+    snprintf(old, sizeof old, "%s.old-%ld", o->out_dir, (long)getpid());
+    if (rc == 0 && replace && rename(o->out_dir, old) != 0)
+        rc = golden_fail_what(err, golden_code_from_errno(errno), o->out_dir, "rename: %s",
+                              strerror(errno));
+    else if (rc == 0 && rename(tmp, o->out_dir) != 0) {
+        rc = golden_fail_what(err, golden_code_from_errno(errno), o->out_dir, "rename: %s",
+                              strerror(errno));
+        if (replace)
+            (void)rename(old, o->out_dir);
+    } else if (rc == 0 && replace)
+        remove_tree(old);
     if (rc != 0)
         remove_tree(tmp);
     return rc;
