@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "golden/gate.h"
+#include "util/vec.h"
 
 static bool exists(const char *p)
 {
@@ -33,16 +34,10 @@ static int measured_status(const char *path, golden_error *err)
     size_t n = 0, cap = 0;
     char buf[8192];
     for (size_t k; (k = fread(buf, 1, sizeof buf, f)) > 0;) {
-        if (n + k + 1 > cap) {
-            size_t nc = (n + k + 1) * 2;
-            char *t = realloc(text, nc);
-            if (!t) {
-                free(text);
-                fclose(f);
-                return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-            }
-            text = t;
-            cap = nc;
+        if (vec_reserve(&text, &cap, n + k + 1, 1, sizeof buf) != 0) {
+            free(text);
+            fclose(f);
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         }
         memcpy(text + n, buf, k);
         n += k;

@@ -30,15 +30,21 @@ static bool own_output_missing(const golden_finding *f)
            !strncmp(f->message, "missing", 7);
 }
 
-int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err)
+/* manifest-verify's experiment check of dir, findings into fs (free them). */
+static int check_folder(const char *dir, int threads, golden_findings *fs, golden_error *err)
 {
-    golden_findings fs;
-    golden_findings_init(&fs);
+    golden_findings_init(fs);
     golden_experiment_opts eo;
     memset(&eo, 0, sizeof eo);
     eo.version = GOLDEN_EXPERIMENT_OPTS_VERSION;
     eo.threads = threads;
-    int rc = golden_experiment_check(dir, &eo, &fs, err);
+    return golden_experiment_check(dir, &eo, fs, err);
+}
+
+int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err)
+{
+    golden_findings fs;
+    int rc = check_folder(dir, threads, &fs, err);
     for (size_t i = 0; rc == 0 && i < fs.count; i++) {
         const golden_finding *f = &fs.items[i];
         char where[1700];
@@ -63,12 +69,7 @@ int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err
 int gate_verify_planned(const char *dir, int threads, golden_error *err)
 {
     golden_findings fs;
-    golden_findings_init(&fs);
-    golden_experiment_opts eo;
-    memset(&eo, 0, sizeof eo);
-    eo.version = GOLDEN_EXPERIMENT_OPTS_VERSION;
-    eo.threads = threads;
-    int rc = golden_experiment_check(dir, &eo, &fs, err);
+    int rc = check_folder(dir, threads, &fs, err);
     for (size_t i = 0; rc == 0 && i < fs.count; i++) {
         const golden_finding *f = &fs.items[i];
         char where[1700];
