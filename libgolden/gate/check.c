@@ -191,6 +191,9 @@ static void stored_settings(const json_t *s, golden_gate_opts *o)
     const char *seed = json_string_value(json_object_get(b, "seed"));
     if (!o->seed_set && seed)
         o->seed = strtoull(seed, NULL, 10);
+    golden_gate_boot_gen gen;
+    if (golden_gate_boot_gen_parse(json_string_value(json_object_get(b, "generator")), &gen) == 0)
+        o->generator = gen; /* an unknown name stays the default: "summary-follows" names it */
     json_t *r = json_object_get(b, "resamples");
     if (!o->bootstrap_set && json_is_integer(r) && json_integer_value(r) > 0)
         o->bootstrap = (unsigned long)json_integer_value(r);

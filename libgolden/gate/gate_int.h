@@ -32,6 +32,37 @@ typedef struct {
 /* The B medians of resamples 0..B-1 of sorted[0..n) (n >= 1), in resample order. */
 int gate_bootstrap_medians(const double *sorted, size_t n, unsigned long B, uint64_t seed,
                            int threads, double *medians, golden_error *err);
+/* The order-statistic generator's draws depend only on (n, B, seed): a plan holds them, and a
+ * cache of a few plans serves every metric and group of the same size (docs/exp-gate.md). */
+typedef struct {
+    bool valid;
+    size_t n;
+    unsigned long B;
+    uint64_t seed;
+    uint32_t *idx; /* 2 B: the lower and upper order statistic of each resample's median */
+} gate_boot_plan;
+#define GATE_BOOT_PLANS 4
+typedef struct {
+    golden_gate_boot_gen gen;
+    int threads;
+    gate_boot_plan plan[GATE_BOOT_PLANS];
+    unsigned next;
+} gate_boot_cache;
+/* The generator o asks for (version 1 options: the per-resample one). */
+static inline golden_gate_boot_gen gate_generator(const golden_gate_opts *o)
+{
+    return o->version >= 2 ? o->generator : GOLDEN_BOOT_RESAMPLE;
+}
+void gate_boot_cache_init(gate_boot_cache *c, golden_gate_boot_gen gen, int threads);
+void gate_boot_cache_free(gate_boot_cache *c);
+/* The B resampled medians of sorted[0..n) (n >= 1) in resample order, by c's generator. */
+int gate_boot_medians(gate_boot_cache *c, const double *sorted, size_t n, unsigned long B,
+                      uint64_t seed, double *medians, golden_error *err);
+/* The 2.5th and 97.5th percentiles of those medians (NaN when B or n is 0). */
+int gate_boot_ci(gate_boot_cache *c, const double *sorted, size_t n, unsigned long B,
+                 uint64_t seed, double ci[2], golden_error *err);
+/* golden_gate_percentile of v's sorted values, by selection (v is reordered; no NaN). */
+double gate_percentile_select(double *v, size_t n, double q);
 /* The 2.5th and 97.5th percentiles of cand[b] - base[b] (scratch: B doubles). */
 void gate_diff_ci(const double *base, const double *cand, unsigned long B, double *scratch,
                   double ci[2]);

@@ -435,7 +435,8 @@ static int slot_band(batch_slot *s, gate_group *g, const golden_gate_opts *o, un
     return 0;
 }
 
-static int slot_stats(batch_slot *s, gate_group *g, const golden_gate_opts *o, golden_error *err)
+static int slot_stats(batch_slot *s, gate_group *g, const golden_gate_opts *o,
+                      gate_boot_cache *boot, golden_error *err)
 {
     size_t k = s->n ? s->n : 1;
     double *scratch = malloc(k * sizeof *scratch);
@@ -453,16 +454,15 @@ static int slot_stats(batch_slot *s, gate_group *g, const golden_gate_opts *o, g
             if (keep[i] && !isnan(s->vals[m][i]))
                 vals[n++] = s->vals[m][i];
         golden_gate_describe(vals, n, scratch, &g->d[m]);
-        if (golden_gate_bootstrap_median(vals, n, o->bootstrap, o->seed, o->threads, g->ci[m],
-                                         err) != 0)
+        if (gate_boot_ci(boot, vals, n, o->bootstrap, o->seed, g->ci[m], err) != 0)
             goto out;
         if (m < 2 && n > 0 && o->bootstrap > 0) {
             if (!(g->boot[m] = malloc(o->bootstrap * sizeof(double)))) {
                 gate_oom(err);
                 goto out;
             }
-            if (gate_bootstrap_medians(vals, n, o->bootstrap, GATE_DIFF_SEED(o->seed, g->side),
-                                       o->threads, g->boot[m], err) != 0)
+            if (gate_boot_medians(boot, vals, n, o->bootstrap, GATE_DIFF_SEED(o->seed, g->side),
+                                  g->boot[m], err) != 0)
                 goto out;
         }
     }
@@ -515,6 +515,8 @@ int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err)
         return gate_oom(err);
     }
     int rc = 0;
+    gate_boot_cache boot;
+    gate_boot_cache_init(&boot, gate_generator(o), o->threads);
     for (size_t first = 0; first < raw->ng && rc == 0;) {
         size_t used = 0, ns = 0, last = first;
         while (last < raw->ng && (ns == 0 || used + raw->g[last].spilled * per_sample <= budget)) {
@@ -531,12 +533,13 @@ int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err)
             rc = batch_pass(raw, slot_of, slots, err);
         for (size_t s = 0; s < ns; s++) {
             if (rc == 0)
-                rc = slot_stats(&slots[s], &raw->g[slots[s].group], o, err);
+                rc = slot_stats(&slots[s], &raw->g[slots[s].group], o, &boot, err);
             slot_free(&slots[s]);
             slot_of[slots[s].group] = 0;
         }
         first = last;
     }
+    gate_boot_cache_free(&boot);
     free(slot_of);
     free(slots);
     return rc;

@@ -19,6 +19,7 @@ void golden_gate_opts_init(golden_gate_opts *o)
     o->version = GOLDEN_GATE_OPTS_VERSION;
     o->seed = GOLDEN_GATE_DEFAULT_SEED;
     o->bootstrap = GOLDEN_GATE_DEFAULT_BOOTSTRAP;
+    o->generator = GOLDEN_BOOT_ORDER_STAT;
     o->clock_band_pct = 2.0;
     o->temp_band_c = 5.0;
 }
@@ -316,7 +317,8 @@ static int summary_head(json_t *doc, const char *dir, const char *id, const gate
               (tr_ref && json_object_set_new(doc, "device_trace", tr_ref)) ||
               gate_set_str(doc, "attribution", t->lines ? "per_op" : "whole_graph_only") ||
               json_object_set_new(doc, "bootstrap",
-                                  json_pack("{s:s,s:s,s:I}", "generator", "splitmix64-per-resample/v1",
+                                  json_pack("{s:s,s:s,s:I}", "generator",
+                                            golden_gate_boot_gen_name(gate_generator(o)),
                                             "seed", seed, "resamples", (json_int_t)o->bootstrap)) ||
               json_object_set_new(doc, "steady_band",
                                   json_pack("{s:f,s:f}", "clock_pct", o->clock_band_pct,

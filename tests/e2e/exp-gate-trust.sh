@@ -307,7 +307,7 @@ rc=$(decide "$d")
 # candidate 16 at 5 and 14 at 15 (median 5): a "50 % gain" that one run decides. Resampled
 # medians jump between 5, 10 and 15 on both sides, so the interval of the difference holds 0:
 # not significant, no soak. The interval itself is checked against a Python implementation of
-# the documented generator (seed XOR mix64(2^32 + side) per side, B = 2000).
+# the documented default generator (seed XOR mix64(2^32 + side) per side, B = 2000).
 d=$(fresh signif); edit "$d" '
 scale("candidate", 0.88, "prefill-p512-o1")
 rs = lines(); k = {"baseline": 0, "candidate": 0}
@@ -329,14 +329,38 @@ def mix(z):
 def pct(xs, q):
     h = (len(xs) - 1) * q; f = int(h)
     return xs[-1] if f >= len(xs) - 1 or h == f else xs[f] + (h - f) * (xs[f + 1] - xs[f])
+import math
+G = 0x9E3779B97F4A7C15
+# The default generator, splitmix64-order-statistic/v1, as docs/exp-gate.md states it: the two
+# order statistics of each resample's median drawn from their Beta distributions (Gamma ratio,
+# Marsaglia-Tsang, Box-Muller normals), written here from the text, not from the C.
+def unit(st):
+    st = (st + G) & M
+    return st, ((mix(st) >> 11) + 0.5) * 2.0 ** -53
+def normal(st):
+    st, u1 = unit(st); st, u2 = unit(st)
+    return st, math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586 * u2)
+def gamma(st, a):
+    d = a - 1.0 / 3.0; c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        while True:
+            st, x = normal(st); v = 1.0 + c * x
+            if v > 0: break
+        v = v * v * v; st, u = unit(st); x2 = x * x
+        if u < 1.0 - 0.0331 * x2 * x2 or math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
+            return st, d * v
+def idx(u, n):
+    return min(max(int(math.floor(u * n)), 0), n - 1)
 def meds(s, seed, B):
-    s = sorted(s); n = len(s); out = []
+    s = sorted(s); n = len(s); out = []; j = (n - 1) // 2 + 1; t = (n - 1) / 2 - (n - 1) // 2
     for b in range(B):
-        st = seed ^ mix(b + 1); draw = []
-        for i in range(n):
-            st = (st + 0x9E3779B97F4A7C15) & M
-            draw.append(s[(mix(st) * n) >> 64])
-        out.append(pct(sorted(draw), 0.5))
+        st = seed ^ mix(b + 1)
+        st, ga = gamma(st, float(j)); st, gb = gamma(st, float(n - j + 1))
+        u = ga / (ga + gb); ia = idx(u, n); ib = ia
+        if n % 2 == 0 and j < n:
+            st, w = unit(st)
+            ib = max(ia, idx(u + (1.0 - u) * -math.expm1(math.log(w) / (n - j)), n))
+        out.append(s[ia] if ia == ib else s[ia] + t * (s[ib] - s[ia]))
     return out
 seed, B = 20260802, 2000
 rs = [json.loads(l) for l in open(sys.argv[2])]

@@ -7,6 +7,7 @@
 #include "cunit_main.h"
 #include "golden/gate_stats.h"
 #include "golden/gate.h"
+#include "gate/gate_int.h" /* the generators' medians, before the interval */
 
 static void describe(const double *in, size_t n, golden_gate_describe_t *d)
 {
@@ -141,6 +142,116 @@ static void test_bootstrap_reference(void)
     }
 }
 
+/* ---- the order-statistic generator against the exact distribution and the resampling one ---- */
+
+/* Medians of B resamples of x[i] = i (n values) by generator gen. */
+static double *os_medians(golden_gate_boot_gen gen, size_t n, unsigned long B, uint64_t seed,
+                          int threads)
+{
+    double *x = malloc(n * sizeof *x), *m = malloc(B * sizeof *m);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)i;
+    gate_boot_cache c;
+    gate_boot_cache_init(&c, gen, threads);
+    golden_error err;
+    CU_ASSERT_EQUAL(gate_boot_medians(&c, x, n, B, seed, m, &err), 0);
+    gate_boot_cache_free(&c);
+    free(x);
+    return m;
+}
+
+/* P(Binomial(n, p) >= k), summed in long double. */
+static long double binom_sf(size_t n, long double p, size_t k)
+{
+    if (p >= 1)
+        return 1;
+    long double s = 0;
+    for (size_t i = k; i <= n; i++) {
+        long double lg = lgammal((long double)n + 1) - lgammal((long double)i + 1) -
+                         lgammal((long double)(n - i) + 1);
+        s += expl(lg + (long double)i * logl(p) +
+                  (long double)(n - i) * log1pl(-p));
+    }
+    return s;
+}
+
+static void test_order_statistic_exact_cdf(void)
+{
+    /* n odd, distinct values: the resampled median is the ((n+1)/2)-th smallest draw, and
+     * P(median <= x_j) = P(at least (n+1)/2 of n draws fall in 0..j) = P(Bin(n, (j+1)/n) >=
+     * (n+1)/2), worked out independently of both generators. Kolmogorov-Smirnov bound at
+     * alpha = 0.001: 1.95 / sqrt(B). */
+    const size_t ns[] = {1, 3, 15, 101};
+    const unsigned long B = 40000;
+    for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+        size_t n = ns[t];
+        for (int g = 0; g < 2; g++) {
+            golden_gate_boot_gen gen = g ? GOLDEN_BOOT_ORDER_STAT : GOLDEN_BOOT_RESAMPLE;
+            double *m = os_medians(gen, n, B, 20260802u + t, 2);
+            double worst = 0;
+            for (size_t j = 0; j < n; j++) {
+                size_t below = 0;
+                for (unsigned long b = 0; b < B; b++)
+                    below += m[b] <= (double)j;
+                double exact = (double)binom_sf(n, (long double)(j + 1) / (long double)n,
+                                                (n + 1) / 2);
+                double d = fabs((double)below / (double)B - exact);
+                worst = d > worst ? d : worst;
+            }
+            CU_ASSERT(worst < 1.95 / sqrt((double)B));
+            free(m);
+        }
+    }
+}
+
+static void test_order_statistic_matches_resampling(void)
+{
+    /* n even: the median interpolates two order statistics; the two generators' medians must
+     * come from one distribution (two-sample KS at alpha = 0.001: 1.95 sqrt(2 / B)); and the
+     * order-statistic one gives the same bits for any thread count. */
+    const size_t ns[] = {2, 4, 30, 100, 2500};
+    const unsigned long B = 40000;
+    for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+        size_t n = ns[t];
+        double *a = os_medians(GOLDEN_BOOT_RESAMPLE, n, B, 7 + t, 2);
+        double *b = os_medians(GOLDEN_BOOT_ORDER_STAT, n, B, 7 + t, 2);
+        double *b1 = os_medians(GOLDEN_BOOT_ORDER_STAT, n, B, 7 + t, 1);
+        CU_ASSERT(memcmp(b, b1, B * sizeof *b) == 0);
+        qsort(a, B, sizeof *a, cmp);
+        qsort(b, B, sizeof *b, cmp);
+        double worst = 0;
+        size_t i = 0, j = 0;
+        while (i < B && j < B) {
+            double v = a[i] < b[j] ? a[i] : b[j];
+            while (i < B && a[i] <= v)
+                i++;
+            while (j < B && b[j] <= v)
+                j++;
+            double d = fabs((double)i / (double)B - (double)j / (double)B);
+            worst = d > worst ? d : worst;
+        }
+        CU_ASSERT(worst < 1.95 * sqrt(2.0 / (double)B));
+        free(a);
+        free(b);
+        free(b1);
+    }
+}
+
+static void test_generator_names(void)
+{
+    golden_gate_boot_gen g;
+    CU_ASSERT_EQUAL(golden_gate_boot_gen_parse("splitmix64-order-statistic/v1", &g), 0);
+    CU_ASSERT_EQUAL(g, GOLDEN_BOOT_ORDER_STAT);
+    CU_ASSERT_EQUAL(golden_gate_boot_gen_parse("splitmix64-per-resample/v1", &g), 0);
+    CU_ASSERT_EQUAL(g, GOLDEN_BOOT_RESAMPLE);
+    CU_ASSERT_EQUAL(golden_gate_boot_gen_parse("mt19937", &g), -1);
+    CU_ASSERT_EQUAL(golden_gate_boot_gen_parse(NULL, &g), -1);
+    double x[] = {1, 2, 3}, ci[2];
+    golden_error err;
+    CU_ASSERT_EQUAL(golden_gate_bootstrap_median_gen((golden_gate_boot_gen)9, x, 3, 10, 1, 1, ci,
+                                                     &err), -1);
+}
+
 static void test_bootstrap_zero(void)
 {
     const double x[] = {1, 2};
@@ -190,6 +301,10 @@ int main(void)
         {"splitmix64 known value", test_mix64_known},
         {"bootstrap = plain reference, any thread count", test_bootstrap_reference},
         {"bootstrap B = 0", test_bootstrap_zero},
+        {"order-statistic generator = exact median CDF (odd n)", test_order_statistic_exact_cdf},
+        {"order-statistic generator = resampling distribution (even n)",
+         test_order_statistic_matches_resampling},
+        {"generator names", test_generator_names},
         {"printed rounding rule", test_number_follows},
         {NULL, NULL}};
     return golden_test_run("gate statistics", tests);

@@ -23,7 +23,7 @@ extern const char *const lg_gate_metric_names[GOLDEN_GATE_METRICS];
 #define GOLDEN_GATE_DEFAULT_SEED 20260802ull
 #define GOLDEN_GATE_DEFAULT_BOOTSTRAP 10000ul
 
-#define GOLDEN_GATE_OPTS_VERSION 1
+#define GOLDEN_GATE_OPTS_VERSION 2
 typedef struct {
     unsigned version;        /* GOLDEN_GATE_OPTS_VERSION */
     uint64_t seed;           /* bootstrap seed */
@@ -34,9 +34,11 @@ typedef struct {
     double clock_band_pct;   /* steady band of clock readings, +- percent of the reference */
     double temp_band_c;      /* steady band of temperature readings, +- degrees C */
     bool seed_set, bootstrap_set; /* --check: false = take them from the stored summary */
+    golden_gate_boot_gen generator; /* version 2: the bootstrap's generator (gate_stats.h);
+                                       --check takes the stored summary's */
 } golden_gate_opts;
 
-/* Defaults: seed 20260802, B 10000, bands 2 % and 5 C. */
+/* Defaults: seed 20260802, B 10000, the order-statistic generator, bands 2 % and 5 C. */
 GOLDEN_API void golden_gate_opts_init(golden_gate_opts *o);
 
 /* Compute DIR's summary from performance/raw-requests.jsonl, performance/raw-device-trace.*

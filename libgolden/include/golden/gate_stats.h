@@ -40,4 +40,22 @@ GOLDEN_API uint64_t golden_gate_mix64(uint64_t z);
 GOLDEN_API int golden_gate_bootstrap_median(const double *sorted, size_t n, unsigned long B, uint64_t seed,
                                  int threads, double ci[2], golden_error *err);
 
+/* The two generators of the bootstrap (named in a summary's bootstrap.generator):
+ * GOLDEN_BOOT_RESAMPLE "splitmix64-per-resample/v1", the one described above (work B n);
+ * GOLDEN_BOOT_ORDER_STAT "splitmix64-order-statistic/v1", exp-gate's default: resample b's stream
+ * (seeded as above; uniform u = ((z >> 11) + 0.5) 2^-53; normal by Box-Muller from two
+ * uniforms) draws Ga ~ Gamma(j) and Gb ~ Gamma(n - j + 1), j = floor((n - 1) / 2) + 1, by
+ * Marsaglia and Tsang's method; U = Ga / (Ga + Gb) is the j-th smallest of the resample's n
+ * uniforms, so floor(U n) is its j-th smallest index; for even n one more uniform w gives the
+ * next, U + (1 - U)(1 - w^(1 / (n - j))). The medians have exactly the resampling
+ * distribution, at work B instead of B n; the bits depend on libm's log, cos, expm1. */
+typedef enum { GOLDEN_BOOT_RESAMPLE = 1, GOLDEN_BOOT_ORDER_STAT = 2 } golden_gate_boot_gen;
+GOLDEN_API const char *golden_gate_boot_gen_name(golden_gate_boot_gen gen);
+/* 0 and *gen set when name is one of the names above, else -1. */
+GOLDEN_API int golden_gate_boot_gen_parse(const char *name, golden_gate_boot_gen *gen);
+/* golden_gate_bootstrap_median with either generator. */
+GOLDEN_API int golden_gate_bootstrap_median_gen(golden_gate_boot_gen gen, const double *sorted,
+                                                size_t n, unsigned long B, uint64_t seed,
+                                                int threads, double ci[2], golden_error *err);
+
 #endif
