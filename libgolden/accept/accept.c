@@ -2,6 +2,7 @@
  * 1 (integrity), 2 (compile), 5 (trace), 6 (limits) and 7 (error path) live here; accuracy,
  * graph and performance have their own files. */
 #include "accept/accept_int.h"
+#include "golden/gate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,39 @@ int acc_fail(golden_accept_step *s, golden_error *err, const char *rule, const c
     va_end(ap);
     return golden_findings_add(&s->findings, GOLDEN_SEV_ERROR, rule, file ? file : "", 0, 0, "",
                                err, "%s", msg);
+}
+
+void acc_origin(acc_ctx *c, const char *work_rel, const char *from)
+{
+    if (c->norigins < ACC_ORIGINS && strlen(work_rel) < sizeof c->origin[0].work_rel) {
+        snprintf(c->origin[c->norigins].work_rel, sizeof c->origin[0].work_rel, "%s", work_rel);
+        snprintf(c->origin[c->norigins].from, sizeof c->origin[0].from, "%s", from);
+        c->norigins++;
+    }
+}
+
+const char *acc_delivered(const acc_ctx *c, const char *where, char *buf, size_t n)
+{
+    size_t wl = strlen(c->work);
+    if (!where || strncmp(where, c->work, wl) != 0 || where[wl] != '/')
+        return where;
+    const char *rel = where + wl + 1;
+    size_t best = 0, k = ACC_ORIGINS;
+    for (size_t i = 0; i < c->norigins; i++) {
+        const char *w = c->origin[i].work_rel;
+        size_t l = strlen(w);
+        bool dir = l && w[l - 1] == '/';
+        if (strncmp(rel, w, l) != 0 || (!dir && rel[l] && rel[l] != ':' && rel[l] != '#'))
+            continue;
+        if (l > best) {
+            best = l;
+            k = i;
+        }
+    }
+    if (k == ACC_ORIGINS)
+        return where;
+    snprintf(buf, n, "%s%s", c->origin[k].from, rel + best);
+    return buf;
 }
 
 void acc_note(golden_accept_step *s, const char *fmt, ...)
@@ -528,6 +562,8 @@ static int team_inputs(const golden_accept_opts *o, golden_error *err)
         if (files[i] && access(files[i], R_OK) != 0)
             return golden_fail_what(err, golden_code_from_errno(errno), files[i],
                                     "cannot read: %s", strerror(errno));
+    if (golden_gate_hypothesis_check(o->hypothesis, err) != 0)
+        return -1;
     struct stat st;
     if (!o->handoff || stat(o->handoff, &st) != 0 || !S_ISDIR(st.st_mode))
         return golden_fail_what(err, GOLDEN_EINVAL, o->handoff ? o->handoff : "", "%s",

@@ -9,6 +9,7 @@
 #include "golden/diff.h"
 #include "golden/doc.h"
 
+#define ACC_ORIGINS 16
 typedef struct {
     const golden_accept_opts *o;
     golden_accept_result *r;
@@ -18,7 +19,20 @@ typedef struct {
     char work[PATH_MAX];      /* the experiment folder being assembled: base/EXP_ID */
     golden_diff_result *diff; /* step 3's */
     bool accuracy_pass;
+    /* where each staged file of work came from, so that a finding on the assembled folder
+     * names the delivered file (a work_rel ending in '/' maps a whole folder) */
+    struct {
+        char work_rel[128];
+        char from[PATH_MAX];
+    } origin[ACC_ORIGINS];
+    size_t norigins;
 } acc_ctx;
+
+/* Record that work/work_rel is a copy of from (a folder when both end in '/'). */
+void acc_origin(acc_ctx *c, const char *work_rel, const char *from);
+/* where (a path, possibly with :LINE:COL or #/pointer after it) with the assembled folder's
+ * prefix replaced by the delivered file it was copied from; where itself when none matches. */
+const char *acc_delivered(const acc_ctx *c, const char *where, char *buf, size_t n);
 
 /* The delivered file listed in item `item` under `role` (and `format` when not NULL): its
  * path under the hand-off folder into buf; NULL when none is listed or the path escapes. */

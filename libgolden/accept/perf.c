@@ -77,6 +77,7 @@ static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
     snprintf(to, sizeof to, "%s/hypothesis.yaml", c->work);
     if (acc_copy(c->o->hypothesis, to, c->err) != 0 || measured_status(to, c->err) != 0)
         return -1;
+    acc_origin(c, "hypothesis.yaml", c->o->hypothesis);
     const char *raw = acc_role_path(c, "performance", "raw", "calculet-raw-request/v1", p,
                                     sizeof p);
     if (!raw || !exists(raw))
@@ -85,12 +86,14 @@ static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
     snprintf(to, sizeof to, "%s/performance/raw-requests.jsonl", c->work);
     if (acc_copy(raw, to, c->err) != 0)
         return -1;
+    acc_origin(c, "performance/raw-requests.jsonl", raw);
     const char *faults = acc_role_path(c, "error_path", "faults", "calculet-fault/v1", p,
                                        sizeof p);
     if (faults && exists(faults)) {
         snprintf(to, sizeof to, "%s/stability/faults.jsonl", c->work);
         if (acc_copy(faults, to, c->err) != 0)
             return -1;
+        acc_origin(c, "stability/faults.jsonl", faults);
     }
     /* the delivered trace is the decision's device trace when it has exp-gate's columns */
     const char *trace = acc_role_path(c, "trace", "trace", NULL, p, sizeof p);
@@ -107,6 +110,8 @@ static int stage(acc_ctx *c, golden_accept_step *s, bool *ready)
         snprintf(to, sizeof to, "%s/performance/raw-device-trace.csv", c->work);
         if (cols && acc_copy(trace, to, c->err) != 0)
             return -1;
+        if (cols)
+            acc_origin(c, "performance/raw-device-trace.csv", trace);
         if (!cols)
             acc_note(s, "the delivered trace lacks exp-gate's device-trace columns (side, chip, "
                      "family, start_cycle, end_cycle): not used by the decision");
@@ -157,7 +162,10 @@ int acc_step_performance(acc_ctx *c, golden_accept_step *s)
             *c->err = e;
             return -1;
         }
-        return acc_fail(s, c->err, "summary", e.where[0] ? e.where : "raw-requests.jsonl",
+        char sw[PATH_MAX + 64];
+        return acc_fail(s, c->err, "summary",
+                        e.where[0] ? acc_delivered(c, e.where, sw, sizeof sw)
+                                   : "raw-requests.jsonl",
                         "the raw data cannot be summarised: %s", e.what);
     }
     int rc = 0;
@@ -181,7 +189,9 @@ int acc_step_performance(acc_ctx *c, golden_accept_step *s)
             *c->err = e;
             return -1;
         }
-        return acc_fail(s, c->err, "decision", e.where[0] ? e.where : c->work,
+        char dw[PATH_MAX + 64];
+        return acc_fail(s, c->err, "decision",
+                        e.where[0] ? acc_delivered(c, e.where, dw, sizeof dw) : c->work,
                         "no section 17 decision: %s", e.what);
     }
     snprintf(c->r->decision_label, sizeof c->r->decision_label, "%s",
@@ -224,8 +234,37 @@ static int put(acc_ctx *c, const char *rel, const char *rel2)
     return exists(from) ? acc_copy(from, to, c->err) : 0;
 }
 
+/* Each case's token file, named relative to the input manifest's folder (as npu-replay writes
+ * and reads it, and as manifest-verify checks it), copied to the same place beside the
+ * folder's golden/input-manifest.jsonl. A file that is not there is left for the folder's
+ * check to name. */
+typedef struct {
+    acc_ctx *c;
+    const char *mdir; /* the manifest's folder, relative to the hand-off ("" = its root) */
+    bool failed;      /* a copy failed: c->err says why */
+} token_copy;
+
+static int copy_token_file(void *ctx, golden_doc *line, size_t line_no, golden_error *err)
+{
+    (void)line_no;
+    (void)err;
+    token_copy *t = ctx;
+    const char *p = json_string_value(
+        json_object_get(json_object_get(golden_doc_root(line), "input"), "path"));
+    if (!p)
+        return 0;
+    char from[PATH_MAX], to[PATH_MAX + 16];
+    snprintf(from, sizeof from, "%s%s%s", t->mdir, t->mdir[0] ? "/" : "", p);
+    snprintf(to, sizeof to, "golden/%s", p);
+    if (put(t->c, from, to) != 0) {
+        t->failed = true;
+        return -1;
+    }
+    return 0;
+}
+
 /* The section 3 places of the compile manifests (with the calbin and log each names at its
- * own path) and of the input manifest (its token files under inputs/, as it names them). */
+ * own path) and of the input manifest (with its token files). */
 static int assemble_inputs(acc_ctx *c)
 {
     static const char *const roles[2] = {"baseline", "candidate"};
@@ -247,6 +286,9 @@ static int assemble_inputs(acc_ctx *c)
         const char *log = json_string_value(
             json_object_get(json_object_get(json_object_get(r, "compile"), "log"), "path"));
         int rc = acc_copy(m, to, c->err);
+        char wr[32];
+        snprintf(wr, sizeof wr, "%s/manifest.json", roles[k]);
+        acc_origin(c, wr, m);
         rc = rc ? rc : put(c, cal, cal);
         rc = rc ? rc : put(c, log, log);
         golden_doc_free(d);
@@ -260,14 +302,29 @@ static int assemble_inputs(acc_ctx *c)
     snprintf(to, sizeof to, "%s/golden/input-manifest.jsonl", c->work);
     if (acc_copy(im, to, c->err) != 0)
         return -1;
-    char dir[PATH_MAX], inputs[PATH_MAX + 16];
-    snprintf(dir, sizeof dir, "%s", im);
-    char *slash = strrchr(dir, '/');
+    acc_origin(c, "golden/input-manifest.jsonl", im);
+    /* the manifest's folder relative to the hand-off: im is HANDOFF/REL */
+    char mdir[PATH_MAX];
+    size_t hl = strlen(c->o->handoff);
+    snprintf(mdir, sizeof mdir, "%s", im + hl + 1);
+    char *slash = strrchr(mdir, '/');
     if (slash)
         *slash = '\0';
-    snprintf(inputs, sizeof inputs, "%s/inputs", dir);
-    snprintf(to, sizeof to, "%s/inputs", c->work);
-    return exists(inputs) ? copy_tree(inputs, to, false, c->err) : 0;
+    else
+        mdir[0] = '\0';
+    char from_dir[PATH_MAX + 8];
+    snprintf(from_dir, sizeof from_dir, "%s/%s%s", c->o->handoff, mdir, mdir[0] ? "/" : "");
+    acc_origin(c, "golden/", from_dir);
+    token_copy t = {c, mdir, false};
+    golden_error e;
+    golden_error_clear(&e);
+    /* a manifest that does not parse is step 1's finding; only a failed copy stops here */
+    if (golden_doc_each_jsonl(im, copy_token_file, &t, &e) != 0 && (t.failed || e.code == GOLDEN_ENOMEM)) {
+        if (!t.failed)
+            *c->err = e;
+        return -1;
+    }
+    return 0;
 }
 
 int acc_assemble(acc_ctx *c)

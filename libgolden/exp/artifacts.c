@@ -153,7 +153,7 @@ done:
 
 /* Every {path, sha256} object anywhere in a document names an artifact. */
 static int collect_refs(vctx *c, const golden_doc *doc, json_t *node, char *ptr, size_t ptrcap,
-                        const char *missing_rule, const char *hash_rule)
+                        const char *base, const char *missing_rule, const char *hash_rule)
 {
     size_t keep = strlen(ptr);
     int rc = GOLDEN_OK;
@@ -167,6 +167,11 @@ static int collect_refs(vctx *c, const golden_doc *doc, json_t *node, char *ptr,
             snprintf(pp, sizeof pp, "%s", ptr);
             exp_ptr_push(pp, sizeof pp, "path");
             origin o = {golden_doc_name(doc), line, col, pp};
+            char joined[2048];
+            if (base && base[0] && path[0] != '/') {
+                snprintf(joined, sizeof joined, "%s/%s", base, path);
+                path = joined;
+            }
             if (exp_check_ref(c, path, sha, &o, missing_rule, hash_rule) != 0)
                 return GOLDEN_ERR;
         }
@@ -174,7 +179,7 @@ static int collect_refs(vctx *c, const golden_doc *doc, json_t *node, char *ptr,
         json_t *v;
         json_object_foreach(node, k, v) {
             exp_ptr_push(ptr, ptrcap, k);
-            rc = collect_refs(c, doc, v, ptr, ptrcap, missing_rule, hash_rule);
+            rc = collect_refs(c, doc, v, ptr, ptrcap, base, missing_rule, hash_rule);
             ptr[keep] = '\0';
             if (rc)
                 return rc;
@@ -184,7 +189,7 @@ static int collect_refs(vctx *c, const golden_doc *doc, json_t *node, char *ptr,
         json_t *v;
         json_array_foreach(node, i, v) {
             exp_ptr_push_index(ptr, ptrcap, i);
-            rc = collect_refs(c, doc, v, ptr, ptrcap, missing_rule, hash_rule);
+            rc = collect_refs(c, doc, v, ptr, ptrcap, base, missing_rule, hash_rule);
             ptr[keep] = '\0';
             if (rc)
                 return rc;
@@ -195,7 +200,12 @@ static int collect_refs(vctx *c, const golden_doc *doc, json_t *node, char *ptr,
 
 int exp_doc_refs(vctx *c, const golden_doc *doc)
 {
+    return exp_doc_refs_in(c, doc, NULL);
+}
+
+int exp_doc_refs_in(vctx *c, const golden_doc *doc, const char *base)
+{
     char ptr[512] = "";
-    return collect_refs(c, doc, golden_doc_root(doc), ptr, sizeof ptr, "artifact-exists",
+    return collect_refs(c, doc, golden_doc_root(doc), ptr, sizeof ptr, base, "artifact-exists",
                         "artifact-hash");
 }

@@ -168,6 +168,23 @@ static int handoff_manifest(handoff_run *r, golden_doc *d, const char *rel, cons
     return GOLDEN_OK;
 }
 
+/* A JSON Lines record of a hand-off: validated, and its {path, sha256} references checked,
+ * relative to the record file's own folder for the input manifest (its token files, as
+ * npu-replay writes and reads them), else to the hand-off folder. */
+typedef struct {
+    plain_jl p;
+    vctx *c;
+    const char *base;
+} handoff_jl;
+
+static int handoff_line(void *ctx, golden_doc *line_doc, size_t line_no, golden_error *err)
+{
+    handoff_jl *h = ctx;
+    if (exp_plain_line(&h->p, line_doc, line_no, err) != 0)
+        return -1;
+    return exp_doc_refs_in(h->c, line_doc, h->base) != 0 ? -1 : 0;
+}
+
 /* Validate one delivered document named with a format; the schema decides malformed, a JSON
  * Lines file must hold at least one record (a fault log may be empty: no fault). */
 static int handoff_doc(handoff_run *r, const char *rel, const char *format, const char *role,
@@ -180,9 +197,14 @@ static int handoff_doc(handoff_run *r, const char *rel, const char *format, cons
     if (!s)
         return GOLDEN_ERR;
     if (exp_has_suffix(rel, ".jsonl")) {
-        plain_jl p = {c->out, s, 0, c->threads};
-        if (golden_doc_each_jsonl(path, exp_plain_line, &p, c->err) != 0)
+        char base[1024] = "";
+        const char *slash = strrchr(rel, '/');
+        if (strcmp(format, "calculet-input-manifest/v1") == 0 && slash)
+            snprintf(base, sizeof base, "%.*s", (int)(slash - rel), rel);
+        handoff_jl h = {{c->out, s, 0, c->threads}, c, base};
+        if (golden_doc_each_jsonl(path, handoff_line, &h, c->err) != 0)
             return GOLDEN_ERR;
+        plain_jl p = h.p;
         if (p.records == 0 && strcmp(format, "calculet-fault/v1") != 0)
             return content_finding(r, o, "'%s' holds no %s record", rel, format);
         return GOLDEN_OK;

@@ -26,7 +26,8 @@ int exp_input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
     int ko = exp_int_key(c, d, r, "", "output_tokens", "context-limit", &o);
     if (kp < 0 || ka < 0 || ko < 0)
         return -1;
-    if (exp_doc_refs(c, d) != 0) /* the case's input token file is an artifact like any other */
+    /* the case's input token file is an artifact like any other, beside the manifest */
+    if (exp_doc_refs_in(c, d, "golden") != 0)
         return -1;
     bool unreadable = kp == 2 || ka == 2 || ko == 2;
     bool rej = json_is_true(json_object_get(r, "rejection"));

@@ -152,6 +152,10 @@ int exp_check_ref(vctx *c, const char *rel, const char *sha, const origin *o,
 int exp_cmp_str(const void *a, const void *b);
 int exp_run_jobs(vctx *c, char ***paths_out, char (**hexes_out)[65], size_t *n_out);
 int exp_doc_refs(vctx *c, const golden_doc *doc);
+/* The same, each path taken relative to base (a folder relative to the checked folder; NULL or
+ * "" = the folder itself): the input manifest's token files are relative to the manifest's own
+ * folder, as npu-replay matrix writes them and npu-replay run reads them. */
+int exp_doc_refs_in(vctx *c, const golden_doc *doc, const char *base);
 /* layout.c: the folder walk, its assets, the section 3 layout. */
 int exp_walk(vctx *c, const char *rel_dir, int depth);
 int exp_assets_find(vctx *c);

@@ -32,10 +32,9 @@ static int need_number(const golden_doc *h, const json_t *acc, const char *key, 
 
 static double acc_bound(const json_t *acc, const char *key);
 
-static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
+/* The acceptance numbers of the hypothesis in in->hypothesis. */
+static int acceptance_of(gate_inputs *in, golden_error *err)
 {
-    if (load(dir, "hypothesis.yaml", &in->hypothesis, err) != 0)
-        return -1;
     json_t *root = golden_doc_root(in->hypothesis);
     json_t *acc = json_object_get(root, "acceptance");
     in->experiment_id = json_string_value(json_object_get(root, "experiment_id"));
@@ -57,6 +56,24 @@ static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
     json_t *keep = json_object_get(acc, "keep_experiment_on_p99_regression");
     in->keep_experiment = json_is_number(keep) && json_number_value(keep) != 0;
     return 0;
+}
+
+static int read_acceptance(const char *dir, gate_inputs *in, golden_error *err)
+{
+    if (load(dir, "hypothesis.yaml", &in->hypothesis, err) != 0)
+        return -1;
+    return acceptance_of(in, err);
+}
+
+int golden_gate_hypothesis_check(const char *path, golden_error *err)
+{
+    gate_inputs in;
+    memset(&in, 0, sizeof in);
+    int rc = golden_doc_load_file(path, &in.hypothesis, err);
+    if (rc == 0)
+        rc = acceptance_of(&in, err);
+    golden_doc_free(in.hypothesis);
+    return rc;
 }
 
 /* One accuracy number against its bound: a miss (or a number that is not there) counts. */

@@ -82,8 +82,11 @@ expect_grep "counts both" "differ in 2 flags \(moe_bucket_threshold, attention_s
 expect_grep "hypothesis does not list it" "attention_seq_tile differs from the baseline but the hypothesis's changed_flags" out.txt
 
 # --- 3. input token files are artifacts
+# (changed this session: a token file is named relative to the input manifest's own folder, as
+# npu-replay matrix writes it and npu-replay run reads it, so golden/inputs/p1.bin is
+# "inputs/p1.bin"; the finding names the resolved path)
 d=$(fresh input-missing)
-sed -i "1s|\"rejection\":false|\"rejection\":false,\"input\":{\"path\":\"golden/inputs/p1.bin\",\"sha256\":\"$(printf '%064d' 3)\"}|" "$d/golden/input-manifest.jsonl"
+sed -i "1s|\"rejection\":false|\"rejection\":false,\"input\":{\"path\":\"inputs/p1.bin\",\"sha256\":\"$(printf '%064d' 3)\"}|" "$d/golden/input-manifest.jsonl"
 broken "input file missing" artifact-exists "$d"
 expect_grep "names the input path" "input-manifest.jsonl:1:[0-9]+: artifact-exists: 'golden/inputs/p1.bin' does not exist" out.txt
 mkdir -p "$d/golden/inputs"; printf 'tokens' > "$d/golden/inputs/p1.bin"

@@ -38,6 +38,12 @@ typedef struct {
                                        --check takes the stored summary's */
 } golden_gate_opts;
 
+/* Whether the hypothesis file at path gives what the section 17 decision needs (experiment_id,
+ * acceptance.p99_regression_max_pct and target_metric_improvement_min_pct as numbers): 0, or
+ * -1 with err naming the file and the field. For callers that hold a hypothesis of their own
+ * (golden-accept's --hypothesis), so that its gap is "could not check", not a verdict. */
+GOLDEN_API int golden_gate_hypothesis_check(const char *path, golden_error *err);
+
 /* Defaults: seed 20260802, B 10000, the order-statistic generator, bands 2 % and 5 C. */
 GOLDEN_API void golden_gate_opts_init(golden_gate_opts *o);
 
