@@ -167,12 +167,23 @@ int main(int argc, char **argv)
     double gbs = probe_mib > 0 ? probe((size_t)probe_mib, threads) : 0;
     if (gbs > 0)
         printf("memory-read probe: %.2f GB/s on %d threads\n", gbs, threads);
+    if (decode < 1 || decode > (1 << 20)) {
+        fprintf(stderr, "replay-bench: --decode: expected 1 to 1048576 steps\n");
+        return 2;
+    }
     int maxlen = 1;
     for (int i = 0; i < nl; i++)
         if (lens[i] > maxlen)
             maxlen = lens[i];
-    int32_t *toks = malloc((size_t)(maxlen + decode + 1) * sizeof *toks);
-    for (int i = 0; i < maxlen + decode + 1; i++)
+    /* the decode run reads toks[0..16] as its past and toks[17 + i] after: whatever the
+     * prefill lengths, the array covers both (it read past its end for --decode N > 48) */
+    int ntoks = (maxlen > 17 ? maxlen : 17) + decode + 1;
+    int32_t *toks = malloc((size_t)ntoks * sizeof *toks);
+    if (!toks) {
+        fprintf(stderr, "replay-bench: out of memory\n");
+        return 2;
+    }
+    for (int i = 0; i < ntoks; i++)
         toks[i] = (int32_t)((i * 7919 + 13) % in->vocab_size);
     if (nl > 0) { /* untimed: map the weights in (first-touch page faults) before timing */
         golden_backend_reset(b, 0, &err);
