@@ -207,7 +207,15 @@ static void stored_settings(const json_t *s, golden_gate_opts *o)
 int golden_gate_check(const char *dir, const golden_gate_opts *o, golden_findings *out,
                       bool *checked, golden_error *err)
 {
+    return gate_check_keep(dir, o, out, checked, NULL, err);
+}
+
+int gate_check_keep(const char *dir, const golden_gate_opts *o, golden_findings *out,
+                    bool *checked, json_t **kept, golden_error *err)
+{
     *checked = false;
+    if (kept)
+        *kept = NULL;
     char *raw = gate_path(dir, "performance/raw-requests.jsonl");
     char *sum = gate_path(dir, "performance/summary.json");
     golden_doc *doc = NULL;
@@ -235,6 +243,10 @@ int golden_gate_check(const char *dir, const golden_gate_opts *o, golden_finding
                             "%lld line(s) repeat an earlier request_id: each counted once",
                             (long long)json_integer_value(rep)) != 0)
         rc = -1;
+    if (rc == 0 && kept) {
+        *kept = computed;
+        computed = NULL;
+    }
 out:
     json_decref(computed);
     golden_doc_free(doc);

@@ -600,10 +600,12 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
         write = false;
     free(seal);
     if (have_raw && have_sum) {
+        /* the stored summary checked against the raw data, and the recomputed one (the stored
+         * seed, resamples and generator: the numbers it shows) kept for the decision */
         golden_findings fs;
         golden_findings_init(&fs);
         bool checked;
-        rc = golden_gate_check(dir, o, &fs, &checked, err);
+        rc = gate_check_keep(dir, o, &fs, &checked, sum, err);
         if (rc == 0 && fs.errors) {
             char where[1200];
             golden_finding_where(&fs.items[0], where, sizeof where);
@@ -612,8 +614,11 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
                                    fs.errors);
         }
         golden_findings_free(&fs);
-        if (rc != 0)
+        if (rc != 0) {
+            json_decref(*sum);
+            *sum = NULL;
             goto out;
+        }
     }
     if (!have_raw) {
         /* Section 18.8: raw data, not only slides. A stored summary never stands in for it. */
@@ -624,20 +629,8 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
                                "%s", raw);
         goto out;
     }
-    golden_gate_opts eff = *o;
-    golden_doc *sd = NULL;
-    /* Decide on the numbers the stored summary shows: its own seed and resamples. */
-    if (have_sum && golden_doc_load_file(stored, &sd, err) == 0) {
-        json_t *b = json_object_get(golden_doc_root(sd), "bootstrap");
-        const char *seed = json_string_value(json_object_get(b, "seed"));
-        if (seed && !o->seed_set)
-            eff.seed = strtoull(seed, NULL, 10);
-        json_t *r = json_object_get(b, "resamples");
-        if (json_is_integer(r) && json_integer_value(r) > 0 && !o->bootstrap_set)
-            eff.bootstrap = (unsigned long)json_integer_value(r);
-        golden_doc_free(sd);
-    }
-    rc = golden_gate_summarize(dir, &eff, sum, err);
+    if (!*sum)
+        rc = golden_gate_summarize(dir, o, sum, err);
     *source = have_sum ? "recomputed, matches performance/summary.json"
                        : "recomputed, written to performance/summary.json";
     /* A folder without a summary gets the one the decision rests on. */

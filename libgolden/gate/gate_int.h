@@ -90,6 +90,12 @@ int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error
 int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err);
 void gate_raw_free(gate_raw *raw);
 
+/* golden_gate_check that also hands back (in *kept, when the check ran and raised no error
+ * of its own) the summary it recomputed with the stored settings, for the decision to rest on
+ * without computing it again. */
+int gate_check_keep(const char *dir, const golden_gate_opts *o, golden_findings *out,
+                    bool *checked, json_t **kept, golden_error *err);
+
 /* a + t (b - a), with a failed request's +inf kept: t = 0 or a = b gives a (never 0 * inf). */
 double gate_lerp(double a, double b, double t);
 
