@@ -1,4 +1,4 @@
-/* golden-dump: turn raw dumps (+ index), .npy and .safetensors into one calculet-golden/v1
+/* golden-dump: turn raw dumps (+ index), .npy, .npz, .safetensors and .pt into one calculet-golden/v1
  * HDF5 file with SHA-256 and statistics per tensor; also verifies and lists golden files. */
 #include <jansson.h>
 #include <math.h>
@@ -52,9 +52,11 @@ static const cli_spec spec = {
     .synopsis = "[OPTIONS] -o OUT.h5 INPUT...\n--verify FILE.h5 [--json FILE] [--junit FILE]\n"
                 "--list FILE.h5 [--json FILE]",
     .about = "Write one calculet-golden/v1 HDF5 file from raw dumps with a\n"
-             "calculet-dump-index/v1 index, numpy .npy files, .safetensors files or folders of\n"
-             "them (walked recursively in sorted order). Every tensor gets its canonical SHA-256\n"
-             "and statistics, computed in one streamed pass while it is written.",
+             "calculet-dump-index/v1 index, numpy .npy and .npz files, .safetensors files,\n"
+             "PyTorch .pt/.pth files (tensors and state_dicts; a restricted unpickler, nothing\n"
+             "is run) or folders of them (walked recursively in sorted order). Every tensor\n"
+             "gets its canonical SHA-256 and statistics, computed in one streamed pass while\n"
+             "it is written.",
     .opts = options,
     .json_help = "also write the result as JSON (- = stdout)",
     .junit_help = "with --verify: one JUnit test case per tensor (- = stdout)",

@@ -19,6 +19,7 @@
 #include "golden/report.h"
 #include "golden/schema.h"
 #include "tensor/ingest_private.h"
+#include "tensor/zip_private.h"
 #include "util/pool.h"
 
 int lg_ingest_fail_tensor(golden_error *err, const char *file, const char *tensor,
@@ -50,6 +51,7 @@ void lg_ingest_input_free(golden_input *in)
 {
     golden_tensor_info_clear(&in->info);
     free(in->path);
+    lg_ingest_deflated_free(in);
 }
 
 void golden_input_list_free(golden_input_list *l)
@@ -239,15 +241,9 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
         } else if (S_ISREG(st.st_mode)) {
             bool npy = lg_ingest_has_suffix(names[i], ".npy"), st_ = lg_ingest_has_suffix(names[i], ".safetensors");
             bool js = lg_ingest_has_suffix(names[i], ".json");
-            if (lg_ingest_has_suffix(names[i], ".npz")) {
-                rc = golden_fail_what(err, GOLDEN_EUNSUPPORTED, p,
-                                      ".npz archives are not read: save each array as .npy "
-                                      "(numpy.save) or use .safetensors");
-                free(p);
-                free(r);
-                break;
-            }
-            if (S_ISLNK(lst.st_mode) && (npy || st_ || js)) {
+            bool npz = lg_ingest_has_suffix(names[i], ".npz");
+            bool pt = lg_ingest_has_suffix(names[i], ".pt") || lg_ingest_has_suffix(names[i], ".pth");
+            if (S_ISLNK(lst.st_mode) && (npy || st_ || js || npz || pt)) {
                 char *real = realpath(p, NULL);
                 size_t rn = strlen(root_real);
                 if (!real || strncmp(real, root_real, rn) != 0 || real[rn] != '/')
@@ -261,6 +257,12 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
                 free(nm);
             } else if (st_) {
                 rc = golden_ingest_safetensors(l, p, err);
+            } else if (npz) {
+                rc = golden_ingest_npz(l, p, err);
+            } else if (pt) {
+                char *nm = strndup(r, strlen(r) - (lg_ingest_has_suffix(r, ".pt") ? 3 : 4));
+                rc = nm ? lg_ingest_pt_named(l, p, nm, err) : golden_fail_what(err, GOLDEN_ENOMEM, p, "out of memory");
+                free(nm);
             } else if (js && is_dump_index(p)) {
                 rc = golden_ingest_index(l, p, err);
             }
@@ -300,6 +302,23 @@ int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err
         return golden_ingest_npy(l, path, NULL, err);
     if (lg_ingest_has_suffix(path, ".safetensors"))
         return golden_ingest_safetensors(l, path, err);
+    if (lg_ingest_has_suffix(path, ".npz"))
+        return golden_ingest_npz(l, path, err);
+    if (lg_ingest_has_suffix(path, ".pt") || lg_ingest_has_suffix(path, ".pth"))
+        return golden_ingest_pt(l, path, err);
+    /* by content: a zip archive is never a JSON index */
+    unsigned char head[4];
+    FILE *f = fopen(path, "rb");
+    size_t hn = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    if (lg_zip_magic(head, hn))
+        return lg_ingest_zip_any(l, path, err);
+    if (hn >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+        return golden_fail_what(err, GOLDEN_EUNSUPPORTED, path,
+                                "a bare Python pickle (the legacy torch.save format of torch < 1.6?): "
+                                "only the zip format of torch >= 1.6 is read (torch.save with the default "
+                                "_use_new_zipfile_serialization=True)");
     return golden_ingest_index(l, path, err);
 }
 

@@ -196,6 +196,66 @@ static char *stem_of(const char *path, const char *ext)
     return strndup(base, n);
 }
 
+int lg_npy_prefix(const unsigned char *pre, uint64_t total, const char *path, uint64_t *data_off,
+                  golden_error *err)
+{
+    if (total < 10)
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: file too short (%llu bytes)",
+                                (unsigned long long)total);
+    if (memcmp(pre, "\x93NUMPY", 6) != 0)
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad magic");
+    unsigned major = pre[6], minor = pre[7];
+    uint64_t hlen, hstart;
+    if (major == 1) {
+        hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8;
+        hstart = 10;
+    } else if (major == 2 || major == 3) {
+        if (total < 12)
+            return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: file too short");
+        hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 |
+               (uint64_t)pre[11] << 24;
+        hstart = 12;
+    } else {
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "unsupported .npy format version %u.%u", major, minor);
+    }
+    if (minor != 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "unsupported .npy format version %u.%u", major, minor);
+    if (hlen > NPY_MAX_HEADER || hstart + hlen > total)
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: header length %llu exceeds the file",
+                                (unsigned long long)hlen);
+    *data_off = hstart + hlen;
+    return GOLDEN_OK;
+}
+
+int lg_npy_header_parse(const unsigned char *buf, uint64_t data_off, const char *path,
+                        lg_npy_header *h, golden_error *err)
+{
+    uint64_t hstart = buf[6] == 1 ? 10 : 12, hlen = data_off - hstart;
+    const char *text = (const char *)buf + hstart;
+    for (uint64_t i = 0; i < hlen; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        /* v1/v2 headers are latin-1 but only ASCII is meaningful; v3 allows UTF-8 in
+         * structured field names, which we reject anyway */
+        if (ch == 0 || ch >= 0x80)
+            return golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: non-ASCII byte at %llu",
+                                    (unsigned long long)(hstart + i));
+    }
+    char descr[32];
+    h->fortran = false;
+    h->rank = 0;
+    h->data_off = data_off;
+    if (parse_npy_dict(text, hlen, path, descr, sizeof descr, &h->fortran, &h->rank, h->shape, err) !=
+        GOLDEN_OK)
+        return GOLDEN_ERR;
+    if (golden_npy_descr(descr, &h->dt, &h->big) != 0) {
+        if (descr[0] && descr[1] == 'O')
+            return golden_fail_what(err, GOLDEN_EINVAL, path,
+                                    "object arrays (dtype '%s') hold Python objects, not numbers: not read", descr);
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "unknown or unsupported dtype '%s'", descr);
+    }
+    return GOLDEN_OK;
+}
+
 int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
                       golden_error *err)
 {
@@ -204,88 +264,35 @@ int golden_ingest_npy(golden_input_list *l, const char *path, const char *name,
     if (lg_ingest_open_regular(path, &fd, &fsize, err) != GOLDEN_OK)
         return GOLDEN_ERR;
     int rc = GOLDEN_ERR;
-    char *text = NULL, *stem = NULL;
+    unsigned char *text = NULL;
+    char *stem = NULL;
     unsigned char pre[12];
-    if (fsize < 10) {
-        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: file too short (%llu bytes)",
-                    (unsigned long long)fsize);
+    uint64_t data_off;
+    lg_npy_header h;
+    if (fsize >= 10 && lg_ingest_pread_full(fd, pre, fsize < 12 ? 10 : 12, 0, path, err) != GOLDEN_OK)
         goto done;
-    }
-    if (lg_ingest_pread_full(fd, pre, fsize < 12 ? 10 : 12, 0, path, err) != GOLDEN_OK)
+    if (lg_npy_prefix(pre, fsize, path, &data_off, err) != GOLDEN_OK)
         goto done;
-    if (memcmp(pre, "\x93NUMPY", 6) != 0) {
-        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: bad magic");
-        goto done;
-    }
-    unsigned major = pre[6], minor = pre[7];
-    uint64_t hlen, hstart;
-    if (major == 1) {
-        hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8;
-        hstart = 10;
-    } else if (major == 2 || major == 3) {
-        if (fsize < 12) {
-            golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: file too short");
-            goto done;
-        }
-        hlen = (uint64_t)pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 |
-               (uint64_t)pre[11] << 24;
-        hstart = 12;
-    } else {
-        golden_fail_what(err, GOLDEN_EINVAL, path, "unsupported .npy format version %u.%u", major, minor);
-        goto done;
-    }
-    if (minor != 0) {
-        golden_fail_what(err, GOLDEN_EINVAL, path, "unsupported .npy format version %u.%u", major, minor);
-        goto done;
-    }
-    if (hlen > NPY_MAX_HEADER || hstart + hlen > fsize) {
-        golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: header length %llu exceeds the file",
-                    (unsigned long long)hlen);
-        goto done;
-    }
-    text = malloc(hlen + 1);
+    text = malloc(data_off);
     if (!text) {
         golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
-    if (lg_ingest_pread_full(fd, text, hlen, hstart, path, err) != GOLDEN_OK)
+    if (lg_ingest_pread_full(fd, text, data_off, 0, path, err) != GOLDEN_OK ||
+        lg_npy_header_parse(text, data_off, path, &h, err) != GOLDEN_OK)
         goto done;
-    text[hlen] = '\0';
-    for (uint64_t i = 0; i < hlen; i++) {
-        unsigned char ch = (unsigned char)text[i];
-        /* v1/v2 headers are latin-1 but only ASCII is meaningful; v3 allows UTF-8 in
-         * structured field names, which we reject anyway */
-        if (ch == 0 || ch >= 0x80) {
-            golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .npy header: non-ASCII byte at %llu",
-                        (unsigned long long)(hstart + i));
-            goto done;
-        }
-    }
-    char descr[32];
-    bool fortran = false;
-    int rank = 0;
-    uint64_t shape[GOLDEN_MAX_RANK];
-    if (parse_npy_dict(text, hlen, path, descr, sizeof descr, &fortran, &rank, shape, err) !=
-        GOLDEN_OK)
-        goto done;
-    golden_dtype dt;
-    bool big;
-    if (golden_npy_descr(descr, &dt, &big) != 0) {
-        golden_fail_what(err, GOLDEN_EINVAL, path, "unknown or unsupported dtype '%s'", descr);
-        goto done;
-    }
     stem = name ? strdup(name) : stem_of(path, ".npy");
     if (!stem) {
         golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
         goto done;
     }
     golden_input *in = lg_ingest_list_push(l, err);
-    if (!in || lg_ingest_input_set(in, stem, path, path, dt, rank, shape, err) != GOLDEN_OK)
+    if (!in || lg_ingest_input_set(in, stem, path, path, h.dt, h.rank, h.shape, err) != GOLDEN_OK)
         goto done;
     in->format = GOLDEN_INPUT_NPY;
-    in->offset = hstart + hlen;
-    in->big_endian = big;
-    in->fortran_order = fortran && rank > 1;
+    in->offset = data_off;
+    in->big_endian = h.big;
+    in->fortran_order = h.fortran && h.rank > 1;
     if (fsize - in->offset != in->nbytes) {
         lg_ingest_fail_tensor(err, path, NULL,
                     "data size %llu bytes does not match shape and dtype (%llu bytes)",

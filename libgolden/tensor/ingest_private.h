@@ -27,6 +27,25 @@ int lg_ingest_open_regular(const char *path, int *fd_out, uint64_t *size, golden
 /* Read exactly n bytes at off; a short file is an error naming path. */
 int lg_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *path,
                              golden_error *err);
+/* A parsed .npy header. */
+typedef struct {
+    golden_dtype dt;
+    bool big, fortran;
+    int rank;
+    uint64_t shape[GOLDEN_MAX_RANK];
+    uint64_t data_off; /* header length: the data's first byte */
+} lg_npy_header;
+/* From the first min(total, 12) bytes of a .npy of total bytes: the header's full length. */
+int lg_npy_prefix(const unsigned char *pre, uint64_t total, const char *path, uint64_t *data_off,
+                  golden_error *err);
+/* Parse the whole header buf[0, data_off) (data_off from lg_npy_prefix). */
+int lg_npy_header_parse(const unsigned char *buf, uint64_t data_off, const char *path,
+                        lg_npy_header *h, golden_error *err);
+/* golden_ingest_pt with the name of a bare tensor given (NULL: the file's base name). */
+int lg_ingest_pt_named(golden_input_list *l, const char *path, const char *bare_name,
+                       golden_error *err);
+/* A zip archive of unknown suffix: a .pt when it holds a NAME/data.pkl, else an .npz. */
+int lg_ingest_zip_any(golden_input_list *l, const char *path, golden_error *err);
 bool lg_ingest_has_suffix(const char *s, const char *suffix);
 /* A JSON non-negative integer / a JSON shape (list of at most GOLDEN_MAX_RANK of them). */
 bool lg_ingest_json_uint(const json_t *v, uint64_t *out);

@@ -19,6 +19,7 @@
 #include "golden/report.h"
 #include "golden/schema.h"
 #include "tensor/ingest_private.h"
+#include "tensor/zip_private.h"
 #include "util/pool.h"
 
 /* ---------------------------------------------------------------- streaming */
@@ -312,6 +313,8 @@ static int read_ahead(int fd, const golden_input *in, size_t chunk, golden_chunk
 static int input_read(const golden_input *in, size_t chunk, int threads, golden_chunk_fn fn,
                       void *ctx, golden_error *err)
 {
+    if (in->format == GOLDEN_INPUT_DEFLATED)
+        return lg_ingest_deflated_read(in, chunk, fn, ctx, err);
     size_t w = golden_dtype_size(in->info.dtype);
     if (chunk == 0)
         chunk = DEFAULT_CHUNK;

@@ -16,8 +16,11 @@
 typedef enum {
     GOLDEN_INPUT_NPY,
     GOLDEN_INPUT_SAFETENSORS,
-    GOLDEN_INPUT_RAW
+    GOLDEN_INPUT_RAW,
+    GOLDEN_INPUT_DEFLATED /* a deflated zip entry (.npz, .pt): offset = its first compressed byte */
 } golden_input_format;
+
+struct lg_inflate_state; /* private to libgolden */
 
 /* One tensor found in the inputs: where its bytes are and how they are laid out there. */
 typedef struct {
@@ -31,6 +34,11 @@ typedef struct {
     bool fortran_order;       /* stored in Fortran order: transposed to C order when read */
     bool has_expected;        /* index entries may carry the expected canonical sha256 */
     char expected_sha256[65];
+    /* GOLDEN_INPUT_DEFLATED only: the entry's compressed and uncompressed sizes and CRC-32,
+     * and where the tensor's bytes start in the uncompressed data */
+    uint64_t zip_csize, zip_usize, zip_skip;
+    uint32_t zip_crc;
+    struct lg_inflate_state *inflate; /* owned; moved with the input, never copied */
 } golden_input;
 
 /* The inputs of one run, in the order they were found. */
@@ -58,9 +66,23 @@ GOLDEN_API int golden_ingest_safetensors(golden_input_list *l, const char *path,
  * index's folder (also through symlinks) and hold the tensor's bytes at `offset`. */
 GOLDEN_API int golden_ingest_index(golden_input_list *l, const char *path, golden_error *err);
 /* Walk a folder recursively in sorted order and add every .npy (named by its path in the
- * folder without ".npy"), .safetensors and index (.json whose schema is the dump index). */
+ * folder without ".npy"), .safetensors and .npz and .pt/.pth (their tensors keep their own names,
+ * as for .safetensors; a .pt holding one bare tensor is named by its path in the folder
+ * without the suffix, as a .npy is) and index (.json whose schema is
+ * the dump index). */
 GOLDEN_API int golden_ingest_folder(golden_input_list *l, const char *path, golden_error *err);
-/* Add one input of any kind, chosen by what it is: folder, .npy, .safetensors, else index. */
+/* Add every array of a numpy .npz archive (np.savez: stored, np.savez_compressed: deflated):
+ * member X.npy is the tensor X. A member that is not .npy, an object array or an empty archive
+ * is an error. The zip structure is checked strictly (docs/formats.md). */
+GOLDEN_API int golden_ingest_npz(golden_input_list *l, const char *path, golden_error *err);
+/* Add the tensors of a PyTorch .pt/.pth file (torch.save's zip format, torch >= 1.6) read
+ * through a restricted unpickler that builds only tensors, storages, dicts, lists, tuples,
+ * strings and scalars: any other global (a module object, os.system, ...) is refused, never
+ * executed. A state_dict gives one tensor per key (nested keys joined with '.', list items as
+ * .0, .1, ...); a bare tensor is named by the file's base name. */
+GOLDEN_API int golden_ingest_pt(golden_input_list *l, const char *path, golden_error *err);
+/* Add one input of any kind, chosen by what it is: folder, .npy, .safetensors, .npz, .pt/.pth
+ * (a zip archive by its content, named by its suffix), else index. */
 GOLDEN_API int golden_ingest_path(golden_input_list *l, const char *path, golden_error *err);
 
 /* Re-read the tensor named `name` (as found, before golden_input_list_finish) as dtype `to`:
