@@ -56,9 +56,11 @@ static const cli_option options[] = {
 
 static const cli_spec spec = {
     .name = TOOL,
-    .synopsis = "[OPTIONS] REFERENCE.h5 CANDIDATE.h5",
+    .synopsis = "[OPTIONS] REFERENCE CANDIDATE",
     .about = "Compare candidate tensors with reference (golden) tensors, pairing them by name,\n"
-             "and judge each one by its tier: kernel, layer, logits, tokens or router.",
+             "and judge each one by its tier: kernel, layer, logits, tokens or router.\n"
+             "Either side: a golden, .npy, .npz, .safetensors, .pt/.pth, a plain HDF5 file\n"
+             "(h5py), a dump index, or a folder of these (told by content, not suffix).",
     .options = options,
     .json_help = "calculet-diff-report/v1 JSON (- = stdout, no table then)",
     .junit_help = "JUnit XML, one test case per tensor (- = stdout)",
@@ -129,7 +131,7 @@ static int parse(cli *c, diff_args *a)
     if (id == CLI_EXIT)
         return c->status ? c->status : -1;
     if (c->nargs != 2)
-        return cli_usage(c, "expected two files: REFERENCE.h5 CANDIDATE.h5");
+        return cli_usage(c, "expected two inputs: REFERENCE CANDIDATE");
     /* the policy file is read twice (tolerances, then its "map"): a stream cannot be */
     for (size_t i = 0; i < a->n_policies; i++)
         if (strcmp(a->policies[i], "-") == 0)
@@ -142,7 +144,8 @@ static int parse(cli *c, diff_args *a)
 static int explain(cli *c, const golden_policy *policy, const char *name, golden_error *err)
 {
     golden_reader *r = NULL;
-    if (golden_reader_open_flags(c->args[0], GOLDEN_READ_DATA_ONLY, &r, err) != 0)
+    if (golden_reader_open_flags(c->args[0], GOLDEN_READ_DATA_ONLY | GOLDEN_READ_FOREIGN, &r,
+                                 err) != 0)
         return -1;
     long i = golden_reader_find(r, name);
     if (i < 0) {
@@ -239,9 +242,12 @@ int main(int argc, char **argv)
         .allow_empty = a.allow_empty,
         .trust_hashes = a.trust_hashes,
         .histogram = a.histogram || a.html,
+        .foreign = true,
     };
     if (golden_diff_run(&o, &res, &err) != 0)
         goto fail;
+    for (size_t i = 0; i < res->n_skipped; i++) /* never silently */
+        fprintf(stderr, TOOL ": note: skipped %s\n", res->skipped[i]);
     if (c.json || a.html) {
         json_t *doc = golden_diff_to_json(res);
         if (!doc) {

@@ -276,6 +276,14 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
         if (t->hash_bad[i] && json_array_append_new(hb, json_string(sides[i])))
             b.bad = 1;
     put(&b, "sha256_mismatch", hb);
+    json_t *nh = json_array(); /* sides with no stored sha256/statistics: not checked */
+    for (int i = 0; nh && i < 3; i++)
+        if (t->unstored[i] && (i < 2 || t->has_baseline) &&
+            json_array_append_new(nh, json_string(sides[i])))
+            b.bad = 1;
+    put(&b, "no_stored_hash", nh);
+    if (t->paired_by_position)
+        put(&b, "paired_by", json_string("position"));
     put(&b, "seconds", golden_json_real(t->seconds));
     if (with_hist)
         put(&b, "abs_error_histogram", hist_json(m));
@@ -359,6 +367,11 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
                                               ? "not checked (--trust-hashes)"
                                               : "checked: the stored statistics of every tensor "
                                                 "read match its data"));
+        if (r->n_unstored)
+            put(&s, "no_stored_hash", json_string(
+                        "some inputs are not goldens (no_stored_hash of each tensor): their "
+                        "sha256 and statistics are not stored, so neither was checked"));
+        put(&s, "skipped", jstrs(r->skipped, r->n_skipped));
         if (r->empty)
             put(&s, "reason", json_string(r->allow_empty
                                               ? "no tensor was compared (allowed by --allow-empty)"
@@ -546,6 +559,11 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
             r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);
     if (r->trust_hashes)
         fprintf(f, "; sha256 not checked (--trust-hashes), stored statistics not checked");
+    else if (r->n_unstored)
+        fprintf(f, "; %zu with no stored hash (not goldens: sha256 and statistics not checked)",
+                r->n_unstored);
+    if (r->n_skipped)
+        fprintf(f, ", %zu skipped (files or datasets that are not tensors: see the notes)", r->n_skipped);
     if (r->empty)
         fprintf(f, r->allow_empty ? " (nothing compared; allowed by --allow-empty)"
                                   : " (nothing compared is not a pass; --allow-empty accepts it)");

@@ -47,6 +47,11 @@ typedef struct {
      * they are listed as not judged. */
     const char *const *allow_missing_in_candidate;
     size_t n_allow_missing_in_candidate;
+    /* also read foreign inputs (GOLDEN_READ_FOREIGN: .npy, .safetensors, plain HDF5, dump
+     * indexes, folders; golden-diff sets it). Their tensors have no stored sha256 or
+     * statistics: those checks are not run for them, and the report says so. A single-tensor
+     * file on each side whose names differ pairs by position. */
+    bool foreign;
 } golden_diff_opts;
 
 typedef struct {
@@ -112,6 +117,10 @@ typedef struct {
     /* max |r| from the reference's stored statistics (checked in the pass); 0 unknown
      * (--trust-hashes) */
     double ref_max_abs;
+    /* the side (reference, candidate, baseline) has no stored sha256 and statistics (a
+     * foreign input): neither was checked, and the report says "no stored hash" */
+    bool unstored[3];
+    bool paired_by_position;        /* one tensor on each side, names differ */
 } golden_diff_tensor;
 
 typedef struct {
@@ -130,6 +139,10 @@ typedef struct {
     json_t *overrides;              /* the command line's tier/atol/rtol/eps */
     bool *missing_cand_allowed;     /* per missing_in_candidate: allowed to be missing */
     size_t n_missing_cand_allowed;
+    /* files and datasets the inputs' readers passed over: "reference: PATH: WHY" */
+    char **skipped;
+    size_t n_skipped;
+    size_t n_unstored;              /* compared tensors with some side without stored hash */
 } golden_diff_result;
 
 /* Compare. Returns 0 with *out set (whatever the verdict), or -1 when the files cannot be
