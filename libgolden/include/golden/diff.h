@@ -161,6 +161,22 @@ GOLDEN_API int golden_diff_junit(const golden_diff_result *r, const char *path, 
  * allocated string; colour escapes only when `color`. NULL on ENOMEM. */
 GOLDEN_API char *golden_diff_table(const golden_diff_result *r, bool color);
 
+/* How golden_diff_table_opts_run prints (versioned: start from GOLDEN_DIFF_TABLE_OPTS_INIT). */
+#define GOLDEN_DIFF_TABLE_VERSION 1
+typedef struct {
+    unsigned version;   /* GOLDEN_DIFF_TABLE_VERSION */
+    bool color;         /* colour escapes */
+    bool failed_only;   /* rows of failing tensors only (missing ones are always listed) */
+    size_t limit;       /* at most this many tensor rows (0 = all); one line counts the rest */
+    int width;          /* terminal columns: names shortened in the middle so the columns
+                           before REASON fit (0 = never shortened; JSON keeps full names) */
+} golden_diff_table_opts;
+#define GOLDEN_DIFF_TABLE_OPTS_INIT {GOLDEN_DIFF_TABLE_VERSION, false, false, 0, 0}
+/* The table as golden_diff_table prints it, under o; also a "by tier:" line of passed and
+ * failed counts before the closing line. NULL on ENOMEM. */
+GOLDEN_API char *golden_diff_table_opts_run(const golden_diff_result *r,
+                                            const golden_diff_table_opts *o);
+
 /* "[2, 3]" into buf. */
 GOLDEN_API void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n);
 
