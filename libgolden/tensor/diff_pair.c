@@ -1,6 +1,7 @@
 /* golden-diff's run: pair the tensors of the reference, candidate and baseline by
  * (mapped) name, set up one job per pair, run the pass, and judge every tensor. */
 #include "tensor/diff_internal.h"
+#include "tensor/policy_private.h"
 #include "tensor/verify_internal.h"
 
 #include <fnmatch.h>
@@ -361,8 +362,9 @@ static int pair_one(plan *p, size_t i, golden_error *err)
         golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         return -1;
     }
-    golden_policy_resolve_rank(o->policy, ri->name, ri->dtype, ci->dtype, ri->rank, &t->judge);
     t->unstored[0] = !golden_reader_stored(ref, i);
+    lg_policy_resolve_why(o->policy, ri->name, ri->dtype, ci->dtype, ri->rank, t->unstored[0],
+                          &t->judge, &t->tier_why);
     t->unstored[1] = !golden_reader_stored(cand, c->index);
     t->paired_by_position = c->by_position;
     double mx = fmax(fabs(ri->min), fabs(ri->max));

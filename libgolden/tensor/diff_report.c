@@ -282,6 +282,8 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
             json_array_append_new(nh, json_string(sides[i])))
             b.bad = 1;
     put(&b, "no_stored_hash", nh);
+    if (t->tier_why)
+        put(&b, "tier_reason", json_string(t->tier_why));
     if (t->paired_by_position)
         put(&b, "paired_by", json_string("position"));
     put(&b, "seconds", golden_json_real(t->seconds));
@@ -622,6 +624,14 @@ static void print_summary(const golden_diff_result *r, FILE *f, bool color, cons
         fprintf(f, "%s%-*s%s  %-*s  %-*s  only in the candidate: not judged\n",
                 golden_color(color, "yellow"), w[0], "-", reset, w[1], "-", w[2],
                 r->missing_in_reference[i]);
+    size_t by_default = 0;
+    for (size_t i = 0; i < r->n; i++)
+        by_default += r->tensors[i].tier_why && strstr(r->tensors[i].tier_why, "not goldens");
+    if (by_default)
+        fprintf(f, "tier: kernel (elementwise atol/rtol of the dtype) for %zu tensor%s of files "
+                   "that are not goldens and whose names give no tier; --tier or a policy "
+                   "rule says otherwise (JSON: tier_reason)\n", by_default,
+                by_default == 1 ? "" : "s");
     print_tiers(r, f);
     fprintf(f, "%s%s%s: %zu tensors compared, %zu passed, %zu failed", bold,
             r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);

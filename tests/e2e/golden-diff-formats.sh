@@ -170,3 +170,18 @@ expect_exit fifo-refused 2 golden-diff fifo.npy a.npy
 mkdir fifodir && mkfifo fifodir/p.npy && cp a.npy fifodir/
 expect_exit fifo-in-folder-skipped 0 golden-diff fifodir fifodir
 expect_grep fifo-in-folder-noted 'fifodir/p.npy: a FIFO' err.txt
+
+# ---- defaults an engineer expects: no tier in the name, not a golden -> kernel, elementwise
+"$PYTHON" -c '
+import numpy as np
+a = np.random.default_rng(7).standard_normal((512, 512)).astype(np.float32)
+b = a.copy(); b[5, 5] += np.float32(0.5)
+np.save("big_a.npy", a); np.save("big_b.npy", b)'
+expect_exit default-kernel-one-element-fails 1 golden-diff --json dk.json big_a.npy big_b.npy
+"$PYTHON" -c '
+import json, sys
+t = json.load(open("dk.json"))["tensors"][0]
+sys.exit(0 if t["tier"] == "kernel" and t["mismatches"] == 1 and "not goldens" in t["tier_reason"] else 1)' \
+    && ok default-kernel-tier-reason || notok default-kernel-tier-reason
+expect_grep default-kernel-said-in-table '^tier: kernel .* for 1 tensor of files that are not goldens' out.txt
+expect_exit layer-by-tier-option 0 golden-diff --tier layer big_a.npy big_b.npy

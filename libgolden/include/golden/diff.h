@@ -121,6 +121,9 @@ typedef struct {
      * foreign input): neither was checked, and the report says "no stored hash" */
     bool unstored[3];
     bool paired_by_position;        /* one tensor on each side, names differ */
+    /* why the tier was chosen ("a policy rule", "--tier", "the default tier", "default for
+     * tensors of files that are not goldens" (kernel), ...): a static string */
+    const char *tier_why;
 } golden_diff_tensor;
 
 typedef struct {
