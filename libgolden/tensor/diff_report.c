@@ -137,6 +137,28 @@ static json_t *hist_json(const golden_cmp_metrics *m)
     return b.o;
 }
 
+/* Which sides' data disagree with their stored sha256, which have none stored, why the tier
+ * was chosen and how the pair was made. */
+static void put_provenance(jb *b, const golden_diff_tensor *t)
+{
+    static const char *const sides[3] = {"reference", "candidate", "baseline"};
+    json_t *hb = json_array();
+    for (int i = 0; hb && i < 3; i++)
+        if (t->hash_bad[i] && json_array_append_new(hb, json_string(sides[i])))
+            b->bad = 1;
+    put(b, "sha256_mismatch", hb);
+    json_t *nh = json_array(); /* sides with no stored sha256/statistics: not checked */
+    for (int i = 0; nh && i < 3; i++)
+        if (t->unstored[i] && (i < 2 || t->has_baseline) &&
+            json_array_append_new(nh, json_string(sides[i])))
+            b->bad = 1;
+    put(b, "no_stored_hash", nh);
+    if (t->tier_why)
+        put(b, "tier_reason", json_string(t->tier_why));
+    if (t->paired_by_position)
+        put(b, "paired_by", json_string("position"));
+}
+
 static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
 {
     jb b = {json_object(), 0};
@@ -270,22 +292,7 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
             put(&b, "baseline", bb.o);
         }
     }
-    static const char *const sides[3] = {"reference", "candidate", "baseline"};
-    json_t *hb = json_array();
-    for (int i = 0; hb && i < 3; i++)
-        if (t->hash_bad[i] && json_array_append_new(hb, json_string(sides[i])))
-            b.bad = 1;
-    put(&b, "sha256_mismatch", hb);
-    json_t *nh = json_array(); /* sides with no stored sha256/statistics: not checked */
-    for (int i = 0; nh && i < 3; i++)
-        if (t->unstored[i] && (i < 2 || t->has_baseline) &&
-            json_array_append_new(nh, json_string(sides[i])))
-            b.bad = 1;
-    put(&b, "no_stored_hash", nh);
-    if (t->tier_why)
-        put(&b, "tier_reason", json_string(t->tier_why));
-    if (t->paired_by_position)
-        put(&b, "paired_by", json_string("position"));
+    put_provenance(&b, t);
     put(&b, "seconds", golden_json_real(t->seconds));
     if (with_hist)
         put(&b, "abs_error_histogram", hist_json(m));
