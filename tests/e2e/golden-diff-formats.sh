@@ -185,3 +185,8 @@ sys.exit(0 if t["tier"] == "kernel" and t["mismatches"] == 1 and "not goldens" i
     && ok default-kernel-tier-reason || notok default-kernel-tier-reason
 expect_grep default-kernel-said-in-table '^tier: kernel .* for 1 tensor of files that are not goldens' out.txt
 expect_exit layer-by-tier-option 0 golden-diff --tier layer big_a.npy big_b.npy
+
+# ---- every report written here is a valid calculet-diff-report/v1
+for f in ab.json sh.json st.json gn.json fd.json dk.json; do
+    expect_exit "schema-$f" 0 schema-check "$f" calculet-diff-report/v1
+done
