@@ -88,7 +88,8 @@ if t["verdict"] != "fail" or t["tier"] != "kernel": bad.append("verdict")
 if t["no_stored_hash"] != ["reference", "candidate"]: bad.append("no_stored_hash")
 if t.get("paired_by") != "position": bad.append("paired_by")  # "a" and "b" pair by position
 if t["sha256_mismatch"] != []: bad.append("sha256_mismatch")
-sys.exit(1 if bad else print(bad, t) or 0)
+if bad: print(bad, t)
+sys.exit(1 if bad else 0)
 PY
 expect_grep npy-no-stored-hash-said 'no stored hash' out.txt 2>/dev/null || true
 golden-diff --tier kernel a.npy b.npy > t.txt 2>&1
