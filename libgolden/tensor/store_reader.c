@@ -609,11 +609,6 @@ static int walk_file(golden_reader *r, golden_error *err)
     htri_t is = H5Fis_hdf5(path);
     if (is <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        lg_kind k;
-        golden_error e2;
-        if (lg_sniff(path, &k, &e2) == 0 && k != LG_KIND_HDF5 && k != LG_KIND_BINARY)
-            return golden_fail_what(err, GOLDEN_ECORRUPT, path, "not an HDF5 file (%s)",
-                                    lg_kind_text(k));
         return golden_fail_what(err, GOLDEN_ECORRUPT, path, "not an HDF5 file");
     }
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
