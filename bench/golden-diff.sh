@@ -42,9 +42,13 @@ cat > np_metrics.py <<'PYEOF'
 # The same metrics as golden-diff (max_abs and where, mean_abs, rmse, max_rel, cosine,
 # mismatches, non-finite counts) in float64, reading 4 Mi elements at a time.
 import sys, h5py, numpy as np
-ref, cand = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
 names = []
-ref.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+if sys.argv[1].endswith(".npy"):  # np.load memory-mapped: what a numpy user runs on .npy
+    ref, cand = {"t": np.load(sys.argv[1], mmap_mode="r")}, {"t": np.load(sys.argv[2], mmap_mode="r")}
+    names = ["t"]
+else:
+    ref, cand = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+    ref.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
 for name in names:
     a, b = ref[name], cand[name]
     rows = a.shape[0] if a.ndim else 1
@@ -86,6 +90,20 @@ N=67108864   # 256 MiB of f32
 make-golden a32.h5 "t:f32:8192x8192:rand=1,-4,4" && \
 make-golden b32.h5 "t:f32:8192x8192:rand=1,-4,4;noise=2,0.001" || { echo "generation failed"; exit 1; }
 compare_all "256 MiB f32 tensor" a32.h5 b32.h5
+if [ -n "$PY" ]; then
+    # the same tensors as .npy (issue 29): golden-diff reads them directly, no golden-dump
+    "$PY" -c 'import sys, h5py, numpy as np
+for s, d in (("a32.h5", "a32.npy"), ("b32.h5", "b32.npy")):
+    np.save(d, h5py.File(s, "r")["t"][()])'
+    echo "256 MiB f32 tensor as .npy (golden-diff a.npy b.npy)"
+    cat a32.npy b32.npy > /dev/null
+    run "golden-diff on goldens  " golden-diff -q a32.h5 b32.h5; gh=$wall
+    run "golden-diff a.npy b.npy " golden-diff -q --tier layer a32.npy b32.npy; gn=$wall; gnr=$rss
+    run "numpy (np.load mmap)    " "$PY" np_metrics.py a32.npy b32.npy; nn=$wall
+    echo "  ratios: npy/goldens $(ratio "$gn" "$gh") wall; numpy/golden-diff on .npy $(ratio "$nn" "$gn") wall;" \
+         "peak RSS on .npy $(awk "BEGIN{printf \"%.1f\", $gnr / 1024}") MiB"
+    rm -f a32.npy b32.npy
+fi
 rm -f a32.h5 b32.h5
 
 make-golden a16.h5 "t:bf16:8192x16384:rand=1,-4,4" && \

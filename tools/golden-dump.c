@@ -42,8 +42,9 @@ static const cli_opt options[] = {
     CLI_HEADING("Check:"),
     CLI_OPT_STRING(0, 0, "verify", "FILE.h5", "recompute every SHA-256 and statistic; exit 1 when\n"
                    "any tensor's attributes disagree with its data", CLI_INPUT, &arg.verify),
-    CLI_OPT_STRING(0, 0, "list", "FILE.h5", "print name, dtype, shape, sha256, min, max, mean, std,\n"
-                   "NaN and Inf counts per tensor", CLI_INPUT, &arg.list),
+    CLI_OPT_STRING(0, 0, "list", "FILE", "print name, dtype, shape, sha256, min, max, mean, std,\n"
+                   "NaN and Inf counts per tensor (also of a .npy, .safetensors,\n"
+                   "plain HDF5 file or folder: computed from the data)", CLI_INPUT, &arg.list),
     CLI_END,
 };
 
@@ -159,19 +160,57 @@ static void fill_row(table_row *tr, const golden_tensor_info *t)
 
 /* ---------------------------------------------------------------- --list */
 
-/* --list; `table` false when only the JSON is wanted (after a dump). */
+/* The listed values of tensor i: a golden's stored ones; for a foreign input (no stored
+ * sha256 or statistics) computed from its data now. The copy shares r's strings. */
+static int list_info(golden_reader *r, size_t i, golden_tensor_info *out, golden_error *err)
+{
+    *out = *golden_reader_tensor(r, i);
+    if (golden_reader_stored(r, i))
+        return GOLDEN_OK;
+    golden_stats st;
+    if (golden_reader_recompute(r, i, out->sha256, &st, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    out->nan_count = st.nan_count;
+    out->posinf_count = st.posinf_count;
+    out->neginf_count = st.neginf_count;
+    out->zero_count = st.zero_count;
+    out->min = golden_stats_min(&st);
+    out->max = golden_stats_max(&st);
+    out->mean = golden_stats_mean(&st);
+    out->std = golden_stats_std(&st);
+    return golden_tensor_digest(out, out->tensor_digest, err);
+}
+
+/* --list; `table` false when only the JSON is wanted (after a dump). Foreign inputs (.npy,
+ * .safetensors, plain HDF5, folders) are listed too, their hashes and statistics computed. */
 static int do_list(const char *path, const char *json_path, bool force, bool table)
 {
     golden_error err;
     golden_reader *r;
-    if (golden_reader_open(path, &r, &err) != GOLDEN_OK)
+    if (golden_reader_open_flags(path, GOLDEN_READ_FOREIGN, &r, &err) != GOLDEN_OK)
         return fail(&err);
     size_t n = golden_reader_count(r);
+    for (size_t i = 0; i < golden_reader_skipped_count(r); i++) {
+        const char *sp, *sw;
+        golden_reader_skipped_at(r, i, &sp, &sw);
+        fprintf(stderr, TOOL ": note: skipped %s: %s\n", sp, sw);
+    }
+    golden_tensor_info *infos = calloc(n ? n : 1, sizeof *infos);
+    if (!infos) {
+        golden_reader_close(r);
+        return fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
+    }
+    for (size_t i = 0; i < n; i++)
+        if (list_info(r, i, &infos[i], &err) != GOLDEN_OK) {
+            free(infos);
+            golden_reader_close(r);
+            return fail(&err);
+        }
     int rc = 0;
     if (json_path) {
         json_t *tensors, *doc = golden_file_json(r, &tensors);
         for (size_t i = 0; doc && i < n; i++)
-            json_array_append_new(tensors, golden_tensor_json(golden_reader_tensor(r, i)));
+            json_array_append_new(tensors, golden_tensor_json(&infos[i]));
         if (!doc)
             rc = fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
         else if (golden_json_write(json_path, doc, force, &err) != GOLDEN_OK)
@@ -181,6 +220,7 @@ static int do_list(const char *path, const char *json_path, bool force, bool tab
     if (rc == 0 && table && human) {
         table_row *cells = calloc(n + 1, sizeof *cells);
         if (!cells) {
+            free(infos);
             golden_reader_close(r);
             return fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
         }
@@ -190,10 +230,11 @@ static int do_list(const char *path, const char *json_path, bool force, bool tab
         for (int c = 1; c < COLS; c++)
             snprintf(cells[0].cell[c], 80, "%s", head[c]);
         for (size_t i = 0; i < n; i++)
-            fill_row(&cells[i + 1], golden_reader_tensor(r, i));
+            fill_row(&cells[i + 1], &infos[i]);
         print_table(human, cells, n + 1);
         free(cells);
     }
+    free(infos);
     golden_reader_close(r);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* golden-diff's run: pair the tensors of the reference, candidate and baseline by
  * (mapped) name, set up one job per pair, run the pass, and judge every tensor. */
 #include "tensor/diff_internal.h"
+#include "tensor/policy_private.h"
 #include "tensor/verify_internal.h"
 
 #include <fnmatch.h>
@@ -15,6 +16,7 @@ typedef struct {
     char *mapped;
     size_t index;
     bool used;
+    bool by_position;   /* renamed to the reference's one tensor (pair_by_position) */
 } named;
 
 static int cmp_named(const void *a, const void *b)
@@ -58,7 +60,7 @@ static int map_names(golden_reader *r, const golden_namemap *map, named **out, g
 
 static named *find_named(named *v, size_t n, const char *name)
 {
-    named key = {(char *)name, 0, false};
+    named key = {(char *)name, 0, false, false};
     return n ? bsearch(&key, v, n, sizeof *v, cmp_named) : NULL;
 }
 
@@ -209,7 +211,7 @@ static int hash_empty(golden_reader *ref, golden_reader *cand, golden_reader *ba
             golden_stats_init(&j->stats[side]);
             snprintf(j->t->hash_stored[side], 65, "%s", stored[side]);
             snprintf(j->t->hash_data[side], 65, "%s", empty);
-            j->t->hash_bad[side] = strcmp(stored[side], empty) != 0;
+            j->t->hash_bad[side] = !j->t->unstored[side] && strcmp(stored[side], empty) != 0;
         }
     }
     return 0;
@@ -227,8 +229,13 @@ static int check_stats(golden_reader *ref, golden_reader *cand, golden_reader *b
         if (!j->hash)
             continue;
         for (int side = 0; side < (j->with_base ? 3 : 2); side++) {
-            if (j->t->hash_bad[side])
-                continue;
+            if (side == 0 && j->t->unstored[0] && j->count) { /* max |r| from the data */
+                double mx = fmax(fabs(golden_stats_min(&j->stats[0])),
+                                 fabs(golden_stats_max(&j->stats[0])));
+                j->t->ref_max_abs = isfinite(mx) ? mx : 0;
+            }
+            if (j->t->hash_bad[side] || j->t->unstored[side])
+                continue; /* nothing stored to check the data against */
             golden_reader *r = side == 0 ? ref : side == 1 ? cand : base;
             size_t i = side == 0 ? j->ri : side == 1 ? j->ci : j->bi;
             const golden_tensor_info *ti = golden_reader_tensor(r, i);
@@ -265,6 +272,42 @@ static int same_baseline(const golden_diff_opts *o, const golden_diff_job *jobs,
                                 "the baseline holds the candidate's data (every one of its %zu "
                                 "compared tensors is byte-identical): three-way mode needs "
                                 "production's output as the baseline", with);
+    return 0;
+}
+
+/* A single-tensor file on each side (not a folder), one of them foreign, whose names differ
+ * after --map: they pair by position (a.npy and b.npy hold "a" and "b"). Goldens keep pairing
+ * by name only. */
+static int pair_by_position(const golden_diff_opts *o, golden_reader *ref, golden_reader *other,
+                            named *v, size_t n, golden_error *err)
+{
+    if (!o->foreign || n != 1 || golden_reader_count(ref) != 1 || golden_reader_is_folder(ref) ||
+        golden_reader_is_folder(other) ||
+        (golden_reader_stored(ref, 0) && golden_reader_stored(other, 0)))
+        return 0;
+    const char *rn = golden_reader_tensor(ref, 0)->name;
+    if (strcmp(v[0].mapped, rn) == 0)
+        return 0;
+    char *s = strdup(rn);
+    if (!s)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    free(v[0].mapped);
+    v[0].mapped = s;
+    v[0].by_position = true;
+    return 0;
+}
+
+/* What the readers passed over, side by side, for the report. */
+static int collect_skipped(golden_diff_result *r, golden_reader *rd, const char *side,
+                           golden_error *err)
+{
+    for (size_t i = 0; rd && i < golden_reader_skipped_count(rd); i++) {
+        const char *path, *why;
+        golden_reader_skipped_at(rd, i, &path, &why);
+        char *s = lg_diff_fmt("%s: %s: %s", side, path, why);
+        if (!s || lg_diff_push(&r->skipped, &r->n_skipped, s))
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    }
     return 0;
 }
 
@@ -319,7 +362,11 @@ static int pair_one(plan *p, size_t i, golden_error *err)
         golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
         return -1;
     }
-    golden_policy_resolve_rank(o->policy, ri->name, ri->dtype, ci->dtype, ri->rank, &t->judge);
+    t->unstored[0] = !golden_reader_stored(ref, i);
+    lg_policy_resolve_why(o->policy, ri->name, ri->dtype, ci->dtype, ri->rank, t->unstored[0],
+                          &t->judge, &t->tier_why);
+    t->unstored[1] = !golden_reader_stored(cand, c->index);
+    t->paired_by_position = c->by_position;
     double mx = fmax(fabs(ri->min), fabs(ri->max));
     t->ref_max_abs = isfinite(mx) ? mx : 0;
     t->compared = same_shape(ri, ci);
@@ -342,6 +389,7 @@ static int pair_one(plan *p, size_t i, golden_error *err)
             return -1;
         }
         t->dtype_base = bi->dtype;
+        t->unstored[2] = !golden_reader_stored(base, b->index);
         if (same_shape(ri, bi)) {
             j->with_base = true;
             j->bi = b->index;
@@ -442,19 +490,25 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     }
     /* every metric comes from the data; the stored sha256 is read to check the data against
      * it (HDF5 checksums metadata, not raw data), unless the user trusts the hashes */
-    unsigned flags = o->trust_hashes ? GOLDEN_READ_DATA_ONLY : 0;
+    unsigned flags = (o->trust_hashes ? GOLDEN_READ_DATA_ONLY : 0) |
+                     (o->foreign ? GOLDEN_READ_FOREIGN : 0);
     if (golden_reader_open_flags(o->reference, flags, &ref, err) != 0 ||
         golden_reader_open_flags(o->candidate, flags, &cand, err) != 0 ||
         (o->baseline && golden_reader_open_flags(o->baseline, flags, &base, err) != 0))
         goto out;
     ncn = golden_reader_count(cand);
-    if (map_names(cand, o->map, &cn, err) != 0)
+    if (map_names(cand, o->map, &cn, err) != 0 ||
+        pair_by_position(o, ref, cand, cn, ncn, err) != 0)
         goto out;
     if (base) {
         nbn = golden_reader_count(base);
-        if (map_names(base, o->map, &bn, err) != 0)
+        if (map_names(base, o->map, &bn, err) != 0 ||
+            pair_by_position(o, ref, base, bn, nbn, err) != 0)
             goto out;
     }
+    if (collect_skipped(r, ref, "reference", err) || collect_skipped(r, cand, "candidate", err) ||
+        collect_skipped(r, base, "baseline", err))
+        goto out;
 
     size_t nref = golden_reader_count(ref);
     r->tensors = calloc(nref ? nref : 1, sizeof *r->tensors);
@@ -512,6 +566,9 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
             goto out;
         }
+        const golden_diff_tensor *ti = &r->tensors[i];
+        r->n_unstored += ti->compared && (ti->unstored[0] || ti->unstored[1] ||
+                                          (ti->has_baseline && ti->unstored[2]));
         if (r->tensors[i].passed)
             r->passed++;
         else
@@ -568,6 +625,7 @@ void golden_diff_free(golden_diff_result *r)
     lg_diff_free_strs(r->missing_in_reference, r->n_missing_ref);
     free(r->missing_cand_allowed);
     lg_diff_free_strs(r->missing_in_baseline, r->n_missing_base);
+    lg_diff_free_strs(r->skipped, r->n_skipped);
     free(r->reference);
     free(r->candidate);
     free(r->baseline);

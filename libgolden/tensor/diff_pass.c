@@ -107,7 +107,9 @@ static int hash_chunk(pass_ctx *p, golden_diff_job *j, int side, size_t k, const
         golden_sha256_free(j->sha[side]);
         j->sha[side] = NULL;
         snprintf(t->hash_stored[side], sizeof t->hash_stored[side], "%s", stored_hash(p, j, side));
-        t->hash_bad[side] = rc == GOLDEN_OK && strcmp(t->hash_data[side], t->hash_stored[side]) != 0;
+        /* a foreign input stores no hash: nothing to check, and never a pass of the check */
+        t->hash_bad[side] = rc == GOLDEN_OK && !t->unstored[side] &&
+                            strcmp(t->hash_data[side], t->hash_stored[side]) != 0;
     }
     pthread_mutex_lock(&p->lock);
     j->next_hash[side]++;

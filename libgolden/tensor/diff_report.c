@@ -137,6 +137,28 @@ static json_t *hist_json(const golden_cmp_metrics *m)
     return b.o;
 }
 
+/* Which sides' data disagree with their stored sha256, which have none stored, why the tier
+ * was chosen and how the pair was made. */
+static void put_provenance(jb *b, const golden_diff_tensor *t)
+{
+    static const char *const sides[3] = {"reference", "candidate", "baseline"};
+    json_t *hb = json_array();
+    for (int i = 0; hb && i < 3; i++)
+        if (t->hash_bad[i] && json_array_append_new(hb, json_string(sides[i])))
+            b->bad = 1;
+    put(b, "sha256_mismatch", hb);
+    json_t *nh = json_array(); /* sides with no stored sha256/statistics: not checked */
+    for (int i = 0; nh && i < 3; i++)
+        if (t->unstored[i] && (i < 2 || t->has_baseline) &&
+            json_array_append_new(nh, json_string(sides[i])))
+            b->bad = 1;
+    put(b, "no_stored_hash", nh);
+    if (t->tier_why)
+        put(b, "tier_reason", json_string(t->tier_why));
+    if (t->paired_by_position)
+        put(b, "paired_by", json_string("position"));
+}
+
 static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
 {
     jb b = {json_object(), 0};
@@ -270,12 +292,7 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
             put(&b, "baseline", bb.o);
         }
     }
-    static const char *const sides[3] = {"reference", "candidate", "baseline"};
-    json_t *hb = json_array();
-    for (int i = 0; hb && i < 3; i++)
-        if (t->hash_bad[i] && json_array_append_new(hb, json_string(sides[i])))
-            b.bad = 1;
-    put(&b, "sha256_mismatch", hb);
+    put_provenance(&b, t);
     put(&b, "seconds", golden_json_real(t->seconds));
     if (with_hist)
         put(&b, "abs_error_histogram", hist_json(m));
@@ -359,6 +376,11 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
                                               ? "not checked (--trust-hashes)"
                                               : "checked: the stored statistics of every tensor "
                                                 "read match its data"));
+        if (r->n_unstored)
+            put(&s, "no_stored_hash", json_string(
+                        "some inputs are not goldens (no_stored_hash of each tensor): their "
+                        "sha256 and statistics are not stored, so neither was checked"));
+        put(&s, "skipped", jstrs(r->skipped, r->n_skipped));
         if (r->empty)
             put(&s, "reason", json_string(r->allow_empty
                                               ? "no tensor was compared (allowed by --allow-empty)"
@@ -452,8 +474,47 @@ typedef struct {
     const char *verdict, *tier, *name, *dtype, *max_abs, *metric, *mism, *reason;
 } row_cells;
 
-static void print_table(const golden_diff_result *r, FILE *f, bool color)
+/* name into buf, shortened in the middle to at most w characters ("ref/lay...mlp/out"). */
+static const char *short_name(const char *name, int w, char *buf, size_t n)
 {
+    int len = (int)strlen(name);
+    if (w <= 0 || len <= w || w < 8 || (size_t)w >= n)
+        return name;
+    int head = (w - 3) / 2, tail = w - 3 - head;
+    snprintf(buf, n, "%.*s...%s", head, name, name + len - tail);
+    return buf;
+}
+
+/* The per-tier line: "kernel 3 passed 1 failed; layer 5 passed". */
+static void print_tiers(const golden_diff_result *r, FILE *f)
+{
+    size_t pass[GOLDEN_TIER_ROUTER + 1] = {0}, fail[GOLDEN_TIER_ROUTER + 1] = {0};
+    for (size_t i = 0; i < r->n; i++) {
+        int t = (int)r->tensors[i].judge.tier;
+        if (t < 0 || t > GOLDEN_TIER_ROUTER)
+            continue;
+        if (r->tensors[i].passed)
+            pass[t]++;
+        else
+            fail[t]++;
+    }
+    const char *sep = "by tier: ";
+    for (int t = 0; t <= GOLDEN_TIER_ROUTER; t++)
+        if (pass[t] + fail[t]) {
+            fprintf(f, "%s%s %zu passed, %zu failed", sep, golden_tier_name((golden_tier)t),
+                    pass[t], fail[t]);
+            sep = "; ";
+        }
+    if (r->n)
+        fputc('\n', f);
+}
+
+static void print_summary(const golden_diff_result *r, FILE *f, bool color, const int *w,
+                          const golden_diff_table_opts *o);
+
+static void print_table(const golden_diff_result *r, FILE *f, const golden_diff_table_opts *o)
+{
+    bool color = o->color;
     size_t n = r->n;
     /* failing tensors first; within each group, name order (the report order) */
     size_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -513,25 +574,53 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
     for (size_t i = 0; i < r->n_missing_ref; i++)
         if ((int)strlen(r->missing_in_reference[i]) > w[2])
             w[2] = (int)strlen(r->missing_in_reference[i]);
+    /* a terminal: names shortened in the middle so that the columns before REASON fit */
+    int fixed = w[0] + w[1] + w[3] + w[4] + w[5] + w[6] + 14 + 8;
+    if (o->width > 0 && fixed + w[2] > o->width)
+        w[2] = o->width - fixed > 16 ? o->width - fixed : 16;
     const char *bold = golden_color(color, "bold"), *reset = golden_color(color, "reset");
     fprintf(f, "%s%-*s  %-*s  %-*s  %-*s  %*s  %*s  %*s  %s%s\n", bold, w[0], "VERDICT", w[1],
             "TIER", w[2], "TENSOR", w[3], "DTYPE", w[4], "MAX_ABS", w[5], "COSINE/TOP1",
             w[6], "MISMATCHES", "REASON", reset);
     int indent = w[0] + w[1] + w[2] + w[3] + w[4] + w[5] + w[6] + 14;
+    size_t shown = 0, hidden = 0;
+    char nb[512];
     for (size_t k2 = 0; k2 < n; k2++) {
         size_t i = order[k2];
         const golden_diff_tensor *t = &r->tensors[i];
+        if (o->failed_only && t->passed)
+            continue;
+        if (o->limit && shown >= o->limit) {
+            hidden++;
+            continue;
+        }
+        shown++;
         const char *c = golden_color(color, t->passed ? "green" : "red");
         const char *first = t->n_reasons ? t->reasons[0] : (t->n_notes ? t->notes[0] : NULL);
         fprintf(f, "%s%-*s%s  %-*s  %-*s  %-*s  %*s  %*s  %*s%s%s\n", c, w[0],
                 t->passed ? "pass" : "FAIL", reset, w[1], golden_tier_name(t->judge.tier), w[2],
-                t->name, w[3], cells[i][0], w[4], cells[i][1], w[5], cells[i][2], w[6],
+                short_name(t->name, o->width > 0 ? w[2] : 0, nb, sizeof nb), w[3], cells[i][0],
+                w[4], cells[i][1], w[5], cells[i][2], w[6],
                 cells[i][3], first ? "  " : "", first ? first : "");
         for (size_t j = 1; j < t->n_reasons; j++)
             fprintf(f, "%*s%s\n", indent, "", t->reasons[j]);
         for (size_t j = t->n_reasons ? 0 : 1; j < t->n_notes; j++)
             fprintf(f, "%*s%s\n", indent, "", t->notes[j]);
     }
+    if (hidden)
+        fprintf(f, "... %zu more tensor%s not shown (--limit %zu; all are in the JSON report)\n",
+                hidden, hidden == 1 ? "" : "s", o->limit);
+    print_summary(r, f, color, w, o);
+    free(order);
+    free(cells);
+}
+
+/* Missing tensors, the per-tier line and the closing verdict line. */
+static void print_summary(const golden_diff_result *r, FILE *f, bool color, const int *w,
+                          const golden_diff_table_opts *o)
+{
+    (void)o;
+    const char *bold = golden_color(color, "bold"), *reset = golden_color(color, "reset");
     for (size_t i = 0; i < r->n_missing_cand; i++) {
         bool ok = r->missing_cand_allowed && r->missing_cand_allowed[i];
         fprintf(f, "%s%-*s%s  %-*s  %-*s  missing in the candidate%s\n",
@@ -542,10 +631,24 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
         fprintf(f, "%s%-*s%s  %-*s  %-*s  only in the candidate: not judged\n",
                 golden_color(color, "yellow"), w[0], "-", reset, w[1], "-", w[2],
                 r->missing_in_reference[i]);
+    size_t by_default = 0;
+    for (size_t i = 0; i < r->n; i++)
+        by_default += r->tensors[i].tier_why && strstr(r->tensors[i].tier_why, "not goldens");
+    if (by_default)
+        fprintf(f, "tier: kernel (elementwise atol/rtol of the dtype) for %zu tensor%s of files "
+                   "that are not goldens and whose names give no tier; --tier or a policy "
+                   "rule says otherwise (JSON: tier_reason)\n", by_default,
+                by_default == 1 ? "" : "s");
+    print_tiers(r, f);
     fprintf(f, "%s%s%s: %zu tensors compared, %zu passed, %zu failed", bold,
             r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);
     if (r->trust_hashes)
         fprintf(f, "; sha256 not checked (--trust-hashes), stored statistics not checked");
+    else if (r->n_unstored)
+        fprintf(f, "; %zu with no stored hash (not goldens: sha256 and statistics not checked)",
+                r->n_unstored);
+    if (r->n_skipped)
+        fprintf(f, ", %zu skipped (files or datasets that are not tensors: see the notes)", r->n_skipped);
     if (r->empty)
         fprintf(f, r->allow_empty ? " (nothing compared; allowed by --allow-empty)"
                                   : " (nothing compared is not a pass; --allow-empty accepts it)");
@@ -557,18 +660,23 @@ static void print_table(const golden_diff_result *r, FILE *f, bool color)
     if (r->baseline && r->n_missing_base)
         fprintf(f, ", %zu missing in the baseline", r->n_missing_base);
     fputc('\n', f);
-    free(order);
-    free(cells);
 }
 
 char *golden_diff_table(const golden_diff_result *r, bool color)
+{
+    golden_diff_table_opts o = GOLDEN_DIFF_TABLE_OPTS_INIT;
+    o.color = color;
+    return golden_diff_table_opts_run(r, &o);
+}
+
+char *golden_diff_table_opts_run(const golden_diff_result *r, const golden_diff_table_opts *o)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    print_table(r, f, color);
+    print_table(r, f, o);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

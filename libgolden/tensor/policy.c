@@ -11,6 +11,7 @@
 
 #include "golden/doc.h"
 #include "golden/schema.h"
+#include "tensor/policy_private.h"
 
 typedef struct {
     char *match;
@@ -26,6 +27,7 @@ typedef struct {
 
 struct golden_policy {
     golden_tier default_tier;
+    bool default_tier_set;      /* a policy file named default_tier */
     bool norm_topk_prob;        /* router top-k weights must sum to 1 per row */
     uint64_t router_top_k;      /* experts per token for router logits; 0 = from topk_ids */
     bool has_compute;
@@ -198,6 +200,8 @@ static int apply(golden_policy *p, const json_t *root, const char *where,
     if ((v = json_object_get(root, "default_tier")) &&
         get_tier(v, &p->default_tier, where, "/default_tier", err))
         return -1;
+    if (v)
+        p->default_tier_set = true;
     if ((v = json_object_get(root, "norm_topk_prob"))) {
         if (!json_is_boolean(v))
             return golden_fail_where(err, GOLDEN_EINVAL, "expected true or false",
@@ -391,6 +395,14 @@ void golden_policy_resolve(const golden_policy *p, const char *name, golden_dtyp
 void golden_policy_resolve_rank(const golden_policy *p, const char *name, golden_dtype ref,
                                 golden_dtype cand, int rank, golden_judge *out)
 {
+    lg_policy_resolve_why(p, name, ref, cand, rank, false, out, NULL);
+}
+
+void lg_policy_resolve_why(const golden_policy *p, const char *name, golden_dtype ref,
+                           golden_dtype cand, int rank, bool foreign, golden_judge *out,
+                           const char **why)
+{
+    const char *w = "a policy rule";
     (void)cand; /* the candidate's storage never loosens the tolerance */
     out->rule = -1;
     bool tier_set = false, has_compute = false;
@@ -421,10 +433,22 @@ void golden_policy_resolve_rank(const golden_policy *p, const char *name, golden
             if (isnan(*lim_at(&lim, k)))
                 *lim_at(&lim, k) = *lim_at((golden_tier_limits *)&r->limits, k);
     }
-    if (!tier_set && !builtin_tier(name, ref, rank, &out->tier))
+    if (!tier_set && builtin_tier(name, ref, rank, &out->tier))
+        w = golden_dtype_is_float(ref) ? "its name (a built-in pattern) or rank 1"
+                                       : "an integer dtype (name patterns for tokens)";
+    else if (!tier_set && foreign && !p->default_tier_set) {
+        /* a file that is not a golden, whose name gives no tier: elementwise, like
+         * torch.testing.assert_close (docs/golden-diff.md "Tiers") */
+        out->tier = GOLDEN_TIER_KERNEL;
+        w = "default for tensors of files that are not goldens";
+    } else if (!tier_set) {
         out->tier = p->default_tier;
+        w = p->default_tier_set ? "the policy's default_tier" : "the default tier";
+    }
     if (p->force_tier)
-        out->tier = p->forced;
+        out->tier = p->forced, w = "--tier";
+    if (why)
+        *why = w;
     if (!has_compute && p->has_compute)
         compute = p->compute;
     out->tol_dtype = compute;

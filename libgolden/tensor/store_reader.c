@@ -15,6 +15,7 @@
 #include "golden/hash.h"
 #include "golden/report.h"
 #include "golden/store.h"
+#include "tensor/reader_private.h"
 #include "tensor/store_private.h"
 #include "util/guard.h"
 
@@ -24,6 +25,7 @@ typedef struct {
     golden_tensor_info info;
     hid_t dset;       /* opened lazily under the lock, -1 until then */
     int64_t offset;   /* file offset for direct reads, -1 when HDF5 must read */
+    bool enum_bool;   /* plain HDF5: an enum of 1-byte integers (h5py's bool), read as is */
 } reader_tensor;
 
 struct golden_reader {
@@ -38,6 +40,9 @@ struct golden_reader {
     int failed;
     unsigned flags;   /* GOLDEN_READ_* */
     size_t objects, links; /* met by the walks */
+    bool plain;       /* GOLDEN_READ_FOREIGN: an HDF5 file without the golden schema */
+    lg_foreign *foreign; /* GOLDEN_READ_FOREIGN: not an HDF5 file (reader_foreign.c) */
+    lg_skiplist skipped; /* plain HDF5: datasets that are not numeric tensors */
 };
 
 /* The dataset attributes of the contract, read in one pass over a dataset's attributes. */
@@ -356,6 +361,147 @@ static int load_tensor(golden_reader *r, const char *name)
     return GOLDEN_OK;
 }
 
+/* ---------------------------------------------------------------- plain HDF5 */
+
+/* The dtype of a plain HDF5 dataset's stored type: each dtype's canonical type in either byte
+ * order (HDF5 swaps on reading), or h5py's bool (an enum of 1-byte integers); 0 when the type
+ * is not a numeric tensor's (strings, compounds, complex, references), -1 on error. */
+static int plain_dtype(hid_t ft, golden_dtype *dt, bool *enum_bool)
+{
+    static const golden_dtype order[] = {GOLDEN_F64, GOLDEN_F32, GOLDEN_F16, GOLDEN_BF16,
+                                         GOLDEN_I8, GOLDEN_U8, GOLDEN_I16, GOLDEN_U16,
+                                         GOLDEN_I32, GOLDEN_U32, GOLDEN_I64, GOLDEN_U64};
+    *enum_bool = false;
+    if (H5Tget_class(ft) == H5T_ENUM) {
+        hid_t base = H5Tget_super(ft);
+        bool ok = base >= 0 && H5Tget_size(base) == 1 && H5Tget_nmembers(ft) == 2;
+        if (base >= 0)
+            H5Tclose(base);
+        if (ok)
+            *dt = GOLDEN_BOOL, *enum_bool = true;
+        return ok;
+    }
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        for (int be = 0; be < 2; be++) {
+            hid_t t = lg_store_type(order[i]);
+            if (t < 0)
+                return -1;
+            htri_t eq = be && H5Tset_order(t, H5T_ORDER_BE) < 0 ? -1 : H5Tequal(ft, t);
+            H5Tclose(t);
+            if (eq < 0)
+                return -1;
+            if (eq > 0) {
+                *dt = order[i];
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static const char *class_text(H5T_class_t c)
+{
+    switch (c) {
+    case H5T_STRING: return "a string dataset";
+    case H5T_COMPOUND: return "a compound (record or complex) dataset";
+    case H5T_REFERENCE: return "a reference dataset";
+    case H5T_ARRAY: return "an array-typed dataset";
+    case H5T_VLEN: return "a variable-length dataset";
+    case H5T_OPAQUE: return "an opaque dataset";
+    case H5T_ENUM: return "an enum dataset other than h5py's bool";
+    default: return "a dataset of a type no dtype of the contract stores";
+    }
+}
+
+/* A dataset of an HDF5 file that is not a golden: its dtype from its stored type, its shape;
+ * no attribute is needed or read, nothing stored is believed (sha256 "", statistics NaN). The
+ * trust checks of goldens hold (docs/hdf5-trust.md): no external or virtual storage, every
+ * element written. A dataset that is not a numeric tensor is listed as skipped. */
+static int load_plain(golden_reader *r, const char *name)
+{
+    golden_error *err = &r->err;
+    reader_tensor rt = {.dset = -1, .offset = -1};
+    golden_tensor_info *t = &rt.info;
+    char where[1024];
+    snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
+    hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
+    if (d < 0)
+        return lg_store_hdf5_fail(err, where, "cannot open dataset");
+    hid_t ft = H5Dget_type(d), sp = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
+    int rc = GOLDEN_OK, numeric = 0;
+    if (ft < 0 || sp < 0 || dcpl < 0 || (numeric = plain_dtype(ft, &t->dtype, &rt.enum_bool)) < 0)
+        rc = lg_store_hdf5_fail(err, where, "cannot read the dataset's type, shape or layout (corrupt file)");
+    else if (!numeric) {
+        char why[128];
+        snprintf(why, sizeof why, "%s: not a numeric tensor", class_text(H5Tget_class(ft)));
+        if (lg_skip_add(&r->skipped, where, why))
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
+    } else {
+        H5S_class_t cls = H5Sget_simple_extent_type(sp);
+        int rank = H5Sget_simple_extent_ndims(sp);
+        hsize_t dims[GOLDEN_MAX_RANK];
+        H5D_layout_t lay = H5Pget_layout(dcpl);
+        if (cls == H5S_NULL)
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "dataset has an empty (NULL) dataspace: it holds no tensor");
+        else if ((cls != H5S_SCALAR && cls != H5S_SIMPLE) || rank < 0 || rank > GOLDEN_MAX_RANK ||
+                 H5Sget_simple_extent_dims(sp, dims, NULL) != rank)
+            rc = golden_fail_what(err, GOLDEN_ECORRUPT, where, "unsupported dataspace");
+        else if (lay == H5D_VIRTUAL || H5Pget_external_count(dcpl) != 0)
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "%s: only data the file holds itself is read",
+                                  lay == H5D_VIRTUAL ? "a virtual dataset (its data lives in other datasets or files)"
+                                                     : "the dataset keeps its data in an external raw file");
+        else {
+            t->rank = rank;
+            for (int k = 0; k < rank; k++)
+                t->shape[k] = dims[k];
+            rc = golden_shape_count(rank, t->shape, t->dtype, &t->count, err);
+            if (rc != GOLDEN_OK)
+                snprintf(err->where, sizeof err->where, "%s", where);
+        }
+        int written = rc == GOLDEN_OK && t->count ? storage_written(d, t) : 1;
+        if (rc == GOLDEN_OK && written < 0)
+            rc = lg_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
+        else if (rc == GOLDEN_OK && !written)
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where,
+                                  "dataset storage was never (completely) written: it holds no tensor");
+        hid_t canon = rc == GOLDEN_OK ? lg_store_type(t->dtype) : -1;
+        haddr_t off = H5Dget_offset(d);
+        if (canon >= 0 && !rt.enum_bool && lay == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0 &&
+            off != HADDR_UNDEF && H5Tequal(ft, canon) > 0 &&
+            H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
+            rt.offset = (int64_t)off;
+        if (canon >= 0)
+            H5Tclose(canon);
+        H5Eclear2(H5E_DEFAULT);
+    }
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    H5Dclose(d);
+    if (rc != GOLDEN_OK || !numeric)
+        return rc;
+    t->min = t->max = t->mean = t->std = NAN;
+    if (!(t->name = strdup(name)) || !(t->source = strdup(r->path)))
+        rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
+    if (rc == GOLDEN_OK && r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        reader_tensor *nt = realloc(r->t, cap * sizeof *nt);
+        if (!nt)
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
+        else
+            r->t = nt, r->cap = cap;
+    }
+    if (rc != GOLDEN_OK) {
+        golden_tensor_info_clear(t);
+        return GOLDEN_ERR;
+    }
+    r->t[r->n++] = rt;
+    return GOLDEN_OK;
+}
+
 /* Every object of the file is met once by the object walk: datasets become tensors, groups hold
  * them, named datatypes (the /bfloat16 of newer goldens) are types. An object reachable by two
  * names would be judged under one name only, so it is refused. */
@@ -388,7 +534,7 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
         r->failed = 1;
         return 1;
     }
-    if (load_tensor(r, name) != GOLDEN_OK) {
+    if ((r->plain ? load_plain(r, name) : load_tensor(r, name)) != GOLDEN_OK) {
         r->failed = 1;
         return 1; /* stop */
     }
@@ -476,7 +622,11 @@ static int walk_file(golden_reader *r, golden_error *err)
     if (r->file < 0)
         return lg_store_hdf5_fail(err, path, "cannot open HDF5 file");
     char *schema = lg_attr_read_str(r->file, "schema");
-    if (!schema || strcmp(schema, GOLDEN_SCHEMA_GOLDEN) != 0) {
+    /* GOLDEN_READ_FOREIGN: a file without the golden schema is a plain HDF5 file (h5py's);
+     * a golden of another version is never read as one */
+    r->plain = (r->flags & GOLDEN_READ_FOREIGN) &&
+               (!schema || strncmp(schema, "calculet-golden/", 16) != 0);
+    if (!r->plain && (!schema || strcmp(schema, GOLDEN_SCHEMA_GOLDEN) != 0)) {
         golden_fail_what(err, GOLDEN_EINVAL, path, "not a %s file (root attribute schema is %s%s%s)",
                          GOLDEN_SCHEMA_GOLDEN, schema ? "'" : "missing", schema ? schema : "",
                          schema ? "'" : "");
@@ -485,7 +635,8 @@ static int walk_file(golden_reader *r, golden_error *err)
     }
     free(schema);
     hsize_t idx = 0;
-    herr_t rc = H5Aiterate2(r->file, H5_INDEX_NAME, H5_ITER_INC, &idx, meta_cb, r);
+    /* a plain file's root attributes are its writer's own: not read */
+    herr_t rc = r->plain ? 0 : H5Aiterate2(r->file, H5_INDEX_NAME, H5_ITER_INC, &idx, meta_cb, r);
     if (rc == 0 && !r->failed)
         rc = H5Ovisit2(r->file, H5_INDEX_NAME, H5_ITER_INC, visit_cb, r, H5O_INFO_BASIC);
     if (rc == 0 && !r->failed)
@@ -542,6 +693,19 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
         golden_reader_close(r);
         return GOLDEN_ERR;
     }
+    lg_kind kind = LG_KIND_HDF5;
+    if ((flags & GOLDEN_READ_FOREIGN) && S_ISREG(st.st_mode) && lg_sniff(path, &kind, err) != 0) {
+        golden_reader_close(r);
+        return GOLDEN_ERR;
+    }
+    if ((flags & GOLDEN_READ_FOREIGN) && (S_ISDIR(st.st_mode) || kind != LG_KIND_HDF5)) {
+        if (lg_foreign_open(path, flags, &r->foreign, err) != GOLDEN_OK) {
+            golden_reader_close(r);
+            return GOLDEN_ERR;
+        }
+        *out = r;
+        return GOLDEN_OK;
+    }
     if (!S_ISREG(st.st_mode)) {
         golden_fail_what(err, GOLDEN_EINVAL, path, "not a regular file");
         golden_reader_close(r);
@@ -582,6 +746,8 @@ void golden_reader_close(golden_reader *r)
 {
     if (!r)
         return;
+    lg_foreign_close(r->foreign);
+    lg_skip_free(&r->skipped);
     lg_store_lock_file(r->path);
     for (size_t i = 0; i < r->n; i++)
         if (r->t[i].dset >= 0)
@@ -605,19 +771,61 @@ void golden_reader_close(golden_reader *r)
 }
 
 const char *golden_reader_path(const golden_reader *r) { return r->path; }
-size_t golden_reader_count(const golden_reader *r) { return r->n; }
+size_t golden_reader_count(const golden_reader *r)
+{
+    return r->foreign ? lg_foreign_count(r->foreign) : r->n;
+}
 
 const golden_tensor_info *golden_reader_tensor(const golden_reader *r, size_t i)
 {
+    if (r->foreign)
+        return lg_foreign_tensor(r->foreign, i);
     return i < r->n ? &r->t[i].info : NULL;
+}
+
+bool golden_reader_stored(const golden_reader *r, size_t i)
+{
+    if (r->foreign)
+        return lg_foreign_stored(r->foreign, i);
+    return i < r->n && !r->plain;
+}
+
+const char *golden_reader_format(const golden_reader *r, size_t i)
+{
+    if (r->foreign)
+        return lg_foreign_format(r->foreign, i);
+    return r->plain ? "hdf5" : "golden";
+}
+
+bool golden_reader_is_folder(const golden_reader *r)
+{
+    return r->foreign && lg_foreign_is_folder(r->foreign);
+}
+
+static const lg_skiplist *skiplist(const golden_reader *r)
+{
+    return r->foreign ? lg_foreign_skipped(r->foreign) : &r->skipped;
+}
+
+size_t golden_reader_skipped_count(const golden_reader *r)
+{
+    return skiplist(r)->n;
+}
+
+void golden_reader_skipped_at(const golden_reader *r, size_t i, const char **path,
+                              const char **why)
+{
+    const lg_skiplist *s = skiplist(r);
+    *path = i < s->n ? s->path[i] : NULL;
+    *why = i < s->n ? s->why[i] : NULL;
 }
 
 long golden_reader_find(const golden_reader *r, const char *name)
 {
-    size_t lo = 0, hi = r->n;
+    size_t lo = 0, hi = golden_reader_count(r);
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(r->t[mid].info.name, name);
+        int c = strcmp(golden_reader_tensor(r, mid)->name, name);
         if (c == 0)
             return (long)mid;
         if (c < 0)
@@ -647,6 +855,8 @@ void golden_reader_meta_at(const golden_reader *r, size_t i, const char **key, c
 int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, void *buf,
                        golden_error *err)
 {
+    if (r->foreign)
+        return lg_foreign_read(r->foreign, i, first, n, buf, err);
     if (i >= r->n)
         return golden_fail_what(err, GOLDEN_EINVAL, r->path, "no tensor %zu", i);
     reader_tensor *rt = &r->t[i];
@@ -679,7 +889,8 @@ int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, v
     int rc = GOLDEN_OK;
     if (rt->dset < 0)
         rt->dset = H5Dopen2(r->file, t->name, H5P_DEFAULT);
-    hid_t mt = lg_store_type(t->dtype), fspace = -1, mspace = -1;
+    hid_t mt = rt->enum_bool && rt->dset >= 0 ? H5Dget_type(rt->dset) : lg_store_type(t->dtype);
+    hid_t fspace = -1, mspace = -1;
     if (rt->dset < 0 || mt < 0) {
         rc = lg_store_hdf5_fail(err, where, "cannot open dataset");
     } else if (t->rank == 0) {
@@ -708,9 +919,9 @@ int golden_reader_read(golden_reader *r, size_t i, uint64_t first, uint64_t n, v
 int golden_reader_recompute(golden_reader *r, size_t i, char sha256[65], golden_stats *stats,
                             golden_error *err)
 {
-    if (i >= r->n)
+    const golden_tensor_info *t = golden_reader_tensor(r, i);
+    if (!t)
         return golden_fail_what(err, GOLDEN_EINVAL, r->path, "no tensor %zu", i);
-    const golden_tensor_info *t = &r->t[i].info;
     size_t w = golden_dtype_size(t->dtype);
     unsigned char *buf = malloc(RECOMPUTE_ELEMS * w);
     double *f = malloc(GOLDEN_STATS_BLOCK * sizeof *f); /* scratch of golden_stats_add_raw */

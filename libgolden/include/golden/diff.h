@@ -47,6 +47,11 @@ typedef struct {
      * they are listed as not judged. */
     const char *const *allow_missing_in_candidate;
     size_t n_allow_missing_in_candidate;
+    /* also read foreign inputs (GOLDEN_READ_FOREIGN: .npy, .safetensors, plain HDF5, dump
+     * indexes, folders; golden-diff sets it). Their tensors have no stored sha256 or
+     * statistics: those checks are not run for them, and the report says so. A single-tensor
+     * file on each side whose names differ pairs by position. */
+    bool foreign;
 } golden_diff_opts;
 
 typedef struct {
@@ -112,6 +117,13 @@ typedef struct {
     /* max |r| from the reference's stored statistics (checked in the pass); 0 unknown
      * (--trust-hashes) */
     double ref_max_abs;
+    /* the side (reference, candidate, baseline) has no stored sha256 and statistics (a
+     * foreign input): neither was checked, and the report says "no stored hash" */
+    bool unstored[3];
+    bool paired_by_position;        /* one tensor on each side, names differ */
+    /* why the tier was chosen ("a policy rule", "--tier", "the default tier", "default for
+     * tensors of files that are not goldens" (kernel), ...): a static string */
+    const char *tier_why;
 } golden_diff_tensor;
 
 typedef struct {
@@ -130,6 +142,10 @@ typedef struct {
     json_t *overrides;              /* the command line's tier/atol/rtol/eps */
     bool *missing_cand_allowed;     /* per missing_in_candidate: allowed to be missing */
     size_t n_missing_cand_allowed;
+    /* files and datasets the inputs' readers passed over: "reference: PATH: WHY" */
+    char **skipped;
+    size_t n_skipped;
+    size_t n_unstored;              /* compared tensors with some side without stored hash */
 } golden_diff_result;
 
 /* Compare. Returns 0 with *out set (whatever the verdict), or -1 when the files cannot be
@@ -147,6 +163,22 @@ GOLDEN_API int golden_diff_junit(const golden_diff_result *r, const char *path, 
 /* The human table (failing tensors first, reasons in words, the summary line), as one
  * allocated string; colour escapes only when `color`. NULL on ENOMEM. */
 GOLDEN_API char *golden_diff_table(const golden_diff_result *r, bool color);
+
+/* How golden_diff_table_opts_run prints (versioned: start from GOLDEN_DIFF_TABLE_OPTS_INIT). */
+#define GOLDEN_DIFF_TABLE_VERSION 1
+typedef struct {
+    unsigned version;   /* GOLDEN_DIFF_TABLE_VERSION */
+    bool color;         /* colour escapes */
+    bool failed_only;   /* rows of failing tensors only (missing ones are always listed) */
+    size_t limit;       /* at most this many tensor rows (0 = all); one line counts the rest */
+    int width;          /* terminal columns: names shortened in the middle so the columns
+                           before REASON fit (0 = never shortened; JSON keeps full names) */
+} golden_diff_table_opts;
+#define GOLDEN_DIFF_TABLE_OPTS_INIT {GOLDEN_DIFF_TABLE_VERSION, false, false, 0, 0}
+/* The table as golden_diff_table prints it, under o; also a "by tier:" line of passed and
+ * failed counts before the closing line. NULL on ENOMEM. */
+GOLDEN_API char *golden_diff_table_opts_run(const golden_diff_result *r,
+                                            const golden_diff_table_opts *o);
 
 /* "[2, 3]" into buf. */
 GOLDEN_API void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n);

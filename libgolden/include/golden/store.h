@@ -106,6 +106,14 @@ GOLDEN_API int golden_reader_open(const char *path, golden_reader **out, golden_
                                     many small tensors */
 #define GOLDEN_READ_TRUSTED 2u  /* skip the isolated first walk (below): only for files this
                                     process wrote itself */
+#define GOLDEN_READ_FOREIGN 4u /* also read what engineers have: a plain HDF5 file (any tree
+                                    of numeric datasets, attributes not needed), .npy,
+                                    .safetensors, a dump index, whatever golden_ingest_path
+                                    reads (.npz, .pt), and folders of these and of goldens;
+                                    the kind is told by content (magic bytes). Such tensors
+                                    have no stored sha256 or statistics (golden_reader_stored
+                                    false: sha256 "", min/max/mean/std NaN); files and datasets
+                                    passed over are listed (golden_reader_skipped_at) */
 /* Limits of the first walk over a file's metadata, which runs in a child process (a crash, a
  * spin or a huge allocation inside libhdf5 ends there and is reported as a corrupt file). */
 #define GOLDEN_PRECHECK_CPU_SECONDS 10
@@ -116,6 +124,19 @@ GOLDEN_API void golden_reader_close(golden_reader *r);
 GOLDEN_API const char *golden_reader_path(const golden_reader *r);
 GOLDEN_API size_t golden_reader_count(const golden_reader *r);
 GOLDEN_API const golden_tensor_info *golden_reader_tensor(const golden_reader *r, size_t i);
+/* Whether tensor i carries a stored sha256 and statistics (a golden's); false for the
+ * tensors of foreign inputs (GOLDEN_READ_FOREIGN), which have none to check. */
+GOLDEN_API bool golden_reader_stored(const golden_reader *r, size_t i);
+/* What tensor i was read from: "golden", "hdf5" (plain), "npy", "safetensors", "raw" (a dump
+ * index), "archive" (what golden_ingest_path reads beyond those: .npz, .pt). */
+GOLDEN_API const char *golden_reader_format(const golden_reader *r, size_t i);
+/* True when the input is a folder (GOLDEN_READ_FOREIGN). */
+GOLDEN_API bool golden_reader_is_folder(const golden_reader *r);
+/* Files of a folder and datasets of a plain HDF5 file that were passed over, each with why
+ * (hidden, text, not a numeric tensor, ...): path and why valid until golden_reader_close. */
+GOLDEN_API size_t golden_reader_skipped_count(const golden_reader *r);
+GOLDEN_API void golden_reader_skipped_at(const golden_reader *r, size_t i, const char **path,
+                                         const char **why);
 /* Index of a tensor by name, or -1. */
 GOLDEN_API long golden_reader_find(const golden_reader *r, const char *name);
 /* Root attribute value (string attributes only), or NULL. */

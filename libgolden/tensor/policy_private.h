@@ -1,0 +1,14 @@
+/* The policy's judge with the reason for its tier, for golden-diff's run (not installed). */
+#ifndef GOLDEN_TENSOR_POLICY_PRIVATE_H
+#define GOLDEN_TENSOR_POLICY_PRIVATE_H
+#include <stdbool.h>
+#include "golden/policy.h"
+
+/* golden_policy_resolve_rank, and: `foreign` (the reference is not a golden) puts a tensor
+ * whose name gives no tier (no rule, no built-in pattern, no policy default_tier) at the
+ * kernel tier; *why (may be NULL) receives why the tier was chosen, a static string. */
+void lg_policy_resolve_why(const golden_policy *p, const char *name, golden_dtype ref,
+                           golden_dtype cand, int rank, bool foreign, golden_judge *out,
+                           const char **why);
+
+#endif
