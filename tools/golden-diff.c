@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/diff_ranks.h"
+#include "common/ranks.h"
 #include "golden/diff.h"
 #include "golden/html.h"
 #include "golden/report.h"
@@ -240,8 +242,14 @@ int main(int argc, char **argv)
         .trust_hashes = a.trust_hashes,
         .histogram = a.histogram || a.html,
     };
-    if (golden_diff_run(&o, &res, &err) != 0)
-        goto fail;
+    /* under mpirun (make MPI=1) the ranks share the tensors; rank 0 writes everything */
+    bool root = true;
+    if (diff_ranks_run(&o, &res, &root, &err) != 0 || !root) {
+        status = 2;
+        if (root)
+            goto fail;
+        goto done;
+    }
     if (c.json || a.html) {
         json_t *doc = golden_diff_to_json(res);
         if (!doc) {
@@ -279,5 +287,5 @@ done:
     free(a.only);
     free(a.policies);
     free(a.allow_cand);
-    return cli_exit(&c, status);
+    return cli_exit(&c, ranks_finish(status));
 }
