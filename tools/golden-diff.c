@@ -267,7 +267,7 @@ int main(int argc, char **argv)
         goto fail;
     FILE *human = cli_human(&c);
     if (human) {
-        char *table = golden_diff_table(res, golden_use_color(human));
+        char *table = golden_diff_table(res, golden_use_color(human) && !ranks_launched());
         if (!table) {
             golden_fail_what(&err, GOLDEN_ENOMEM, NULL, "out of memory for the table");
             goto fail;

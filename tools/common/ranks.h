@@ -10,6 +10,9 @@
 /* Join the job (MPI_Init when a launcher started this process; nothing otherwise). Safe to
  * call more than once. 0, or -1 with err set. */
 int ranks_start(golden_error *err);
+/* A launcher (mpirun, srun) started this process (the MPI build only). Open MPI hands its
+ * ranks a pseudo-terminal whatever mpirun's own output is: tools do not colour then. */
+bool ranks_launched(void);
 int ranks_size(void);   /* 1 before ranks_start or without a launcher */
 int ranks_rank(void);   /* 0 likewise */
 

@@ -22,7 +22,7 @@ static bool started, mpi_on;
 static int my_rank, n_ranks = 1;
 
 /* A launcher (mpirun, srun, another PMI/PMIx one) started this process. */
-static bool launched(void)
+bool ranks_launched(void)
 {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK") ||
            getenv("PMI_SIZE");
@@ -33,7 +33,7 @@ int ranks_start(golden_error *err)
     if (started)
         return 0;
     started = true;
-    if (!launched())
+    if (!ranks_launched())
         return 0;
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
         return golden_fail_what(err, GOLDEN_EIO, NULL, "MPI_Init failed: cannot join the job");
