@@ -108,6 +108,8 @@ static int share(void *ctx, void **buf, size_t *len, golden_error *err)
     golden_diff_opts o = *p->o;
     o.shard = mine;
     o.shard_ctx = p;
+    if (p->me != 0)
+        o.progress = NULL; /* one progress line: rank 0's share */
     golden_diff_result *res = NULL;
     if (golden_diff_run(&o, &res, err) != 0)
         return -1;

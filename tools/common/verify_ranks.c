@@ -42,6 +42,8 @@ static int share(void *ctx, void **buf, size_t *len, golden_error *err)
     vo.version = GOLDEN_VERIFY_OPTS_VERSION;
     vo.shard = mine;
     vo.shard_ctx = p;
+    if (p->me != 0)
+        vo.progress = NULL; /* one progress line: rank 0's share */
     char **problems = NULL;
     size_t n = golden_reader_count(r);
     int rc = -1;
