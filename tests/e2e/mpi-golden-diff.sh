@@ -59,7 +59,7 @@ golden("lie.h5", bad)                   # one tensor's stored max lies about its
 with h5py.File("lie.h5", "r+") as f:
     f["ref/layers/2/mlp/out"].attrs["max"] = 99.0
 # big enough to be mid-run when a worker is killed (compared one element per work item)
-big = {f"t{i}": ("f32", rng.standard_normal(200000)) for i in range(4)}
+big = {f"t{i}": ("f32", rng.standard_normal(500000)) for i in range(4)}
 golden("big-ref.h5", big)
 golden("big-cand.h5", big)
 PY
@@ -158,7 +158,7 @@ for _ in $(seq 1 200); do
     sleep 0.05
 done
 if [ -n "$victim" ]; then
-    sleep 0.2
+    sleep 0.1
     kill -9 "$victim"
     ok kill-found-worker
 else
