@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/diff_ranks.h"
+#include "common/ranks.h"
 #include "golden/diff.h"
 #include "golden/html.h"
 #include "golden/report.h"
@@ -229,8 +231,14 @@ int main(int argc, char **argv)
         .histogram = arg.histogram || arg.html,
         .foreign = true,
     };
-    if (golden_diff_run(&o, &res, &err) != 0)
-        goto fail;
+    /* under mpirun (make MPI=1) the ranks share the tensors; rank 0 writes everything */
+    bool root = true;
+    if (diff_ranks_run(&o, &res, &root, &err) != 0 || !root) {
+        status = 2;
+        if (root)
+            goto fail;
+        goto done;
+    }
     for (size_t i = 0; i < res->n_skipped; i++) /* never silently */
         fprintf(stderr, TOOL ": note: skipped %s\n", res->skipped[i]);
     if (c.json || arg.html) {
@@ -251,7 +259,7 @@ int main(int argc, char **argv)
     FILE *human = cli_human(&c);
     if (human) {
         golden_diff_table_opts to = GOLDEN_DIFF_TABLE_OPTS_INIT;
-        to.color = golden_use_color(human);
+        to.color = golden_use_color(human) && !ranks_launched();
         to.failed_only = arg.failed_only;
         to.limit = (size_t)arg.limit;
         to.width = term_width(human);
@@ -272,5 +280,5 @@ done:
     golden_diff_free(res);
     golden_namemap_free(map);
     golden_policy_free(policy);
-    return cli_exit(&c, status);
+    return cli_exit(&c, ranks_finish(status));
 }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/ranks.h"
+#include "common/verify_ranks.h"
 #include "golden/dtype.h"
 #include "golden/error.h"
 #include "golden/ingest.h"
@@ -258,18 +260,22 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
     golden_progress_start(&prog, TOOL " --verify", total);
     golden_verify_opts vo = {.version = GOLDEN_VERIFY_OPTS_VERSION, .threads = golden_threads(),
                              .progress = &prog};
-    int vrc = golden_verify_run(r, &vo, &problems, &err);
+    /* under mpirun (make MPI=1) the ranks share the tensors; rank 0 writes everything */
+    bool root = true;
+    int vrc = verify_ranks_run(path, r, &vo, &problems, &root, &err);
     golden_progress_end(&prog);
     int rc;
     size_t bad = 0;
-    if (vrc != GOLDEN_OK) {
+    if (!root) {
+        rc = vrc != GOLDEN_OK ? 2 : 0;
+    } else if (vrc != GOLDEN_OK) {
         rc = fail(&err);
     } else {
         for (size_t i = 0; i < n; i++)
             bad += problems[i] != NULL;
         rc = bad ? 1 : 0;
         if (human) {
-            bool color = golden_use_color(human);
+            bool color = golden_use_color(human) && !ranks_launched();
             for (size_t i = 0; i < n; i++)
                 if (problems[i])
                     fprintf(human, "%sFAIL%s %s: %s\n", golden_color(color, "red"),
@@ -473,5 +479,5 @@ int main(int argc, char **argv)
         else
             rc = do_dump(&o, c.args, c.nargs);
     }
-    return cli_exit(&c, rc);
+    return cli_exit(&c, ranks_finish(rc));
 }

@@ -74,6 +74,11 @@ static bool wanted(const golden_diff_opts *o, const char *name)
     return false;
 }
 
+/* This process's share of a sharded run (golden_diff_opts.shard); every name otherwise. */
+static bool in_shard(const golden_diff_opts *o, const char *name)
+{
+    return !o->shard || o->shard(name, o->shard_ctx);
+}
 
 static bool same_shape(const golden_tensor_info *a, const golden_tensor_info *b)
 {
@@ -335,7 +340,7 @@ static int pair_one(plan *p, size_t i, golden_error *err)
     golden_diff_job *jobs = p->jobs;
     uint64_t chunk = p->chunk;
     const golden_tensor_info *ri = golden_reader_tensor(ref, i);
-    if (!wanted(o, ri->name))
+    if (!wanted(o, ri->name) || !in_shard(o, ri->name))
         return 0;
     named *c = find_named(cn, ncn, ri->name);
     if (!c) {
@@ -527,7 +532,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     size_t n_items = pl.n_items, buf_bytes = pl.buf_bytes;
     unsigned long long total = pl.total;
     for (size_t i = 0; i < ncn; i++)
-        if (!cn[i].used && wanted(o, cn[i].mapped)) {
+        if (!cn[i].used && wanted(o, cn[i].mapped) && in_shard(o, cn[i].mapped)) {
             char *s = strdup(cn[i].mapped);
             if (!s || lg_diff_push(&r->missing_in_reference, &r->n_missing_ref, s)) {
                 golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
@@ -554,7 +559,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
             goto out;
         }
     }
-    if (same_baseline(o, jobs, n_jobs, err) || hash_empty(ref, cand, base, jobs, n_jobs, err) ||
+    if ((!o->shard && same_baseline(o, jobs, n_jobs, err)) || hash_empty(ref, cand, base, jobs, n_jobs, err) ||
         check_stats(ref, cand, base, jobs, n_jobs, err))
         goto out;
     for (size_t k = 0; k < n_jobs; k++)

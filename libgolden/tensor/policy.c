@@ -398,11 +398,21 @@ void golden_policy_resolve_rank(const golden_policy *p, const char *name, golden
     lg_policy_resolve_why(p, name, ref, cand, rank, false, out, NULL);
 }
 
+const char *const lg_tier_why_names[LG_TIER_WHY_N] = {
+    "a policy rule",
+    "its name (a built-in pattern) or rank 1",
+    "an integer dtype (name patterns for tokens)",
+    "default for tensors of files that are not goldens",
+    "the policy's default_tier",
+    "the default tier",
+    "--tier",
+};
+
 void lg_policy_resolve_why(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, int rank, bool foreign, golden_judge *out,
                            const char **why)
 {
-    const char *w = "a policy rule";
+    const char *w = lg_tier_why_names[0];
     (void)cand; /* the candidate's storage never loosens the tolerance */
     out->rule = -1;
     bool tier_set = false, has_compute = false;
@@ -434,19 +444,18 @@ void lg_policy_resolve_why(const golden_policy *p, const char *name, golden_dtyp
                 *lim_at(&lim, k) = *lim_at((golden_tier_limits *)&r->limits, k);
     }
     if (!tier_set && builtin_tier(name, ref, rank, &out->tier))
-        w = golden_dtype_is_float(ref) ? "its name (a built-in pattern) or rank 1"
-                                       : "an integer dtype (name patterns for tokens)";
+        w = golden_dtype_is_float(ref) ? lg_tier_why_names[1] : lg_tier_why_names[2];
     else if (!tier_set && foreign && !p->default_tier_set) {
         /* a file that is not a golden, whose name gives no tier: elementwise, like
          * torch.testing.assert_close (docs/golden-diff.md "Tiers") */
         out->tier = GOLDEN_TIER_KERNEL;
-        w = "default for tensors of files that are not goldens";
+        w = lg_tier_why_names[3];
     } else if (!tier_set) {
         out->tier = p->default_tier;
-        w = p->default_tier_set ? "the policy's default_tier" : "the default tier";
+        w = p->default_tier_set ? lg_tier_why_names[4] : lg_tier_why_names[5];
     }
     if (p->force_tier)
-        out->tier = p->forced, w = "--tier";
+        out->tier = p->forced, w = lg_tier_why_names[6];
     if (why)
         *why = w;
     if (!has_compute && p->has_compute)

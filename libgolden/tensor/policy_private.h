@@ -7,6 +7,10 @@
 /* golden_policy_resolve_rank, and: `foreign` (the reference is not a golden) puts a tensor
  * whose name gives no tier (no rule, no built-in pattern, no policy default_tier) at the
  * kernel tier; *why (may be NULL) receives why the tier was chosen, a static string. */
+/* The reasons lg_policy_resolve_why gives for a tier (static strings; a packed result names
+ * them by index, diff_merge.c). */
+#define LG_TIER_WHY_N 7
+extern const char *const lg_tier_why_names[LG_TIER_WHY_N];
 void lg_policy_resolve_why(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, int rank, bool foreign, golden_judge *out,
                            const char **why);

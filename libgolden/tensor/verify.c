@@ -81,6 +81,8 @@ typedef struct {
     char **problems;   /* per tensor: NULL = agrees, else "; "-joined reasons */
     golden_progress *prog; /* bytes verified, under mu */
     unsigned long long done;
+    bool (*shard)(const char *name, void *shard_ctx); /* NULL: every tensor */
+    void *shard_ctx;
 } verify_job;
 
 /* Statistics that golden-dump writes now are summed in the one fixed block order of
@@ -178,6 +180,8 @@ static int verify_one(void *ctx, size_t i, int worker, golden_error *err)
     (void)worker;
     verify_job *job = ctx;
     const golden_tensor_info *t = golden_reader_tensor(job->r, i);
+    if (job->shard && !job->shard(t->name, job->shard_ctx))
+        return GOLDEN_OK; /* another process's share */
     char sha[65];
     golden_stats s;
     if (golden_reader_recompute(job->r, i, sha, &s, err) != GOLDEN_OK)
@@ -198,6 +202,10 @@ int golden_verify_run(golden_reader *r, const golden_verify_opts *opts, char ***
     golden_progress quiet = {0};
     size_t n = golden_reader_count(r);
     verify_job job = {.r = r, .prog = opts && opts->progress ? opts->progress : &quiet};
+    if (opts && opts->version >= 2) {
+        job.shard = opts->shard;
+        job.shard_ctx = opts->shard_ctx;
+    }
     job.problems = calloc(n ? n : 1, sizeof *job.problems);
     if (!job.problems)
         return golden_fail_what(err, GOLDEN_ENOMEM, golden_reader_path(r), "out of memory");

@@ -52,6 +52,13 @@ typedef struct {
      * statistics: those checks are not run for them, and the report says so. A single-tensor
      * file on each side whose names differ pairs by position. */
     bool foreign;
+    /* Sharding (one rank's share of a run over several processes, docs/scale.md): when set,
+     * only the (common) names for which shard(name, shard_ctx) is true are paired, counted as
+     * missing or listed as not judged, and the check across tensors (a baseline holding the
+     * candidate's data) is left to golden_diff_merge. NULL (a zeroed or older caller's
+     * struct): every name. */
+    bool (*shard)(const char *name, void *shard_ctx);
+    void *shard_ctx;
 } golden_diff_opts;
 
 typedef struct {
@@ -179,6 +186,20 @@ typedef struct {
  * failed counts before the closing line. NULL on ENOMEM. */
 GOLDEN_API char *golden_diff_table_opts_run(const golden_diff_result *r,
                                             const golden_diff_table_opts *o);
+/* Shards of one run (golden_diff_opts.shard), carried between processes as bytes: the whole
+ * result, every tensor with its reasons, notes and per-row and per-column records, in this
+ * build's native layout (the same executable packs and unpacks). 0, or -1 with err set. */
+GOLDEN_API int golden_diff_pack(const golden_diff_result *r, void **buf, size_t *len,
+                                golden_error *err);
+GOLDEN_API int golden_diff_unpack(const void *buf, size_t len, golden_diff_result **out,
+                                  golden_error *err);
+
+/* One result from the shards of a run (every name in exactly one of them): the tensors and
+ * missing names in the single run's order, the verdict counted again, and the check across
+ * tensors done. The parts are emptied (free them still). 0 with *out set, or -1 with err set
+ * (the error a single run reports for the same inputs). */
+GOLDEN_API int golden_diff_merge(golden_diff_result *const *parts, size_t n,
+                                 golden_diff_result **out, golden_error *err);
 
 /* "[2, 3]" into buf. */
 GOLDEN_API void golden_diff_shape_str(int rank, const uint64_t *shape, char *buf, size_t n);

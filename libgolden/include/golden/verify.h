@@ -9,11 +9,17 @@
 #include "golden/store.h"
 
 /* Options of golden_verify_run (versioned: set version to GOLDEN_VERIFY_OPTS_VERSION). */
-#define GOLDEN_VERIFY_OPTS_VERSION 1
+#define GOLDEN_VERIFY_OPTS_VERSION 2
 typedef struct {
     unsigned version;
     int threads;                /* tensors verified at once; 0 = lg_cpu_count() */
     golden_progress *progress;  /* may be NULL: advanced by bytes verified */
+    /* version 2: one process's share of a verification split over several (docs/scale.md):
+     * only the tensors for which shard(name, shard_ctx) is true are re-read; the others'
+     * *problems entries are NULL and say nothing (the caller knows its split). NULL (or
+     * version 1): every tensor. */
+    bool (*shard)(const char *name, void *shard_ctx);
+    void *shard_ctx;
 } golden_verify_opts;
 
 /* Recompute every tensor of r (sha256 and statistics from its data, in one pass each) on
