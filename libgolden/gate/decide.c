@@ -628,14 +628,10 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
     golden_doc *sd = NULL;
     /* Decide on the numbers the stored summary shows: its own seed and resamples. */
     if (have_sum && golden_doc_load_file(stored, &sd, err) == 0) {
-        json_t *b = json_object_get(golden_doc_root(sd), "bootstrap");
-        const char *seed = json_string_value(json_object_get(b, "seed"));
-        if (seed && !o->seed_set)
-            eff.seed = strtoull(seed, NULL, 10);
-        json_t *r = json_object_get(b, "resamples");
-        if (json_is_integer(r) && json_integer_value(r) > 0 && !o->bootstrap_set)
-            eff.bootstrap = (unsigned long)json_integer_value(r);
+        rc = gate_stored_bootstrap(sd, &eff, err);
         golden_doc_free(sd);
+        if (rc != 0)
+            goto out;
     }
     rc = golden_gate_summarize(dir, &eff, sum, err);
     *source = have_sum ? "recomputed, matches performance/summary.json"

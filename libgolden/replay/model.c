@@ -72,11 +72,16 @@ static int cfg_unimplemented(json_t *r, const char *p, golden_error *err)
         json_t *v = json_object_get(r, keys[i].key);
         if (!v)
             continue;
-        json_t *want = json_loads(keys[i].neutral, JSON_DECODE_ANY, NULL);
-        bool same = want && (json_equal(v, want) ||
-                             (json_is_number(v) && json_is_number(want) &&
-                              json_number_value(v) == json_number_value(want)));
-        json_decref(want);
+        golden_doc *nd = NULL; /* the neutral text, read by the one JSON reader */
+        golden_error ne;
+        if (golden_doc_load_json("neutral", keys[i].neutral, strlen(keys[i].neutral), 1, &nd,
+                                 &ne) != GOLDEN_OK)
+            return golden_fail_what(err, GOLDEN_EINTERNAL, p, "%s", ne.what);
+        const json_t *want = golden_doc_root(nd);
+        bool same = json_equal(v, want) ||
+                    (json_is_number(v) && json_is_number(want) &&
+                     json_number_value(v) == json_number_value(want));
+        golden_doc_free(nd);
         if (!same) {
             char *got = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
             int rc = golden_fail_what(err, GOLDEN_EUNSUPPORTED, p,

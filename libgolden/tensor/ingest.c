@@ -166,7 +166,10 @@ static int cmp_str(const void *a, const void *b)
  * silently skipped. */
 static bool is_dump_index(const char *path)
 {
-    json_t *root = json_load_file(path, 0, NULL);
+    golden_doc *doc = NULL; /* the one strict reader, as the index reader itself */
+    golden_error derr;
+    json_t *root = golden_doc_load_file(path, &doc, &derr) == GOLDEN_OK ? golden_doc_root(doc)
+                                                                        : NULL;
     if (!root) {
         char head[4097];
         FILE *f = fopen(path, "rb");
@@ -180,7 +183,7 @@ static bool is_dump_index(const char *path)
     /* any version: an index this build cannot read is an error, never skipped */
     bool yes = json_is_string(s) && strncmp(json_string_value(s), DUMP_INDEX_FAMILY,
                                             strlen(DUMP_INDEX_FAMILY)) == 0;
-    json_decref(root);
+    golden_doc_free(doc);
     return yes;
 }
 
