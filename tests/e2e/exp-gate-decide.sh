@@ -211,6 +211,17 @@ t "invented case" 'import copy; c = copy.deepcopy(s["cases"][0]); c["case_id"] =
 t "unsteady count" 's["unsteady_samples"] = 3' 'field /unsteady_samples'
 t "delta_pct" 's["cases"][0]["delta_pct"] = -12.0' 'field /cases/0/delta_pct'
 t "trace cycles" 's["trace"]["per_chip"][0]["cycles"] += 1' 'field /trace/per_chip/0/cycles'
+# a stored seed the schema's pattern admits (20 digits) but no uint64 holds: read strictly
+# (issue 24), an error at its place; strtoull made it 18446744073709551615 without a word
+cp good.json "$d/performance/summary.json"
+$PY - "$d/performance/summary.json" <<'PY'
+import json, sys
+p = sys.argv[1]; s = json.load(open(p)); s["bootstrap"]["seed"] = "99999999999999999999"; json.dump(s, open(p, "w"), indent=2)
+PY
+expect_exit "check: a 20-digit seed past uint64 is an error" 2 exp-gate summarize --check "$d"
+expect_grep "... at its place" 'summary.json:[0-9]+:[0-9]+: bootstrap.seed "99999999999999999999" is not a 64-bit seed \(does not fit the type\)' err.txt
+expect_exit "decide: the same" 2 exp-gate decide "$d"
+expect_grep "decide: the same, named" 'is not a 64-bit seed' err.txt
 cp good.json "$d/performance/summary.json"
 $PY - "$d/performance/summary.json" <<'PY'
 import json, sys
