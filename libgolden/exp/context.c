@@ -125,12 +125,6 @@ char *exp_xstrdup(const char *s, golden_error *err)
     return d;
 }
 
-bool exp_has_suffix(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 /* Append a JSON Pointer token (escaping ~ and /) to buf. */
 void exp_ptr_push(char *buf, size_t n, const char *token)
 {

@@ -146,12 +146,6 @@ int lg_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *
     return GOLDEN_OK;
 }
 
-bool lg_ingest_has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* ---------------------------------------------------------------- folders */
 
 #define DUMP_INDEX_FAMILY "calculet-dump-index/"

@@ -716,12 +716,6 @@ FILE *cli_human(cli *c)
     return stdout;
 }
 
-bool cli_color(const cli *c, FILE *stream)
-{
-    (void)c;
-    return golden_use_color(stream);
-}
-
 int cli_exit(cli *c, int status)
 {
     /* a full disk or a closed pipe on stdout must not look like a clean run */
