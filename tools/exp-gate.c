@@ -1,5 +1,6 @@
 /* exp-gate: statistics from an experiment's raw performance data, the handbook's section 17
  * decision, and the section 19 evidence matrix. Parses, calls libgolden, prints, exits. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,44 +13,67 @@
 
 #define TOOL "exp-gate"
 
-enum { O_CHECK = CLI_TOOL_ID, O_SEED, O_BOOTSTRAP, O_CLOCK_BAND, O_TEMP_BAND, O_MEMORY, O_HTML,
-       O_MARKDOWN };
-
 /* The steadiness and memory options summarize and decide share (decide recomputes the same
- * statistics, so it takes the same knobs). */
-#define GATE_STAT_ROWS \
-    {O_SEED, 0, "seed", "S", "bootstrap seed (default 20260802; --check: the summary's own)", 0}, \
-    {O_BOOTSTRAP, 0, "bootstrap", "B", "bootstrap resamples (default 10000; --check: the\n" \
-     "summary's own)", 0}, \
-    {O_CLOCK_BAND, 0, "clock-band", "P", "steady band of clock readings, +- P % (default 2)", 0}, \
-    {O_TEMP_BAND, 0, "temp-band", "C", "steady band of temperature readings, +- C degrees\n" \
-     "(default 5)", 0}, \
-    {O_MEMORY, 0, "memory", "MIB", "samples held at once (default 256; one case and side is\n" \
-     "always taken whole)", 0}
+ * statistics, so it takes the same knobs); the typed rows store here. */
+typedef struct {
+    uint64_t seed, memory;
+    int64_t bootstrap;
+    double clock_band, temp_band;
+    bool seed_set, bootstrap_set;
+} gate_stat_args;
 
-/* The option tables (one per subcommand, as dag-check's check and diff modes): parsing and
- * --help both come from them. */
-static const cli_option summarize_options[] = {
-    {O_CHECK, 0, "check", NULL, "compare the stored performance/summary.json with the raw data\n"
-     "instead of writing it", 0},
-    GATE_STAT_ROWS,
-    {0, 0, NULL, NULL, NULL, 0},
+/* One options struct per subcommand (typed rows store into them; main fills the defaults). */
+static struct {
+    bool check;
+    gate_stat_args st;
+} summarize_arg;
+static struct {
+    gate_stat_args st;
+    const char *html;
+} decide_arg;
+static struct {
+    const char *markdown;
+} matrix_arg;
+
+/* The statistics rows of one subcommand's struct S (seed and bootstrap remember whether they
+ * were given: --check takes the stored summary's own otherwise). */
+#define GATE_STAT_ROWS(S)                                                                          \
+    {.long_name = "seed", .arg = "S", .type = CLI_UINT, .umin = 0, .umax = UINT64_MAX,            \
+     .help = "bootstrap seed (default 20260802; --check: the summary's own)",                     \
+     .dest = CLI_DEST_(uint64_t, &(S).seed), .given = &(S).seed_set},                              \
+    {.long_name = "bootstrap", .arg = "B", .type = CLI_INT, .imin = 1, .imax = INT64_MAX,          \
+     .help = "bootstrap resamples (default 10000; --check: the\nsummary's own)",                 \
+     .dest = CLI_DEST_(int64_t, &(S).bootstrap), .given = &(S).bootstrap_set},                     \
+    CLI_OPT_REAL(0, 0, "clock-band", "P", "steady band of clock readings, +- P % (default 2)",     \
+                 &(S).clock_band, 0, INFINITY),                                                    \
+    CLI_OPT_REAL(0, 0, "temp-band", "C", "steady band of temperature readings, +- C degrees\n"    \
+                 "(default 5)", &(S).temp_band, 0, INFINITY),                                      \
+    CLI_OPT_SIZE(0, 0, "memory", "MIB", "samples held at once (default 256 MiB; one case and\n"   \
+                 "side is always taken whole)", &(S).memory, 1u << 20, 1u << 20, SIZE_MAX)
+
+/* The option tables (one per subcommand, as dag-check's check and diff modes): parsing, range
+ * checks and --help all come from them. */
+static const cli_opt summarize_options[] = {
+    CLI_OPT_FLAG(0, 0, "check", "compare the stored performance/summary.json with the raw data\n"
+                 "instead of writing it", &summarize_arg.check),
+    GATE_STAT_ROWS(summarize_arg.st),
+    CLI_END,
 };
 
-static const cli_option decide_options[] = {
-    GATE_STAT_ROWS,
-    {O_HTML, 0, "html", "FILE", "also a self-contained HTML report with plots (- = stdout;\n"
-     "docs/reports.md)", CLI_OUTPUT},
-    {0, 0, NULL, NULL, NULL, 0},
+static const cli_opt decide_options[] = {
+    GATE_STAT_ROWS(decide_arg.st),
+    CLI_OPT_STRING(0, 0, "html", "FILE", "also a self-contained HTML report with plots (- = stdout;\n"
+                   "docs/reports.md)", CLI_OUTPUT, &decide_arg.html),
+    CLI_END,
 };
 
-static const cli_option matrix_options[] = {
-    {O_MARKDOWN, 0, "markdown", "FILE", "the Markdown matrix (- = stdout; the default when\n"
-     "neither --json nor --markdown is given)", CLI_OUTPUT},
-    {0, 0, NULL, NULL, NULL, 0},
+static const cli_opt matrix_options[] = {
+    CLI_OPT_STRING(0, 0, "markdown", "FILE", "the Markdown matrix (- = stdout; the default when\n"
+                   "neither --json nor --markdown is given)", CLI_OUTPUT, &matrix_arg.markdown),
+    CLI_END,
 };
 
-static const cli_option top_options[] = {{0, 0, NULL, NULL, NULL, 0}};
+static const cli_opt top_options[] = {CLI_END};
 
 #define GATE_NO_JUNIT "not written: summarize makes no per-case test report (refused)"
 
@@ -59,7 +83,7 @@ static const cli_spec summarize_spec = {
     .about = "Computes DIR/performance/summary.json from performance/raw-requests.jsonl and\n"
              "performance/raw-device-trace.*; --check compares the stored one instead.\n"
              "--force replaces an existing summary.json.",
-    .options = summarize_options,
+    .opts = summarize_options,
     .json_help = "not written: the summary is DIR/performance/summary.json (refused)",
     .junit_help = GATE_NO_JUNIT,
     .exit_status = "0 written or consistent, 1 --check findings, 2 invalid input or usage.",
@@ -75,7 +99,7 @@ static const cli_spec decide_spec = {
     .synopsis = "decide [OPTIONS] DIR",
     .about = "Applies the handbook's section 17 rules; writes DIR/decision.json and\n"
              "DIR/decision.md (--force replaces a hand-written decision.md).",
-    .options = decide_options,
+    .opts = decide_options,
     .json_help = "not written: the decision is DIR/decision.json (refused)",
     .junit_help = DECIDE_JUNIT,
     .exit_status = "0 soak_24h, 1 any other label, 2 invalid input or usage.",
@@ -86,7 +110,7 @@ static const cli_spec matrix_spec = {
     .synopsis = "matrix [OPTIONS] DIR...",
     .about = "The section 19 operator evidence matrix over one or more experiment folders\n"
              "(Markdown to stdout by default).",
-    .options = matrix_options,
+    .opts = matrix_options,
     .json_help = "the matrix as JSON (- = stdout)",
     .junit_help = MATRIX_JUNIT,
     .exit_status = "0 written, 2 invalid input or usage.",
@@ -100,7 +124,7 @@ static const cli_spec top_spec = {
              "summarize  compute (or --check) performance/summary.json\n"
              "decide     apply the section 17 rules; write decision.json and decision.md\n"
              "matrix     the section 19 operator evidence matrix",
-    .options = top_options,
+    .opts = top_options,
     .json_help = "see the subcommands (only matrix writes one)",
     .junit_help = "decide and matrix (see their --help)",
     .exit_status = "summarize 0 written or consistent, 1 --check findings; decide 0 soak_24h,\n"
@@ -113,42 +137,25 @@ typedef struct {
     const char *markdown, *html;
 } gate_args;
 
-/* One statistics option into a->gate: 0, or 2 (a usage error, printed). */
-static int take_stat(cli *c, gate_args *a, int id, const char *v)
+/* The defaults of the statistics rows: the library's own (golden_gate_opts_init). */
+static void stat_defaults(gate_stat_args *st)
 {
-    char *end;
-    switch (id) {
-    case O_SEED:
-        a->gate.seed = strtoull(v, &end, 10);
-        if (*end || !*v || *v == '-')
-            return cli_usage(c, "--seed: expected an unsigned integer, got '%s'", v);
-        a->gate.seed_set = true;
-        return 0;
-    case O_BOOTSTRAP:
-        a->gate.bootstrap = strtoul(v, &end, 10);
-        if (*end || !*v || a->gate.bootstrap < 1 || *v == '-')
-            return cli_usage(c, "--bootstrap: expected an integer >= 1, got '%s'", v);
-        a->gate.bootstrap_set = true;
-        return 0;
-    case O_CLOCK_BAND:
-        a->gate.clock_band_pct = strtod(v, &end);
-        if (*end || !*v || !(a->gate.clock_band_pct >= 0))
-            return cli_usage(c, "--clock-band: expected a number >= 0, got '%s'", v);
-        return 0;
-    case O_TEMP_BAND:
-        a->gate.temp_band_c = strtod(v, &end);
-        if (*end || !*v || !(a->gate.temp_band_c >= 0))
-            return cli_usage(c, "--temp-band: expected a number >= 0, got '%s'", v);
-        return 0;
-    case O_MEMORY: {
-        unsigned long mib = strtoul(v, &end, 10);
-        if (*end || !*v || mib < 1 || *v == '-' || mib > (SIZE_MAX >> 20))
-            return cli_usage(c, "--memory: expected a number of MiB >= 1, got '%s'", v);
-        a->gate.memory_budget = (size_t)mib << 20;
-        return 0;
-    }
-    default: return 0;
-    }
+    golden_gate_opts o;
+    golden_gate_opts_init(&o);
+    *st = (gate_stat_args){.seed = o.seed, .bootstrap = (int64_t)o.bootstrap,
+                           .clock_band = o.clock_band_pct, .temp_band = o.temp_band_c,
+                           .memory = (uint64_t)256 << 20};
+}
+
+static void stat_apply(const gate_stat_args *st, golden_gate_opts *o)
+{
+    o->seed = st->seed;
+    o->seed_set = st->seed_set;
+    o->bootstrap = (unsigned long)st->bootstrap;
+    o->bootstrap_set = st->bootstrap_set;
+    o->clock_band_pct = st->clock_band;
+    o->temp_band_c = st->temp_band;
+    o->memory_budget = (size_t)st->memory;
 }
 
 /* Parse one subcommand's arguments (argv[0] is the subcommand). Returns -1 to go on, else the
@@ -157,22 +164,21 @@ static int parse(cli *c, const cli_spec *spec, gate_args *a, int argc, char **ar
 {
     memset(a, 0, sizeof *a);
     golden_gate_opts_init(&a->gate);
+    stat_defaults(&summarize_arg.st);
+    stat_defaults(&decide_arg.st);
     if (cli_init(c, spec, argc, argv) != 0)
         return 2;
-    const char *v;
-    int id;
-    while ((id = cli_next(c, &v)) > 0) {
-        if (id == O_CHECK)
-            a->check = true;
-        else if (id == O_HTML)
-            a->html = v;
-        else if (id == O_MARKDOWN)
-            a->markdown = v;
-        else if (take_stat(c, a, id, v) != 0)
-            return 2;
-    }
-    if (id == CLI_EXIT)
+    if (cli_parse(c) == CLI_EXIT)
         return c->status;
+    if (spec == &summarize_spec) {
+        stat_apply(&summarize_arg.st, &a->gate);
+        a->check = summarize_arg.check;
+    } else if (spec == &decide_spec) {
+        stat_apply(&decide_arg.st, &a->gate);
+        a->html = decide_arg.html;
+    } else {
+        a->markdown = matrix_arg.markdown;
+    }
     if (c->junit && spec == &summarize_spec)
         return cli_usage(c, "--junit does not apply to summarize (decide and matrix write one)");
     if (c->json && spec != &matrix_spec)

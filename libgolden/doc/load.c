@@ -2,6 +2,7 @@
  * entry points of golden/doc.h. */
 #include "doc/internal.h"
 #include "golden/report.h"
+#include "util/str.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,12 +20,6 @@
 /* Inputs of at least this size are read into an anonymous mapping whose parsed pages the JSON
  * parser gives back as it goes (smaller ones use the heap). */
 #define MAPPED_MIN_INPUT ((size_t)1 << 20)
-
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
 
 /* line * 2^32 + col of a "file:line:col" where, for comparing how far two readings got. */
 static uint64_t where_rank(const char *where)
@@ -53,7 +48,7 @@ static int load_any(const char *name, const char *cbuf, size_t len, int force_js
         buf += 3;
         len -= 3;
     }
-    int must_json = force_json || (name && has_suffix(name, ".json"));
+    int must_json = force_json || (name && lg_has_suffix(name, ".json"));
     int looks_json = must_json;
     if (!looks_json) {
         size_t i = 0;

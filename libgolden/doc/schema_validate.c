@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "util/pool.h"
+#include "util/suggest.h"
 
 typedef struct {
     const char *key; /* NULL: an array index */
@@ -40,6 +41,8 @@ typedef struct {
     int in_parallel; /* inside a worker: no further splitting */
     int threads;     /* workers for a big array's items (1: no splitting) */
     golden_error *err;
+    const csch *addl_of; /* the object schema whose additionalProperties is being applied:
+                            its property names are the "did you mean" candidates */
     char b1[160], b2[160];
 } vctx;
 
@@ -355,8 +358,10 @@ static int validate_object(vctx *c, const csch *s, const inst *in, int collect)
                 matched = 1;
                 SUBCHECK(child(c, s->pats[i].s, o, k, kl, 0, v, "patternProperties", collect));
             }
-            if (!matched && s->addl)
+            if (!matched && s->addl) {
+                c->addl_of = s; /* read by validate_false only, right below */
                 SUBCHECK(child(c, s->addl, o, k, kl, 0, v, "additionalProperties", collect));
+            }
         }
     }
     for (size_t i = 0; i < s->ndepschemas; i++)
@@ -641,8 +646,18 @@ static int validate_false(vctx *c, const inst *in, const char *via, int collect)
     if (via && (!strcmp(via, "additionalProperties") || !strcmp(via, "unevaluatedProperties")) &&
         c->depth && c->path[c->depth - 1].key) {
         const seg *last = &c->path[c->depth - 1];
-        violation(c, in, via, "property \"%.*s\" is not allowed",
-                  (int)(last->len > 200 ? 200 : last->len), last->key ? last->key : "");
+        /* a near miss of a declared property: say which (util/suggest.h, as the tools do for
+         * options) */
+        char hint[300] = "";
+        if (!strcmp(via, "additionalProperties") && c->addl_of) {
+            lg_suggest sg;
+            lg_suggest_init(&sg, last->key, last->len);
+            for (size_t i = 0; i < c->addl_of->nprops; i++)
+                lg_suggest_offer(&sg, c->addl_of->props[i].key, c->addl_of->props[i].len);
+            lg_suggest_text(&sg, "", hint, sizeof hint);
+        }
+        violation(c, in, via, "property \"%.*s\" is not allowed%s",
+                  (int)(last->len > 200 ? 200 : last->len), last->key ? last->key : "", hint);
     } else {
         violation(c, in, via ? via : "false", "no value is allowed here (schema false)");
     }

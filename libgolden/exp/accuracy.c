@@ -1,6 +1,7 @@
 /* accuracy/result.json cannot say pass against itself: its numbers against the hypothesis's
  * acceptance bounds, its tiers, and the golden-diff reports it names (handbook sections 6, 17). */
 #include "exp/internal.h"
+#include "util/numtext.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -11,11 +12,7 @@
 /* The shortest %g text that reads back as x, so both sides of a comparison print apart. */
 static void num_show(double x, char buf[32])
 {
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(buf, 32, "%.*g", prec, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
+    lg_num_shortest(x, 6, buf, 32);
 }
 
 /* "file:line" of a node, for a message that names a second place. */

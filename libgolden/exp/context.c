@@ -2,6 +2,7 @@
  * helpers that place a finding at a file, a document node or a path's origin. */
 #include "exp/internal.h"
 #include "util/pool.h"
+#include "golden/parse.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -124,12 +125,6 @@ char *exp_xstrdup(const char *s, golden_error *err)
     return d;
 }
 
-bool exp_has_suffix(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 /* Append a JSON Pointer token (escaping ~ and /) to buf. */
 void exp_ptr_push(char *buf, size_t n, const char *token)
 {
@@ -179,9 +174,9 @@ json_t *exp_ptr_get(json_t *root, const char *ptr)
         if (json_is_object(node)) {
             node = json_object_get(node, tok);
         } else if (json_is_array(node)) {
-            char *end;
-            unsigned long idx = strtoul(tok, &end, 10);
-            node = (*tok && !*end) ? json_array_get(node, idx) : NULL;
+            uint64_t idx;
+            node = golden_parse_uint(tok, 0, SIZE_MAX, &idx) == GOLDEN_PARSE_OK
+                       ? json_array_get(node, (size_t)idx) : NULL;
         } else {
             node = NULL;
         }
@@ -220,10 +215,10 @@ void exp_node_pos(const golden_doc *doc, const char *ptr, int *line, int *col)
     if (json_is_object(parent) && json_object_get(parent, tok)) {
         golden_doc_child_line(doc, parent, tok, 0, line, col);
     } else if (json_is_array(parent)) {
-        char *end;
-        unsigned long idx = strtoul(tok, &end, 10);
-        if (*tok && !*end && idx < json_array_size(parent))
-            golden_doc_child_line(doc, parent, NULL, idx, line, col);
+        uint64_t idx;
+        if (golden_parse_uint(tok, 0, SIZE_MAX, &idx) == GOLDEN_PARSE_OK &&
+            idx < json_array_size(parent))
+            golden_doc_child_line(doc, parent, NULL, (size_t)idx, line, col);
     }
     if (*line == 0 && parent) /* the slot is absent: point at its parent */
         exp_node_pos(doc, parent_ptr, line, col);

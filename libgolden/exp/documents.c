@@ -207,7 +207,7 @@ int golden_verify_documents_opts(const char *schema_ref, const golden_schema_loa
         return GOLDEN_ERR;
     int rc = GOLDEN_OK;
     for (size_t i = 0; i < n && rc == GOLDEN_OK; i++) {
-        if (exp_has_suffix(paths[i], ".jsonl")) {
+        if (lg_has_suffix(paths[i], ".jsonl")) {
             plain_jl p = {out, s, 0, threads};
             if (golden_doc_each_jsonl(paths[i], exp_plain_line, &p, err) != 0)
                 rc = GOLDEN_ERR;

@@ -110,7 +110,7 @@ static int untyped_content(handoff_run *r, const char *rel, const origin *o)
 {
     char path[1024];
     exp_disp(&r->c, rel, path, sizeof path);
-    if (exp_has_suffix(rel, ".json") || exp_has_suffix(rel, ".yaml") || exp_has_suffix(rel, ".yml")) {
+    if (lg_has_suffix(rel, ".json") || lg_has_suffix(rel, ".yaml") || lg_has_suffix(rel, ".yml")) {
         golden_doc *d = NULL;
         golden_error e;
         golden_error_clear(&e);
@@ -127,7 +127,7 @@ static int untyped_content(handoff_run *r, const char *rel, const origin *o)
         return empty ? content_finding(r, o, "'%s' holds no entry (an empty document)", rel)
                      : GOLDEN_OK;
     }
-    if (exp_has_suffix(rel, ".jsonl")) {
+    if (lg_has_suffix(rel, ".jsonl")) {
         size_t records = 0;
         golden_error e;
         golden_error_clear(&e);
@@ -138,7 +138,7 @@ static int untyped_content(handoff_run *r, const char *rel, const origin *o)
         }
         return records ? GOLDEN_OK : content_finding(r, o, "'%s' holds no record", rel);
     }
-    bool csv = exp_has_suffix(rel, ".csv");
+    bool csv = lg_has_suffix(rel, ".csv");
     size_t lines = 0;
     if (text_lines(path, csv ? 2 : 1, &lines, r->c.err) != 0)
         return GOLDEN_ERR;
@@ -196,7 +196,7 @@ static int handoff_doc(handoff_run *r, const char *rel, const char *format, cons
     golden_schema *s = exp_schema_get(&r->sc, format, c->err);
     if (!s)
         return GOLDEN_ERR;
-    if (exp_has_suffix(rel, ".jsonl")) {
+    if (lg_has_suffix(rel, ".jsonl")) {
         char base[1024] = "";
         const char *slash = strrchr(rel, '/');
         if (strcmp(format, "calculet-input-manifest/v1") == 0 && slash)

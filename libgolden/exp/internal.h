@@ -12,6 +12,7 @@
 #include "golden/experiment.h"
 #include "golden/schema.h"
 #include "util/strmap.h"
+#include "util/str.h"
 
 #define SEAL_FILE "SHA256SUMS"
 
@@ -113,7 +114,6 @@ int exp_findings_vadd(golden_findings *f, golden_severity sev, const char *rule,
     golden_error *err, const char *fmt, va_list ap);
 /* context.c: small helpers, JSON Pointers and the position of the node a pointer names. */
 char *exp_xstrdup(const char *s, golden_error *err);
-bool exp_has_suffix(const char *s, const char *suffix);
 void exp_ptr_push(char *buf, size_t n, const char *token);
 void exp_ptr_push_index(char *buf, size_t n, size_t i);
 json_t *exp_ptr_get(json_t *root, const char *ptr);

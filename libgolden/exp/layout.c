@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "util/vec.h"
+#include "golden/parse.h"
 
 #define WALK_MAX_DEPTH 64
 
@@ -204,7 +205,10 @@ int golden_exp_id_parse(const char *id, char prefix[16], char family[32], int *n
     prefix[pl] = '\0';
     memcpy(family, a + 1, fl);
     family[fl] = '\0';
-    *number = atoi(b + 1);
+    int64_t v; /* four digits, checked above */
+    if (golden_parse_int(b + 1, 0, 9999, &v) != GOLDEN_PARSE_OK)
+        return golden_fail_what(err, GOLDEN_EINVAL, id, "EXP_ID must end in exactly four digits");
+    *number = (int)v;
     return GOLDEN_OK;
 }
 

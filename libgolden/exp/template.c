@@ -3,6 +3,7 @@
 #include "golden/template.h"
 
 #include "golden/experiment.h"
+#include "util/str.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,21 +113,14 @@ char *golden_exp_template_hypothesis(const golden_exp_template_opts *o, golden_e
     return text;
 }
 
-/* buf = a + "/" + b; -1 when it does not fit (never a truncated path). */
-static int join(char *buf, size_t n, const char *a, const char *b)
-{
-    int k = snprintf(buf, n, "%s/%s", a, b);
-    return k < 0 || (size_t)k >= n ? -1 : 0;
-}
-
 /* Remove the half-built temporary folder (only what this module put there). */
 static void remove_tree(const char *tmp)
 {
     char p[4200];
-    if (join(p, sizeof p, tmp, "hypothesis.yaml") == 0)
+    if (lg_path_join_buf(p, sizeof p, tmp, "hypothesis.yaml") == 0)
         unlink(p);
     for (int i = 0; subfolders[i]; i++)
-        if (join(p, sizeof p, tmp, subfolders[i]) == 0)
+        if (lg_path_join_buf(p, sizeof p, tmp, subfolders[i]) == 0)
             rmdir(p);
     rmdir(tmp);
 }
@@ -164,13 +158,13 @@ static int fill(const char *tmp, const char *text, golden_error *err)
 {
     char p[4200];
     for (int i = 0; subfolders[i]; i++) {
-        if (join(p, sizeof p, tmp, subfolders[i]) != 0)
+        if (lg_path_join_buf(p, sizeof p, tmp, subfolders[i]) != 0)
             return golden_fail_what(err, GOLDEN_EINVAL, tmp, "path too long");
         if (mkdir(p, 0777) != 0)
             return golden_fail_what(err, golden_code_from_errno(errno), p, "cannot create: %s",
                                     strerror(errno));
     }
-    if (join(p, sizeof p, tmp, "hypothesis.yaml") != 0)
+    if (lg_path_join_buf(p, sizeof p, tmp, "hypothesis.yaml") != 0)
         return golden_fail_what(err, GOLDEN_EINVAL, tmp, "path too long");
     return write_file(p, text, err);
 }

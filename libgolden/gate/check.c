@@ -10,6 +10,8 @@
 #include "golden/doc.h"
 #include "golden/report.h"
 #include "golden/schema.h"
+#include "golden/parse.h"
+#include "util/numtext.h"
 
 /* Rounding is honoured down to 5 significant digits' worth; a coarser printed number must be
  * closer than that (so "10.6" cannot stand for 10.564). */
@@ -24,16 +26,8 @@ bool golden_gate_number_follows(double stored, double computed)
     if (!isfinite(stored) || !isfinite(computed))
         return false;
     /* The shortest form that reads back as stored: its last digit is the printed rounding. */
-    char buf[64];
-    int p = 1;
-    for (; p < 17; p++) {
-        snprintf(buf, sizeof buf, "%.*e", p - 1, stored);
-        if (strtod(buf, NULL) == stored)
-            break;
-    }
-    snprintf(buf, sizeof buf, "%.*e", p - 1, stored);
-    const char *e = strchr(buf, 'e');
-    int exp10 = e ? atoi(e + 1) : 0;
+    int exp10;
+    int p = lg_num_digits(stored, &exp10);
     double half = 0.5 * pow(10, exp10 - (p - 1));
     double cap = FOLLOW_REL_CAP * fabs(computed);
     /* computed is itself printed by gate_round (6 decimals, or 6 significant digits below 1),
@@ -184,24 +178,44 @@ int golden_gate_compare(const json_t *stored, const json_t *computed, const char
     return c.failed ? -1 : 0;
 }
 
-/* Seed, resamples and bands from the stored summary, unless the caller set them. */
-static void stored_settings(const json_t *s, golden_gate_opts *o)
+int gate_stored_bootstrap(const golden_doc *doc, golden_gate_opts *o, golden_error *err)
 {
-    json_t *b = json_object_get(s, "bootstrap");
-    const char *seed = json_string_value(json_object_get(b, "seed"));
-    if (!o->seed_set && seed)
-        o->seed = strtoull(seed, NULL, 10);
+    json_t *b = json_object_get(golden_doc_root(doc), "bootstrap");
+    json_t *js = json_object_get(b, "seed");
+    const char *seed = json_string_value(js);
+    uint64_t v;
+    golden_parse_status st;
+    if (!o->seed_set && seed) {
+        if ((st = golden_parse_uint(seed, 0, UINT64_MAX, &v)) != GOLDEN_PARSE_OK) {
+            char where[1200];
+            golden_doc_child_where(doc, b, "seed", 0, where, sizeof where);
+            return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                    "bootstrap.seed \"%.40s\" is not a 64-bit seed (%s)", seed,
+                                    golden_parse_reason(st));
+        }
+        o->seed = v;
+    }
     golden_gate_boot_gen gen;
     if (golden_gate_boot_gen_parse(json_string_value(json_object_get(b, "generator")), &gen) == 0)
         o->generator = gen; /* an unknown name stays the default: "summary-follows" names it */
     json_t *r = json_object_get(b, "resamples");
     if (!o->bootstrap_set && json_is_integer(r) && json_integer_value(r) > 0)
         o->bootstrap = (unsigned long)json_integer_value(r);
+    return 0;
+}
+
+/* Seed, resamples and bands from the stored summary, unless the caller set them. */
+static int stored_settings(const golden_doc *doc, golden_gate_opts *o, golden_error *err)
+{
+    const json_t *s = golden_doc_root(doc);
+    if (gate_stored_bootstrap(doc, o, err) != 0)
+        return -1;
     json_t *band = json_object_get(s, "steady_band");
     if (json_is_number(json_object_get(band, "clock_pct")))
         o->clock_band_pct = json_number_value(json_object_get(band, "clock_pct"));
     if (json_is_number(json_object_get(band, "temperature_c")))
         o->temp_band_c = json_number_value(json_object_get(band, "temperature_c"));
+    return 0;
 }
 
 int golden_gate_check(const char *dir, const golden_gate_opts *o, golden_findings *out,
@@ -232,8 +246,7 @@ int gate_check_keep(const char *dir, const golden_gate_opts *o, golden_findings 
     if (golden_doc_load_file(sum, &doc, err) != 0)
         goto out;
     golden_gate_opts eff = *o;
-    stored_settings(golden_doc_root(doc), &eff);
-    if (golden_gate_summarize(dir, &eff, &computed, err) != 0)
+    if (stored_settings(doc, &eff, err) != 0 || golden_gate_summarize(dir, &eff, &computed, err) != 0)
         goto out;
     *checked = true;
     rc = golden_gate_compare(golden_doc_root(doc), computed, sum, out, err);

@@ -3,6 +3,7 @@
 #ifndef GOLDEN_GATE_INT_H
 #define GOLDEN_GATE_INT_H
 #include <stdio.h>
+#include "golden/doc.h"
 #include "golden/gate.h"
 #include "util/strmap.h"
 
@@ -134,6 +135,10 @@ void gate_trace_free(gate_trace *t);
 
 /* Round for printing: 6 decimals, or 6 significant digits below 1. */
 double gate_round(double v);
+
+/* The stored summary's bootstrap seed and resamples into o, unless the caller set them (the
+ * seed read strictly: a seed that is no uint64 is an error at its place, not a default). */
+int gate_stored_bootstrap(const golden_doc *doc, golden_gate_opts *o, golden_error *err);
 /* Set key to a rounded real (null when not finite); -1 out of memory. */
 int gate_set_real(json_t *obj, const char *key, double v);
 int gate_set_int(json_t *obj, const char *key, long long v);

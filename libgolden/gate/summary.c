@@ -10,6 +10,7 @@
 #include "golden/doc.h"
 #include "golden/hash.h"
 #include "golden/report.h"
+#include "util/str.h"
 
 static const char *const side_names[3] = {"baseline", "candidate", "unsided"};
 
@@ -51,8 +52,7 @@ int gate_set_str(json_t *obj, const char *key, const char *s)
 
 char *gate_path(const char *dir, const char *rel)
 {
-    char *p;
-    return asprintf(&p, "%s/%s", dir, rel) < 0 ? NULL : p;
+    return lg_path_join(dir, rel);
 }
 
 /* {path, sha256, bytes} of dir/rel. */

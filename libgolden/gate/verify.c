@@ -7,6 +7,7 @@
 
 #include "gate/decide_int.h"
 #include "golden/experiment.h"
+#include "util/str.h"
 
 /* manifest-verify rules whose failure is a correctness failure of the candidate, not a folder
  * that cannot be read: the accuracy result contradicting its own numbers or the bounds. */
@@ -15,18 +16,12 @@ static bool correctness_rule(const char *rule)
     return !strcmp(rule, "accuracy-agrees");
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix) && (n == m || s[n - m - 1] == '/');
-}
-
 /* The files decide itself writes: their absence is what decide is there to end. */
 static bool own_output_missing(const golden_finding *f)
 {
     return !strcmp(f->rule, "layout") &&
-           (ends_with(f->file, "performance/summary.json") || ends_with(f->file, "decision.md") ||
-            ends_with(f->file, "decision.json")) &&
+           (lg_path_has_suffix(f->file, "performance/summary.json") || lg_path_has_suffix(f->file, "decision.md") ||
+            lg_path_has_suffix(f->file, "decision.json")) &&
            !strncmp(f->message, "missing", 7);
 }
 

@@ -53,13 +53,6 @@ int golden_graph_load_file(const char *path, golden_graph **out, golden_error *e
     return golden_graph_load_file_opts(path, NULL, out, err);
 }
 
-int golden_graph_load_file_progress(const char *path, golden_progress *progress,
-                                    golden_graph **out, golden_error *err)
-{
-    golden_graph_load_options o = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, -1, false, progress};
-    return golden_graph_load_file_opts(path, &o, out, err);
-}
-
 int golden_graph_load_file_opts(const char *path, const golden_graph_load_options *opts,
                                 golden_graph **out, golden_error *err)
 {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/suggest.h"
+
 typedef struct {
     const char *buf;
     size_t len;
@@ -571,9 +573,14 @@ static int scan_top(builder *b, const scan *s, bool fast, top_level *t)
             if (which < 0) {
                 /* its value was judged by the grammar first, as the tree path does */
                 golden_doc_free(d);
-                char what[200];
-                snprintf(what, sizeof what, "the graph: unknown key \"%.64s\" (known: schema, "
-                         "queues, buffers, ops)", keep[nkeep - 1]);
+                char what[400], hint[200];
+                lg_suggest sg;
+                lg_suggest_init(&sg, keep[nkeep - 1], strlen(keep[nkeep - 1]));
+                for (size_t k = 0; k < 4; k++)
+                    lg_suggest_offer(&sg, keys[k], strlen(keys[k]));
+                lg_suggest_text(&sg, "", hint, sizeof hint);
+                snprintf(what, sizeof what, "the graph: unknown key \"%.64s\"%s (known: schema, "
+                         "queues, buffers, ops)", keep[nkeep - 1], hint);
                 scan_fail(s, p, what);
                 goto done;
             }

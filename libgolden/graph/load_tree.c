@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "golden/schema.h"
+#include "util/suggest.h"
 
 /* Every key of obj is one of names (NULL-terminated), or an error at the key's value: a
  * misspelt key ("raeds", "afer") would otherwise drop an access or an edge without a word. */
@@ -27,11 +28,16 @@ static int check_keys(builder *b, const json_t *obj, const char *ptr, const char
         for (size_t k = 0; names[k]; k++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
                      names[k]);
-        char p[512];
+        char p[512], hint[200];
         int n = (int)(klen < 64 ? klen : 64);
         snprintf(p, sizeof p, "%s/%.*s", ptr, n, key);
-        return graph_fail_at(b, val, p, "%s: unknown key \"%.*s\" (known: %s)", what, n, key,
-                             list);
+        lg_suggest sg;
+        lg_suggest_init(&sg, key, klen);
+        for (size_t k = 0; names[k]; k++)
+            lg_suggest_offer(&sg, names[k], strlen(names[k]));
+        lg_suggest_text(&sg, "", hint, sizeof hint);
+        return graph_fail_at(b, val, p, "%s: unknown key \"%.*s\"%s (known: %s)", what, n, key,
+                             hint, list);
     }
     return GOLDEN_OK;
 }

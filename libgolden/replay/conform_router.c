@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "golden/doc.h"
 #include "replay/conform_priv.h"
 #include "replay/cpu.h"
 
@@ -161,7 +162,14 @@ static int patch_embed(const char *path, int V)
             hl = hl << 8 | h8[i];
         hdr = hl < (1u << 26) ? malloc(hl) : NULL;
     }
-    json_t *j = hdr && fread(hdr, 1, hl, f) == hl ? json_loadb(hdr, hl, 0, NULL) : NULL;
+    /* the header through the document layer's strict JSON reader (a duplicated key, invalid
+     * UTF-8 or NUL is refused, as the safetensors ingest refuses it) */
+    golden_doc *doc = NULL;
+    golden_error derr;
+    if (hdr && fread(hdr, 1, hl, f) == hl &&
+        golden_doc_load_json(path, hdr, hl, 1, &doc, &derr) != GOLDEN_OK)
+        doc = NULL;
+    json_t *j = doc ? golden_doc_root(doc) : NULL;
     json_t *e = json_object_get(j, "model.embed_tokens.weight");
     const char *dt = json_string_value(json_object_get(e, "dtype"));
     json_t *sh = json_object_get(e, "shape"), *off = json_object_get(e, "data_offsets");
@@ -183,7 +191,7 @@ static int patch_embed(const char *path, int V)
                 rc = -1;
         }
     }
-    json_decref(j);
+    golden_doc_free(doc);
     free(hdr);
     if (fclose(f) != 0 && rc == 0)
         rc = -1;

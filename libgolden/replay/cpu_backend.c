@@ -11,6 +11,8 @@
 #include "golden/replay.h"
 #include "replay/cpu.h"
 #include "util/pool.h"
+#include "golden/parse.h"
+#include "util/suggest.h"
 
 #define MAX_LANES 64
 #define CHUNK 512 /* default positions per forward call */
@@ -74,11 +76,11 @@ static const char *const at_names[CPU_AT_COUNT] = {"timeout", "device_error", "d
 /* NAME@N: a run-time fault at the N-th prefill or decode call. */
 static int parse_fault_at(cpu_backend *b, const char *v, const char *at, char *msg, size_t n)
 {
-    char *end;
-    long long call = strtoll(at + 1, &end, 10);
+    int64_t call = 0;
+    bool ok = golden_parse_int(at + 1, 1, INT64_MAX, &call) == GOLDEN_PARSE_OK;
     for (unsigned i = 0; i < CPU_AT_COUNT; i++)
         if (strlen(at_names[i]) == (size_t)(at - v) && strncmp(v, at_names[i], (size_t)(at - v)) == 0 &&
-            at[1] && !*end && call >= 1) {
+            ok) {
             b->at[i] = call;
             b->any_at = true;
             return 0;
@@ -106,14 +108,17 @@ static int parse_opts(cpu_backend *b, const golden_backend_open_args *a, char *m
 {
     b->n_lanes = 4;
     b->chunk = CHUNK;
+    int64_t num;
     for (size_t i = 0; i < a->n_opts; i++) {
         const char *k = a->keys[i], *v = a->values[i];
         if (strcmp(k, "dtype") == 0 && (strcmp(v, "f32") == 0 || strcmp(v, "bf16") == 0)) {
             b->bf16 = strcmp(v, "bf16") == 0;
-        } else if (strcmp(k, "lanes") == 0 && atoi(v) >= 1 && atoi(v) <= MAX_LANES) {
-            b->n_lanes = atoi(v);
-        } else if (strcmp(k, "chunk") == 0 && atoi(v) >= 1 && atoi(v) <= 1 << 20) {
-            b->chunk = atoi(v);
+        } else if (strcmp(k, "lanes") == 0 &&
+                   golden_parse_int(v, 1, MAX_LANES, &num) == GOLDEN_PARSE_OK) {
+            b->n_lanes = (int)num; /* golden/parse.h: "4x", " 4" and "1e1" are refused */
+        } else if (strcmp(k, "chunk") == 0 &&
+                   golden_parse_int(v, 1, 1 << 20, &num) == GOLDEN_PARSE_OK) {
+            b->chunk = (int)num;
         } else if (strcmp(k, "inject") == 0) {
             if (parse_fault(b, v, msg, n))
                 return 1;
@@ -122,7 +127,14 @@ static int parse_opts(cpu_backend *b, const golden_backend_open_args *a, char *m
                      k, v, MAX_LANES, 1 << 20);
             return 1;
         } else {
-            snprintf(msg, n, "unknown backend option '%s' (the cpu backend knows dtype, lanes, chunk, inject)", k);
+            static const char *const known[] = {"dtype", "lanes", "chunk", "inject"};
+            lg_suggest sg;
+            char hint[200];
+            lg_suggest_init(&sg, k, strlen(k));
+            for (size_t j = 0; j < 4; j++)
+                lg_suggest_offer(&sg, known[j], strlen(known[j]));
+            snprintf(msg, n, "unknown backend option '%s'%s (the cpu backend knows dtype, lanes, "
+                     "chunk, inject)", k, lg_suggest_text(&sg, "", hint, sizeof hint));
             return 1;
         }
     }

@@ -178,50 +178,52 @@ static int lens_set(lens *l, const int64_t *v, size_t n)
     return 0;
 }
 
-/* Fixed prompts: one JSON array of ids a line. */
+/* Fixed prompts: one JSON array of ids a line, read by the document layer's strict JSON Lines
+ * reader (invalid UTF-8, NUL, over-long lines and bad JSON are errors at file:line:col). */
+typedef struct {
+    mx *m;
+    const lens *outs;
+    int k;
+} prompt_ctx;
+
+static int prompt_line(void *ctx, golden_doc *d, size_t lno, golden_error *err)
+{
+    prompt_ctx *pc = ctx;
+    mx *m = pc->m;
+    const json_t *a = golden_doc_root(d);
+    char where[1200];
+    golden_doc_where(d, a, where, sizeof where);
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "line %zu is not a list of token ids",
+                                lno);
+    size_t n = json_array_size(a);
+    if (reserve(m, n, err) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(a, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) >= m->info->vocab_size) {
+            golden_doc_child_where(d, a, NULL, i, where, sizeof where);
+            return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                    "line %zu: item %zu is not a token id of this model", lno, i);
+        }
+        m->buf[i] = (int32_t)json_integer_value(v);
+    }
+    for (size_t j = 0; j < pc->outs->n; j++) {
+        char id[200];
+        snprintf(id, sizeof id, "fixed-%04d-o%lld", pc->k, (long long)pc->outs->v[j]);
+        if (emit(m, id, "fixed_prompt", false, (int64_t)n, 0, pc->outs->v[j] ? pc->outs->v[j] : 1,
+                 m->buf, err) != 0)
+            return -1;
+    }
+    pc->k++;
+    return 0;
+}
+
 static int fixed_prompts(mx *m, const lens *outs, golden_error *err)
 {
-    FILE *f = fopen(m->o->prompts, "r");
-    if (!f)
-        return golden_fail_what(err, golden_code_from_errno(errno), m->o->prompts, "%s", strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t got;
-    int rc = 0, k = 0;
-    size_t lno = 0;
-    while (rc == 0 && (got = getline(&line, &cap, f)) > 0) {
-        lno++;
-        json_error_t je;
-        json_t *a = json_loads(line, 0, &je);
-        if (!a && strspn(line, " \t\r\n") == (size_t)got)
-            continue;
-        if (!json_is_array(a) || json_array_size(a) == 0) {
-            json_decref(a);
-            rc = golden_fail_what(err, GOLDEN_EINVAL, m->o->prompts, "line %zu is not a list of token ids", lno);
-            break;
-        }
-        size_t n = json_array_size(a);
-        rc = reserve(m, n, err);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            json_t *v = json_array_get(a, i);
-            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                json_integer_value(v) >= m->info->vocab_size)
-                rc = golden_fail_what(err, GOLDEN_EINVAL, m->o->prompts,
-                                      "line %zu: item %zu is not a token id of this model", lno, i);
-            else
-                m->buf[i] = (int32_t)json_integer_value(v);
-        }
-        json_decref(a);
-        for (size_t j = 0; rc == 0 && j < outs->n; j++) {
-            char id[200];
-            snprintf(id, sizeof id, "fixed-%04d-o%lld", k, (long long)outs->v[j]);
-            rc = emit(m, id, "fixed_prompt", false, (int64_t)n, 0, outs->v[j] ? outs->v[j] : 1, m->buf, err);
-        }
-        k++;
-    }
-    free(line);
-    fclose(f);
-    return rc;
+    prompt_ctx pc = {m, outs, 0};
+    return golden_doc_each_jsonl(m->o->prompts, prompt_line, &pc, err) != 0 ? -1 : 0;
 }
 
 /* Router taps during coverage search: which expert of which layer was hit. */

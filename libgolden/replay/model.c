@@ -15,6 +15,7 @@
 #include "golden/ingest.h"
 #include "replay/cpu.h"
 #include "util/strmap.h"
+#include "util/str.h"
 
 /* One integer key of config.json, within [lo, hi]. */
 static int cfg_int(json_t *root, const char *path, const char *key, int64_t lo, int64_t hi,
@@ -72,11 +73,16 @@ static int cfg_unimplemented(json_t *r, const char *p, golden_error *err)
         json_t *v = json_object_get(r, keys[i].key);
         if (!v)
             continue;
-        json_t *want = json_loads(keys[i].neutral, JSON_DECODE_ANY, NULL);
-        bool same = want && (json_equal(v, want) ||
-                             (json_is_number(v) && json_is_number(want) &&
-                              json_number_value(v) == json_number_value(want)));
-        json_decref(want);
+        golden_doc *nd = NULL; /* the neutral text, read by the one JSON reader */
+        golden_error ne;
+        if (golden_doc_load_json("neutral", keys[i].neutral, strlen(keys[i].neutral), 1, &nd,
+                                 &ne) != GOLDEN_OK)
+            return golden_fail_what(err, GOLDEN_EINTERNAL, p, "%s", ne.what);
+        const json_t *want = golden_doc_root(nd);
+        bool same = json_equal(v, want) ||
+                    (json_is_number(v) && json_is_number(want) &&
+                     json_number_value(v) == json_number_value(want));
+        golden_doc_free(nd);
         if (!same) {
             char *got = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
             int rc = golden_fail_what(err, GOLDEN_EUNSUPPORTED, p,
@@ -174,15 +180,6 @@ typedef struct {
     size_t n_files;
 } shard_set;
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 static int add_file(shard_set *s, char *path, golden_error *err)
 {
     for (size_t i = 0; i < s->n_files; i++)
@@ -203,13 +200,13 @@ static int add_file(shard_set *s, char *path, golden_error *err)
 /* The shard list: from the index's weight_map, or the single file. */
 static int find_shards(const char *dir, shard_set *s, golden_doc **index, golden_error *err)
 {
-    char *ip = join(dir, "model.safetensors.index.json");
+    char *ip = lg_path_join(dir, "model.safetensors.index.json");
     if (!ip)
         return golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
     struct stat st;
     if (stat(ip, &st) != 0) {
         free(ip);
-        char *one = join(dir, "model.safetensors");
+        char *one = lg_path_join(dir, "model.safetensors");
         if (!one)
             return golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
         if (stat(one, &st) != 0) {
@@ -234,7 +231,7 @@ static int find_shards(const char *dir, shard_set *s, golden_doc **index, golden
                                        "%s#/weight_map/%s", ip, key);
                 break;
             }
-            char *p = join(dir, f);
+            char *p = lg_path_join(dir, f);
             if (!p || stat(p, &st) != 0) {
                 rc = golden_fail_where(err, GOLDEN_ENOTFOUND, p ? "names a shard that does not exist"
                                                                 : "out of memory",
@@ -415,7 +412,7 @@ int cpu_model_load(const char *dir, cpu_model *m, golden_error *err)
     memset(&s, 0, sizeof s);
     golden_input_list_init(&s.list);
     golden_doc *index = NULL;
-    char *cp = join(dir, "config.json");
+    char *cp = lg_path_join(dir, "config.json");
     int rc = GOLDEN_ERR;
     if (!cp) {
         golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");

@@ -8,6 +8,8 @@
 #include "golden/profile.h"
 #include "golden/schema.h"
 #include "golden/store.h"
+#include "golden/parse.h"
+#include "replay/profile_priv.h"
 
 struct golden_placement {
     golden_doc *doc;
@@ -146,7 +148,13 @@ static int layers_known(const golden_placement *pl, const golden_profile *p, con
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)pl->layers, key, v) {
-        int l = atoi(key);
+        int64_t l = -1;
+        if (golden_parse_int(key, 0, INT32_MAX, &l) != GOLDEN_PARSE_OK) {
+            char where[1200];
+            golden_doc_where(pl->doc, v, where, sizeof where);
+            return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                    "layer key \"%.40s\" is not a layer number", key);
+        }
         bool found = false;
         for (size_t i = 0; i < p->n; i++)
             found |= p->layers[i].layer == l;
@@ -154,7 +162,8 @@ static int layers_known(const golden_placement *pl, const golden_profile *p, con
             char where[1200];
             golden_doc_where(pl->doc, v, where, sizeof where);
             return golden_fail_what(err, GOLDEN_EINVAL, where,
-                                    "layer %d has no router taps in %s", l, golden);
+                                    "layer %lld has no router taps in %s", (long long)l,
+                                    golden);
         }
     }
     return 0;
@@ -234,9 +243,9 @@ static int place_layer(golden_reader *r, golden_profile_layer *L, placer *z, gol
         const golden_tensor_info *t = golden_reader_tensor(r, i);
         size_t n = strlen(t->name);
         const char *lay = strstr(t->name, "layers/");
-        int l;
+        int64_t l;
         if (n < 16 || strcmp(t->name + n - 16, "/router/topk_ids") != 0 || !lay ||
-            sscanf(lay, "layers/%d/router/", &l) != 1 || l != L->layer)
+            !lg_router_layer(lay, &l) || l != L->layer)
             continue;
         uint64_t T = t->shape[0];
         int K = (int)t->shape[1];

@@ -8,6 +8,8 @@
 #include "golden/profile.h"
 #include "golden/report.h"
 #include "golden/store.h"
+#include "replay/profile_priv.h"
+#include "util/numtext.h"
 
 int golden_profile_bucket(uint64_t n)
 {
@@ -74,6 +76,15 @@ static void mass_margin(golden_profile_layer *L, const float *lg, int E, const i
 }
 
 /* One case's topk_ids tensor (index i) of layer l, with its logits when lg_i >= 0. */
+bool lg_router_layer(const char *lay, int64_t *layer)
+{
+    if (strncmp(lay, "layers/", 7) != 0)
+        return false;
+    size_t nd = lg_digits_len(lay + 7);
+    return lg_parse_int_n(lay + 7, nd, 0, INT32_MAX, layer) == GOLDEN_PARSE_OK &&
+           strncmp(lay + 7 + nd, "/router/", 8) == 0;
+}
+
 static int add_case(golden_reader *r, size_t i, long lg_i, int l, golden_profile *p,
                     golden_error *err)
 {
@@ -167,13 +178,13 @@ int golden_profile_build(const char *golden, golden_profile *p, golden_error *er
         const char *name = golden_reader_tensor(r, i)->name;
         size_t n = strlen(name);
         const char *lay = strstr(name, "layers/");
-        int l;
+        int64_t l;
         if (n < 16 || strcmp(name + n - 16, "/router/topk_ids") != 0 || !lay ||
-            sscanf(lay, "layers/%d/router/", &l) != 1 || l < 0)
+            !lg_router_layer(lay, &l))
             continue;
         char lg[4096];
         snprintf(lg, sizeof lg, "%.*s/router/logits", (int)(n - 16), name);
-        rc = add_case(r, i, golden_reader_find(r, lg), l, p, err);
+        rc = add_case(r, i, golden_reader_find(r, lg), (int)l, p, err);
     }
     golden_reader_close(r);
     if (rc == 0 && p->n == 0)

@@ -9,6 +9,7 @@
 
 #include "golden/compare.h"
 #include "report/html_int.h"
+#include "util/numtext.h"
 
 enum { K_ATTN, K_MOE, K_RESID, N_KINDS };
 static const char *const kind_names[N_KINDS] = {"attention output", "MoE output", "residual stream"};
@@ -23,9 +24,12 @@ static int layer_kind(const char *name, long *layer)
         bool starts = p == name || p[-1] == '/' || p[-1] == '.' || p[-1] == '_';
         const char *q = p + 6;
         if (starts && (*q == '/' || *q == '.' || *q == '_') && q[1] >= '0' && q[1] <= '9') {
-            char *end;
-            *layer = strtol(q + 1, &end, 10);
-            const char *rest = end;
+            size_t nd = lg_digits_len(q + 1);
+            int64_t v;
+            if (lg_parse_int_n(q + 1, nd, 0, INT32_MAX, &v) != GOLDEN_PARSE_OK)
+                return -1; /* a layer number past any model's */
+            *layer = (long)v;
+            const char *rest = q + 1 + nd;
             if (strstr(rest, "attn") || strstr(rest, "attention"))
                 return K_ATTN;
             if (strstr(rest, "mlp") || strstr(rest, "moe") || strstr(rest, "expert"))

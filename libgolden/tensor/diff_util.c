@@ -1,6 +1,7 @@
 /* Small helpers of golden-diff's run: allocated formatting, string lists, and the printing
  * of a value against its limit with enough digits that the two sides never look equal. */
 #include "tensor/diff_internal.h"
+#include "util/numtext.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -69,12 +70,12 @@ void lg_diff_num_pair(double v, double limit, char *vbuf, char *lbuf, size_t n)
     /* the limit exactly as the policy gave it (shortest form that reads back the same) */
     for (int p = 1; p <= 17; p++) {
         snprintf(lbuf, n, "%.*g", p, limit);
-        if (strtod(lbuf, NULL) == limit)
+        if (lg_num_read(lbuf) == limit)
             break;
     }
     for (int p = 6; p <= 17; p++) {
         snprintf(vbuf, n, "%.*g", p, v);
-        double back = strtod(vbuf, NULL);
+        double back = lg_num_read(vbuf);
         bool side = (v < limit) == (back < limit) && (v > limit) == (back > limit);
         if (side && (v == limit || strcmp(vbuf, lbuf) != 0))
             return;

@@ -148,12 +148,6 @@ int lg_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *
     return GOLDEN_OK;
 }
 
-bool lg_ingest_has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* ---------------------------------------------------------------- folders */
 
 #define DUMP_INDEX_FAMILY "calculet-dump-index/"
@@ -168,7 +162,10 @@ static int cmp_str(const void *a, const void *b)
  * silently skipped. */
 static bool is_dump_index(const char *path)
 {
-    json_t *root = json_load_file(path, 0, NULL);
+    golden_doc *doc = NULL; /* the one strict reader, as the index reader itself */
+    golden_error derr;
+    json_t *root = golden_doc_load_file(path, &doc, &derr) == GOLDEN_OK ? golden_doc_root(doc)
+                                                                        : NULL;
     if (!root) {
         char head[4097];
         FILE *f = fopen(path, "rb");
@@ -182,7 +179,7 @@ static bool is_dump_index(const char *path)
     /* any version: an index this build cannot read is an error, never skipped */
     bool yes = json_is_string(s) && strncmp(json_string_value(s), DUMP_INDEX_FAMILY,
                                             strlen(DUMP_INDEX_FAMILY)) == 0;
-    json_decref(root);
+    golden_doc_free(doc);
     return yes;
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "golden/ingest.h"
+#include "util/str.h"
 
 #define NPY_MAX_HEADER (1u << 20)
 #define ST_MAX_HEADER (100u << 20) /* the safetensors format's own limit */
@@ -46,7 +47,8 @@ int lg_ingest_pt_named(golden_input_list *l, const char *path, const char *bare_
                        golden_error *err);
 /* A zip archive of unknown suffix: a .pt when it holds a NAME/data.pkl, else an .npz. */
 int lg_ingest_zip_any(golden_input_list *l, const char *path, golden_error *err);
-bool lg_ingest_has_suffix(const char *s, const char *suffix);
+/* the one suffix test (util/str.h), under the name this module's files call */
+#define lg_ingest_has_suffix lg_has_suffix
 /* A JSON non-negative integer / a JSON shape (list of at most GOLDEN_MAX_RANK of them). */
 bool lg_ingest_json_uint(const json_t *v, uint64_t *out);
 bool lg_ingest_json_shape(const json_t *v, int *rank, uint64_t *shape);

@@ -84,6 +84,7 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     int rc = GOLDEN_ERR;
     char *text = NULL;
     json_t *root = NULL;
+    golden_doc *hdoc = NULL;
     size_t first = l->count;
     unsigned char lenb[8];
     if (fsize < 8) {
@@ -107,14 +108,14 @@ int golden_ingest_safetensors(golden_input_list *l, const char *path, golden_err
     }
     if (lg_ingest_pread_full(fd, text, hlen, 8, path, err) != GOLDEN_OK)
         goto done;
-    json_error_t je;
-    root = json_loadb(text, hlen, JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-        lg_ingest_fail_tensor(err, path, NULL,
-                    "corrupt .safetensors header: %s (column %d)",
-                    je.text, je.column);
+    /* the header through the document layer's one strict JSON reader */
+    golden_error derr;
+    if (golden_doc_load_json(path, text, (size_t)hlen, 1, &hdoc, &derr) != GOLDEN_OK) {
+        lg_ingest_fail_tensor(err, path, NULL, "corrupt .safetensors header: %s (at %s)",
+                              derr.what, derr.where);
         goto done;
     }
+    root = golden_doc_root(hdoc);
     if (!json_is_object(root)) {
         golden_fail_what(err, GOLDEN_ECORRUPT, path, "corrupt .safetensors header: not a JSON object");
         goto done;
@@ -211,7 +212,7 @@ done:
             lg_ingest_input_free(&l->items[i]);
         l->count = first;
     }
-    json_decref(root);
+    golden_doc_free(hdoc);
     free(text);
     close(fd);
     return rc;

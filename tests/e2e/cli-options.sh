@@ -199,3 +199,30 @@ GOLDEN_HDF5_TIMEOUT=2x expect_exit typed-hdf5-timeout-bad 2 golden-dump --list r
 expect_grep typed-hdf5-timeout-why "^golden-dump: usage: GOLDEN_HDF5_TIMEOUT: expected whole seconds" err.txt
 GOLDEN_HDF5_TIMEOUT=0 expect_exit typed-hdf5-timeout-zero 0 golden-dump --list ref.h5
 GOLDEN_HDF5_TIMEOUT=30 expect_exit typed-hdf5-timeout-ok 0 golden-dump --list ref.h5
+# "Did you mean" (issue 24): a near miss of an option, a subcommand or a document key names the
+# close one, through one rule (util/suggest.h) in the option layer and the schema validator;
+# a far one names none
+expect_exit dym-typed 2 dag-check --limt 3 "$G/redundant-wait.json"
+expect_grep dym-typed-line "^dag-check: usage: unknown option '--limt' \(did you mean --limit\?\) \(see dag-check --help\)$" err.txt
+expect_exit dym-untyped 2 golden-diff --atl 1 ref.h5 ref.h5
+expect_grep dym-untyped-line "^golden-diff: usage: unknown option '--atl' \(did you mean --atol\?\)" err.txt
+expect_exit dym-common 2 exp-gate decide --jsn x.json .
+expect_grep dym-common-line "unknown option '--jsn' \(did you mean --json\?\)" err.txt
+expect_exit dym-swap 2 exp-gate summarize --bootstarp 5 .
+expect_grep dym-swap-line "unknown option '--bootstarp' \(did you mean --bootstrap\?\)" err.txt
+expect_exit dym-far 2 dag-check --zzzzzz "$G/redundant-wait.json"
+expect_grep dym-far-none "^dag-check: usage: unknown option '--zzzzzz' \(see dag-check --help\)$" err.txt
+expect_exit dym-subcommand 2 exp-gate summerize .
+expect_grep dym-subcommand-line "unknown subcommand 'summerize' \(summarize, decide or matrix\) \(did you mean summarize\?\)" err.txt
+expect_lines dym-subcommand-one-line 1 err.txt
+# document keys: the graph (both loaders), a policy (golden-diff and manifest-verify alike)
+expect_exit dym-graph-tree 2 dag-check opps.json
+expect_grep dym-graph-tree-line 'property "opps" is not allowed \(did you mean ops\?\)' err.txt
+GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit dym-graph-stream 2 dag-check opps.json
+expect_grep dym-graph-stream-line 'unknown key "opps" \(did you mean ops\?\)' err.txt
+printf 'schema: calculet-diff-policy/v1\ndefualt_tier: layer\nrules: []\nzzzzzzzz: 1\n' > dym-policy.yaml
+expect_exit dym-policy-verify 1 manifest-verify --schema calculet-diff-policy/v1 dym-policy.yaml
+expect_grep dym-policy-verify-line 'dym-policy.yaml:2:15: .*property "defualt_tier" is not allowed \(did you mean default_tier\?\)' out.txt
+expect_grep dym-policy-verify-far 'property "zzzzzzzz" is not allowed \(additionalProperties\)' out.txt
+expect_exit dym-policy-diff 2 golden-diff --policy dym-policy.yaml ref.h5 ref.h5
+expect_grep dym-policy-diff-line 'property "defualt_tier" is not allowed \(did you mean default_tier\?\)' err.txt

@@ -211,6 +211,17 @@ t "invented case" 'import copy; c = copy.deepcopy(s["cases"][0]); c["case_id"] =
 t "unsteady count" 's["unsteady_samples"] = 3' 'field /unsteady_samples'
 t "delta_pct" 's["cases"][0]["delta_pct"] = -12.0' 'field /cases/0/delta_pct'
 t "trace cycles" 's["trace"]["per_chip"][0]["cycles"] += 1' 'field /trace/per_chip/0/cycles'
+# a stored seed the schema's pattern admits (20 digits) but no uint64 holds: read strictly
+# (issue 24), an error at its place; strtoull made it 18446744073709551615 without a word
+cp good.json "$d/performance/summary.json"
+$PY - "$d/performance/summary.json" <<'PY'
+import json, sys
+p = sys.argv[1]; s = json.load(open(p)); s["bootstrap"]["seed"] = "99999999999999999999"; json.dump(s, open(p, "w"), indent=2)
+PY
+expect_exit "check: a 20-digit seed past uint64 is an error" 2 exp-gate summarize --check "$d"
+expect_grep "... at its place" 'summary.json:[0-9]+:[0-9]+: bootstrap.seed "99999999999999999999" is not a 64-bit seed \(does not fit the type\)' err.txt
+expect_exit "decide: the same" 2 exp-gate decide "$d"
+expect_grep "decide: the same, named" 'is not a 64-bit seed' err.txt
 cp good.json "$d/performance/summary.json"
 $PY - "$d/performance/summary.json" <<'PY'
 import json, sys
@@ -279,6 +290,23 @@ expect_exit "two folders for decide: exit 2" 2 exp-gate decide "$d" "$d"
 expect_grep "two folders: usage line" '^exp-gate: usage: one experiment folder is required \(see exp-gate --help\)$' err.txt
 expect_exit "bad --bootstrap: exit 2" 2 exp-gate summarize --bootstrap 0 "$d"
 expect_grep "bad --bootstrap: usage line" "^exp-gate: usage: --bootstrap: expected an integer >= 1, got '0'" err.txt
+# the typed table (issue 24): a seed is a whole uint64, read strictly; 0 means 0
+for bad in 99999999999999999999999 1e23 -1 " 5" 18446744073709551616; do
+    expect_exit "bad --seed '$bad': exit 2" 2 exp-gate summarize --seed "$bad" "$d"
+    expect_grep "bad --seed '$bad': usage line" "^exp-gate: usage: --seed: expected an integer from 0 to 18446744073709551615, got '$bad'" err.txt
+    expect_lines "bad --seed '$bad': one line" 1 err.txt
+done
+expect_exit "bad --clock-band 1e999" 2 exp-gate decide --clock-band 1e999 "$d"
+expect_grep "bad --clock-band 1e999: why" "^exp-gate: usage: --clock-band: expected a number >= 0, got '1e999' \\(does not fit the type\\)" err.txt
+expect_exit "bad --memory 512K: under 1 MiB" 2 exp-gate summarize --memory 512K "$d"
+d0=$(fresh seed0)
+expect_exit "--seed 0 --bootstrap 200: written" 0 exp-gate summarize --seed 0 --bootstrap 200 --memory 1G "$d0"
+$PY - "$d0/performance/summary.json" > seed0.txt <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["bootstrap"])
+PY
+expect_grep "--seed 0 means seed 0" "'seed': '0'" seed0.txt
+expect_grep "--bootstrap 200 kept" "'resamples': 200" seed0.txt
 expect_exit "matrix: two outputs on stdout refused" 2 exp-gate matrix --json - --markdown - "$d"
 expect_exit "matrix: JSON alone on stdout" 0 exp-gate matrix --json - "$d"
 expect_grep "matrix: JSON alone on stdout: schema" '"schema": "calculet-evidence-matrix/v1"' out.txt

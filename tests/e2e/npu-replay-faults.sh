@@ -65,6 +65,15 @@ expect_absent "a bad manifest is not a fault: no faults file" y.jsonl
 expect_exit "an unknown run-time fault: exit 2" 2 $R --side baseline --golden y.h5 --raw y.raw --backend-opt inject=meltdown@3
 expect_grep "... named" "inject=meltdown@3: not a run-time fault" err.txt
 expect_exit "a fault at call 0: exit 2" 2 $R --side baseline --golden y.h5 --raw y.raw --backend-opt inject=timeout@0
+# --backend-opt numbers through golden/parse.h (issue 24): trailing characters, a space, an
+# exponent and overflow are refused as a whole, where atoi/strtoll took a prefix
+for bad in lanes=2x "lanes= 2" lanes=1e1 chunk=99999999999999999999999 chunk=0 inject=timeout@3x inject=timeout@+3; do
+    expect_exit "backend-opt '$bad' refused" 2 $R --side baseline --golden y.h5 --raw y.raw --backend-opt "$bad"
+    expect_absent "backend-opt '$bad': no golden" y.h5
+done
+expect_exit "backend-opt lanes=2: taken" 0 $R --side baseline --golden l2.h5 --raw l2.raw --backend-opt lanes=2
+expect_exit "backend-opt a near miss" 2 $R --side baseline --golden y.h5 --raw y.raw --backend-opt lane=2
+expect_grep "... says which" "unknown backend option 'lane' \\(did you mean lanes\\?\\)" err.txt
 # a fault after the last call of the run never fires
 expect_exit "a fault beyond the run's calls: the run completes" 0 $R --side baseline --golden z.h5 --raw z.raw --faults z.jsonl --backend-opt inject=device_lost@65
 expect_lines "... and no fault line" 0 z.jsonl

@@ -40,6 +40,14 @@ expect_exit "rejection cases carry no token file" 0 sh -c '! grep "\"rejection\"
 printf '[1, 2, 3]\n[500, 4]\n' > h/prompts.jsonl
 expect_exit "fixed prompts" 0 npu-replay matrix --model m --hypothesis h/hyp.yaml --prompts h/prompts.jsonl --random 1 --repeated 1 -o h/m2.jsonl
 expect_grep "fixed prompt case" '"case_id":"fixed-0001-o4".*"prompt_tokens":2' h/m2.jsonl
+# the prompts go through the document layer's JSON Lines reader (issue 24): a broken line, a
+# NUL byte or invalid UTF-8 is refused at file:line:col (json_loads said "line 2 is not a list")
+printf '[1, 2]\n[3, \n' > h/broken.jsonl
+expect_exit "a broken prompts line exits 2" 2 npu-replay matrix --model m --prompts h/broken.jsonl --max-len 1 -o h/m4.jsonl
+expect_grep "... placed" 'h/broken.jsonl:2:' err.txt
+printf '[1, 2]\n["\377"]\n' > h/utf8.jsonl
+expect_exit "invalid UTF-8 in prompts exits 2" 2 npu-replay matrix --model m --prompts h/utf8.jsonl --max-len 1 -o h/m5.jsonl
+expect_grep "... placed" 'h/utf8.jsonl:2:' err.txt
 printf '[1, 2, 9999]\n' > h/badprompts.jsonl
 expect_exit "a fixed prompt outside the vocabulary exits 2" 2 npu-replay matrix --model m --prompts h/badprompts.jsonl --max-len 1 -o h/m3.jsonl
 expect_absent "no manifest after an error" h/m3.jsonl

@@ -10,6 +10,7 @@
 #include "util/pool.h"
 #include "util/strmap.h"
 #include "util/vec.h"
+#include "util/suggest.h"
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -145,6 +146,56 @@ static void test_vec(void)
     free(v);
 }
 
+#define ED(a, b) lg_edit_distance(a, strlen(a), b, strlen(b))
+#define CLOSE(a, b) lg_name_close(a, strlen(a), b, strlen(b), NULL)
+/* Edit distances worked out by hand (optimal string alignment: a swap of neighbours is one
+ * edit, "ca" -> "abc" is 3, not Damerau's 2), and the closeness rule's limits. */
+static void test_suggest(void)
+{
+    CU_ASSERT_EQUAL(ED("", ""), 0);
+    CU_ASSERT_EQUAL(ED("", "abc"), 3);
+    CU_ASSERT_EQUAL(ED("seed", "seed"), 0);
+    CU_ASSERT_EQUAL(ED("sed", "seed"), 1);      /* insert */
+    CU_ASSERT_EQUAL(ED("seeed", "seed"), 1);    /* delete */
+    CU_ASSERT_EQUAL(ED("atl", "atol"), 1);
+    CU_ASSERT_EQUAL(ED("bootstarp", "bootstrap"), 1); /* swap */
+    CU_ASSERT_EQUAL(ED("kitten", "sitting"), 3);
+    CU_ASSERT_EQUAL(ED("ca", "abc"), 3);
+    CU_ASSERT_EQUAL(ED("flaw", "lawn"), 2);
+    char big[70];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    CU_ASSERT_EQUAL(ED(big, "a"), SIZE_MAX);    /* past 64 bytes: never close */
+    CU_ASSERT(CLOSE("chek", "check"));
+    CU_ASSERT(!CLOSE("check", "check"));        /* the same name is no suggestion */
+    CU_ASSERT(!CLOSE("x", "j"));                /* a whole one-letter name replaced */
+    CU_ASSERT(!CLOSE("jsn", "html"));
+    CU_ASSERT(CLOSE("tolerence", "tolerance"));
+    CU_ASSERT(!CLOSE("tolrence", "tolerance_x")); /* 3 edits for 8 bytes: too far */
+    CU_ASSERT(CLOSE("refrence_dtype", "reference_dtype"));
+    lg_suggest s;
+    char buf[120];
+    lg_suggest_init(&s, "jsn", 3);
+    const char *names[] = {"json", "junit", "js", "json", "html"};
+    for (size_t i = 0; i < 5; i++)
+        lg_suggest_offer(&s, names[i], strlen(names[i]));
+    /* "json" and "js" are both one edit away; the second "json" counts once */
+    CU_ASSERT_STRING_EQUAL(lg_suggest_text(&s, "--", buf, sizeof buf),
+                           " (did you mean --json or --js?)");
+    lg_suggest_init(&s, "zzzz", 4);
+    lg_suggest_offer(&s, "json", 4);
+    CU_ASSERT_STRING_EQUAL(lg_suggest_text(&s, "--", buf, sizeof buf), "");
+    lg_suggest_init(&s, "ab", 2);
+    lg_suggest_offer(&s, "abcd", 4); /* 2 edits: not close */
+    lg_suggest_offer(&s, "abc", 3);
+    lg_suggest_offer(&s, "xb", 2);
+    lg_suggest_offer(&s, "a", 1);
+    lg_suggest_offer(&s, "abd", 3);
+    CU_ASSERT_EQUAL(s.ties, 4);
+    CU_ASSERT_STRING_EQUAL(lg_suggest_text(&s, "", buf, sizeof buf),
+                           " (did you mean abc, xb or a?)");
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -152,6 +203,7 @@ int main(void)
         {"string map: NUL bytes, growth, duplicates", test_strmap},
         {"parallel for: every item once, first failure", test_pool},
         {"growable array: doubling, bulk reserve, overflow", test_vec},
+        {"did you mean: edit distance and closeness", test_suggest},
         {0, 0}};
     return golden_test_run("util", tests);
 }

@@ -16,6 +16,7 @@
 #include "golden/parse.h"
 #include "util/guard.h"
 #include "util/strmap.h"
+#include "util/suggest.h"
 
 #define COMMON(ID, SH, NAME, ARG, HELP, FLAGS)                                                    \
     {.id = ID, .short_name = SH, .long_name = NAME, .arg = ARG, .help = HELP, .flags = FLAGS}
@@ -565,6 +566,20 @@ static int deliver(cli *c, const cli_opt *o, const char *value, const char **out
     return o->id;
 }
 
+/* " (did you mean --X?)" for an unknown long name close to one of the rows (util/suggest.h,
+ * the rule the document layer uses for unknown keys too), else "". */
+static void suggest_option(const cli_opt *const tables[2], const char *name, size_t len,
+                           char *hint, size_t n)
+{
+    lg_suggest s;
+    lg_suggest_init(&s, name, len);
+    for (int t = 0; t < 2; t++)
+        for (const cli_opt *o = tables[t]; !row_end(o); o++)
+            if (o->long_name)
+                lg_suggest_offer(&s, o->long_name, strlen(o->long_name));
+    lg_suggest_text(&s, "--", hint, n);
+}
+
 static int next_long(cli *c, const char *arg, const cli_opt *const tables[2],
                      const char **out)
 {
@@ -573,8 +588,11 @@ static int next_long(cli *c, const char *arg, const cli_opt *const tables[2],
     bool ambiguous;
     const cli_opt *o = find_long(tables, name, len, &ambiguous);
     if (!o) {
-        cli_usage(c, ambiguous ? "ambiguous option '--%.*s'" : "unknown option '--%.*s'",
-                  (int)len, name);
+        char hint[200] = "";
+        if (!ambiguous)
+            suggest_option(tables, name, len, hint, sizeof hint);
+        cli_usage(c, ambiguous ? "ambiguous option '--%.*s'%s" : "unknown option '--%.*s'%s",
+                  (int)len, name, hint);
         return CLI_EXIT;
     }
     const char *value = NULL;
@@ -698,12 +716,6 @@ FILE *cli_human(cli *c)
     return stdout;
 }
 
-bool cli_color(const cli *c, FILE *stream)
-{
-    (void)c;
-    return golden_use_color(stream);
-}
-
 int cli_exit(cli *c, int status)
 {
     /* a full disk or a closed pipe on stdout must not look like a clean run */
@@ -822,6 +834,21 @@ static bool names_command(const char *list, const char *word)
     return false;
 }
 
+/* " (did you mean X?)" for a word close to one of the names of a list "a, b, c or d". */
+static void suggest_command(const char *list, const char *word, char *hint, size_t n)
+{
+    lg_suggest s;
+    lg_suggest_init(&s, word, strlen(word));
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ", ");
+        if (len && !(len == 2 && strncmp(p, "or", 2) == 0))
+            lg_suggest_offer(&s, p, len);
+        p += len;
+        p += strspn(p, ", ");
+    }
+    lg_suggest_text(&s, "", hint, n);
+}
+
 int cli_top_level(const cli_spec *spec, int argc, char **argv, const char *commands)
 {
     cli c;
@@ -837,8 +864,12 @@ int cli_top_level(const cli_spec *spec, int argc, char **argv, const char *comma
     if (c.nargs > 0 && names_command(commands, c.args[0]))
         return cli_exit(&c, cli_usage(&c, "the subcommand comes first: %s %s [OPTIONS] ...",
                                       spec->name, c.args[0]));
-    if (c.nargs > 0)
-        return cli_exit(&c, cli_usage(&c, "unknown subcommand '%s' (%s)", c.args[0], commands));
+    if (c.nargs > 0) {
+        char hint[200];
+        suggest_command(commands, c.args[0], hint, sizeof hint);
+        return cli_exit(&c, cli_usage(&c, "unknown subcommand '%s' (%s)%s", c.args[0], commands,
+                                      hint));
+    }
     if (c.deferred == CLI_HELP) {
         cli_help(&c, stdout);
         return cli_exit(&c, 0);

@@ -202,8 +202,6 @@ int cli_outputs_ok(cli *c);
 /* Where the human report goes: stdout, or NULL when --quiet or when a machine output is
  * written to stdout (so `--junit - | xmllint -` sees only XML). */
 FILE *cli_human(cli *c);
-/* Whether colour may be used on stream (a TTY; NO_COLOR unset; TERM not dumb). */
-bool cli_color(const cli *c, FILE *stream);
 
 /* Finish: flush and close stdout; a failed write (stdout on /dev/full) turns status into 2
  * with one error line. Frees what the parse held (the CLI_LIST rows' arrays of the spec and

@@ -105,9 +105,6 @@ GOLDEN_API int golden_graph_load_file_opts(const char *path, const golden_graph_
                                 golden_graph **out, golden_error *err);
 /* The same with default options. */
 GOLDEN_API int golden_graph_load_file(const char *path, golden_graph **out, golden_error *err);
-/* The same, updating `progress` (bytes read of the file; may be NULL) while streaming. */
-GOLDEN_API int golden_graph_load_file_progress(const char *path, golden_progress *progress,
-                                    golden_graph **out, golden_error *err);
 
 GOLDEN_API void golden_graph_free(golden_graph *g);
 
