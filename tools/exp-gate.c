@@ -306,12 +306,11 @@ static int cmd_decide(cli *c, gate_args *a, const char *dir)
     golden_error_clear(&err);
     json_t *d, *sum = NULL;
     golden_gate_label label;
-    if (golden_gate_decide(dir, &a->gate, &d, &label, &err) != 0)
+    /* the HTML's pictures show the per-case statistics decide judged: the summary it decided
+     * on (the stored seed, resamples and generator), not a second computation */
+    if (golden_gate_decide_with_summary(dir, &a->gate, &d, &sum, &label, &err) != 0)
         return cli_fail(c, &err);
-    /* the HTML's pictures need the per-case statistics decide judged: the same summary,
-     * computed (and any error in it met) before decision.json is written */
-    if ((a->html && golden_gate_summarize(dir, &a->gate, &sum, &err) != 0) ||
-        golden_gate_decision_write(dir, d, c->force, &err) != 0 ||
+    if (golden_gate_decision_write(dir, d, c->force, &err) != 0 ||
         (c->junit && decide_junit(c->junit, c->force, d, &err) != 0) ||
         (a->html && golden_html_gate_report(d, sum, a->html, c->force, &err) != 0)) {
         json_decref(sum);

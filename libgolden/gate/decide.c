@@ -645,9 +645,11 @@ out:
 }
 
 int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, json_t **out,
-                golden_gate_label *label, golden_error *err)
+                json_t **summary, golden_gate_label *label, golden_error *err)
 {
     *out = NULL;
+    if (summary)
+        *summary = NULL;
     gate_inputs in, v;
     memset(&v, 0, sizeof v);
     /* manifest-verify's experiment check first: nothing is decided on a folder that fails it */
@@ -664,6 +666,8 @@ int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, 
         if (rc == 0 && !json_is_string(json_object_get(sum, "attribution")))
             json_object_set_new(*out, "attribution", json_string("whole_graph_only"));
     }
+    if (rc == 0 && summary)
+        *summary = json_incref(sum);
     json_decref(sum);
     gate_inputs_free(&in);
     return rc;
@@ -672,5 +676,11 @@ int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, 
 int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
                        golden_gate_label *label, golden_error *err)
 {
-    return gate_decide(dir, o, true, out, label, err);
+    return gate_decide(dir, o, true, out, NULL, label, err);
+}
+
+int golden_gate_decide_with_summary(const char *dir, const golden_gate_opts *o, json_t **out,
+                                    json_t **summary, golden_gate_label *label, golden_error *err)
+{
+    return gate_decide(dir, o, true, out, summary, label, err);
 }

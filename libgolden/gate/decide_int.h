@@ -40,7 +40,7 @@ int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err
 /* golden_gate_decide; write_summary false: a folder without summary.json is left as it is
  * (the matrix writes nothing into the folders it reads). */
 int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, json_t **out,
-                golden_gate_label *label, golden_error *err);
+                json_t **summary, golden_gate_label *label, golden_error *err);
 /* The experiment check alone, for a folder still planned: errors fail, to-dos are expected. */
 int gate_verify_planned(const char *dir, int threads, golden_error *err);
 

@@ -123,7 +123,7 @@ static json_t *matrix_row(const char *dir, const golden_gate_opts *o, golden_err
     golden_gate_label label;
     /* The same verification path as decide: a folder that fails it stops the matrix. */
     if (planned ? gate_verify_planned(dir, o->threads, err) != 0
-                : gate_decide(dir, o, false, &derived, &label, err) != 0)
+                : gate_decide(dir, o, false, &derived, NULL, &label, err) != 0)
         goto out;
     json_t *hyp = json_object_get(hr, "hypothesis"), *rb = json_object_get(hr, "rollback");
     json_t *st = json_object_get(hr, "status");

@@ -92,6 +92,12 @@ GOLDEN_API const char *golden_gate_label_name(golden_gate_label l);
  * none it is computed. *out receives the calculet-decision/v1 document, *label the label. */
 GOLDEN_API int golden_gate_decide(const char *dir, const golden_gate_opts *o, json_t **out,
                        golden_gate_label *label, golden_error *err);
+/* golden_gate_decide that also hands back (*summary, json_decref it) the summary the decision
+ * rests on: recomputed with the stored summary's seed, resamples and generator (so a report
+ * shows the numbers decided on, never a second computation under other settings). */
+GOLDEN_API int golden_gate_decide_with_summary(const char *dir, const golden_gate_opts *o,
+                                               json_t **out, json_t **summary,
+                                               golden_gate_label *label, golden_error *err);
 
 /* decision.md's text for a decision document (malloc'd, NUL-terminated). */
 GOLDEN_API char *golden_gate_decision_markdown(const json_t *decision, golden_error *err);
