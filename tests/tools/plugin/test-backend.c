@@ -22,7 +22,7 @@
 #include "golden/backend.h"
 
 #ifndef TEST_ABI
-#define TEST_ABI GOLDEN_BACKEND_ABI_VERSION
+#define TEST_ABI GOLDEN_BACKEND_ABI_V1 /* a version 1 plug-in: it exports the version 1 entry only */
 #endif
 #define VOCAB 64
 #define CONTEXT 48
@@ -117,7 +117,7 @@ static int tb_info(void *self, golden_backend_info *o, char *msg, size_t n)
     if (h < 0)
         return 1;
     memset(o, 0, sizeof *o);
-    o->version = GOLDEN_BACKEND_ABI_VERSION;
+    o->version = TEST_ABI;
     o->hidden_size = 2;
     o->num_layers = 1;
     o->vocab_size = VOCAB;
