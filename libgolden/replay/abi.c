@@ -74,7 +74,7 @@ static int check_vtable(const golden_backend_vtable *vt, const golden_backend_vt
     if (!vt2 && vt->abi_version != GOLDEN_BACKEND_ABI_V1 &&
         vt->abi_version != GOLDEN_BACKEND_ABI_VERSION)
         return golden_fail_what(err, GOLDEN_EUNSUPPORTED, where,
-                                "backend ABI version %u, this npu-replay speaks versions %u and %u",
+                                "backend ABI version %u, this npu-replay speaks version %u and version %u",
                                 vt->abi_version, GOLDEN_BACKEND_ABI_V1, GOLDEN_BACKEND_ABI_VERSION);
     if (!vt->open || !vt->close || !vt->info || !vt->set_hooks || !vt->prefill || !vt->decode ||
         !vt->logits || !vt->truncate || !vt->reset || !vt->length)

@@ -124,7 +124,8 @@ int golden_topk_covers(const golden_sampling *s, int vocab, const float *values,
     while (sure < k && (outside == 0 || e[sure].v > vk || (e[sure].v == vk && e[sure].i <= ik)))
         sure++;
     int64_t need = s->top_k > 0 ? s->top_k : vocab; /* the shortest prefix any filter keeps */
-    const char *by = s->top_k > 0 ? "top_k" : "nothing";
+    const char *by = s->top_k > 0 ? "top_k" : "the whole vocabulary";
+    double reached = -1; /* the top-p mass provably inside the sure prefix */
     if (s->temperature == 0) {
         need = 1;
         by = "greedy";
@@ -144,6 +145,7 @@ int golden_topk_covers(const golden_sampling *s, int vocab, const float *values,
                     break;
                 }
             }
+            reached = mass / zmax;
         }
         if (s->min_p > 0) { /* keeps p >= min_p * p_max: values >= top + T ln(min_p) */
             double cut = e[0].v + T * log(s->min_p);
@@ -158,8 +160,12 @@ int golden_topk_covers(const golden_sampling *s, int vocab, const float *values,
     free(e);
     if (need <= sure)
         return 1;
-    snprintf(why, why_len, "k %d does not cover %s: the sampler may choose among %lld tokens, "
-             "only %d of the top %d are certain to rank above every token outside them", k,
-             by, (long long)need, sure, k);
+    char extra[120] = "";
+    if (reached >= 0)
+        snprintf(extra, sizeof extra, "; top_p %.6g: only %.6g of the mass is provably inside k",
+                 s->top_p, reached);
+    snprintf(why, why_len, "k %d does not cover the settings (the sampler may choose among %lld "
+             "tokens, by %s; only %d of the top %d are certain to rank above every token outside "
+             "them)%s", k, (long long)need, by, sure, k, extra);
     return 0;
 }
