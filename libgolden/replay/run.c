@@ -132,7 +132,7 @@ typedef struct {
 /* A backend call failed: a fault of the kind its message names. GOLDEN_ERR. */
 static int backend_failed(run_state *s, const golden_error *err)
 {
-    s->fault_kind = replay_fault_kind(err->what);
+    s->fault_kind = replay_backend_fault_kind(s->o->backend, err);
     return GOLDEN_ERR;
 }
 
@@ -232,7 +232,8 @@ static int request(run_state *s, golden_backend *b, const golden_replay_case *k,
             rq->stage[REPLAY_INPUT_PREPARE][1] = replay_now_ns();
             s->req = rq;
         }
-        rc = golden_backend_decode(b, 0, tok, err);
+        /* at the harness's own count: a version 2 backend says where it wrote, and that is checked */
+        rc = golden_backend_decode_at(b, 0, (int64_t)k->n_ids + i - 1, tok, err);
         s->req = NULL;
         if (rc)
             return backend_failed(s, err);
@@ -436,9 +437,10 @@ static int check_rejection(run_state *s, const golden_replay_case *cases, size_t
         golden_backend_reset(s->o->backend, 0, &reset_err);
         int rc = golden_backend_prefill(s->o->backend, 0, 0, ids, (size_t)total, &e);
         free(ids);
+        bool limit = rc != 0 && replay_refused_for_limit(s->o->backend, &e); /* before the reset */
         golden_backend_reset(s->o->backend, 0, &reset_err); /* never overwrites the refusal */
         res->rejection_checked = true;
-        res->rejection_refused = rc != 0 && strstr(e.what, "context_limit_exceeded") != NULL;
+        res->rejection_refused = limit;
         /* refused, but not as the contract says: say with what, so nobody reads "accepted" */
         snprintf(res->rejection_other, sizeof res->rejection_other, "%s",
                  rc != 0 && !res->rejection_refused ? e.what : "");
