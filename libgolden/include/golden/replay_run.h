@@ -33,15 +33,15 @@ GOLDEN_API void golden_replay_cases_free(golden_replay_case *cases, size_t n);
 
 /* ---- the matrix ---- */
 typedef struct {
-    unsigned version;          /* = 1 */
+    unsigned version;          /* 1, or 2: random/repeated_per_len 0 means none, < 0 the default */
     golden_backend *backend;   /* runs the reference for expert coverage and near-ties */
     const char *hypothesis;    /* NULL = section 5.1's lengths */
     const char *prompts;       /* NULL or a file of token-id lists (one JSON array a line) */
     const char *out;           /* the manifest path; token files go to inputs/ beside it */
     uint64_t seed;
     int max_len;               /* 0 = no cap; otherwise lengths above it are left out */
-    int random_per_len;        /* 0 = 20 (section 5.2) */
-    int repeated_per_len;      /* 0 = 10 */
+    int random_per_len;        /* version 1: 0 = 20 (section 5.2); version 2: < 0 = 20, 0 none */
+    int repeated_per_len;      /* version 1: 0 = 10; version 2: < 0 = 10, 0 = none */
     int decode_steps;          /* output tokens of decode cases (0 = 8) */
     double near_tie_margin;    /* top-2 margin below which a step is a near tie (0 = 1e-3) */
     int near_tie_steps;        /* 0 = no near-tie search */
