@@ -48,7 +48,7 @@ static struct {
 
 static struct {
     const char *manifest, *side, *golden, *raw, *taps, *faults;
-    int64_t warmup, runs;
+    int64_t warmup, runs, concurrency;
     cli_list cases;
     bool check_rejection;
 } rn = {.warmup = -1, .runs = -1};
@@ -134,6 +134,9 @@ static const cli_opt run_options[] = {
                 &rn.runs, 1, 1000000),
     CLI_OPT_LIST(0, 0, "cases", "GLOB", "run only matching case ids (repeatable)", 0, &rn.cases,
                  false, NULL),
+    CLI_OPT_INT(0, 0, "concurrency", "N", "requests of a case in flight at once, each on its own\n"
+                "lane (closed loop; default: the manifest's concurrency\ncolumn)", &rn.concurrency,
+                1, 65536),
     CLI_OPT_STRING(0, 0, "taps", "all|none|LIST", "per-layer tensors to capture (LIST:\n"
                    "comma-separated globs such as 'layers/*/router/*';\ndefault all)", 0, &rn.taps),
     CLI_OPT_FLAG(0, 0, "check-rejection", "submit one rejection case; the backend must\n"
@@ -297,7 +300,7 @@ typedef struct {
     long long warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
         near_ties; /* random, repeated: -1 = the default */
     double margin, tolerance, router_tol, budget, nondet; /* budget: -1 = not given */
-    long long max_context;
+    long long max_context, concurrency;
     uint64_t useed;
     golden_conform_sampling sampling;
     unsigned long long dense_mask;
@@ -372,10 +375,10 @@ static int cmd_run(const args *a)
         return fail(a, &err);
     }
     int rc;
-    golden_replay_run_opts ro = {2, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {3, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
-                                 progress, a->c, a->faults};
+                                 progress, a->c, a->faults, (int)a->concurrency};
     golden_replay_run_result res;
     rc = golden_replay_run(&ro, &res, &err);
     golden_backend_close(b);
@@ -859,6 +862,7 @@ static int gather(const command *cmd, args *a)
         a->globs = rn.cases.v;
         a->n_globs = rn.cases.n;
         a->check_rejection = rn.check_rejection;
+        a->concurrency = rn.concurrency;
     } else if (cmd->spec == &conform_spec) {
         a->checks = cf.checks;
         a->faults = cf.faults;

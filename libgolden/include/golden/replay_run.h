@@ -23,6 +23,8 @@ typedef struct {
     char *expected_error;   /* NULL unless a rejection case */
     int32_t *ids;           /* past + prompt ids (NULL for a rejection case) */
     size_t n_ids;
+    int concurrency;        /* requests of the case in flight at once (the manifest's column;
+                             * 1 when absent, -1 when beyond the lane budget) */
 } golden_replay_case;
 
 /* Load a calculet-input-manifest/v1 JSON Lines file: every line validated against the schema,
@@ -61,7 +63,7 @@ typedef void (*golden_replay_progress_fn)(void *ctx, size_t done, size_t total,
                                           const char *case_id);
 
 typedef struct {
-    unsigned version;          /* 2 (1: no `faults` field) */
+    unsigned version;          /* 3 (2: no `concurrency`, 1: no `faults` either) */
     golden_backend *backend;
     const char *manifest;
     const char *side;          /* "baseline" or "candidate" */
@@ -82,6 +84,9 @@ typedef struct {
      * completes (empty: no fault) or when a backend fault ends it (its line, with the retest
      * after reset); any other failure leaves no faults file, as no golden. */
     const char *faults;
+    /* version 3: requests in flight at once, each on its own lane (closed loop: a request
+     * starts when one ends); 0 = each case's manifest `concurrency` */
+    int concurrency;
 } golden_replay_run_opts;
 
 typedef struct {
