@@ -19,6 +19,7 @@
 #include "golden/replay.h"
 #include "golden/replay_run.h"
 #include "golden/report.h"
+#include "golden/soak.h"
 
 #define TOOL "npu-replay"
 
@@ -64,6 +65,14 @@ static struct {
 static struct {
     const char *placement, *html;
 } pf;
+
+static struct {
+    const char *manifest, *side, *faults, *out;
+    cli_list cases;
+    double duration, jitter;
+    int64_t concurrency;
+    uint64_t seed;
+} sk = {.side = "candidate", .concurrency = 2, .jitter = 200e-6};
 
 /* The rows matrix, run and conform share (a macro: each table is one array). */
 #define BACKEND_ROWS                                                                           \
@@ -177,6 +186,30 @@ static const cli_opt conform_options[] = {
     CLI_END,
 };
 
+static const cli_opt soak_options[] = {
+    BACKEND_ROWS,
+    CLI_OPT_STRING(0, 0, "manifest", "FILE", "the input manifest (required)", CLI_INPUT,
+                   &sk.manifest),
+    CLI_OPT_LIST(0, 0, "cases", "GLOB", "soak only matching case ids (repeatable)", 0, &sk.cases,
+                 false, NULL),
+    CLI_OPT_DURATION(0, 0, "duration", "D", "how long to soak (required; 24h for section 13.2)",
+                     &sk.duration, 1, 0.001, 1e7),
+    CLI_OPT_INT(0, 0, "concurrency", "N", "requests in flight, one a lane (default 2)",
+                &sk.concurrency, 1, 64),
+    CLI_OPT_UINT(0, 0, "seed", "S", "seed of the delays and call orders (default 0)", &sk.seed, 0,
+                 INT64_MAX),
+    CLI_OPT_DURATION(0, 0, "jitter", "T", "each call waits a seeded uniform delay in [0, T]\n"
+                     "first (default 200us; a bare number is microseconds)", &sk.jitter, 1e-6, 0,
+                     1),
+    CLI_OPT_STRING(0, 0, "side", "baseline|candidate", "the side the documents name (default\n"
+                   "candidate)", 0, &sk.side),
+    CLI_OPT_STRING(0, 0, "faults", "FILE", "calculet-fault/v1 lines: every mismatch and failed\n"
+                   "call (the first 1000; the result counts all)", CLI_OUTPUT, &sk.faults),
+    CLI_OPT_STRING(0, 'o', "output", "FILE", "the calculet-soak-result/v1 document (required)",
+                   CLI_OUTPUT, &sk.out),
+    CLI_END,
+};
+
 static const cli_opt no_options[] = {CLI_END};
 
 static const cli_opt profile_options[] = {
@@ -190,11 +223,11 @@ static const cli_opt profile_options[] = {
 
 static const cli_spec top_spec = {
     .name = TOOL,
-    .synopsis = "make-model|matrix|run|conform|profile [OPTIONS] ...",
+    .synopsis = "make-model|matrix|run|conform|soak|profile [OPTIONS] ...",
     .about = "Drives an inference runtime (the built-in cpu reference or a plug-in .so) through\n"
              "the input matrix, captures goldens and raw timings, checks a backend's\n"
              "conformance and profiles router taps. `npu-replay COMMAND --help` describes one\n"
-             "command: make-model, matrix, run, conform, profile.",
+             "command: make-model, matrix, run, conform, soak, profile.",
     .opts = no_options,
     .exit_status = "0 done, 1 a verdict failed (see the command), 2 could not run.",
 };
@@ -245,6 +278,19 @@ static const cli_spec conform_spec = {
     .junit_help = "write JUnit XML, one test case per check (- = stdout)",
     .exit_status = "0 every check passed, 1 a check failed, 2 could not run (bad usage, a\n"
                    "check could not be run).",
+};
+
+static const cli_spec soak_spec = {
+    .name = TOOL,
+    .synopsis = "soak --model DIR --manifest M --duration D [--concurrency N] -o RESULT [OPTIONS]",
+    .about = "Loops the selected cases with N requests in flight and seeded random delays\n"
+             "between calls (handbook section 13.2); every request's tokens and logits are\n"
+             "hashed against the first clean (solo) run of the same request.",
+    .opts = soak_options,
+    .json_help = "not written by soak: its outputs are -o and --faults (refused)",
+    .junit_help = "not written by soak (refused)",
+    .exit_status = "0 no mismatch and no fault for the whole duration, 1 a mismatch or a\n"
+                   "fault, 2 could not soak (bad usage, a failing clean run).",
 };
 
 static const cli_spec profile_spec = {
@@ -594,6 +640,48 @@ static int parse_sampling(cli *c, const char *arg, golden_conform_sampling *s)
     return 0;
 }
 
+static int cmd_soak(const args *a)
+{
+    if (!sk.manifest || !sk.out || !(sk.duration > 0))
+        return cli_usage(a->c, "soak needs --manifest, --duration and -o");
+    if (strcmp(sk.side, "baseline") != 0 && strcmp(sk.side, "candidate") != 0)
+        return cli_usage(a->c, "--side takes baseline or candidate");
+    golden_error err;
+    golden_error_clear(&err);
+    golden_backend *b = NULL;
+    install_stop_handler();
+    int rc = load_backend(a, &b);
+    if (rc)
+        return rc;
+    golden_soak_opts so = {1, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
+                           (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag};
+    golden_soak_result res;
+    rc = golden_soak_run(&so, &res, &err);
+    if (rc) {
+        golden_backend_close(b);
+        return fail(a, &err);
+    }
+    json_t *j = golden_soak_json(&so, &res);
+    rc = !j ? oom(a) : golden_json_write(sk.out, j, a->c->force, &err) ? fail(a, &err) : 0;
+    json_decref(j);
+    if (rc == 0 && sk.faults && golden_soak_faults_write(&res, sk.faults, a->c->force, &err)) {
+        unlink(sk.out); /* both or neither */
+        rc = fail(a, &err);
+    }
+    golden_backend_close(b);
+    FILE *out = cli_human(a->c);
+    if (rc == 0 && out)
+        fprintf(out, "soak %.1f s at concurrency %d: %zu cases, %zu requests, %zu mismatches, "
+                "%zu faults (%zu of %zu retests passed)%s: %s\n", res.duration_s,
+                (int)sk.concurrency, res.cases, res.requests, res.mismatches, res.faults,
+                res.retests_passed, res.retests, res.interrupted ? ", interrupted" : "",
+                res.mismatches || res.faults ? "FAIL" : "pass");
+    if (rc == 0)
+        rc = res.mismatches || res.faults ? 1 : 0;
+    golden_soak_result_free(&res);
+    return rc;
+}
+
 static void print_profile(FILE *out, const golden_profile *p)
 {
     fprintf(out, "%s\nlayer experts  k  tokens  empty small max/mean tok/expert  mass(mean/min)   "
@@ -689,6 +777,7 @@ static const command commands[] = {
     {"matrix", &matrix_spec, cmd_matrix, true, false},
     {"run", &run_spec, cmd_run, true, false},
     {"conform", &conform_spec, cmd_conform, true, true},
+    {"soak", &soak_spec, cmd_soak, true, false},
     {"profile", &profile_spec, cmd_profile, false, true},
 };
 
@@ -802,6 +891,7 @@ static int check_common(const command *cmd, args *a)
     /* the plug-in itself is an input too: no --golden may replace the code under test */
     if ((a->model && register_model(c, a->model)) ||
         (a->manifest && register_manifest(c, a->manifest)) ||
+        (cmd->spec == &soak_spec && sk.manifest && register_manifest(c, sk.manifest)) ||
         (a->backend && strcmp(a->backend, "cpu") != 0 && add_input(c, a->backend)))
         return 2;
     static char self[4096];
@@ -907,7 +997,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) == 0)
             cmd = &commands[i];
     if (!cmd)
-        return cli_top_level(&top_spec, argc, argv, "make-model, matrix, run, conform or profile");
+        return cli_top_level(&top_spec, argc, argv, "make-model, matrix, run, conform, soak or profile");
     int rc = run_command(cmd, argc - 1, argv + 1);
     for (size_t i = 0; i < n_owned; i++)
         free(owned[i]);
