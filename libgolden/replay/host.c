@@ -688,7 +688,7 @@ static int px_decode_at(void *self, int lane, int64_t pos, int32_t token, int64_
     h->shm->token = token;
     h->positions = 1;
     int rc = exchange(h, REPLAY_OP_DECODE_AT, deadline_of(h, REPLAY_OP_DECODE_AT, 1), msg, n);
-    *written = h->shm->value; /* one read; the harness compares it with its own count */
+    *written = rc == REPLAY_HOST_LOST || !h->shm ? -1 : h->shm->value; /* one read, then compared */
     return rc;
 }
 
