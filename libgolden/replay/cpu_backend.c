@@ -283,7 +283,8 @@ static int set_keep(cpu_backend *b, cpu_lane *L, int64_t pos, size_t count, cons
         L->kept = k;
         L->kept_cap = need;
     }
-    memcpy(L->keep_pos, keep, n_keep * sizeof *keep);
+    if (n_keep)
+        memcpy(L->keep_pos, keep, n_keep * sizeof *keep);
     L->n_keep = n_keep;
     return 0;
 }

@@ -706,7 +706,8 @@ static int px_prefill_keep(void *self, int lane, int64_t pos, const int32_t *tok
     h->shm->n = count;
     h->shm->n_keep = n_keep;
     memcpy((void *)h->data, tokens, count * sizeof *tokens);
-    memcpy((void *)(h->data + count * sizeof *tokens), keep, n_keep * sizeof *keep);
+    if (n_keep)
+        memcpy((void *)(h->data + count * sizeof *tokens), keep, n_keep * sizeof *keep);
     h->positions = (int64_t)count;
     return exchange(h, REPLAY_OP_PREFILL_KEEP, deadline_of(h, REPLAY_OP_PREFILL, count), msg, n);
 }
