@@ -14,124 +14,221 @@
 #include "golden/conform.h"
 #include "golden/doc.h"
 #include "golden/html.h"
+#include "golden/parse.h"
 #include "golden/profile.h"
 #include "golden/replay.h"
 #include "golden/replay_run.h"
 #include "golden/report.h"
+#include "golden/soak.h"
 
 #define TOOL "npu-replay"
 
-enum {
-    O_MODEL = CLI_TOOL_ID, O_MANIFEST, O_SIDE, O_GOLDEN, O_RAW, O_BACKEND, O_BOPT, O_WARMUP,
-    O_RUNS, O_CASES, O_TAPS, O_CHECKREJ, O_PRESET, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_HYP,
-    O_PROMPTS, O_MAXLEN, O_RANDOM, O_REPEATED, O_DSTEPS, O_NEARTIES, O_MARGIN, O_DENSE,
-    O_CHECKS, O_MAXCTX, O_TOL, O_RTOL, O_SAMPLING, O_FAULTS, O_OUTPUT, O_PLACEMENT,
-    O_HTML, O_INPROC, O_CALLTO, O_BMEM, O_BLOG, O_BUDGET, O_NONDET
-};
+/* What the options say: the typed rows store here, one struct per command (the backend rows
+ * that matrix, run and conform share store in `bk`); the layer parses and checks every value. */
+static struct {
+    const char *model, *backend, *log;
+    cli_list opts;
+    double call_timeout;
+    uint64_t mem;
+    bool in_process;
+} bk;
+
+static struct {
+    const char *preset, *dtype, *out;
+    int64_t layers, shards;
+    uint64_t seed;
+    cli_list dense;
+} mm;
+
+static struct {
+    const char *hypothesis, *prompts, *out;
+    uint64_t seed;
+    int64_t max_len, random, repeated, decode_steps, near_ties;
+    double margin;
+} mx = {.random = -1, .repeated = -1, .decode_steps = 0, .margin = 0};
+
+static struct {
+    const char *manifest, *side, *golden, *raw, *taps, *faults;
+    int64_t warmup, runs, concurrency;
+    cli_list cases;
+    bool check_rejection;
+} rn = {.warmup = -1, .runs = -1};
+
+static struct {
+    const char *checks, *sampling, *faults, *side, *html;
+    int64_t max_context;
+    double tolerance, router_tol, budget, nondet;
+    uint64_t seed;
+    bool budget_given;
+} cf;
+
+static struct {
+    const char *placement, *html;
+} pf;
+
+static struct {
+    const char *manifest, *side, *faults, *out;
+    cli_list cases;
+    double duration, jitter;
+    int64_t concurrency;
+    uint64_t seed;
+} sk = {.side = "candidate", .concurrency = 2, .jitter = 200e-6};
 
 /* The rows matrix, run and conform share (a macro: each table is one array). */
 #define BACKEND_ROWS                                                                           \
-    {O_MODEL, 0, "model", "DIR", "the model folder (make-model's output)", 0},                 \
-    {O_BACKEND, 0, "backend", "cpu|PATH.so", "the runtime (default: the built-in cpu\n"        \
-     "reference)", 0},                                                                         \
-    {O_BOPT, 0, "backend-opt", "KEY=VALUE", "option for the backend (repeatable; cpu:\n"       \
-     "dtype=f32|bf16, lanes=N, chunk=N)", 0},                                                 \
-    {O_CALLTO, 0, "call-timeout", "SECONDS", "deadline of a one-token backend call (default\n"  \
-     "60; a prefill of n tokens gets SECONDS*(1+n/64))", 0},                                   \
-    {O_BMEM, 0, "backend-mem", "BYTES", "address-space limit of the backend host (K/M/G\n"     \
-     "suffixes; default none)", 0},                                                            \
-    {O_BLOG, 0, "backend-log", "FILE", "the backend host's stdout and stderr (appended;\n"    \
-     "default $TMPDIR/npu-replay-backend.PID.log, removed\nwhen empty)", 0},                  \
-    {O_INPROC, 0, "in-process", NULL, "run the built-in cpu backend in this process\n"        \
-     "(speed tests only: no isolation)", 0}
+    CLI_OPT_STRING(0, 0, "model", "DIR", "the model folder (make-model's output)", 0, &bk.model), \
+    CLI_OPT_STRING(0, 0, "backend", "cpu|PATH.so", "the runtime (default: the built-in cpu\n"  \
+                   "reference)", 0, &bk.backend),                                               \
+    CLI_OPT_LIST(0, 0, "backend-opt", "KEY=VALUE", "option for the backend (repeatable; cpu:\n" \
+                 "dtype=f32|bf16, lanes=N, chunk=N)", 0, &bk.opts, false, NULL),                \
+    CLI_OPT_DURATION(0, 0, "call-timeout", "SECONDS", "deadline of a one-token backend call\n"  \
+                     "(default 60; a prefill of n tokens gets SECONDS*(1+n/64))",               \
+                     &bk.call_timeout, 1, 0.001, 1e6),                                          \
+    CLI_OPT_SIZE(0, 0, "backend-mem", "BYTES", "address-space limit of the backend host\n"     \
+                 "(K/M/G suffixes; default none)", &bk.mem, 1, 1, (uint64_t)1 << 50),          \
+    CLI_OPT_STRING(0, 0, "backend-log", "FILE", "the backend host's stdout and stderr\n"       \
+                   "(appended; default $TMPDIR/npu-replay-backend.PID.log,\nremoved when empty)", \
+                   0, &bk.log),                                                                 \
+    CLI_OPT_FLAG(0, 0, "in-process", "run the built-in cpu backend in this process\n"         \
+                 "(speed tests only: no isolation)", &bk.in_process)
 
-static const cli_option make_model_options[] = {
-    {O_PRESET, 0, "preset", "NAME", "tiny or qwen3-30b-a3b (default tiny)", 0},
-    {O_LAYERS, 0, "layers", "N", "decoder layers (default: the preset's)", 0},
-    {O_SEED, 0, "seed", "S", "weight generator seed (default 0)", 0},
-    {O_DTYPE, 0, "dtype", "bf16|f16|f32", "weight type (default: the preset's)", 0},
-    {O_SHARDS, 0, "shards", "N", "safetensors shards", 0},
-    {O_DENSE, 0, "dense-layer", "L", "layer L is a dense MLP, not MoE (repeatable, 0 to 63)", 0},
-    {O_OUTPUT, 'o', "output", "DIR", "the model folder to create (required)", 0},
-    {0, 0, NULL, NULL, NULL, 0},
+static const cli_opt make_model_options[] = {
+    CLI_OPT_STRING(0, 0, "preset", "NAME", "tiny or qwen3-30b-a3b (default tiny)", 0, &mm.preset),
+    CLI_OPT_INT(0, 0, "layers", "N", "decoder layers (default: the preset's)", &mm.layers, 1, 4096),
+    CLI_OPT_UINT(0, 0, "seed", "S", "weight generator seed (default 0)", &mm.seed, 0, UINT64_MAX),
+    CLI_OPT_STRING(0, 0, "dtype", "bf16|f16|f32", "weight type (default: the preset's)", 0,
+                   &mm.dtype),
+    CLI_OPT_INT(0, 0, "shards", "N", "safetensors shards", &mm.shards, 1, 99999),
+    CLI_OPT_LIST(0, 0, "dense-layer", "L", "layer L is a dense MLP, not MoE (repeatable, 0 to 63)",
+                 0, &mm.dense, false, NULL),
+    CLI_OPT_STRING(0, 'o', "output", "DIR", "the model folder to create (required)", 0, &mm.out),
+    CLI_END,
 };
 
-static const cli_option matrix_options[] = {
+static const cli_opt matrix_options[] = {
     BACKEND_ROWS,
-    {O_HYP, 0, "hypothesis", "FILE", "the hypothesis document (its input-space section)",
-     CLI_INPUT},
-    {O_PROMPTS, 0, "prompts", "FILE", "fixed prompts (JSON lines) added to the matrix", CLI_INPUT},
-    {O_OUTPUT, 'o', "output", "MANIFEST", "the manifest to write (required)", CLI_OUTPUT},
-    {O_SEED, 0, "seed", "S", "generator seed (default 0)", 0},
-    {O_MAXLEN, 0, "max-len", "N", "leave out lengths above N", 0},
-    {O_RANDOM, 0, "random", "N", "random cases per length (default 20)", 0},
-    {O_REPEATED, 0, "repeated", "N", "repeated-token cases per length (default 10)", 0},
-    {O_DSTEPS, 0, "decode-steps", "N", "output tokens of decode cases (default 8)", 0},
-    {O_NEARTIES, 0, "near-ties", "N", "search N reference decode steps for near ties", 0},
-    {O_MARGIN, 0, "near-tie-margin", "X", "top-2 logit margin of a near tie (default 0.001)", 0},
-    {0, 0, NULL, NULL, NULL, 0},
+    CLI_OPT_STRING(0, 0, "hypothesis", "FILE", "the hypothesis document (its input-space section)",
+                   CLI_INPUT, &mx.hypothesis),
+    CLI_OPT_STRING(0, 0, "prompts", "FILE", "fixed prompts (JSON lines) added to the matrix",
+                   CLI_INPUT, &mx.prompts),
+    CLI_OPT_STRING(0, 'o', "output", "MANIFEST", "the manifest to write (required)", CLI_OUTPUT,
+                   &mx.out),
+    CLI_OPT_UINT(0, 0, "seed", "S", "generator seed (default 0)", &mx.seed, 0, UINT64_MAX),
+    CLI_OPT_INT(0, 0, "max-len", "N", "leave out lengths above N", &mx.max_len, 1, INT32_MAX),
+    CLI_OPT_INT(0, 0, "random", "N", "random cases per length (default 20; 0 = none)", &mx.random,
+                0, 100000),
+    CLI_OPT_INT(0, 0, "repeated", "N", "repeated-token cases per length (default 10; 0 = none)",
+                &mx.repeated, 0, 100000),
+    CLI_OPT_INT(0, 0, "decode-steps", "N", "output tokens of decode cases (default 8)",
+                &mx.decode_steps, 2, 1000000),
+    CLI_OPT_INT(0, 0, "near-ties", "N", "search N reference decode steps for near ties",
+                &mx.near_ties, 0, 1000000),
+    CLI_OPT_REAL(0, 0, "near-tie-margin", "X", "top-2 logit margin of a near tie (default 0.001)",
+                 &mx.margin, 1e-30, 1e30),
+    CLI_END,
 };
 
-static const cli_option run_options[] = {
+static const cli_opt run_options[] = {
     BACKEND_ROWS,
-    {O_MANIFEST, 0, "manifest", "FILE", "the input manifest (matrix's output; required)",
-     CLI_INPUT},
-    {O_SIDE, 0, "side", "baseline|candidate", "which side this run is (required)", 0},
-    {O_GOLDEN, 0, "golden", "OUT.h5", "the golden to write (required)", CLI_OUTPUT},
-    {O_RAW, 0, "raw", "RAW.jsonl", "raw per-request timings to write (required)", CLI_OUTPUT},
-    {O_WARMUP, 0, "warmup", "N", "warm-up runs per case (default 10)", 0},
-    {O_RUNS, 0, "runs", "N", "measured runs per case (default 30, 100 for short cases)", 0},
-    {O_CASES, 0, "cases", "GLOB", "run only matching case ids (repeatable)", 0},
-    {O_TAPS, 0, "taps", "all|none|LIST", "per-layer tensors to capture (LIST: comma-separated\n"
-     "globs such as 'layers/*/router/*'; default all)", 0},
-    {O_CHECKREJ, 0, "check-rejection", NULL, "submit one rejection case; the backend must\n"
-     "refuse it", 0},
-    {O_FAULTS, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl): empty\n"
-     "when the run completes; the fault that ended it, with\nthe retest after reset", CLI_OUTPUT},
-    {0, 0, NULL, NULL, NULL, 0},
+    CLI_OPT_STRING(0, 0, "manifest", "FILE", "the input manifest (matrix's output; required)",
+                   CLI_INPUT, &rn.manifest),
+    CLI_OPT_STRING(0, 0, "side", "baseline|candidate", "which side this run is (required)", 0,
+                   &rn.side),
+    CLI_OPT_STRING(0, 0, "golden", "OUT.h5", "the golden to write (required)", CLI_OUTPUT,
+                   &rn.golden),
+    CLI_OPT_STRING(0, 0, "raw", "RAW.jsonl", "raw per-request timings to write (required)",
+                   CLI_OUTPUT, &rn.raw),
+    CLI_OPT_INT(0, 0, "warmup", "N", "warm-up runs per case (default 10)", &rn.warmup, 0, 1000000),
+    CLI_OPT_INT(0, 0, "runs", "N", "measured runs per case (default 30, 100 for short cases)",
+                &rn.runs, 1, 1000000),
+    CLI_OPT_LIST(0, 0, "cases", "GLOB", "run only matching case ids (repeatable)", 0, &rn.cases,
+                 false, NULL),
+    CLI_OPT_INT(0, 0, "concurrency", "N", "requests of a case in flight at once, each on its own\n"
+                "lane (closed loop; default: the manifest's concurrency\ncolumn)", &rn.concurrency,
+                1, 65536),
+    CLI_OPT_STRING(0, 0, "taps", "all|none|LIST", "per-layer tensors to capture (LIST:\n"
+                   "comma-separated globs such as 'layers/*/router/*';\ndefault all)", 0, &rn.taps),
+    CLI_OPT_FLAG(0, 0, "check-rejection", "submit one rejection case; the backend must\n"
+                 "refuse it", &rn.check_rejection),
+    CLI_OPT_STRING(0, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl):\n"
+                   "empty when the run completes; the fault that ended it,\nwith the retest after "
+                   "reset", CLI_OUTPUT, &rn.faults),
+    CLI_END,
 };
 
-static const cli_option conform_options[] = {
+static const cli_opt conform_options[] = {
     BACKEND_ROWS,
-    {O_CHECKS, 0, "checks", "LIST", "comma-separated: causal-mask,kv-positions,kv-lanes,\n"
-     "kv-tail,kv-reset,rejection,router,taps,determinism,\nsampling-topk,kv-growth (default all)", 0},
-    {O_MAXCTX, 0, "max-context", "N", "longest context the checks use (default the limit)", 0},
-    {O_TOL, 0, "tolerance", "X", "logits/tap tolerance (default 0: bitwise)", 0},
-    {O_RTOL, 0, "router-tol", "X", "router weight tolerance (default 1e-5; 2^-7 bf16)", 0},
-    {O_SAMPLING, 0, "sampling", "K=V,...", "sampling-topk settings: temp, top_k, top_p,\n"
-     "min_p, repeat_penalty, repeat_last_n, n_probs, steps", 0},
-    {O_SEED, 0, "seed", "S", "seed of the generated requests and random positions\n(default 0)", 0},
-    {O_BUDGET, 0, "budget", "S", "seconds each position check spends on seeded random\n"
-     "positions past the boundary set (default 1; 0 none)", 0},
-    {O_NONDET, 0, "nondeterministic-ok", "TOL", "determinism: allow |a-b| <= TOL between two\n"
-     "opens (default: bitwise)", 0},
-    {O_FAULTS, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl) for\n"
-     "failed backend calls, with the retest after reset", CLI_OUTPUT},
-    {O_SIDE, 0, "side", "baseline|candidate", "the side --faults names (default candidate)", 0},
-    {O_HTML, 0, "html", "FILE", "self-contained HTML report: verdicts, KV growth curve\n"
-     "(docs/reports.md)", CLI_OUTPUT},
-    {0, 0, NULL, NULL, NULL, 0},
+    CLI_OPT_STRING(0, 0, "checks", "LIST", "comma-separated: causal-mask,kv-positions,kv-lanes,\n"
+                   "kv-tail,kv-reset,rejection,router,taps,determinism,\nsampling-topk,kv-growth "
+                   "(default all)", 0, &cf.checks),
+    CLI_OPT_INT(0, 0, "max-context", "N", "longest context the checks use (default the limit)",
+                &cf.max_context, 1, INT32_MAX),
+    CLI_OPT_REAL(0, 0, "tolerance", "X", "logits/tap tolerance (default 0: bitwise)",
+                 &cf.tolerance, 0, 1e30),
+    CLI_OPT_REAL(0, 0, "router-tol", "X", "router weight tolerance (default 1e-5; 2^-7 bf16)",
+                 &cf.router_tol, 0, 1e30),
+    CLI_OPT_STRING(0, 0, "sampling", "K=V,...", "sampling-topk settings: temp, top_k, top_p,\n"
+                   "min_p, repeat_penalty, repeat_last_n, n_probs, steps", 0, &cf.sampling),
+    CLI_OPT_UINT(0, 0, "seed", "S", "seed of the generated requests and random positions\n"
+                 "(default 0)", &cf.seed, 0, UINT64_MAX),
+    {.long_name = "budget", .arg = "S", .help = "seconds each position check spends on seeded\n"
+     "random positions past the boundary set (default 1;\n0 none)", .type = CLI_REAL,
+     .dest = &cf.budget, .given = &cf.budget_given, .fmin = 0, .fmax = 1e30},
+    CLI_OPT_REAL(0, 0, "nondeterministic-ok", "TOL", "determinism: allow |a-b| <= TOL between\n"
+                 "two opens (default: bitwise)", &cf.nondet, 0, 1e30),
+    CLI_OPT_STRING(0, 0, "faults", "FILE", "calculet-fault/v1 lines (stability/faults.jsonl)\n"
+                   "for failed backend calls, with the retest after reset", CLI_OUTPUT,
+                   &cf.faults),
+    CLI_OPT_STRING(0, 0, "side", "baseline|candidate", "the side --faults names (default\n"
+                   "candidate)", 0, &cf.side),
+    CLI_OPT_STRING(0, 0, "html", "FILE", "self-contained HTML report: verdicts, KV growth\n"
+                   "curve (docs/reports.md)", CLI_OUTPUT, &cf.html),
+    CLI_END,
 };
 
-static const cli_option no_options[] = {{0, 0, NULL, NULL, NULL, 0}};
+static const cli_opt soak_options[] = {
+    BACKEND_ROWS,
+    CLI_OPT_STRING(0, 0, "manifest", "FILE", "the input manifest (required)", CLI_INPUT,
+                   &sk.manifest),
+    CLI_OPT_LIST(0, 0, "cases", "GLOB", "soak only matching case ids (repeatable)", 0, &sk.cases,
+                 false, NULL),
+    CLI_OPT_DURATION(0, 0, "duration", "D", "how long to soak (required; 24h for section 13.2)",
+                     &sk.duration, 1, 0.001, 1e7),
+    CLI_OPT_INT(0, 0, "concurrency", "N", "requests in flight, one a lane (default 2)",
+                &sk.concurrency, 1, 64),
+    CLI_OPT_UINT(0, 0, "seed", "S", "seed of the delays and call orders (default 0)", &sk.seed, 0,
+                 INT64_MAX),
+    CLI_OPT_DURATION(0, 0, "jitter", "T", "each call waits a seeded uniform delay in [0, T]\n"
+                     "first (default 200us; a bare number is microseconds)", &sk.jitter, 1e-6, 0,
+                     1),
+    CLI_OPT_STRING(0, 0, "side", "baseline|candidate", "the side the documents name (default\n"
+                   "candidate)", 0, &sk.side),
+    CLI_OPT_STRING(0, 0, "faults", "FILE", "calculet-fault/v1 lines: every mismatch and failed\n"
+                   "call (the first 1000; the result counts all)", CLI_OUTPUT, &sk.faults),
+    CLI_OPT_STRING(0, 'o', "output", "FILE", "the calculet-soak-result/v1 document (required)",
+                   CLI_OUTPUT, &sk.out),
+    CLI_END,
+};
 
-static const cli_option profile_options[] = {
-    {O_PLACEMENT, 0, "placement", "FILE", "where experts and tokens live\n"
-     "(calculet-expert-placement/v1, YAML or JSON): adds\ndispatch, all-to-all and padding "
-     "figures", CLI_INPUT},
-    {O_HTML, 0, "html", "FILE", "self-contained HTML report: expert hit heatmap, share\n"
-     "changes, bucket histograms (docs/reports.md)", CLI_OUTPUT},
-    {0, 0, NULL, NULL, NULL, 0},
+static const cli_opt no_options[] = {CLI_END};
+
+static const cli_opt profile_options[] = {
+    CLI_OPT_STRING(0, 0, "placement", "FILE", "where experts and tokens live\n"
+                   "(calculet-expert-placement/v1, YAML or JSON): adds\ndispatch, all-to-all and "
+                   "padding figures", CLI_INPUT, &pf.placement),
+    CLI_OPT_STRING(0, 0, "html", "FILE", "self-contained HTML report: expert hit heatmap,\n"
+                   "share changes, bucket histograms (docs/reports.md)", CLI_OUTPUT, &pf.html),
+    CLI_END,
 };
 
 static const cli_spec top_spec = {
     .name = TOOL,
-    .synopsis = "make-model|matrix|run|conform|profile [OPTIONS] ...",
+    .synopsis = "make-model|matrix|run|conform|soak|profile [OPTIONS] ...",
     .about = "Drives an inference runtime (the built-in cpu reference or a plug-in .so) through\n"
              "the input matrix, captures goldens and raw timings, checks a backend's\n"
              "conformance and profiles router taps. `npu-replay COMMAND --help` describes one\n"
-             "command: make-model, matrix, run, conform, profile.",
-    .options = no_options,
+             "command: make-model, matrix, run, conform, soak, profile.",
+    .opts = no_options,
     .exit_status = "0 done, 1 a verdict failed (see the command), 2 could not run.",
 };
 
@@ -139,7 +236,7 @@ static const cli_spec make_model_spec = {
     .name = TOOL,
     .synopsis = "make-model --preset tiny|qwen3-30b-a3b [OPTIONS] -o DIR",
     .about = "Writes a test model folder (config.json, tokenizer, safetensors weights).",
-    .options = make_model_options,
+    .opts = make_model_options,
     .json_help = "not written by make-model (refused)",
     .junit_help = "not written by make-model (refused)",
     .exit_status = "0 written, 2 could not write (bad usage, DIR exists without --force).",
@@ -151,7 +248,7 @@ static const cli_spec matrix_spec = {
     .about = "Generates the input matrix (calculet-input-manifest/v1) for the model's limits:\n"
              "random and repeated prompts per length, rejection cases, expert coverage and\n"
              "near ties.",
-    .options = matrix_options,
+    .opts = matrix_options,
     .json_help = "not written by matrix (refused)",
     .junit_help = "not written by matrix (refused)",
     .exit_status = "0 written, 2 could not run (bad usage, bad model or hypothesis).",
@@ -163,7 +260,7 @@ static const cli_spec run_spec = {
                 "[OPTIONS]",
     .about = "Replays the manifest through the backend: a calculet-golden/v1 golden and\n"
              "calculet-raw-request/v1 timings. Ctrl-C stops cleanly and leaves no file behind.",
-    .options = run_options,
+    .opts = run_options,
     .json_help = "not written by run: its outputs are --golden and --raw (refused)",
     .junit_help = "not written by run (refused)",
     .exit_status = "0 done (with --check-rejection: the backend refused the rejection case),\n"
@@ -176,11 +273,24 @@ static const cli_spec conform_spec = {
     .synopsis = "conform --model DIR [--checks LIST] [OPTIONS]",
     .about = "Checks a backend against the cpu reference (docs/conformance.md): causal mask,\n"
              "KV positions, lanes, tail and reset, rejection, router, sampling top-k, KV growth.",
-    .options = conform_options,
+    .opts = conform_options,
     .json_help = "write the conformance report (- = stdout)",
     .junit_help = "write JUnit XML, one test case per check (- = stdout)",
     .exit_status = "0 every check passed, 1 a check failed, 2 could not run (bad usage, a\n"
                    "check could not be run).",
+};
+
+static const cli_spec soak_spec = {
+    .name = TOOL,
+    .synopsis = "soak --model DIR --manifest M --duration D [--concurrency N] -o RESULT [OPTIONS]",
+    .about = "Loops the selected cases with N requests in flight and seeded random delays\n"
+             "between calls (handbook section 13.2); every request's tokens and logits are\n"
+             "hashed against the first clean (solo) run of the same request.",
+    .opts = soak_options,
+    .json_help = "not written by soak: its outputs are -o and --faults (refused)",
+    .junit_help = "not written by soak (refused)",
+    .exit_status = "0 no mismatch and no fault for the whole duration, 1 a mismatch or a\n"
+                   "fault, 2 could not soak (bad usage, a failing clean run).",
 };
 
 static const cli_spec profile_spec = {
@@ -189,7 +299,7 @@ static const cli_spec profile_spec = {
     .about = "Profiles the router taps of a golden (and a candidate's): expert load, routing\n"
              "mass and margins per layer; with --placement, dispatch and cross-chip bytes,\n"
              "padding slots, chip load and fault domains.",
-    .options = profile_options,
+    .opts = profile_options,
     .json_help = "write the profile as JSON (- = stdout)",
     .junit_help = "accepted for uniformity; a profile makes no verdict, so it is refused",
     .exit_status = "0 profiled, 2 could not run (bad usage, a golden without router taps).",
@@ -220,40 +330,6 @@ static void install_stop_handler(void)
         sigaction(SIGHUP, &sa, NULL);
 }
 
-static int parse_int(cli *c, const char *opt, const char *s, long long lo, long long hi,
-                     long long *out)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi)
-        return cli_usage(c, "%s: expected an integer from %lld to %lld, got '%s'", opt, lo, hi, s);
-    *out = v;
-    return 0;
-}
-
-static int parse_real(cli *c, const char *opt, const char *s, double *out)
-{
-    char *end;
-    *out = strtod(s, &end);
-    if (!*s || *end || !(*out >= 0) || *out > 1e30)
-        return cli_usage(c, "%s: expected a number >= 0, got '%s'", opt, s);
-    return 0;
-}
-
-/* --backend-mem BYTES: an integer with an optional K, M or G (powers of 1024). */
-static int parse_bytes(cli *c, const char *s, unsigned long long *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (shift)
-        end++;
-    if (!*s || *s == '-' || *end || v == 0 || v > (1ull << 50) >> shift)
-        return cli_usage(c, "--backend-mem: expected a size such as 8G, got '%s'", s);
-    *out = v << shift;
-    return 0;
-}
-
 static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 {
     const cli *c = ctx;
@@ -265,12 +341,13 @@ static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 typedef struct {
     const char *model, *manifest, *side, *golden, *raw, *backend, *taps, *out, *preset, *dtype,
         *hypothesis, *prompts, *checks, *faults, *placement;
-    const char **opts, **globs;
+    const char *const *opts, *const *globs;
     size_t n_opts, n_globs;
     long long warmup, runs, layers, seed, shards, max_len, random, repeated, decode_steps,
-        near_ties;
+        near_ties; /* random, repeated: -1 = the default */
     double margin, tolerance, router_tol, budget, nondet; /* budget: -1 = not given */
-    long long max_context;
+    long long max_context, concurrency;
+    uint64_t useed;
     golden_conform_sampling sampling;
     unsigned long long dense_mask;
     int check_rejection;
@@ -312,7 +389,7 @@ static int cmd_make_model(const args *a)
     if (!a->out)
         return cli_usage(a->c, "make-model needs -o DIR");
     golden_make_model_opts mo = {1, a->preset ? a->preset : "tiny", (int)a->layers,
-                                 (uint64_t)a->seed, a->dtype, (int)a->shards, a->out, a->c->force,
+                                 a->useed, a->dtype, (int)a->shards, a->out, a->c->force,
                                  a->dense_mask};
     golden_error err;
     golden_error_clear(&err);
@@ -344,10 +421,10 @@ static int cmd_run(const args *a)
         return fail(a, &err);
     }
     int rc;
-    golden_replay_run_opts ro = {2, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {3, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
-                                 progress, a->c, a->faults};
+                                 progress, a->c, a->faults, (int)a->concurrency};
     golden_replay_run_result res;
     rc = golden_replay_run(&ro, &res, &err);
     golden_backend_close(b);
@@ -383,7 +460,7 @@ static int cmd_matrix(const args *a)
     int rc = load_backend(a, &b);
     if (rc)
         return rc;
-    golden_replay_matrix_opts mo = {1, b, a->hypothesis, a->prompts, a->out, (uint64_t)a->seed,
+    golden_replay_matrix_opts mo = {2, b, a->hypothesis, a->prompts, a->out, a->useed,
                                     (int)a->max_len, (int)a->random, (int)a->repeated,
                                     (int)a->decode_steps, a->margin, (int)a->near_ties,
                                     a->c->force};
@@ -495,7 +572,7 @@ static int cmd_conform(const args *a)
     const char *tmp = getenv("TMPDIR");
     golden_conform_opts co = {GOLDEN_CONFORM_OPTS_VERSION, a->backend, a->model, a->n_opts, a->opts,
                               a->c->threads, a->checks, a->max_context, a->tolerance,
-                              a->router_tol, tmp && *tmp ? tmp : "/tmp", (uint64_t)a->seed,
+                              a->router_tol, tmp && *tmp ? tmp : "/tmp", a->useed,
                               a->sampling, 0, a->in_process ? NULL : &a->iso,
                               a->budget == 0 ? -1 : a->budget < 0 ? 0 : a->budget, a->nondet,
                               false};
@@ -520,29 +597,89 @@ static int cmd_conform(const args *a)
     return rc;
 }
 
-/* --sampling temp=X,top_k=N,top_p=X,min_p=X,repeat_penalty=X,repeat_last_n=N,n_probs=N,steps=N */
+/* --sampling temp=X,top_k=N,top_p=X,min_p=X,repeat_penalty=X,repeat_last_n=N,n_probs=N,steps=N
+ * (each value through the strict parsers of golden/parse.h) */
 static int parse_sampling(cli *c, const char *arg, golden_conform_sampling *s)
 {
+    static const char *const reals[] = {"temp", "top_p", "min_p", "repeat_penalty", NULL};
+    static const char *const ints[] = {"top_k", "repeat_last_n", "n_probs", "steps", NULL};
+    double *rdst[] = {&s->temp, &s->top_p, &s->min_p, &s->repeat_penalty};
+    int *idst[] = {&s->top_k, &s->repeat_last_n, &s->n_probs, &s->steps};
     char buf[512];
+    if (strlen(arg) >= sizeof buf)
+        return cli_usage(c, "--sampling: longer than %zu characters", sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", arg);
     for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '='), *end;
-        double v = eq ? strtod(eq + 1, &end) : 0;
-        if (!eq || !eq[1] || *end || !(v >= 0) || v > 1e9)
+        char *eq = strchr(kv, '=');
+        if (!eq)
             return cli_usage(c, "--sampling: '%s' is not KEY=NUMBER", kv);
         *eq = 0;
-        if (strcmp(kv, "temp") == 0) s->temp = v;
-        else if (strcmp(kv, "top_k") == 0) s->top_k = (int)v;
-        else if (strcmp(kv, "top_p") == 0) s->top_p = v;
-        else if (strcmp(kv, "min_p") == 0) s->min_p = v;
-        else if (strcmp(kv, "repeat_penalty") == 0) s->repeat_penalty = v;
-        else if (strcmp(kv, "repeat_last_n") == 0) s->repeat_last_n = (int)v;
-        else if (strcmp(kv, "n_probs") == 0) s->n_probs = (int)v;
-        else if (strcmp(kv, "steps") == 0) s->steps = (int)v;
-        else
+        const char *v = eq + 1;
+        size_t k = 0;
+        while (reals[k] && strcmp(reals[k], kv) != 0)
+            k++;
+        if (reals[k]) {
+            golden_parse_status st = golden_parse_real(v, 0, 1e9, rdst[k]);
+            if (st != GOLDEN_PARSE_OK)
+                return cli_usage(c, "--sampling: %s=%s: %s (a number from 0 to 1e9)", kv, v,
+                                 golden_parse_reason(st));
+            continue;
+        }
+        k = 0;
+        while (ints[k] && strcmp(ints[k], kv) != 0)
+            k++;
+        if (!ints[k])
             return cli_usage(c, "--sampling: unknown key '%s'", kv);
+        int64_t n;
+        golden_parse_status st = golden_parse_int(v, 0, 1000000000, &n);
+        if (st != GOLDEN_PARSE_OK)
+            return cli_usage(c, "--sampling: %s=%s: %s (an integer from 0 to 1000000000)", kv, v,
+                             golden_parse_reason(st));
+        *idst[k] = (int)n;
     }
     return 0;
+}
+
+static int cmd_soak(const args *a)
+{
+    if (!sk.manifest || !sk.out || !(sk.duration > 0))
+        return cli_usage(a->c, "soak needs --manifest, --duration and -o");
+    if (strcmp(sk.side, "baseline") != 0 && strcmp(sk.side, "candidate") != 0)
+        return cli_usage(a->c, "--side takes baseline or candidate");
+    golden_error err;
+    golden_error_clear(&err);
+    golden_backend *b = NULL;
+    install_stop_handler();
+    int rc = load_backend(a, &b);
+    if (rc)
+        return rc;
+    golden_soak_opts so = {1, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
+                           (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag};
+    golden_soak_result res;
+    rc = golden_soak_run(&so, &res, &err);
+    if (rc) {
+        golden_backend_close(b);
+        return fail(a, &err);
+    }
+    json_t *j = golden_soak_json(&so, &res);
+    rc = !j ? oom(a) : golden_json_write(sk.out, j, a->c->force, &err) ? fail(a, &err) : 0;
+    json_decref(j);
+    if (rc == 0 && sk.faults && golden_soak_faults_write(&res, sk.faults, a->c->force, &err)) {
+        unlink(sk.out); /* both or neither */
+        rc = fail(a, &err);
+    }
+    golden_backend_close(b);
+    FILE *out = cli_human(a->c);
+    if (rc == 0 && out)
+        fprintf(out, "soak %.1f s at concurrency %d: %zu cases, %zu requests, %zu mismatches, "
+                "%zu faults (%zu of %zu retests passed)%s: %s\n", res.duration_s,
+                (int)sk.concurrency, res.cases, res.requests, res.mismatches, res.faults,
+                res.retests_passed, res.retests, res.interrupted ? ", interrupted" : "",
+                res.mismatches || res.faults ? "FAIL" : "pass");
+    if (rc == 0)
+        rc = res.mismatches || res.faults ? 1 : 0;
+    golden_soak_result_free(&res);
+    return rc;
 }
 
 static void print_profile(FILE *out, const golden_profile *p)
@@ -627,83 +764,6 @@ static int cmd_profile(const args *a)
     return rc;
 }
 
-/* One option of any command (each table holds only its own rows). 0, or 2 (printed). */
-static int take_count(args *a, int id, const char *v)
-{
-    cli *c = a->c;
-    switch (id) {
-    case O_WARMUP: return parse_int(c, "--warmup", v, 0, 1000000, &a->warmup);
-    case O_RUNS: return parse_int(c, "--runs", v, 1, 1000000, &a->runs);
-    case O_LAYERS: return parse_int(c, "--layers", v, 1, 4096, &a->layers);
-    case O_SEED: return parse_int(c, "--seed", v, 0, INT64_MAX, &a->seed);
-    case O_SHARDS: return parse_int(c, "--shards", v, 1, 99999, &a->shards);
-    case O_MAXLEN: return parse_int(c, "--max-len", v, 1, INT32_MAX, &a->max_len);
-    case O_RANDOM: return parse_int(c, "--random", v, 0, 100000, &a->random);
-    case O_REPEATED: return parse_int(c, "--repeated", v, 0, 100000, &a->repeated);
-    case O_DSTEPS: return parse_int(c, "--decode-steps", v, 2, 1000000, &a->decode_steps);
-    case O_NEARTIES: return parse_int(c, "--near-ties", v, 0, 1000000, &a->near_ties);
-    case O_MAXCTX: return parse_int(c, "--max-context", v, 1, INT32_MAX, &a->max_context);
-    case O_TOL: return parse_real(c, "--tolerance", v, &a->tolerance);
-    case O_RTOL: return parse_real(c, "--router-tol", v, &a->router_tol);
-    case O_BUDGET: return parse_real(c, "--budget", v, &a->budget);
-    case O_NONDET: return parse_real(c, "--nondeterministic-ok", v, &a->nondet);
-    case O_SAMPLING: return parse_sampling(c, v, &a->sampling);
-    case O_MARGIN: {
-        char *end;
-        a->margin = strtod(v, &end);
-        if (!*v || *end || !(a->margin > 0))
-            return cli_usage(c, "--near-tie-margin: expected a positive number, got '%s'", v);
-        return 0;
-    }
-    case O_DENSE: {
-        long long l;
-        if (parse_int(c, "--dense-layer", v, 0, 63, &l))
-            return 2;
-        a->dense_mask |= 1ull << l;
-        return 0;
-    }
-    default: return 0;
-    }
-}
-
-static int take_option(args *a, int id, const char *v)
-{
-    switch (id) {
-    case O_MODEL: a->model = v; break;
-    case O_MANIFEST: a->manifest = v; break;
-    case O_SIDE: a->side = v; break;
-    case O_GOLDEN: a->golden = v; break;
-    case O_RAW: a->raw = v; break;
-    case O_BACKEND: a->backend = v; break;
-    case O_BOPT: a->opts[a->n_opts++] = v; break;
-    case O_CASES: a->globs[a->n_globs++] = v; break;
-    case O_TAPS: a->taps = v; break;
-    case O_CHECKREJ: a->check_rejection = 1; break;
-    case O_PRESET: a->preset = v; break;
-    case O_DTYPE: a->dtype = v; break;
-    case O_HYP: a->hypothesis = v; break;
-    case O_PROMPTS: a->prompts = v; break;
-    case O_CHECKS: a->checks = v; break;
-    case O_FAULTS: a->faults = v; break;
-    case O_PLACEMENT: a->placement = v; break;
-    case O_OUTPUT: a->out = v; break;
-    case O_HTML: a->html = v; break;
-    case O_INPROC: a->in_process = 1; break;
-    case O_BLOG: a->backend_log = v; break;
-    case O_CALLTO: {
-        char *end;
-        a->call_timeout = strtod(v, &end);
-        if (!*v || (*end && strcmp(end, "s") != 0) || !(a->call_timeout > 0) ||
-            a->call_timeout > 1e6)
-            return cli_usage(a->c, "--call-timeout: expected seconds > 0, got '%s'", v);
-        break;
-    }
-    case O_BMEM: return parse_bytes(a->c, v, &a->backend_mem);
-    default: return take_count(a, id, v);
-    }
-    return 0;
-}
-
 typedef struct {
     const char *name;
     const cli_spec *spec;
@@ -717,6 +777,7 @@ static const command commands[] = {
     {"matrix", &matrix_spec, cmd_matrix, true, false},
     {"run", &run_spec, cmd_run, true, false},
     {"conform", &conform_spec, cmd_conform, true, true},
+    {"soak", &soak_spec, cmd_soak, true, false},
     {"profile", &profile_spec, cmd_profile, false, true},
 };
 
@@ -830,6 +891,7 @@ static int check_common(const command *cmd, args *a)
     /* the plug-in itself is an input too: no --golden may replace the code under test */
     if ((a->model && register_model(c, a->model)) ||
         (a->manifest && register_manifest(c, a->manifest)) ||
+        (cmd->spec == &soak_spec && sk.manifest && register_manifest(c, sk.manifest)) ||
         (a->backend && strcmp(a->backend, "cpu") != 0 && add_input(c, a->backend)))
         return 2;
     static char self[4096];
@@ -840,27 +902,88 @@ static int check_common(const command *cmd, args *a)
     return cli_outputs_ok(c);
 }
 
-static int run_command(const command *cmd, int argc, char **argv, const char **opts,
-                       const char **globs)
+/* The parsed option structs as the commands read them; 0, or 2 (printed). */
+static int gather(const command *cmd, args *a)
+{
+    cli *c = a->c;
+    a->model = bk.model;
+    a->backend = bk.backend;
+    a->opts = bk.opts.v;
+    a->n_opts = bk.opts.n;
+    a->call_timeout = bk.call_timeout;
+    a->backend_mem = bk.mem;
+    a->backend_log = bk.log;
+    a->in_process = bk.in_process;
+    if (cmd->spec == &make_model_spec) {
+        a->preset = mm.preset;
+        a->dtype = mm.dtype;
+        a->out = mm.out;
+        a->layers = mm.layers;
+        a->shards = mm.shards;
+        a->useed = mm.seed;
+        for (size_t i = 0; i < mm.dense.n; i++) {
+            int64_t l;
+            golden_parse_status st = golden_parse_int(mm.dense.v[i], 0, 63, &l);
+            if (st != GOLDEN_PARSE_OK)
+                return cli_usage(c, "--dense-layer: '%s': %s (an integer from 0 to 63)",
+                                 mm.dense.v[i], golden_parse_reason(st));
+            a->dense_mask |= 1ull << l;
+        }
+    } else if (cmd->spec == &matrix_spec) {
+        a->hypothesis = mx.hypothesis;
+        a->prompts = mx.prompts;
+        a->out = mx.out;
+        a->useed = mx.seed;
+        a->max_len = mx.max_len;
+        a->random = mx.random;
+        a->repeated = mx.repeated;
+        a->decode_steps = mx.decode_steps;
+        a->near_ties = mx.near_ties;
+        a->margin = mx.margin;
+    } else if (cmd->spec == &run_spec) {
+        a->manifest = rn.manifest;
+        a->side = rn.side;
+        a->golden = rn.golden;
+        a->raw = rn.raw;
+        a->taps = rn.taps;
+        a->faults = rn.faults;
+        a->warmup = rn.warmup;
+        a->runs = rn.runs;
+        a->globs = rn.cases.v;
+        a->n_globs = rn.cases.n;
+        a->check_rejection = rn.check_rejection;
+        a->concurrency = rn.concurrency;
+    } else if (cmd->spec == &conform_spec) {
+        a->checks = cf.checks;
+        a->faults = cf.faults;
+        a->side = cf.side;
+        a->html = cf.html;
+        a->max_context = cf.max_context;
+        a->tolerance = cf.tolerance;
+        a->router_tol = cf.router_tol;
+        a->budget = cf.budget_given ? cf.budget : -1;
+        a->nondet = cf.nondet;
+        a->useed = cf.seed;
+        if (cf.sampling && parse_sampling(c, cf.sampling, &a->sampling))
+            return 2;
+    } else if (cmd->spec == &profile_spec) {
+        a->placement = pf.placement;
+        a->html = pf.html;
+    }
+    return 0;
+}
+
+static int run_command(const command *cmd, int argc, char **argv)
 {
     cli c;
     if (cli_init(&c, cmd->spec, argc, argv) != 0)
         return cli_exit(&c, 2);
     args a;
     memset(&a, 0, sizeof a);
-    a.warmup = a.runs = -1;
-    a.budget = -1;
-    a.opts = opts;
-    a.globs = globs;
     a.c = &c;
-    const char *v;
-    int id;
-    while ((id = cli_next(&c, &v)) > 0)
-        if (take_option(&a, id, v) != 0)
-            return cli_exit(&c, 2);
-    if (id == CLI_EXIT)
+    if (cli_parse(&c) == CLI_EXIT)
         return cli_exit(&c, c.status);
-    if (check_common(cmd, &a) != 0)
+    if (gather(cmd, &a) != 0 || check_common(cmd, &a) != 0)
         return cli_exit(&c, 2);
     return cli_exit(&c, cmd->run(&a));
 }
@@ -874,18 +997,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) == 0)
             cmd = &commands[i];
     if (!cmd)
-        return cli_top_level(&top_spec, argc, argv, "make-model, matrix, run, conform or profile");
-    const char **opts = calloc((size_t)argc + 1, sizeof *opts);
-    const char **globs = calloc((size_t)argc + 1, sizeof *globs);
-    int rc;
-    if (opts && globs) {
-        rc = run_command(cmd, argc - 1, argv + 1, opts, globs);
-    } else {
-        fprintf(stderr, TOOL ": out of memory\n");
-        rc = 2;
-    }
-    free(opts);
-    free(globs);
+        return cli_top_level(&top_spec, argc, argv, "make-model, matrix, run, conform, soak or profile");
+    int rc = run_command(cmd, argc - 1, argv + 1);
     for (size_t i = 0; i < n_owned; i++)
         free(owned[i]);
     free(owned);

@@ -1,15 +1,24 @@
 /* Loading a runtime backend for npu-replay: the built-in `cpu` one or a plug-in shared library
  * through dlopen, with the ABI version checked before any other call, and its errors as values. */
 #include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "golden/replay.h"
+#include "replay/cpu.h"
+#include "replay/faults_priv.h"
 #include "replay/host_priv.h"
 
 struct golden_backend {
     const golden_backend_vtable *vt;
+    const golden_backend_vtable_v2 *vt2; /* NULL: a version 1 backend */
+    unsigned abi, flags;                 /* the backend's own version and flags */
+    int last_code;                       /* GOLDEN_BK_E_* of the last failed call, 0 */
+    bool last_lost;                      /* the last failed call lost the backend host */
     void *self;
     void *dl;
     golden_backend_info info;
@@ -49,25 +58,45 @@ static void free_opts(size_t n, char **keys, char **vals)
     free(vals);
 }
 
-static int check_vtable(const golden_backend_vtable *vt, const char *where, golden_error *err)
+static int check_vtable(const golden_backend_vtable *vt, const golden_backend_vtable_v2 *vt2,
+                        const char *where, golden_error *err)
 {
-    if (vt->abi_version != GOLDEN_BACKEND_ABI_VERSION)
+    if (vt2 && vt2->base.abi_version != GOLDEN_BACKEND_ABI_VERSION)
         return golden_fail_what(err, GOLDEN_EUNSUPPORTED, where,
-                                "backend ABI version %u, this npu-replay speaks version %u",
-                                vt->abi_version, GOLDEN_BACKEND_ABI_VERSION);
+                                "backend ABI version %u in its %s table, this npu-replay speaks "
+                                "version %u there", vt2->base.abi_version,
+                                GOLDEN_BACKEND_ENTRY_V2, GOLDEN_BACKEND_ABI_VERSION);
+    if (vt2 && vt2->size < sizeof *vt2)
+        return golden_fail_what(err, GOLDEN_EUNSUPPORTED, where,
+                                "backend's version 2 table is %zu bytes, smaller than the %zu of "
+                                "version 2", vt2->size, sizeof *vt2);
+    /* a version 1 table: 1, or 2 from a version 1 source rebuilt against the newer header */
+    if (!vt2 && vt->abi_version != GOLDEN_BACKEND_ABI_V1 &&
+        vt->abi_version != GOLDEN_BACKEND_ABI_VERSION)
+        return golden_fail_what(err, GOLDEN_EUNSUPPORTED, where,
+                                "backend ABI version %u, this npu-replay speaks version %u and version %u",
+                                vt->abi_version, GOLDEN_BACKEND_ABI_V1, GOLDEN_BACKEND_ABI_VERSION);
     if (!vt->open || !vt->close || !vt->info || !vt->set_hooks || !vt->prefill || !vt->decode ||
         !vt->logits || !vt->truncate || !vt->reset || !vt->length)
         return golden_fail_what(err, GOLDEN_EINVAL, where, "backend table has a NULL function");
+    if (vt2 && (!vt2->decode_at || !vt2->prefill_keep || !vt2->logits_at || !vt2->topk))
+        return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                "backend's version 2 table has a NULL function");
+    if (vt2 && (vt2->flags & ~(unsigned)GOLDEN_BK_LANES_CONCURRENT))
+        return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                "backend's version 2 table has unknown flags 0x%x", vt2->flags);
     return 0;
 }
 
-/* Find the vtable: built-in, or the entry symbol of a shared library. */
-int replay_find_vtable(const char *spec, const golden_backend_vtable **vt, void **dl,
-                       golden_error *err)
+/* Find the vtable: built-in, or the entry symbol of a shared library (version 2 first). */
+int replay_find_vtable(const char *spec, const golden_backend_vtable **vt,
+                       const golden_backend_vtable_v2 **vt2, void **dl, golden_error *err)
 {
     *dl = NULL;
+    *vt2 = NULL;
     if (!spec || strcmp(spec, "cpu") == 0) {
-        *vt = golden_cpu_backend();
+        *vt2 = lg_cpu_backend_v2();
+        *vt = &(*vt2)->base;
         return 0;
     }
     *dl = dlopen(spec, RTLD_NOW | RTLD_LOCAL);
@@ -76,17 +105,28 @@ int replay_find_vtable(const char *spec, const golden_backend_vtable **vt, void 
         return golden_fail_what(err, GOLDEN_ENOTFOUND, spec, "cannot load backend: %s",
                                 why ? why : "dlopen failed");
     }
-    void *sym = dlsym(*dl, GOLDEN_BACKEND_ENTRY);
+    void *sym = dlsym(*dl, GOLDEN_BACKEND_ENTRY_V2);
+    if (sym) {
+        golden_backend_entry_v2_fn entry2;
+        memcpy(&entry2, &sym, sizeof entry2); /* object pointer to function pointer, POSIX-style */
+        *vt2 = entry2();
+        if (!*vt2)
+            return golden_fail_what(err, GOLDEN_EINVAL, spec, "%s returned no table",
+                                    GOLDEN_BACKEND_ENTRY_V2);
+        *vt = &(*vt2)->base;
+        return check_vtable(*vt, *vt2, spec, err);
+    }
+    sym = dlsym(*dl, GOLDEN_BACKEND_ENTRY);
     if (!sym)
-        return golden_fail_what(err, GOLDEN_EINVAL, spec, "not a backend: no symbol %s",
-                                GOLDEN_BACKEND_ENTRY);
+        return golden_fail_what(err, GOLDEN_EINVAL, spec, "not a backend: no symbol %s or %s",
+                                GOLDEN_BACKEND_ENTRY_V2, GOLDEN_BACKEND_ENTRY);
     golden_backend_entry_fn entry;
-    memcpy(&entry, &sym, sizeof entry); /* object pointer to function pointer, POSIX-style */
+    memcpy(&entry, &sym, sizeof entry);
     *vt = entry();
     if (!*vt)
         return golden_fail_what(err, GOLDEN_EINVAL, spec, "%s returned no table",
                                 GOLDEN_BACKEND_ENTRY);
-    return check_vtable(*vt, spec, err);
+    return check_vtable(*vt, NULL, spec, err);
 }
 
 int replay_check_info(const golden_backend_info *in, const char *where, golden_error *err)
@@ -170,17 +210,24 @@ int golden_backend_load(const golden_backend_load_opts *o, golden_backend **out,
     snprintf(b->name, sizeof b->name, "%s", spec);
     if (o->version >= 2 && o->iso) {
         b->isolated = true;
-        b->vt = replay_host_vtable();
+        b->vt2 = replay_host_vtable();
+        b->vt = &b->vt2->base;
         if (replay_host_start(o, o->iso, &b->self, err) != 0) {
             b->self = NULL;
             goto fail;
         }
+        b->abi = replay_host_abi(b->self, &b->flags);
+        if (b->abi < 2)
+            b->vt2 = NULL; /* the proxy's version 2 calls are never made for a version 1 one */
         goto opened;
     }
-    if (replay_find_vtable(spec, &b->vt, &b->dl, err) != 0 || split_opts(o, &keys, &vals, err) != 0)
+    if (replay_find_vtable(spec, &b->vt, &b->vt2, &b->dl, err) != 0 ||
+        split_opts(o, &keys, &vals, err) != 0)
         goto fail;
+    b->abi = b->vt2 ? 2 : 1;
+    b->flags = b->vt2 ? b->vt2->flags : 0;
     golden_backend_open_args args = {
-        .version = GOLDEN_BACKEND_ABI_VERSION, .model_dir = o->model_dir, .n_opts = o->n_opts,
+        .version = b->vt->abi_version, .model_dir = o->model_dir, .n_opts = o->n_opts,
         .keys = (const char *const *)keys, .values = (const char *const *)vals,
         .threads = o->threads};
     if (b->vt->open(&args, &b->self, msg, sizeof msg) != 0) {
@@ -231,16 +278,35 @@ const char *golden_backend_log(const golden_backend *b)
     return b->isolated ? replay_host_log(b->self) : NULL;
 }
 
-/* Turn a backend's status and message into an error value. */
+/* Turn a backend's status and message into an error value. A version 2 backend's code says
+ * what went wrong; a version 1 backend has only its message, read for the one word the version 1
+ * contract gives (context_limit_exceeded). A host the proxy lost is the proxy's own message. */
 static int bk_status(golden_backend *b, int rc, char *msg, golden_error *err)
 {
-    if (rc == 0)
+    b->last_lost = false;
+    if (rc == 0) {
+        b->last_code = 0;
         return 0;
+    }
     char clean[1024];
     replay_clean_text(clean, sizeof clean, msg, 1024);
-    golden_code code = strncmp(clean, "context_limit_exceeded", 22) == 0 ? GOLDEN_EUNSUPPORTED
-                                                                         : GOLDEN_EINVAL;
-    return golden_fail_what(err, code, b->vtname, "%s", clean[0] ? clean : "backend call failed");
+    int code = GOLDEN_BK_E_OTHER;
+    if (b->isolated && rc == REPLAY_HOST_LOST) {
+        b->last_lost = true;
+    } else if (b->abi >= 2) {
+        if (rc < 1 || rc >= GOLDEN_BK_E_COUNT) {
+            b->last_code = GOLDEN_BK_E_OTHER;
+            return golden_fail_what(err, GOLDEN_EINVAL, b->vtname,
+                                    "backend returned %d, not an error code of ABI version 2 "
+                                    "(%s)", rc, clean[0] ? clean : "no message");
+        }
+        code = rc;
+    } else if (strncmp(clean, "context_limit_exceeded", 22) == 0) {
+        code = GOLDEN_BK_E_CONTEXT_LIMIT;
+    }
+    b->last_code = code;
+    golden_code gc = code == GOLDEN_BK_E_CONTEXT_LIMIT ? GOLDEN_EUNSUPPORTED : GOLDEN_EINVAL;
+    return golden_fail_what(err, gc, b->vtname, "%s", clean[0] ? clean : "backend call failed");
 }
 
 int golden_backend_set_hooks(golden_backend *b, const golden_backend_hooks *h, golden_error *err)
@@ -292,4 +358,149 @@ int replay_backend_length(golden_backend *b, int lane, int64_t *len, golden_erro
     }
     char msg[1024] = "";
     return bk_status(b, replay_host_length(b->self, lane, len, msg, sizeof msg), msg, err);
+}
+
+/* ---- ABI version 2 ---- */
+
+unsigned golden_backend_abi(const golden_backend *b) { return b->abi; }
+unsigned golden_backend_flags(const golden_backend *b) { return b->flags; }
+int golden_backend_last_code(const golden_backend *b) { return b->last_code; }
+
+static int need_v2(golden_backend *b, const char *call, golden_error *err)
+{
+    if (b->vt2)
+        return 0;
+    b->last_code = GOLDEN_BK_E_INVALID;
+    b->last_lost = false;
+    return golden_fail_what(err, GOLDEN_EUNSUPPORTED, b->vtname,
+                            "%s needs a backend of ABI version 2 (this one is version %u)", call,
+                            b->abi);
+}
+
+/* The harness's own finding about what a call gave back: not the backend's code, a violation. */
+static int bk_violation(golden_backend *b, golden_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int bk_violation(golden_backend *b, golden_error *err, const char *fmt, ...)
+{
+    b->last_code = GOLDEN_BK_E_OTHER;
+    b->last_lost = false;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return golden_fail_what(err, GOLDEN_ECORRUPT, b->vtname, "%s", what);
+}
+
+int golden_backend_decode_at(golden_backend *b, int lane, int64_t pos, int32_t token,
+                             golden_error *err)
+{
+    if (!b->vt2) /* version 1: the backend takes its own length; nothing to check it against */
+        return golden_backend_decode(b, lane, token, err);
+    char msg[1024] = "";
+    int64_t written = -1;
+    if (bk_status(b, b->vt2->decode_at(b->self, lane, pos, token, &written, msg, sizeof msg), msg,
+                  err))
+        return GOLDEN_ERR;
+    if (written != pos)
+        return bk_violation(b, err, "decode wrote position %lld, the harness counts %lld",
+                            (long long)written, (long long)pos);
+    return 0;
+}
+
+int golden_backend_prefill_keep(golden_backend *b, int lane, int64_t pos, const int32_t *tokens,
+                                size_t n, const int64_t *keep, size_t n_keep, golden_error *err)
+{
+    if (need_v2(b, "prefill with kept positions", err))
+        return GOLDEN_ERR;
+    if (n_keep > GOLDEN_BK_MAX_KEEP)
+        return golden_fail_what(err, GOLDEN_EINVAL, "prefill", "%zu kept positions, at most %d",
+                                n_keep, GOLDEN_BK_MAX_KEEP);
+    for (size_t i = 0; i < n_keep; i++)
+        if (keep[i] < pos || keep[i] - pos >= (int64_t)n)
+            return golden_fail_what(err, GOLDEN_EINVAL, "prefill",
+                                    "kept position %lld outside the prefill [%lld, %lld)",
+                                    (long long)keep[i], (long long)pos, (long long)pos + (long long)n);
+    char msg[1024] = "";
+    return bk_status(b, b->vt2->prefill_keep(b->self, lane, pos, tokens, n, keep, n_keep, msg,
+                                             sizeof msg), msg, err);
+}
+
+int golden_backend_logits_at(golden_backend *b, int lane, int64_t pos, int first, int count,
+                             void *dst, golden_error *err)
+{
+    if (need_v2(b, "logits of a chosen position", err))
+        return GOLDEN_ERR;
+    char msg[1024] = "";
+    return bk_status(b, b->vt2->logits_at(b->self, lane, pos, first, count, dst, msg, sizeof msg),
+                     msg, err);
+}
+
+int golden_backend_topk(golden_backend *b, int lane, int k, float *values, int32_t *indices,
+                        golden_error *err)
+{
+    if (need_v2(b, "top-k output", err))
+        return GOLDEN_ERR;
+    int V = b->info.vocab_size;
+    if (k < 1 || k > GOLDEN_BK_MAX_TOPK || k > V)
+        return golden_fail_what(err, GOLDEN_EINVAL, "topk", "k %d outside 1..%d", k,
+                                V < GOLDEN_BK_MAX_TOPK ? V : GOLDEN_BK_MAX_TOPK);
+    char msg[1024] = "";
+    if (bk_status(b, b->vt2->topk(b->self, lane, k, values, indices, msg, sizeof msg), msg, err))
+        return GOLDEN_ERR;
+    /* what came back is checked, not trusted: indices in the vocabulary and distinct, values
+     * never NaN and in the contract's order (largest first, the lower index first among equals) */
+    for (int i = 0; i < k; i++) {
+        if (indices[i] < 0 || indices[i] >= V)
+            return bk_violation(b, err, "topk entry %lld has index %lld, outside the vocabulary",
+                                (long long)i, (long long)indices[i]);
+        if (isnan(values[i]) || (isinf(values[i]) && values[i] > 0))
+            return bk_violation(b, err, "topk entry %d (index %d) is NaN or +Inf", i,
+                                (int)indices[i]);
+        if (i > 0 && (values[i] > values[i - 1] ||
+                      (values[i] == values[i - 1] && indices[i] <= indices[i - 1])))
+            return bk_violation(b, err, "topk entry %d (index %d) is out of order", i,
+                                (int)indices[i]);
+    }
+    /* distinct: equal values are ordered by index above; among different values, a repeat */
+    int32_t *copy = malloc((size_t)k * sizeof *copy);
+    if (!copy)
+        return golden_fail_what(err, GOLDEN_ENOMEM, "topk", "out of memory");
+    memcpy(copy, indices, (size_t)k * sizeof *copy);
+    qsort(copy, (size_t)k, sizeof *copy, replay_cmp_i32);
+    int rc = 0;
+    for (int i = 1; rc == 0 && i < k; i++)
+        if (copy[i] == copy[i - 1])
+            rc = bk_violation(b, err, "topk gives index %d twice (%d entries)", (int)copy[i], k);
+    free(copy);
+    return rc;
+}
+
+int replay_cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+const char *replay_backend_fault_kind(const golden_backend *b, const golden_error *err)
+{
+    if (b->last_lost || b->abi < 2)
+        return replay_fault_kind(err->what); /* the proxy's words, or a version 1 message */
+    switch (b->last_code) {
+    case GOLDEN_BK_E_CONTEXT_LIMIT: return "rejected_input";
+    case GOLDEN_BK_E_NOMEM: return "oom";
+    case GOLDEN_BK_E_TIMEOUT: return "timeout";
+    case GOLDEN_BK_E_DEVICE_LOST: return "device_error";
+    case GOLDEN_BK_E_INVALID: return "other";
+    default: return "device_error";
+    }
+}
+
+bool replay_refused_for_limit(const golden_backend *b, const golden_error *err)
+{
+    if (b->last_lost)
+        return false;
+    if (b->abi >= 2)
+        return b->last_code == GOLDEN_BK_E_CONTEXT_LIMIT;
+    return strstr(err->what, "context_limit_exceeded") != NULL;
 }

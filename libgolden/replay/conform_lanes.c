@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "replay/conform_priv.h"
+#include "replay/host_priv.h"
 
 /* Prefill P tokens into lane then decode D, logits of every step into out[(D+1) * V]. */
 static int run_seq(cf_ctx *c, int lane, const int32_t *t, int P, int D, float *out)
@@ -299,7 +300,7 @@ static int refused(cf_ctx *c, const char *kase, int rc_call, int64_t len_before,
     c->chk->comparisons++;
     if (rc_call == 0)
         cf_find(c, kase, "accepted (the limit is %lld)", (long long)c->info->context_limit);
-    else if (!strstr(c->err.what, "context_limit_exceeded"))
+    else if (!replay_refused_for_limit(c->b, &c->err))
         cf_find(c, kase, "refused, but not with context_limit_exceeded: %s", c->err.what);
     int64_t len;
     if (cf_length(c, 0, &len))
@@ -346,7 +347,7 @@ int cf_check_rejection(cf_ctx *c)
         c->chk->comparisons++;
         golden_error_clear(&c->err);
         if (golden_backend_prefill(c->b, 0, 0, t, (size_t)lim, &c->err)) {
-            if (!strstr(c->err.what, "context_limit_exceeded")) {
+            if (!replay_refused_for_limit(c->b, &c->err)) {
                 cf_error(c, NULL); /* not a refusal: the call failed */
                 goto out;
             }
@@ -370,7 +371,7 @@ int cf_check_rejection(cf_ctx *c)
             goto out;
         golden_error_clear(&c->err);
         if (golden_backend_decode(c->b, 0, t[lim - 1], &c->err)) {
-            if (!strstr(c->err.what, "context_limit_exceeded")) {
+            if (!replay_refused_for_limit(c->b, &c->err)) {
                 cf_error(c, NULL);
                 goto out;
             }

@@ -80,6 +80,11 @@ typedef struct {
     int64_t stale; /* faults kv_stale_after_reset, kv_lane3_stale, reset_all_lane0_only only:
                     * old positions attention still reads */
     int32_t *hist; /* fault taps_decode_recompute only: the lane's tokens [cap] */
+    /* ABI version 2, prefill_keep: the positions whose logits the last prefill kept */
+    int64_t keep_pos[GOLDEN_BK_MAX_KEEP];
+    size_t n_keep;
+    float *kept;   /* [n_keep, vocab] */
+    size_t kept_cap; /* floats */
 } cpu_lane;
 
 /* Faults `--backend-opt inject=NAME` plants on purpose, so the conformance checks can be
@@ -141,7 +146,11 @@ typedef struct {
     float jitter;     /* fault nondeterministic: what this open adds to logit 0 */
 } cpu_backend;
 
-/* Run positions [pos, pos+n) of lane through the model; leaves the last position's logits. */
+/* The built-in backend's version 2 table (golden_cpu_backend() is its base). */
+const golden_backend_vtable_v2 *lg_cpu_backend_v2(void);
+
+/* Run positions [pos, pos+n) of lane through the model; leaves the last position's logits, and
+ * those of the lane's kept positions (keep_pos) inside [pos, pos+n) in kept. */
 int cpu_forward(cpu_backend *b, int lane, int64_t pos, const int32_t *tokens, int64_t n,
                 golden_error *err);
 #endif

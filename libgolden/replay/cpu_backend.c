@@ -30,13 +30,15 @@ static void mark(cpu_backend *b, int stage, int end)
         b->hooks.mark(b->hooks.ctx, stage, end, now_ns());
 }
 
+/* The message of e, and its ABI version 2 code. */
 static int say(char *msg, size_t n, const golden_error *e)
 {
     if (e->where[0])
         snprintf(msg, n, "%s: %s", e->where, e->what);
     else
         snprintf(msg, n, "%s", e->what);
-    return 1;
+    return e->code == GOLDEN_ENOMEM ? GOLDEN_BK_E_NOMEM
+           : e->code == GOLDEN_EINVAL ? GOLDEN_BK_E_INVALID : GOLDEN_BK_E_OTHER;
 }
 
 static void cpu_close(void *self)
@@ -55,6 +57,7 @@ static void cpu_close(void *self)
         free(b->lanes[i].v);
         free(b->lanes[i].last_logits);
         free(b->lanes[i].hist);
+        free(b->lanes[i].kept);
     }
     free(b->lanes);
     cpu_model_free(&b->m);
@@ -146,7 +149,7 @@ static int cpu_open(const golden_backend_open_args *a, void **self, char *msg, s
     *self = NULL;
     golden_error err;
     golden_error_clear(&err);
-    if (a->version != GOLDEN_BACKEND_ABI_VERSION) {
+    if (a->version != GOLDEN_BACKEND_ABI_VERSION) { /* the harness passes the table's version */
         snprintf(msg, n, "open arguments of ABI version %u, expected %u", a->version,
                  GOLDEN_BACKEND_ABI_VERSION);
         return 1;
@@ -241,22 +244,24 @@ static int bad_lane(const cpu_backend *b, int lane, char *msg, size_t n)
     if (lane >= 0 && lane < b->n_lanes)
         return 0;
     snprintf(msg, n, "lane %d does not exist (the backend has %d)", lane, b->n_lanes);
-    return 1;
+    return GOLDEN_BK_E_INVALID;
 }
 
 /* The run-time faults of call `call` that make it fail; 0 when it goes ahead. */
 static int fail_at_call(const cpu_backend *b, int64_t call, char *msg, size_t n)
 {
     if (call == b->at[CPU_AT_TIMEOUT])
-        return snprintf(msg, n, "timeout: forward call %lld did not complete", (long long)call), 1;
+        return snprintf(msg, n, "timeout: forward call %lld did not complete", (long long)call),
+               GOLDEN_BK_E_TIMEOUT;
     if (call == b->at[CPU_AT_DEVICE_ERROR])
-        return snprintf(msg, n, "device error in forward call %lld", (long long)call), 1;
+        return snprintf(msg, n, "device error in forward call %lld", (long long)call),
+               GOLDEN_BK_E_OTHER;
     if (b->at[CPU_AT_DEVICE_LOST] && call >= b->at[CPU_AT_DEVICE_LOST])
         return snprintf(msg, n, "device lost since forward call %lld",
-                        (long long)b->at[CPU_AT_DEVICE_LOST]), 1;
+                        (long long)b->at[CPU_AT_DEVICE_LOST]), GOLDEN_BK_E_DEVICE_LOST;
     if (call == b->at[CPU_AT_REJECT])
         return snprintf(msg, n, "context_limit_exceeded: forward call %lld refused",
-                        (long long)call), 1;
+                        (long long)call), GOLDEN_BK_E_CONTEXT_LIMIT;
     return 0;
 }
 
@@ -270,25 +275,51 @@ static void spoil_logits(cpu_backend *b, int64_t call, cpu_lane *L)
         L->last_logits[0] = INFINITY;
 }
 
-static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, size_t count,
-                       char *msg, size_t n)
+/* The positions a prefill_keep call keeps the logits of: checked and given to the lane. */
+static int set_keep(cpu_backend *b, cpu_lane *L, int64_t pos, size_t count, const int64_t *keep,
+                    size_t n_keep, char *msg, size_t n)
 {
-    cpu_backend *b = self;
+    L->n_keep = 0;
+    if (n_keep > GOLDEN_BK_MAX_KEEP)
+        return snprintf(msg, n, "%zu kept positions, at most %d", n_keep, GOLDEN_BK_MAX_KEEP),
+               GOLDEN_BK_E_INVALID;
+    for (size_t i = 0; i < n_keep; i++)
+        if (keep[i] < pos || keep[i] - pos >= (int64_t)count)
+            return snprintf(msg, n, "kept position %lld outside the prefill", (long long)keep[i]),
+                   GOLDEN_BK_E_INVALID;
+    size_t need = n_keep * (size_t)b->m.c.vocab;
+    if (need > L->kept_cap) {
+        float *k = realloc(L->kept, need * sizeof *k);
+        if (!k)
+            return snprintf(msg, n, "out of memory for kept logits"), GOLDEN_BK_E_NOMEM;
+        L->kept = k;
+        L->kept_cap = need;
+    }
+    if (n_keep)
+        memcpy(L->keep_pos, keep, n_keep * sizeof *keep);
+    L->n_keep = n_keep;
+    return 0;
+}
+
+static int prefill_keep(cpu_backend *b, int lane, int64_t pos, const int32_t *tokens,
+                        size_t count, const int64_t *keep, size_t n_keep, char *msg, size_t n)
+{
     golden_error err;
     golden_error_clear(&err);
     int64_t call = ++b->calls;
-    if (b->any_at && fail_at_call(b, call, msg, n))
-        return 1;
+    int fc;
+    if (b->any_at && (fc = fail_at_call(b, call, msg, n)) != 0)
+        return fc;
     if (bad_lane(b, lane, msg, n))
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     if (pos < 0 || pos > b->lanes[lane].len) {
         snprintf(msg, n, "prefill at position %lld of a lane holding %lld", (long long)pos,
                  (long long)b->lanes[lane].len);
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     }
     if (count == 0) {
         snprintf(msg, n, "prefill of no tokens");
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     }
     if ((int64_t)count > b->m.c.max_pos - pos && b->fault && b->in_decode) {
         if (b->fault & CPU_FAULT_DECODE_PAST_LIMIT_DROPPED)
@@ -299,8 +330,11 @@ static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens,
     if ((int64_t)count > b->m.c.max_pos - pos) {
         snprintf(msg, n, "context_limit_exceeded: %lld positions past %lld, the limit is %lld",
                  (long long)count, (long long)pos, (long long)b->m.c.max_pos);
-        return 1;
+        return GOLDEN_BK_E_CONTEXT_LIMIT;
     }
+    int kc = set_keep(b, &b->lanes[lane], pos, count, keep, n_keep, msg, n);
+    if (kc)
+        return kc;
     /* On a CPU the inputs are already where the compute is: h2d is the token copy. */
     mark(b, GOLDEN_BK_STAGE_H2D, 0);
     mark(b, GOLDEN_BK_STAGE_H2D, 1);
@@ -328,14 +362,44 @@ static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens,
     return rc ? say(msg, n, &err) : 0;
 }
 
+static int cpu_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, size_t count,
+                       char *msg, size_t n)
+{
+    return prefill_keep(self, lane, pos, tokens, count, NULL, 0, msg, n);
+}
+
+static int cpu_prefill_keep(void *self, int lane, int64_t pos, const int32_t *tokens,
+                            size_t count, const int64_t *keep, size_t n_keep, char *msg,
+                            size_t n)
+{
+    return prefill_keep(self, lane, pos, tokens, count, keep, n_keep, msg, n);
+}
+
 static int cpu_decode(void *self, int lane, int32_t token, char *msg, size_t n)
 {
     cpu_backend *b = self;
     if (bad_lane(b, lane, msg, n))
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     b->in_decode = true;
     int rc = cpu_prefill(self, lane, b->lanes[lane].len, &token, 1, msg, n);
     b->in_decode = false;
+    return rc;
+}
+
+/* Version 2 decode: at the harness's count; *written is the lane's last position after it. */
+static int cpu_decode_at(void *self, int lane, int64_t pos, int32_t token, int64_t *written,
+                         char *msg, size_t n)
+{
+    cpu_backend *b = self;
+    *written = -1;
+    if (bad_lane(b, lane, msg, n))
+        return GOLDEN_BK_E_INVALID;
+    if (pos != b->lanes[lane].len)
+        return snprintf(msg, n, "decode at position %lld of a lane holding %lld", (long long)pos,
+                        (long long)b->lanes[lane].len), GOLDEN_BK_E_INVALID;
+    int rc = cpu_decode(self, lane, token, msg, n);
+    if (rc == 0)
+        *written = b->lanes[lane].len - 1;
     return rc;
 }
 
@@ -370,16 +434,16 @@ static int cpu_logits(void *self, int lane, int first, int count, void *dst, cha
 {
     cpu_backend *b = self;
     if (bad_lane(b, lane, msg, n))
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     const cpu_lane *L = &b->lanes[lane];
     if (!L->has_logits) {
         snprintf(msg, n, "lane %d has no logits (nothing processed since its last reset)", lane);
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     }
     if (first < 0 || count < 0 || count > b->m.c.vocab - first) {
         snprintf(msg, n, "logits range [%d, %d) outside the vocabulary of %d", first,
                  first + count, b->m.c.vocab);
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     }
     mark(b, GOLDEN_BK_STAGE_D2H, 0);
     if (b->fault & CPU_FAULT_TOPK_TOO_SMALL)
@@ -399,12 +463,13 @@ static int cpu_truncate(void *self, int lane, int64_t length, char *msg, size_t 
 {
     cpu_backend *b = self;
     if (bad_lane(b, lane, msg, n))
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     if (length < 0 || length > b->lanes[lane].len) {
         snprintf(msg, n, "cannot truncate lane %d of %lld positions to %lld", lane,
                  (long long)b->lanes[lane].len, (long long)length);
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     }
+    b->lanes[lane].n_keep = 0;
     if (length < b->lanes[lane].len)
         b->lanes[lane].has_logits = false;
     if ((b->fault & CPU_FAULT_KV_TAIL_OFF_BY_ONE) && length % 16 && length < b->lanes[lane].len)
@@ -418,7 +483,7 @@ static int cpu_reset(void *self, int lane, char *msg, size_t n)
 {
     cpu_backend *b = self;
     if (lane >= 0 && bad_lane(b, lane, msg, n))
-        return 1;
+        return GOLDEN_BK_E_INVALID;
     for (int i = lane < 0 ? 0 : lane; i < (lane < 0 ? b->n_lanes : lane + 1); i++) {
         cpu_lane *L = &b->lanes[i];
         bool keep = (b->fault & CPU_FAULT_KV_STALE_AFTER_RESET) ||
@@ -427,6 +492,7 @@ static int cpu_reset(void *self, int lane, char *msg, size_t n)
             L->stale = L->len; /* the fault: the old positions stay visible */
         L->len = 0;
         L->has_logits = false;
+        L->n_keep = 0;
     }
     return 0;
 }
@@ -437,19 +503,110 @@ static int64_t cpu_length(void *self, int lane)
     return lane >= 0 && lane < b->n_lanes ? b->lanes[lane].len : -1;
 }
 
-static const golden_backend_vtable cpu_vtable = {
-    .abi_version = GOLDEN_BACKEND_ABI_VERSION,
-    .name = "cpu",
-    .open = cpu_open,
-    .close = cpu_close,
-    .info = cpu_info,
-    .set_hooks = cpu_set_hooks,
-    .prefill = cpu_prefill,
-    .decode = cpu_decode,
-    .logits = cpu_logits,
-    .truncate = cpu_truncate,
-    .reset = cpu_reset,
-    .length = cpu_length,
+static void put_row(const cpu_backend *b, const float *row, int first, int count, void *dst)
+{
+    if (b->bf16) {
+        uint16_t *d = dst;
+        for (int i = 0; i < count; i++)
+            d[i] = golden_f32_to_bf16(row[first + i]); /* exact: already rounded */
+    } else {
+        memcpy(dst, row + first, (size_t)count * sizeof(float));
+    }
+}
+
+static int cpu_logits_at(void *self, int lane, int64_t pos, int first, int count, void *dst,
+                         char *msg, size_t n)
+{
+    cpu_backend *b = self;
+    if (bad_lane(b, lane, msg, n))
+        return GOLDEN_BK_E_INVALID;
+    const cpu_lane *L = &b->lanes[lane];
+    if (L->has_logits && pos == L->len - 1)
+        return cpu_logits(self, lane, first, count, dst, msg, n);
+    if (first < 0 || count < 0 || count > b->m.c.vocab - first)
+        return snprintf(msg, n, "logits range [%d, %d) outside the vocabulary of %d", first,
+                        first + count, b->m.c.vocab), GOLDEN_BK_E_INVALID;
+    for (size_t j = 0; j < L->n_keep; j++)
+        if (L->keep_pos[j] == pos && pos < L->len) {
+            mark(b, GOLDEN_BK_STAGE_D2H, 0);
+            put_row(b, L->kept + j * (size_t)b->m.c.vocab, first, count, dst);
+            mark(b, GOLDEN_BK_STAGE_D2H, 1);
+            return 0;
+        }
+    return snprintf(msg, n, "lane %d kept no logits of position %lld", lane, (long long)pos),
+           GOLDEN_BK_E_INVALID;
+}
+
+typedef struct {
+    float v;
+    int32_t i;
+} vi_pair;
+
+/* Largest first, the lower index first among equals; a NaN before everything (so the harness
+ * sees it) */
+static int vi_cmp(const void *pa, const void *pb)
+{
+    const vi_pair *a = pa, *b = pb;
+    bool na = isnan(a->v), nb = isnan(b->v);
+    if (na != nb)
+        return na ? -1 : 1;
+    if (!na && a->v != b->v)
+        return a->v > b->v ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+static int cpu_topk(void *self, int lane, int k, float *values, int32_t *indices, char *msg,
+                    size_t n)
+{
+    cpu_backend *b = self;
+    if (bad_lane(b, lane, msg, n))
+        return GOLDEN_BK_E_INVALID;
+    const cpu_lane *L = &b->lanes[lane];
+    int V = b->m.c.vocab;
+    if (!L->has_logits)
+        return snprintf(msg, n, "lane %d has no logits (nothing processed since its last reset)",
+                        lane), GOLDEN_BK_E_INVALID;
+    if (k < 1 || k > V || k > GOLDEN_BK_MAX_TOPK)
+        return snprintf(msg, n, "top-k of %d outside 1..%d", k,
+                        V < GOLDEN_BK_MAX_TOPK ? V : GOLDEN_BK_MAX_TOPK), GOLDEN_BK_E_INVALID;
+    vi_pair *p = malloc((size_t)V * sizeof *p);
+    if (!p)
+        return snprintf(msg, n, "out of memory for the top-k"), GOLDEN_BK_E_NOMEM;
+    mark(b, GOLDEN_BK_STAGE_D2H, 0);
+    for (int i = 0; i < V; i++)
+        p[i] = (vi_pair){L->last_logits[i], i};
+    qsort(p, (size_t)V, sizeof *p, vi_cmp);
+    for (int i = 0; i < k; i++) {
+        values[i] = p[i].v; /* bf16 mode: already rounded, so exact either way */
+        indices[i] = p[i].i;
+    }
+    mark(b, GOLDEN_BK_STAGE_D2H, 1);
+    free(p);
+    return 0;
+}
+
+static const golden_backend_vtable_v2 cpu_vtable = {
+    .base = {
+        .abi_version = GOLDEN_BACKEND_ABI_VERSION,
+        .name = "cpu",
+        .open = cpu_open,
+        .close = cpu_close,
+        .info = cpu_info,
+        .set_hooks = cpu_set_hooks,
+        .prefill = cpu_prefill,
+        .decode = cpu_decode,
+        .logits = cpu_logits,
+        .truncate = cpu_truncate,
+        .reset = cpu_reset,
+        .length = cpu_length,
+    },
+    .size = sizeof(golden_backend_vtable_v2),
+    .flags = 0, /* one instance shares its call counter, hooks and worker pool across lanes */
+    .decode_at = cpu_decode_at,
+    .prefill_keep = cpu_prefill_keep,
+    .logits_at = cpu_logits_at,
+    .topk = cpu_topk,
 };
 
-const golden_backend_vtable *golden_cpu_backend(void) { return &cpu_vtable; }
+const golden_backend_vtable *golden_cpu_backend(void) { return &cpu_vtable.base; }
+const golden_backend_vtable_v2 *lg_cpu_backend_v2(void) { return &cpu_vtable; }

@@ -81,7 +81,7 @@ int replay_fault_retest(golden_backend *b, const int32_t *tokens, size_t n)
     return ok ? REPLAY_RETEST_PASSED : REPLAY_RETEST_FAILED;
 }
 
-static json_t *fault_json(const replay_fault *f, const char *side)
+json_t *replay_fault_json(const replay_fault *f, const char *side)
 {
     static const char *const rt[] = {"not_run", "passed", "failed"};
     json_t *j = json_pack("{s:s, s:s, s:s}", "schema", "calculet-fault/v1", "time", f->time,
@@ -112,7 +112,7 @@ int replay_faults_write(const replay_fault *f, size_t n, const char *side, const
     FILE *s = golden_outfile_stream(out);
     bool bad = false;
     for (size_t i = 0; !bad && i < n; i++) {
-        json_t *j = fault_json(&f[i], side);
+        json_t *j = replay_fault_json(&f[i], side);
         char *line = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         bad = !line || fprintf(s, "%s\n", line) < 0;
         free(line);

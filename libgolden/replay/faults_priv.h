@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "golden/error.h"
 #include "golden/replay.h"
+#include <jansson.h>
 
 /* What a retest after reset gave. */
 enum { REPLAY_RETEST_NOT_RUN = 0, REPLAY_RETEST_PASSED = 1, REPLAY_RETEST_FAILED = 2 };
@@ -38,6 +39,9 @@ long replay_logits_bad(const float *row, int n);
 /* The generic retest after reset: reset(-1), prefill `tokens` in lane 0, read the logits and
  * require a usable row. REPLAY_RETEST_PASSED or REPLAY_RETEST_FAILED. */
 int replay_fault_retest(golden_backend *b, const int32_t *tokens, size_t n);
+
+/* One fault as its calculet-fault/v1 object (NULL when out of memory). */
+json_t *replay_fault_json(const replay_fault *f, const char *side);
 
 /* Write the n faults as calculet-fault/v1 lines of `side` (an empty file when n is 0), the
  * output atomic as every output ("-" is stdout). */

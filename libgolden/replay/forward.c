@@ -518,6 +518,21 @@ int cpu_forward(cpu_backend *b, int li, int64_t pos, const int32_t *tokens, int6
         if (tap(b, l, "hidden", GOLDEN_BK_F32, n, H, f.x, err))
             goto done;
     }
+    for (size_t j = 0; j < lane->n_keep; j++) { /* prefill_keep: the same path as the last row */
+        int64_t p = lane->keep_pos[j];
+        float *out = lane->kept + j * (size_t)c->vocab;
+        if (p < pos || p >= pos + n)
+            continue;
+        cpu_rmsnorm(f.x + (p - pos) * H, &b->m.norm, H, c->eps, f.h);
+        maybe_round(b, f.h, (size_t)H);
+        if (cpu_matmul(&b->m.lm_head, f.h, 1, out, c->vocab, b->threads, err))
+            goto done;
+        maybe_round(b, out, (size_t)c->vocab);
+        if (b->jitter != 0) {
+            out[0] += b->jitter;
+            maybe_round(b, out, 1);
+        }
+    }
     cpu_rmsnorm(f.x + (n - 1) * H, &b->m.norm, H, c->eps, f.h);
     maybe_round(b, f.h, (size_t)H);
     if (cpu_matmul(&b->m.lm_head, f.h, 1, lane->last_logits, c->vocab, b->threads, err))

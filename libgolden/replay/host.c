@@ -46,6 +46,7 @@ typedef struct {
     char name[64];
     golden_backend_info info;
     bool have_info;
+    unsigned abi, flags;   /* of the backend the first host opened */
     golden_backend_hooks hooks;
     bool have_hooks;
     /* the call under way */
@@ -333,11 +334,30 @@ static int on_tap(hostp *h)
     return rc;
 }
 
-static const char *op_names[] = {"", "open", "info", "set_hooks", "prefill", "decode", "logits",
-                                 "truncate", "reset", "length", "close"};
+static const char *op_names[REPLAY_OP_COUNT] = {
+    "", "open", "info", "set_hooks", "prefill", "decode", "logits", "truncate", "reset", "length",
+    "close", "decode_at", "prefill_keep", "logits_at", "topk"};
 
-/* One call: shm's arguments are filled; wait for its answer, serving taps and marks. */
+static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n);
+
+/* One call: shm's arguments are filled; wait for its answer, serving taps and marks. Returns
+ * the backend's own status (a status that would read as REPLAY_HOST_LOST becomes -1), or
+ * REPLAY_HOST_LOST when the host was lost or broke a rule (msg is then the proxy's). */
 static int exchange(hostp *h, int op, double seconds, char *msg, size_t n)
+{
+    int rc = exchange_once(h, op, seconds, msg, n);
+    if (rc == -2)
+        return REPLAY_HOST_LOST;
+    return rc == REPLAY_HOST_LOST ? -1 : rc;
+}
+
+static int lost(int x)
+{
+    (void)x;
+    return -2;
+}
+
+static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
 {
     h->op_name = op_names[op];
     h->call_start = now_ns();
@@ -348,14 +368,14 @@ static int exchange(hostp *h, int op, double seconds, char *msg, size_t n)
     uint64_t deadline = h->call_start + (uint64_t)(seconds * 1e9);
     replay_host_msg m = {REPLAY_MSG_CALL, (uint32_t)op, 0, 0, 0};
     if (send(h->sock, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
-        return died(h, NULL, msg, n);
+        return lost(died(h, NULL, msg, n));
     for (;;) {
         int w = wait_msg(h, deadline, &m);
         if (w == WAIT_STOP) {
             host_kill(h);
             host_drop(h);
             h->stopped = true;
-            return snprintf(msg, n, "interrupted"), 1;
+            return snprintf(msg, n, "interrupted"), -2;
         }
         if (w == WAIT_HUNG) {
             host_kill(h);
@@ -364,12 +384,12 @@ static int exchange(hostp *h, int op, double seconds, char *msg, size_t n)
             snprintf(msg, n, "backend host hung in %s: no answer within %.3f s; killed "
                      "(its output: %.700s)", h->op_name, seconds, h->log);
             snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
-            return 1;
+            return -2;
         }
         if (w == WAIT_DEAD)
-            return died(h, NULL, msg, n);
+            return lost(died(h, NULL, msg, n));
         if (w == WAIT_BAD)
-            return died(h, "it broke the channel's protocol", msg, n);
+            return lost(died(h, "it broke the channel's protocol", msg, n));
         if (m.type == REPLAY_MSG_DONE)
             break;
         if (m.type == REPLAY_MSG_MARK) {
@@ -377,18 +397,18 @@ static int exchange(hostp *h, int op, double seconds, char *msg, size_t n)
         } else if (m.type == REPLAY_MSG_TAP) {
             replay_host_msg ack = {REPLAY_MSG_TAP_ACK, 0, on_tap(h), 0, 0};
             if (send(h->sock, &ack, sizeof ack, MSG_NOSIGNAL) != (ssize_t)sizeof ack)
-                return died(h, NULL, msg, n);
+                return lost(died(h, NULL, msg, n));
         } else {
-            return died(h, "it broke the channel's protocol", msg, n);
+            return lost(died(h, "it broke the channel's protocol", msg, n));
         }
     }
     int rc = h->shm->rc;
     replay_clean_text(msg, n, h->shm->msg, sizeof h->shm->msg);
     if (h->violation[0]) {
         snprintf(msg, n, "%s", h->violation);
-        return 1;
+        return -2;
     }
-    return rc != 0;
+    return rc == -2 ? -1 : rc;
 }
 
 static double deadline_of(const hostp *h, int op, uint64_t tokens)
@@ -420,6 +440,22 @@ static int start_and_open(hostp *h, char *msg, size_t n, golden_error *err)
     replay_clean_text(name, sizeof name, h->shm->name, sizeof h->shm->name);
     if (!h->name[0])
         snprintf(h->name, sizeof h->name, "%s", name[0] ? name : "backend");
+    unsigned abi = h->shm->abi == 2 ? 2 : 1, flags = abi == 2 ? h->shm->flags : 0;
+    if (h->abi && (abi != h->abi || flags != h->flags)) {
+        host_kill(h);
+        host_drop(h);
+        h->dead = true;
+        return snprintf(msg, n, "backend host started again reports another ABI version or "
+                        "flags"), 1;
+    }
+    if (flags & ~(unsigned)GOLDEN_BK_LANES_CONCURRENT) {
+        host_kill(h);
+        host_drop(h);
+        h->dead = true;
+        return snprintf(msg, n, "backend's version 2 table has unknown flags 0x%x", flags), 1;
+    }
+    h->abi = abi;
+    h->flags = flags;
     return 0;
 }
 
@@ -521,9 +557,10 @@ static int px_info(void *self, golden_backend_info *out, char *msg, size_t n)
 {
     hostp *h = self;
     if (ensure_alive(h, false, msg, n))
-        return 1;
-    if (exchange(h, REPLAY_OP_INFO, deadline_of(h, REPLAY_OP_INFO, 0), msg, n))
-        return 1;
+        return REPLAY_HOST_LOST;
+    int rc = exchange(h, REPLAY_OP_INFO, deadline_of(h, REPLAY_OP_INFO, 0), msg, n);
+    if (rc)
+        return rc;
     *out = h->shm->info; /* one copy, then checked by the caller */
     h->info = *out;
     h->have_info = true;
@@ -541,7 +578,7 @@ static int px_hooks(void *self, const golden_backend_hooks *hk, char *msg, size_
     if (h->dead && !h->stopped)
         return 0; /* given to the next host when a reset starts it */
     if (ensure_alive(h, false, msg, n))
-        return 1;
+        return REPLAY_HOST_LOST;
     h->shm->want_taps = h->hooks.want_taps != 0 && h->hooks.tap != NULL;
     return exchange(h, REPLAY_OP_HOOKS, deadline_of(h, REPLAY_OP_HOOKS, 0), msg, n);
 }
@@ -551,9 +588,10 @@ static int px_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, 
 {
     hostp *h = self;
     if (count > REPLAY_HOST_DATA / 4)
-        return snprintf(msg, n, "prefill of %zu tokens is beyond the channel", count), 1;
+        return snprintf(msg, n, "prefill of %zu tokens is beyond the channel", count),
+               REPLAY_HOST_LOST;
     if (ensure_alive(h, false, msg, n))
-        return 1;
+        return REPLAY_HOST_LOST;
     h->shm->lane = lane;
     h->shm->pos = pos;
     h->shm->n = count;
@@ -566,7 +604,7 @@ static int px_decode(void *self, int lane, int32_t token, char *msg, size_t n)
 {
     hostp *h = self;
     if (ensure_alive(h, false, msg, n))
-        return 1;
+        return REPLAY_HOST_LOST;
     h->shm->lane = lane;
     h->shm->token = token;
     h->positions = 1;
@@ -578,16 +616,18 @@ static int px_logits(void *self, int lane, int first, int count, void *dst, char
     hostp *h = self;
     size_t esz = h->have_info && h->info.logits_dtype == GOLDEN_BK_BF16 ? 2 : 4;
     if (count < 0 || (size_t)count * esz > REPLAY_HOST_DATA)
-        return snprintf(msg, n, "logits of %d entries are beyond the channel", count), 1;
+        return snprintf(msg, n, "logits of %d entries are beyond the channel", count),
+               REPLAY_HOST_LOST;
     if (ensure_alive(h, false, msg, n))
-        return 1;
+        return REPLAY_HOST_LOST;
     h->shm->lane = lane;
     h->shm->first = first;
     h->shm->count = count;
     h->shm->length = (int64_t)esz;
     h->positions = 0;
-    if (exchange(h, REPLAY_OP_LOGITS, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n))
-        return 1;
+    int rc = exchange(h, REPLAY_OP_LOGITS, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n);
+    if (rc)
+        return rc;
     memcpy(dst, h->data, (size_t)count * esz);
     return 0;
 }
@@ -596,7 +636,7 @@ static int px_truncate(void *self, int lane, int64_t length, char *msg, size_t n
 {
     hostp *h = self;
     if (ensure_alive(h, false, msg, n))
-        return 1;
+        return REPLAY_HOST_LOST;
     h->shm->lane = lane;
     h->shm->length = length;
     h->positions = 0;
@@ -607,7 +647,7 @@ static int px_reset(void *self, int lane, char *msg, size_t n)
 {
     hostp *h = self;
     if (ensure_alive(h, lane < 0, msg, n))
-        return 1;
+        return REPLAY_HOST_LOST;
     h->shm->lane = lane;
     h->positions = 0;
     return exchange(h, REPLAY_OP_RESET, deadline_of(h, REPLAY_OP_RESET, 1), msg, n);
@@ -618,11 +658,12 @@ int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n)
     hostp *h = self;
     *len = -1;
     if (ensure_alive(h, false, msg, n))
-        return 1;
+        return REPLAY_HOST_LOST;
     h->shm->lane = lane;
     h->positions = 0;
-    if (exchange(h, REPLAY_OP_LENGTH, deadline_of(h, REPLAY_OP_LENGTH, 1), msg, n))
-        return 1;
+    int rc = exchange(h, REPLAY_OP_LENGTH, deadline_of(h, REPLAY_OP_LENGTH, 1), msg, n);
+    if (rc)
+        return rc;
     *len = h->shm->value;
     return 0;
 }
@@ -634,11 +675,97 @@ static int64_t px_length(void *self, int lane)
     return replay_host_length(self, lane, &len, msg, sizeof msg) ? -1 : len;
 }
 
-static const golden_backend_vtable proxy = {GOLDEN_BACKEND_ABI_VERSION, "host", px_open, px_close,
-                                            px_info, px_hooks, px_prefill, px_decode, px_logits,
-                                            px_truncate, px_reset, px_length};
+/* ---- ABI version 2 through the host ---- */
 
-const golden_backend_vtable *replay_host_vtable(void) { return &proxy; }
+static int px_decode_at(void *self, int lane, int64_t pos, int32_t token, int64_t *written,
+                        char *msg, size_t n)
+{
+    hostp *h = self;
+    if (ensure_alive(h, false, msg, n))
+        return REPLAY_HOST_LOST;
+    h->shm->lane = lane;
+    h->shm->pos = pos;
+    h->shm->token = token;
+    h->positions = 1;
+    int rc = exchange(h, REPLAY_OP_DECODE_AT, deadline_of(h, REPLAY_OP_DECODE_AT, 1), msg, n);
+    *written = rc == REPLAY_HOST_LOST || !h->shm ? -1 : h->shm->value; /* one read, then compared */
+    return rc;
+}
+
+static int px_prefill_keep(void *self, int lane, int64_t pos, const int32_t *tokens,
+                           size_t count, const int64_t *keep, size_t n_keep, char *msg, size_t n)
+{
+    hostp *h = self;
+    if (count > REPLAY_HOST_DATA / 8 || n_keep > GOLDEN_BK_MAX_KEEP)
+        return snprintf(msg, n, "prefill of %zu tokens is beyond the channel", count),
+               REPLAY_HOST_LOST;
+    if (ensure_alive(h, false, msg, n))
+        return REPLAY_HOST_LOST;
+    h->shm->lane = lane;
+    h->shm->pos = pos;
+    h->shm->n = count;
+    h->shm->n_keep = n_keep;
+    memcpy((void *)h->data, tokens, count * sizeof *tokens);
+    if (n_keep)
+        memcpy((void *)(h->data + count * sizeof *tokens), keep, n_keep * sizeof *keep);
+    h->positions = (int64_t)count;
+    return exchange(h, REPLAY_OP_PREFILL_KEEP, deadline_of(h, REPLAY_OP_PREFILL, count), msg, n);
+}
+
+static int px_logits_at(void *self, int lane, int64_t pos, int first, int count, void *dst,
+                        char *msg, size_t n)
+{
+    hostp *h = self;
+    size_t esz = h->have_info && h->info.logits_dtype == GOLDEN_BK_BF16 ? 2 : 4;
+    if (count < 0 || (size_t)count * esz > REPLAY_HOST_DATA)
+        return snprintf(msg, n, "logits of %d entries are beyond the channel", count),
+               REPLAY_HOST_LOST;
+    if (ensure_alive(h, false, msg, n))
+        return REPLAY_HOST_LOST;
+    h->shm->lane = lane;
+    h->shm->pos = pos;
+    h->shm->first = first;
+    h->shm->count = count;
+    h->shm->length = (int64_t)esz;
+    h->positions = 0;
+    int rc = exchange(h, REPLAY_OP_LOGITS_AT, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n);
+    if (rc)
+        return rc;
+    memcpy(dst, h->data, (size_t)count * esz);
+    return 0;
+}
+
+static int px_topk(void *self, int lane, int k, float *values, int32_t *indices, char *msg,
+                   size_t n)
+{
+    hostp *h = self;
+    if (k < 1 || k > GOLDEN_BK_MAX_TOPK)
+        return snprintf(msg, n, "top-k of %d entries is beyond the channel", k), REPLAY_HOST_LOST;
+    if (ensure_alive(h, false, msg, n))
+        return REPLAY_HOST_LOST;
+    h->shm->lane = lane;
+    h->shm->count = k;
+    h->positions = 0;
+    int rc = exchange(h, REPLAY_OP_TOPK, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n);
+    if (rc)
+        return rc;
+    memcpy(values, h->data, (size_t)k * sizeof *values);
+    memcpy(indices, h->data + (size_t)k * sizeof *values, (size_t)k * sizeof *indices);
+    return 0;
+}
+
+static const golden_backend_vtable_v2 proxy = {
+    {GOLDEN_BACKEND_ABI_VERSION, "host", px_open, px_close, px_info, px_hooks, px_prefill,
+     px_decode, px_logits, px_truncate, px_reset, px_length},
+    sizeof(golden_backend_vtable_v2), 0, px_decode_at, px_prefill_keep, px_logits_at, px_topk};
+
+const golden_backend_vtable_v2 *replay_host_vtable(void) { return &proxy; }
+unsigned replay_host_abi(const void *self, unsigned *flags)
+{
+    const hostp *h = self;
+    *flags = h->flags;
+    return h->abi;
+}
 const char *replay_host_name(const void *self) { return ((const hostp *)self)->name; }
 const char *replay_host_log(const void *self) { return ((const hostp *)self)->log; }
 

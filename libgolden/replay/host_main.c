@@ -19,6 +19,7 @@ typedef struct {
     replay_host_shm *shm;
     unsigned char *data;
     const golden_backend_vtable *vt;
+    const golden_backend_vtable_v2 *vt2; /* NULL: a version 1 backend */
     void *self;
     char *msg;            /* REPLAY_HOST_MSG bytes, a guard page after them */
     unsigned char *out;   /* logits buffer: ends at a guard page */
@@ -104,7 +105,7 @@ static int do_open(int argc, char **argv, replay_host_shm *s)
     golden_error err;
     golden_error_clear(&err);
     void *dl = NULL;
-    if (replay_find_vtable(argv[1], &H.vt, &dl, &err) != 0) {
+    if (replay_find_vtable(argv[1], &H.vt, &H.vt2, &dl, &err) != 0) {
         s->code = err.code;
         snprintf(s->where, sizeof s->where, "%.255s", err.where);
         snprintf(H.msg, REPLAY_HOST_MSG, "%s", err.what);
@@ -124,8 +125,10 @@ static int do_open(int argc, char **argv, replay_host_shm *s)
         keys[i] = own[i];
         vals[i] = eq + 1;
     }
-    golden_backend_open_args args = {GOLDEN_BACKEND_ABI_VERSION, argv[2][0] ? argv[2] : NULL, n,
+    golden_backend_open_args args = {H.vt->abi_version, argv[2][0] ? argv[2] : NULL, n,
                                      keys, vals, atoi(argv[3])};
+    s->abi = H.vt2 ? 2 : 1;
+    s->flags = H.vt2 ? H.vt2->flags : 0;
     snprintf(s->name, sizeof s->name, "%s", H.vt->name ? H.vt->name : "backend");
     int rc = H.vt->open(&args, &H.self, H.msg, REPLAY_HOST_MSG);
     if (rc == 0 && !H.self)
@@ -154,6 +157,94 @@ static int do_logits(replay_host_shm *s)
     int rc = H.vt->logits(H.self, s->lane, s->first, s->count, H.out, H.msg, REPLAY_HOST_MSG);
     if (rc == 0)
         memcpy(H.data, H.out, bytes);
+    return rc;
+}
+
+/* prefill_keep: tokens and kept positions leave the channel first (taps reuse it). */
+static int do_prefill_keep(replay_host_shm *s)
+{
+    if (s->n > REPLAY_HOST_DATA / 8 || s->n_keep > GOLDEN_BK_MAX_KEEP)
+        return snprintf(H.msg, REPLAY_HOST_MSG, "prefill beyond the channel"), GOLDEN_BK_E_INVALID;
+    size_t n = (size_t)s->n, nk = (size_t)s->n_keep;
+    int32_t *tokens = malloc(n ? n * sizeof *tokens : 1);
+    int64_t *keep = malloc(nk ? nk * sizeof *keep : 1);
+    int rc = GOLDEN_BK_E_NOMEM;
+    if (!tokens || !keep) {
+        snprintf(H.msg, REPLAY_HOST_MSG, "out of memory for the tokens");
+    } else {
+        memcpy(tokens, H.data, n * sizeof *tokens);
+        memcpy(keep, H.data + n * sizeof *tokens, nk * sizeof *keep);
+        rc = H.vt2->prefill_keep(H.self, s->lane, s->pos, tokens, n, keep, nk, H.msg,
+                                 REPLAY_HOST_MSG);
+    }
+    free(tokens);
+    free(keep);
+    return rc;
+}
+
+/* logits_at and topk write into a buffer that ends at a guard page, then into the channel. */
+static int out_buffer(size_t bytes)
+{
+    if (bytes == H.out_bytes && H.out)
+        return 0;
+    if (H.out_map)
+        munmap(H.out_map, H.out_map_len);
+    H.out_map = NULL;
+    H.out = guarded(bytes, &H.out_map, &H.out_map_len);
+    H.out_bytes = bytes;
+    if (!H.out)
+        return snprintf(H.msg, REPLAY_HOST_MSG, "out of memory for the output"), GOLDEN_BK_E_NOMEM;
+    return 0;
+}
+
+static int do_v2(replay_host_shm *s)
+{
+    if (!H.vt2)
+        return snprintf(H.msg, REPLAY_HOST_MSG, "the backend is of ABI version 1"),
+               GOLDEN_BK_E_INVALID;
+    if (s->op == REPLAY_OP_DECODE_AT) {
+        int64_t written = -1;
+        int rc = H.vt2->decode_at(H.self, s->lane, s->pos, s->token, &written, H.msg,
+                                  REPLAY_HOST_MSG);
+        s->value = written;
+        return rc;
+    }
+    if (s->op == REPLAY_OP_PREFILL_KEEP)
+        return do_prefill_keep(s);
+    if (s->op == REPLAY_OP_LOGITS_AT) {
+        size_t esz = s->length == 2 ? 2 : 4;
+        if (s->count < 0 || (size_t)s->count * esz > REPLAY_HOST_DATA)
+            return snprintf(H.msg, REPLAY_HOST_MSG, "logits count %d beyond the channel",
+                            s->count), GOLDEN_BK_E_INVALID;
+        size_t bytes = (size_t)s->count * esz;
+        int rc = out_buffer(bytes);
+        if (rc == 0)
+            rc = H.vt2->logits_at(H.self, s->lane, s->pos, s->first, s->count, H.out, H.msg,
+                                  REPLAY_HOST_MSG);
+        if (rc == 0)
+            memcpy(H.data, H.out, bytes);
+        return rc;
+    }
+    /* REPLAY_OP_TOPK: values then indices, each in a guarded buffer */
+    if (s->count < 1 || s->count > GOLDEN_BK_MAX_TOPK)
+        return snprintf(H.msg, REPLAY_HOST_MSG, "top-k of %d beyond the channel", s->count),
+               GOLDEN_BK_E_INVALID;
+    size_t k = (size_t)s->count;
+    unsigned char *imap;
+    size_t imap_len;
+    int32_t *idx = guarded(k * sizeof *idx, &imap, &imap_len);
+    int rc = idx ? out_buffer(k * sizeof(float)) : GOLDEN_BK_E_NOMEM;
+    if (!idx)
+        snprintf(H.msg, REPLAY_HOST_MSG, "out of memory for the output");
+    if (rc == 0)
+        rc = H.vt2->topk(H.self, s->lane, s->count, (float *)(void *)H.out, idx, H.msg,
+                         REPLAY_HOST_MSG);
+    if (rc == 0) {
+        memcpy(H.data, H.out, k * sizeof(float));
+        memcpy(H.data + k * sizeof(float), idx, k * sizeof *idx);
+    }
+    if (idx)
+        munmap(imap, imap_len);
     return rc;
 }
 
@@ -186,6 +277,10 @@ static int do_call(int argc, char **argv, replay_host_shm *s)
         return H.vt->truncate(H.self, s->lane, s->length, H.msg, REPLAY_HOST_MSG);
     case REPLAY_OP_RESET: return H.vt->reset(H.self, s->lane, H.msg, REPLAY_HOST_MSG);
     case REPLAY_OP_LENGTH: s->value = H.vt->length(H.self, s->lane); return 0;
+    case REPLAY_OP_DECODE_AT:
+    case REPLAY_OP_PREFILL_KEEP:
+    case REPLAY_OP_LOGITS_AT:
+    case REPLAY_OP_TOPK: return do_v2(s);
     case REPLAY_OP_CLOSE:
         if (H.vt && H.self && H.self != &H)
             H.vt->close(H.self);

@@ -33,8 +33,14 @@
 
 enum {
     REPLAY_OP_OPEN = 1, REPLAY_OP_INFO, REPLAY_OP_HOOKS, REPLAY_OP_PREFILL, REPLAY_OP_DECODE,
-    REPLAY_OP_LOGITS, REPLAY_OP_TRUNCATE, REPLAY_OP_RESET, REPLAY_OP_LENGTH, REPLAY_OP_CLOSE
+    REPLAY_OP_LOGITS, REPLAY_OP_TRUNCATE, REPLAY_OP_RESET, REPLAY_OP_LENGTH, REPLAY_OP_CLOSE,
+    /* ABI version 2 */
+    REPLAY_OP_DECODE_AT, REPLAY_OP_PREFILL_KEEP, REPLAY_OP_LOGITS_AT, REPLAY_OP_TOPK,
+    REPLAY_OP_COUNT
 };
+/* What the proxy returns for a call that lost the host (crash, exit, hang, broken protocol,
+ * interrupt): never a backend's code, so the message is known to be the proxy's own. */
+#define REPLAY_HOST_LOST 0x7fff0001
 enum {
     REPLAY_MSG_CALL = 1, /* harness -> host: do shm->op */
     REPLAY_MSG_DONE,     /* host -> harness: the answer is in shm */
@@ -54,9 +60,11 @@ typedef struct {
     int32_t op, lane, first, count, token, want_taps;
     int64_t pos, length;
     uint64_t n; /* prefill: tokens in the data region */
+    uint64_t n_keep; /* prefill_keep: positions (int64) in the data region after the tokens */
     /* the answer (written by the host) */
     int32_t rc, code;
     int64_t value;
+    uint32_t abi, flags; /* open: the backend's ABI version and its version 2 flags */
     char name[64];
     char where[256];
     char msg[REPLAY_HOST_MSG];
@@ -73,8 +81,8 @@ int replay_host_main(int argc, char **argv);
 
 /* Find a backend's table: built-in `cpu` or a plug-in's entry symbol (dl set to its handle),
  * its ABI version and functions checked. */
-int replay_find_vtable(const char *spec, const golden_backend_vtable **vt, void **dl,
-                       golden_error *err);
+int replay_find_vtable(const char *spec, const golden_backend_vtable **vt,
+                       const golden_backend_vtable_v2 **vt2, void **dl, golden_error *err);
 
 /* Whether info is within the budgets above (a message naming what is not, into err). */
 int replay_check_info(const golden_backend_info *in, const char *where, golden_error *err);
@@ -87,7 +95,9 @@ void replay_clean_text(char *dst, size_t n, const char *src, size_t src_len);
  * instance (the host). Errors of the load (not found, ABI version, open) as values. */
 int replay_host_start(const golden_backend_load_opts *o, const golden_backend_isolation *iso,
                       void **self, golden_error *err);
-const golden_backend_vtable *replay_host_vtable(void);
+const golden_backend_vtable_v2 *replay_host_vtable(void);
+/* The ABI version of the backend the host opened (1 or 2), and its flags into *flags. */
+unsigned replay_host_abi(const void *self, unsigned *flags);
 /* length() through the host, with the host's death as an error (the table's length has none). */
 int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n);
 /* golden_backend_length with errors: a backend host that died or hung is one (a backend in this
@@ -98,4 +108,11 @@ void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t
 /* The backend's own name (cleaned) and the host's log file. */
 const char *replay_host_name(const void *self);
 const char *replay_host_log(const void *self);
+
+/* The fault kind of a failed backend call: from the code of a version 2 backend, from the
+ * message of a version 1 one or of a host the proxy lost (replay_fault_kind). */
+const char *replay_backend_fault_kind(const golden_backend *b, const golden_error *err);
+/* Whether a failed call was the contract's refusal of positions past the context limit. */
+bool replay_refused_for_limit(const golden_backend *b, const golden_error *err);
+int replay_cmp_i32(const void *a, const void *b);
 #endif

@@ -85,6 +85,9 @@ static int on_line(void *vctx, golden_doc *doc, size_t line, golden_error *err)
     k->prompt = json_integer_value(json_object_get(r, "prompt_tokens"));
     k->past = json_integer_value(json_object_get(r, "past_tokens"));
     k->output = json_integer_value(json_object_get(r, "output_tokens"));
+    json_t *cc = json_object_get(r, "concurrency"); /* the schema: an integer >= 1 */
+    json_int_t conc = cc ? json_integer_value(cc) : 1;
+    k->concurrency = conc >= 1 && conc <= REPLAY_MAX_LANES ? (int)conc : -1;
     k->rejection = json_is_true(json_object_get(r, "rejection"));
     json_t *ee = json_object_get(r, "expected_error");
     if (ee)
@@ -97,6 +100,10 @@ static int on_line(void *vctx, golden_doc *doc, size_t line, golden_error *err)
                       : k->past < 0 || k->past > REPLAY_MAX_CONTEXT   ? "past_tokens"
                       : k->output < 0 || k->output > REPLAY_MAX_CONTEXT ? "output_tokens"
                                                                       : NULL;
+    if (!big && k->concurrency < 1)
+        return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                "case %s: concurrency %lld is beyond the lane budget (%d)",
+                                k->case_id, (long long)conc, REPLAY_MAX_LANES);
     if (big)
         return golden_fail_what(err, GOLDEN_EINVAL, where,
                                 "case %s: %s %lld is beyond the largest context (%lld)", k->case_id,

@@ -119,8 +119,11 @@ static int emit(mx *m, const char *id, const char *dataset, bool decode, int64_t
 static int content_sets(mx *m, bool decode, int64_t len, int64_t out, golden_error *err)
 {
     const golden_replay_matrix_opts *o = m->o;
-    int nr = o->random_per_len > 0 ? o->random_per_len : 20;
-    int np = o->repeated_per_len > 0 ? o->repeated_per_len : 10;
+    /* version 2: 0 is none (--random 0); version 1: 0 was the default */
+    int nr = o->random_per_len > 0 || (o->version >= 2 && o->random_per_len == 0)
+                 ? o->random_per_len : 20;
+    int np = o->repeated_per_len > 0 || (o->version >= 2 && o->repeated_per_len == 0)
+                 ? o->repeated_per_len : 10;
     int64_t prompt = decode ? 0 : len, past = decode ? len : 0;
     if (!decode && len == 0)
         return 0;

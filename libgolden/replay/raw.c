@@ -14,10 +14,10 @@ int replay_raw_write(FILE *f, const replay_request *r, golden_error *err)
 {
     fprintf(f,
             "{\"schema\":\"calculet-raw-request/v1\",\"request_id\":\"%s/%s/%d\",\"case_id\":\"%s\","
-            "\"side\":\"%s\",\"run\":%d,\"warmup\":%s,\"steady\":true,\"concurrency\":1,"
+            "\"side\":\"%s\",\"run\":%d,\"warmup\":%s,\"steady\":true,\"concurrency\":%d,"
             "\"output_tokens\":%lld",
             r->side, r->case_id, r->run, r->case_id, r->side, r->run, r->warmup ? "true" : "false",
-            (long long)r->output_tokens);
+            r->concurrency > 1 ? r->concurrency : 1, (long long)r->output_tokens);
     if (r->has_ttft)
         fprintf(f, ",\"ttft_ms\":%.6f", r->ttft_ms);
     if (r->has_tpot)

@@ -31,10 +31,15 @@ typedef struct {
 } tap_buf;
 
 typedef struct {
+    tap_buf *v;
+    size_t n, cap;
+} tap_set;
+
+typedef struct {
     const golden_replay_run_opts *o;
     const golden_backend_info *info;
-    tap_buf *taps;
-    size_t n_taps, cap_taps;
+    tap_set main_taps; /* the requests of a concurrency-1 case */
+    tap_set *ts;       /* where taps go now (NULL: the call's request keeps none) */
     replay_request *req;   /* the request whose backend marks are being recorded, or NULL */
     bool tap_failed;
     const char *fault_kind; /* set when a request failed by the backend's doing (a fault) */
@@ -60,24 +65,25 @@ static int on_tap(void *ctx, const char *name, int layer, int dtype, int64_t row
                   const void *data)
 {
     run_state *s = ctx;
-    if (!tap_wanted(s->o->taps, name))
+    tap_set *ts = s->ts;
+    if (!ts || !tap_wanted(s->o->taps, name))
         return 0;
     if ((dtype != GOLDEN_BK_F32 && dtype != GOLDEN_BK_I32) || rows < 0 || cols < 1)
         return s->tap_failed = true, 1;
     tap_buf *t = NULL;
-    for (size_t i = 0; i < s->n_taps; i++)
-        if (strcmp(s->taps[i].name, name) == 0)
-            t = &s->taps[i];
+    for (size_t i = 0; i < ts->n; i++)
+        if (strcmp(ts->v[i].name, name) == 0)
+            t = &ts->v[i];
     if (!t) {
-        if (s->n_taps == s->cap_taps) {
-            size_t nc = s->cap_taps ? 2 * s->cap_taps : 64;
-            tap_buf *nt = realloc(s->taps, nc * sizeof *nt);
+        if (ts->n == ts->cap) {
+            size_t nc = ts->cap ? 2 * ts->cap : 64;
+            tap_buf *nt = realloc(ts->v, nc * sizeof *nt);
             if (!nt)
                 return s->tap_failed = true, 1;
-            s->taps = nt;
-            s->cap_taps = nc;
+            ts->v = nt;
+            ts->cap = nc;
         }
-        t = &s->taps[s->n_taps++];
+        t = &ts->v[ts->n++];
         memset(t, 0, sizeof *t);
         snprintf(t->name, sizeof t->name, "%s", name);
         t->layer = layer;
@@ -132,19 +138,19 @@ typedef struct {
 /* A backend call failed: a fault of the kind its message names. GOLDEN_ERR. */
 static int backend_failed(run_state *s, const golden_error *err)
 {
-    s->fault_kind = replay_fault_kind(err->what);
+    s->fault_kind = replay_backend_fault_kind(s->o->backend, err);
     return GOLDEN_ERR;
 }
 
 /* logits -> f32 row -> greedy -> token appended: the last four stages of one step. */
-static int finish_step(run_state *s, golden_backend *b, case_out *co, int64_t i,
+static int finish_step(run_state *s, golden_backend *b, int lane, case_out *co, int64_t i,
                        replay_request *rq, golden_error *err)
 {
     const golden_backend_info *in = s->info;
     uint64_t *st = rq ? rq->stage[0] : NULL;
     float *row = co->logits + i * in->vocab_size;
     s->req = rq; /* the backend marks d2h */
-    int rc = golden_backend_logits(b, 0, 0, in->vocab_size, co->raw_row, err);
+    int rc = golden_backend_logits(b, lane, 0, in->vocab_size, co->raw_row, err);
     s->req = NULL;
     if (rc)
         return backend_failed(s, err);
@@ -207,7 +213,7 @@ static int request(run_state *s, golden_backend *b, const golden_replay_case *k,
     s->req = NULL;
     if (rc)
         return backend_failed(s, err);
-    if (finish_step(s, b, co, 0, k->decode ? NULL : rq, err))
+    if (finish_step(s, b, 0, co, 0, k->decode ? NULL : rq, err))
         return GOLDEN_ERR;
     uint64_t first_flush = replay_now_ns(), steps_start = first_flush;
     if (!k->decode) {
@@ -232,11 +238,12 @@ static int request(run_state *s, golden_backend *b, const golden_replay_case *k,
             rq->stage[REPLAY_INPUT_PREPARE][1] = replay_now_ns();
             s->req = rq;
         }
-        rc = golden_backend_decode(b, 0, tok, err);
+        /* at the harness's own count: a version 2 backend says where it wrote, and that is checked */
+        rc = golden_backend_decode_at(b, 0, (int64_t)k->n_ids + i - 1, tok, err);
         s->req = NULL;
         if (rc)
             return backend_failed(s, err);
-        if (finish_step(s, b, co, i, timed ? rq : NULL, err))
+        if (finish_step(s, b, 0, co, i, timed ? rq : NULL, err))
             return GOLDEN_ERR;
     }
     if (k->output >= 2) {
@@ -296,8 +303,8 @@ static int write_case(run_state *s, golden_writer *w, const golden_replay_case *
     snprintf(name, sizeof name, "cases/%s/logits", k->case_id);
     if (put(w, name, GOLDEN_F32, 2, k->output, s->info->vocab_size, -1, "lm_head", co->logits, err))
         return GOLDEN_ERR;
-    for (size_t i = 0; i < s->n_taps; i++) {
-        const tap_buf *t = &s->taps[i];
+    for (size_t i = 0; s->ts && i < s->ts->n; i++) {
+        const tap_buf *t = &s->ts->v[i];
         snprintf(name, sizeof name, "cases/%s/%s", k->case_id, t->name);
         if (put(w, name, t->dtype == GOLDEN_BK_I32 ? GOLDEN_I32 : GOLDEN_F32, 2, t->rows, t->cols,
                 t->layer, tap_family(t->name), t->data, err))
@@ -316,12 +323,14 @@ static bool case_selected(const golden_replay_run_opts *o, const char *id)
     return false;
 }
 
-static void taps_reset(run_state *s)
+static void taps_clear(tap_set *t)
 {
-    for (size_t i = 0; i < s->n_taps; i++)
-        free(s->taps[i].data);
-    s->n_taps = 0;
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i].data);
+    t->n = 0;
 }
+
+static void taps_reset(run_state *s) { taps_clear(&s->main_taps); }
 
 /* A request failed by the backend's doing: note the fault, reset every lane and submit the
  * same request again (no taps, no timings kept); the retest passes when it completes with
@@ -418,6 +427,228 @@ static int run_case(run_state *s, golden_writer *w, FILE *raw, const golden_repl
     return rc;
 }
 
+/* ---- concurrency > 1: several requests of a case in flight, each on its own lane ---- */
+
+/* One request in flight. */
+typedef struct {
+    bool busy;
+    int r;              /* its run number (warm-ups first) */
+    int64_t step;       /* the next output step; 0 = not started */
+    uint64_t ready;     /* when its last call ended (it waits from then for its turn) */
+    uint64_t steps_start;
+    case_out co;
+    replay_request rq;
+    tap_set taps;
+} flight;
+
+/* The first call of a request on its lane: reset, prefill, the first token. The client queue
+ * is the real wait from its issue to its turn; the service queue is the lane's reset. */
+static int flight_start(run_state *s, golden_backend *b, const golden_replay_case *k, flight *f,
+                        int lane, golden_error *err)
+{
+    replay_request *rq = &f->rq;
+    rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
+    rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
+    if (golden_backend_reset(b, lane, err))
+        return backend_failed(s, err);
+    rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
+    uint64_t t0 = replay_now_ns();
+    int32_t *ids = malloc(k->n_ids * sizeof *ids);
+    if (!ids)
+        return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
+    memcpy(ids, k->ids, k->n_ids * sizeof *ids);
+    uint64_t t1 = replay_now_ns();
+    if (!k->decode) {
+        rq->stage[REPLAY_INPUT_PREPARE][0] = t0;
+        rq->stage[REPLAY_INPUT_PREPARE][1] = t1;
+        s->req = rq;
+    }
+    int rc = golden_backend_prefill(b, lane, 0, ids, k->n_ids, err);
+    free(ids);
+    s->req = NULL;
+    if (rc)
+        return backend_failed(s, err);
+    if (finish_step(s, b, lane, &f->co, 0, k->decode ? NULL : rq, err))
+        return GOLDEN_ERR;
+    f->steps_start = replay_now_ns();
+    if (!k->decode) {
+        rq->has_ttft = true;
+        rq->ttft_ms = (double)(rq->stage[REPLAY_STREAM_FLUSH][1] - rq->stage[REPLAY_CLIENT_QUEUE][0]) / 1e6;
+        f->steps_start = rq->stage[REPLAY_STREAM_FLUSH][1];
+    }
+    f->step = 1;
+    return 0;
+}
+
+/* The start of a request, and when it ended (a decode case's first timed step waits, its
+ * client queue, from then until its turn). */
+static int flight_advance(run_state *s, golden_backend *b, const golden_replay_case *k, flight *f,
+                          int lane, golden_error *err)
+{
+    int rc = flight_start(s, b, k, f, lane, err);
+    f->ready = replay_now_ns();
+    return rc;
+}
+
+/* One decode step at the harness's own count. */
+static int flight_step(run_state *s, golden_backend *b, const golden_replay_case *k, flight *f,
+                       int lane, golden_error *err)
+{
+    replay_request *rq = &f->rq;
+    int64_t i = f->step;
+    bool timed = k->decode && i == 1;
+    if (timed) {
+        rq->stage[REPLAY_CLIENT_QUEUE][0] = f->ready;
+        f->steps_start = f->ready;
+        rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
+        rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
+        rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
+        rq->stage[REPLAY_INPUT_PREPARE][0] = replay_now_ns();
+    }
+    int32_t tok = (int32_t)f->co.tokens[i - 1];
+    if (timed) {
+        rq->stage[REPLAY_INPUT_PREPARE][1] = replay_now_ns();
+        s->req = rq;
+    }
+    int rc = golden_backend_decode_at(b, lane, (int64_t)k->n_ids + i - 1, tok, err);
+    s->req = NULL;
+    if (rc)
+        return backend_failed(s, err);
+    if (finish_step(s, b, lane, &f->co, i, timed ? rq : NULL, err))
+        return GOLDEN_ERR;
+    f->step++;
+    f->ready = replay_now_ns();
+    if (f->step == k->output && k->output >= 2) {
+        rq->has_tpot = true;
+        rq->tpot_ms = (double)(f->ready - f->steps_start) / 1e6 / (double)(k->output - 1);
+    }
+    return 0;
+}
+
+static void flights_free(flight *fl, int n)
+{
+    for (int i = 0; fl && i < n; i++) {
+        free(fl[i].co.logits);
+        free(fl[i].co.tokens);
+        free(fl[i].co.raw_row);
+        taps_clear(&fl[i].taps);
+        free(fl[i].taps.v);
+    }
+    free(fl);
+}
+
+/* A request completed: its raw line, and the golden when it is the first measured run. */
+static int flight_done(run_state *s, golden_writer *w, FILE *raw, const golden_replay_case *k,
+                       flight *f, int warm, golden_replay_run_result *res, golden_error *err)
+{
+    f->busy = false;
+    if (s->tap_failed)
+        return golden_fail_what(err, GOLDEN_EINVAL, k->case_id,
+                                "a tap of the backend was malformed or out of memory");
+    res->requests++;
+    s->ts = &f->taps;
+    int rc = replay_raw_write(raw, &f->rq, err) || (f->r == warm && write_case(s, w, k, &f->co, err));
+    s->ts = NULL;
+    return rc ? GOLDEN_ERR : 0;
+}
+
+/* Every run of one case with conc requests in flight (closed loop: a lane that finishes takes
+ * the next request at once); the calls go out one at a time, round robin over the lanes. */
+static int run_case_conc(run_state *s, golden_writer *w, FILE *raw, const golden_replay_case *k,
+                         int conc, golden_replay_run_result *res, golden_error *err)
+{
+    const golden_replay_run_opts *o = s->o;
+    golden_backend *b = o->backend;
+    int warm = o->warmup < 0 ? 10 : o->warmup;
+    int runs = o->runs >= 0 ? o->runs : (k->past + k->prompt + k->output <= 128 ? 100 : 30);
+    runs = runs < 1 ? 1 : runs;
+    if (conc > s->info->num_lanes)
+        return golden_fail_what(err, GOLDEN_EINVAL, k->case_id, "concurrency %d needs %d lanes, "
+                                "the backend has %d", conc, conc, s->info->num_lanes);
+    uint64_t bytes;
+    if (__builtin_mul_overflow((uint64_t)k->output, (uint64_t)s->info->vocab_size * 4, &bytes) ||
+        __builtin_mul_overflow(bytes, (uint64_t)conc, &bytes) || bytes > REPLAY_MAX_LOGITS_BYTES)
+        return golden_fail_what(err, GOLDEN_EINVAL, k->case_id,
+                                "%d requests of %lld output tokens x %d logits in flight are beyond "
+                                "the memory budget of %llu bytes", conc, (long long)k->output,
+                                s->info->vocab_size, (unsigned long long)REPLAY_MAX_LOGITS_BYTES);
+    flight *fl = calloc((size_t)conc, sizeof *fl);
+    int rc = fl ? 0 : golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
+    for (int i = 0; rc == 0 && i < conc; i++) {
+        fl[i].co.logits = malloc((size_t)k->output * (size_t)s->info->vocab_size * 4);
+        fl[i].co.tokens = malloc((size_t)k->output * 8);
+        fl[i].co.raw_row = malloc((size_t)s->info->vocab_size * 4);
+        if (!fl[i].co.logits || !fl[i].co.tokens || !fl[i].co.raw_row)
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory for the logits");
+    }
+    bool taps_none = o->taps && strcmp(o->taps, "none") == 0;
+    int next = 0, done = 0, total = warm + runs, hooked = -1;
+    while (rc == 0 && done < total) {
+        if (o->stop && *o->stop) {
+            rc = golden_fail_what(err, GOLDEN_EIO, k->case_id, "interrupted");
+            break;
+        }
+        bool want = false;
+        for (int L = 0; L < conc; L++) {
+            flight *f = &fl[L];
+            if (!f->busy && next < total) { /* issued now: its client queue starts */
+                f->busy = true;
+                f->r = next++;
+                f->step = 0;
+                taps_clear(&f->taps);
+                memset(&f->rq, 0, sizeof f->rq);
+                f->rq = (replay_request){.side = o->side, .case_id = k->case_id, .run = f->r,
+                                         .concurrency = conc, .warmup = f->r < warm,
+                                         .output_tokens = k->output};
+                f->rq.stage[REPLAY_CLIENT_QUEUE][0] = replay_now_ns();
+            }
+            want |= f->busy && f->r == warm && !taps_none; /* a golden run in flight */
+        }
+        s->fault_kind = NULL;
+        if (hooked != want) {
+            golden_backend_hooks h = {s, on_tap, on_mark, want};
+            if (golden_backend_set_hooks(b, &h, err)) {
+                backend_failed(s, err);
+                golden_error inner = *err;
+                rc = golden_fail_what(err, inner.code, k->case_id, "request %s/%s: set_hooks: %s",
+                                      o->side, k->case_id, inner.what);
+                break;
+            }
+            hooked = want;
+        }
+        for (int L = 0; rc == 0 && L < conc; L++) {
+            flight *f = &fl[L];
+            if (!f->busy)
+                continue;
+            s->ts = f->r == warm ? &f->taps : NULL;
+            s->fault_kind = NULL;
+            int c = f->step == 0 ? flight_advance(s, b, k, f, L, err)
+                                 : flight_step(s, b, k, f, L, err);
+            s->ts = NULL;
+            if (c) {
+                golden_error inner = *err;
+                bool stopped = o->stop && *o->stop;
+                const char *retested = s->fault_kind && !stopped
+                                           ? record_fault(s, k, f->r, &inner, &f->co) : "";
+                rc = golden_fail_what(err, inner.code, k->case_id,
+                                      "request %s/%s/%d (lane %d of %d in flight): %s%s%s%s",
+                                      o->side, k->case_id, f->r, L, conc, inner.where,
+                                      inner.where[0] ? ": " : "", inner.what, retested);
+                break;
+            }
+            if (f->step == k->output) {
+                rc = flight_done(s, w, raw, k, f, warm, res, err);
+                done++;
+                if (rc == 0 && o->progress)
+                    o->progress(o->progress_ctx, (size_t)done, (size_t)total, k->case_id);
+            }
+        }
+    }
+    s->ts = &s->main_taps;
+    flights_free(fl, conc);
+    return rc;
+}
+
 /* Submit one rejection case whole and expect the backend to refuse it. */
 static int check_rejection(run_state *s, const golden_replay_case *cases, size_t n,
                            golden_replay_run_result *res, golden_error *err)
@@ -436,9 +667,10 @@ static int check_rejection(run_state *s, const golden_replay_case *cases, size_t
         golden_backend_reset(s->o->backend, 0, &reset_err);
         int rc = golden_backend_prefill(s->o->backend, 0, 0, ids, (size_t)total, &e);
         free(ids);
+        bool limit = rc != 0 && replay_refused_for_limit(s->o->backend, &e); /* before the reset */
         golden_backend_reset(s->o->backend, 0, &reset_err); /* never overwrites the refusal */
         res->rejection_checked = true;
-        res->rejection_refused = rc != 0 && strstr(e.what, "context_limit_exceeded") != NULL;
+        res->rejection_refused = limit;
         /* refused, but not as the contract says: say with what, so nobody reads "accepted" */
         snprintf(res->rejection_other, sizeof res->rejection_other, "%s",
                  rc != 0 && !res->rejection_refused ? e.what : "");
@@ -473,7 +705,7 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     memset(res, 0, sizeof *res);
     if (!o->side || (strcmp(o->side, "baseline") != 0 && strcmp(o->side, "candidate") != 0))
         return golden_fail_what(err, GOLDEN_EINVAL, "--side", "must be baseline or candidate");
-    if (o->version < 1 || o->version > 2)
+    if (o->version < 1 || o->version > 3)
         return golden_fail_what(err, GOLDEN_EINVAL, "run", "options of an unknown version %u",
                                 o->version);
     const char *faults = o->version >= 2 ? o->faults : NULL;
@@ -487,6 +719,7 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     run_state s;
     memset(&s, 0, sizeof s);
     s.o = o;
+    s.ts = &s.main_taps;
     s.info = golden_backend_get_info(o->backend);
     golden_writer *w = NULL;
     golden_outfile *raw = NULL;
@@ -506,7 +739,9 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
             res->skipped_rejections++;
             continue;
         }
-        rc = run_case(&s, w, golden_outfile_stream(raw), &cases[i], res, err);
+        int conc = o->version >= 3 && o->concurrency > 0 ? o->concurrency : cases[i].concurrency;
+        rc = conc > 1 ? run_case_conc(&s, w, golden_outfile_stream(raw), &cases[i], conc, res, err)
+                      : run_case(&s, w, golden_outfile_stream(raw), &cases[i], res, err);
         res->cases += rc == 0;
     }
     if (rc == 0 && o->check_rejection)
@@ -524,7 +759,8 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     }
     if (faults && (rc == 0 || s.has_fault))
         rc = write_faults(&s, faults, rc, err);
-    free(s.taps);
+    taps_clear(&s.main_taps);
+    free(s.main_taps.v);
     golden_replay_cases_free(cases, n);
     return rc;
 }

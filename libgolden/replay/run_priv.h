@@ -15,6 +15,7 @@ enum {
 typedef struct {
     const char *side, *case_id;
     int run;
+    int concurrency;   /* requests of its case in flight with it (0 = 1) */
     bool warmup;
     int64_t output_tokens;
     bool has_ttft, has_tpot;

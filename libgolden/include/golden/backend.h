@@ -2,19 +2,50 @@
  * shared library (or the built-in `cpu` backend) so the harness can drive it and capture it.
  * Plain C, no libgolden types: a backend compiles against this header alone.
  *
- * A backend exports one symbol, GOLDEN_BACKEND_ENTRY, of type golden_backend_entry_fn, that
- * returns a pointer to a static golden_backend_vtable. The harness checks abi_version against
- * GOLDEN_BACKEND_ABI_VERSION before calling anything else. Every call returns 0 on success or
- * nonzero with a one-sentence message written into msg (never longer than msg_len - 1 bytes,
- * always NUL-terminated); a backend never aborts and never prints. */
+ * A version 1 backend exports one symbol, GOLDEN_BACKEND_ENTRY, of type golden_backend_entry_fn,
+ * that returns a pointer to a static golden_backend_vtable (abi_version 1). A version 2 backend
+ * exports GOLDEN_BACKEND_ENTRY_V2 (golden_backend_entry_v2_fn) returning a static
+ * golden_backend_vtable_v2 whose base.abi_version is 2; the harness looks for that symbol first.
+ * A table reached through the version 1 symbol is read as a version 1 table (its abi_version
+ * must be 1, or 2 for a version 1 source rebuilt against this header). The harness checks the
+ * version before calling anything else. Every call returns 0 on success or nonzero with a
+ * one-sentence message written into msg (never longer than msg_len - 1 bytes, always
+ * NUL-terminated); a backend never aborts and never prints. A version 2 backend's nonzero
+ * return is one of the GOLDEN_BK_E_* codes below (any other is a protocol violation), so the
+ * harness never reads the message to know what went wrong. */
 #ifndef GOLDEN_BACKEND_H
 #define GOLDEN_BACKEND_H
 #include "golden/api.h"
 #include <stddef.h>
 #include <stdint.h>
 
-#define GOLDEN_BACKEND_ABI_VERSION 1u
+#define GOLDEN_BACKEND_ABI_VERSION 2u
+#define GOLDEN_BACKEND_ABI_V1 1u
 #define GOLDEN_BACKEND_ENTRY "golden_backend_entry"
+#define GOLDEN_BACKEND_ENTRY_V2 "golden_backend_entry_v2"
+
+/* Error codes of a version 2 backend (the nonzero return of every call). */
+enum {
+    GOLDEN_BK_E_OTHER = 1,         /* a failure none of the others names (device error) */
+    GOLDEN_BK_E_CONTEXT_LIMIT = 2, /* positions beyond context_limit: refused, lane unchanged */
+    GOLDEN_BK_E_NOMEM = 3,         /* out of host or device memory */
+    GOLDEN_BK_E_DEVICE_LOST = 4,   /* the device is gone: no later call will work */
+    GOLDEN_BK_E_TIMEOUT = 5,       /* the device did not complete in time */
+    GOLDEN_BK_E_INVALID = 6,       /* invalid argument (lane, position, range, k) */
+    GOLDEN_BK_E_COUNT = 7
+};
+
+/* golden_backend_vtable_v2.flags */
+enum {
+    /* calls on different lanes may run at the same time from different threads (calls on one
+     * lane never overlap) */
+    GOLDEN_BK_LANES_CONCURRENT = 1u << 0
+};
+
+/* Most positions one prefill_keep call may keep the logits of. */
+#define GOLDEN_BK_MAX_KEEP 256
+/* Largest k of a topk call. */
+#define GOLDEN_BK_MAX_TOPK 4096
 
 /* Element types that cross the ABI (taps and logits). */
 enum {
@@ -33,7 +64,7 @@ enum {
 
 /* What the harness needs to know about the loaded model. */
 typedef struct {
-    unsigned version;        /* = GOLDEN_BACKEND_ABI_VERSION */
+    unsigned version;        /* the ABI version of the table */
     int hidden_size;
     int num_layers;
     int num_experts;         /* 0 for a dense model */
@@ -62,7 +93,7 @@ typedef struct {
 
 /* Options: `--backend-opt KEY=VALUE` pairs, in the order given. An unknown key is an error. */
 typedef struct {
-    unsigned version;        /* = GOLDEN_BACKEND_ABI_VERSION */
+    unsigned version;        /* the abi_version of the backend's table (1 or 2) */
     const char *model_dir;   /* the model folder (may be NULL for a backend that has its own) */
     size_t n_opts;
     const char *const *keys;
@@ -71,7 +102,7 @@ typedef struct {
 } golden_backend_open_args;
 
 typedef struct golden_backend_vtable {
-    unsigned abi_version;    /* = GOLDEN_BACKEND_ABI_VERSION of the header it was built with */
+    unsigned abi_version;    /* 1, or 2 in the base of a golden_backend_vtable_v2 */
     const char *name;        /* short, e.g. "cpu" */
     int (*open)(const golden_backend_open_args *args, void **self, char *msg, size_t msg_len);
     void (*close)(void *self);
@@ -79,7 +110,8 @@ typedef struct golden_backend_vtable {
     int (*set_hooks)(void *self, const golden_backend_hooks *hooks, char *msg, size_t msg_len);
     /* Process n tokens into lane at positions pos .. pos+n-1. pos may be below the lane's
      * length (the tail from pos on is dropped first), never above it. A backend refuses
-     * (nonzero, message "context_limit_exceeded: ...") positions beyond context_limit. */
+     * positions beyond context_limit (version 2: GOLDEN_BK_E_CONTEXT_LIMIT; version 1: nonzero
+     * with the message "context_limit_exceeded: ..."). */
     int (*prefill)(void *self, int lane, int64_t pos, const int32_t *tokens, size_t n,
                    char *msg, size_t msg_len);
     /* One decode step: the token goes in at the lane's current length. */
@@ -97,5 +129,34 @@ typedef struct golden_backend_vtable {
 } golden_backend_vtable;
 
 typedef const golden_backend_vtable *(*golden_backend_entry_fn)(void);
+
+/* Version 2: the version 1 table first (base.abi_version = 2; its calls return GOLDEN_BK_E_*
+ * codes), then the calls below. Every one is required. */
+typedef struct golden_backend_vtable_v2 {
+    golden_backend_vtable base;
+    size_t size;             /* sizeof(golden_backend_vtable_v2) of the header it was built with */
+    unsigned flags;          /* GOLDEN_BK_LANES_CONCURRENT or 0 */
+    /* One decode step with the position the harness counts: the token goes in at pos, which
+     * must be the lane's length (GOLDEN_BK_E_INVALID otherwise, the lane unchanged; past
+     * context_limit GOLDEN_BK_E_CONTEXT_LIMIT). *written = the position the backend wrote. */
+    int (*decode_at)(void *self, int lane, int64_t pos, int32_t token, int64_t *written,
+                     char *msg, size_t msg_len);
+    /* prefill, also keeping the logits of the n_keep (<= GOLDEN_BK_MAX_KEEP) positions keep[]
+     * (each in [pos, pos+n), any order) for logits_at, until the lane's next call that changes
+     * it (prefill, decode, truncate, reset). n_keep = 0 is a plain prefill. */
+    int (*prefill_keep)(void *self, int lane, int64_t pos, const int32_t *tokens, size_t n,
+                        const int64_t *keep, size_t n_keep, char *msg, size_t msg_len);
+    /* Logits of position pos of the lane: a position kept by the last prefill_keep, or the
+     * last processed one; entries [first, first+count) in info.logits_dtype into dst. */
+    int (*logits_at)(void *self, int lane, int64_t pos, int first, int count, void *dst,
+                     char *msg, size_t msg_len);
+    /* Top-k output mode: the k (1 <= k <= min(GOLDEN_BK_MAX_TOPK, vocab)) largest logits of
+     * the lane's last processed position, largest first (among equal values the lower index
+     * first): values as f32 (exact conversions of info.logits_dtype) and their indices. */
+    int (*topk)(void *self, int lane, int k, float *values, int32_t *indices, char *msg,
+                size_t msg_len);
+} golden_backend_vtable_v2;
+
+typedef const golden_backend_vtable_v2 *(*golden_backend_entry_v2_fn)(void);
 
 #endif

@@ -61,6 +61,58 @@ GOLDEN_API int golden_backend_truncate(golden_backend *b, int lane, int64_t leng
 GOLDEN_API int golden_backend_reset(golden_backend *b, int lane, golden_error *err);
 GOLDEN_API int64_t golden_backend_length(golden_backend *b, int lane);
 
+/* ABI version 2 (golden/backend.h). The backend's own version (1 or 2, whether in a host or
+ * not) and its table's flags (GOLDEN_BK_LANES_CONCURRENT; 0 for version 1). */
+GOLDEN_API unsigned golden_backend_abi(const golden_backend *b);
+GOLDEN_API unsigned golden_backend_flags(const golden_backend *b);
+/* GOLDEN_BK_E_* of the last call that failed (0 after a success). A version 1 backend has
+ * only GOLDEN_BK_E_OTHER, or GOLDEN_BK_E_CONTEXT_LIMIT for its "context_limit_exceeded" message. */
+GOLDEN_API int golden_backend_last_code(const golden_backend *b);
+/* A decode step at the harness's own count pos; the position the backend says it wrote must be
+ * pos (GOLDEN_ECORRUPT otherwise). A version 1 backend gets a plain decode (it carries no
+ * position). */
+GOLDEN_API int golden_backend_decode_at(golden_backend *b, int lane, int64_t pos, int32_t token,
+                                        golden_error *err);
+/* Version 2 only (GOLDEN_EUNSUPPORTED for version 1): prefill keeping the logits of chosen
+ * positions, the logits of one of them, and the top-k output mode with what comes back
+ * checked (indices in the vocabulary and distinct, no NaN/+Inf, largest first, lower index first
+ * among equals; GOLDEN_ECORRUPT otherwise). */
+GOLDEN_API int golden_backend_prefill_keep(golden_backend *b, int lane, int64_t pos,
+                                           const int32_t *tokens, size_t n, const int64_t *keep,
+                                           size_t n_keep, golden_error *err);
+GOLDEN_API int golden_backend_logits_at(golden_backend *b, int lane, int64_t pos, int first,
+                                        int count, void *dst, golden_error *err);
+GOLDEN_API int golden_backend_topk(golden_backend *b, int lane, int k, float *values,
+                                   int32_t *indices, golden_error *err);
+
+/* ---- top-k coverage (handbook section 15, step 3) ---- */
+
+/* The sampling settings a top-k output must cover. */
+typedef struct {
+    unsigned version;          /* = 1 (GOLDEN_SAMPLING_INIT) */
+    double temperature;        /* 0 = greedy */
+    int top_k;                 /* 0 = off */
+    double top_p;              /* 1 = off */
+    double min_p;              /* 0 = off */
+    int logprobs;              /* top logprobs asked for (0 = none) */
+    double repetition_penalty; /* 1 = off */
+    double presence_penalty, frequency_penalty; /* 0 = off */
+    size_t n_penalised;        /* the tokens the penalties apply to (distinct), and how often
+                                * each occurred (frequency_penalty) */
+    const int32_t *penalised;
+    const int32_t *counts;
+} golden_sampling;
+#define GOLDEN_SAMPLING_INIT {1, 0.0, 0, 1.0, 0.0, 0, 1.0, 0.0, 0.0, 0, NULL, NULL}
+
+/* Whether the k values/indices of a top-k output (largest first) of a vocab-sized row are
+ * enough to sample under s exactly as from the whole row: every token the sampler may choose
+ * is provably inside k and ranked above every token outside it (the top-p mass is bounded
+ * below with every outside token at the k-th value), every penalised token a penalty could
+ * raise is inside k, and k >= logprobs. 1 = covered, 0 = not (why says which setting and by
+ * how much), -1 = settings out of range (why says which). */
+GOLDEN_API int golden_topk_covers(const golden_sampling *s, int vocab, const float *values,
+                                  const int32_t *indices, int k, char *why, size_t why_len);
+
 /* The built-in Qwen3-MoE CPU reference backend (options: dtype=f32|bf16, lanes=N). */
 GOLDEN_API const golden_backend_vtable *golden_cpu_backend(void);
 

@@ -23,6 +23,8 @@ typedef struct {
     char *expected_error;   /* NULL unless a rejection case */
     int32_t *ids;           /* past + prompt ids (NULL for a rejection case) */
     size_t n_ids;
+    int concurrency;        /* requests of the case in flight at once (the manifest's column;
+                             * 1 when absent, -1 when beyond the lane budget) */
 } golden_replay_case;
 
 /* Load a calculet-input-manifest/v1 JSON Lines file: every line validated against the schema,
@@ -33,15 +35,15 @@ GOLDEN_API void golden_replay_cases_free(golden_replay_case *cases, size_t n);
 
 /* ---- the matrix ---- */
 typedef struct {
-    unsigned version;          /* = 1 */
+    unsigned version;          /* 1, or 2: random/repeated_per_len 0 means none, < 0 the default */
     golden_backend *backend;   /* runs the reference for expert coverage and near-ties */
     const char *hypothesis;    /* NULL = section 5.1's lengths */
     const char *prompts;       /* NULL or a file of token-id lists (one JSON array a line) */
     const char *out;           /* the manifest path; token files go to inputs/ beside it */
     uint64_t seed;
     int max_len;               /* 0 = no cap; otherwise lengths above it are left out */
-    int random_per_len;        /* 0 = 20 (section 5.2) */
-    int repeated_per_len;      /* 0 = 10 */
+    int random_per_len;        /* version 1: 0 = 20 (section 5.2); version 2: < 0 = 20, 0 none */
+    int repeated_per_len;      /* version 1: 0 = 10; version 2: < 0 = 10, 0 = none */
     int decode_steps;          /* output tokens of decode cases (0 = 8) */
     double near_tie_margin;    /* top-2 margin below which a step is a near tie (0 = 1e-3) */
     int near_tie_steps;        /* 0 = no near-tie search */
@@ -61,7 +63,7 @@ typedef void (*golden_replay_progress_fn)(void *ctx, size_t done, size_t total,
                                           const char *case_id);
 
 typedef struct {
-    unsigned version;          /* 2 (1: no `faults` field) */
+    unsigned version;          /* 3 (2: no `concurrency`, 1: no `faults` either) */
     golden_backend *backend;
     const char *manifest;
     const char *side;          /* "baseline" or "candidate" */
@@ -82,6 +84,9 @@ typedef struct {
      * completes (empty: no fault) or when a backend fault ends it (its line, with the retest
      * after reset); any other failure leaves no faults file, as no golden. */
     const char *faults;
+    /* version 3: requests in flight at once, each on its own lane (closed loop: a request
+     * starts when one ends); 0 = each case's manifest `concurrency` */
+    int concurrency;
 } golden_replay_run_opts;
 
 typedef struct {

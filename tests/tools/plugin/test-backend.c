@@ -9,12 +9,19 @@
  * hugevocab (info: a vocabulary of 10^9), badtap (prefill/decode: more tap rows than
  * positions), badmark (a stage mark from before the call), print (writes a line to stdout
  * and one to stderr, then goes on as usual). The call counters start at zero in
- * every process, so a fresh backend host starts counting again. */
+ * every process, so a fresh backend host starts counting again.
+ *
+ * Faults for the soak (tests/e2e/npu-replay-soak.sh): `cross=1` makes a lane's logits follow
+ * the other lane's last token while that lane holds a sequence too (lanes that cross only
+ * when two requests are in flight); `flaky=N` moves one logit (never the largest) of a logits
+ * call now and then: about one call in N, at a phase drawn from the clock at open, never in
+ * the first 40 calls (a rare nondeterministic mismatch). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +29,7 @@
 #include "golden/backend.h"
 
 #ifndef TEST_ABI
-#define TEST_ABI GOLDEN_BACKEND_ABI_VERSION
+#define TEST_ABI GOLDEN_BACKEND_ABI_V1 /* a version 1 plug-in: it exports the version 1 entry only */
 #endif
 #define VOCAB 64
 #define CONTEXT 48
@@ -33,6 +40,10 @@ typedef struct {
     int64_t len[LANES];
     int bf16;
     int fail_at; /* decode of this position fails (0 = never): the error path */
+    int cross;   /* lanes cross while both hold a sequence */
+    int flaky;   /* about one logits call in flaky is off (0 = never) */
+    unsigned phase;
+    long calls;
     golden_backend_hooks hooks;
 } tb;
 
@@ -94,6 +105,10 @@ static int tb_open(const golden_backend_open_args *a, void **self, char *msg, si
             b->bf16 = 1;
         else if (strcmp(a->keys[i], "fail_at") == 0)
             b->fail_at = atoi(a->values[i]);
+        else if (strcmp(a->keys[i], "cross") == 0)
+            b->cross = atoi(a->values[i]);
+        else if (strcmp(a->keys[i], "flaky") == 0 && atoi(a->values[i]) >= 2)
+            b->flaky = atoi(a->values[i]);
         else if (strcmp(a->keys[i], "hostile") == 0 &&
                  sscanf(a->values[i], "%31[a-z0-9]@%31[a-z_]:%d", hostile_what, hostile_call,
                         &hostile_n) >= 2)
@@ -117,7 +132,7 @@ static int tb_info(void *self, golden_backend_info *o, char *msg, size_t n)
     if (h < 0)
         return 1;
     memset(o, 0, sizeof *o);
-    o->version = GOLDEN_BACKEND_ABI_VERSION;
+    o->version = TEST_ABI;
     o->hidden_size = 2;
     o->num_layers = 1;
     o->vocab_size = VOCAB;
@@ -201,11 +216,19 @@ static int tb_logits(void *self, int lane, int first, int count, void *dst, char
     if (lane < 0 || lane >= LANES || b->len[lane] == 0 || first < 0 || first + count > VOCAB)
         return snprintf(msg, n, "no logits"), 1;
     int64_t p = b->len[lane] - 1;
-    int want = (int)((7 * (int64_t)b->toks[lane][p] + p + 3) % VOCAB);
+    int src = lane, other = 1 - lane;
+    if (b->cross && b->len[other] > 0) /* the fault: the other lane's last token leaks in */
+        src = other, p = b->len[other] - 1;
+    int want = (int)((7 * (int64_t)b->toks[src][p] + p + 3) % VOCAB);
+    if (b->flaky && !b->phase)
+        b->phase = 1 + (unsigned)(now() / 1000u % (unsigned)b->flaky);
+    bool off = b->flaky && ++b->calls > 40 && (b->calls + b->phase) % b->flaky == 0;
     mark(b, GOLDEN_BK_STAGE_D2H, 0);
     for (int i = 0; i < count; i++) {
         int v = first + i, d = v - want;
         float f = h && is_hostile("nan") ? (float)NAN : -(float)(d * d) / 8.0f;
+        if (off && v == (want + 1) % VOCAB)
+            f -= 0.125f; /* the flaky fault: a small move, the greedy token unchanged */
         if (b->bf16) {
             uint32_t u;
             memcpy(&u, &f, 4);

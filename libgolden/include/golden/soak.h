@@ -1,0 +1,49 @@
+/* npu-replay soak (handbook section 13.2): the selected cases looped under concurrency with
+ * seeded random delays between calls; every request's tokens and logits hashed against the
+ * first clean (solo, lane 0, no delay) run of the same request. */
+#ifndef GOLDEN_SOAK_H
+#define GOLDEN_SOAK_H
+#include "golden/api.h"
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "golden/error.h"
+#include "golden/replay.h"
+
+#define GOLDEN_SCHEMA_SOAK_RESULT "calculet-soak-result/v1"
+#define GOLDEN_SOAK_MAX_FAULT_LINES 1000 /* kept for the faults file; the rest counted */
+
+typedef struct {
+    unsigned version;            /* = 1 */
+    golden_backend *backend;
+    const char *manifest;
+    const char *side;            /* "baseline" or "candidate" */
+    size_t n_globs;
+    const char *const *globs;    /* case ids (fnmatch); none = all */
+    double duration;             /* seconds (> 0): no new round starts after it */
+    int concurrency;             /* requests in flight, one a lane (>= 1) */
+    uint64_t seed;               /* the delay and order generator */
+    double jitter_max_us;        /* each call waits a uniform [0, jitter_max_us] first */
+    volatile sig_atomic_t *stop; /* set by a signal handler: the soak ends after the round */
+} golden_soak_opts;
+
+typedef struct {
+    double duration_s;
+    size_t cases, requests, mismatches, faults, retests, retests_passed, fault_lines;
+    bool interrupted;
+    json_t *faults_jsonl;        /* an array of calculet-fault/v1 objects (fault_lines of them) */
+} golden_soak_result;
+
+/* Soak; 0 (see res: mismatches or faults make it a failure) or GOLDEN_ERR (could not soak: no
+ * case, a reference run that fails, more lanes than the backend has). */
+GOLDEN_API int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res,
+                               golden_error *err);
+/* The calculet-soak-result/v1 document of a soak. */
+GOLDEN_API json_t *golden_soak_json(const golden_soak_opts *o, const golden_soak_result *res);
+GOLDEN_API void golden_soak_result_free(golden_soak_result *res);
+/* The kept fault lines as calculet-fault/v1 JSON Lines (an empty file when none), atomically. */
+GOLDEN_API int golden_soak_faults_write(const golden_soak_result *res, const char *path,
+                                        bool force, golden_error *err);
+#endif
