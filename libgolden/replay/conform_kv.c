@@ -262,7 +262,7 @@ static bool run_step_checked(int64_t s, int64_t D, bool all)
 /* A decode run: prefill w, then D decode steps in a row, the steps run_step_checked picks each
  * against a one-shot prefill of the same length (taken first, taps off); taps off, then on when
  * both. */
-static int kv_decode_run(cf_ctx *c, const int32_t *t, int64_t w, int64_t D, bool both)
+static int kv_decode_run(cf_ctx *c, const int32_t *t, int64_t w, int64_t D, bool both, bool all)
 {
     int64_t V = c->info->vocab_size;
     float *ref = malloc((size_t)(D * V) * 4), *got = malloc((size_t)V * 4);
@@ -274,7 +274,7 @@ static int kv_decode_run(cf_ctx *c, const int32_t *t, int64_t w, int64_t D, bool
     if (cf_set_taps(c, false))
         goto out;
     for (int64_t s = 0; s < D; s++)
-        if (run_step_checked(s, D, both) &&
+        if (run_step_checked(s, D, all) &&
             cf_prefill_logits(c, 0, 0, t, (size_t)(w + s + 1), ref + s * V))
             goto out;
     for (int on = 0; on <= (both ? 1 : 0); on++) {
@@ -285,7 +285,7 @@ static int kv_decode_run(cf_ctx *c, const int32_t *t, int64_t w, int64_t D, bool
         for (int64_t s = 0; s < D; s++) {
             if (cf_decode_logits(c, 0, t[w + s], got))
                 goto out;
-            if (!run_step_checked(s, D, both))
+            if (!run_step_checked(s, D, all))
                 continue;
             snprintf(what, sizeof what, "decode step %lld at %lld (taps %s) vs a prefill of %lld tokens",
                      (long long)s + 1, (long long)(w + s), on ? "on" : "off", (long long)(w + s + 1));
@@ -301,33 +301,36 @@ out:
     return rc;
 }
 
-/* The decode runs: 40 steps in a row from 1 and from 129 (past a 16- and a 32-step write
- * group, and across 128), every step compared, taps off and on; then, when there is a budget,
- * one seeded longer run (64 to 256 steps, no more than 64 MiB of reference logits, taps off)
- * compared at its steps 15-17, 31-33, 63-65, ..., every 32nd and the last. */
-static int kv_decode_runs(cf_ctx *c, const int32_t *t)
+/* The decode runs: 40 steps in a row from 1 (every step compared) and from 129 (across 128,
+ * compared at steps 15-17, 31-33 and the last), past a 16- and a 32-step write group, taps off
+ * and on; then, when there is a budget, one seeded longer run (64 to 256 steps, no more than
+ * 64 MiB of reference logits, taps off) compared at its steps 15-17, 31-33, 63-65, ..., every
+ * 32nd and the last. The random positions come first; the long run is the budget's last item
+ * and always runs when there is a budget. */
+static int kv_decode_runs(cf_ctx *c, const int32_t *t, bool seeded)
 {
     int64_t L = c->limit, V = c->info->vocab_size;
     enum { RUN = 40 };
     int64_t starts[2] = {1, 129};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; !seeded && i < 2; i++) {
         int64_t w = starts[i], D = L - 1 - w < RUN ? L - 1 - w : RUN;
-        if (D >= 2 && kv_decode_run(c, t, w, D, true))
+        if (D >= 2 && kv_decode_run(c, t, w, D, true, i == 0))
             return 1;
     }
+    if (!seeded)
+        return 0;
     int32_t r;
     cf_tokens(c, &r, 1);
     int64_t cap = (64ll << 20) / (4 * V), D = 64 + r % 193;
     D = D < cap ? D : cap;
-    cf_budget_start(c); /* the seeded run is the budget's first item, the random positions next */
-    if (!cf_budget_left(c, 0) || L < 8)
+    if (c->deadline <= 0 || L < 8)
         return 0;
     int64_t w = cf_random_position(c, 1, L - D > 2 ? L - D : 2, NULL, 0);
     if (w < 1)
         return 0;
     if (D > L - 1 - w)
         D = L - 1 - w;
-    return D >= 2 ? kv_decode_run(c, t, w, D, false) : 0;
+    return D >= 2 ? kv_decode_run(c, t, w, D, false, false) : 0;
 }
 
 /* Section 10's positions: 0 and the boundary set (its last is the context's last position),
@@ -354,9 +357,14 @@ int cf_check_kv_positions(cf_ctx *c)
         if (k < nw) {
             w = ws[k];
         } else {
-            if (k == nw && (kv_chunked(c, t, ws + 1, nw - 1) || kv_decode_runs(c, t)))
-                goto out;
-            if (!cf_budget_left(c, nr) || (w = cf_random_position(c, 1, L - 1, ws, nw)) < 0)
+            if (k == nw) {
+                if (kv_chunked(c, t, ws + 1, nw - 1) || kv_decode_runs(c, t, false))
+                    goto out;
+                cf_budget_start(c);
+            }
+            /* at least one random position when there is a budget, whatever the machine's load */
+            if (!(cf_budget_left(c, nr) || (nr == 0 && c->deadline > 0)) ||
+                (w = cf_random_position(c, 1, L - 1, ws, nw)) < 0)
                 break;
             nr++;
             cf_cover(c, "random_positions", w);
@@ -373,6 +381,8 @@ int cf_check_kv_positions(cf_ctx *c)
             goto out;
         cf_cover(c, "positions", w);
     }
+    if (kv_decode_runs(c, t, true))
+        goto out;
     rc = 0;
 out:
     free(t), free(got), free(ref);
