@@ -69,8 +69,8 @@ mask_leak_at_129 causal-mask
 decode_leak_at_33 causal-mask,kv-positions,kv-tail
 kv_prefill_off_by_one_at_31 kv-positions,kv-tail
 notap_decode_kv kv-positions,kv-lanes,kv-tail,kv-reset,rejection
-kv_lane3_stale kv-lanes,kv-tail,kv-reset
-kv_lane2_zero kv-lanes,kv-tail,kv-reset
+kv_lane3_stale kv-lanes,kv-tail,kv-reset,rejection
+kv_lane2_zero kv-lanes,kv-tail,kv-reset,rejection
 taps_router_last_missing taps
 kv_tail_off_by_one kv-tail
 reset_all_lane0_only kv-reset
