@@ -338,12 +338,9 @@ size_t cf_boundaries(int64_t lim, int64_t *out, size_t cap)
     size_t n = 0;
     add_pos(out, &n, cap, 1, lim);
     add_pos(out, &n, cap, 2, lim);
-    for (int64_t P = 16; P < lim + 1 && P > 0; P *= 2) {
-        if (P == 64 || P == 256)
-            continue; /* the handbook's list: 15-17, 31-33, 127-129, then 511-513 onwards */
-        for (int d = -1; d <= 1; d++)
+    for (int64_t P = 16; P < lim + 1 && P > 0; P *= 2) /* every power of two from 16 */
+        for (int d = -1; d <= 1; d++)             /* (tile, page and head edges) and its neighbours */
             add_pos(out, &n, cap, P + d, lim);
-    }
     add_pos(out, &n, cap, lim - 1, lim);
     return n;
 }
@@ -354,6 +351,18 @@ int cf_length(cf_ctx *c, int lane, int64_t *len)
     *len = -1;
     if (replay_backend_length(c->b, lane, len, &c->err))
         return cf_error(c, NULL), 1;
+    return 0;
+}
+
+int cf_expect_length(cf_ctx *c, int lane, int64_t want, const char *kase, const char *after)
+{
+    int64_t len;
+    if (cf_length(c, lane, &len))
+        return 1;
+    c->chk->comparisons++;
+    if (len != want)
+        cf_find(c, kase, "lane %d: length() is %lld after %s, the harness counts %lld", lane,
+                (long long)len, after, (long long)want);
     return 0;
 }
 

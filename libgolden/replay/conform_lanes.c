@@ -83,8 +83,56 @@ static int interleave(cf_ctx *c, int k, const int *lanes, int m, const int32_t *
     return 0;
 }
 
+enum { LL = 264, LLD = 4, LLCUT = 65 };
+
+/* Every lane of the subset past the 64-, 128- and 256-position pages at once: each lane
+ * prefills the first 65 tokens of its request (lanes in order), then the rest up to 264 (or the
+ * context less 4) at 65 (lanes in reverse), then 4 decode steps round robin, taps off; every
+ * lane's logits after its prefill and every step against the request alone on a fresh
+ * instance, and length() after each. */
+static int lanes_long(cf_ctx *c, const int *lanes, int m)
+{
+    int64_t V = c->info->vocab_size;
+    int P = c->limit - LLD < LL ? (int)c->limit - LLD : LL;
+    if (P <= LLCUT)
+        return 0;
+    int32_t *t = malloc((size_t)(m * (P + LLD)) * 4);
+    float *ref = malloc((size_t)(m * (LLD + 1) * V) * 4), *got = malloc((size_t)V * 4);
+    int rc = 1;
+    if (!t || !ref || !got) {
+        cf_error(c, "out of memory");
+        goto out;
+    }
+    cf_tokens(c, t, (size_t)(m * (P + LLD)));
+    if (fresh_refs(c, t, m, P, LLD, ref) || cf_set_taps(c, false))
+        goto out;
+    for (int i = 0; i < m; i++)
+        if (cf_prefill_logits(c, lanes[i], 0, t + i * (P + LLD), LLCUT, NULL))
+            goto out;
+    for (int s = -1; s < LLD; s++)
+        for (int j = 0; j < m; j++) {
+            int i = s < 0 ? m - 1 - j : j;
+            const int32_t *rq = t + i * (P + LLD);
+            char kase[64], what[128];
+            snprintf(kase, sizeof kase, "lane %d", lanes[i]);
+            if ((s < 0 ? cf_prefill_logits(c, lanes[i], LLCUT, rq + LLCUT, (size_t)(P - LLCUT), got)
+                       : cf_decode_logits(c, lanes[i], rq[P + s], got)) ||
+                cf_expect_length(c, lanes[i], P + s + 1, kase, s < 0 ? "a prefill" : "a decode"))
+                goto out;
+            snprintf(what, sizeof what, "every lane past %d (taps off), position %d vs the request "
+                     "alone on a fresh instance", LLCUT, P + s);
+            cf_cmp_logits(c, kase, what, got, ref + ((size_t)i * (LLD + 1) + (size_t)(s + 1)) * (size_t)V);
+        }
+    cf_cover(c, "long_context", P + LLD);
+    rc = 0;
+out:
+    free(t), free(ref), free(got);
+    return rc;
+}
+
 /* Every lane (or a seeded 8 with the first and the last) in three interleavings, the second
- * with taps off, each lane's every step against its request alone on a fresh instance. */
+ * with taps off, each lane's every step against its request alone on a fresh instance; then
+ * every lane at once past the page boundaries (lanes_long). */
 int cf_check_kv_lanes(cf_ctx *c)
 {
     int64_t V = c->info->vocab_size;
@@ -108,6 +156,8 @@ int cf_check_kv_lanes(cf_ctx *c)
     for (int k = 0; k < 3; k++)
         if (cf_set_taps(c, k != 1) || interleave(c, k, lanes, m, t, ref, got))
             goto out;
+    if (lanes_long(c, lanes, m))
+        goto out;
     for (int i = 0; i < m; i++)
         cf_cover(c, "lanes", lanes[i]);
     cf_cover_str(c, "interleavings", "round robin (taps on), reverse (taps off), seeded random (taps on)");
@@ -117,11 +167,15 @@ out:
     return rc;
 }
 
-enum { TN = 160, TD = 4 };
+enum { TN = 264, TD = 4, MAXCUT = 48 };
 
-/* One cut L: truncate a lane of N to L, length() must say L, then D new tokens decoded; and a
- * prefill of them at L over the old tail; both against the new sequence on a fresh instance. */
-static int tail_at(cf_ctx *c, cf_ctx *ref, const int32_t *a, int N, int L, float *want, float *got)
+/* One cut L on a lane: truncate a lane of N to L, length() must say L, then D new tokens
+ * decoded; a prefill of them at L over the old tail, and a one-token prefill at L below the
+ * length that leaves; all
+ * against the new sequence on lane 0 of a fresh instance, length() after every call; taps on
+ * then off (both), or off only. */
+static int tail_at(cf_ctx *c, cf_ctx *ref, int lane, const int32_t *a, int N, int L, bool both,
+                   float *want, float *got)
 {
     int64_t V = c->info->vocab_size;
     int32_t nw[TN + TD];
@@ -134,39 +188,46 @@ static int tail_at(cf_ctx *c, cf_ctx *ref, const int32_t *a, int N, int L, float
         return cf_error(c, NULL);
     }
     char kase[64], what[128];
-    for (int on = 1; on >= 0; on--) {
-        if (cf_set_taps(c, on) || cf_prefill_logits(c, 0, 0, a, (size_t)N, NULL))
+    snprintf(kase, sizeof kase, "cut at %d, lane %d", L, lane);
+    for (int on = both ? 1 : 0; on >= 0; on--) {
+        if (cf_set_taps(c, on) || cf_prefill_logits(c, lane, 0, a, (size_t)N, NULL) ||
+            cf_expect_length(c, lane, N, kase, "a prefill from 0"))
             return 1;
-        if (golden_backend_truncate(c->b, 0, L, &c->err))
+        if (golden_backend_truncate(c->b, lane, L, &c->err))
             return cf_error(c, NULL);
-        snprintf(kase, sizeof kase, "cut at %d", L);
-        int64_t len;
-        if (cf_length(c, 0, &len))
+        if (cf_expect_length(c, lane, L, kase, "the cut"))
             return 1;
-        c->chk->comparisons++;
-        if (len != L)
-            cf_find(c, kase, "lane length %lld after truncating %d positions to %d", (long long)len,
-                    N, L);
         for (int s = 0; s < TD; s++) {
-            if (cf_decode_logits(c, 0, nw[L + s], got))
+            if (cf_decode_logits(c, lane, nw[L + s], got))
                 return 1;
             snprintf(what, sizeof what, "decode at %d after the cut (taps %s) vs a fresh lane",
                      L + s, on ? "on" : "off");
             cf_cmp_logits(c, kase, what, got, want + (s + 1) * V);
         }
-        if (cf_prefill_logits(c, 0, 0, a, (size_t)N, NULL) ||
-            cf_prefill_logits(c, 0, L, nw + L, TD, got))
+        if (cf_expect_length(c, lane, L + TD, kase, "decodes after the cut") ||
+            cf_prefill_logits(c, lane, 0, a, (size_t)N, NULL) ||
+            cf_prefill_logits(c, lane, L, nw + L, TD, got) ||
+            cf_expect_length(c, lane, L + TD, kase, "a prefill over the old tail"))
             return 1;
         snprintf(what, sizeof what, "prefill at %d over the old tail (taps %s) vs a fresh lane", L,
                  on ? "on" : "off");
         cf_cmp_logits(c, kase, what, got, want + (TD + 1) * V);
+        if (cf_prefill_logits(c, lane, L, nw + L, 1, got) || /* over the 4 just written */
+            cf_expect_length(c, lane, L + 1, kase, "a one-token prefill below the length"))
+            return 1;
+        snprintf(what, sizeof what, "prefill of 1 at %d below the length %d (taps %s) vs a fresh lane",
+                 L, L + TD, on ? "on" : "off");
+        cf_cmp_logits(c, kase, what, got, want + V);
     }
     cf_cover(c, "cuts", L);
+    cf_cover(c, "cut_lanes", lane);
     return 0;
 }
 
-/* Cuts 16 (aligned), 5, 17, 37, 100 (off every tile) and one seeded cut, of a lane of 160 (or
- * the context). */
+/* The boundary set below N - 4 (aligned cuts and their neighbours: 15-17, ..., 127-129,
+ * 255-257), 5, 37, 100 (off every tile) and one seeded cut, of a lane of 264 (or the context),
+ * the cuts dealt over the lanes (cf_lanes) in turn; every cut taps off, every other one taps on
+ * too. */
 int cf_check_kv_tail(cf_ctx *c)
 {
     int64_t V = c->info->vocab_size;
@@ -175,13 +236,16 @@ int cf_check_kv_tail(cf_ctx *c)
         return cf_error(c, "the context is too short for kv-tail");
     int32_t a[TN];
     cf_tokens(c, a, (size_t)N);
-    int cuts[6] = {16, 5, 17, 37, 100, 0}, nc = 0;
-    for (int i = 0; i < 5; i++)
-        if (cuts[i] + TD < N)
-            cuts[nc++] = cuts[i];
-    int64_t r = cf_random_position(c, 1, N - TD, NULL, 0);
+    int64_t cuts[MAXCUT];
+    size_t nc = cf_boundaries(N - TD, cuts, MAXCUT - 4);
+    static const int odd[] = {5, 37, 100};
+    for (int i = 0; i < 3; i++)
+        if (odd[i] + TD < N)
+            cuts[nc++] = odd[i];
+    int64_t r = cf_random_position(c, 1, N - TD, cuts, nc);
     if (r > 0)
-        cuts[nc++] = (int)r;
+        cuts[nc++] = r;
+    int lanes[MAXL], m = cf_lanes(c, lanes);
     float *want = malloc((size_t)((TD + 2) * V) * 4), *got = malloc((size_t)V * 4);
     cf_ctx ref;
     int rc = 1, opened = 0;
@@ -196,8 +260,8 @@ int cf_check_kv_tail(cf_ctx *c)
         goto out;
     }
     opened = 1;
-    for (int i = 0; i < nc; i++)
-        if (tail_at(c, &ref, a, N, cuts[i], want, got))
+    for (size_t i = 0; i < nc; i++)
+        if (tail_at(c, &ref, lanes[i % (size_t)m], a, N, (int)cuts[i], i % 2 == 0, want, got))
             goto out;
     rc = 0;
 out:
@@ -209,9 +273,51 @@ out:
 
 enum { RA = 48, RP = 12, RD = 6 };
 
-/* Reset one lane while every lane holds a sequence: that lane regenerates as a cold start and
- * the others go on unharmed; then abandon a request on every lane, reset(-1), and regenerate on
- * every lane. Taps on, then the whole again taps off. */
+/* Reset lane v alone while every lane holds a (48 + 2 decoded): v's length() must be 0, the
+ * others' unchanged; v regenerates b as a cold start while the others decode on unharmed. */
+static int reset_one(cf_ctx *c, const int *lanes, int m, int vi, const int32_t *a,
+                     const int32_t *b, const float *cold, const float *cont, float *got)
+{
+    int64_t V = c->info->vocab_size;
+    int victim = lanes[vi];
+    const char *tp = c->taps_on ? "on" : "off";
+    char kase[64], what[128];
+    snprintf(kase, sizeof kase, "reset lane %d", victim);
+    for (int i = 0; i < m; i++) /* every lane holds a, two steps decoded */
+        if (run_seq(c, lanes[i], a + i * (RA + 4), RA, 2, NULL))
+            return 1;
+    if (golden_backend_reset(c->b, victim, &c->err))
+        return cf_error(c, NULL);
+    for (int i = 0; i < m; i++)
+        if (cf_expect_length(c, lanes[i], i == vi ? 0 : RA + 2, kase,
+                             i == vi ? "its reset" : "another lane's reset"))
+            return 1;
+    for (int i = 0; i < m; i++) {
+        snprintf(kase, sizeof kase, "reset lane %d, lane %d", victim, lanes[i]);
+        if (i == vi) {
+            if (run_seq(c, victim, b + i * (RP + RD), RP, RD, got))
+                return 1;
+            for (int s = 0; s <= RD; s++) {
+                snprintf(what, sizeof what, "position %d after its reset (taps %s) vs a cold start",
+                         RP - 1 + s, tp);
+                cf_cmp_logits(c, kase, what, got + s * V, cold + ((size_t)i * (RD + 1) + (size_t)s) * (size_t)V);
+            }
+            continue;
+        }
+        for (int s = 2; s < 4; s++) { /* the others continue their own sequence */
+            if (cf_decode_logits(c, lanes[i], a[i * (RA + 4) + RA + s], got))
+                return 1;
+            snprintf(what, sizeof what, "position %d after another lane's reset (taps %s)", RA + s, tp);
+            cf_cmp_logits(c, kase, what, got, cont + ((size_t)i * 5 + (size_t)s + 1) * (size_t)V);
+        }
+    }
+    return 0;
+}
+
+/* Reset each lane alone (every lane of the subset in turn) while every lane holds a sequence:
+ * that lane regenerates as a cold start and the others go on unharmed; then abandon a request on
+ * every lane, reset(-1), and regenerate on every lane. Taps on, then the whole again taps off;
+ * length() after every reset and every sequence. */
 int cf_check_kv_reset(cf_ctx *c)
 {
     int64_t V = c->info->vocab_size;
@@ -233,38 +339,13 @@ int cf_check_kv_reset(cf_ctx *c)
     /* the cold starts b, and each lane's a continued: 48 + 4 decode steps */
     if (fresh_refs(c, b, m, RP, RD, cold) || fresh_refs(c, a, m, RA, 4, cont))
         goto out;
-    int victim = lanes[m - 1];
     for (int on = 1; on >= 0; on--) {
         char kase[64], what[128];
         if (cf_set_taps(c, on))
             goto out;
-        for (int i = 0; i < m; i++) /* every lane holds a, two steps decoded */
-            if (run_seq(c, lanes[i], a + i * (RA + 4), RA, 2, NULL))
+        for (int vi = 0; vi < m; vi++)
+            if (reset_one(c, lanes, m, vi, a, b, cold, cont, got))
                 goto out;
-        if (golden_backend_reset(c->b, victim, &c->err)) {
-            cf_error(c, NULL);
-            goto out;
-        }
-        for (int i = 0; i < m; i++) {
-            snprintf(kase, sizeof kase, "reset lane %d, lane %d", victim, lanes[i]);
-            if (lanes[i] == victim) {
-                if (run_seq(c, victim, b + i * (RP + RD), RP, RD, got))
-                    goto out;
-                for (int s = 0; s <= RD; s++) {
-                    snprintf(what, sizeof what, "position %d after its reset (taps %s) vs a cold start",
-                             RP - 1 + s, on ? "on" : "off");
-                    cf_cmp_logits(c, kase, what, got + s * V, cold + ((size_t)i * (RD + 1) + (size_t)s) * (size_t)V);
-                }
-                continue;
-            }
-            for (int s = 2; s < 4; s++) { /* the others continue their own sequence */
-                if (cf_decode_logits(c, lanes[i], a[i * (RA + 4) + RA + s], got))
-                    goto out;
-                snprintf(what, sizeof what, "position %d after another lane's reset (taps %s)",
-                         RA + s, on ? "on" : "off");
-                cf_cmp_logits(c, kase, what, got, cont + ((size_t)i * 5 + (size_t)s + 1) * (size_t)V);
-            }
-        }
         for (int i = 0; i < m; i++) /* abandoned requests: decoded, logits never read */
             if (cf_decode_logits(c, lanes[i], a[i * (RA + 4)], NULL))
                 goto out;
@@ -272,10 +353,14 @@ int cf_check_kv_reset(cf_ctx *c)
             cf_error(c, NULL);
             goto out;
         }
-        for (int i = 0; i < m; i++) {
-            if (run_seq(c, lanes[i], b + i * (RP + RD), RP, RD, got))
+        for (int i = 0; i < m; i++)
+            if (cf_expect_length(c, lanes[i], 0, "reset all", "reset(-1)"))
                 goto out;
+        for (int i = 0; i < m; i++) {
             snprintf(kase, sizeof kase, "reset all, lane %d", lanes[i]);
+            if (run_seq(c, lanes[i], b + i * (RP + RD), RP, RD, got) ||
+                cf_expect_length(c, lanes[i], RP + RD, kase, "a sequence after reset(-1)"))
+                goto out;
             for (int s = 0; s <= RD; s++) {
                 snprintf(what, sizeof what, "position %d (taps %s) vs a cold start", RP - 1 + s,
                          on ? "on" : "off");
@@ -283,9 +368,10 @@ int cf_check_kv_reset(cf_ctx *c)
             }
         }
     }
-    for (int i = 0; i < m; i++)
+    for (int i = 0; i < m; i++) {
         cf_cover(c, "lanes", lanes[i]);
-    cf_cover(c, "reset_one", victim);
+        cf_cover(c, "reset_one", lanes[i]);
+    }
     rc = 0;
 out:
     free(cold), free(cont), free(got);
@@ -294,7 +380,7 @@ out:
 
 /* A refused call: it must fail with context_limit_exceeded and leave the lane as it was (the
  * same length, the same logits). */
-static int refused(cf_ctx *c, const char *kase, int rc_call, int64_t len_before,
+static int refused(cf_ctx *c, int lane, const char *kase, int rc_call, int64_t len_before,
                    const float *logits_before, float *got)
 {
     c->chk->comparisons++;
@@ -303,7 +389,7 @@ static int refused(cf_ctx *c, const char *kase, int rc_call, int64_t len_before,
     else if (!replay_refused_for_limit(c->b, &c->err))
         cf_find(c, kase, "refused, but not with context_limit_exceeded: %s", c->err.what);
     int64_t len;
-    if (cf_length(c, 0, &len))
+    if (cf_length(c, lane, &len))
         return 1;
     c->chk->comparisons++;
     if (len != len_before) {
@@ -311,15 +397,79 @@ static int refused(cf_ctx *c, const char *kase, int rc_call, int64_t len_before,
                 (long long)len_before);
         return 0;
     }
-    if (cf_logits(c, 0, got))
+    if (cf_logits(c, lane, got))
         return 1;
     cf_cmp_logits(c, kase, "the lane's logits after the refusal vs before it", got, logits_before);
     return 0;
 }
 
+/* The limit on one lane, taps as set: a prefill of exactly the limit accepted, a decode into
+ * the full lane and a prefill of limit+1 refused leaving the lane as it was, a decode into the
+ * last position accepted and equal to the prefill of the limit, a prefill crossing the limit
+ * from 8 refused and the lane decoding on as before. r8, r9: prefills of 8 and 9 tokens. */
+static int limit_on(cf_ctx *c, int lane, const int32_t *t, const float *r8, const float *r9,
+                    float *full, float *got)
+{
+    int64_t lim = c->info->context_limit;
+    char kase[80];
+    const char *tp = c->taps_on ? "on" : "off";
+    snprintf(kase, sizeof kase, "lane %d: prefill of exactly the limit (taps %s)", lane, tp);
+    c->chk->comparisons++;
+    golden_error_clear(&c->err);
+    if (golden_backend_prefill(c->b, lane, 0, t, (size_t)lim, &c->err)) {
+        if (!replay_refused_for_limit(c->b, &c->err))
+            return cf_error(c, NULL); /* not a refusal: the call failed */
+        cf_find(c, kase, "%lld tokens from 0 (the limit) refused: %s", (long long)lim, c->err.what);
+        return 0;
+    }
+    if (cf_logits(c, lane, full) || cf_expect_length(c, lane, lim, kase, "a prefill of the limit"))
+        return 1;
+    snprintf(kase, sizeof kase, "lane %d: decode into a full lane (taps %s)", lane, tp);
+    golden_error_clear(&c->err);
+    if (refused(c, lane, kase, golden_backend_decode(c->b, lane, t[lim], &c->err), lim, full, got))
+        return 1;
+    snprintf(kase, sizeof kase, "lane %d: prefill over the limit (taps %s)", lane, tp);
+    golden_error_clear(&c->err);
+    if (refused(c, lane, kase, golden_backend_prefill(c->b, lane, 0, t, (size_t)(lim + 1), &c->err),
+                lim, full, got))
+        return 1;
+    snprintf(kase, sizeof kase, "lane %d: decode into the last position (taps %s)", lane, tp);
+    c->chk->comparisons++;
+    if (cf_prefill_logits(c, lane, 0, t, (size_t)(lim - 1), NULL))
+        return 1;
+    golden_error_clear(&c->err);
+    if (golden_backend_decode(c->b, lane, t[lim - 1], &c->err)) {
+        if (!replay_refused_for_limit(c->b, &c->err))
+            return cf_error(c, NULL);
+        cf_find(c, kase, "a decode at %lld (ending at the limit) refused: %s", (long long)(lim - 1),
+                c->err.what);
+    } else {
+        if (cf_logits(c, lane, got))
+            return 1;
+        cf_cmp_logits(c, kase, "decode at the last position vs a prefill of the limit", got, full);
+    }
+    snprintf(kase, sizeof kase, "lane %d: prefill crossing the limit (taps %s)", lane, tp);
+    if (cf_prefill_logits(c, lane, 0, t, 8, NULL))
+        return 1;
+    golden_error_clear(&c->err);
+    if (refused(c, lane, kase, golden_backend_prefill(c->b, lane, 8, t, (size_t)(lim + 1 - 8), &c->err),
+                8, r8, got))
+        return 1;
+    int64_t len8;
+    if (cf_length(c, lane, &len8))
+        return 1;
+    if (len8 == 8) {
+        if (cf_decode_logits(c, lane, t[8], got))
+            return 1;
+        cf_cmp_logits(c, kase, "the lane afterwards (decode at 8)", got, r9);
+    }
+    return 0;
+}
+
 /* Section 5.1's limit: a request ending exactly at the limit is accepted (prefill, and a decode
  * into the last position); one position past it is refused (prefill from 0, a prefill crossing
- * it from 8, a decode into a full lane) and the lane stays as it was. Taps on, then off. */
+ * it from 8, a decode into a full lane) and the lane stays as it was. Lane 0 taps on, then off;
+ * then every other lane of the subset (cf_lanes), taps off and on in turn. */
 int cf_check_rejection(cf_ctx *c)
 {
     int64_t lim = c->info->context_limit, V = c->info->vocab_size;
@@ -328,7 +478,7 @@ int cf_check_rejection(cf_ctx *c)
     int32_t *t = malloc((size_t)(lim + 1) * 4);
     float *full = malloc((size_t)V * 4), *r8 = malloc((size_t)V * 4), *r9 = malloc((size_t)V * 4),
           *got = malloc((size_t)V * 4);
-    int rc = 1;
+    int rc = 1, lanes[MAXL], m = cf_lanes(c, lanes);
     if (!t || !full || !r8 || !r9 || !got) {
         cf_error(c, "out of memory");
         goto out;
@@ -338,66 +488,16 @@ int cf_check_rejection(cf_ctx *c)
     cf_tokens(c, t, (size_t)(lim + 1));
     if (cf_prefill_logits(c, 0, 0, t, 9, r9) || cf_prefill_logits(c, 0, 0, t, 8, r8))
         goto out;
-    for (int on = 1; on >= 0; on--) {
-        char kase[64], what[96];
-        const char *tp = on ? "on" : "off";
-        if (cf_set_taps(c, on))
+    for (int on = 1; on >= 0; on--)
+        if (cf_set_taps(c, on) || limit_on(c, 0, t, r8, r9, full, got))
             goto out;
-        snprintf(kase, sizeof kase, "prefill of exactly the limit (taps %s)", tp);
-        c->chk->comparisons++;
-        golden_error_clear(&c->err);
-        if (golden_backend_prefill(c->b, 0, 0, t, (size_t)lim, &c->err)) {
-            if (!replay_refused_for_limit(c->b, &c->err)) {
-                cf_error(c, NULL); /* not a refusal: the call failed */
-                goto out;
-            }
-            cf_find(c, kase, "%lld tokens from 0 (the limit) refused: %s", (long long)lim, c->err.what);
+    cf_cover(c, "lanes", 0);
+    for (int i = 0; i < m; i++) {
+        if (lanes[i] == 0)
             continue;
-        }
-        if (cf_logits(c, 0, full))
+        if (cf_set_taps(c, i % 2 == 0) || limit_on(c, lanes[i], t, r8, r9, full, got))
             goto out;
-        snprintf(kase, sizeof kase, "decode into a full lane (taps %s)", tp);
-        golden_error_clear(&c->err);
-        if (refused(c, kase, golden_backend_decode(c->b, 0, t[lim], &c->err), lim, full, got))
-            goto out;
-        snprintf(kase, sizeof kase, "prefill over the limit (taps %s)", tp);
-        golden_error_clear(&c->err);
-        if (refused(c, kase, golden_backend_prefill(c->b, 0, 0, t, (size_t)(lim + 1), &c->err), lim,
-                    full, got))
-            goto out;
-        snprintf(kase, sizeof kase, "decode into the last position (taps %s)", tp);
-        c->chk->comparisons++;
-        if (cf_prefill_logits(c, 0, 0, t, (size_t)(lim - 1), NULL))
-            goto out;
-        golden_error_clear(&c->err);
-        if (golden_backend_decode(c->b, 0, t[lim - 1], &c->err)) {
-            if (!replay_refused_for_limit(c->b, &c->err)) {
-                cf_error(c, NULL);
-                goto out;
-            }
-            cf_find(c, kase, "a decode at %lld (ending at the limit) refused: %s", (long long)(lim - 1),
-                    c->err.what);
-        } else {
-            if (cf_logits(c, 0, got))
-                goto out;
-            cf_cmp_logits(c, kase, "decode at the last position vs a prefill of the limit", got, full);
-        }
-        snprintf(kase, sizeof kase, "prefill crossing the limit (taps %s)", tp);
-        if (cf_prefill_logits(c, 0, 0, t, 8, NULL))
-            goto out;
-        golden_error_clear(&c->err);
-        if (refused(c, kase, golden_backend_prefill(c->b, 0, 8, t, (size_t)(lim + 1 - 8), &c->err), 8,
-                    r8, got))
-            goto out;
-        int64_t len8;
-        if (cf_length(c, 0, &len8))
-            goto out;
-        if (len8 == 8) {
-            if (cf_decode_logits(c, 0, t[8], got))
-                goto out;
-            snprintf(what, sizeof what, "the lane afterwards (decode at 8)");
-            cf_cmp_logits(c, kase, what, got, r9);
-        }
+        cf_cover(c, "lanes", lanes[i]);
     }
     cf_cover(c, "limit", lim);
     rc = 0;

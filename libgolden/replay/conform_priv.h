@@ -42,6 +42,9 @@ void cf_find(cf_ctx *c, const char *kase, const char *fmt, ...) __attribute__((f
 int cf_error(cf_ctx *c, const char *what);
 /* The lane's length through the host (1 with the check's error when the host died). */
 int cf_length(cf_ctx *c, int lane, int64_t *len);
+/* length() of the lane against the harness's own count of what it sent (a finding when they
+ * differ, naming the call it followed); 1 only when the call failed. */
+int cf_expect_length(cf_ctx *c, int lane, int64_t want, const char *kase, const char *after);
 /* n deterministic tokens in [0, vocab). */
 void cf_tokens(cf_ctx *c, int32_t *t, size_t n);
 /* Logits of the lane's last position as f32 (vocab entries) into dst. */
@@ -63,8 +66,9 @@ int cf_set_taps(cf_ctx *c, bool on);
 /* A second instance of the same backend and options (every lane fresh), sharing c's check:
  * its errors and findings are c's. Close with cf_close. */
 int cf_open_ref(cf_ctx *c, cf_ctx *ref);
-/* Section 5.1's boundary set below lim: 1, 2, then P-1, P, P+1 for P = 16, 32, 128 and every
- * power of two from 512, and lim-1 (the last position); sorted, distinct; returns how many. */
+/* Section 5.1's boundary set below lim: 1, 2, then P-1, P, P+1 for every power of two P from 16
+ * (16, 32, 64, 128, 256, 512, ...), and lim-1 (the last position); sorted, distinct; returns how
+ * many. */
 size_t cf_boundaries(int64_t lim, int64_t *out, size_t cap);
 /* Start the random-position budget (opts.budget seconds from now; none when < 0). */
 void cf_budget_start(cf_ctx *c);

@@ -277,6 +277,20 @@ static int built_cases(cf_ctx *c, rt_rule *r)
         else
             check_taps(c, r, "built tie");
     }
+    for (int s = 0; rc == 0 && !c->o->fixed_points && s < 2 && s + 1 < c->limit; s++) { /* the tie on decode */
+        cf_taps_clear(c);
+        if ((rc = cf_decode_logits(c, 0, tie, NULL)) != 0)
+            break;
+        const cf_tap *tl = cf_tap_find(c, "layers/0/router/logits");
+        bool all_eq = tl != NULL && tl->rows == 1;
+        for (int e = 1; all_eq && e < tl->cols; e++)
+            all_eq &= ((const float *)tl->data)[e] == ((const float *)tl->data)[0];
+        if (!all_eq)
+            rc = cf_error(c, "the built tie case did not tie the router logits of layer 0 on decode");
+        else if (check_taps_at(c, r, "built tie, decode", s + 1) == 0)
+            cf_find(c, "built tie, decode", "no router taps for the decode step at position %d", s + 1);
+        cf_cover(c, "tie_decode_positions", s + 1);
+    }
     if (rc == 0) {
         cf_taps_clear(c);
         c->chk->comparisons++;
@@ -288,6 +302,36 @@ static int built_cases(cf_ctx *c, rt_rule *r)
         }
     }
     rm_derived(dir);
+    return rc;
+}
+
+/* Decode steps at the boundary set past the prompt (127, 128, 129, 255, ..., the last
+ * position): a prefill of p tokens, then the decode at p, its router taps against the rule. */
+static int decode_at_boundaries(cf_ctx *c, rt_rule *r)
+{
+    int64_t set[64], L = c->limit;
+    size_t ns = cf_boundaries(L, set, 64);
+    int32_t *t = malloc((size_t)L * 4);
+    if (!t)
+        return cf_error(c, "out of memory");
+    cf_tokens(c, t, (size_t)L);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ns; i++) {
+        int64_t p = set[i];
+        if (p <= 64 + 8)
+            continue; /* the prompt's own decode steps cover these */
+        char kase[64];
+        snprintf(kase, sizeof kase, "decode at %lld", (long long)p);
+        if ((rc = cf_prefill_logits(c, 0, 0, t, (size_t)p, NULL)) != 0)
+            break;
+        cf_taps_clear(c);
+        if ((rc = cf_decode_logits(c, 0, t[p], NULL)) != 0)
+            break;
+        if (check_taps_at(c, r, kase, p) == 0)
+            cf_find(c, kase, "no router taps for the decode step at position %lld", (long long)p);
+        cf_cover(c, "decode_positions", p);
+    }
+    free(t);
     return rc;
 }
 
@@ -330,6 +374,8 @@ int cf_check_router(cf_ctx *c)
                     (long long)(N + s));
         cf_cover(c, "decode_positions", N + s);
     }
+    if (!c->o->fixed_points && decode_at_boundaries(c, &r))
+        return 1;
     cf_taps_clear(c);
     return built_cases(c, &r);
 }

@@ -18,14 +18,22 @@ if [ -n "$PYTHON" ]; then
     expect_exit "clean: the coverage says what was looked at" 0 "$PYTHON" -c '
 import json, sys
 c = {k["check"]: k.get("coverage", {}) for k in json.load(open(sys.argv[1]))["checks"]}
-b = [1, 2, 15, 16, 17, 31, 32, 33, 127, 128, 129, 511]
-assert c["kv-positions"]["positions"][:13] == [0] + b, c["kv-positions"]
-assert c["causal-mask"]["stale_positions_taps_off"][:12] == b
-assert c["causal-mask"]["tap_positions"][:16] == sorted(set(b + [p + 1 for p in b if p + 1 < 512]))
+b = [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511]
+assert c["kv-positions"]["positions"][:19] == [0] + b, c["kv-positions"]
+assert c["causal-mask"]["stale_positions_taps_off"][:18] == b
+j = sorted(set(b + [p + 1 for p in b if p + 1 < 512]))
+assert c["causal-mask"]["tap_positions"][:len(j)] == j
 assert len(c["causal-mask"]["random_positions"]) >= 1 and len(c["kv-positions"]["random_positions"]) >= 1
+assert c["kv-positions"]["decode_runs"][:2] == [40, 40] and len(c["kv-positions"]["decode_runs"]) == 3
+assert sum(c["kv-positions"]["chunk_sizes"]) == 512 and max(c["kv-positions"]["chunk_sizes"]) >= 64
 assert c["kv-lanes"]["lanes"] == [0, 1, 2, 3] and c["kv-reset"]["lanes"] == [0, 1, 2, 3]
-assert c["kv-tail"]["cuts"][:5] == [16, 5, 17, 37, 100]
-assert c["router"]["decode_positions"] == list(range(64, 72))
+assert c["kv-lanes"]["long_context"] == [268]
+assert c["kv-reset"]["reset_one"] == [0, 1, 2, 3] and c["rejection"]["lanes"] == [0, 1, 2, 3]
+cuts = [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 259, 5, 37, 100]
+assert c["kv-tail"]["cuts"][:21] == cuts and len(c["kv-tail"]["cuts"]) == 22, c["kv-tail"]
+assert sorted(set(c["kv-tail"]["cut_lanes"])) == [0, 1, 2, 3]
+assert c["router"]["decode_positions"] == list(range(64, 72)) + [127, 128, 129, 255, 256, 257, 511]
+assert c["router"]["tie_decode_positions"] == [1, 2]
 ' clean.json
 fi
 expect_exit "bf16, another seed, clean" 0 npu-replay conform --model m -j1 --backend-opt dtype=bf16 --seed 5 --budget 1
@@ -58,11 +66,11 @@ router_tie_high_index router
 router_nan_silent router
 topk_too_small sampling-topk
 mask_leak_at_129 causal-mask
-decode_leak_at_33 causal-mask,kv-positions
-kv_prefill_off_by_one_at_31 kv-positions
+decode_leak_at_33 causal-mask,kv-positions,kv-tail
+kv_prefill_off_by_one_at_31 kv-positions,kv-tail
 notap_decode_kv kv-positions,kv-lanes,kv-tail,kv-reset,rejection
-kv_lane3_stale kv-lanes,kv-reset
-kv_lane2_zero kv-lanes,kv-reset
+kv_lane3_stale kv-lanes,kv-tail,kv-reset,rejection
+kv_lane2_zero kv-lanes,kv-tail,kv-reset,rejection
 taps_router_last_missing taps
 kv_tail_off_by_one kv-tail
 reset_all_lane0_only kv-reset

@@ -110,11 +110,11 @@ static const char *const faults[][3] = {
     {"router_nan_silent", "router", "router"},
     {"topk_too_small", "sampling-topk", "sampling-topk"},
     {"mask_leak_at_129", "causal-mask", ""},
-    {"decode_leak_at_33", "causal-mask,kv-positions", ""},
-    {"kv_prefill_off_by_one_at_31", "kv-positions", ""},
+    {"decode_leak_at_33", "causal-mask,kv-positions,kv-tail", ""},
+    {"kv_prefill_off_by_one_at_31", "kv-positions,kv-tail", ""},
     {"notap_decode_kv", "kv-positions,kv-lanes,kv-tail,kv-reset,rejection", ""},
-    {"kv_lane3_stale", "kv-lanes,kv-reset", ""},
-    {"kv_lane2_zero", "kv-lanes,kv-reset", ""},
+    {"kv_lane3_stale", "kv-lanes,kv-tail,kv-reset,rejection", ""},
+    {"kv_lane2_zero", "kv-lanes,kv-tail,kv-reset,rejection", ""},
     {"taps_decode_recompute", "taps", ""},
     {"taps_router_last_missing", "taps", ""},
     {"kv_tail_off_by_one", "kv-tail", ""},
@@ -151,12 +151,14 @@ static void test_faults(void)
 static void test_boundaries(void)
 {
     int64_t b[64];
-    static const int64_t tiny[] = {1, 2, 15, 16, 17, 31, 32, 33, 127, 128, 129, 511};
+    static const int64_t tiny[] = {1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129,
+                                   255, 256, 257, 511};
     size_t n = cf_boundaries(512, b, 64);
     CU_ASSERT_EQUAL_FATAL(n, sizeof tiny / sizeof *tiny);
     for (size_t i = 0; i < n; i++)
         CU_ASSERT_EQUAL(b[i], tiny[i]);
-    static const int64_t real[] = {1, 2, 15, 16, 17, 31, 32, 33, 127, 128, 129, 511, 512, 513,
+    static const int64_t real[] = {1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129,
+                                   255, 256, 257, 511, 512, 513,
                                    1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
                                    8192, 8193, 16383, 16384, 16385, 32767, 32768, 32769, 40959};
     n = cf_boundaries(40960, b, 64);
