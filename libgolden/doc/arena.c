@@ -164,3 +164,35 @@ void doc_arena_free(golden_arena *a)
     chunks_release(a->chunks);
     free(a);
 }
+
+/* JSON Lines: one arena for all the lines of a file, rewound after each line's callback (the
+ * callbacks keep no node of a line doc: golden/doc.h says so, and every one in the library
+ * copies what it keeps). NULL when the program did not opt in: the lines use the heap. */
+golden_arena *doc_arena_lines_new(void)
+{
+    return arena_hooks_active() ? calloc(1, sizeof(golden_arena)) : NULL;
+}
+
+void doc_arena_use(golden_arena *a)
+{
+    current_arena = a;
+}
+
+/* Forget everything allocated in a: the first chunk stays for the next line (its touched pages
+ * too, so a long line's pages stay until the file is done), the others are given back. */
+void doc_arena_rewind(golden_arena *a)
+{
+    if (!a || !a->chunks)
+        return;
+    arena_chunk *keep = a->chunks, *rest = NULL;
+    while (keep->next) { /* the list is newest first: keep the oldest */
+        arena_chunk *n = keep->next;
+        keep->next = rest;
+        rest = keep;
+        keep = n;
+    }
+    chunks_release(rest);
+    a->chunks = keep;
+    a->cur = (char *)keep + 16;
+    a->end = (char *)keep + ARENA_CHUNK;
+}

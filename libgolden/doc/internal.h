@@ -40,6 +40,8 @@ typedef struct golden_arena golden_arena;
 
 /* tree.c: a new empty doc named name (NULL with err filled). */
 golden_doc *doc_new(const char *name, golden_error *err);
+/* tree.c: empty d again for its next tree (its name and table capacities stay). */
+void doc_clear(golden_doc *d);
 /* tree.c: the slot number of an object key (odd) or an array index (even). */
 uint64_t doc_key_sub(const char *key, size_t len);
 uint64_t doc_index_sub(size_t index);
@@ -75,6 +77,11 @@ ssize_t doc_read_more(int fd, char **buf, size_t *cap, size_t len, size_t limit)
 void doc_arena_begin(golden_doc *d, size_t input_len);
 void doc_arena_end(void);
 void doc_arena_free(golden_arena *a);
+/* arena.c: the arena of a JSON Lines file's line trees (NULL: heap), the calling thread's
+ * current arena (NULL: none), rewinding it between lines. */
+golden_arena *doc_arena_lines_new(void);
+void doc_arena_use(golden_arena *a);
+void doc_arena_rewind(golden_arena *a);
 
 /* json.c / yaml.c: parse buf into d (root and positions). */
 int doc_load_json(golden_doc *d, const unsigned char *buf, size_t len, size_t first_line,

@@ -225,22 +225,40 @@ int golden_doc_load_file(const char *path, golden_doc **out, golden_error *err)
 typedef struct {
     golden_jsonl_fn fn;
     void *ctx;
-    const char *path;
+    golden_doc *doc;     /* one doc for every line: emptied, never freed, between lines */
+    golden_arena *arena; /* the lines' trees (NULL: the heap), rewound between lines */
 } jsonl_ctx;
 
+/* Each line is read exactly as golden_doc_load_json reads a buffer (a byte order mark may
+ * open it; lines.c refuses one on a later line), into the reused doc and arena. */
 static int jsonl_line(void *ctx, const char *line, size_t len, size_t line_no, golden_error *err)
 {
     jsonl_ctx *c = ctx;
-    golden_doc *d;
-    if (golden_doc_load_json(c->path, line, len, line_no, &d, err) < 0)
-        return GOLDEN_ERR;
-    int r = c->fn(c->ctx, d, line_no, err);
-    golden_doc_free(d);
+    golden_doc *d = c->doc;
+    const unsigned char *buf = (const unsigned char *)line;
+    if (len >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF) {
+        buf += 3;
+        len -= 3;
+    }
+    doc_arena_use(c->arena);
+    int r = doc_load_json(d, buf, len, line_no, 0, err);
+    doc_arena_use(NULL);
+    if (r == GOLDEN_OK)
+        r = c->fn(c->ctx, d, line_no, err);
+    doc_clear(d);
+    doc_arena_rewind(c->arena);
     return r;
 }
 
 int golden_doc_each_jsonl(const char *path, golden_jsonl_fn fn, void *ctx, golden_error *err)
 {
-    jsonl_ctx c = {fn, ctx, path};
-    return golden_doc_each_line(path, GOLDEN_JSONL_MAX_LINE, jsonl_line, &c, err);
+    jsonl_ctx c = {fn, ctx, doc_new(path, err), doc_arena_lines_new()};
+    if (!c.doc) {
+        doc_arena_free(c.arena);
+        return GOLDEN_ERR;
+    }
+    int rc = golden_doc_each_line(path, GOLDEN_JSONL_MAX_LINE, jsonl_line, &c, err);
+    golden_doc_free(c.doc);
+    doc_arena_free(c.arena);
+    return rc;
 }

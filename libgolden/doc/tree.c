@@ -251,6 +251,14 @@ void golden_doc_free(golden_doc *doc)
     free(doc);
 }
 
+void doc_clear(golden_doc *d)
+{
+    json_decref(d->root);
+    d->root = NULL;
+    d->npos = d->nslots = 0;
+    d->sorted = 0;
+}
+
 golden_doc *doc_new(const char *name, golden_error *err)
 {
     golden_doc *d = calloc(1, sizeof *d);

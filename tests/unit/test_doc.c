@@ -636,6 +636,55 @@ static void test_jsonl(void)
     unlink("n.jsonl");
 }
 
+/* Positions inside lines, worked out by hand; run on the heap and again in the rewound arena
+ * of a program that opted in (one doc and one arena serve every line). */
+typedef struct {
+    int got[6];
+    int n;
+} jl_pos;
+
+static int on_pos_line(void *vctx, golden_doc *d, size_t line_no, golden_error *err)
+{
+    (void)err;
+    jl_pos *p = vctx;
+    json_t *r = golden_doc_root(d);
+    int l = 0, c = 0;
+    if (line_no == 2) {
+        json_t *b = json_object_get(r, "b");
+        golden_doc_line(d, b, &l, &c);
+        p->got[0] = l * 100 + c;
+        golden_doc_child_line(d, b, "c", 0, &l, &c);
+        p->got[1] = l * 100 + c;
+    } else if (line_no == 3) {
+        json_t *a = json_object_get(r, "\xc3\xa9");
+        golden_doc_child_line(d, a, NULL, 0, &l, &c);
+        p->got[2] = l * 100 + c;
+        golden_doc_child_line(d, a, NULL, 1, &l, &c);
+        p->got[3] = l * 100 + c;
+    }
+    p->n++;
+    return 0;
+}
+
+static void test_jsonl_positions(void)
+{
+    /* line 2: {"a": 1, "b": is 14 characters, so b's { is column 15, c's true column 21;
+     * line 3: {"\u00e9": [ is 7 characters (the e-acute one), false at 8, 5 at 15 */
+    const char *text = "{\"x\": null}\n{\"a\": 1, \"b\": {\"c\": true, \"d\": \"\\u00e9x\"}}\n"
+                       "{\"\xc3\xa9\": [false, 5]}\n{\"a\": 1, \"a\": 2}\n";
+    write_file("p.jsonl", text, strlen(text));
+    jl_pos p = {{0}, 0};
+    golden_error e = {0};
+    CU_ASSERT_EQUAL(golden_doc_each_jsonl("p.jsonl", on_pos_line, &p, &e), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(p.n, 3);
+    CU_ASSERT_EQUAL(p.got[0], 215);
+    CU_ASSERT_EQUAL(p.got[1], 221);
+    CU_ASSERT_EQUAL(p.got[2], 308);
+    CU_ASSERT_EQUAL(p.got[3], 315);
+    CU_ASSERT_STRING_EQUAL(e.where, "p.jsonl:4:10"); /* the second "a" */
+    unlink("p.jsonl");
+}
+
 static void test_jsonl_long_line(void)
 {
     /* one good line, then a sparse 200 MiB line without a newline: refused at the 64 MiB
@@ -860,11 +909,15 @@ int main(void)
         {"large document (heap)", test_large_document},
         {"jsonl", test_jsonl},
         {"jsonl long line", test_jsonl_long_line},
+        {"jsonl positions", test_jsonl_positions},
         {"mutated documents", test_mutations},
         {"concurrent loads (heap)", test_concurrent_loads},
         {"arena allocator opt-in", test_arena_opt_in},
         {"large document (arena)", test_large_document},
         {"concurrent loads (arena)", test_concurrent_loads},
+        {"jsonl (arena)", test_jsonl},
+        {"jsonl positions (arena)", test_jsonl_positions},
+        {"jsonl long line (arena)", test_jsonl_long_line},
         {0, 0}};
     return golden_test_run("doc", tests);
 }

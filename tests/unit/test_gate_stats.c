@@ -290,6 +290,56 @@ static void test_percentile_infinity(void)
     CU_ASSERT(!isnan(d.mad));
 }
 
+static int cmp_ref(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Samples of 64 values and more take the radix sort: the sorted copy describe leaves must be the
+ * plain qsort's, bit for bit, over negatives, +inf and exponents far apart. */
+static void test_describe_large_sorted(void)
+{
+    enum { N = 1001 };
+    double x[N], s[N], ref[N];
+    for (size_t i = 0; i < N; i++) /* 337 is prime to 1001 = 7 * 11 * 13: a permutation */
+        x[i] = ((double)((i * 337) % N) - 500) * 0.25;
+    golden_gate_describe_t d;
+    golden_gate_describe(x, N, s, &d);
+    int ascending = 1;
+    for (size_t i = 0; i < N; i++)
+        ascending &= x[i] == ((double)i - 500) * 0.25;
+    CU_ASSERT(ascending);
+    /* -125 .. 125 by 0.25: median x[500] = 0, P90 x[900] = 100, P99 x[990] = 122.5; the
+     * deviations 0, 0.25 twice, 0.5 twice ... put 250 * 0.25 at rank 500 */
+    CU_ASSERT_EQUAL(d.median, 0);
+    CU_ASSERT_EQUAL(d.p90, 100);
+    CU_ASSERT_EQUAL(d.p99, 122.5);
+    CU_ASSERT_EQUAL(d.mad, 62.5);
+    CU_ASSERT_EQUAL(d.min, -125);
+    CU_ASSERT_EQUAL(d.max, 125);
+    size_t n = 0;
+    for (int k = -300; k <= 300; k += 3) {
+        x[n++] = ldexp(1.0, k);
+        x[n++] = -ldexp(1.5, k);
+    }
+    x[n++] = INFINITY;
+    x[n++] = 0;
+    x[n++] = 7;
+    x[n++] = 7;
+    for (size_t i = n - 1; i > 0; i--) { /* a fixed shuffle */
+        size_t j = (i * 2654435761u) % (i + 1);
+        double t = x[i];
+        x[i] = x[j];
+        x[j] = t;
+    }
+    memcpy(ref, x, n * sizeof *x);
+    qsort(ref, n, sizeof *ref, cmp_ref);
+    golden_gate_describe(x, n, s, &d);
+    CU_ASSERT(memcmp(x, ref, n * sizeof *x) == 0);
+    CU_ASSERT(isinf(d.max) && d.min == -ldexp(1.5, 300));
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -298,6 +348,7 @@ int main(void)
         {"describe n = 1, 2", test_describe_small},
         {"describe ties and all equal", test_describe_ties_and_equal},
         {"describe huge, tiny, offset", test_describe_extremes},
+        {"describe of 64 values and more: sorted as qsort sorts", test_describe_large_sorted},
         {"splitmix64 known value", test_mix64_known},
         {"bootstrap = plain reference, any thread count", test_bootstrap_reference},
         {"bootstrap B = 0", test_bootstrap_zero},
