@@ -11,21 +11,24 @@
 
 #define TOOL "golden-accept"
 
-enum { O_GOLDEN = CLI_TOOL_ID, O_BASELINE, O_POLICY, O_HYPOTHESIS, O_OUT };
+/* The team's side, and the folder to assemble (typed rows: docs/design.md). */
+static struct {
+    const char *golden, *baseline, *policy, *hypothesis, *out;
+} arg;
 
-static const cli_option options[] = {
-    {0, 0, NULL, NULL, "The team's side:", 0},
-    {O_GOLDEN, 'g', "golden", "REF.h5", "the team's reference golden (required)", CLI_INPUT},
-    {O_BASELINE, 'b', "baseline", "PROD.h5", "the production golden: three-way accuracy",
-     CLI_INPUT},
-    {O_POLICY, 'p', "policy", "TEAM.yaml", "the team's golden-diff policy (default: the built-in\n"
-     "one)", CLI_INPUT},
-    {O_HYPOTHESIS, 0, "hypothesis", "H.yaml", "the team's calculet-op-experiment/v1 hypothesis\n"
-     "(required: the compile step and the section 17 decision)", CLI_INPUT},
-    {0, 0, NULL, NULL, "Outputs:", 0},
-    {O_OUT, 'o', "output", "EXPERIMENT_DIR", "assemble the section 3 experiment folder here\n"
-     "(hypothesis, logs, accuracy, raw data, faults, decision)", 0},
-    {0, 0, NULL, NULL, NULL, 0},
+static const cli_opt options[] = {
+    CLI_OPT_STRING(0, 'g', "golden", "REF.h5", "the team's reference golden (required)", CLI_INPUT,
+                   &arg.golden),
+    CLI_OPT_STRING(0, 'b', "baseline", "PROD.h5", "the production golden: three-way accuracy",
+                   CLI_INPUT, &arg.baseline),
+    CLI_OPT_STRING(0, 'p', "policy", "TEAM.yaml", "the team's golden-diff policy (default: the\n"
+                   "built-in one)", CLI_INPUT, &arg.policy),
+    CLI_OPT_STRING(0, 0, "hypothesis", "H.yaml", "the team's calculet-op-experiment/v1 hypothesis\n"
+                   "(required: the compile step and the section 17 decision)", CLI_INPUT,
+                   &arg.hypothesis),
+    CLI_OPT_STRING(0, 'o', "output", "EXPERIMENT_DIR", "assemble the section 3 experiment folder\n"
+                   "here (hypothesis, logs, accuracy, raw data, faults, decision)", 0, &arg.out),
+    CLI_END,
 };
 
 static const cli_spec spec = {
@@ -34,7 +37,7 @@ static const cli_spec spec = {
                 "[--policy TEAM.yaml] [-o EXPERIMENT_DIR] [--json F] [--junit F]",
     .about = "Accepts or rejects a vendor hand-off on its delivered evidence, in eight steps:\n"
              "integrity, compile, accuracy, graph, trace, limits, error path, performance.",
-    .options = options,
+    .opts = options,
     .json_help = "calculet-accept-report/v1 JSON (- = stdout, no summary then)",
     .junit_help = "JUnit XML, one test suite per step (- = stdout)",
     .exit_status = "0 accepted (section 17: soak_24h), 1 not accepted (the verdict word says\n"
@@ -80,20 +83,13 @@ int main(int argc, char **argv)
     golden_accept_opts o;
     memset(&o, 0, sizeof o);
     o.version = GOLDEN_ACCEPT_OPTS_VERSION;
-    const char *v;
-    int id;
-    while ((id = cli_next(&c, &v)) > 0) {
-        switch (id) {
-        case O_GOLDEN: o.golden = v; break;
-        case O_BASELINE: o.baseline = v; break;
-        case O_POLICY: o.policy = v; break;
-        case O_HYPOTHESIS: o.hypothesis = v; break;
-        case O_OUT: o.experiment_out = v; break;
-        default: break;
-        }
-    }
-    if (id == CLI_EXIT)
+    if (cli_parse(&c) == CLI_EXIT)
         return cli_exit(&c, c.status);
+    o.golden = arg.golden;
+    o.baseline = arg.baseline;
+    o.policy = arg.policy;
+    o.hypothesis = arg.hypothesis;
+    o.experiment_out = arg.out;
     if (c.nargs != 1)
         return cli_exit(&c, cli_usage(&c, "expected one folder: HANDOFF_DIR"));
     if (!o.golden)

@@ -25,6 +25,7 @@
 #include "golden/report.h"
 #include "tensor/reader_private.h"
 #include "tensor/zip_private.h"
+#include "tensor/ingest_private.h"
 
 #define FOREIGN_CACHE_MAX (UINT64_C(256) << 20)
 
@@ -107,7 +108,10 @@ static int add_file(lg_foreign *f, const char *p, lg_kind k, const char *name, u
     case LG_KIND_NPY: return golden_ingest_npy(&f->inputs, p, name, err);
     case LG_KIND_SAFETENSORS: return golden_ingest_safetensors(&f->inputs, p, err);
     case LG_KIND_JSON: return golden_ingest_index(&f->inputs, p, err);
-    case LG_KIND_ZIP: return golden_ingest_path(&f->inputs, p, err); /* .npz, .pt/.pth */
+    case LG_KIND_ZIP: /* .npz, .pt/.pth; a bare tensor of a .pt in a folder named by its path */
+        if (name && (has_suffix(p, ".pt") || has_suffix(p, ".pth")))
+            return lg_ingest_pt_named(&f->inputs, p, name, err);
+        return golden_ingest_path(&f->inputs, p, err);
     case LG_KIND_HDF5: {
         golden_reader **s = realloc(f->subs, (f->n_subs + 1) * sizeof *s);
         if (!s)
@@ -176,6 +180,9 @@ static int walk_entry(lg_foreign *f, const char *root_real, const char *p, const
     char *nm = NULL;
     if (k == LG_KIND_NPY) /* named by its path in the folder, as golden-dump names it */
         if (!(nm = has_suffix(r, ".npy") ? strndup(r, strlen(r) - 4) : strdup(r)))
+            return oom(err, p);
+    if (k == LG_KIND_ZIP && (has_suffix(r, ".pt") || has_suffix(r, ".pth"))) /* the same rule */
+        if (!(nm = strndup(r, strlen(r) - (has_suffix(r, ".pt") ? 3 : 4))))
             return oom(err, p);
     int rc = add_file(f, p, k, nm, flags, err);
     free(nm);
