@@ -26,6 +26,7 @@
 #include "tensor/reader_private.h"
 #include "tensor/zip_private.h"
 #include "tensor/ingest_private.h"
+#include "util/str.h"
 
 #define FOREIGN_CACHE_MAX (UINT64_C(256) << 20)
 
@@ -58,15 +59,9 @@ static int oom(golden_error *err, const char *where)
     return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
 }
 
-static bool has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
 static bool zip_suffix(const char *p)
 {
-    return has_suffix(p, ".npz") || has_suffix(p, ".pt") || has_suffix(p, ".pth");
+    return lg_has_suffix(p, ".npz") || lg_has_suffix(p, ".pt") || lg_has_suffix(p, ".pth");
 }
 
 /* A JSON file is a dump index when its start names the schema family (a broken index is
@@ -109,7 +104,7 @@ static int add_file(lg_foreign *f, const char *p, lg_kind k, const char *name, u
     case LG_KIND_SAFETENSORS: return golden_ingest_safetensors(&f->inputs, p, err);
     case LG_KIND_JSON: return golden_ingest_index(&f->inputs, p, err);
     case LG_KIND_ZIP: /* .npz, .pt/.pth; a bare tensor of a .pt in a folder named by its path */
-        if (name && (has_suffix(p, ".pt") || has_suffix(p, ".pth")))
+        if (name && (lg_has_suffix(p, ".pt") || lg_has_suffix(p, ".pth")))
             return lg_ingest_pt_named(&f->inputs, p, name, err);
         return golden_ingest_path(&f->inputs, p, err);
     case LG_KIND_HDF5: {
@@ -179,10 +174,10 @@ static int walk_entry(lg_foreign *f, const char *root_real, const char *p, const
         return lg_skip_add(&f->skipped, p, why) ? oom(err, p) : GOLDEN_OK;
     char *nm = NULL;
     if (k == LG_KIND_NPY) /* named by its path in the folder, as golden-dump names it */
-        if (!(nm = has_suffix(r, ".npy") ? strndup(r, strlen(r) - 4) : strdup(r)))
+        if (!(nm = lg_has_suffix(r, ".npy") ? strndup(r, strlen(r) - 4) : strdup(r)))
             return oom(err, p);
-    if (k == LG_KIND_ZIP && (has_suffix(r, ".pt") || has_suffix(r, ".pth"))) /* the same rule */
-        if (!(nm = strndup(r, strlen(r) - (has_suffix(r, ".pt") ? 3 : 4))))
+    if (k == LG_KIND_ZIP && (lg_has_suffix(r, ".pt") || lg_has_suffix(r, ".pth"))) /* the same rule */
+        if (!(nm = strndup(r, strlen(r) - (lg_has_suffix(r, ".pt") ? 3 : 4))))
             return oom(err, p);
     int rc = add_file(f, p, k, nm, flags, err);
     free(nm);
