@@ -214,6 +214,7 @@ int main(int argc, char **argv)
     golden_progress progress;
     memset(&progress, 0, sizeof progress);
     golden_diff_opts o = {
+        .version = GOLDEN_DIFF_OPTS_VERSION,
         .reference = c.args[0],
         .candidate = c.args[1],
         .baseline = arg.baseline,

@@ -398,7 +398,8 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         golden_infile_spool_done(spool);
         return rc;
     }
-    golden_writer_opts wo = {.force = o->force, .gzip = o->gzip,
+    golden_writer_opts wo = {.version = GOLDEN_WRITER_OPTS_VERSION,
+                             .force = o->force, .gzip = o->gzip,
                              .producer = TOOL " " GOLDEN_VERSION, .threads = golden_threads()};
     golden_writer *w = NULL;
     if (golden_writer_open(o->out, &wo, &w, &err) != GOLDEN_OK) {

@@ -209,7 +209,7 @@ int main(int argc, char **argv)
     if (schema) {
         mode = "schema";
         target = schema;
-        rc = golden_verify_documents_opts(schema, &lo, c.threads, (const char *const *)args, (size_t)nargs, &f,
+        rc = golden_findings_documents_opts(schema, &lo, c.threads, (const char *const *)args, (size_t)nargs, &f,
                                           &err);
     } else if (handoff) {
         mode = "handoff";
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
         failed = failed || its[i].status != GOLDEN_ITEM_PRESENT;
 
     if (c.json) {
-        json_t *doc = golden_verify_report(mode, target, &f, its, &err);
+        json_t *doc = golden_findings_report(mode, target, &f, its, &err);
         if (!doc || golden_json_write(c.json, doc, opts.force, &err) != 0) {
             json_decref(doc);
             golden_findings_free(&f);
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
         }
         json_decref(doc);
     }
-    if (c.junit && golden_verify_junit(c.junit, opts.force, mode, target, &f, its, &err) != 0) {
+    if (c.junit && golden_findings_junit(c.junit, opts.force, mode, target, &f, its, &err) != 0) {
         golden_findings_free(&f);
         return cli_exit(&c, fail(&err));
     }

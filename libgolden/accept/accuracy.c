@@ -211,8 +211,7 @@ int acc_step_accuracy(acc_ctx *c, golden_accept_step *s)
             goto done;
         golden_reader_close(rd);
     }
-    golden_diff_opts d;
-    memset(&d, 0, sizeof d);
+    golden_diff_opts d = GOLDEN_DIFF_OPTS_INIT;
     d.reference = c->o->golden;
     d.candidate = cand;
     d.baseline = c->o->baseline;

@@ -192,13 +192,13 @@ int exp_plain_line(void *ctx, golden_doc *line_doc, size_t line_no, golden_error
     return exp_validate(p->out, p->schema, line_doc, p->threads, err) < 0 ? -1 : 0;
 }
 
-int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
+int golden_findings_documents(const char *schema_ref, const char *const *paths, size_t n,
                             golden_findings *out, golden_error *err)
 {
-    return golden_verify_documents_opts(schema_ref, NULL, 0, paths, n, out, err);
+    return golden_findings_documents_opts(schema_ref, NULL, 0, paths, n, out, err);
 }
 
-int golden_verify_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
+int golden_findings_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
                                  int threads, const char *const *paths, size_t n, golden_findings *out,
                                  golden_error *err)
 {

@@ -26,7 +26,7 @@ static json_t *jstr(const char *s)
     return v;
 }
 
-json_t *golden_verify_report(const char *mode, const char *target, const golden_findings *f,
+json_t *golden_findings_report(const char *mode, const char *target, const golden_findings *f,
                              const golden_handoff_item *items, golden_error *err)
 {
     json_t *doc = json_object(), *list = json_array(), *sum = json_object();
@@ -109,7 +109,7 @@ static const char *const experiment_rules[] = {
     "calibration-unique", "calibration-hash", "calibration-tokenizer", "calibration-pii", "tokenizer-hash", "seal",
     NULL};
 
-int golden_verify_junit(const char *path, bool force, const char *mode, const char *target,
+int golden_findings_junit(const char *path, bool force, const char *mode, const char *target,
                         const golden_findings *f, const golden_handoff_item *items,
                         golden_error *err)
 {

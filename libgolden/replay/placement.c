@@ -34,6 +34,7 @@ static int setup_from(golden_placement *pl, golden_error *err)
                  *pad = json_object_get(root, "padding"),
                  *cdt = json_object_get(root, "combine_dtype");
     golden_profile_setup *s = &pl->setup;
+    *s = (golden_profile_setup)GOLDEN_PROFILE_SETUP_INIT;
     s->chips = (int)json_integer_value(json_object_get(root, "chips"));
     uint64_t hidden = (uint64_t)json_integer_value(json_object_get(root, "hidden_size"));
     const char *dt = json_string_value(json_object_get(root, "dtype"));

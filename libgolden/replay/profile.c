@@ -169,6 +169,7 @@ static void finish(golden_profile_layer *L)
 int golden_profile_build(const char *golden, golden_profile *p, golden_error *err)
 {
     memset(p, 0, sizeof *p);
+    p->placement = (golden_profile_setup)GOLDEN_PROFILE_SETUP_INIT;
     golden_reader *r = NULL;
     if (golden_reader_open_flags(golden, GOLDEN_READ_DATA_ONLY, &r, err))
         return GOLDEN_ERR;

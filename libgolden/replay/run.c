@@ -723,7 +723,8 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     s.info = golden_backend_get_info(o->backend);
     golden_writer *w = NULL;
     golden_outfile *raw = NULL;
-    golden_writer_opts wo = {.force = o->force, .gzip = 0,
+    golden_writer_opts wo = {.version = GOLDEN_WRITER_OPTS_VERSION,
+                             .force = o->force, .gzip = 0,
                              .producer = o->producer ? o->producer : "npu-replay", .threads = 0};
     int rc = golden_writer_open(o->golden, &wo, &w, err);
     if (rc == 0)

@@ -164,6 +164,20 @@ static inline void neu_add(double *sum, double *comp, double x)
     *sum = t;
 }
 
+int golden_cmp_setup_check(const golden_cmp_setup *s, golden_error *err)
+{
+    if (!s)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "no comparison setup");
+    if (s->version != GOLDEN_CMP_SETUP_VERSION)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL,
+                                "comparison setup of version %u (this libgolden knows %u)",
+                                s->version, GOLDEN_CMP_SETUP_VERSION);
+    if ((unsigned)s->tier >= GOLDEN_TIER_COUNT)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "comparison setup of tier %d",
+                                (int)s->tier);
+    return 0;
+}
+
 void golden_cmp_acc_init(golden_cmp_acc *a, uint64_t first)
 {
     memset(a, 0, sizeof *a);

@@ -93,8 +93,7 @@ static bool same_shape(const golden_tensor_info *a, const golden_tensor_info *b)
 static golden_cmp_setup make_setup(const golden_diff_tensor *t, golden_dtype cand,
                                    const golden_tensor_info *ri)
 {
-    golden_cmp_setup s;
-    memset(&s, 0, sizeof s);
+    golden_cmp_setup s = GOLDEN_CMP_SETUP_INIT;
     s.tier = lg_diff_engine_tier(t);
     s.dtype_ref = t->dtype_ref;
     s.dtype_cand = cand;
@@ -476,6 +475,11 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
     size_t ncn = 0, nbn = 0;
     golden_diff_job *jobs = NULL;
     size_t n_jobs = 0, n_alloc = 0;
+    *out = NULL;
+    if (!o || o->version != GOLDEN_DIFF_OPTS_VERSION)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL,
+                                "diff options of version %u (this libgolden knows %u)",
+                                o ? o->version : 0u, GOLDEN_DIFF_OPTS_VERSION);
     golden_diff_result *r = calloc(1, sizeof *r);
     int rc = -1;
     if (!r)

@@ -243,6 +243,10 @@ int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_
                        golden_error *err)
 {
     *out = NULL;
+    if (opts && opts->version != GOLDEN_WRITER_OPTS_VERSION)
+        return golden_fail_what(err, GOLDEN_EINVAL, path,
+                                "writer options of version %u (this libgolden knows %u)",
+                                opts->version, GOLDEN_WRITER_OPTS_VERSION);
     bool force = opts && opts->force;
     /* a golden is a regular file: never "-", never a device or FIFO replaced by a rename */
     if (golden_outfile_check_regular(path, force, err) != GOLDEN_OK)

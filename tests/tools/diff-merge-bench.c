@@ -47,7 +47,8 @@ int main(int argc, char **argv)
     double run = 0, pack = 0, unpack = 0, t;
     for (unsigned k = 0; k < n; k++) {
         split s = {k, n};
-        golden_diff_opts o = {.reference = argv[1], .candidate = argv[2], .policy = pol,
+        golden_diff_opts o = {.version = GOLDEN_DIFF_OPTS_VERSION,
+                              .reference = argv[1], .candidate = argv[2], .policy = pol,
                               .shard = in_split, .shard_ctx = &s};
         golden_diff_result *r = NULL;
         t = golden_seconds();

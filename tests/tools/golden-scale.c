@@ -25,7 +25,8 @@ int main(int argc, char **argv)
     golden_error_clear(&e);
     golden_reader *r = NULL;
     golden_writer *w = NULL;
-    golden_writer_opts wo = {true, 0, "golden-scale", 1};
+    golden_writer_opts wo = {.version = GOLDEN_WRITER_OPTS_VERSION, .force = true,
+                             .producer = "golden-scale", .threads = 1};
     if (golden_reader_open(argv[1], &r, &e) != 0 || golden_writer_open(argv[2], &wo, &w, &e) != 0)
         return die(&e);
     for (size_t i = 0; i < golden_reader_meta_count(r); i++) {

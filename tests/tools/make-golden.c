@@ -317,7 +317,8 @@ out:
 int main(int argc, char **argv)
 {
     int a = 1;
-    golden_writer_opts opts = {false, 0, "make-golden 0.1.0", 0};
+    golden_writer_opts opts = {.version = GOLDEN_WRITER_OPTS_VERSION,
+                               .producer = "make-golden 0.1.0"};
     for (; a < argc && strncmp(argv[a], "--", 2) == 0; a++) {
         if (strcmp(argv[a], "--force") == 0)
             opts.force = true;

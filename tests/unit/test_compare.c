@@ -10,8 +10,7 @@
 
 static golden_cmp_setup setup(golden_tier tier, golden_dtype t, double atol, double rtol)
 {
-    golden_cmp_setup s;
-    memset(&s, 0, sizeof s);
+    golden_cmp_setup s = GOLDEN_CMP_SETUP_INIT;
     s.tier = tier;
     s.dtype_ref = t;
     s.dtype_cand = t;
@@ -29,6 +28,27 @@ static void run(const golden_cmp_setup *s, const double *r, const double *c, siz
     golden_cmp_acc_init(&a, 0);
     golden_cmp_add_f64(s, &a, r, c, n);
     golden_cmp_finish(s, &a, m);
+}
+
+/* golden_cmp_setup is versioned: the INIT passes, a zeroed or newer one does not. */
+static void test_setup_check(void)
+{
+    golden_error err;
+    golden_cmp_setup s = setup(GOLDEN_TIER_LOGITS, GOLDEN_F32, 0, 0);
+    CU_ASSERT_EQUAL(s.version, 1u);
+    CU_ASSERT_EQUAL(golden_cmp_setup_check(&s, &err), 0);
+    golden_cmp_setup z;
+    memset(&z, 0, sizeof z);
+    CU_ASSERT_EQUAL(golden_cmp_setup_check(&z, &err), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(err.code, GOLDEN_EINVAL);
+    CU_ASSERT_STRING_EQUAL(err.what, "comparison setup of version 0 (this libgolden knows 1)");
+    s.version = 2;
+    CU_ASSERT_EQUAL(golden_cmp_setup_check(&s, &err), GOLDEN_ERR);
+    s.version = GOLDEN_CMP_SETUP_VERSION;
+    s.tier = GOLDEN_TIER_COUNT;
+    CU_ASSERT_EQUAL(golden_cmp_setup_check(&s, &err), GOLDEN_ERR);
+    CU_ASSERT_STRING_EQUAL(err.what, "comparison setup of tier 5");
+    CU_ASSERT_EQUAL(golden_cmp_setup_check(NULL, &err), GOLDEN_ERR);
 }
 
 static void test_basic_metrics(void)
@@ -830,6 +850,7 @@ int main(void)
         {"step of a format", test_step},
         {"AVX2 and portable loops give the same bits", test_simd_bit_identical},
         {"|c - r| histogram by hand", test_histogram_by_hand},
+        {"a setup of an unknown version or tier is refused", test_setup_check},
         {"|c - r| histogram: paths, chunks, naive", test_histogram_paths},
         {0, 0},
     };

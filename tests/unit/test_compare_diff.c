@@ -21,7 +21,8 @@ static void write_file(const char *name, int count, const char *const *names,
 {
     char path[1100];
     path_of(path, sizeof path, name);
-    golden_writer_opts o = {true, 0, "test_compare_diff", 0};
+    golden_writer_opts o = {.version = GOLDEN_WRITER_OPTS_VERSION, .force = true,
+                            .producer = "test_compare_diff"};
     golden_writer *w = NULL;
     golden_error err;
     CU_ASSERT_FATAL(golden_writer_open(path, &o, &w, &err) == 0);
@@ -64,7 +65,8 @@ static void test_three_way(void)
     path_of(cp, sizeof cp, "cand.h5");
     golden_policy *pol = golden_policy_new();
     golden_policy_force_tier(pol, GOLDEN_TIER_KERNEL);
-    golden_diff_opts o = {.reference = ref, .candidate = cp, .baseline = bp, .policy = pol,
+    golden_diff_opts o = {.version = GOLDEN_DIFF_OPTS_VERSION,
+                          .reference = ref, .candidate = cp, .baseline = bp, .policy = pol,
                           .threads = 2};
     golden_diff_result *r = NULL;
     golden_error err;
@@ -117,7 +119,8 @@ static void test_pairing_and_map(void)
     golden_namemap *map = golden_namemap_new();
     golden_error err;
     CU_ASSERT_FATAL(golden_namemap_add(map, "A.*", "a/*", false, &err) == 0);
-    golden_diff_opts o = {.reference = rp, .candidate = cp, .policy = pol, .map = map};
+    golden_diff_opts o = {.version = GOLDEN_DIFF_OPTS_VERSION,
+                          .reference = rp, .candidate = cp, .policy = pol, .map = map};
     golden_diff_result *r = NULL;
     CU_ASSERT_FATAL(golden_diff_run(&o, &r, &err) == 0);
     CU_ASSERT_EQUAL(r->n, 2);
@@ -145,6 +148,17 @@ static void test_pairing_and_map(void)
     CU_ASSERT_PTR_NULL(r);
     CU_ASSERT_STRING_EQUAL(err.where, cp);
     CU_ASSERT_STRING_EQUAL(err.what, "tensors A.x and c both map to a/x");
+
+    /* options of an unknown version (0: a zeroed struct) are refused with an error value */
+    for (unsigned ver = 0; ver <= GOLDEN_DIFF_OPTS_VERSION + 1; ver += GOLDEN_DIFF_OPTS_VERSION + 1) {
+        golden_diff_opts bad = o;
+        bad.version = ver;
+        r = (golden_diff_result *)&bad; /* set to NULL by the call */
+        CU_ASSERT_EQUAL(golden_diff_run(&bad, &r, &err), -1);
+        CU_ASSERT_PTR_NULL(r);
+        CU_ASSERT_EQUAL(err.code, GOLDEN_EINVAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "diff options of version"));
+    }
     golden_namemap_free(map);
     golden_policy_free(pol);
 }
@@ -155,7 +169,8 @@ static void test_threads_same_bits(void)
     char rp[1100], cp[1100];
     path_of(rp, sizeof rp, "big_r.h5");
     path_of(cp, sizeof cp, "big_c.h5");
-    golden_writer_opts wo = {true, 0, "test_compare_diff", 0};
+    golden_writer_opts wo = {.version = GOLDEN_WRITER_OPTS_VERSION, .force = true,
+                             .producer = "test_compare_diff"};
     const char *paths[2] = {rp, cp};
     double *v = malloc(N * sizeof *v);
     CU_ASSERT_FATAL(v != NULL);
@@ -180,7 +195,8 @@ static void test_threads_same_bits(void)
     golden_policy *pol = golden_policy_new();
     golden_diff_result *r1 = NULL, *r2 = NULL;
     golden_error err;
-    golden_diff_opts o = {.reference = rp, .candidate = cp, .policy = pol, .threads = 1,
+    golden_diff_opts o = {.version = GOLDEN_DIFF_OPTS_VERSION,
+                          .reference = rp, .candidate = cp, .policy = pol, .threads = 1,
                           .chunk_elems = 7};
     CU_ASSERT_FATAL(golden_diff_run(&o, &r1, &err) == 0);
     o.threads = 2;

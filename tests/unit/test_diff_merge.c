@@ -41,7 +41,7 @@ static void write_side(const char *file, int side, bool copy_of_candidate)
 {
     char path[1100];
     path_of(path, sizeof path, file);
-    golden_writer_opts o = {true, 0, "test_diff_merge", 0};
+    golden_writer_opts o = {.version = GOLDEN_WRITER_OPTS_VERSION, .force = true, .producer = "test_diff_merge"};
     golden_writer *w = NULL;
     golden_error err;
     CU_ASSERT_FATAL(golden_writer_open(path, &o, &w, &err) == 0);
@@ -150,7 +150,8 @@ static int sharded(golden_diff_opts o, int n, int how, golden_diff_result **out,
 static void same_as_single(const char *baseline)
 {
     golden_policy *pol = golden_policy_new();
-    golden_diff_opts o = {.reference = rp, .candidate = cp, .baseline = baseline, .policy = pol,
+    golden_diff_opts o = {.version = GOLDEN_DIFF_OPTS_VERSION,
+                          .reference = rp, .candidate = cp, .baseline = baseline, .policy = pol,
                           .threads = 2, .histogram = true};
     golden_diff_result *whole = NULL, *m = NULL;
     golden_error err;
@@ -191,7 +192,8 @@ static void test_three_way(void)
 static void test_damaged(void)
 {
     golden_policy *pol = golden_policy_new();
-    golden_diff_opts o = {.reference = rp, .candidate = cp, .baseline = bp, .policy = pol};
+    golden_diff_opts o = {.version = GOLDEN_DIFF_OPTS_VERSION,
+                          .reference = rp, .candidate = cp, .baseline = bp, .policy = pol};
     golden_diff_result *r = NULL, *u = NULL;
     golden_error err;
     CU_ASSERT_FATAL(golden_diff_run(&o, &r, &err) == 0);
@@ -220,7 +222,8 @@ static void test_damaged(void)
 static void test_same_baseline_after_merge(void)
 {
     golden_policy *pol = golden_policy_new();
-    golden_diff_opts o = {.reference = rp, .candidate = cp, .baseline = sp_, .policy = pol};
+    golden_diff_opts o = {.version = GOLDEN_DIFF_OPTS_VERSION,
+                          .reference = rp, .candidate = cp, .baseline = sp_, .policy = pol};
     golden_diff_result *r = NULL;
     golden_error err, merr;
     CU_ASSERT_EQUAL(golden_diff_run(&o, &r, &err), -1);

@@ -109,7 +109,7 @@ static void test_report_json(void)
     golden_error err;
     golden_findings_init(&f);
     golden_findings_add(&f, GOLDEN_SEV_TODO, "required-filled", "h.yaml", 4, 2, "/a", &err, "t");
-    json_t *doc = golden_verify_report("experiment", "E", &f, NULL, &err);
+    json_t *doc = golden_findings_report("experiment", "E", &f, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(doc, "verdict")), "pass");
     CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(doc, "summary"), "todos")), 1);
@@ -128,7 +128,7 @@ static void test_report_json(void)
         items[i].title = "t";
     }
     items[5].status = GOLDEN_ITEM_MISSING;
-    doc = golden_verify_report("handoff", "H", &f, items, &err);
+    doc = golden_findings_report("handoff", "H", &f, items, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
     /* no error finding, but a missing item is a failed verdict */
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(doc, "verdict")), "fail");
@@ -191,7 +191,7 @@ static void test_verify_documents_jsonl(void)
     golden_error err;
     golden_findings_init(&f);
     const char *paths[] = {path};
-    CU_ASSERT_EQUAL_FATAL(golden_verify_documents("calculet-fault/v1", paths, 1, &f, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(golden_findings_documents("calculet-fault/v1", paths, 1, &f, &err), 0);
     CU_ASSERT_EQUAL(f.documents, 2); /* the empty line is not a document */
     CU_ASSERT_EQUAL_FATAL(f.errors, 1);
     CU_ASSERT_STRING_EQUAL(f.items[0].rule, "schema");
@@ -201,7 +201,7 @@ static void test_verify_documents_jsonl(void)
     golden_findings_free(&f);
     /* an unknown schema is "could not check", not a finding */
     golden_findings_init(&f);
-    CU_ASSERT_EQUAL(golden_verify_documents("calculet-none/v1", paths, 1, &f, &err), -1);
+    CU_ASSERT_EQUAL(golden_findings_documents("calculet-none/v1", paths, 1, &f, &err), -1);
     CU_ASSERT_EQUAL(f.count, 0);
     golden_findings_free(&f);
     unlink(path);

@@ -55,7 +55,7 @@ static int write_pieces(golden_writer *w, const void *data, size_t n)
 static void roundtrip(int gzip)
 {
     fresh_path(gzip ? "gz" : "plain");
-    golden_writer_opts o = {.gzip = gzip, .producer = "test_store"};
+    golden_writer_opts o = {.version = GOLDEN_WRITER_OPTS_VERSION, .gzip = gzip, .producer = "test_store"};
     golden_writer *w;
     golden_error err;
     CU_ASSERT_EQUAL_FATAL(golden_writer_open(path, &o, &w, &err), GOLDEN_OK);
@@ -192,7 +192,7 @@ static void test_large_multi_buffer(void)
     }
     golden_writer *w;
     golden_error err;
-    golden_writer_opts o = {0};
+    golden_writer_opts o = GOLDEN_WRITER_OPTS_INIT;
     CU_ASSERT_EQUAL_FATAL(golden_writer_open(path, &o, &w, &err), GOLDEN_OK);
     golden_tensor_info t = info_of("big", GOLDEN_F32, 2, shape);
     CU_ASSERT_EQUAL(golden_writer_begin(w, &t, &err), GOLDEN_OK);
@@ -220,7 +220,7 @@ static void test_conflicts_and_abort(void)
     fresh_path("conflict");
     golden_writer *w;
     golden_error err;
-    golden_writer_opts o = {0};
+    golden_writer_opts o = GOLDEN_WRITER_OPTS_INIT;
     CU_ASSERT_EQUAL_FATAL(golden_writer_open(path, &o, &w, &err), GOLDEN_OK);
     uint64_t s[] = {1};
     uint8_t v = 1;
@@ -267,9 +267,18 @@ static void test_existing_and_bad_files(void)
     fclose(f);
     golden_writer *w;
     golden_error err;
-    golden_writer_opts o = {0};
+    golden_writer_opts o = GOLDEN_WRITER_OPTS_INIT;
     CU_ASSERT_EQUAL(golden_writer_open(path, &o, &w, &err), GOLDEN_ERR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "--force"));
+    /* options of a version this libgolden does not know (0: a zeroed struct) are refused
+     * before anything is touched, even with force */
+    golden_writer_opts bad = {.version = 0, .force = true};
+    CU_ASSERT_EQUAL(golden_writer_open(path, &bad, &w, &err), GOLDEN_ERR);
+    CU_ASSERT_EQUAL(err.code, GOLDEN_EINVAL);
+    CU_ASSERT_STRING_EQUAL(err.what, "writer options of version 0 (this libgolden knows 1)");
+    bad.version = GOLDEN_WRITER_OPTS_VERSION + 1;
+    CU_ASSERT_EQUAL(golden_writer_open(path, &bad, &w, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NULL(w);
     golden_reader *r;
     CU_ASSERT_EQUAL(golden_reader_open(path, &r, &err), GOLDEN_ERR);
     CU_ASSERT_STRING_EQUAL(err.what, "not an HDF5 file");

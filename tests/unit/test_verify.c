@@ -16,7 +16,7 @@ static void make_file(void)
     snprintf(path, sizeof path, "verify-%d.h5", (int)getpid());
     unlink(path);
     golden_writer *w;
-    golden_writer_opts o = {0};
+    golden_writer_opts o = GOLDEN_WRITER_OPTS_INIT;
     CU_ASSERT_EQUAL_FATAL(golden_writer_open(path, &o, &w, NULL), GOLDEN_OK);
     const char *names[] = {"a", "b", "c"};
     for (int k = 0; k < 3; k++) {

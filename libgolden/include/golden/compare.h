@@ -44,8 +44,12 @@ GOLDEN_API int golden_tier_parse(const char *name, golden_tier *out);
 #define GOLDEN_CMP_HIST_NONFINITE (GOLDEN_CMP_HIST_EMAX - GOLDEN_CMP_HIST_EMIN + 2)
 #define GOLDEN_CMP_HIST_BINS (GOLDEN_CMP_HIST_NONFINITE + 1)
 
-/* What to compute for one pair; fixed for the whole pass. */
+/* What to compute for one pair; fixed for the whole pass. Versioned: start from
+ * GOLDEN_CMP_SETUP_INIT; golden_cmp_setup_check refuses an unknown version (the add and
+ * finish calls below return nothing, so check a setup once before the pass). */
+#define GOLDEN_CMP_SETUP_VERSION 1u
 typedef struct {
+    unsigned version;        /* GOLDEN_CMP_SETUP_VERSION */
     golden_tier tier;
     golden_dtype dtype_ref, dtype_cand;
     double atol, rtol;       /* mismatch: |c - r| > atol + rtol * |r| */
@@ -67,6 +71,10 @@ typedef struct {
      * behaviour and cost) */
     bool histogram;
 } golden_cmp_setup;
+#define GOLDEN_CMP_SETUP_INIT {.version = GOLDEN_CMP_SETUP_VERSION}
+/* 0, or GOLDEN_ERR (GOLDEN_EINVAL) when s is NULL or of a version this libgolden does not
+ * know, or its tier is not one of golden_tier. */
+GOLDEN_API int golden_cmp_setup_check(const golden_cmp_setup *s, golden_error *err);
 
 /* Whether the pair has a ULP distance and in which float format it is measured: the
  * coarser (fewer mantissa bits) of two float dtypes; false when either side is integer. */

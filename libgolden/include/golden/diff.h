@@ -24,7 +24,11 @@
 /* Longest logits/tokens row that fits one work item. */
 #define GOLDEN_DIFF_MAX_ROW (UINT64_C(1) << 24)
 
+/* What golden_diff_run compares and how. Versioned: start from GOLDEN_DIFF_OPTS_INIT (an
+ * unknown version is refused with GOLDEN_EINVAL). */
+#define GOLDEN_DIFF_OPTS_VERSION 1u
 typedef struct {
+    unsigned version;               /* GOLDEN_DIFF_OPTS_VERSION */
     const char *reference, *candidate;
     const char *baseline;           /* three-way mode when non-NULL */
     const golden_policy *policy;
@@ -60,6 +64,7 @@ typedef struct {
     bool (*shard)(const char *name, void *shard_ctx);
     void *shard_ctx;
 } golden_diff_opts;
+#define GOLDEN_DIFF_OPTS_INIT {.version = GOLDEN_DIFF_OPTS_VERSION}
 
 typedef struct {
     char *name;                     /* the reference's name (after mapping, the common one) */

@@ -49,11 +49,11 @@ GOLDEN_API void golden_finding_where(const golden_finding *f, char *buf, size_t 
  * `.jsonl` files are validated line by line; everything else as one JSON or YAML document.
  * Violations become findings of rule "schema"; -1 only when the schema or a document cannot
  * be read or parsed (err says which). */
-GOLDEN_API int golden_verify_documents(const char *schema_ref, const char *const *paths, size_t n,
+GOLDEN_API int golden_findings_documents(const char *schema_ref, const char *const *paths, size_t n,
                             golden_findings *out, golden_error *err);
 /* The same with schema load options (--schema-dir folders, --format-assert; NULL: none) and
  * the validation threads of a big array (-j; 0 = every core). */
-GOLDEN_API int golden_verify_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
+GOLDEN_API int golden_findings_documents_opts(const char *schema_ref, const golden_schema_load_options *lo,
                                  int threads, const char *const *paths, size_t n, golden_findings *out,
                                  golden_error *err);
 
@@ -118,10 +118,10 @@ typedef struct {
 GOLDEN_API extern const golden_family_row golden_family_table[];
 
 /* The calculet-verify-report/v1 document (new reference); items may be NULL. */
-GOLDEN_API json_t *golden_verify_report(const char *mode, const char *target, const golden_findings *f,
+GOLDEN_API json_t *golden_findings_report(const char *mode, const char *target, const golden_findings *f,
                              const golden_handoff_item *items, golden_error *err);
 /* JUnit XML: one case per rule (or per document in schema mode, per item in hand-off mode). */
-GOLDEN_API int golden_verify_junit(const char *path, bool force, const char *mode, const char *target,
+GOLDEN_API int golden_findings_junit(const char *path, bool force, const char *mode, const char *target,
                         const golden_findings *f, const golden_handoff_item *items,
                         golden_error *err);
 

@@ -33,14 +33,19 @@ typedef struct {
     double chip_imbalance;         /* max / mean of chip_load */
 } golden_profile_placed;
 
-/* The placement a profile was computed under (file NULL: none). */
+/* The placement a profile was computed under (file NULL: none). Filled by the library, which
+ * sets version to GOLDEN_PROFILE_SETUP_VERSION; a caller building one starts from
+ * GOLDEN_PROFILE_SETUP_INIT. */
+#define GOLDEN_PROFILE_SETUP_VERSION 1u
 typedef struct {
+    unsigned version;              /* GOLDEN_PROFILE_SETUP_VERSION */
     char *file;
     int chips;
     int token_chip;                /* -1: each case's tokens split in contiguous blocks */
     uint64_t bytes_per_token, combine_bytes_per_token;
     int64_t multiple, capacity;    /* 0: none */
 } golden_profile_setup;
+#define GOLDEN_PROFILE_SETUP_INIT {.version = GOLDEN_PROFILE_SETUP_VERSION, .token_chip = -1}
 
 typedef struct {
     int layer, experts, k;

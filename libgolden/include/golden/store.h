@@ -58,13 +58,18 @@ GOLDEN_API void golden_hdf5_unlock(void);
 /* ---- writer ---- */
 typedef struct golden_writer golden_writer;
 
+/* How golden_writer_open writes. Versioned: start from GOLDEN_WRITER_OPTS_INIT (an unknown
+ * version is refused with GOLDEN_EINVAL; a NULL pointer means the defaults). */
+#define GOLDEN_WRITER_OPTS_VERSION 1u
 typedef struct {
+    unsigned version; /* GOLDEN_WRITER_OPTS_VERSION */
     bool force;       /* replace an existing file */
     int gzip;         /* 0 = contiguous, 1..9 = chunked + deflate */
     const char *producer; /* e.g. "golden-dump 0.1.0" */
     int threads;      /* hashing and statistics beside the writing thread: 1 = all on the
                          caller's thread, 0 = lg_cpu_count(); the file is the same either way */
 } golden_writer_opts;
+#define GOLDEN_WRITER_OPTS_INIT {.version = GOLDEN_WRITER_OPTS_VERSION}
 
 /* Create a temporary file beside `path`; nothing appears at `path` until commit. */
 GOLDEN_API int golden_writer_open(const char *path, const golden_writer_opts *opts, golden_writer **out,
