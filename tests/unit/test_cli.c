@@ -1,7 +1,7 @@
 /* The tools' typed option table (tools/common/cli.c, compiled into this test): every row type
  * parses, range-checks and stores its value, 0 means 0, a bad value is one usage line that
- * names the range and nothing is stored, --help shows the range, and the untyped table of the
- * tools not migrated yet still works beside it. */
+ * names the range and nothing is stored, --help shows the range, and an untyped row (the layer
+ * stores nothing, the tool reads the string) still works beside them. */
 #include "../../tools/common/cli.c"
 
 #include <fcntl.h>
@@ -39,15 +39,19 @@ static const cli_opt typed_rows[] = {
     CLI_OPT_CHOICE(0, 0, "dtype", NULL, "a dtype", &a.mode, modes),
     CLI_OPT_LIST(0, 0, "checks", NULL, "checks", 0, &a.checks, true, checks),
     CLI_OPT_LIST(0, 0, "meta", "K=V", "repeatable", 0, &a.metas, false, NULL),
+    {.id = O_UNTYPED, .long_name = "old", .arg = "X", .help = "an untyped row"},
+    /* "    --NAME N" (the field after two spaces of indent) of 19, 20 (help two spaces on)
+     * and 21, 22, 23 columns (help on the next line; 22 used to run into it) */
+    CLI_OPT_INT(0, 0, "width-abcde", "N", "w19", &a.level, 0, 9),
+    CLI_OPT_INT(0, 0, "width-abcdef", "N", "w20", &a.level, 0, 9),
+    CLI_OPT_INT(0, 0, "width-abcdefg", "N", "w21", &a.level, 0, 9),
+    CLI_OPT_INT(0, 0, "width-abcdefgh", "N", "w22", &a.level, 0, 9),
+    CLI_OPT_INT(0, 0, "width-abcdefghi", "N", "w23", &a.level, 0, 9),
     CLI_END,
-};
-static const cli_option untyped_rows[] = {
-    {O_UNTYPED, 0, "old", "X", "an untyped row", 0},
-    {0, 0, NULL, NULL, NULL, 0},
 };
 static const cli_spec spec = {
     .name = "test-tool", .synopsis = "[OPTIONS]", .about = "A test.", .opts = typed_rows,
-    .options = untyped_rows, .exit_status = "0."};
+    .exit_status = "0."};
 
 static char errtext[4096];
 
@@ -212,7 +216,7 @@ static void test_help(void)
     FILE *f = tmpfile();
     cli_help(&c, f);
     rewind(f);
-    char buf[8192];
+    static char buf[65536];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     buf[n] = '\0';
     fclose(f);
@@ -230,6 +234,23 @@ static void test_help(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--old X"));  /* the untyped row is still listed */
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--flag            a flag\n"));
     CU_ASSERT_PTR_NULL(strstr(buf, "--flag VALUE"));
+    /* the help text never runs into the option: two spaces at least, else a line break
+     * (help in column 25, after two spaces of indent and a 22-column field) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n      --width-abcde N   w19\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n      --width-abcdef N  w20\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n      --width-abcdefg N\n                        w21\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n      --width-abcdefgh N\n                        w22\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n      --width-abcdefghi N\n                        w23\n"));
+    /* every option line: the option alone, or two spaces at least and the help in column 25 */
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "  -", 3) != 0 && strncmp(line, "      --", 8) != 0)
+            continue;
+        const char *opt = strchr(line, '-'), *gap = strstr(opt, "  ");
+        if (gap) {
+            CU_ASSERT(gap - line <= 22);
+            CU_ASSERT(strlen(line) > 24 && line[23] == ' ' && line[24] != ' ');
+        }
+    }
 }
 
 int main(void)

@@ -117,25 +117,15 @@ static int configure(cli *c)
     return 0;
 }
 
-/* spec->opts, then spec->options (each row as an untyped cli_opt), then the end row. */
-static cli_opt *merge_rows(const cli_spec *spec)
+/* A copy of spec->opts with its end row (the parse marks rows as it goes). */
+static cli_opt *copy_rows(const cli_spec *spec)
 {
-    size_t n = 0, m = 0;
+    size_t n = 0;
     for (const cli_opt *o = spec->opts; o && !row_end(o); o++)
         n++;
-    for (const cli_option *o = spec->options; o && (o->long_name || o->help); o++)
-        m++;
-    cli_opt *rows = calloc(n + m + 1, sizeof *rows);
-    if (!rows)
-        return NULL;
-    if (n)
+    cli_opt *rows = calloc(n + 1, sizeof *rows);
+    if (rows && n)
         memcpy(rows, spec->opts, n * sizeof *rows);
-    for (size_t k = 0; k < m; k++) {
-        const cli_option *o = &spec->options[k];
-        rows[n + k] = (cli_opt){.id = o->id, .short_name = o->short_name,
-                                .long_name = o->long_name, .arg = o->arg, .help = o->help,
-                                .flags = o->flags};
-    }
     return rows;
 }
 
@@ -146,7 +136,7 @@ int cli_init(cli *c, const cli_spec *spec, int argc, char **argv)
     c->argc = argc;
     c->argv = argv;
     c->at = 1;
-    c->rows = merge_rows(spec);
+    c->rows = copy_rows(spec);
     c->args = calloc((size_t)(argc > 0 ? argc : 1), sizeof *c->args);
     lg_guard_install(spec->name);
     const char *timeout = getenv("GOLDEN_HDF5_TIMEOUT"); /* the library reads no environment */
@@ -225,9 +215,12 @@ static void help_rows(FILE *f, const cli_opt *rows, const cli_spec *spec)
             help = spec->json_help;
         if (o->id == CLI_JUNIT && spec->junit_help)
             help = spec->junit_help;
-        fprintf(f, "  %-22s", left);
-        if (strlen(left) > 22)
-            fprintf(f, "\n  %-22s", "");
+        /* the help starts in column 25, at least two spaces after the option; an option
+         * that reaches column 23 gets a line of its own */
+        if (strlen(left) > 20)
+            fprintf(f, "  %s\n  %-22s", left, "");
+        else
+            fprintf(f, "  %-22s", left);
         for (const char *p = help; *p; p++) {
             fputc(*p, f);
             if (*p == '\n')

@@ -28,8 +28,9 @@ typedef struct {
     size_t n, cap;
 } cli_list;
 
-/* What a typed row's value is (docs/cli.md, "Typed options"). CLI_UNTYPED: the tool reads the
- * string cli_next hands it (the old way, kept for tools not migrated yet). */
+/* What a typed row's value is (docs/cli.md, "Typed options"). CLI_UNTYPED: the layer stores
+ * nothing; cli_next returns the row's id (the common rows --help, --json, ...), with the raw
+ * string when the row names an arg. */
 typedef enum {
     CLI_UNTYPED = 0,
     CLI_FLAG,     /* bool *: set to true; takes no value */
@@ -46,28 +47,18 @@ typedef enum {
                      each item one of `choices` when given */
 } cli_type;
 
-/* One row of a tool's untyped option table (the first form of this layer, kept for the tools
- * not migrated yet; new code writes cli_opt rows). A row with no long_name and a help text is
- * a heading in --help; a row with neither ends the table. */
-typedef struct {
-    int id;               /* what cli_next returns for it (>= CLI_TOOL_ID) */
-    char short_name;      /* 0 = long form only; a letter means the same in every tool */
-    const char *long_name;
-    const char *arg;      /* the value's name in --help (FILE, N, ...); NULL = a flag */
-    const char *help;     /* '\n' continues on the next line */
-    unsigned flags;       /* CLI_INPUT, CLI_OUTPUT */
-} cli_option;
-
 /* One row of a typed option table (write it with the CLI_OPT_* macros below): the layer parses
  * the value, checks its range, stores it at dest, refuses a bad one with one usage line naming
  * the range, and appends the range to the row's --help text. cli_next still returns the row's
- * id (when not 0) with the raw value, for a tool that wants to react to the option itself. */
+ * id (when not 0) with the raw value, for a tool that wants to react to the option itself. A
+ * row with no long_name and a help text is a heading in --help; a row with neither ends the
+ * table. */
 typedef struct {
     int id;               /* >= CLI_TOOL_ID, or 0: stored only, never returned */
-    char short_name;
+    char short_name;      /* 0 = long form only; a letter means the same in every tool */
     const char *long_name;
     const char *arg;      /* the value's name in --help; NULL: one from the type (N, X, SIZE) */
-    const char *help;
+    const char *help;     /* '\n' continues on the next line */
     unsigned flags;       /* CLI_INPUT, CLI_OUTPUT */
     cli_type type;
     void *dest;           /* where the value goes (the type says what it points to) */
@@ -117,8 +108,7 @@ typedef struct {
     const char *name;        /* the tool ("golden-diff") */
     const char *synopsis;    /* what follows "usage: NAME " ('\n' between usage forms) */
     const char *about;       /* a paragraph */
-    const cli_option *options; /* untyped rows (tools not migrated yet) */
-    const cli_opt *opts;        /* typed rows; a spec may have both (opts come first) */
+    const cli_opt *opts;     /* the tool's rows (CLI_END-terminated) */
     const char *json_help;   /* --json's help text when the tool wants its own */
     const char *junit_help;  /* --junit's help text when the tool wants its own */
     const char *exit_status; /* the "Exit status:" paragraph */
