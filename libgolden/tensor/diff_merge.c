@@ -2,6 +2,7 @@
  * the shards merged into the one result a single process computes (docs/scale.md). The
  * bytes are this build's native layout: the process that unpacks runs the same executable
  * as the one that packed (the ranks of one MPI job). */
+#include "golden/doc.h"
 #include "tensor/diff_internal.h"
 #include "tensor/policy_private.h"
 #include "util/vec.h"
@@ -212,12 +213,18 @@ static char **get_strs(rbuf *r, size_t *n)
     return v;
 }
 
+/* Through the one strict JSON reader (golden/doc.h); the tree is copied out of the doc. */
 static json_t *get_json(rbuf *r)
 {
     char *s = get_str(r);
     if (!s)
         return NULL;
-    json_t *v = json_loads(s, JSON_DECODE_ANY, NULL);
+    golden_doc *doc = NULL;
+    golden_error e;
+    json_t *v = NULL;
+    if (golden_doc_load_json("diff pack", s, strlen(s), 1, &doc, &e) == 0)
+        v = json_deep_copy(golden_doc_root(doc));
+    golden_doc_free(doc);
     free(s);
     r->bad |= !v;
     return v;
