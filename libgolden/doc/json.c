@@ -1,6 +1,7 @@
 /* The JSON reader: a strict RFC 8259 parser of our own (jansson keeps no positions) that
  * builds a jansson tree and records every node's line:col as it goes. */
 #include "doc/internal.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,16 +120,8 @@ static const char *describe_byte(unsigned c, char *buf, size_t n)
 
 static int scratch_put(jparser *jp, size_t *len, const char *s, size_t n)
 {
-    if (*len + n + 1 > jp->scratch_cap) {
-        size_t cap = jp->scratch_cap ? jp->scratch_cap : 256;
-        while (cap < *len + n + 1)
-            cap *= 2;
-        char *b = realloc(jp->scratch, cap);
-        if (!b)
-            return -1;
-        jp->scratch = b;
-        jp->scratch_cap = cap;
-    }
+    if (vec_reserve(&jp->scratch, &jp->scratch_cap, *len + n + 1, 1, 256) != 0)
+        return -1;
     memcpy(jp->scratch + *len, s, n);
     *len += n;
     return 0;

@@ -14,6 +14,7 @@
 
 #include "util/pool.h"
 #include "util/suggest.h"
+#include "util/vec.h"
 
 typedef struct {
     const char *key; /* NULL: an array index */
@@ -92,16 +93,10 @@ static void violation(vctx *c, const inst *in, const char *keyword, const char *
 {
     if (c->full)
         return;
-    if (c->nv == c->capv) {
-        size_t cap = c->capv ? c->capv * 2 : 16;
-        golden_violation *nv = realloc(c->v, cap * sizeof *nv);
-        if (!nv) {
-            c->internal = 1;
-            golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory collecting violations");
-            return;
-        }
-        c->v = nv;
-        c->capv = cap;
+    if (VEC_GROW(c->v, c->nv, c->capv, 16) != 0) {
+        c->internal = 1;
+        golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory collecting violations");
+        return;
     }
     golden_violation *v = &c->v[c->nv++];
     if (json_is_true(in->node) || json_is_false(in->node) || json_is_null(in->node))
@@ -126,16 +121,10 @@ static void violation(vctx *c, const inst *in, const char *keyword, const char *
 
 static int push(vctx *c, const char *key, size_t len, size_t idx)
 {
-    if (c->depth == c->capdepth) {
-        size_t cap = c->capdepth ? c->capdepth * 2 : 64;
-        seg *p = realloc(c->path, cap * sizeof *p);
-        if (!p) {
-            c->internal = 1;
-            golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
-            return -1;
-        }
-        c->path = p;
-        c->capdepth = cap;
+    if (VEC_GROW(c->path, c->depth, c->capdepth, 64) != 0) {
+        c->internal = 1;
+        golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc), "out of memory");
+        return -1;
     }
     c->path[c->depth++] = (seg){key, len, idx};
     return 0;
@@ -498,15 +487,9 @@ static int items_chunk_init(items_chunk *j, const vctx *c, size_t lo, size_t hi)
 static int items_chunk_join(vctx *c, const items_chunk *j)
 {
     for (size_t k = 0; k < j->ctx.nv && !c->full; k++) {
-        if (c->nv == c->capv) {
-            size_t cap = c->capv ? c->capv * 2 : 16;
-            golden_violation *nv = realloc(c->v, cap * sizeof *nv);
-            if (!nv)
-                return golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc),
-                                        "out of memory");
-            c->v = nv;
-            c->capv = cap;
-        }
+        if (VEC_GROW(c->v, c->nv, c->capv, 16) != 0)
+            return golden_fail_what(c->err, GOLDEN_ENOMEM, golden_doc_name(c->doc),
+                                    "out of memory");
         c->v[c->nv++] = j->ctx.v[k];
         if (c->nv == GOLDEN_SCHEMA_MAX_VIOLATIONS) {
             golden_violation *last = &c->v[c->nv - 1];

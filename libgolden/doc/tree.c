@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "util/strmap.h"
+#include "util/vec.h"
 
 /* A slot under an object is named by its key's hash, made odd so that it never equals an
  * array slot (doc_index_sub: even). */
@@ -55,14 +56,8 @@ int doc_pos_add(golden_doc *d, const json_t *node, size_t line, size_t col)
 
 int doc_slot_add(golden_doc *d, const json_t *parent, uint64_t sub, size_t line, size_t col)
 {
-    if (d->nslots == d->capslots) {
-        size_t cap = d->capslots ? d->capslots * 2 : 256;
-        slot_entry *p = realloc(d->slots, cap * sizeof *p);
-        if (!p)
-            return -1;
-        d->slots = p;
-        d->capslots = cap;
-    }
+    if (VEC_GROW(d->slots, d->nslots, d->capslots, 256) != 0)
+        return -1;
     d->slots[d->nslots++] = (slot_entry){(uintptr_t)parent, sub, clamp32(line), clamp32(col)};
     return 0;
 }

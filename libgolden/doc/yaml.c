@@ -17,6 +17,7 @@
 #include <yaml.h>
 
 #include "util/strmap.h"
+#include "util/vec.h"
 
 typedef struct {
     char *name;
@@ -89,14 +90,8 @@ static int anchor_set(yloader *y, const char *name, json_t *node, size_t count)
         /* YAML lets a later anchor of the same name replace an earlier one. */
         json_decref(a->node);
     } else {
-        if (y->nanchors == y->capanchors) {
-            size_t cap = y->capanchors ? y->capanchors * 2 : 16;
-            anchor *grown = realloc(y->anchors, cap * sizeof *grown);
-            if (!grown)
-                return -1;
-            y->anchors = grown;
-            y->capanchors = cap;
-        }
+        if (VEC_GROW(y->anchors, y->nanchors, y->capanchors, 16) != 0)
+            return -1;
         char *copy = strdup(name);
         if (!copy)
             return -1;
@@ -386,14 +381,8 @@ static int ypush(yloader *y, const yaml_event_t *ev, int is_map)
     const yaml_mark_t *m = &ev->start_mark;
     if (y->nframes >= GOLDEN_DOC_MAX_DEPTH)
         return yfail(y, m, "nesting deeper than %d levels", GOLDEN_DOC_MAX_DEPTH);
-    if (y->nframes == y->capframes) {
-        size_t cap = y->capframes ? y->capframes * 2 : 32;
-        yframe *f = realloc(y->frames, cap * sizeof *f);
-        if (!f)
-            return ynomem(y, m);
-        y->frames = f;
-        y->capframes = cap;
-    }
+    if (VEC_GROW(y->frames, y->nframes, y->capframes, 32) != 0)
+        return ynomem(y, m);
     yframe *f = &y->frames[y->nframes];
     memset(f, 0, sizeof *f);
     f->is_map = is_map;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "golden/report.h"
+#include "util/vec.h"
 
 #define SEAL_FILE "SHA256SUMS"
 
@@ -83,14 +84,9 @@ int exp_seal_verify(vctx *c)
                 rc = GOLDEN_ERR;
         }
         if (rc == GOLDEN_OK) {
-            if (nlisted == cap) {
-                cap = cap ? cap * 2 : 64;
-                char **n = realloc(listed, cap * sizeof *n);
-                if (!n) {
-                    rc = golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
-                    break;
-                }
-                listed = n;
+            if (VEC_GROW(listed, nlisted, cap, 64) != 0) {
+                rc = golden_fail_what(c->err, GOLDEN_ENOMEM, NULL, "out of memory");
+                break;
             }
             if (!(listed[nlisted] = exp_xstrdup(rel, c->err)))
                 rc = GOLDEN_ERR;

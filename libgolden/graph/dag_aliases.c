@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "graph/dag_internal.h"
+#include "util/vec.h"
 
 /* ---- memory plan ---- */
 
@@ -18,14 +19,8 @@ static int add_alias(golden_dag_result *r, size_t *cap, uint32_t a, uint32_t b, 
         a = b;
         b = t;
     }
-    if (r->naliases == *cap) {
-        size_t nc = *cap ? *cap * 2 : 8;
-        golden_alias *nv = realloc(r->aliases, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        r->aliases = nv;
-        *cap = nc;
-    }
+    if (VEC_GROW(r->aliases, r->naliases, *cap, 8) != 0)
+        return -1;
     const golden_buffer *A = &g->buffers[a], *B = &g->buffers[b];
     golden_alias *x = &r->aliases[r->naliases++];
     memset(x, 0, sizeof *x);

@@ -1,6 +1,7 @@
 /* Interval map as a treap of disjoint segments keyed by their start: an access splits at most
  * two segments, visits the ones it covers and replaces or annotates them in O(log n + k). */
 #include "graph/imap.h"
+#include "util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -181,14 +182,8 @@ static int collect(node *t, node_vec *out)
         return 0;
     if (collect(t->l, out) != 0)
         return -1;
-    if (out->n == out->cap) {
-        size_t nc = out->cap ? out->cap * 2 : 16;
-        node **nv = realloc(out->v, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        out->v = nv;
-        out->cap = nc;
-    }
+    if (VEC_GROW(out->v, out->n, out->cap, 16) != 0)
+        return -1;
     out->v[out->n++] = t;
     node *r = t->r;
     t->l = t->r = NULL;

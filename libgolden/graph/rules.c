@@ -2,6 +2,7 @@
  * these functions judge the description (ids known and unique, ranges inside buffers, ...) and
  * build the model from it. */
 #include "graph/build.h"
+#include "util/vec.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,17 +13,7 @@
 /* ---- small helpers ---- */
 int graph_grow(void **arr, size_t *cap, size_t n, size_t sz)
 {
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 64;
-    while (nc <= n)
-        nc *= 2;
-    void *na = realloc(*arr, nc * sz);
-    if (!na)
-        return -1;
-    *arr = na;
-    *cap = nc;
-    return 0;
+    return vec_reserve(arr, cap, n + 1, sz, 64); /* room for element n */
 }
 
 int graph_fail_at(builder *b, const json_t *node, const char *pointer, const char *fmt, ...)

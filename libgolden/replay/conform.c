@@ -12,6 +12,7 @@
 #include "replay/conform_priv.h"
 #include "replay/faults_priv.h"
 #include "replay/host_priv.h"
+#include "util/vec.h"
 
 typedef struct {
     const char *name;
@@ -53,14 +54,8 @@ static int on_tap(void *ctx, const char *name, int layer, int dtype, int64_t row
     if (t && t->cols != cols)
         return 1;
     if (!t) {
-        if (c->n_taps == c->cap_taps) {
-            size_t cap = c->cap_taps ? 2 * c->cap_taps : 16;
-            cf_tap *n = realloc(c->taps, cap * sizeof *n);
-            if (!n)
-                return c->tap_oom = true, 1;
-            c->taps = n;
-            c->cap_taps = cap;
-        }
+        if (VEC_GROW(c->taps, c->n_taps, c->cap_taps, 16) != 0)
+            return c->tap_oom = true, 1;
         t = &c->taps[c->n_taps++];
         memset(t, 0, sizeof *t);
         snprintf(t->name, sizeof t->name, "%s", name);

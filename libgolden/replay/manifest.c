@@ -9,6 +9,7 @@
 #include "golden/replay_run.h"
 #include "replay/host_priv.h"
 #include "golden/schema.h"
+#include "util/vec.h"
 
 typedef struct {
     const char *path;
@@ -67,14 +68,8 @@ static int on_line(void *vctx, golden_doc *doc, size_t line, golden_error *err)
         return GOLDEN_ERR;
     char where[1200];
     snprintf(where, sizeof where, "%s:%zu", c->path, line);
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 64;
-        golden_replay_case *nk = realloc(c->cases, nc * sizeof *nk);
-        if (!nk)
-            return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
-        c->cases = nk;
-        c->cap = nc;
-    }
+    if (VEC_GROW(c->cases, c->n, c->cap, 64) != 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
     json_t *r = golden_doc_root(doc);
     golden_replay_case *k = &c->cases[c->n];
     memset(k, 0, sizeof *k);

@@ -11,6 +11,7 @@
 
 #include "golden/report.h"
 #include "report/html_int.h"
+#include "util/vec.h"
 
 /* One stylesheet for every report. Colours are variables so dark mode and print only swap them. */
 static const char css[] =
@@ -119,17 +120,9 @@ void html_put_n(golden_html *h, const char *s, size_t n)
 {
     if (!h || h->oom)
         return;
-    if (h->len + n + 1 > h->cap) {
-        size_t cap = h->cap ? h->cap : 65536;
-        while (cap < h->len + n + 1)
-            cap *= 2;
-        char *b = realloc(h->buf, cap);
-        if (!b) {
-            h->oom = true;
-            return;
-        }
-        h->buf = b;
-        h->cap = cap;
+    if (vec_reserve(&h->buf, &h->cap, h->len + n + 1, 1, 65536) != 0) {
+        h->oom = true;
+        return;
     }
     memcpy(h->buf + h->len, s, n);
     h->len += n;

@@ -21,6 +21,7 @@
 #include "tensor/ingest_private.h"
 #include "tensor/zip_private.h"
 #include "util/pool.h"
+#include "util/vec.h"
 
 int lg_ingest_fail_tensor(golden_error *err, const char *file, const char *tensor,
                               const char *fmt, ...)
@@ -65,15 +66,9 @@ void golden_input_list_free(golden_input_list *l)
 /* A zeroed slot at the end of the list, or NULL when memory runs out. */
 golden_input *lg_ingest_list_push(golden_input_list *l, golden_error *err)
 {
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        golden_input *p = realloc(l->items, cap * sizeof *p);
-        if (!p) {
-            golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-            return NULL;
-        }
-        l->items = p;
-        l->cap = cap;
+    if (VEC_GROW(l->items, l->count, l->cap, 16) != 0) {
+        golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        return NULL;
     }
     golden_input *in = &l->items[l->count];
     memset(in, 0, sizeof *in);
@@ -199,14 +194,9 @@ static int walk(golden_input_list *l, const char *root_real, const char *dir, co
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') /* also skips dotfiles such as editor and temp files */
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **p = realloc(names, cap * sizeof *p);
-            if (!p) {
-                rc = golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
-                goto done;
-            }
-            names = p;
+        if (VEC_GROW(names, n, cap, 32) != 0) {
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");
+            goto done;
         }
         if (!(names[n] = strdup(e->d_name))) {
             rc = golden_fail_what(err, GOLDEN_ENOMEM, dir, "out of memory");

@@ -27,6 +27,7 @@
 #include "tensor/zip_private.h"
 #include "tensor/ingest_private.h"
 #include "util/str.h"
+#include "util/vec.h"
 
 #define FOREIGN_CACHE_MAX (UINT64_C(256) << 20)
 
@@ -200,14 +201,9 @@ static int walk(lg_foreign *f, const char *root_real, const char *dir, const cha
     while (rc == GOLDEN_OK && (de = readdir(d))) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 32;
-            char **q = realloc(names, cap * sizeof *q);
-            if (!q) {
-                rc = oom(err, dir);
-                break;
-            }
-            names = q;
+        if (VEC_GROW(names, n, cap, 32) != 0) {
+            rc = oom(err, dir);
+            break;
         }
         if (!(names[n] = strdup(de->d_name)))
             rc = oom(err, dir);

@@ -20,6 +20,7 @@
 #include "util/guard.h"
 #include "util/pool.h"
 #include "util/strmap.h"
+#include "util/vec.h"
 
 /* ------------------------------------------------------------------ writer */
 
@@ -46,14 +47,8 @@ static int name_set_add(name_set *s, const char *name, size_t n)
 {
     if (name_set_has(s, name, n))
         return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        char **o = realloc(s->owned, cap * sizeof *o);
-        if (!o)
-            return -1;
-        s->owned = o;
-        s->cap = cap;
-    }
+    if (VEC_GROW(s->owned, s->n, s->cap, 64) != 0)
+        return -1;
     char *k = strndup(name, n);
     if (!k)
         return -1;

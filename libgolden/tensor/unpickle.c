@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tensor/unpickle_private.h"
+#include "util/vec.h"
 
 typedef struct {
     const unsigned char *buf;
@@ -56,15 +57,9 @@ static lg_pk_val *new_val(pk_state *st, lg_pk_kind kind)
         fail(st, GOLDEN_EUNSUPPORTED, "pickle builds more than %u values", LG_PK_MAX_VALUES);
         return NULL;
     }
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 256;
-        lg_pk_val **a = realloc(p->all, cap * sizeof *a);
-        if (!a) {
-            fail(st, GOLDEN_ENOMEM, "out of memory");
-            return NULL;
-        }
-        p->all = a;
-        p->cap = cap;
+    if (VEC_GROW(p->all, p->n, p->cap, 256) != 0) {
+        fail(st, GOLDEN_ENOMEM, "out of memory");
+        return NULL;
     }
     lg_pk_val *v = calloc(1, sizeof *v);
     if (!v) {
@@ -82,14 +77,8 @@ static int push(pk_state *st, lg_pk_val *v)
         return GOLDEN_ERR;
     if (st->sp >= LG_PK_MAX_STACK)
         return fail(st, GOLDEN_EUNSUPPORTED, "pickle stack deeper than %u values", LG_PK_MAX_STACK);
-    if (st->sp == st->scap) {
-        size_t cap = st->scap ? st->scap * 2 : 64;
-        lg_pk_val **a = realloc(st->stack, cap * sizeof *a);
-        if (!a)
-            return fail(st, GOLDEN_ENOMEM, "out of memory");
-        st->stack = a;
-        st->scap = cap;
-    }
+    if (VEC_GROW(st->stack, st->sp, st->scap, 64) != 0)
+        return fail(st, GOLDEN_ENOMEM, "out of memory");
     st->stack[st->sp++] = v;
     return GOLDEN_OK;
 }
@@ -126,14 +115,8 @@ static int pop_mark(pk_state *st, size_t *from)
 
 static int add_item(pk_state *st, lg_pk_val *c, lg_pk_val *v)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        lg_pk_val **a = realloc(c->items, cap * sizeof *a);
-        if (!a)
-            return fail(st, GOLDEN_ENOMEM, "out of memory");
-        c->items = a;
-        c->cap = cap;
-    }
+    if (VEC_GROW(c->items, c->n, c->cap, 4) != 0)
+        return fail(st, GOLDEN_ENOMEM, "out of memory");
     c->items[c->n++] = v;
     return GOLDEN_OK;
 }
@@ -175,15 +158,11 @@ static int memo_put(pk_state *st, uint64_t idx)
     if (!v)
         return GOLDEN_ERR;
     if (idx >= st->memo_cap) {
-        size_t cap = st->memo_cap ? st->memo_cap : 64;
-        while (cap <= idx)
-            cap *= 2;
-        lg_pk_val **a = realloc(st->memo, cap * sizeof *a);
-        if (!a)
+        size_t old = st->memo_cap;
+        if (idx >= SIZE_MAX ||
+            vec_reserve(&st->memo, &st->memo_cap, (size_t)idx + 1, sizeof *st->memo, 64) != 0)
             return fail(st, GOLDEN_ENOMEM, "out of memory");
-        memset(a + st->memo_cap, 0, (cap - st->memo_cap) * sizeof *a);
-        st->memo = a;
-        st->memo_cap = cap;
+        memset(st->memo + old, 0, (st->memo_cap - old) * sizeof *st->memo);
     }
     if (!st->memo[idx])
         st->memo_n++;

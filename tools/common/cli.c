@@ -17,6 +17,7 @@
 #include "util/guard.h"
 #include "util/strmap.h"
 #include "util/suggest.h"
+#include "util/vec.h"
 
 #define COMMON(ID, SH, NAME, ARG, HELP, FLAGS)                                                    \
     {.id = ID, .short_name = SH, .long_name = NAME, .arg = ARG, .help = HELP, .flags = FLAGS}
@@ -254,14 +255,8 @@ void cli_help(const cli *c, FILE *f)
 
 static int list_add(cli_list *l, const char *v)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 8;
-        const char **nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        l->v = nv;
-        l->cap = nc;
-    }
+    if (VEC_GROW(l->v, l->n, l->cap, 8) != 0)
+        return -1;
     l->v[l->n++] = v;
     return 0;
 }
