@@ -18,6 +18,7 @@
 #include "tensor/reader_private.h"
 #include "tensor/store_private.h"
 #include "util/guard.h"
+#include "util/vec.h"
 
 /* ------------------------------------------------------------------ reader */
 
@@ -234,6 +235,50 @@ static int check_stored_type(hid_t d, hid_t ft, const golden_tensor_info *t, con
     return GOLDEN_OK;
 }
 
+/* Where a direct read finds the data (golden_reader's pread path): the dataset is
+ * contiguous, unfiltered, in the file itself, allocated and stored exactly as canonical
+ * bytes; -1 otherwise (then HDF5 reads it). Golden and plain datasets alike. */
+static int64_t direct_offset(hid_t d, hid_t dcpl, hid_t ft, const golden_tensor_info *t)
+{
+    int64_t at = -1;
+    hid_t canon = lg_store_type(t->dtype);
+    haddr_t off = H5Dget_offset(d);
+    if (canon >= 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+        H5Pget_nfilters(dcpl) == 0 && H5Pget_external_count(dcpl) == 0 &&
+        off != HADDR_UNDEF && H5Tequal(ft, canon) > 0 &&
+        H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
+        at = (int64_t)off;
+    if (canon >= 0)
+        H5Tclose(canon);
+    H5Eclear2(H5E_DEFAULT);
+    return at;
+}
+
+static void close_dataset(hid_t d, hid_t ft, hid_t sp, hid_t dcpl)
+{
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    H5Dclose(d);
+}
+
+/* The tensor read (rc GOLDEN_OK) joins the reader's list; else its fields are freed. */
+static int keep_tensor(golden_reader *r, reader_tensor *rt, int rc, const char *where,
+                       golden_error *err)
+{
+    if (rc == GOLDEN_OK && VEC_GROW(r->t, r->n, r->cap, 16) != 0)
+        rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
+    if (rc != GOLDEN_OK) {
+        golden_tensor_info_clear(&rt->info);
+        return GOLDEN_ERR;
+    }
+    r->t[r->n++] = *rt;
+    return GOLDEN_OK;
+}
+
 static int load_tensor(golden_reader *r, const char *name)
 {
     golden_error *err = &r->err;
@@ -323,42 +368,13 @@ static int load_tensor(golden_reader *r, const char *name)
     } else {
         t->op_family = ta.op_family;
         t->source = ta.source;
-        /* direct reads: contiguous, unfiltered, allocated, stored exactly as canonical bytes */
-        hid_t canon = lg_store_type(t->dtype);
-        haddr_t off = H5Dget_offset(d);
-        if (canon >= 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-            H5Pget_nfilters(dcpl) == 0 && H5Pget_external_count(dcpl) == 0 &&
-            off != HADDR_UNDEF && H5Tequal(ft, canon) > 0 &&
-            H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
-            rt.offset = (int64_t)off;
-        if (canon >= 0)
-            H5Tclose(canon);
-        H5Eclear2(H5E_DEFAULT);
+        rt.offset = direct_offset(d, dcpl, ft, t);
     }
     free(dtype);
     free(sha);
     free(ta.digest);
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    H5Dclose(d);
-    if (rc == GOLDEN_OK && r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        reader_tensor *nt = realloc(r->t, cap * sizeof *nt);
-        if (!nt)
-            rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
-        else
-            r->t = nt, r->cap = cap;
-    }
-    if (rc != GOLDEN_OK) {
-        golden_tensor_info_clear(t);
-        return GOLDEN_ERR;
-    }
-    r->t[r->n++] = rt;
-    return GOLDEN_OK;
+    close_dataset(d, ft, sp, dcpl);
+    return keep_tensor(r, &rt, rc, where, err);
 }
 
 /* ---------------------------------------------------------------- plain HDF5 */
@@ -464,42 +480,16 @@ static int load_plain(golden_reader *r, const char *name)
         else if (rc == GOLDEN_OK && !written)
             rc = golden_fail_what(err, GOLDEN_EINVAL, where,
                                   "dataset storage was never (completely) written: it holds no tensor");
-        hid_t canon = rc == GOLDEN_OK ? lg_store_type(t->dtype) : -1;
-        haddr_t off = H5Dget_offset(d);
-        if (canon >= 0 && !rt.enum_bool && lay == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0 &&
-            off != HADDR_UNDEF && H5Tequal(ft, canon) > 0 &&
-            H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
-            rt.offset = (int64_t)off;
-        if (canon >= 0)
-            H5Tclose(canon);
-        H5Eclear2(H5E_DEFAULT);
+        if (rc == GOLDEN_OK && !rt.enum_bool)
+            rt.offset = direct_offset(d, dcpl, ft, t);
     }
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    H5Dclose(d);
+    close_dataset(d, ft, sp, dcpl);
     if (rc != GOLDEN_OK || !numeric)
         return rc;
     t->min = t->max = t->mean = t->std = NAN;
     if (!(t->name = strdup(name)) || !(t->source = strdup(r->path)))
         rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
-    if (rc == GOLDEN_OK && r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        reader_tensor *nt = realloc(r->t, cap * sizeof *nt);
-        if (!nt)
-            rc = golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
-        else
-            r->t = nt, r->cap = cap;
-    }
-    if (rc != GOLDEN_OK) {
-        golden_tensor_info_clear(t);
-        return GOLDEN_ERR;
-    }
-    r->t[r->n++] = rt;
-    return GOLDEN_OK;
+    return keep_tensor(r, &rt, rc, where, err);
 }
 
 /* Every object of the file is met once by the object walk: datasets become tensors, groups hold
