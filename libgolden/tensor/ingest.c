@@ -122,6 +122,28 @@ int lg_ingest_open_regular(const char *path, int *fd_out, uint64_t *size, golden
     return GOLDEN_OK;
 }
 
+int lg_ingest_open_input(const golden_input *in, uint64_t stored, size_t *chunk, int *fd_out,
+                         golden_error *err)
+{
+    size_t w = golden_dtype_size(in->info.dtype);
+    if (*chunk == 0)
+        *chunk = DEFAULT_CHUNK;
+    *chunk -= *chunk % w;
+    if (*chunk == 0)
+        *chunk = w;
+    int fd;
+    uint64_t fsize;
+    if (lg_ingest_open_regular(in->path, &fd, &fsize, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    if (in->offset > fsize || stored > fsize - in->offset) {
+        close(fd);
+        return golden_fail_where(err, GOLDEN_EINVAL, "file is shorter than the tensor (changed while reading?)",
+                                 "%s:%s", in->path, in->info.name);
+    }
+    *fd_out = fd;
+    return GOLDEN_OK;
+}
+
 /* pread exactly n bytes at off; a short file is an error. */
 int lg_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *path,
                       golden_error *err)

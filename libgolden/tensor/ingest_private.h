@@ -25,6 +25,11 @@ int lg_ingest_input_set(golden_input *in, const char *name, const char *path,
                             golden_error *err);
 /* Open a regular file (a FIFO or device is refused without blocking) and give its size. */
 int lg_ingest_open_regular(const char *path, int *fd_out, uint64_t *size, golden_error *err);
+/* The start of every chunked read of an input: chunk (0: DEFAULT_CHUNK) rounded down to whole
+ * elements (at least one), the file opened as lg_ingest_open_regular does and checked to
+ * hold `stored` bytes at in->offset (nbytes raw, zip_csize deflated). */
+int lg_ingest_open_input(const golden_input *in, uint64_t stored, size_t *chunk, int *fd_out,
+                         golden_error *err);
 /* Read exactly n bytes at off; a short file is an error naming path. */
 int lg_ingest_pread_full(int fd, void *buf, size_t n, uint64_t off, const char *path,
                              golden_error *err);

@@ -316,20 +316,9 @@ static int input_read(const golden_input *in, size_t chunk, int threads, golden_
     if (in->format == GOLDEN_INPUT_DEFLATED)
         return lg_ingest_deflated_read(in, chunk, fn, ctx, err);
     size_t w = golden_dtype_size(in->info.dtype);
-    if (chunk == 0)
-        chunk = DEFAULT_CHUNK;
-    chunk -= chunk % w;
-    if (chunk == 0)
-        chunk = w;
     int fd;
-    uint64_t fsize;
-    if (lg_ingest_open_regular(in->path, &fd, &fsize, err) != GOLDEN_OK)
+    if (lg_ingest_open_input(in, in->nbytes, &chunk, &fd, err) != GOLDEN_OK)
         return GOLDEN_ERR;
-    if (in->offset > fsize || in->nbytes > fsize - in->offset) {
-        close(fd);
-        return golden_fail_where(err, GOLDEN_EINVAL, "file is shorter than the tensor (changed while reading?)",
-                            "%s:%s", in->path, in->info.name);
-    }
     ftx ft = {.in = in, .fd = fd, .w = w, .tile_cap = chunk, .fn = fn, .ctx = ctx, .err = err};
     for (int i = 0; i < in->info.rank; i++)
         if (in->info.shape[i] != 1)

@@ -537,20 +537,9 @@ int lg_ingest_deflated_read(const golden_input *in, size_t chunk, golden_chunk_f
                             golden_error *err)
 {
     size_t w = golden_dtype_size(in->info.dtype);
-    if (chunk == 0)
-        chunk = DEFAULT_CHUNK;
-    chunk -= chunk % w;
-    if (chunk == 0)
-        chunk = w;
     int fd;
-    uint64_t fsize;
-    if (lg_ingest_open_regular(in->path, &fd, &fsize, err) != GOLDEN_OK)
+    if (lg_ingest_open_input(in, in->zip_csize, &chunk, &fd, err) != GOLDEN_OK)
         return GOLDEN_ERR;
-    if (in->offset > fsize || in->zip_csize > fsize - in->offset) {
-        close(fd);
-        return golden_fail_where(err, GOLDEN_EINVAL, "file is shorter than the tensor (changed while reading?)",
-                                 "%s:%s", in->path, in->info.name);
-    }
     inflater *f = malloc(sizeof *f);
     unsigned char *buf = malloc(chunk);
     int rc = GOLDEN_ERR;

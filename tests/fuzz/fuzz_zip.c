@@ -6,16 +6,6 @@
 #include "golden/ingest.h"
 #include "tensor/zip_private.h"
 
-static int sink(void *ctx, const void *data, size_t n, golden_error *err)
-{
-    (void)err;
-    const unsigned char *p = data;
-    unsigned *acc = ctx;
-    for (size_t i = 0; i < n; i += 97)
-        *acc += p[i];
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *path = fuzz_write_file(data, size, "zip");
@@ -28,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (golden_ingest_path(&l, path, &err) == 0 && golden_input_list_finish(&l, NULL, &err) == 0)
         for (size_t i = 0; i < l.count; i++) {
             golden_input *in = &l.items[i];
-            (void)golden_input_read(in, 4096, sink, &acc, &err);
+            (void)golden_input_read(in, 4096, fuzz_sink, &acc, &err);
             if (in->format == GOLDEN_INPUT_DEFLATED && in->nbytes > 0) {
                 unsigned char buf[64];
                 uint64_t n = in->nbytes < sizeof buf ? in->nbytes : sizeof buf;

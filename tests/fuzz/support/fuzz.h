@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "golden/error.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Write data to DIR/input.EXT (DIR made once per process) and return the path (static buffer),
@@ -20,5 +22,9 @@ const char *fuzz_dir(void);
  * A path is at most 4 components of [A-Za-z0-9._-] (never "." or ".."), so a mutated input can
  * never write outside the folder; a bad path skips its file. The folder is emptied first. */
 const char *fuzz_unpack_folder(const uint8_t *data, size_t size);
+
+/* A golden_chunk_fn that touches every 97th byte of each chunk into the unsigned at ctx (so
+ * the read is not optimized away and a sanitizer sees every chunk); always 0. */
+int fuzz_sink(void *ctx, const void *data, size_t n, golden_error *err);
 
 #endif
