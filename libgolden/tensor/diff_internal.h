@@ -29,6 +29,8 @@ typedef struct {
     golden_stats stats[3];
     /* channel-axis sums (diff_cols.c), merged in chunk order; NULL when not computed */
     long double *cols;
+    uint64_t col_n, col_inner;      /* columns (the channel axis's length) and the elements
+                                     * after that axis (1 for the last axis) */
     long double *row_sums;          /* per row: sum r, sum c, min r (probability check) */
 } golden_diff_job;
 
@@ -58,7 +60,7 @@ int lg_diff_judge(golden_diff_tensor *t);
 #define DIFF_COL_MAX (UINT64_C(1) << 20)
 /* Rows of the probability check (row sums kept per row) at most. */
 #define DIFF_PROB_MAX_ROWS (UINT64_C(1) << 24)
-bool diff_cols_wanted(const golden_diff_job *j);
+bool diff_cols_wanted(golden_diff_job *j); /* also sets col_n, col_inner */
 size_t diff_cols_size(const golden_diff_job *j); /* long doubles of one chunk's sums */
 void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const void *bb,
                      uint64_t first, uint64_t n, long double *part);
