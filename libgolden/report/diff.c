@@ -330,6 +330,39 @@ static void header(golden_html *h, const json_t *r)
     }
 }
 
+/* summary.trends: layer metrics worsening steadily while every layer passes (information). */
+static void trends_section(golden_html *h, const json_t *report)
+{
+    const json_t *tr = json_object_get(json_object_get(report, "summary"), "trends");
+    golden_html_raw(h, "<h2>Trends along the layers</h2>\n");
+    if (!json_array_size(tr)) {
+        golden_html_raw(h, "<p class=\"note\" id=\"trends\" data-trends=\"0\">No layer metric "
+                           "worsens steadily along the layers.</p>\n");
+        return;
+    }
+    golden_html_printf(h, "<p class=\"note\">Information, not a gate: every layer passes. ");
+    golden_html_text(h, html_str(json_object_get(report, "summary"), "trend_rule"));
+    golden_html_printf(h, ".</p>\n<ul id=\"trends\" data-trends=\"%zu\">\n", json_array_size(tr));
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tr, i, t) {
+        golden_html_raw(h, "<li class=\"trend\" data-series=\"");
+        golden_html_text(h, html_str(t, "series"));
+        golden_html_raw(h, "\">");
+        golden_html_text(h, html_str(t, "series"));
+        golden_html_raw(h, ": ");
+        golden_html_text(h, html_str(t, "metric"));
+        golden_html_printf(h, " worsens steadily along %lld layers (%lld to %lld): %.3g to %.3g, "
+                              "Kendall tau %.2f</li>\n",
+                           (long long)json_integer_value(json_object_get(t, "layers")),
+                           (long long)json_integer_value(json_object_get(t, "first_layer")),
+                           (long long)json_integer_value(json_object_get(t, "last_layer")),
+                           html_num(t, "first_value"), html_num(t, "last_value"),
+                           html_num(t, "kendall_tau"));
+    }
+    golden_html_raw(h, "</ul>\n");
+}
+
 static int body(golden_html *h, const json_t *report)
 {
     const json_t *tensors = json_object_get(report, "tensors");
@@ -344,6 +377,7 @@ static int body(golden_html *h, const json_t *report)
         golden_html_raw(h, "<p class=\"note\">No per-layer taps (layers/L/attn_out, mlp_out, hidden) "
                            "in this report.</p>\n");
     free(L.v);
+    trends_section(h, report);
     golden_html_raw(h, "<h2>Tensors (failing first; click a heading to sort)</h2>\n");
     static const char *const cols[] = {"name|tensor", "tier|tier", "verdict|verdict",
                                        "max_abs|max_abs", "max_rel|max_rel", "cosine|cosine",

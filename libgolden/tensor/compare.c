@@ -695,8 +695,8 @@ static void add_block(const golden_cmp_setup *s, golden_cmp_acc *a, const ulp_fo
         uint64_t pos = a->row_pos;
         for (size_t i = 0; i < n; i++) {
             if (s->tier == GOLDEN_TIER_LOGITS) {
-                lg_cmp_topk_push(&a->cur_ref, ref[i], (int64_t)pos);
-                lg_cmp_topk_push(&a->cur_cand, cand[i], (int64_t)pos);
+                lg_cmp_topk_push(&a->cur_ref, ref[i], cand[i], (int64_t)pos);
+                lg_cmp_topk_push(&a->cur_cand, cand[i], ref[i], (int64_t)pos);
                 lg_cmp_softmax_step(a, ref[i], cand[i]);
             } else if (a->cur_div < 0) {
                 bool eq = ri ? ri->bits[i] == ci->bits[i] && ri->neg[i] == ci->neg[i]

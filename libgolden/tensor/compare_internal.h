@@ -25,7 +25,8 @@ void lg_cmp_sadd(double *sum, double *comp, int *exp, double v, double vc, int e
 /* Whether this processor runs the AVX2 loops (false where they are not compiled). */
 bool lg_cmp_have_avx2(void);
 
-void lg_cmp_topk_push(golden_cmp_topk *t, double v, int64_t idx);
+/* Rank v (index idx; other = the other side's value at idx) into t's top entries. */
+void lg_cmp_topk_push(golden_cmp_topk *t, double v, double other, int64_t idx);
 void lg_cmp_softmax_step(golden_cmp_acc *a, double r, double c);
 /* Close the logits/tokens row in progress. */
 void lg_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a);

@@ -13,7 +13,7 @@
 
 static void close_softmax_row(const golden_cmp_setup *s, golden_cmp_acc *a, uint64_t row);
 
-void lg_cmp_topk_push(golden_cmp_topk *t, double v, int64_t idx)
+void lg_cmp_topk_push(golden_cmp_topk *t, double v, double other, int64_t idx)
 {
     if (v != v)
         return; /* NaN never ranks */
@@ -23,12 +23,37 @@ void lg_cmp_topk_push(golden_cmp_topk *t, double v, int64_t idx)
     while (p > 0 && t->val[p - 1] < v) {
         t->val[p] = t->val[p - 1];
         t->idx[p] = t->idx[p - 1];
+        t->other[p] = t->other[p - 1];
         p--;
     }
     t->val[p] = v;
     t->idx[p] = idx;
+    t->other[p] = other;
     if (t->n < GOLDEN_CMP_TOPK)
         t->n++;
+}
+
+/* Entries of the candidate's top set that are in *a* top set of the reference: the
+ * reference's top set is its entries above its k-th value b plus any of those bit-equal to
+ * b, so a candidate entry whose reference value is above b is common, and those whose
+ * reference value equals b are common up to the number of places the reference gives b.
+ * Bit-equal ties anywhere in the row count, not only among the five kept. */
+static int topk_common(const golden_cmp_topk *r, const golden_cmp_topk *c)
+{
+    if (!r->n)
+        return 0;
+    double b = r->val[r->n - 1];
+    int above = 0, cap = 0, at = 0, common = 0;
+    for (int i = 0; i < r->n; i++)
+        above += r->val[i] > b;
+    cap = r->n - above;
+    for (int j = 0; j < c->n; j++) {
+        if (c->other[j] > b)
+            common++;
+        else if (c->other[j] == b)
+            at++;
+    }
+    return common + (at < cap ? at : cap);
 }
 
 void lg_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
@@ -38,26 +63,19 @@ void lg_cmp_close_row(const golden_cmp_setup *s, golden_cmp_acc *a)
     if (s->tier == GOLDEN_TIER_LOGITS) {
         const golden_cmp_topk *r = &a->cur_ref, *c = &a->cur_cand;
         int64_t r0 = r->n ? r->idx[0] : -1, c0 = c->n ? c->idx[0] : -1;
-        bool match = r0 == c0;
         /* bit-equal top logits of the reference are a tie: the candidate choosing another
-         * of them has not flipped top-1 (as at the router tier). The tied entries are seen
-         * among the reference's top five; a sixth-or-later tied index counts as a flip. */
-        for (int i = 1; !match && i < r->n && r->val[i] == r->val[0]; i++)
-            match = r->idx[i] == c0;
+         * of them has not flipped top-1 (as at the router tier), wherever the tied entry
+         * is in the row (the reference's value at the candidate's top-1 is kept). */
+        bool match = r0 == c0 || (r->n && c->n && c->other[0] == r->val[0]);
         if (match)
             a->top1_match++;
         else
             a->flips++;
         /* A row's top-k set is its k largest non-NaN entries, k = min(5, such entries), so
-         * identical rows overlap fully even with NaN or fewer than five entries. The share
+         * identical rows overlap fully even with NaN or fewer than five entries; entries
+         * bit-equal to the reference's k-th are interchangeable (topk_common). The share
          * common/k is kept exact as an integer in 60ths (60 is divisible by 1..5). */
-        int common = 0, k = r->n > c->n ? r->n : c->n;
-        for (int i = 0; i < r->n; i++)
-            for (int j = 0; j < c->n; j++)
-                if (r->idx[i] == c->idx[j]) {
-                    common++;
-                    break;
-                }
+        int common = topk_common(r, c), k = r->n > c->n ? r->n : c->n;
         unsigned share = k ? (unsigned)(common * (60 / k)) : 60;
         a->top5_common += share;
         if (s->row_flags)

@@ -13,31 +13,43 @@
  * values up to 1e308 stay finite on x86-64 and aarch64). */
 #define COL_SUMS 5
 
-bool diff_cols_wanted(const golden_diff_job *j)
+/* The channel axis is the last unless the policy declares another (channel_axis: the axis
+ * must exist; diff_pair.c refuses one beyond the rank before this is asked). */
+bool diff_cols_wanted(golden_diff_job *j)
 {
-    return lg_diff_engine_tier(j->t) == GOLDEN_TIER_LAYER && j->setup.row_len >= 2 &&
-           j->count / j->setup.row_len >= DIFF_COL_MIN_ROWS &&
-           j->setup.row_len <= DIFF_COL_MAX;
+    const golden_diff_tensor *t = j->t;
+    int ax = t->judge.channel_axis >= 0 ? t->judge.channel_axis : t->rank - 1;
+    j->col_n = 0;
+    j->col_inner = 1;
+    if (lg_diff_engine_tier(t) != GOLDEN_TIER_LAYER || j->setup.row_len < 2 || ax < 0 ||
+        ax >= t->rank)
+        return false;
+    for (int k = ax + 1; k < t->rank; k++)
+        j->col_inner *= t->shape[k];
+    j->col_n = t->shape[ax];
+    return j->col_n >= 2 && j->col_n <= DIFF_COL_MAX && j->count / j->col_n >= DIFF_COL_MIN_ROWS;
 }
 
 size_t diff_cols_size(const golden_diff_job *j)
 {
-    return (j->with_base ? 2 : 1) * (size_t)j->setup.row_len * COL_SUMS;
+    return (j->with_base ? 2 : 1) * (size_t)j->col_n * COL_SUMS;
 }
 
 /* rs: per-row sums of the reference and candidate and the reference's row minimum (3 per
  * row; chunks hold whole rows, so each row is summed by one worker, in order), or NULL. */
-static void add_side(long double *s, uint64_t cols, golden_dtype rt, golden_dtype xt,
+static void add_side(long double *s, const golden_diff_job *j, golden_dtype rt, golden_dtype xt,
                      const unsigned char *r, const unsigned char *x, uint64_t first, uint64_t n,
                      long double *rs)
 {
+    uint64_t cols = j->setup.row_len, ncol = j->col_n, inner = j->col_inner;
     double rv[1024], xv[1024];
     size_t wr = golden_dtype_size(rt), wx = golden_dtype_size(xt);
     for (uint64_t off = 0; off < n; off += 1024) {
         size_t m = n - off < 1024 ? (size_t)(n - off) : 1024;
         golden_convert_to_f64(rt, r + off * wr, m, rv);
         golden_convert_to_f64(xt, x + off * wx, m, xv);
-        uint64_t col = (first + off) % cols;
+        /* the column of element e is (e / inner) % ncol; in stays e % inner */
+        uint64_t col = ((first + off) / inner) % ncol, in = (first + off) % inner;
         for (size_t i = 0; i < m; i++) {
             double a = rv[i], b = xv[i];
             if (rs) {
@@ -56,8 +68,11 @@ static void add_side(long double *s, uint64_t cols, golden_dtype rt, golden_dtyp
                 if (fabsl(lb) > c[4])
                     c[4] = fabsl(lb);
             }
-            if (++col == cols)
-                col = 0;
+            if (++in == inner) {
+                in = 0;
+                if (++col == ncol)
+                    col = 0;
+            }
         }
     }
 }
@@ -65,11 +80,10 @@ static void add_side(long double *s, uint64_t cols, golden_dtype rt, golden_dtyp
 void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const void *bb,
                      uint64_t first, uint64_t n, long double *part)
 {
-    uint64_t cols = j->setup.row_len;
     memset(part, 0, diff_cols_size(j) * sizeof *part);
-    add_side(part, cols, j->setup.dtype_ref, j->setup.dtype_cand, rb, cb, first, n, j->row_sums);
+    add_side(part, j, j->setup.dtype_ref, j->setup.dtype_cand, rb, cb, first, n, j->row_sums);
     if (j->with_base)
-        add_side(part + cols * COL_SUMS, cols, j->setup.dtype_ref, j->bsetup.dtype_cand, rb, bb,
+        add_side(part + j->col_n * COL_SUMS, j, j->setup.dtype_ref, j->bsetup.dtype_cand, rb, bb,
                  first, n, NULL);
 }
 
@@ -172,7 +186,7 @@ int diff_cols_finish(golden_diff_job *j)
         golden_dtype_is_float(j->t->dtype_cand))
         finish_probability(j);
     golden_diff_tensor *t = j->t;
-    uint64_t cols = j->setup.row_len;
+    uint64_t cols = j->col_n;
     int sides = j->with_base ? 2 : 1;
     t->col_cos = malloc(cols * sizeof(double) * 2 * (size_t)sides);
     if (!t->col_cos)

@@ -29,6 +29,8 @@ typedef struct {
     golden_stats stats[3];
     /* channel-axis sums (diff_cols.c), merged in chunk order; NULL when not computed */
     long double *cols;
+    uint64_t col_n, col_inner;      /* columns (the channel axis's length) and the elements
+                                     * after that axis (1 for the last axis) */
     long double *row_sums;          /* per row: sum r, sum c, min r (probability check) */
 } golden_diff_job;
 
@@ -58,12 +60,31 @@ int lg_diff_judge(golden_diff_tensor *t);
 #define DIFF_COL_MAX (UINT64_C(1) << 20)
 /* Rows of the probability check (row sums kept per row) at most. */
 #define DIFF_PROB_MAX_ROWS (UINT64_C(1) << 24)
-bool diff_cols_wanted(const golden_diff_job *j);
+bool diff_cols_wanted(golden_diff_job *j); /* also sets col_n, col_inner */
 size_t diff_cols_size(const golden_diff_job *j); /* long doubles of one chunk's sums */
 void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const void *bb,
                      uint64_t first, uint64_t n, long double *part);
 void diff_cols_merge(golden_diff_job *j, const long double *part);
 int diff_cols_finish(golden_diff_job *j); /* -1 on ENOMEM */
+
+/* Trend report (diff_trend.c; information, never a gate): a series of layer-tier tensors
+ * named alike but for a layer index, every one passed, whose error (rel_err or 1 - cosine)
+ * grows steadily: Kendall tau-b over layer index >= LG_TREND_TAU_MIN, at least
+ * LG_TREND_MIN_LAYERS layers, the last layer's error >= LG_TREND_GROWTH x the first's. */
+#define LG_TREND_MIN_LAYERS 4
+#define LG_TREND_TAU_MIN 0.8
+#define LG_TREND_GROWTH 2.0
+typedef struct {
+    char *series;          /* the name with its layer index as a star */
+    const char *metric;    /* "rel_err" or "1 - cosine" (static) */
+    size_t n;              /* layers */
+    uint64_t *layers;      /* increasing */
+    double *values;        /* the metric per layer */
+    double tau;
+} lg_diff_trend;
+int lg_diff_trends(const golden_diff_result *r, lg_diff_trend **out, size_t *n); /* -1 ENOMEM */
+void lg_diff_trends_free(lg_diff_trend *t, size_t n);
+double lg_diff_kendall_tau(const double *v, size_t n);
 
 /* Helpers. */
 char *lg_diff_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));

@@ -407,6 +407,13 @@ static int pair_one(plan *p, size_t i, golden_error *err)
             return -1;
         }
     }
+    if (t->judge.channel_axis >= 0 && t->judge.channel_axis >= t->rank) {
+        char where[1024];
+        snprintf(where, sizeof where, "%s:%s", o->reference, ri->name);
+        return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                "the policy's channel_axis %d is not an axis of this tensor "
+                                "(rank %d)", t->judge.channel_axis, t->rank);
+    }
     if (plan_rows(o, ri, t, j, chunk, err) != 0)
         return -1;
     if (diff_cols_wanted(j)) {

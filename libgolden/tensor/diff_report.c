@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What summary.trends lists (docs/golden-diff.md "Trend report"). */
+#define TREND_RULE "a series of layer-tier tensors named alike but for the layer index (the " \
+    "first all-digit name component), at least 4 layers, every one passed, whose rel_err or " \
+    "1 - cosine has Kendall tau-b >= 0.8 against the layer index and ends at least 2x where " \
+    "it starts; information, not a gate (the exit status does not change)"
+
 
 /* Non-finite numbers have no JSON form: they are null. */
 static json_t *juint(uint64_t v)
@@ -231,6 +237,8 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
         put(&b, "min_column_cosine_column", t->cols_judged ? juint(t->min_col_cosine_col) : json_null());
         put(&b, "max_column_rel_err", golden_json_real(t->max_col_rel_err));
         put(&b, "max_column_rel_err_column", t->cols_judged ? juint(t->max_col_rel_err_col) : json_null());
+        put(&b, "channel_axis", json_integer(t->judge.channel_axis >= 0 ? t->judge.channel_axis
+                                                                         : t->rank - 1));
     }
     if (t->router_checked) {
         put(&b, "router_rows", juint(t->router_rows));
@@ -340,6 +348,40 @@ static bool *hist_carriers(const golden_diff_result *r)
     return carry;
 }
 
+/* summary.trends (information, never a gate; see diff_trend.c). */
+static json_t *trends_json(const golden_diff_result *r)
+{
+    lg_diff_trend *tr;
+    size_t n;
+    if (lg_diff_trends(r, &tr, &n) != 0)
+        return NULL;
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++) {
+        jb o = {json_object(), 0};
+        json_t *lv = json_array();
+        for (size_t k = 0; lv && k < tr[i].n; k++) {
+            json_t *pair = json_pack("[Io]", (json_int_t)tr[i].layers[k], json_real(tr[i].values[k]));
+            if (!pair || json_array_append_new(lv, pair))
+                o.bad = 1;
+        }
+        put(&o, "series", json_string(tr[i].series));
+        put(&o, "metric", json_string(tr[i].metric));
+        put(&o, "layers", juint(tr[i].n));
+        put(&o, "kendall_tau", json_real(tr[i].tau));
+        put(&o, "first_layer", juint(tr[i].layers[0]));
+        put(&o, "last_layer", juint(tr[i].layers[tr[i].n - 1]));
+        put(&o, "first_value", json_real(tr[i].values[0]));
+        put(&o, "last_value", json_real(tr[i].values[tr[i].n - 1]));
+        put(&o, "values", lv);
+        if (o.bad || !o.o || json_array_append_new(list, o.o)) {
+            json_decref(list);
+            list = NULL;
+        }
+    }
+    lg_diff_trends_free(tr, n);
+    return list;
+}
+
 json_t *golden_diff_to_json(const golden_diff_result *r)
 {
     jb b = {json_object(), 0};
@@ -381,6 +423,8 @@ json_t *golden_diff_to_json(const golden_diff_result *r)
                         "some inputs are not goldens (no_stored_hash of each tensor): their "
                         "sha256 and statistics are not stored, so neither was checked"));
         put(&s, "skipped", jstrs(r->skipped, r->n_skipped));
+        put(&s, "trends", trends_json(r));
+        put(&s, "trend_rule", json_string(TREND_RULE));
         if (r->empty)
             put(&s, "reason", json_string(r->allow_empty
                                               ? "no tensor was compared (allowed by --allow-empty)"
@@ -486,6 +530,29 @@ static const char *short_name(const char *name, int w, char *buf, size_t n)
 }
 
 /* The per-tier line: "kernel 3 passed 1 failed; layer 5 passed". */
+/* At most this many trend lines in the table (the JSON has every one). */
+#define TREND_LINES 10
+
+static void print_trends(const golden_diff_result *r, FILE *f)
+{
+    lg_diff_trend *tr;
+    size_t n;
+    if (lg_diff_trends(r, &tr, &n) != 0) {
+        fprintf(f, "trend: (out of memory for the trend report)\n");
+        return;
+    }
+    for (size_t i = 0; i < n && i < TREND_LINES; i++) {
+        const lg_diff_trend *t = &tr[i];
+        fprintf(f, "trend: %s: %s worsens steadily along %zu layers (%" PRIu64 " to %" PRIu64
+                   "): %.3g to %.3g, Kendall tau %.2f (>= %.1f); every layer passes "
+                   "(information, not a gate)\n", t->series, t->metric, t->n, t->layers[0],
+                t->layers[t->n - 1], t->values[0], t->values[t->n - 1], t->tau, LG_TREND_TAU_MIN);
+    }
+    if (n > TREND_LINES)
+        fprintf(f, "... %zu more trends in the JSON report (summary.trends)\n", n - TREND_LINES);
+    lg_diff_trends_free(tr, n);
+}
+
 static void print_tiers(const golden_diff_result *r, FILE *f)
 {
     size_t pass[GOLDEN_TIER_ROUTER + 1] = {0}, fail[GOLDEN_TIER_ROUTER + 1] = {0};
@@ -639,6 +706,7 @@ static void print_summary(const golden_diff_result *r, FILE *f, bool color, cons
                    "that are not goldens and whose names give no tier; --tier or a policy "
                    "rule says otherwise (JSON: tier_reason)\n", by_default,
                 by_default == 1 ? "" : "s");
+    print_trends(r, f);
     print_tiers(r, f);
     fprintf(f, "%s%s%s: %zu tensors compared, %zu passed, %zu failed", bold,
             r->pass ? "PASS" : "FAIL", reset, r->n, r->passed, r->failed);

@@ -195,18 +195,24 @@ static void column_checks(const golden_diff_tensor *t, const golden_cmp_metrics 
         if (!isnan(t->col_rel[k]) && !(t->col_rel[k] <= rel_max) && bad_rel++ == 0)
             first_rel = k;
     }
-    char tail[200];
+    char tail[260], axis[64];
+    if (t->judge.channel_axis >= 0)
+        snprintf(axis, sizeof axis, "axis %d (policy channel_axis)", t->judge.channel_axis);
+    else
+        snprintf(axis, sizeof axis, "the last axis");
     if (bad_cos) {
-        snprintf(tail, sizeof tail, " (%" PRIu64 " of %" PRIu64 " columns, channels of the last "
-                 "axis over %" PRIu64 " rows; first column %" PRIu64 ", worst %" PRIu64 ")",
-                 bad_cos, t->n_cols, t->col_rows, first_cos, t->min_col_cosine_col);
+        snprintf(tail, sizeof tail, " (%" PRIu64 " of %" PRIu64 " columns, channels of %s "
+                 "over %" PRIu64 " rows; first column %" PRIu64 ", worst %" PRIu64 ")",
+                 bad_cos, t->n_cols, axis, t->col_rows, first_cos, t->min_col_cosine_col);
         fail(&ck[CK_COLCOS], EX_ROWS, 1.0 - t->min_col_cosine, wt,
              cmp_text("min column cosine", t->min_col_cosine, "<", cos_min, tail));
     }
     if (bad_rel) {
-        snprintf(tail, sizeof tail, " (%" PRIu64 " of %" PRIu64 " columns over %" PRIu64
+        snprintf(tail, sizeof tail, " (%" PRIu64 " of %" PRIu64 " columns%s%s over %" PRIu64
                  " rows; first column %" PRIu64 ", worst %" PRIu64 ")", bad_rel, t->n_cols,
-                 t->col_rows, first_rel, t->max_col_rel_err_col);
+                 t->judge.channel_axis >= 0 ? ", channels of " : "",
+                 t->judge.channel_axis >= 0 ? axis : "", t->col_rows, first_rel,
+                 t->max_col_rel_err_col);
         fail(&ck[CK_COLREL], EX_ROWS, t->max_col_rel_err, wt,
              cmp_text("max column rel_err ||c_j - r_j|| / ||r_j||", t->max_col_rel_err, ">",
                       rel_max, tail));

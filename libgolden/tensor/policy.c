@@ -23,6 +23,7 @@ typedef struct {
     golden_dtype compute;
     double atol, rtol, eps; /* NaN = not set */
     golden_tier_limits limits; /* NaN = not set */
+    int channel_axis;          /* -1 = not set */
 } policy_rule;
 
 struct golden_policy {
@@ -96,6 +97,7 @@ static int add_rule(golden_policy *p, const char *match, bool has_tier, golden_t
     nr->tier = tier;
     nr->atol = nr->rtol = nr->eps = NAN;
     nr->limits = unset_limits();
+    nr->channel_axis = -1;
     return 0;
 }
 
@@ -282,6 +284,12 @@ static int apply(golden_policy *p, const json_t *root, const char *where,
                 return golden_fail_what(err, GOLDEN_ENOMEM, where, "out of memory");
             json_t *opt = json_object_get(r, "optional");
             pr->optional = json_is_true(opt);
+            json_t *ax = json_object_get(r, "channel_axis");
+            if (ax && (!json_is_integer(ax) || json_integer_value(ax) < 0 ||
+                       json_integer_value(ax) >= 32))
+                return golden_fail_where(err, GOLDEN_EINVAL, "expected an axis, an integer from 0",
+                                         "%s#%s/channel_axis", where, ctx);
+            pr->channel_axis = ax ? (int)json_integer_value(ax) : -1;
             if (get_dtype(r, &pr->has_compute, &pr->compute, where, ctx, err) ||
                 get_num(r, "atol", &pr->atol, where, ctx, err) ||
                 get_num(r, "rtol", &pr->rtol, where, ctx, err) ||
@@ -415,6 +423,7 @@ void lg_policy_resolve_why(const golden_policy *p, const char *name, golden_dtyp
     const char *w = lg_tier_why_names[0];
     (void)cand; /* the candidate's storage never loosens the tolerance */
     out->rule = -1;
+    out->channel_axis = -1;
     bool tier_set = false, has_compute = false;
     golden_dtype compute = ref;
     golden_tier_limits lim = unset_limits();
@@ -433,6 +442,8 @@ void lg_policy_resolve_why(const golden_policy *p, const char *name, golden_dtyp
             compute = r->compute;
             has_compute = true;
         }
+        if (out->channel_axis < 0)
+            out->channel_axis = r->channel_axis;
         if (isnan(atol))
             atol = r->atol;
         if (isnan(rtol))
@@ -562,6 +573,8 @@ json_t *golden_policy_to_json(const golden_policy *p)
                                            json_string(golden_dtype_name(r->compute)));
             if (r->optional)
                 bad |= json_object_set_new(o, "optional", json_true());
+            if (r->channel_axis >= 0)
+                bad |= json_object_set_new(o, "channel_axis", json_integer(r->channel_axis));
             bad |= set_num(o, "atol", r->atol) | set_num(o, "rtol", r->rtol) |
                    set_num(o, "eps", r->eps) | limits_json(o, &r->limits);
             bad |= json_array_append_new(rules, o);
@@ -645,7 +658,7 @@ char *golden_policy_explain(const golden_policy *p, const char *name, golden_dty
         return NULL;
     fprintf(f, "%s (reference %s, rank %d): each field and where it came from\n", name,
             golden_dtype_name(ref), rank);
-    const policy_rule *tr = NULL, *cr = NULL;
+    const policy_rule *tr = NULL, *cr = NULL, *xr = NULL;
     for (size_t i = 0; i < p->n_rules; i++) {
         const policy_rule *r = &p->rules[i];
         if (fnmatch(r->match, name, 0) != 0)
@@ -654,6 +667,8 @@ char *golden_policy_explain(const golden_policy *p, const char *name, golden_dty
             tr = r;
         if (!cr && r->has_compute)
             cr = r;
+        if (!xr && r->channel_axis >= 0)
+            xr = r;
     }
     golden_tier bt;
     fprintf(f, "  %-20s %-12s ", "tier", golden_tier_name(j.tier));
@@ -670,6 +685,12 @@ char *golden_policy_explain(const golden_policy *p, const char *name, golden_dty
         explain_src(f, cr);
     else
         fputs(p->has_compute ? "policy compute_dtype" : "the reference's dtype", f);
+    if (xr) {
+        fprintf(f, "\n  %-20s %-12d ", "channel_axis", j.channel_axis);
+        explain_src(f, xr);
+    } else {
+        fprintf(f, "\n  %-20s %-12s %s", "channel_axis", "last", "built-in layout [tokens, hidden]");
+    }
     fputc('\n', f);
     char table[96];
     snprintf(table, sizeof table, "dtype table (%s)", golden_dtype_name(j.tol_dtype));

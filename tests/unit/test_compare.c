@@ -294,9 +294,11 @@ static void test_top5_overlap(void)
     s.row_len = 7;
     golden_cmp_metrics m;
     run(&s, r, c, 14, &m);
-    /* row 0: {6,5,4,3,2} vs {0,1,2,3,6}: 3 common; row 1: {0..4} vs {6,0,1,2,3}: 4 common */
-    CU_ASSERT_DOUBLE_EQUAL(m.top5_overlap, 7.0 / 10.0, 1e-15);
-    CU_ASSERT_DOUBLE_EQUAL(m.top1_match, 0.0, 0);
+    /* row 0: {6,5,4,3,2} vs {0,1,2,3,6}: 3 common; row 1: every reference entry is a
+     * bit-equal 1, so {6,0,1,2,3} is one of its top fives (5 common) and index 6 ties its
+     * top-1 (issue 25: exact ties anywhere in the row; before, 4 common and a flip) */
+    CU_ASSERT_DOUBLE_EQUAL(m.top5_overlap, 8.0 / 10.0, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(m.top1_match, 0.5, 0);
     CU_ASSERT_EQUAL(m.near_tie_rows, 1); /* row 1 has margin 0 */
 }
 

@@ -95,6 +95,8 @@ typedef struct {
 typedef struct {
     int64_t idx[GOLDEN_CMP_TOPK];
     double val[GOLDEN_CMP_TOPK];
+    double other[GOLDEN_CMP_TOPK]; /* the other side's value at idx (the reference's value
+                                    * at the candidate's top entries: exact ties) */
     int n;
 } golden_cmp_topk;
 

@@ -38,6 +38,8 @@ typedef struct {
     golden_dtype tol_dtype;  /* the dtype atol/rtol came from (reference or compute dtype) */
     golden_tier_limits limits;
     int rule;                /* index of the first policy rule that matched, -1 = none */
+    int channel_axis;        /* layer tier's column checks run along this axis (policy rule
+                              * channel_axis); -1 = the last axis, [tokens, hidden] */
 } golden_judge;
 
 typedef struct golden_policy golden_policy;
