@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "golden/error.h"
 #include "golden/replay.h"
 
@@ -90,6 +91,14 @@ int replay_check_info(const golden_backend_info *in, const char *where, golden_e
 /* Copy at most n - 1 bytes of src (up to its first NUL) into dst as printable UTF-8: control
  * characters and invalid or overlong sequences become '?'. dst is always NUL-terminated. */
 void replay_clean_text(char *dst, size_t n, const char *src, size_t src_len);
+
+/* Install the host's system-call filter (replay/host_filter.c) in the calling process, whose
+ * pid is self: a signal to any process but self or its own group, ptrace and the like, and
+ * pointing SIGIO at another process kill it with SIGSYS. Async-signal-safe (between fork and
+ * exec). 0, or -1 when the kernel refuses it (the host then runs without it). */
+int replay_host_filter(pid_t self);
+/* The environment variable that turns the filter off (value "off"): docs/npu-replay.md. */
+#define REPLAY_HOST_FILTER_ENV "GOLDEN_BACKEND_FILTER"
 
 /* Start a backend host for o under iso and open the backend in it: the proxy's table and its
  * instance (the host). Errors of the load (not found, ABI version, open) as values. */
