@@ -112,6 +112,12 @@ int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n);
 /* golden_backend_length with errors: a backend host that died or hung is one (a backend in this
  * process gives its answer as it is). */
 int replay_backend_length(golden_backend *b, int lane, int64_t *len, golden_error *err);
+/* The model folder's config.json keys the cpu reference knows nothing about, sorted and
+ * comma-separated ("" = none), or NULL when the backend was loaded without a model folder with
+ * a config.json: the run's golden metadata and conform's report carry it (config_unknown_keys). */
+const char *replay_backend_config_unknown(const golden_backend *b);
+/* The same for a model folder (NULL: none), into *out (malloc'd; NULL when it has no config). */
+int replay_config_unknown(const char *model_dir, char **out, golden_error *err);
 /* The log file of hosts started under iso: iso->log, or $TMPDIR/npu-replay-backend.PID.log. */
 void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t n);
 /* The backend's own name (cleaned) and the host's log file. */

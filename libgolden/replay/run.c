@@ -715,6 +715,9 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
         rc = golden_writer_meta(w, "side", o->side, err);
     if (rc == 0)
         rc = golden_writer_meta(w, "backend", golden_backend_name(o->backend), err);
+    const char *unknown = replay_backend_config_unknown(o->backend);
+    if (rc == 0 && unknown) /* the model's config.json keys the cpu reference does not know */
+        rc = golden_writer_meta(w, "config_unknown_keys", unknown, err);
     if (rc == 0)
         rc = golden_outfile_open(o->raw, o->force, &raw, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
