@@ -734,6 +734,10 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     }
     if (rc == 0 && o->check_rejection)
         rc = check_rejection(&s, cases, n, res, err);
+    if (rc == 0 && o->n_globs > 0 && res->cases == 0 && res->skipped_rejections == 0)
+        rc = golden_fail_what(err, GOLDEN_EINVAL, o->manifest, /* no empty golden as a result */
+                              "no case matches --cases %s%s", o->globs[0],
+                              o->n_globs > 1 ? " ..." : "");
     if (rc == 0)
         rc = golden_writer_commit(w, err);
     else

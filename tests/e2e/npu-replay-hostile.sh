@@ -49,11 +49,19 @@ hostile hang hang@decode hang 'backend host hung in decode: no answer within 1.0
 # loaded machine, and exits 1)
 EXTRA="--call-timeout 60"
 hostile overflow overflow@prefill '(crash|exit)' 'backend host (crashed in prefill: signal 11 |exited in prefill with status 1 )'
+hostile overlogits overlogits@logits:2 '(crash|exit)' 'backend host (crashed in logits: signal 11 |exited in logits with status 1 )'
 EXTRA=
 hostile nan nan@logits:4 nan_output 'logits: step 3: entry 0 is NaN'
 hostile badutf8 badutf8@decode device_error 'bad \?\? bytes \?\[31m red \?\? end'
 hostile badtap badtap@decode device_error 'backend sent 9 rows of tap layers/0/hidden in a decode call of 1 positions'
 hostile badmark badmark@prefill device_error 'backend marked stage 0 at a time outside the prefill call'
+# the deadline scales with the tokens of the call: 1.25 s is too long for a decode under
+# --call-timeout 1, not for a prefill of 33 tokens (1 x (1 + 33/64) = 1.52 s)
+hostile slow-decode slow@decode hang 'backend host hung in decode: no answer within 1.000 s; killed'
+expect_exit "matrix up to 33 tokens" 0 npu-replay matrix --model m --max-len 33 --random 1 --repeated 0 -o man33.jsonl -j1
+mkdir o-slow-prefill
+expect_exit "a 1.25 s prefill of 33 tokens is within its deadline: exit 0" 0 npu-replay run --backend "$PLUGIN" --manifest man33.jsonl --cases random-prefill-p33-o1-00 --warmup 0 --runs 1 --side candidate --call-timeout 1 --golden o-slow-prefill/g.h5 --raw o-slow-prefill/r.jsonl --backend-opt hostile=slow@prefill
+expect_grep "... one case ran" '^1 cases, 1 requests' out.txt
 # a crash at the first call of its kind happens again in the fresh host: the retest fails; a
 # crash at a later call does not recur in the retest's first request
 expect_grep "a crash that recurs in the fresh host: retest failed" '"severity":"fatal",.*"recovered":false,"retest_after_reset":"failed"' o-segv-prefill/faults.jsonl
@@ -192,6 +200,12 @@ ln -s /dev/zero m/endless
 expect_exit "an endless device in the model folder: exit 2" 2 npu-replay run --model m --manifest man.jsonl --side baseline --golden x.h5 --raw x.jsonl
 expect_grep "... named" "m/endless: not a regular file" err.txt
 rm m/endless
+
+# ---- --cases that match nothing: no empty golden that reads as a run (exit 2, nothing written)
+expect_exit "run --cases matching no case: exit 2" 2 npu-replay run --model m --manifest man.jsonl --side baseline --golden none.h5 --raw none.jsonl --cases 'no-such-case*' --runs 1 --warmup 0
+expect_grep "... says so" "no case matches --cases no-such-case" err.txt
+expect_absent "... no golden" none.h5
+expect_absent "... no raw file" none.jsonl
 
 # ---- sizes from a document: output_tokens 2^62 is refused before any allocation
 sed 's/"output_tokens":8,/"output_tokens":4611686018427387904,/' man.jsonl > huge.jsonl

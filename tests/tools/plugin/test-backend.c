@@ -10,8 +10,9 @@
  * positions), badmark (a stage mark from before the call), print (writes a line to stdout
  * and one to stderr, then goes on as usual), termparent (kill(getppid(), SIGTERM)), intgroup
  * (kill(0, SIGINT)), killparent (SIGKILL to the parent), stopparent (SIGSTOP to the parent),
- * sigioparent (fcntl F_SETOWN of the channel's socket to the parent, O_ASYNC), each then going
- * on as usual. The call counters start at zero in
+ * sigioparent (fcntl F_SETOWN of the channel's socket to the parent, O_ASYNC), slow (sleeps
+ * 1.25 s), each then going on as usual; overlogits (logits: writes 64 KiB past the row).
+ * The call counters start at zero in
  * every process, so a fresh backend host starts counting again.
  *
  * Faults for the soak (tests/e2e/npu-replay-soak.sh): `cross=1` makes a lane's logits follow
@@ -75,6 +76,8 @@ static int hostile(const char *call, char *msg, size_t n)
             pause();
     else if (strcmp(hostile_what, "overflow") == 0)
         memset(msg, 'x', n + 8192);
+    else if (strcmp(hostile_what, "slow") == 0) /* 1.25 s, then goes on as usual */
+        return nanosleep(&(struct timespec){1, 250000000}, NULL), 0;
     else if (strcmp(hostile_what, "termparent") == 0)
         return kill(getppid(), SIGTERM), 0; /* then goes on as usual */
     else if (strcmp(hostile_what, "intgroup") == 0)
@@ -252,6 +255,8 @@ static int tb_logits(void *self, int lane, int first, int count, void *dst, char
         }
     }
     mark(b, GOLDEN_BK_STAGE_D2H, 1);
+    if (h && is_hostile("overlogits")) /* 64 KiB past the end of the row it was given */
+        memset((char *)dst + (size_t)count * (b->bf16 ? 2 : 4), 0x7f, 65536);
     return 0;
 }
 
