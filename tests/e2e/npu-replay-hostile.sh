@@ -55,12 +55,19 @@ hostile nan nan@logits:4 nan_output 'logits: step 3: entry 0 is NaN'
 hostile badutf8 badutf8@decode device_error 'bad \?\? bytes \?\[31m red \?\? end'
 hostile badtap badtap@decode device_error 'backend sent 9 rows of tap layers/0/hidden in a decode call of 1 positions'
 hostile badmark badmark@prefill device_error 'backend marked stage 0 at a time outside the prefill call'
+# the host's log is limited (RLIMIT_FSIZE 64 MiB): 65 MiB on stdout is SIGXFSZ, a crash
+hostile flood flood@decode crash 'backend host crashed in decode: signal 25 '
+L=$(sed -n 's/.*(its output: \([^)]*\)).*/\1/p' flood.err)
+S=$(wc -c < "$L")
+if [ "$S" -eq 67108864 ]; then ok "... the log stopped at 64 MiB"; else notok "... the log stopped at 64 MiB" "$S bytes"; fi
+rm -f "$L"
 # the deadline scales with the tokens of the call: 1.25 s is too long for a decode under
 # --call-timeout 1, not for a prefill of 33 tokens (1 x (1 + 33/64) = 1.52 s)
 hostile slow-decode slow@decode hang 'backend host hung in decode: no answer within 1.000 s; killed'
-expect_exit "matrix up to 33 tokens" 0 npu-replay matrix --model m --max-len 33 --random 1 --repeated 0 -o man33.jsonl -j1
+mkdir m33
+expect_exit "matrix up to 33 tokens" 0 npu-replay matrix --model m --max-len 33 --random 1 --repeated 0 -o m33/man.jsonl -j1
 mkdir o-slow-prefill
-expect_exit "a 1.25 s prefill of 33 tokens is within its deadline: exit 0" 0 npu-replay run --backend "$PLUGIN" --manifest man33.jsonl --cases random-prefill-p33-o1-00 --warmup 0 --runs 1 --side candidate --call-timeout 1 --golden o-slow-prefill/g.h5 --raw o-slow-prefill/r.jsonl --backend-opt hostile=slow@prefill
+expect_exit "a 1.25 s prefill of 33 tokens is within its deadline: exit 0" 0 npu-replay run --backend "$PLUGIN" --manifest m33/man.jsonl --cases random-prefill-p33-o1-00 --warmup 0 --runs 1 --side candidate --call-timeout 1 --golden o-slow-prefill/g.h5 --raw o-slow-prefill/r.jsonl --backend-opt hostile=slow@prefill
 expect_grep "... one case ran" '^1 cases, 1 requests' out.txt
 # a crash at the first call of its kind happens again in the fresh host: the retest fails; a
 # crash at a later call does not recur in the retest's first request

@@ -11,7 +11,8 @@
  * and one to stderr, then goes on as usual), termparent (kill(getppid(), SIGTERM)), intgroup
  * (kill(0, SIGINT)), killparent (SIGKILL to the parent), stopparent (SIGSTOP to the parent),
  * sigioparent (fcntl F_SETOWN of the channel's socket to the parent, O_ASYNC), slow (sleeps
- * 1.25 s), each then going on as usual; overlogits (logits: writes 64 KiB past the row).
+ * 1.25 s), flood (65 MiB on stdout), each then going on as usual; overlogits (logits:
+ * writes 64 KiB past the row).
  * The call counters start at zero in
  * every process, so a fresh backend host starts counting again.
  *
@@ -76,6 +77,15 @@ static int hostile(const char *call, char *msg, size_t n)
             pause();
     else if (strcmp(hostile_what, "overflow") == 0)
         memset(msg, 'x', n + 8192);
+    else if (strcmp(hostile_what, "flood") == 0) { /* 65 MiB on stdout: past the log's limit */
+        static char mib[1 << 20];
+        memset(mib, 'y', sizeof mib);
+        for (int i = 0; i < 65; i++)
+            if (fwrite(mib, 1, sizeof mib, stdout) != sizeof mib)
+                break;
+        fflush(stdout);
+        return 0;
+    }
     else if (strcmp(hostile_what, "slow") == 0) /* 1.25 s, then goes on as usual */
         return nanosleep(&(struct timespec){1, 250000000}, NULL), 0;
     else if (strcmp(hostile_what, "termparent") == 0)
