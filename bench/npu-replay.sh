@@ -13,6 +13,10 @@ if [ ! -f "$model/config.json" ]; then
     npu-replay make-model --preset qwen3-30b-a3b --layers "$layers" --seed 1 -o "$model"
 fi
 replay-bench x --conversion
+# the cost of isolation a decode step (docs/performance.md): the tiny preset and this model
+[ -f tiny/config.json ] || npu-replay make-model --preset tiny --seed 1 -o tiny
+replay-isolation-bench tiny "$(command -v npu-replay)" 250 5 1
+replay-isolation-bench "$model" "$(command -v npu-replay)" 30 3 2
 replay-bench "$model" 128 2048 --decode 16 --probe-mib 2048 --dump-logits c128.f32
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     /usr/bin/python3 "$GOLDEN_ROOT/tests/tools/replay_torch.py" "$model" c128.f32 128 --decode 8

@@ -306,11 +306,13 @@ static const cli_spec profile_spec = {
     .args_are_inputs = true,
 };
 
+/* nonzero once stopped: the sender's pid when the kernel says it (a backend host that signals
+ * the harness is told from the user's Ctrl-C this way: golden_backend_isolation.stop) */
 static volatile sig_atomic_t stop_flag;
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-    (void)sig;
-    stop_flag = 1;
+    (void)sig, (void)uc;
+    stop_flag = si && si->si_code <= 0 && si->si_pid > 1 ? (sig_atomic_t)si->si_pid : 1;
 }
 
 /* run stops between requests on SIGINT, SIGTERM, SIGHUP (the library removes its partial
@@ -321,7 +323,8 @@ static void install_stop_handler(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -868,6 +871,59 @@ static int register_manifest(cli *c, const char *manifest)
     return m.rc;
 }
 
+/* The regular files of dir (not its subfolders) as inputs; anything else there is left alone
+ * (never read). A missing folder registers nothing. 0, or 2. */
+static int register_files(cli *c, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        char path[8192];
+        struct stat st;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path &&
+            stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            rc = add_input(c, path);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* The experiment folder of an input (docs/npu-replay.md, "Inputs are inputs"): the folder that
+ * holds hypothesis.yaml, the input's own folder or the one above it (EXP/golden/manifest). Its
+ * documents are inputs no output may overwrite: its top-level files and those of baseline/,
+ * candidate/ and compile/. 0, or 2. */
+static int register_experiment(cli *c, const char *input)
+{
+    if (!input || strcmp(input, "-") == 0)
+        return 0;
+    char *copy = strdup(input);
+    if (!copy)
+        return fprintf(stderr, TOOL ": out of memory\n"), 2;
+    char dir[4096], up[4100];
+    snprintf(dir, sizeof dir, "%s", dirname(copy));
+    free(copy);
+    snprintf(up, sizeof up, "%s/..", dir);
+    const char *cand[2] = {dir, up};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        char hyp[8192];
+        struct stat st;
+        snprintf(hyp, sizeof hyp, "%s/hypothesis.yaml", cand[i]);
+        if (stat(hyp, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        static const char *const sub[] = {"", "/baseline", "/candidate", "/compile"};
+        for (size_t k = 0; rc == 0 && k < sizeof sub / sizeof *sub; k++) {
+            char d[8192];
+            snprintf(d, sizeof d, "%s%s", cand[i], sub[k]);
+            rc = register_files(c, d);
+        }
+        break; /* the nearest experiment folder */
+    }
+    return rc;
+}
+
 /* The checks every command shares after parsing; 0, or 2 (printed). */
 static int check_common(const command *cmd, args *a)
 {
@@ -892,7 +948,10 @@ static int check_common(const command *cmd, args *a)
     if ((a->model && register_model(c, a->model)) ||
         (a->manifest && register_manifest(c, a->manifest)) ||
         (cmd->spec == &soak_spec && sk.manifest && register_manifest(c, sk.manifest)) ||
-        (a->backend && strcmp(a->backend, "cpu") != 0 && add_input(c, a->backend)))
+        (a->backend && strcmp(a->backend, "cpu") != 0 && add_input(c, a->backend)) ||
+        register_experiment(c, a->manifest) || register_experiment(c, a->hypothesis) ||
+        register_experiment(c, a->prompts) || register_experiment(c, a->placement) ||
+        (cmd->spec == &soak_spec && register_experiment(c, sk.manifest)))
         return 2;
     static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "golden/replay.h"
 #include "replay/cpu.h"
@@ -25,6 +26,7 @@ struct golden_backend {
     char name[256];
     char vtname[64];  /* the table's name (the host's, cleaned, for an isolated backend) */
     bool isolated;
+    char *config_unknown; /* config.json keys the cpu reference does not know (NULL: no model) */
 };
 
 /* Split "KEY=VALUE" strings into two arrays the ABI can carry. */
@@ -197,6 +199,26 @@ void replay_clean_text(char *dst, size_t n, const char *src, size_t src_len)
         dst[o] = 0;
 }
 
+/* The model folder's config.json keys the cpu reference knows nothing about, read by the
+ * harness itself (not the backend): the run's and the report's config_unknown_keys. */
+int replay_config_unknown(const char *model_dir, char **out, golden_error *err)
+{
+    *out = NULL;
+    if (!model_dir)
+        return 0;
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/config.json", model_dir) >= sizeof path)
+        return golden_fail_what(err, GOLDEN_EINVAL, model_dir, "path too long");
+    if (access(path, F_OK) != 0)
+        return 0; /* a plug-in's model folder need not have one */
+    return cpu_config_unknown(path, out, err);
+}
+
+const char *replay_backend_config_unknown(const golden_backend *b)
+{
+    return b ? b->config_unknown : NULL;
+}
+
 int golden_backend_load(const golden_backend_load_opts *o, golden_backend **out,
                         golden_error *err)
 {
@@ -251,6 +273,8 @@ opened:
     }
     if (replay_check_info(&b->info, spec, err) != 0)
         goto fail;
+    if (replay_config_unknown(o->model_dir, &b->config_unknown, err) != 0)
+        goto fail;
     free_opts(o->n_opts, keys, vals);
     *out = b;
     return 0;
@@ -268,6 +292,7 @@ void golden_backend_close(golden_backend *b)
         b->vt->close(b->self);
     if (b->dl)
         dlclose(b->dl);
+    free(b->config_unknown);
     free(b);
 }
 

@@ -493,6 +493,10 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
     snprintf(rep->backend, sizeof rep->backend, "%s", o->backend ? o->backend : "cpu");
     if (o->version >= 2 && o->iso)
         replay_host_log_path(o->iso, rep->backend_log, sizeof rep->backend_log);
+    if (replay_config_unknown(o->model_dir, &rep->config_unknown_keys, err) != 0) {
+        golden_conform_report_free(rep);
+        return GOLDEN_ERR;
+    }
     for (size_t i = 0; i < N_CHECKS; i++) {
         int (*fn)(cf_ctx *) = o->fixed_points ? checks[i].fixed : checks[i].run;
         if (!selected(o->checks, checks[i].name) || !fn)
@@ -590,6 +594,19 @@ json_t *golden_conform_json(const golden_conform_report *rep)
                           arr ? arr : json_array());
     if (j && rep->backend_log[0]) /* where the backend host's output went */
         json_object_set_new(j, "backend_log", json_string(rep->backend_log));
+    if (j && rep->config_unknown_keys) { /* a list, [] when every key is known */
+        json_t *u = json_array();
+        char *dup = strdup(rep->config_unknown_keys);
+        bool whole = u && dup;
+        for (char *save = NULL, *k = whole ? strtok_r(dup, ",", &save) : NULL; k;
+             k = strtok_r(NULL, ",", &save))
+            whole = whole && json_array_append_new(u, json_string(k)) == 0;
+        free(dup);
+        if (whole)
+            json_object_set_new(j, "config_unknown_keys", u);
+        else
+            json_decref(u);
+    }
     return j;
 }
 
@@ -625,5 +642,6 @@ void golden_conform_report_free(golden_conform_report *rep)
         json_decref(rep->checks[i].coverage);
     }
     free(rep->checks);
+    free(rep->config_unknown_keys);
     memset(rep, 0, sizeof *rep);
 }

@@ -47,6 +47,10 @@ void cpu_model_free(cpu_model *m);
 
 /* Parse config.json only (also used by make-model's self-check and the matrix). */
 int cpu_config_load(const char *path, cpu_config *c, golden_error *err);
+/* The keys of config.json at path that the cpu reference knows nothing about (neither reads,
+ * nor refuses away from their neutral value, nor knows to leave the math alone), sorted and
+ * comma-separated into *out (malloc'd; "" = none). */
+int cpu_config_unknown(const char *path, char **out, golden_error *err);
 
 /* ---- kernels (kernels.c) ---- */
 extern float cpu_f16_table[65536];

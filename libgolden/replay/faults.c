@@ -40,6 +40,8 @@ const char *replay_fault_kind(const char *msg)
         return "exit";
     if (strstr(msg, "backend host hung in "))
         return "hang";
+    if (strstr(msg, "backend host signalled the harness in "))
+        return "signal";
     if (strstr(msg, "context_limit_exceeded"))
         return "rejected_input";
     if (has_word(msg, "timeout") || strstr(msg, "timed out"))

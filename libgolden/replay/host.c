@@ -31,6 +31,7 @@ typedef struct {
     char **argv, **envp;
     char *exe, log[4096];
     bool own_log;          /* the default log: removed when empty */
+    bool filter;           /* the host runs under replay_host_filter */
     double timeout;
     uint64_t mem;
     volatile sig_atomic_t *stop;
@@ -123,10 +124,17 @@ static void host_drop(hostp *h)
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void child(hostp *h, int sock, int memfd, int logfd, pid_t parent)
 {
-    setsid(); /* no controlling terminal; the harness's Ctrl-C is not the host's */
+    setsid(); /* no controlling terminal; the harness's Ctrl-C is not the host's, nor is a
+               * signal the host sends its own process group (kill(0, ...)) the harness's */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(127);
+    if (h->filter && replay_host_filter(getpid()) != 0) {
+        static const char say[] = "npu-replay " REPLAY_HOST_CMD ": the kernel refused the "
+                                  "system-call filter; the host runs without it\n";
+        if (write(logfd, say, sizeof say - 1) < 0)
+            _exit(127);
+    }
     int nul = open("/dev/null", O_RDONLY);
     if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0 ||
         dup2(sock, REPLAY_HOST_SOCK_FD) < 0 || dup2(memfd, REPLAY_HOST_SHM_FD) < 0)
@@ -220,6 +228,10 @@ static int died(hostp *h, const char *how, char *msg, size_t n)
             how = "closed the channel";
         snprintf(msg, n, "backend host crashed in %s: %s; killed (its output: %.700s)", h->op_name,
                  how, h->log);
+    } else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS && h->filter) {
+        snprintf(msg, n, "backend host crashed in %s: signal %d (%s): it made a system call its "
+                 "filter forbids (a signal to another process, ptrace) (its output: %.700s)",
+                 h->op_name, SIGSYS, strsignal(SIGSYS), h->log);
     } else if (WIFSIGNALED(st)) {
         snprintf(msg, n, "backend host crashed in %s: signal %d (%s) (its output: %.700s)",
                  h->op_name, WTERMSIG(st), strsignal(WTERMSIG(st)), h->log);
@@ -234,11 +246,39 @@ static int died(hostp *h, const char *how, char *msg, size_t n)
     return 1;
 }
 
-enum { WAIT_OK, WAIT_DEAD, WAIT_HUNG, WAIT_STOP, WAIT_BAD };
+enum { WAIT_OK, WAIT_DEAD, WAIT_HUNG, WAIT_STOP, WAIT_BAD, WAIT_SIGNALLED };
+
+/* Whether the stop signal came from the host (or a process of its session): a handler that
+ * knows the sender stores its pid in *stop (golden_backend_isolation). */
+static bool stop_from_host(const hostp *h)
+{
+    if (!h->stop || !*h->stop || h->pid <= 0)
+        return false;
+    pid_t from = (pid_t)*h->stop;
+    return from == h->pid || (from > 1 && getsid(from) == h->pid);
+}
+
+/* The host signalled the harness: a fault of the backend, not the user's interrupt. The stop
+ * flag is cleared (the run goes on to its retest and its fault line), the host is killed. */
+static int signalled(hostp *h, char *msg, size_t n)
+{
+    pid_t from = (pid_t)*h->stop;
+    *h->stop = 0;
+    host_kill(h);
+    h->dead = true;
+    host_drop(h);
+    snprintf(msg, n, "backend host signalled the harness in %s: SIGINT or SIGTERM from pid %ld "
+             "(the host or its session); killed (its output: %.700s)", h->op_name ? h->op_name :
+             "a call", (long)from, h->log);
+    snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
+    return 1;
+}
 
 static int wait_msg(hostp *h, uint64_t deadline, replay_host_msg *m)
 {
     for (;;) {
+        if (stop_from_host(h))
+            return WAIT_SIGNALLED;
         if (h->stop && *h->stop)
             return WAIT_STOP;
         uint64_t t = now_ns();
@@ -371,6 +411,8 @@ static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
         return lost(died(h, NULL, msg, n));
     for (;;) {
         int w = wait_msg(h, deadline, &m);
+        if (w == WAIT_SIGNALLED)
+            return lost(signalled(h, msg, n));
         if (w == WAIT_STOP) {
             host_kill(h);
             host_drop(h);
@@ -402,6 +444,8 @@ static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
             return lost(died(h, "it broke the channel's protocol", msg, n));
         }
     }
+    if (stop_from_host(h)) /* the signal came with the answer */
+        return lost(signalled(h, msg, n));
     int rc = h->shm->rc;
     replay_clean_text(msg, n, h->shm->msg, sizeof h->shm->msg);
     if (h->violation[0]) {
@@ -467,6 +511,8 @@ static int ensure_alive(hostp *h, bool restart, char *msg, size_t n)
 {
     if (h->stopped)
         return snprintf(msg, n, "interrupted"), 1;
+    if (!h->dead && stop_from_host(h)) /* sent after the last answer */
+        return signalled(h, msg, n);
     if (!h->dead)
         return 0;
     if (!restart)
@@ -611,9 +657,10 @@ static int px_decode(void *self, int lane, int32_t token, char *msg, size_t n)
     return exchange(h, REPLAY_OP_DECODE, deadline_of(h, REPLAY_OP_DECODE, 1), msg, n);
 }
 
-static int px_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
+/* logits and logits_at: the same channel set-up, the entries copied out of the data region. */
+static int logits_call(hostp *h, int op, int lane, int64_t pos, int first, int count, void *dst,
+                       char *msg, size_t n)
 {
-    hostp *h = self;
     size_t esz = h->have_info && h->info.logits_dtype == GOLDEN_BK_BF16 ? 2 : 4;
     if (count < 0 || (size_t)count * esz > REPLAY_HOST_DATA)
         return snprintf(msg, n, "logits of %d entries are beyond the channel", count),
@@ -621,15 +668,21 @@ static int px_logits(void *self, int lane, int first, int count, void *dst, char
     if (ensure_alive(h, false, msg, n))
         return REPLAY_HOST_LOST;
     h->shm->lane = lane;
+    h->shm->pos = pos;
     h->shm->first = first;
     h->shm->count = count;
     h->shm->length = (int64_t)esz;
     h->positions = 0;
-    int rc = exchange(h, REPLAY_OP_LOGITS, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n);
+    int rc = exchange(h, op, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n);
     if (rc)
         return rc;
     memcpy(dst, h->data, (size_t)count * esz);
     return 0;
+}
+
+static int px_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
+{
+    return logits_call(self, REPLAY_OP_LOGITS, lane, 0, first, count, dst, msg, n);
 }
 
 static int px_truncate(void *self, int lane, int64_t length, char *msg, size_t n)
@@ -715,24 +768,7 @@ static int px_prefill_keep(void *self, int lane, int64_t pos, const int32_t *tok
 static int px_logits_at(void *self, int lane, int64_t pos, int first, int count, void *dst,
                         char *msg, size_t n)
 {
-    hostp *h = self;
-    size_t esz = h->have_info && h->info.logits_dtype == GOLDEN_BK_BF16 ? 2 : 4;
-    if (count < 0 || (size_t)count * esz > REPLAY_HOST_DATA)
-        return snprintf(msg, n, "logits of %d entries are beyond the channel", count),
-               REPLAY_HOST_LOST;
-    if (ensure_alive(h, false, msg, n))
-        return REPLAY_HOST_LOST;
-    h->shm->lane = lane;
-    h->shm->pos = pos;
-    h->shm->first = first;
-    h->shm->count = count;
-    h->shm->length = (int64_t)esz;
-    h->positions = 0;
-    int rc = exchange(h, REPLAY_OP_LOGITS_AT, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n);
-    if (rc)
-        return rc;
-    memcpy(dst, h->data, (size_t)count * esz);
-    return 0;
+    return logits_call(self, REPLAY_OP_LOGITS_AT, lane, pos, first, count, dst, msg, n);
 }
 
 static int px_topk(void *self, int lane, int k, float *values, int32_t *indices, char *msg,
@@ -815,6 +851,8 @@ int replay_host_start(const golden_backend_load_opts *o, const golden_backend_is
     h->stop = iso->stop;
     replay_host_log_path(iso, h->log, sizeof h->log);
     h->own_log = !iso->log;
+    const char *fenv = getenv(REPLAY_HOST_FILTER_ENV);
+    h->filter = !(fenv && strcmp(fenv, "off") == 0);
     if (host_argv(h, o, err) != 0) {
         px_close(h);
         return GOLDEN_ERR;

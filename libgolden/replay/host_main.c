@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "golden/parse.h"
 #include "replay/host_priv.h"
 
 typedef struct {
@@ -111,6 +112,10 @@ static int do_open(int argc, char **argv, replay_host_shm *s)
         snprintf(H.msg, REPLAY_HOST_MSG, "%s", err.what);
         return 1;
     }
+    int64_t threads; /* written by the harness (host.c host_argv), parsed strictly all the same */
+    if (golden_parse_int(argv[3], 0, 1 << 20, &threads) != GOLDEN_PARSE_OK)
+        return snprintf(H.msg, REPLAY_HOST_MSG, "threads '%.60s' is not an integer from 0 to "
+                        "1048576", argv[3]), 1;
     size_t n = (size_t)(argc - 4);
     const char **keys = calloc(n + 1, sizeof *keys), **vals = calloc(n + 1, sizeof *vals);
     char **own = calloc(n + 1, sizeof *own);
@@ -126,7 +131,7 @@ static int do_open(int argc, char **argv, replay_host_shm *s)
         vals[i] = eq + 1;
     }
     golden_backend_open_args args = {H.vt->abi_version, argv[2][0] ? argv[2] : NULL, n,
-                                     keys, vals, atoi(argv[3])};
+                                     keys, vals, (int)threads};
     s->abi = H.vt2 ? 2 : 1;
     s->flags = H.vt2 ? H.vt2->flags : 0;
     snprintf(s->name, sizeof s->name, "%s", H.vt->name ? H.vt->name : "backend");

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "golden/error.h"
 #include "golden/replay.h"
 
@@ -91,6 +92,14 @@ int replay_check_info(const golden_backend_info *in, const char *where, golden_e
  * characters and invalid or overlong sequences become '?'. dst is always NUL-terminated. */
 void replay_clean_text(char *dst, size_t n, const char *src, size_t src_len);
 
+/* Install the host's system-call filter (replay/host_filter.c) in the calling process, whose
+ * pid is self: a signal to any process but self or its own group, ptrace and the like, and
+ * pointing SIGIO at another process kill it with SIGSYS. Async-signal-safe (between fork and
+ * exec). 0, or -1 when the kernel refuses it (the host then runs without it). */
+int replay_host_filter(pid_t self);
+/* The environment variable that turns the filter off (value "off"): docs/npu-replay.md. */
+#define REPLAY_HOST_FILTER_ENV "GOLDEN_BACKEND_FILTER"
+
 /* Start a backend host for o under iso and open the backend in it: the proxy's table and its
  * instance (the host). Errors of the load (not found, ABI version, open) as values. */
 int replay_host_start(const golden_backend_load_opts *o, const golden_backend_isolation *iso,
@@ -103,6 +112,12 @@ int replay_host_length(void *self, int lane, int64_t *len, char *msg, size_t n);
 /* golden_backend_length with errors: a backend host that died or hung is one (a backend in this
  * process gives its answer as it is). */
 int replay_backend_length(golden_backend *b, int lane, int64_t *len, golden_error *err);
+/* The model folder's config.json keys the cpu reference knows nothing about, sorted and
+ * comma-separated ("" = none), or NULL when the backend was loaded without a model folder with
+ * a config.json: the run's golden metadata and conform's report carry it (config_unknown_keys). */
+const char *replay_backend_config_unknown(const golden_backend *b);
+/* The same for a model folder (NULL: none), into *out (malloc'd; NULL when it has no config). */
+int replay_config_unknown(const char *model_dir, char **out, golden_error *err);
 /* The log file of hosts started under iso: iso->log, or $TMPDIR/npu-replay-backend.PID.log. */
 void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t n);
 /* The backend's own name (cleaned) and the host's log file. */

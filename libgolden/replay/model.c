@@ -147,6 +147,64 @@ static int cfg_read(json_t *r, const char *p, cpu_config *c, golden_error *err)
     return 0;
 }
 
+/* Every key the reference knows: read (cfg_read), refused away from neutral (cfg_unimplemented),
+ * or known to leave inference alone (ids, training-only settings, provenance; sliding_window
+ * and max_window_layers act only with use_sliding_window, which is refused). */
+static const char *const known_keys[] = {
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+    "num_experts", "num_experts_per_tok", "moe_intermediate_size", "vocab_size",
+    "max_position_embeddings", "decoder_sparse_step", "intermediate_size", "rms_norm_eps",
+    "rope_theta", "norm_topk_prob", "tie_word_embeddings", "mlp_only_layers",
+    "model_type", "rope_scaling", "attention_bias", "hidden_act", "use_sliding_window",
+    "partial_rotary_factor", "mlp_bias",
+    "architectures", "torch_dtype", "transformers_version", "bos_token_id", "eos_token_id",
+    "pad_token_id", "initializer_range", "use_cache", "attention_dropout", "output_router_logits",
+    "router_aux_loss_coef", "sliding_window", "max_window_layers", "calculet_generated_by"};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int cpu_config_unknown(const char *path, char **out, golden_error *err)
+{
+    *out = NULL;
+    golden_doc *doc = NULL;
+    if (golden_doc_load_file(path, &doc, err) != 0)
+        return GOLDEN_ERR;
+    json_t *r = golden_doc_root(doc);
+    if (!json_is_object(r)) {
+        golden_doc_free(doc);
+        return golden_fail_what(err, GOLDEN_EINVAL, path, "not a JSON object");
+    }
+    size_t n = 0, bytes = 1;
+    const char **v = calloc(json_object_size(r) + 1, sizeof *v);
+    const char *key;
+    json_t *val;
+    json_object_foreach(r, key, val) {
+        size_t i = 0;
+        while (i < sizeof known_keys / sizeof *known_keys && strcmp(known_keys[i], key) != 0)
+            i++;
+        if (v && i == sizeof known_keys / sizeof *known_keys) {
+            v[n++] = key;
+            bytes += strlen(key) + 1;
+        }
+    }
+    char *s = v ? malloc(bytes) : NULL;
+    if (s) {
+        qsort(v, n, sizeof *v, cmp_str);
+        s[0] = 0;
+        for (size_t i = 0, at = 0; i < n; i++)
+            at += (size_t)sprintf(s + at, "%s%s", i ? "," : "", v[i]);
+    }
+    free(v);
+    golden_doc_free(doc);
+    if (!s)
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+    *out = s;
+    return 0;
+}
+
 int cpu_config_load(const char *path, cpu_config *c, golden_error *err)
 {
     memset(c, 0, sizeof *c);

@@ -186,15 +186,15 @@ static int finish_step(run_state *s, golden_backend *b, int lane, case_out *co, 
     return 0;
 }
 
-/* One request of one case: prefill (timed for a prefill case), then greedy decode steps. */
-static int request(run_state *s, golden_backend *b, const golden_replay_case *k, case_out *co,
-                   replay_request *rq, golden_error *err)
+/* The first call of a request on its lane, for one lane (request) and for several (flight_start):
+ * reset, prefill, the first token. Its client queue started at rq's stage[CLIENT_QUEUE][0] and
+ * ends now; the service queue is the lane's reset. *steps_start: where the decode steps start. */
+static int first_call(run_state *s, golden_backend *b, const golden_replay_case *k, int lane,
+                      case_out *co, replay_request *rq, uint64_t *steps_start, golden_error *err)
 {
-    uint64_t created = replay_now_ns();
-    rq->stage[REPLAY_CLIENT_QUEUE][0] = created;
     rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
     rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
-    if (golden_backend_reset(b, 0, err))
+    if (golden_backend_reset(b, lane, err))
         return backend_failed(s, err);
     rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
     uint64_t t0 = replay_now_ns();
@@ -208,20 +208,32 @@ static int request(run_state *s, golden_backend *b, const golden_replay_case *k,
         rq->stage[REPLAY_INPUT_PREPARE][1] = t1;
         s->req = rq;
     }
-    int rc = golden_backend_prefill(b, 0, 0, ids, k->n_ids, err);
+    int rc = golden_backend_prefill(b, lane, 0, ids, k->n_ids, err);
     free(ids);
     s->req = NULL;
     if (rc)
         return backend_failed(s, err);
-    if (finish_step(s, b, 0, co, 0, k->decode ? NULL : rq, err))
+    if (finish_step(s, b, lane, co, 0, k->decode ? NULL : rq, err))
         return GOLDEN_ERR;
-    uint64_t first_flush = replay_now_ns(), steps_start = first_flush;
+    *steps_start = replay_now_ns();
     if (!k->decode) {
         rq->has_ttft = true;
-        rq->ttft_ms = (double)(rq->stage[REPLAY_STREAM_FLUSH][1] - created) / 1e6;
-        first_flush = rq->stage[REPLAY_STREAM_FLUSH][1];
-        steps_start = first_flush;
+        rq->ttft_ms = (double)(rq->stage[REPLAY_STREAM_FLUSH][1] -
+                               rq->stage[REPLAY_CLIENT_QUEUE][0]) / 1e6;
+        *steps_start = rq->stage[REPLAY_STREAM_FLUSH][1];
     }
+    return 0;
+}
+
+/* One request of one case: prefill (timed for a prefill case), then greedy decode steps. */
+static int request(run_state *s, golden_backend *b, const golden_replay_case *k, case_out *co,
+                   replay_request *rq, golden_error *err)
+{
+    rq->stage[REPLAY_CLIENT_QUEUE][0] = replay_now_ns();
+    uint64_t steps_start;
+    int rc = first_call(s, b, k, 0, co, rq, &steps_start, err);
+    if (rc)
+        return rc;
     for (int64_t i = 1; i < k->output; i++) {
         bool timed = k->decode && i == 1;
         if (timed) {
@@ -446,36 +458,9 @@ typedef struct {
 static int flight_start(run_state *s, golden_backend *b, const golden_replay_case *k, flight *f,
                         int lane, golden_error *err)
 {
-    replay_request *rq = &f->rq;
-    rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
-    rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
-    if (golden_backend_reset(b, lane, err))
-        return backend_failed(s, err);
-    rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
-    uint64_t t0 = replay_now_ns();
-    int32_t *ids = malloc(k->n_ids * sizeof *ids);
-    if (!ids)
-        return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
-    memcpy(ids, k->ids, k->n_ids * sizeof *ids);
-    uint64_t t1 = replay_now_ns();
-    if (!k->decode) {
-        rq->stage[REPLAY_INPUT_PREPARE][0] = t0;
-        rq->stage[REPLAY_INPUT_PREPARE][1] = t1;
-        s->req = rq;
-    }
-    int rc = golden_backend_prefill(b, lane, 0, ids, k->n_ids, err);
-    free(ids);
-    s->req = NULL;
+    int rc = first_call(s, b, k, lane, &f->co, &f->rq, &f->steps_start, err);
     if (rc)
-        return backend_failed(s, err);
-    if (finish_step(s, b, lane, &f->co, 0, k->decode ? NULL : rq, err))
-        return GOLDEN_ERR;
-    f->steps_start = replay_now_ns();
-    if (!k->decode) {
-        rq->has_ttft = true;
-        rq->ttft_ms = (double)(rq->stage[REPLAY_STREAM_FLUSH][1] - rq->stage[REPLAY_CLIENT_QUEUE][0]) / 1e6;
-        f->steps_start = rq->stage[REPLAY_STREAM_FLUSH][1];
-    }
+        return rc;
     f->step = 1;
     return 0;
 }
@@ -731,6 +716,9 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
         rc = golden_writer_meta(w, "side", o->side, err);
     if (rc == 0)
         rc = golden_writer_meta(w, "backend", golden_backend_name(o->backend), err);
+    const char *unknown = replay_backend_config_unknown(o->backend);
+    if (rc == 0 && unknown) /* the model's config.json keys the cpu reference does not know */
+        rc = golden_writer_meta(w, "config_unknown_keys", unknown, err);
     if (rc == 0)
         rc = golden_outfile_open(o->raw, o->force, &raw, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -747,6 +735,10 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     }
     if (rc == 0 && o->check_rejection)
         rc = check_rejection(&s, cases, n, res, err);
+    if (rc == 0 && o->n_globs > 0 && res->cases == 0 && res->skipped_rejections == 0)
+        rc = golden_fail_what(err, GOLDEN_EINVAL, o->manifest, /* no empty golden as a result */
+                              "no case matches --cases %s%s", o->globs[0],
+                              o->n_globs > 1 ? " ..." : "");
     if (rc == 0)
         rc = golden_writer_commit(w, err);
     else
@@ -772,7 +764,8 @@ int golden_replay_load_fault(const golden_backend_load_opts *lo, const char *sid
 {
     const char *kind = replay_fault_kind(load_err->what);
     if (!path || !side || (strcmp(side, "baseline") != 0 && strcmp(side, "candidate") != 0) ||
-        (strcmp(kind, "crash") != 0 && strcmp(kind, "exit") != 0 && strcmp(kind, "hang") != 0))
+        (strcmp(kind, "crash") != 0 && strcmp(kind, "exit") != 0 && strcmp(kind, "hang") != 0 &&
+         strcmp(kind, "signal") != 0))
         return 0;
     replay_fault f;
     replay_fault_begin(&f);

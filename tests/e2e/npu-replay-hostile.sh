@@ -49,11 +49,26 @@ hostile hang hang@decode hang 'backend host hung in decode: no answer within 1.0
 # loaded machine, and exits 1)
 EXTRA="--call-timeout 60"
 hostile overflow overflow@prefill '(crash|exit)' 'backend host (crashed in prefill: signal 11 |exited in prefill with status 1 )'
+hostile overlogits overlogits@logits:2 '(crash|exit)' 'backend host (crashed in logits: signal 11 |exited in logits with status 1 )'
 EXTRA=
 hostile nan nan@logits:4 nan_output 'logits: step 3: entry 0 is NaN'
 hostile badutf8 badutf8@decode device_error 'bad \?\? bytes \?\[31m red \?\? end'
 hostile badtap badtap@decode device_error 'backend sent 9 rows of tap layers/0/hidden in a decode call of 1 positions'
 hostile badmark badmark@prefill device_error 'backend marked stage 0 at a time outside the prefill call'
+# the host's log is limited (RLIMIT_FSIZE 64 MiB): 65 MiB on stdout is SIGXFSZ, a crash
+hostile flood flood@decode crash 'backend host crashed in decode: signal 25 '
+L=$(sed -n 's/.*(its output: \([^)]*\)).*/\1/p' flood.err)
+S=$(wc -c < "$L")
+if [ "$S" -eq 67108864 ]; then ok "... the log stopped at 64 MiB"; else notok "... the log stopped at 64 MiB" "$S bytes"; fi
+rm -f "$L"
+# the deadline scales with the tokens of the call: 1.25 s is too long for a decode under
+# --call-timeout 1, not for a prefill of 33 tokens (1 x (1 + 33/64) = 1.52 s)
+hostile slow-decode slow@decode hang 'backend host hung in decode: no answer within 1.000 s; killed'
+mkdir m33
+expect_exit "matrix up to 33 tokens" 0 npu-replay matrix --model m --max-len 33 --random 1 --repeated 0 -o m33/man.jsonl -j1
+mkdir o-slow-prefill
+expect_exit "a 1.25 s prefill of 33 tokens is within its deadline: exit 0" 0 npu-replay run --backend "$PLUGIN" --manifest m33/man.jsonl --cases random-prefill-p33-o1-00 --warmup 0 --runs 1 --side candidate --call-timeout 1 --golden o-slow-prefill/g.h5 --raw o-slow-prefill/r.jsonl --backend-opt hostile=slow@prefill
+expect_grep "... one case ran" '^1 cases, 1 requests' out.txt
 # a crash at the first call of its kind happens again in the fresh host: the retest fails; a
 # crash at a later call does not recur in the retest's first request
 expect_grep "a crash that recurs in the fresh host: retest failed" '"severity":"fatal",.*"recovered":false,"retest_after_reset":"failed"' o-segv-prefill/faults.jsonl
@@ -156,6 +171,34 @@ expect_exit "conform --html onto config.json --force: refused" 2 npu-replay conf
 expect_exit "the token file is untouched" 0 cmp "$T" token.bak
 expect_exit "the weights are untouched" 0 cmp m/model.safetensors weights.bak
 expect_absent "no golden of the refused runs" x.h5
+# the experiment folder (the one holding hypothesis.yaml, next to or above an input): its
+# top-level documents and those of baseline/, candidate/ and compile/ are inputs too; its
+# golden/, performance/ and stability/ are where outputs go
+mkdir -p E/baseline E/candidate E/compile E/golden E/performance E/stability
+printf 'matrix:\n  prompt_tokens: [4]\n  past_tokens: [1]\n  output_tokens: [3]\n' > E/hypothesis.yaml
+echo '{"side": "baseline"}' > E/baseline/manifest.json
+echo '{"side": "candidate"}' > E/candidate/manifest.json
+echo 'compiled' > E/compile/baseline.log
+echo '# decision' > E/decision.md
+tar cf E.tar E
+MX="npu-replay matrix --model m --random 1 --repeated 0 --force"
+expect_exit "matrix -o into the experiment's golden/: written" 0 $MX --hypothesis E/hypothesis.yaml -o E/golden/input-manifest.jsonl
+expect_exit "... and again with --force (an output, not an input)" 0 $MX --hypothesis E/hypothesis.yaml -o E/golden/input-manifest.jsonl
+refused "matrix -o onto the hypothesis" "$MX --hypothesis E/hypothesis.yaml -o E/hypothesis.yaml"
+refused "matrix -o onto baseline/manifest.json" "$MX --hypothesis E/hypothesis.yaml -o E/baseline/manifest.json"
+ER="npu-replay run --model m --manifest E/golden/input-manifest.jsonl --side baseline --runs 1 --warmup 0 --force"
+refused "run (manifest in E/golden/) --raw onto compile/baseline.log" "$ER --golden E/golden/b.h5 --raw E/compile/baseline.log"
+refused "run --golden onto decision.md" "$ER --golden E/decision.md --raw E/performance/raw-requests.jsonl"
+refused "run --faults onto hypothesis.yaml" "$ER --golden E/golden/b.h5 --raw E/performance/raw-requests.jsonl --faults E/hypothesis.yaml"
+refused "run --raw onto candidate/manifest.json" "$ER --golden E/golden/b.h5 --raw E/candidate/manifest.json"
+refused "soak -o onto candidate/manifest.json" "npu-replay soak --model m --manifest E/golden/input-manifest.jsonl --duration 1s -o E/candidate/manifest.json --force"
+refused "soak --faults onto hypothesis.yaml" "npu-replay soak --model m --manifest E/golden/input-manifest.jsonl --duration 1s -o E/stability/soak.json --faults E/hypothesis.yaml --force"
+expect_exit "run into the experiment's output folders: written" 0 $ER --golden E/golden/b.h5 --raw E/performance/raw-requests.jsonl --faults E/stability/faults.jsonl
+mkdir E2 && tar cf - E | (cd E2 && tar xf -)
+rm -rf E2/E/golden E2/E/performance E2/E/stability
+mkdir -p E1 && (cd E1 && tar xf ../E.tar)
+rm -rf E1/E/golden E1/E/performance E1/E/stability
+expect_exit "the experiment's documents are untouched" 0 diff -r E1/E E2/E
 mkfifo m/pipe
 expect_exit "a FIFO in the model folder: exit 2" 2 npu-replay conform --model m --checks kv-lanes
 expect_grep "... named, never read" "m/pipe: not a regular file" err.txt
@@ -164,6 +207,12 @@ ln -s /dev/zero m/endless
 expect_exit "an endless device in the model folder: exit 2" 2 npu-replay run --model m --manifest man.jsonl --side baseline --golden x.h5 --raw x.jsonl
 expect_grep "... named" "m/endless: not a regular file" err.txt
 rm m/endless
+
+# ---- --cases that match nothing: no empty golden that reads as a run (exit 2, nothing written)
+expect_exit "run --cases matching no case: exit 2" 2 npu-replay run --model m --manifest man.jsonl --side baseline --golden none.h5 --raw none.jsonl --cases 'no-such-case*' --runs 1 --warmup 0
+expect_grep "... says so" "no case matches --cases no-such-case" err.txt
+expect_absent "... no golden" none.h5
+expect_absent "... no raw file" none.jsonl
 
 # ---- sizes from a document: output_tokens 2^62 is refused before any allocation
 sed 's/"output_tokens":8,/"output_tokens":4611686018427387904,/' man.jsonl > huge.jsonl
@@ -187,7 +236,25 @@ for kv in 'model_type:"llama"' 'rope_scaling:{"type":"yarn","factor":4}' 'attent
 done
 rm -rf mk; cp -r m mk
 sed -i 's/^{/{"rope_scaling": null, "attention_bias": false, "use_sliding_window": false,/' mk/config.json
-expect_exit "neutral values of those keys: accepted" 0 npu-replay conform --model mk --checks kv-lanes
+expect_exit "neutral values of those keys: accepted" 0 npu-replay conform --model mk --checks kv-lanes --json mk.json
+tr -d ' \n' < mk.json > mk.flat
+expect_grep "... and no key listed as unknown (every one is known)" '"config_unknown_keys":\[\]' mk.flat
+# keys the cpu reference knows nothing about: accepted, and listed in the run's metadata (the
+# golden's config_unknown_keys attribute, conform's report), sorted
+rm -rf mk; cp -r m mk
+sed -i 's/^{/{"zeta_gate": {"a": 1}, "qk_layernorm": true, "bos_token_id": 1,/' mk/config.json
+expect_exit "unknown config keys: conform runs" 0 npu-replay conform --model mk --checks kv-lanes --json mk2.json
+tr -d ' \n' < mk2.json > mk2.flat
+expect_grep "... the report lists them, sorted, and not the known bos_token_id" '"config_unknown_keys":\["qk_layernorm","zeta_gate"\]' mk2.flat
+expect_exit "unknown config keys: run" 0 npu-replay run --model mk --manifest man.jsonl --side baseline --golden mk.h5 --raw mk.jsonl --cases "$C" --runs 1 --warmup 0
+expect_exit "... the golden verifies" 0 golden-dump --verify mk.h5
+expect_exit "... its attributes" 0 golden-dump --list mk.h5 --json mk-list.json
+expect_grep "... list them as config_unknown_keys" '"config_unknown_keys": "qk_layernorm,zeta_gate"' mk-list.json
+expect_exit "a golden of a model with no unknown key" 0 golden-dump --list o-clean/g.h5 --json clean-list.json
+if grep -q config_unknown_keys clean-list.json; then notok "... a plug-in run without --model has no such attribute"; else ok "... a plug-in run without --model has no such attribute"; fi
+expect_exit "run on the plain model" 0 npu-replay run --model m --manifest man.jsonl --side baseline --golden m0.h5 --raw m0.jsonl --cases "$C" --runs 1 --warmup 0
+expect_exit "... its attributes" 0 golden-dump --list m0.h5 --json m0-list.json
+expect_grep "... an empty list: every key of make-model's config is known" '"config_unknown_keys": ""' m0-list.json
 expect_exit "conform on a missing model folder: exit 2" 2 npu-replay conform --model nowhere
 expect_lines "... one line" 1 err.txt
 

@@ -87,6 +87,8 @@ typedef struct {
     golden_conform_check *checks;
     char backend[256];
     char backend_log[4096];   /* the backend host's stdout and stderr ("" = in process) */
+    char *config_unknown_keys; /* the model's config.json keys the cpu reference does not know,
+                                * sorted, comma-separated ("" none; NULL: no config.json) */
 } golden_conform_report;
 
 /* The names of every check, in run order, NULL-terminated. */

@@ -25,7 +25,10 @@ typedef struct {
     uint64_t mem_limit;      /* RLIMIT_AS of the host in bytes (0 = none) */
     const char *log;         /* the host's stdout and stderr (appended; NULL = a file
                               * npu-replay-backend.PID.log in $TMPDIR, removed when empty) */
-    volatile sig_atomic_t *stop; /* set by a signal handler: the host is killed at once */
+    volatile sig_atomic_t *stop; /* set by a signal handler: the host is killed at once. A
+                              * handler that knows the sender (SA_SIGINFO si_pid) stores its
+                              * pid: a stop sent by the host (or its session) is no interrupt
+                              * but the backend's fault, and the flag is cleared again */
 } golden_backend_isolation;
 
 typedef struct {

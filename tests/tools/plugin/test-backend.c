@@ -8,7 +8,12 @@
  * with a message of invalid UTF-8 and terminal escapes), nan (logits: every entry NaN),
  * hugevocab (info: a vocabulary of 10^9), badtap (prefill/decode: more tap rows than
  * positions), badmark (a stage mark from before the call), print (writes a line to stdout
- * and one to stderr, then goes on as usual). The call counters start at zero in
+ * and one to stderr, then goes on as usual), termparent (kill(getppid(), SIGTERM)), intgroup
+ * (kill(0, SIGINT)), killparent (SIGKILL to the parent), stopparent (SIGSTOP to the parent),
+ * sigioparent (fcntl F_SETOWN of the channel's socket to the parent, O_ASYNC), slow (sleeps
+ * 1.25 s), flood (65 MiB on stdout), each then going on as usual; overlogits (logits:
+ * writes 64 KiB past the row).
+ * The call counters start at zero in
  * every process, so a fresh backend host starts counting again.
  *
  * Faults for the soak (tests/e2e/npu-replay-soak.sh): `cross=1` makes a lane's logits follow
@@ -16,6 +21,7 @@
  * when two requests are in flight); `flaky=N` moves one logit (never the largest) of a logits
  * call now and then: about one call in N, at a phase drawn from the clock at open, never in
  * the first 40 calls (a rare nondeterministic mismatch). */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +77,27 @@ static int hostile(const char *call, char *msg, size_t n)
             pause();
     else if (strcmp(hostile_what, "overflow") == 0)
         memset(msg, 'x', n + 8192);
+    else if (strcmp(hostile_what, "flood") == 0) { /* 65 MiB on stdout: past the log's limit */
+        static char mib[1 << 20];
+        memset(mib, 'y', sizeof mib);
+        for (int i = 0; i < 65; i++)
+            if (fwrite(mib, 1, sizeof mib, stdout) != sizeof mib)
+                break;
+        fflush(stdout);
+        return 0;
+    }
+    else if (strcmp(hostile_what, "slow") == 0) /* 1.25 s, then goes on as usual */
+        return nanosleep(&(struct timespec){1, 250000000}, NULL), 0;
+    else if (strcmp(hostile_what, "termparent") == 0)
+        return kill(getppid(), SIGTERM), 0; /* then goes on as usual */
+    else if (strcmp(hostile_what, "intgroup") == 0)
+        return kill(0, SIGINT), 0;
+    else if (strcmp(hostile_what, "killparent") == 0)
+        return kill(getppid(), SIGKILL), 0;
+    else if (strcmp(hostile_what, "stopparent") == 0)
+        return kill(getppid(), SIGSTOP), 0;
+    else if (strcmp(hostile_what, "sigioparent") == 0) /* SIGIO at the harness on the next call */
+        return fcntl(3, F_SETOWN, getppid()), fcntl(3, F_SETFL, O_ASYNC), 0;
     else if (strcmp(hostile_what, "print") == 0)
         return printf("backend says hello on stdout\n"), fflush(stdout),
                fprintf(stderr, "backend says hello on stderr\n"), 0;
@@ -238,6 +265,8 @@ static int tb_logits(void *self, int lane, int first, int count, void *dst, char
         }
     }
     mark(b, GOLDEN_BK_STAGE_D2H, 1);
+    if (h && is_hostile("overlogits")) /* 64 KiB past the end of the row it was given */
+        memset((char *)dst + (size_t)count * (b->bf16 ? 2 : 4), 0x7f, 65536);
     return 0;
 }
 
