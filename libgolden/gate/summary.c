@@ -330,7 +330,7 @@ int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **o
                           golden_error *err)
 {
     *out = NULL;
-    if (!o || o->version != GOLDEN_GATE_OPTS_VERSION)
+    if (!o || o->version < 2 || o->version > GOLDEN_GATE_OPTS_VERSION)
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "golden_gate_opts: unknown version");
     if (o->bootstrap == 0)
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--bootstrap must be at least 1");
