@@ -18,7 +18,7 @@
 typedef struct {
     uint64_t seed, memory;
     int64_t bootstrap;
-    double clock_band, temp_band;
+    double clock_band, temp_band, power_band;
     bool seed_set, bootstrap_set;
 } gate_stat_args;
 
@@ -48,6 +48,9 @@ static struct {
                  &(S).clock_band, 0, INFINITY),                                                    \
     CLI_OPT_REAL(0, 0, "temp-band", "C", "steady band of temperature readings, +- C degrees\n"    \
                  "(default 5)", &(S).temp_band, 0, INFINITY),                                      \
+    CLI_OPT_REAL(0, 0, "power-band", "P", "steady band of power_w, +- P % of the median, and\n"   \
+                 "its largest drift over the run order (default 5)", &(S).power_band, 0,     \
+                 INFINITY),                                                                        \
     CLI_OPT_SIZE(0, 0, "memory", "MIB", "samples held at once (default 256 MiB; one case and\n"   \
                  "side is always taken whole)", &(S).memory, 1u << 20, 1u << 20, SIZE_MAX)
 
@@ -147,6 +150,7 @@ static void stat_defaults(gate_stat_args *st)
     golden_gate_opts_init(&o);
     *st = (gate_stat_args){.seed = o.seed, .bootstrap = (int64_t)o.bootstrap,
                            .clock_band = o.clock_band_pct, .temp_band = o.temp_band_c,
+                           .power_band = o.power_band_pct,
                            .memory = (uint64_t)256 << 20};
 }
 
@@ -158,6 +162,7 @@ static void stat_apply(const gate_stat_args *st, golden_gate_opts *o)
     o->bootstrap_set = st->bootstrap_set;
     o->clock_band_pct = st->clock_band;
     o->temp_band_c = st->temp_band;
+    o->power_band_pct = st->power_band;
     o->memory_budget = (size_t)st->memory;
 }
 

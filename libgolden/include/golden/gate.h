@@ -38,6 +38,8 @@ typedef struct {
                                        --check takes the stored summary's */
     const char *soak_path;   /* version 3: decide's soak result (NULL: DIR/stability/soak.json
                                 when the folder has one; docs/exp-gate.md) */
+    double power_band_pct;   /* version 3: steady band of power_w readings, +- percent of the
+                                reference, also the largest drift over the run order (5) */
 } golden_gate_opts;
 
 /* Whether the hypothesis file at path gives what the section 17 decision needs (experiment_id,
