@@ -423,21 +423,16 @@ static double finite_median(double *x, size_t n, double *scratch)
 
 /* Power (docs/exp-gate.md): the reference is the median power_w of the case and side; a sample
  * more than power_band_pct % from it is unsteady, and so is every sample with a reading when
- * the least-squares line of power over the run order changes by more than that much across the
- * runs (a ramp inside the band is not steady). */
+ * the least-squares line of the in-band readings over the run order changes by more than that
+ * much across their runs (a ramp inside the band is not steady). */
 static void power_band(const batch_slot *s, gate_group *g, const golden_gate_opts *o,
                        unsigned char *keep, double *scratch)
 {
     size_t k = 0;
-    double rs = 0, ps = 0, rmin = INFINITY, rmax = -INFINITY;
+    double rs, ps, rmin, rmax;
     for (size_t i = 0; i < s->n; i++)
-        if (isfinite(s->power[i])) {
+        if (isfinite(s->power[i]))
             scratch[k++] = s->power[i];
-            rs += s->run[i];
-            ps += s->power[i];
-            rmin = fmin(rmin, s->run[i]);
-            rmax = fmax(rmax, s->run[i]);
-        }
     g->power_ref = g->power_drift = NAN;
     if (!k)
         return;
@@ -445,14 +440,27 @@ static void power_band(const batch_slot *s, gate_group *g, const golden_gate_opt
     golden_gate_describe_t d;
     golden_gate_describe(scratch, k, x, &d);
     g->power_ref = d.median;
-    double rm = rs / (double)k, pm = ps / (double)k, sxy = 0, sxx = 0;
+    /* the line is fitted to the in-band readings: one spike is a spike, not a ramp */
+    double tol = fabs(g->power_ref) * gate_power_band(o) / 100.0;
+    size_t m = 0;
+    rs = ps = 0;
+    rmin = INFINITY;
+    rmax = -INFINITY;
     for (size_t i = 0; i < s->n; i++)
-        if (isfinite(s->power[i])) {
+        if (isfinite(s->power[i]) && fabs(s->power[i] - g->power_ref) <= tol) {
+            m++;
+            rs += s->run[i];
+            ps += s->power[i];
+            rmin = fmin(rmin, s->run[i]);
+            rmax = fmax(rmax, s->run[i]);
+        }
+    double rm = m ? rs / (double)m : 0, pm = m ? ps / (double)m : 0, sxy = 0, sxx = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(s->power[i]) && fabs(s->power[i] - g->power_ref) <= tol) {
             sxy += (s->run[i] - rm) * (s->power[i] - pm);
             sxx += (s->run[i] - rm) * (s->run[i] - rm);
         }
     g->power_drift = sxx > 0 ? sxy / sxx * (rmax - rmin) : 0;
-    double tol = fabs(g->power_ref) * gate_power_band(o) / 100.0;
     bool ramp = fabs(g->power_drift) > tol;
     for (size_t i = 0; i < s->n; i++)
         if (isfinite(s->power[i]) && (ramp || fabs(s->power[i] - g->power_ref) > tol))

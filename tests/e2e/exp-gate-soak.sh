@@ -202,3 +202,134 @@ rc=$(decide "$d")
 manifest-verify --seal --force "$d" > /dev/null 2>&1
 rc=$(decide --force "$d")
 [ "$rc" = 0 ] && ok "resealed with the soak: merge" || notok "resealed: merge" "exit $rc: $(cat err.txt)"
+
+# --- power (handbook section 4): power_w per request ---
+# power(fn): fn(side, run, rmin, rmax, case) -> watts for every measured steady-flagged line (others
+# get the side's flat figure); the expectations below follow from the formula.
+pw() {
+    _d=$1; shift
+    edit "$_d" '
+scale("candidate", 0.88)
+def power(fn):
+    rs = lines()
+    span = {}
+    for r in rs:
+        if not r["warmup"] and r["steady"]:
+            k = (r["case_id"], r["side"]); lo, hi = span.get(k, (r["run"], r["run"]))
+            span[k] = (min(lo, r["run"]), max(hi, r["run"]))
+    for r in rs:
+        lo, hi = span.get((r["case_id"], r["side"]), (0, 1))
+        r["power_w"] = fn(r["side"], r["run"], lo, hi, r["case_id"]) if not r["warmup"] and r["steady"] \
+            else (300.0 if r["side"] == "baseline" else 280.0)
+    save(rs)
+'"$1"
+}
+summ() { field "$1/performance/summary.json" "$2"; }
+# 9. flat power, 300 W baseline and 280 W candidate: still soak_24h; power per side reported
+d=$(fresh power-flat); pw "$d" 'power(lambda s, r, lo, hi, c: 300.0 if s == "baseline" else 280.0)'
+rc=$(decide "$d")
+[ "$rc" = 0 ] && ok "flat power: soak_24h" || notok "flat power: soak_24h" "exit $rc: $(cat err.txt)"
+[ "$(summ "$d" 'sorted({(c["baseline"]["power_w"], c["candidate"]["power_w"], c["candidate"]["power_drift_w"]) for c in d["cases"]})')" = "[(300.0, 280.0, 0.0)]" ] \
+    && ok "flat power: power_w 300 and 280 per side, drift 0" || notok "flat power: figures" "$(summ "$d" 'd["cases"][0]["candidate"]')"
+[ "$(summ "$d" 'd["steady_band"]')" = "{'clock_pct': 2.0, 'temperature_c': 5.0, 'power_pct': 5.0}" ] \
+    && ok "flat power: steady_band records the 5 % power band" || notok "flat power: band" "$(summ "$d" 'd["steady_band"]')"
+# 10. in case prefill-p128-o1 the candidate's power ramps by 8 % of its start over the run
+#     order: every reading lies within 4 % of the median (inside the band), but the fitted
+#     line changes by 22.4 W / 291.2 W = 7.7 % > 5 %: a drift, all 30 of its measured
+#     candidate runs unsteady, the case insufficient, no soak
+d=$(fresh power-ramp); pw "$d" 'power(lambda s, r, lo, hi, c: 300.0 if s == "baseline" or c != "prefill-p128-o1" else 280.0 * (1 + 0.08 * (r - lo) / (hi - lo)))'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "power ramp: not a soak (exit 1)" || notok "power ramp: exit 1" "exit $rc: $(cat err.txt)"
+want=$($PY -c '
+import json
+rs = [json.loads(l) for l in open("'"$d"'/performance/raw-requests.jsonl")]
+print(sum(1 for r in rs if r["side"] == "candidate" and r["case_id"] == "prefill-p128-o1" and not r["warmup"] and r["steady"]))')
+got=$(summ "$d" 'd["unsteady_samples"]')
+[ "$got" = "$want" ] && ok "power ramp: all $want measured candidate runs unsteady" || notok "power ramp: unsteady" "got $got, want $want"
+expect_grep "power ramp: decision names unsteadiness" 'insufficient|not steady' "$d/decision.md"
+# the drift as numpy's least-squares line gives it, per case
+# the drift of a curved 3 % ramp (no case unsteady) as numpy's least-squares line gives it
+d=$(fresh power-ramp2); pw "$d" 'power(lambda s, r, lo, hi, c: 300.0 if s == "baseline" else 280.0 * (1 + 0.03 * ((r - lo) / (hi - lo)) ** 2))'
+decide "$d" > /dev/null
+$PY - "$d" > drift.txt <<'PY'
+import json, sys, numpy as np
+d = sys.argv[1]
+rs = [json.loads(l) for l in open(d + "/performance/raw-requests.jsonl")]
+s = json.load(open(d + "/performance/summary.json"))
+bad = 0
+for c in s["cases"]:
+    pts = [(r["run"], r["power_w"]) for r in rs if r["case_id"] == c["case_id"] and r["side"] == "candidate" and not r["warmup"] and r["steady"]]
+    x = np.array([p[0] for p in pts], float); y = np.array([p[1] for p in pts], float)
+    want = np.polyfit(x, y, 1)[0] * (x.max() - x.min())
+    if abs(c["candidate"]["power_drift_w"] - want) > 1e-5 * abs(want):
+        bad += 1; print("case", c["case_id"], c["candidate"]["power_drift_w"], want)
+print("bad", bad)
+PY
+expect_grep "power ramp: drift equals numpy's polyfit line" '^bad 0$' drift.txt
+# 11. a ramp of 2 % stays within the band: soak_24h
+d=$(fresh power-slight); pw "$d" 'power(lambda s, r, lo, hi, c: 300.0 if s == "baseline" else 280.0 * (1 + 0.02 * (r - lo) / (hi - lo)))'
+rc=$(decide "$d")
+[ "$rc" = 0 ] && ok "2 % power ramp: still soak_24h" || notok "2 % ramp: soak" "exit $rc: $(cat err.txt)"
+# 12. one candidate run at 400 W (43 % over 280): that one run is unsteady (the line is fitted
+#     to the in-band runs, so it is no ramp); 29 steady runs left: insufficient, no soak
+d=$(fresh power-spike); pw "$d" '
+first = []
+def f(s, r, lo, hi, c):
+    if s == "candidate" and not first:
+        first.append(r); return 400.0
+    return 300.0 if s == "baseline" else 280.0
+power(f)'
+rc=$(decide "$d")
+[ "$rc" = 1 ] && ok "power spike: not a soak" || notok "power spike: exit 1" "exit $rc: $(cat err.txt)"
+[ "$(summ "$d" 'd["unsteady_samples"]')" = 1 ] && ok "power spike: one unsteady run" || notok "power spike: one unsteady" "$(summ "$d" 'd["unsteady_samples"]')"
+expect_grep "power spike: said in the decision" 'insufficient cases cannot lead to a soak' "$d/decision.md"
+# 13. no power_w: today's summary (no power fields, no power band)
+d=$(fresh power-none); edit "$d" 'scale("candidate", 0.88)'
+rc=$(decide "$d")
+[ "$(summ "$d" '"power_pct" in d["steady_band"] or any("power_w" in c["candidate"] for c in d["cases"])')" = False ] \
+    && ok "no power_w: no power fields" || notok "no power_w: no power fields"
+# 14. a power_w that is not a number >= 0: exit 2 naming it
+d=$(fresh power-bad); edit "$d" '
+scale("candidate", 0.88)
+rs = lines(); rs[5]["power_w"] = -3; save(rs)'
+rc=$(decide "$d")
+[ "$rc" = 2 ] && ok "negative power_w: exit 2" || notok "negative power_w: exit 2" "exit $rc"
+expect_grep "negative power_w: named" 'raw-requests\.jsonl:6:.*(power_w|minimum 0)' err.txt
+
+# --- section 8.4 deployment figures and section 10 KV-candidate fields in the manifests ---
+dep() {
+    edit "$1" '
+scale("candidate", 0.88)
+def put(rel, **kw):
+    p = os.path.join(d, rel); m = json.load(open(p)); m.update(kw); json.dump(m, open(p, "w"), indent=2)
+'"$2"
+}
+# 15. top-level figures (the schema used to reject them) and a V-only S8 KV cache:
+#     3.75 GiB = 4026531840 -> K bf16 1.875 GiB + V s8 0.9375 GiB = 3019898880 bytes, saving
+#     1006632960 bytes = 25 %
+d=$(fresh deploy); dep "$d" '
+put("baseline/manifest.json", weight_package_bytes=1000, load_time_ms=10, dram_reservation_bytes=2000,
+    kv_cache={"bytes": 4026531840, "compressed": "none", "dtype": "bf16"})
+put("candidate/manifest.json", weight_package_bytes=900, load_time_ms=9, dram_reservation_bytes=1800,
+    kv_cache={"bytes": 3019898880, "saving_bytes": 1006632960, "compressed": "v", "dtype": "s8",
+              "scale_granularity": "per_head", "dequant_at": "attention kernel, before PV"})'
+rc=$(decide "$d")
+[ "$rc" = 0 ] && ok "deployment: soak_24h" || notok "deployment: soak_24h" "exit $rc: $(cat err.txt)"
+expect_exit "deployment: manifest-verify accepts top-level figures and kv_cache" 0 manifest-verify "$d"
+[ "$(field "$d/decision.json" 'd["deployment"]["candidate"]["weight_package_bytes"], d["deployment"]["kv_saving"]["saving_bytes"], d["deployment"]["kv_saving"]["saving_pct"], d["deployment"]["candidate"]["kv_cache"]["compressed"]')" = "(900, 1006632960, 25.0, 'v')" ] \
+    && ok "deployment: decision.json reports the figures and the 25 % KV saving" \
+    || notok "deployment: decision.json" "$(field "$d/decision.json" 'd["deployment"]')"
+expect_grep "deployment: decision.md 8.4 line" 'weight package: 1000 -> 900 bytes \(-10\.00 %\); load time: 10 -> 9 ms \(-10\.00 %\); DRAM reservation: 2000 -> 1800 bytes \(-10\.00 %\)' "$d/decision.md"
+expect_grep "deployment: decision.md KV line" 'KV cache \(candidate\): compressed v; dtype s8; scale\\_granularity per\\_head|compressed v; dtype s8; scale_granularity per\\_head' "$d/decision.md"
+expect_grep "deployment: decision.md KV saving" 'real saving 4026531840 -> 3019898880 bytes = 1006632960 bytes \(25\.00 %\)' "$d/decision.md"
+# 16. a stated saving its own bytes contradict: exit 2
+d=$(fresh deploy-lie); dep "$d" '
+put("baseline/manifest.json", kv_cache={"bytes": 4026531840})
+put("candidate/manifest.json", kv_cache={"bytes": 3019898880, "saving_bytes": 2013265920, "compressed": "k_and_v"})'
+rc=$(decide "$d")
+[ "$rc" = 2 ] && ok "KV saving contradicted: exit 2" || notok "KV saving contradicted: exit 2" "exit $rc: $(cat err.txt)"
+expect_grep "KV saving contradicted: names the numbers" 'saving_bytes is 2013265920, the manifests. kv_cache\.bytes give 4026531840 - 3019898880 = 1006632960' err.txt
+# 17. an unknown KV field is refused by the schema (not silently dropped)
+d=$(fresh deploy-unknown); dep "$d" 'put("candidate/manifest.json", kv_cache={"bytes": 1, "savings": 5})'
+rc=$(decide "$d")
+[ "$rc" = 2 ] && ok "unknown kv_cache field: exit 2" || notok "unknown kv_cache field: exit 2" "exit $rc"
