@@ -528,11 +528,12 @@ static void rule_soak_result(ev *e)
     else if (in->soak_pass)
         snprintf(buf, sizeof buf, "the soak passes: %.1f s (%.2f h; needs %.1f s%s%.300s%s), "
                  "%lld request(s) over %lld case(s), 0 mismatches, %lld fault(s) each retested "
-                 "and passed, %lld case hash group(s) agree", num(s, "duration_s"),
+                 "and passed, %s", num(s, "duration_s"),
                  num(s, "duration_s") / 3600, num(s, "required_s"), w ? ", waiver: " : "",
                  w ? w : "", w ? "" : ", section 13.2", (long long)num(s, "requests"),
                  (long long)num(s, "cases"), (long long)num(s, "faults"),
-                 (long long)num(s, "hash_cases"));
+                 num(s, "hash_cases") > 0 ? "every case's hashes agree across chips and hosts"
+                                          : "no per-chip or per-host hashes given");
     else
         snprintf(buf, sizeof buf, "the soak fails: %s", in->soak_why);
     golden_gate_label l = in->soak_pass ? GOLDEN_GATE_MERGE : GOLDEN_GATE_NO_MERGE;
@@ -540,6 +541,9 @@ static void rule_soak_result(ev *e)
                           applies && in->soak_pass, "fired", applies, "label",
                           golden_gate_label_name(l), "reason", buf, "inputs", s);
     e->oom |= !r || json_array_append_new(e->rules, r) || json_object_set(e->doc, "soak", s);
+    if (applies && in->soak_pass && !(num(s, "hash_cases") > 0))
+        note(e, "the soak result carries no per-chip or per-host hashes: agreement across chips "
+                "and hosts is not shown");
     if (applies) {
         e->label = l;
         e->oom |= json_object_set_new(e->doc, "rule", json_string("soak_result"));

@@ -81,6 +81,8 @@ expect_grep "good soak: merge by soak_result" 'OP-MOE-0001: merge \(rule soak_re
     || notok "good soak: decision.json" "$(field "$d/decision.json" 'd.get("soak")')"
 expect_grep "good soak: decision.md says merge" 'Decision: \*\*merge\*\*' "$d/decision.md"
 expect_grep "good soak: decision.md gives the soak's numbers" '`soak_result` -> merge \(\*\*fired\*\*\): the soak passes: 86412\.5 s' "$d/decision.md"
+expect_grep "good soak: no hashes is said, and uncertain" 'no per-chip or per-host hashes given' "$d/decision.md"
+expect_grep "good soak: no hashes listed as uncertain" 'agreement across chips and hosts is not shown' "$d/decision.md"
 expect_exit "good soak: manifest-verify accepts the folder" 0 manifest-verify "$d"
 exp-gate decide --force --junit j.xml "$d" > /dev/null 2>&1
 expect_grep "good soak: junit has a soak_result case" 'name="soak_result"' j.xml
@@ -143,6 +145,7 @@ soak(hashes=[{"case_id": c, "host": h, "chip": k, "sha256": (H1 if c == "p1" els
 rc=$(decide "$d")
 [ "$rc" = 0 ] && ok "hashes agree: merge" || notok "hashes agree: merge" "exit $rc: $(cat err.txt)"
 [ "$(field "$d/decision.json" 'd["soak"]["hash_cases"]')" = 2 ] && ok "hashes agree: 2 case groups" || notok "hashes agree: groups"
+expect_grep "hashes agree: said" "every case's hashes agree across chips and hosts" "$d/decision.md"
 d=$(fresh hashes-differ); edit "$d" '
 scale("candidate", 0.88)
 soak(hashes=[{"case_id": c, "host": h, "chip": k, "sha256": (H2 if (c, h, k) == ("p2", "b", 1) else H1)}
