@@ -18,7 +18,7 @@
 typedef struct {
     uint64_t seed, memory;
     int64_t bootstrap;
-    double clock_band, temp_band;
+    double clock_band, temp_band, power_band;
     bool seed_set, bootstrap_set;
 } gate_stat_args;
 
@@ -29,7 +29,7 @@ static struct {
 } summarize_arg;
 static struct {
     gate_stat_args st;
-    const char *html;
+    const char *html, *soak;
 } decide_arg;
 static struct {
     const char *markdown;
@@ -48,6 +48,9 @@ static struct {
                  &(S).clock_band, 0, INFINITY),                                                    \
     CLI_OPT_REAL(0, 0, "temp-band", "C", "steady band of temperature readings, +- C degrees\n"    \
                  "(default 5)", &(S).temp_band, 0, INFINITY),                                      \
+    CLI_OPT_REAL(0, 0, "power-band", "P", "steady band of power_w, +- P % of the median, and\n"   \
+                 "its largest drift over the run order (default 5)", &(S).power_band, 0,     \
+                 INFINITY),                                                                        \
     CLI_OPT_SIZE(0, 0, "memory", "MIB", "samples held at once (default 256 MiB; one case and\n"   \
                  "side is always taken whole)", &(S).memory, 1u << 20, 1u << 20, SIZE_MAX)
 
@@ -64,6 +67,9 @@ static const cli_opt decide_options[] = {
     GATE_STAT_ROWS(decide_arg.st),
     CLI_OPT_STRING(0, 0, "html", "FILE", "also a self-contained HTML report with plots (- = stdout;\n"
                    "docs/reports.md)", CLI_OUTPUT, &decide_arg.html),
+    CLI_OPT_STRING(0, 0, "soak", "FILE", "the 24 h soak's calculet-soak-result/v1 (default:\n"
+                   "DIR/stability/soak.json when there): soak_24h and a passing soak\n"
+                   "give merge", CLI_INPUT, &decide_arg.soak),
     CLI_END,
 };
 
@@ -90,7 +96,7 @@ static const cli_spec summarize_spec = {
 };
 
 #define DECIDE_JUNIT "JUnit XML: one case per section 17 rule and one for the decision,\n" \
-    "failed unless soak_24h (- = stdout)"
+    "failed unless soak_24h or merge (- = stdout)"
 #define MATRIX_JUNIT "JUnit XML: one case per experiment, failed when its re-derived\n" \
     "decision is reject, skipped while planned (- = stdout)"
 
@@ -102,7 +108,7 @@ static const cli_spec decide_spec = {
     .opts = decide_options,
     .json_help = "not written: the decision is DIR/decision.json (refused)",
     .junit_help = DECIDE_JUNIT,
-    .exit_status = "0 soak_24h, 1 any other label, 2 invalid input or usage.",
+    .exit_status = "0 soak_24h or merge, 1 any other label, 2 invalid input or usage.",
 };
 
 static const cli_spec matrix_spec = {
@@ -127,8 +133,8 @@ static const cli_spec top_spec = {
     .opts = top_options,
     .json_help = "see the subcommands (only matrix writes one)",
     .junit_help = "decide and matrix (see their --help)",
-    .exit_status = "summarize 0 written or consistent, 1 --check findings; decide 0 soak_24h,\n"
-                   "1 any other label; matrix 0; 2 invalid input or usage.",
+    .exit_status = "summarize 0 written or consistent, 1 --check findings; decide 0 soak_24h\n"
+                   "or merge, 1 any other label; matrix 0; 2 invalid input or usage.",
 };
 
 typedef struct {
@@ -144,6 +150,7 @@ static void stat_defaults(gate_stat_args *st)
     golden_gate_opts_init(&o);
     *st = (gate_stat_args){.seed = o.seed, .bootstrap = (int64_t)o.bootstrap,
                            .clock_band = o.clock_band_pct, .temp_band = o.temp_band_c,
+                           .power_band = o.power_band_pct,
                            .memory = (uint64_t)256 << 20};
 }
 
@@ -155,6 +162,7 @@ static void stat_apply(const gate_stat_args *st, golden_gate_opts *o)
     o->bootstrap_set = st->bootstrap_set;
     o->clock_band_pct = st->clock_band;
     o->temp_band_c = st->temp_band;
+    o->power_band_pct = st->power_band;
     o->memory_budget = (size_t)st->memory;
 }
 
@@ -176,6 +184,7 @@ static int parse(cli *c, const cli_spec *spec, gate_args *a, int argc, char **ar
     } else if (spec == &decide_spec) {
         stat_apply(&decide_arg.st, &a->gate);
         a->html = decide_arg.html;
+        a->gate.soak_path = decide_arg.soak;
     } else {
         a->markdown = matrix_arg.markdown;
     }
@@ -252,17 +261,17 @@ static int cmd_summarize(cli *c, gate_args *a, const char *dir)
  * not; the decision's own case fails unless soak_24h (docs/exp-gate.md). */
 static int decide_junit(const char *path, bool force, const json_t *d, golden_error *err)
 {
-    golden_junit_case cases[6];
-    char msg[6][2300];
+    golden_junit_case cases[7];
+    char msg[7][2300];
     size_t n = 0;
     size_t i;
     json_t *r;
     json_array_foreach(json_object_get(d, "rules"), i, r) {
         const char *name = json_string_value(json_object_get(r, "rule"));
-        if (!name || !strcmp(name, "otherwise") || n >= 5)
+        if (!name || !strcmp(name, "otherwise") || n >= 6)
             continue;
         bool holds = json_is_true(json_object_get(r, "holds"));
-        bool failed = strcmp(name, "graph_gain") ? holds : !holds;
+        bool failed = strcmp(name, "graph_gain") && strcmp(name, "soak_result") ? holds : !holds;
         snprintf(msg[n], sizeof msg[n], "%s", json_string_value(json_object_get(r, "reason")));
         cases[n] = (golden_junit_case){TOOL " decide", name, failed, false,
                                        failed ? msg[n] : NULL, NULL, 0};
@@ -271,7 +280,7 @@ static int decide_junit(const char *path, bool force, const json_t *d, golden_er
     const char *label = json_string_value(json_object_get(d, "decision"));
     snprintf(msg[n], sizeof msg[n], "%s (rule %s)", label ? label : "?",
              json_string_value(json_object_get(d, "rule")) ?: "?");
-    bool soak = label && !strcmp(label, "soak_24h");
+    bool soak = label && (!strcmp(label, "soak_24h") || !strcmp(label, "merge"));
     cases[n] = (golden_junit_case){TOOL " decide", "decision", !soak, false, soak ? NULL : msg[n],
                                    NULL, 0};
     n++;
@@ -324,7 +333,7 @@ static int cmd_decide(cli *c, gate_args *a, const char *dir)
         fprintf(human, "%s: %s (rule %s)\n", json_string_value(json_object_get(d, "experiment_id")),
                 golden_gate_label_name(label), json_string_value(json_object_get(d, "rule")));
     json_decref(d);
-    return label == GOLDEN_GATE_SOAK_24H ? 0 : 1;
+    return label == GOLDEN_GATE_SOAK_24H || label == GOLDEN_GATE_MERGE ? 0 : 1;
 }
 
 static int write_text(const char *path, const char *text, bool force, golden_error *err)

@@ -498,7 +498,8 @@ static void verdict(golden_accept_result *r)
         if (s->verdict != GOLDEN_STEP_FAIL)
             continue;
         const char *w = i == 0 ? "incomplete" : "reject";
-        if (i == 7 && r->decision_label[0] && strcmp(r->decision_label, "soak_24h") != 0)
+        if (i == 7 && r->decision_label[0] && strcmp(r->decision_label, "soak_24h") != 0 &&
+            strcmp(r->decision_label, "merge") != 0)
             w = strcmp(r->decision_label, "reject") == 0 ? "reject" : r->decision_label;
         snprintf(r->verdict, sizeof r->verdict, "%s", w);
         snprintf(r->reason, sizeof r->reason, "step %d (%s) failed: %s", i + 1, s->name, s->why);
@@ -511,11 +512,11 @@ static void verdict(golden_accept_result *r)
                      r->steps[i].name, r->steps[i].why);
             return;
         }
-    if (strcmp(r->decision_label, "soak_24h") == 0) {
+    if (strcmp(r->decision_label, "soak_24h") == 0 || strcmp(r->decision_label, "merge") == 0) {
         r->accepted = true;
         snprintf(r->verdict, sizeof r->verdict, "accepted");
         snprintf(r->reason, sizeof r->reason, "every step passed; the section 17 decision is "
-                 "soak_24h");
+                 "%s", r->decision_label);
     } else {
         snprintf(r->verdict, sizeof r->verdict, "%s",
                  r->decision_label[0] ? r->decision_label : "incomplete");

@@ -204,7 +204,8 @@ int acc_step_performance(acc_ctx *c, golden_accept_step *s)
     json_array_append_new(s->reports, json_string("decision.json"));
     s->report = json_incref(c->r->decision);
     /* the correctness rule fires on the accuracy and error-path steps' evidence: theirs to fail */
-    if (label == GOLDEN_GATE_SOAK_24H || (rule && strcmp(rule, "correctness") == 0)) {
+    if (label == GOLDEN_GATE_SOAK_24H || label == GOLDEN_GATE_MERGE ||
+        (rule && strcmp(rule, "correctness") == 0)) {
         acc_note(s, "section 17 decision: %s (rule %s)", c->r->decision_label,
                  rule ? rule : "?");
         return 0;

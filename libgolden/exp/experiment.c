@@ -84,6 +84,13 @@ static int check_documents(exp_run *r)
         exp_folder_doc(c, &r->sc, "performance/summary.json", "calculet-perf-summary/v1",
                        &r->sum) != 0)
         return GOLDEN_ERR;
+    /* the 24 h soak's result, once there (exp-gate decide reads it; sealed like the rest) */
+    golden_doc *soak = NULL;
+    int soak_rc = exp_folder_doc(c, &r->sc, "stability/soak.json", "calculet-soak-result/v1",
+                                 &soak);
+    golden_doc_free(soak);
+    if (soak_rc != 0)
+        return GOLDEN_ERR;
     if ((r->h && r->bm && exp_rules_manifest(c, r->h, r->bm, "baseline") != 0) ||
         (r->h && r->cm && exp_rules_manifest(c, r->h, r->cm, "candidate") != 0) ||
         (r->bm && r->cm && exp_rules_manifest_pair(c, r->h, r->bm, r->cm) != 0) ||

@@ -215,6 +215,8 @@ static int stored_settings(const golden_doc *doc, golden_gate_opts *o, golden_er
         o->clock_band_pct = json_number_value(json_object_get(band, "clock_pct"));
     if (json_is_number(json_object_get(band, "temperature_c")))
         o->temp_band_c = json_number_value(json_object_get(band, "temperature_c"));
+    if (json_is_number(json_object_get(band, "power_pct")) && o->version >= 3)
+        o->power_band_pct = json_number_value(json_object_get(band, "power_pct"));
     return 0;
 }
 

@@ -10,8 +10,8 @@
 const char *golden_gate_label_name(golden_gate_label l)
 {
     static const char *const n[] = {"reject", "experiment_only", "investigate", "soak_24h",
-                                    "no_merge"};
-    return (unsigned)l < 5 ? n[l] : "?";
+                                    "no_merge", "merge"};
+    return (unsigned)l < 6 ? n[l] : "?";
 }
 
 typedef struct {
@@ -510,6 +510,49 @@ static void rule_soak(ev *e, const case_facts *f, double timpr)
              subject);
 }
 
+/* After the 24 h soak (section 13.2): a decision that is soak_24h and a soak result that passes
+ * on its own numbers (soak.c) is a merge; one that fails is no_merge, saying why. A soak result
+ * never overrides an earlier rule. Recorded only when there is a soak result. */
+static void rule_soak_result(ev *e)
+{
+    const gate_inputs *in = e->in;
+    if (!in->soak_present)
+        return;
+    bool applies = e->fired && e->label == GOLDEN_GATE_SOAK_24H;
+    json_t *s = in->soak;
+    char buf[1400];
+    const char *w = json_string_value(json_object_get(s, "waiver"));
+    if (!applies)
+        snprintf(buf, sizeof buf, "not applied: the decision is %s, not soak_24h (a soak result "
+                 "never overrides an earlier rule)", golden_gate_label_name(e->label));
+    else if (in->soak_pass)
+        snprintf(buf, sizeof buf, "the soak passes: %.1f s (%.2f h; needs %.1f s%s%.300s%s), "
+                 "%lld request(s) over %lld case(s), 0 mismatches, %lld fault(s) each retested "
+                 "and passed, %s", num(s, "duration_s"),
+                 num(s, "duration_s") / 3600, num(s, "required_s"), w ? ", waiver: " : "",
+                 w ? w : "", w ? "" : ", section 13.2", (long long)num(s, "requests"),
+                 (long long)num(s, "cases"), (long long)num(s, "faults"),
+                 num(s, "hash_cases") > 0 ? "every case's hashes agree across chips and hosts"
+                                          : "no per-chip or per-host hashes given");
+    else
+        snprintf(buf, sizeof buf, "the soak fails: %s", in->soak_why);
+    golden_gate_label l = in->soak_pass ? GOLDEN_GATE_MERGE : GOLDEN_GATE_NO_MERGE;
+    json_t *r = json_pack("{s:s,s:b,s:b,s:s,s:s,s:O}", "rule", "soak_result", "holds",
+                          applies && in->soak_pass, "fired", applies, "label",
+                          golden_gate_label_name(l), "reason", buf, "inputs", s);
+    e->oom |= !r || json_array_append_new(e->rules, r) || json_object_set(e->doc, "soak", s);
+    if (applies && in->soak_pass && !(num(s, "hash_cases") > 0))
+        note(e, "the soak result carries no per-chip or per-host hashes: agreement across chips "
+                "and hosts is not shown");
+    if (applies) {
+        e->label = l;
+        e->oom |= json_object_set_new(e->doc, "rule", json_string("soak_result"));
+    } else {
+        note(e, "a soak result is there (%s) but the decision is %s: not used",
+             json_string_value(json_object_get(s, "path")), golden_gate_label_name(e->label));
+    }
+}
+
 static int decision_head(ev *e, const char *source)
 {
     const gate_inputs *in = e->in;
@@ -556,6 +599,7 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
     e.oom |= json_object_set_new(e.doc, "target", target ? target : json_null());
     rule_bottleneck(&e, &f, timpr);
     rule_soak(&e, &f, timpr);
+    rule_soak_result(&e);
     rule(&e, "otherwise", true, GOLDEN_GATE_NO_MERGE, NULL, "no earlier rule fired");
     if (whole_graph_only(&e))
         note(&e, "whole-graph timing only (section 7): any gain belongs to the whole-graph "
@@ -655,6 +699,10 @@ int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, 
     /* manifest-verify's experiment check first: nothing is decided on a folder that fails it */
     if (gate_verify(dir, o->threads, &v, err) != 0 || gate_inputs_read(dir, &in, err) != 0)
         return -1;
+    if (gate_soak_read(dir, o->version >= 3 ? o->soak_path : NULL, &in, err) != 0) {
+        gate_inputs_free(&in);
+        return -1;
+    }
     in.verified = v.verified;
     in.verify_failed = v.verify_failed;
     memcpy(in.verify_first, v.verify_first, sizeof in.verify_first);

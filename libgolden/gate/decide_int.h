@@ -26,6 +26,10 @@ typedef struct {
     size_t fatal_unretested;             /* fatal faults (either side) not retested or failed */
     double p99_ttft_max, p99_tpot_max;   /* absolute SLA budgets in ms (NaN: none) */
     json_t *deployment; /* {"baseline": {...}, "candidate": {...}} of the figures found */
+    /* the soak result (soak.c): stability/soak.json or golden_gate_opts.soak_path */
+    bool soak_present, soak_pass;
+    char soak_why[900];  /* why it fails ("" when it passes) */
+    json_t *soak;        /* decision.json's "soak" object */
     /* manifest-verify's experiment check (verify.c) */
     bool verified;
     size_t verify_failed;     /* correctness findings (accuracy-agrees) */
@@ -45,6 +49,9 @@ int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, 
 int gate_verify_planned(const char *dir, int threads, golden_error *err);
 
 int gate_inputs_read(const char *dir, gate_inputs *in, golden_error *err);
+/* The soak result at given (NULL: DIR/stability/soak.json when it exists) into in (after
+ * gate_inputs_read): -1 with err for a malformed, foreign or mismatched one. */
+int gate_soak_read(const char *dir, const char *given, gate_inputs *in, golden_error *err);
 void gate_inputs_free(gate_inputs *in);
 
 #endif

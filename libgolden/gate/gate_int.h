@@ -19,6 +19,7 @@ typedef struct {
     /* filled by gate_raw_stats: */
     size_t band_unsteady;     /* steady-flagged lines outside the clock/temperature band */
     double clock_ref, temp_ref; /* band centres (NaN when no reading) */
+    double power_ref, power_drift; /* median power_w; least-squares change over the run span */
     golden_gate_describe_t d[GOLDEN_GATE_METRICS];
     double ci[GOLDEN_GATE_METRICS][2];
     /* ttft_ms and tpot_ms: the B resampled medians in resample order, from the side's own
@@ -82,6 +83,7 @@ typedef struct {
     golden_strmap phase_map;  /* case_id -> 0 prefill, 1 decode (golden/input-manifest.jsonl) */
     char **phase_keys;
     size_t nphases, capphases;
+    size_t power_lines;       /* lines with power_w */
 } gate_raw;
 
 /* Stream path into raw (groups in order of first appearance) through the document layer's
@@ -89,6 +91,11 @@ typedef struct {
 int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err);
 /* Statistics of every group, batch by batch within the memory budget. */
 int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err);
+/* The power band of o (percent; 5 for options before version 3). */
+static inline double gate_power_band(const golden_gate_opts *o)
+{
+    return o->version >= 3 ? o->power_band_pct : 5.0;
+}
 void gate_raw_free(gate_raw *raw);
 
 /* golden_gate_check that also hands back (in *kept, when the check ran and raised no error

@@ -208,6 +208,38 @@ static int read_faults(const char *dir, gate_inputs *in, golden_error *err)
     return rc;
 }
 
+/* Section 10's real KV saving, recomputed from both sides' kv_cache.bytes; a saving_bytes the
+ * candidate states must be that number (else the input is wrong: -1). */
+static int kv_saving(gate_inputs *in, golden_error *err)
+{
+    json_t *kb = json_object_get(json_object_get(in->deployment, "baseline"), "kv_cache");
+    json_t *kc = json_object_get(json_object_get(in->deployment, "candidate"), "kv_cache");
+    json_t *b = json_object_get(kb, "bytes"), *c = json_object_get(kc, "bytes");
+    json_t *stated = json_object_get(kc, "saving_bytes");
+    if (!json_is_integer(b) || !json_is_integer(c)) {
+        if (json_is_integer(stated))
+            return golden_fail_where(err, GOLDEN_EINVAL, "kv_cache.saving_bytes is stated but "
+                                     "cannot be checked: both manifests need kv_cache.bytes",
+                                     "candidate/manifest.json#/kv_cache/saving_bytes");
+        return 0;
+    }
+    long long bb = json_integer_value(b), cb = json_integer_value(c), sv = bb - cb;
+    if (json_is_integer(stated) && json_integer_value(stated) != sv) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "kv_cache.saving_bytes is %lld, the manifests' kv_cache.bytes "
+                 "give %lld - %lld = %lld", (long long)json_integer_value(stated), bb, cb, sv);
+        return golden_fail_where(err, GOLDEN_EINVAL, msg,
+                                 "candidate/manifest.json#/kv_cache/saving_bytes");
+    }
+    json_t *o = json_pack("{s:I,s:I,s:I,s:O}", "baseline_bytes", (json_int_t)bb,
+                          "candidate_bytes", (json_int_t)cb, "saving_bytes", (json_int_t)sv,
+                          "stated_saving_bytes", stated ? stated : json_null());
+    if (!o || gate_set_real(o, "saving_pct", bb ? 100.0 * (double)sv / (double)bb : NAN) ||
+        json_object_set_new(in->deployment, "kv_saving", o))
+        return gate_oom(err);
+    return 0;
+}
+
 /* Section 8.4's deployment figures, where a manifest carries them (top level or in calbin). */
 static int read_deployment(const char *dir, gate_inputs *in, golden_error *err)
 {
@@ -236,13 +268,17 @@ static int read_deployment(const char *dir, gate_inputs *in, golden_error *err)
             if (json_is_number(v))
                 json_object_set(side, keys[k], v);
         }
+        /* section 10: a KV-cache candidate's figures, reported as the manifest gives them */
+        json_t *kv = json_object_get(root, "kv_cache");
+        if (side && json_is_object(kv))
+            json_object_set(side, "kv_cache", kv);
         if (!side || json_object_set_new(in->deployment, s ? "candidate" : "baseline", side)) {
             golden_doc_free(d);
             return gate_oom(err);
         }
         golden_doc_free(d);
     }
-    return 0;
+    return kv_saving(in, err);
 }
 
 int gate_inputs_read(const char *dir, gate_inputs *in, golden_error *err)
@@ -261,5 +297,6 @@ void gate_inputs_free(gate_inputs *in)
     golden_doc_free(in->hypothesis);
     golden_doc_free(in->accuracy);
     json_decref(in->deployment);
+    json_decref(in->soak);
     memset(in, 0, sizeof *in);
 }

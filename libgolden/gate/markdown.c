@@ -16,6 +16,8 @@
 
 static const char *label_text(const char *l)
 {
+    if (!strcmp(l, "merge"))
+        return "**merge**: the 24 h soak passed on its own numbers";
     if (!strcmp(l, "soak_24h"))
         return "**24 h soak**, then merge if the soak shows no new fault";
     if (!strcmp(l, "reject"))
@@ -100,17 +102,38 @@ static void deployment(FILE *f, const json_t *dep)
     static const char *const names[3] = {"weight package", "load time", "DRAM reservation"};
     static const char *const units[3] = {"bytes", "ms", "bytes"};
     const json_t *b = json_object_get(dep, "baseline"), *c = json_object_get(dep, "candidate");
+    int shown = 0;
     for (int k = 0; k < 3; k++) {
         double x = num(b, keys[k]), y = num(c, keys[k]);
         if (isnan(x) && isnan(y))
             continue;
-        fprintf(f, "%s%s: %.17g -> %.17g %s", k && !isnan(x) ? "; " : "\n", names[k], x, y,
-                units[k]);
+        fprintf(f, "%s%s: %.17g -> %.17g %s", shown++ ? "; " : "\nSection 8.4: ", names[k], x,
+                y, units[k]);
         if (x != 0 && !isnan(x) && !isnan(y))
             fprintf(f, " (%+.2f %%)", 100 * (y - x) / x);
     }
-    if (json_object_size(b) || json_object_size(c))
+    if (shown)
         fputs(".\n", f);
+    /* section 10: the KV candidate's fields as its manifest gives them, the saving recomputed */
+    const json_t *kv = json_object_get(c, "kv_cache"), *sv = json_object_get(dep, "kv_saving");
+    if (!json_is_object(kv) && !json_is_object(sv))
+        return;
+    fputs(shown ? "" : "\n", f);
+    fputs("Section 10 KV cache (candidate):", f);
+    static const char *const kk[4] = {"compressed", "dtype", "scale_granularity", "dequant_at"};
+    for (int k = 0; k < 4; k++) {
+        const char *s = json_string_value(json_object_get(kv, kk[k]));
+        fprintf(f, " %s ", kk[k]);
+        gate_md_escape(f, s ? s : "not given");
+        fputs(k < 3 ? ";" : "", f);
+    }
+    if (json_is_object(sv))
+        fprintf(f, "; real saving %.0f -> %.0f bytes = %.0f bytes (%.2f %%)",
+                num(sv, "baseline_bytes"), num(sv, "candidate_bytes"), num(sv, "saving_bytes"),
+                num(sv, "saving_pct"));
+    else
+        fputs("; real saving not measured (kv_cache.bytes on both sides)", f);
+    fputs(".\n", f);
 }
 
 char *golden_gate_decision_markdown(const json_t *d, golden_error *err)

@@ -22,6 +22,7 @@ static const char *const stage_names[GOLDEN_GATE_METRICS - 2] = {
 typedef struct {
     uint64_t group;
     double clock[2], temp[2];
+    double power, run; /* power_w (NaN when absent) and the run number */
     double m[GOLDEN_GATE_METRICS];
 } spill_rec;
 
@@ -276,6 +277,12 @@ static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *
         reading_span(json_object_get(o, "chip_temperature_c"), r.temp) != 0)
         return line_fail(err, d, NULL, NULL,
                          "clock_mhz and chip_temperature_c must be arrays of numbers");
+    json_t *pw = json_object_get(o, "power_w");
+    if (pw && (!json_is_number(pw) || !(json_number_value(pw) >= 0)))
+        return line_fail(err, d, o, "power_w", "power_w must be a number >= 0 (watts)");
+    r.power = pw ? json_number_value(pw) : NAN;
+    r.run = (double)json_integer_value(run);
+    raw->power_lines += pw != NULL;
     int phase = phase_of(raw, json_string_value(cid), json_string_length(cid));
     if (strcmp(outcome, "ok") != 0) {
         /* A request that never delivered its latency is the worst latency, not a gap: +inf
@@ -363,6 +370,7 @@ typedef struct {
     double *vals[GOLDEN_GATE_METRICS];
     double *clock, *temp; /* per sample: centre of its span; spans kept for the band test */
     double *clock_lo, *clock_hi, *temp_lo, *temp_hi;
+    double *power, *run;
     size_t n;
 } batch_slot;
 
@@ -376,6 +384,8 @@ static void slot_free(batch_slot *s)
     free(s->clock_hi);
     free(s->temp_lo);
     free(s->temp_hi);
+    free(s->power);
+    free(s->run);
 }
 
 static int slot_alloc(batch_slot *s, size_t group, size_t n)
@@ -392,6 +402,8 @@ static int slot_alloc(batch_slot *s, size_t group, size_t n)
     bad |= !(s->clock_hi = malloc(k * sizeof(double)));
     bad |= !(s->temp_lo = malloc(k * sizeof(double)));
     bad |= !(s->temp_hi = malloc(k * sizeof(double)));
+    bad |= !(s->power = malloc(k * sizeof(double)));
+    bad |= !(s->run = malloc(k * sizeof(double)));
     return bad ? -1 : 0;
 }
 
@@ -409,6 +421,52 @@ static double finite_median(double *x, size_t n, double *scratch)
     return d.median;
 }
 
+/* Power (docs/exp-gate.md): the reference is the median power_w of the case and side; a sample
+ * more than power_band_pct % from it is unsteady, and so is every sample with a reading when
+ * the least-squares line of the in-band readings over the run order changes by more than that
+ * much across their runs (a ramp inside the band is not steady). */
+static void power_band(const batch_slot *s, gate_group *g, const golden_gate_opts *o,
+                       unsigned char *keep, double *scratch)
+{
+    size_t k = 0;
+    double rs, ps, rmin, rmax;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(s->power[i]))
+            scratch[k++] = s->power[i];
+    g->power_ref = g->power_drift = NAN;
+    if (!k)
+        return;
+    double *x = scratch + s->n; /* the second half of scratch (slot_stats gives 2n) */
+    golden_gate_describe_t d;
+    golden_gate_describe(scratch, k, x, &d);
+    g->power_ref = d.median;
+    /* the line is fitted to the in-band readings: one spike is a spike, not a ramp */
+    double tol = fabs(g->power_ref) * gate_power_band(o) / 100.0;
+    size_t m = 0;
+    rs = ps = 0;
+    rmin = INFINITY;
+    rmax = -INFINITY;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(s->power[i]) && fabs(s->power[i] - g->power_ref) <= tol) {
+            m++;
+            rs += s->run[i];
+            ps += s->power[i];
+            rmin = fmin(rmin, s->run[i]);
+            rmax = fmax(rmax, s->run[i]);
+        }
+    double rm = m ? rs / (double)m : 0, pm = m ? ps / (double)m : 0, sxy = 0, sxx = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(s->power[i]) && fabs(s->power[i] - g->power_ref) <= tol) {
+            sxy += (s->run[i] - rm) * (s->power[i] - pm);
+            sxx += (s->run[i] - rm) * (s->run[i] - rm);
+        }
+    g->power_drift = sxx > 0 ? sxy / sxx * (rmax - rmin) : 0;
+    bool ramp = fabs(g->power_drift) > tol;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(s->power[i]) && (ramp || fabs(s->power[i] - g->power_ref) > tol))
+            keep[i] = 0;
+}
+
 /* The steady band of one case and side (docs/exp-gate.md): the reference clock is the median of
  * the samples' clock centres, the reference temperature likewise; a sample with any clock
  * reading more than clock_band_pct % from the reference, or any temperature reading more than
@@ -419,6 +477,9 @@ static int slot_band(batch_slot *s, gate_group *g, const golden_gate_opts *o, un
     g->clock_ref = finite_median(s->clock, s->n, scratch);
     g->temp_ref = finite_median(s->temp, s->n, scratch);
     size_t out = 0;
+    unsigned char *seen = malloc(s->n ? s->n : 1); /* out of the clock/temperature band */
+    if (!seen)
+        return -1;
     for (size_t i = 0; i < s->n; i++) {
         int ok = 1;
         if (isfinite(g->clock_ref) && isfinite(s->clock_lo[i])) {
@@ -429,9 +490,14 @@ static int slot_band(batch_slot *s, gate_group *g, const golden_gate_opts *o, un
             ok &= s->temp_lo[i] >= g->temp_ref - o->temp_band_c &&
                   s->temp_hi[i] <= g->temp_ref + o->temp_band_c;
         keep[i] = (unsigned char)ok;
+        seen[i] = (unsigned char)!ok;
         out += !ok;
     }
+    power_band(s, g, o, keep, scratch);
+    for (size_t i = 0; i < s->n; i++)
+        out += !keep[i] && !seen[i];
     g->band_unsteady = out;
+    free(seen);
     return 0;
 }
 
@@ -439,7 +505,7 @@ static int slot_stats(batch_slot *s, gate_group *g, const golden_gate_opts *o,
                       gate_boot_cache *boot, golden_error *err)
 {
     size_t k = s->n ? s->n : 1;
-    double *scratch = malloc(k * sizeof *scratch);
+    double *scratch = malloc(2 * k * sizeof *scratch);
     double *vals = malloc(k * sizeof *vals);
     unsigned char *keep = malloc(k);
     int rc = -1;
@@ -447,7 +513,10 @@ static int slot_stats(batch_slot *s, gate_group *g, const golden_gate_opts *o,
         gate_oom(err);
         goto out;
     }
-    slot_band(s, g, o, keep, scratch);
+    if (slot_band(s, g, o, keep, scratch) != 0) {
+        gate_oom(err);
+        goto out;
+    }
     for (int m = 0; m < GOLDEN_GATE_METRICS; m++) {
         size_t n = 0;
         for (size_t i = 0; i < s->n; i++)
@@ -495,6 +564,8 @@ static int batch_pass(gate_raw *raw, const size_t *slot_of, batch_slot *slots, g
             s->temp_lo[s->n] = r[i].temp[0];
             s->temp_hi[s->n] = r[i].temp[1];
             s->temp[s->n] = (r[i].temp[0] + r[i].temp[1]) / 2;
+            s->power[s->n] = r[i].power;
+            s->run[s->n] = r[i].run;
             s->n++;
         }
     if (ferror(raw->spill))
@@ -505,7 +576,7 @@ static int batch_pass(gate_raw *raw, const size_t *slot_of, batch_slot *slots, g
 int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err)
 {
     /* Bytes a sample costs while its group is loaded: metrics, readings, and the scratch. */
-    const size_t per_sample = (GOLDEN_GATE_METRICS + 6 + 3) * sizeof(double);
+    const size_t per_sample = (GOLDEN_GATE_METRICS + 8 + 4) * sizeof(double);
     size_t budget = o->memory_budget ? o->memory_budget : (size_t)256 << 20;
     size_t *slot_of = calloc(raw->ng ? raw->ng : 1, sizeof *slot_of);
     batch_slot *slots = calloc(raw->ng ? raw->ng : 1, sizeof *slots);

@@ -23,6 +23,7 @@ void golden_gate_opts_init(golden_gate_opts *o)
     o->generator = GOLDEN_BOOT_ORDER_STAT;
     o->clock_band_pct = 2.0;
     o->temp_band_c = 5.0;
+    o->power_band_pct = 5.0;
 }
 
 double gate_round(double v)
@@ -98,7 +99,9 @@ static json_t *side_stats(const gate_group *g, int m)
               gate_set_int(o, "unsteady", (long long)(g->flagged_unsteady + g->band_unsteady)) ||
               gate_set_int(o, "failed", (long long)g->failed) ||
               (isfinite(g->clock_ref) && gate_set_real(o, "clock_ref_mhz", g->clock_ref)) ||
-              (isfinite(g->temp_ref) && gate_set_real(o, "temperature_ref_c", g->temp_ref));
+              (isfinite(g->temp_ref) && gate_set_real(o, "temperature_ref_c", g->temp_ref)) ||
+              (isfinite(g->power_ref) && (gate_set_real(o, "power_w", g->power_ref) ||
+                                          gate_set_real(o, "power_drift_w", g->power_drift)));
     if (bad) {
         json_decref(o);
         return NULL;
@@ -295,7 +298,7 @@ static int read_hypothesis(const char *dir, char **id, char **family, golden_err
     return 0;
 }
 
-static int summary_head(json_t *doc, const char *dir, const char *id, const gate_trace *t,
+static int summary_head(json_t *doc, const char *dir, const char *id, const gate_trace *t, bool power,
                         const golden_gate_opts *o, golden_error *err)
 {
     json_t *raw_ref = file_ref(dir, "performance/raw-requests.jsonl", err);
@@ -323,6 +326,9 @@ static int summary_head(json_t *doc, const char *dir, const char *id, const gate
               json_object_set_new(doc, "steady_band",
                                   json_pack("{s:f,s:f}", "clock_pct", o->clock_band_pct,
                                             "temperature_c", o->temp_band_c));
+    /* the power band only when some request carries power_w (else today's summary) */
+    if (!bad && power)
+        bad = gate_set_real(json_object_get(doc, "steady_band"), "power_pct", gate_power_band(o));
     return bad ? gate_oom(err) : 0;
 }
 
@@ -330,7 +336,7 @@ int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **o
                           golden_error *err)
 {
     *out = NULL;
-    if (!o || o->version != GOLDEN_GATE_OPTS_VERSION)
+    if (!o || o->version < 2 || o->version > GOLDEN_GATE_OPTS_VERSION)
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "golden_gate_opts: unknown version");
     if (o->bootstrap == 0)
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--bootstrap must be at least 1");
@@ -357,7 +363,7 @@ int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **o
         gate_oom(err);
         goto out;
     }
-    if (summary_head(doc, dir, id, &t, o, err) != 0 || add_cases(doc, &raw, o->bootstrap, &unsteady, err) != 0 ||
+    if (summary_head(doc, dir, id, &t, raw.power_lines > 0, o, err) != 0 || add_cases(doc, &raw, o->bootstrap, &unsteady, err) != 0 ||
         (t.path && add_trace(doc, &t, family, err) != 0))
         goto out;
     if (gate_set_int(doc, "unsteady_samples", (long long)unsteady) ||

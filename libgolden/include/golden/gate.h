@@ -23,7 +23,7 @@ extern const char *const lg_gate_metric_names[GOLDEN_GATE_METRICS];
 #define GOLDEN_GATE_DEFAULT_SEED 20260802ull
 #define GOLDEN_GATE_DEFAULT_BOOTSTRAP 10000ul
 
-#define GOLDEN_GATE_OPTS_VERSION 2
+#define GOLDEN_GATE_OPTS_VERSION 3
 typedef struct {
     unsigned version;        /* GOLDEN_GATE_OPTS_VERSION */
     uint64_t seed;           /* bootstrap seed */
@@ -36,6 +36,10 @@ typedef struct {
     bool seed_set, bootstrap_set; /* --check: false = take them from the stored summary */
     golden_gate_boot_gen generator; /* version 2: the bootstrap's generator (gate_stats.h);
                                        --check takes the stored summary's */
+    const char *soak_path;   /* version 3: decide's soak result (NULL: DIR/stability/soak.json
+                                when the folder has one; docs/exp-gate.md) */
+    double power_band_pct;   /* version 3: steady band of power_w readings, +- percent of the
+                                reference, also the largest drift over the run order (5) */
 } golden_gate_opts;
 
 /* Whether the hypothesis file at path gives what the section 17 decision needs (experiment_id,
@@ -84,7 +88,8 @@ typedef enum {
     GOLDEN_GATE_EXPERIMENT_ONLY,
     GOLDEN_GATE_INVESTIGATE,
     GOLDEN_GATE_SOAK_24H,
-    GOLDEN_GATE_NO_MERGE
+    GOLDEN_GATE_NO_MERGE,
+    GOLDEN_GATE_MERGE /* soak_24h and a soak result that passes (decide's soak_result rule) */
 } golden_gate_label;
 GOLDEN_API const char *golden_gate_label_name(golden_gate_label l);
 
