@@ -139,3 +139,33 @@ got = {r["side"]: r["cycles"] for r in t["per_chip"]}
 print("ok chrome: big trace sums" if got == want and t["rows"] == 200000 else f"not ok chrome: big trace sums {got} {want}")
 PY
 else ok "chrome: streamed # SKIP no /usr/bin/time"; fi
+
+# decide on a Chrome trace: the target family 20 % cheaper on both chips, the graph 7 % slower:
+# investigate (section 17's bottleneck_moved), the target's cycles read from the trace
+rm -rf dd && mkdir dd && cp -r "$EX" dd/OP-MOE-0001; D=dd/OP-MOE-0001
+rm -f $D/performance/summary.json $D/decision.json $D/decision.md $D/SHA256SUMS $D/performance/raw-device-trace.csv
+$PY - $D <<'PY'
+import json, sys, os
+d = sys.argv[1]; raw = os.path.join(d, "performance/raw-requests.jsonl")
+rs = [json.loads(l) for l in open(raw) if l.strip()]
+for r in rs:
+    if r["side"] == "candidate" and not r["warmup"]:
+        r["ttft_ms"] = round(r["ttft_ms"] * 1.07, 6)
+open(raw, "w").write("".join(json.dumps(r) + "\n" for r in rs))
+ev = []
+for pid, (side, chip) in enumerate([("baseline", 0), ("baseline", 1), ("candidate", 0), ("candidate", 1)]):
+    ev.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": f"{side} chip {chip}"}})
+    moe = 14000 if side == "baseline" else 11200
+    ts = 0
+    for layer in range(4):
+        ev.append({"ph": "X", "pid": pid, "tid": 0, "name": f"moe{layer}", "cat": "grouped_moe_dense", "ts": ts, "dur": 14, "args": {"cycles": moe}})
+        ev.append({"ph": "B", "pid": pid, "tid": 0, "name": f"attn{layer}", "cat": "attention", "ts": ts + 14})
+        ev.append({"ph": "E", "pid": pid, "tid": 0, "ts": ts + 54, "args": {"cycles": 40000}})
+        ts += 60
+json.dump({"traceEvents": ev}, open(os.path.join(d, "performance/raw-device-trace.json"), "w"), indent=1)
+PY
+exp-gate decide $D > out.txt 2> err.txt
+expect_grep "chrome decide: investigate" '"decision": "investigate"' $D/decision.json
+expect_grep "chrome decide: per_op attribution" '"attribution": "per_op"' $D/decision.json
+# 4 layers x 2 chips: 112000 -> 89600 cycles
+expect_grep "chrome decide: target cycles from the trace" 'Target family grouped\\_moe\\_dense: 112000 -> 89600 cycles \(-22400, -20.00 %\)' $D/decision.md
