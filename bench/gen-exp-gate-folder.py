@@ -35,7 +35,7 @@ with open(os.path.join(out, "performance/raw-requests.jsonl"), "w") as f:
                 o = {"request_id": f"{side}-{cid}-{r:06d}", "case_id": cid, "side": side, "run": r,
                      "warmup": r < 10, "steady": True, "concurrency": c.get("concurrency", 1),
                      "output_tokens": toks, "ttft_ms": round(rnd.gauss(base, 0.3), 6)}
-                if toks > 1:
+                if toks > 1 or c.get("phase") == "decode":
                     o["tpot_ms"] = round(rnd.gauss(base / 2, 0.2), 6)
                 o["stages"] = stages
                 f.write(json.dumps(o, separators=(",", ":")) + "\n")
