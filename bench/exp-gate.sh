@@ -89,3 +89,14 @@ awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v n="$LINES" -v np_ok="$np_ok" 
 # bounded memory: the same file with a 16 MiB sample budget is read in several passes
 echo "exp-gate summarize --memory 16: peak $(peak exp-gate summarize --force --bootstrap 1 --memory 16 X) MiB"
 rm -rf X
+# decide (issue 26): a whole experiment folder of the same size (bench/gen-exp-gate-folder.py:
+# the example's hypothesis, manifests and accuracy, 17 cases x 2 sides of raw requests), the
+# default 10^4 resamples, manifest-verify's checks first; beside it numpy reading the same file
+# and computing the same per-case statistics (no bootstrap, no checks). Target: <= 10 s wall.
+$PY "$GOLDEN_ROOT/bench/gen-exp-gate-folder.py" "$EX" D "$LINES" > /dev/null || exit 1
+t4=$(now); exp-gate decide --force D/OP-MOE-0001 > /dev/null; rc=$?; t5=$(now)
+np_ok=1; $PY withnumpy.py D/OP-MOE-0001/performance/raw-requests.jsonl > /dev/null 2>&1 || np_ok=0; t6=$(now)
+awk -v a="$t4" -v b="$t5" -v c="$t6" -v rc="$rc" -v np_ok="$np_ok" 'BEGIN {
+    printf "exp-gate decide (exit %d):     %6.2f s wall (target 10 s)\n", rc, b - a
+    if (np_ok) printf "python json.loads + numpy:    %6.2f s  (%.1fx exp-gate decide)\n", c - b, (c - b) / (b - a) }'
+rm -rf D

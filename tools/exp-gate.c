@@ -309,6 +309,19 @@ static int matrix_junit(const char *path, bool force, const json_t *m, golden_er
     return rc;
 }
 
+/* The boxes, and drift and CDF per graph-level case from the raw requests (at most 400 points
+ * of drift a side). */
+static int decide_html(const char *dir, const json_t *d, const json_t *sum, const char *path,
+                       bool force, golden_error *err)
+{
+    json_t *series = NULL;
+    if (sum && golden_gate_series(dir, sum, 400, &series, err) != 0)
+        return -1;
+    int rc = golden_html_gate_report_series(d, sum, series, path, force, err);
+    json_decref(series);
+    return rc;
+}
+
 static int cmd_decide(cli *c, gate_args *a, const char *dir)
 {
     golden_error err;
@@ -321,7 +334,7 @@ static int cmd_decide(cli *c, gate_args *a, const char *dir)
         return cli_fail(c, &err);
     if (golden_gate_decision_write(dir, d, c->force, &err) != 0 ||
         (c->junit && decide_junit(c->junit, c->force, d, &err) != 0) ||
-        (a->html && golden_html_gate_report(d, sum, a->html, c->force, &err) != 0)) {
+        (a->html && decide_html(dir, d, sum, a->html, c->force, &err) != 0)) {
         json_decref(sum);
         json_decref(d);
         return cli_fail(c, &err);

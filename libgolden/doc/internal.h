@@ -86,6 +86,9 @@ void doc_arena_rewind(golden_arena *a);
 /* json.c / yaml.c: parse buf into d (root and positions). */
 int doc_load_json(golden_doc *d, const unsigned char *buf, size_t len, size_t first_line,
                   int discardable, golden_error *err);
+/* json.c: the same for a buffer that starts at column first_col (characters) of first_line. */
+int doc_load_json_at(golden_doc *d, const unsigned char *buf, size_t len, size_t first_line,
+                     size_t first_col, int discardable, golden_error *err);
 int doc_load_yaml(golden_doc *d, const unsigned char *buf, size_t len, golden_error *err);
 
 #endif

@@ -30,6 +30,8 @@ typedef struct {
     int depth;
     const unsigned char *discarded; /* input before this is no longer needed */
     int discardable;                /* the input is ours to drop page by page */
+    const unsigned char *first_line; /* the buffer's first line starts col_base columns in */
+    size_t col_base;
 } jparser;
 
 #define DISCARD_STEP ((size_t)64 << 20)
@@ -65,7 +67,7 @@ static size_t jcol(jparser *jp, const unsigned char *q)
         if ((*r & 0xC0) != 0x80)
             jp->col_val++;
     jp->col_ptr = q;
-    return jp->col_val;
+    return jp->col_val + (jp->line_start == jp->first_line ? jp->col_base : 0);
 }
 
 static json_t *jfail(jparser *jp, const unsigned char *at, const char *fmt, ...)
@@ -571,7 +573,15 @@ static json_t *jvalue(jparser *jp, size_t *line, size_t *col)
 int doc_load_json(golden_doc *d, const unsigned char *buf, size_t len, size_t first_line,
                      int discardable, golden_error *err)
 {
+    return doc_load_json_at(d, buf, len, first_line, 1, discardable, err);
+}
+
+int doc_load_json_at(golden_doc *d, const unsigned char *buf, size_t len, size_t first_line,
+                     size_t first_col, int discardable, golden_error *err)
+{
     jparser jp = {0};
+    jp.first_line = buf;
+    jp.col_base = first_col > 0 ? first_col - 1 : 0;
     jp.name = d->name;
     jp.p = buf;
     jp.end = buf + len;

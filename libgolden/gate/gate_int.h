@@ -113,6 +113,13 @@ void gate_md_escape(FILE *f, const char *s);
 
 #define GATE_BUCKETS 7
 extern const char *const gate_bucket_names[GATE_BUCKETS];
+/* The section 12 bucket of a launch serving tokens per expert. */
+int gate_bucket_of(unsigned long long tokens);
+
+/* Bytes by kind (section 7) and stall classes, as a Chrome trace's args give them. */
+#define GATE_BYTE_KINDS 4
+extern const char *const gate_byte_kinds[GATE_BYTE_KINDS]; /* ddr sram d2d pcie */
+#define GATE_STALL_CLASSES 32
 
 typedef struct {
     int side;          /* 0 baseline, 1 candidate, 2 no side column */
@@ -120,7 +127,21 @@ typedef struct {
     char *family;
     unsigned long long ops, cycles, bytes;
     int has_bytes;
+    /* Chrome traces only: */
+    unsigned long long kind_bytes[GATE_BYTE_KINDS], stall[GATE_STALL_CLASSES];
+    unsigned kinds_present, stalls_present; /* bit masks */
+    double time_us;    /* sum of the slices' durations */
+    unsigned long long bk_cycles[GATE_BUCKETS], bk_tokens[GATE_BUCKETS], bk_launches[GATE_BUCKETS];
 } gate_trace_row;
+
+/* Power counter readings of one side and chip: each held until the next. */
+typedef struct {
+    int side;
+    long long chip;
+    size_t samples;
+    double min, max, weighted, span_us; /* weighted: sum of value x held time */
+    double first;                       /* the first reading (the mean of a single one) */
+} gate_trace_power;
 
 typedef struct {
     char *path;                 /* relative to the folder, NULL when there is none */
@@ -134,7 +155,20 @@ typedef struct {
     unsigned long long bucket_cycles[3][GATE_BUCKETS], bucket_tokens[3][GATE_BUCKETS];
     unsigned long long bucket_launches[3][GATE_BUCKETS];
     int has_tokens;
+    /* Chrome Trace Event files (trace_chrome.c): */
+    int chrome;
+    char *stall_names[GATE_STALL_CLASSES];
+    size_t nstalls;
+    gate_trace_power *power;
+    size_t npower;
+    size_t ignored;             /* events of phases that carry no op (instant, flow, ...) */
 } gate_trace;
+
+/* The row of (side, chip, family) in t, made when new (NULL out of memory, err filled). */
+gate_trace_row *gate_trace_row_at(gate_trace *t, int side, long long chip, const char *family,
+                                  size_t family_len, golden_error *err);
+/* Aggregate the Chrome Trace Event file path into t (t->path already set). */
+int gate_trace_chrome(const char *path, gate_trace *t, golden_error *err);
 
 /* Find performance/raw-device-trace.* in dir and aggregate it (absent: trace->path NULL). */
 int gate_trace_read(const char *dir, gate_trace *t, golden_error *err);

@@ -209,6 +209,55 @@ static int add_cases(json_t *doc, const gate_raw *raw, unsigned long B, size_t *
     return 0;
 }
 
+/* A Chrome trace's row figures: time, bytes by kind, stall classes (-1 out of memory). */
+static int chrome_row(json_t *e, const gate_trace *t, const gate_trace_row *r)
+{
+    if (!t->chrome)
+        return 0;
+    if (gate_set_real(e, "time_us", r->time_us))
+        return -1;
+    for (int k = 0; k < GATE_BYTE_KINDS; k++) {
+        char key[16];
+        snprintf(key, sizeof key, "bytes_%s", gate_byte_kinds[k]);
+        if ((r->kinds_present & (1u << k)) && gate_set_int(e, key, (long long)r->kind_bytes[k]))
+            return -1;
+    }
+    if (!r->stalls_present)
+        return 0;
+    json_t *st = json_object();
+    if (!st || json_object_set_new(e, "stall_cycles", st))
+        return -1;
+    for (size_t k = 0; k < t->nstalls; k++)
+        if ((r->stalls_present & (1u << k)) &&
+            gate_set_int(st, t->stall_names[k], (long long)r->stall[k]))
+            return -1;
+    return 0;
+}
+
+/* A Chrome trace's power windows per side and chip and its count of events without figures. */
+static int chrome_trace(json_t *tr, const gate_trace *t)
+{
+    if (gate_set_str(tr, "format", "chrome-trace-event") ||
+        gate_set_int(tr, "ignored_events", (long long)t->ignored))
+        return -1;
+    if (!t->npower)
+        return 0;
+    json_t *pw = json_array();
+    if (!pw || json_object_set_new(tr, "power_w", pw))
+        return -1;
+    for (size_t i = 0; i < t->npower; i++) {
+        const gate_trace_power *p = &t->power[i];
+        double mean = p->span_us > 0 ? p->weighted / p->span_us : p->first;
+        json_t *e = json_pack("{s:s,s:I,s:I}", "side", side_names[p->side], "chip",
+                              (json_int_t)p->chip, "samples", (json_int_t)p->samples);
+        if (!e || json_array_append_new(pw, e) || gate_set_real(e, "min", p->min) ||
+            gate_set_real(e, "mean", mean) || gate_set_real(e, "max", p->max) ||
+            gate_set_real(e, "span_us", p->span_us))
+            return -1;
+    }
+    return 0;
+}
+
 /* The trace's figures: per side, chip and family; MoE buckets; the target family's share. */
 static int add_trace(json_t *doc, const gate_trace *t, const char *target, golden_error *err)
 {
@@ -226,7 +275,7 @@ static int add_trace(json_t *doc, const gate_trace *t, const char *target, golde
                               (json_int_t)r->chip, "family", r->family, "ops", (json_int_t)r->ops,
                               "cycles", (json_int_t)r->cycles);
         if (!e || (r->has_bytes && gate_set_int(e, "bytes", (long long)r->bytes)) ||
-            json_array_append_new(rows, e))
+            chrome_row(e, t, r) || json_array_append_new(rows, e))
             return gate_oom(err);
         total[r->side] += r->cycles;
         present[r->side] = 1;
@@ -243,6 +292,8 @@ static int add_trace(json_t *doc, const gate_trace *t, const char *target, golde
             json_array_append_new(share, e))
             return gate_oom(err);
     }
+    if (t->chrome && chrome_trace(tr, t))
+        return gate_oom(err);
     if (!t->has_tokens)
         return 0;
     json_t *bk = json_array();

@@ -10,8 +10,9 @@
 
 const char *const gate_bucket_names[GATE_BUCKETS] = {"0", "1", "2-4", "5-8", "9-16", "17-32",
                                                      ">32"};
+const char *const gate_byte_kinds[GATE_BYTE_KINDS] = {"ddr", "sram", "d2d", "pcie"};
 
-static int bucket_of(unsigned long long tokens)
+int gate_bucket_of(unsigned long long tokens)
 {
     if (tokens <= 1)
         return (int)tokens;
@@ -35,6 +36,9 @@ void gate_trace_free(gate_trace *t)
     free(t->keys);
     free(t->rows);
     free(t->path);
+    for (size_t i = 0; i < t->nstalls; i++)
+        free(t->stall_names[i]);
+    free(t->power);
     lg_strmap_free(&t->map);
     memset(t, 0, sizeof *t);
 }
@@ -49,15 +53,16 @@ typedef struct {
     int has_bytes, has_tokens;
 } trace_line;
 
-static int trace_add(gate_trace *t, const trace_line *l, golden_error *err)
+gate_trace_row *gate_trace_row_at(gate_trace *t, int side, long long chip, const char *family,
+                                  size_t family_len, golden_error *err)
 {
-    size_t klen = l->family_len + 32;
+    size_t klen = family_len + 32;
     char *key = malloc(klen);
     if (!key)
-        return gate_oom(err);
-    int kn = snprintf(key, klen, "%d:%lld:", l->side, l->chip);
-    memcpy(key + kn, l->family, l->family_len);
-    size_t len = (size_t)kn + l->family_len;
+        return gate_oom(err), NULL;
+    int kn = snprintf(key, klen, "%d:%lld:", side, chip);
+    memcpy(key + kn, family, family_len);
+    size_t len = (size_t)kn + family_len;
     uint64_t idx;
     if (lg_strmap_get(&t->map, key, len, &idx))
         free(key);
@@ -70,25 +75,32 @@ static int trace_add(gate_trace *t, const trace_line *l, golden_error *err)
                 t->rows = nr;
             if (!nk) {
                 free(key);
-                return gate_oom(err);
+                return gate_oom(err), NULL;
             }
             t->keys = nk;
             t->cap = nc;
         }
         gate_trace_row *r = &t->rows[t->n];
         memset(r, 0, sizeof *r);
-        r->side = l->side;
-        r->chip = l->chip;
-        if (!(r->family = strndup(l->family, l->family_len)) ||
+        r->side = side;
+        r->chip = chip;
+        if (!(r->family = strndup(family, family_len)) ||
             lg_strmap_put(&t->map, key, len, t->n, NULL) < 0) {
             free(r->family);
             free(key);
-            return gate_oom(err);
+            return gate_oom(err), NULL;
         }
         t->keys[t->n] = key;
         idx = t->n++;
     }
-    gate_trace_row *r = &t->rows[idx];
+    return &t->rows[idx];
+}
+
+static int trace_add(gate_trace *t, const trace_line *l, golden_error *err)
+{
+    gate_trace_row *r = gate_trace_row_at(t, l->side, l->chip, l->family, l->family_len, err);
+    if (!r)
+        return -1;
     unsigned long long cyc = l->end - l->start;
     if (l->side == 2)
         t->any_unsided = 1;
@@ -99,7 +111,7 @@ static int trace_add(gate_trace *t, const trace_line *l, golden_error *err)
         r->has_bytes = 1;
     }
     if (l->has_tokens && l->family_len == 17 && !memcmp(l->family, "grouped_moe_dense", 17)) {
-        int b = bucket_of(l->tokens);
+        int b = gate_bucket_of(l->tokens);
         t->bucket_cycles[l->side][b] += cyc;
         t->bucket_tokens[l->side][b] += l->tokens;
         t->bucket_launches[l->side][b]++;
@@ -325,12 +337,23 @@ int gate_trace_read(const char *dir, gate_trace *t, golden_error *err)
     size_t pl = strlen(t->path);
     int csv = pl > 4 && !strcmp(t->path + pl - 4, ".csv");
     int jsonl = pl > 6 && !strcmp(t->path + pl - 6, ".jsonl");
-    if (!csv && !jsonl)
-        return golden_fail_where(err, GOLDEN_EUNSUPPORTED, "device traces are read as .csv or "
-                                 ".jsonl", "%s/%s", dir, t->path);
+    int chrome = pl > 5 && !strcmp(t->path + pl - 5, ".json");
+    if (!csv && !jsonl && !chrome) {
+        golden_fail_where(err, GOLDEN_EUNSUPPORTED, "device traces are read as .csv, .jsonl or "
+                          ".json (Chrome Trace Event format)", "%s/%s", dir, t->path);
+        gate_trace_free(t);
+        return -1;
+    }
     char *full = gate_path(dir, t->path);
     if (!full)
         return gate_oom(err);
+    if (chrome) {
+        int rc = gate_trace_chrome(full, t, err);
+        free(full);
+        if (rc != 0)
+            gate_trace_free(t);
+        return rc ? -1 : 0;
+    }
     trace_ctx c;
     memset(&c, 0, sizeof c);
     c.t = t;

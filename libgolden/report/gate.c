@@ -1,5 +1,6 @@
 /* exp-gate decide's HTML report: the decision and the rule that fired, per-case latency boxes
- * (bootstrap CI of the median), section 7 stage breakdown, cycles per chip, unsteady apart. */
+ * (bootstrap CI of the median), drift against run order and CDF per side, section 7 stage
+ * breakdown, cycles per chip, unsteady apart. */
 #include "golden/html.h"
 
 #include <math.h>
@@ -189,6 +190,72 @@ static int chip_bars(golden_html *h, const json_t *per_chip)
     return 0;
 }
 
+/* Per graph-level case (golden_gate_series): latency against run order per side (drift), and
+ * the CDF per side. */
+static int drift_cdf(golden_html *h, const json_t *series)
+{
+    size_t i;
+    json_t *row;
+    golden_html_raw(h, "<h2>Drift and distribution per case</h2>\n<p class=\"note\">Left: the "
+                       "graph-level latency of every measured request against its run (the median "
+                       "of each bin of consecutive runs when there are many); right: its CDF per "
+                       "side (failed requests count as +inf, so a curve stops short of 1 by their "
+                       "share).</p>\n");
+    json_array_foreach(series, i, row) {
+        static const char *const sides[2] = {"baseline", "candidate"};
+        double *buf[2][2] = {{NULL, NULL}, {NULL, NULL}}, *cb[2][2] = {{NULL, NULL}, {NULL, NULL}};
+        golden_html_series dr[2], cd[2];
+        int bad = 0;
+        for (int s = 0; s < 2; s++) {
+            const json_t *sd = json_object_get(row, sides[s]);
+            const json_t *d = json_object_get(sd, "drift"), *c = json_object_get(sd, "cdf");
+            size_t nd = json_array_size(d), nc = json_array_size(c);
+            buf[s][0] = malloc((nd + 1) * sizeof(double));
+            buf[s][1] = malloc((nd + 1) * sizeof(double));
+            cb[s][0] = malloc((nc + 1) * sizeof(double));
+            cb[s][1] = malloc((nc + 1) * sizeof(double));
+            if (!buf[s][0] || !buf[s][1] || !cb[s][0] || !cb[s][1]) {
+                bad = 1;
+                continue;
+            }
+            for (size_t k = 0; k < nd; k++) {
+                const json_t *pt = json_array_get(d, k);
+                buf[s][0][k] = json_number_value(json_array_get(pt, 0));
+                const json_t *y = json_array_get(pt, 1);
+                buf[s][1][k] = json_is_number(y) ? json_number_value(y) : NAN;
+            }
+            for (size_t k = 0; k < nc; k++) {
+                const json_t *pt = json_array_get(c, k), *x = json_array_get(pt, 0);
+                cb[s][0][k] = json_is_number(x) ? json_number_value(x) : NAN;
+                cb[s][1][k] = json_is_number(x) ? json_number_value(json_array_get(pt, 1)) : NAN;
+            }
+            dr[s] = (golden_html_series){s ? "candidate" : "baseline", buf[s][0], buf[s][1], nd, s == 1};
+            cd[s] = (golden_html_series){s ? "candidate" : "baseline", cb[s][0], cb[s][1], nc, s == 1};
+        }
+        if (!bad) {
+            char id[160], title[200];
+            const char *cid = html_str(row, "case_id"), *m = html_str(row, "metric");
+            snprintf(id, sizeof id, "drift-%.100s", cid);
+            snprintf(title, sizeof title, "%.100s: %.20s against run order", cid, m);
+            golden_html_lines dl = {id, title, "run", m, false, 0, dr, 2, NAN, NULL, false};
+            golden_html_raw(h, "<div class=\"pair\">");
+            golden_html_line_chart(h, &dl);
+            snprintf(id, sizeof id, "cdf-%.100s", cid);
+            snprintf(title, sizeof title, "%.100s: CDF of %.20s", cid, m);
+            golden_html_lines cl = {id, title, m, "fraction of requests", false, 0, cd, 2, NAN, NULL,
+                                    false};
+            golden_html_line_chart(h, &cl);
+            golden_html_raw(h, "</div>\n");
+        }
+        for (int s = 0; s < 2; s++)
+            for (int k = 0; k < 2; k++)
+                free(buf[s][k]), free(cb[s][k]);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
 /* Cases with unsteady or insufficient samples, listed apart from the plotted ones. */
 static void apart(golden_html *h, const json_t *summary)
 {
@@ -216,12 +283,14 @@ static void apart(golden_html *h, const json_t *summary)
     golden_html_raw(h, "</tbody></table>\n");
 }
 
-static int body(golden_html *h, const json_t *d, const json_t *summary)
+static int body(golden_html *h, const json_t *d, const json_t *summary, const json_t *series)
 {
     decision_head(h, d);
     const json_t *cases = json_object_get(summary, "cases");
     golden_html_raw(h, "<h2>Latency per case, baseline against candidate</h2>\n");
     if (latency_boxes(h, cases, "ttft_ms") != 0 || latency_boxes(h, cases, "tpot_ms") != 0)
+        return -1;
+    if (series && drift_cdf(h, series) != 0)
         return -1;
     golden_html_raw(h, "<h2>Stage breakdown</h2>\n");
     if (stage_bars(h, cases) != 0)
@@ -236,9 +305,20 @@ static int body(golden_html *h, const json_t *d, const json_t *summary)
 int golden_html_gate_report(const json_t *decision, const json_t *summary, const char *path,
                             bool force, golden_error *err)
 {
+    return golden_html_gate_report_series(decision, summary, NULL, path, force, err);
+}
+
+int golden_html_gate_report_series(const json_t *decision, const json_t *summary,
+                                   const json_t *series, const char *path, bool force,
+                                   golden_error *err)
+{
     golden_html *h = golden_html_new("exp-gate decision");
     json_t *both = json_pack("{sOsO}", "decision", decision, "summary", summary ? summary : json_null());
-    int rc = html_finish(h, h && both ? body(h, decision, summary) : -1, both, path, force, err);
+    if (both && series && json_object_set(both, "series", (json_t *)series) != 0) {
+        json_decref(both);
+        both = NULL;
+    }
+    int rc = html_finish(h, h && both ? body(h, decision, summary, series) : -1, both, path, force, err);
     json_decref(both);
     return rc;
 }

@@ -74,6 +74,18 @@ typedef int (*golden_line_fn)(void *ctx, const char *line, size_t len, size_t li
                               golden_error *err);
 GOLDEN_API int golden_doc_each_line(const char *path, size_t max_line, golden_line_fn fn,
                                     void *ctx, golden_error *err);
+/* A large JSON document streamed: a top-level array, or an object whose member array_key is an
+ * array (a Chrome trace's "traceEvents"). fn gets each element of that array (key NULL) and
+ * each other top-level member's value (key its name), each parsed by the strict JSON reader on
+ * its own as a doc with the file's positions; the structure between them is checked too
+ * (duplicate top-level keys, commas, brackets, nothing after the value). Memory is one element:
+ * a value longer than GOLDEN_JSONL_MAX_LINE is an error as soon as the limit is passed. The doc
+ * is emptied when fn returns (json_deep_copy what you keep); fn's first non-zero return stops
+ * the reading and is returned. */
+typedef int (*golden_doc_element_fn)(void *ctx, const char *key, golden_doc *doc,
+                                     golden_error *err);
+GOLDEN_API int golden_doc_each_element(const char *path, const char *array_key,
+                                       golden_doc_element_fn fn, void *ctx, golden_error *err);
 /* NUL bytes and invalid UTF-8 in text (a line of such a file) are errors naming name:line:col. */
 GOLDEN_API int golden_doc_check_text(const char *name, const char *p, size_t len, size_t line,
                                      golden_error *err);

@@ -121,6 +121,13 @@ GOLDEN_API int golden_gate_matrix(const char *const *dirs, size_t n, json_t **ou
 GOLDEN_API int golden_gate_matrix_opts(const char *const *dirs, size_t n,
                                        const golden_gate_opts *o, json_t **out,
                                        golden_error *err);
+/* For decide --html's drift and CDF pictures: per graph-level case of summary and side, the
+ * latency of every measured request of dir's raw-requests.jsonl against its run, thinned to at
+ * most max_points bins of consecutive runs (0: all), and 101 quantiles of all of them (failed
+ * requests +inf, written null). *out: [{case_id, metric, baseline: {drift: [[run, ms]], cdf:
+ * [[ms, p]], samples, failed}, candidate: {...}}]. */
+GOLDEN_API int golden_gate_series(const char *dir, const json_t *summary, size_t max_points,
+                                  json_t **out, golden_error *err);
 GOLDEN_API char *golden_gate_matrix_markdown(const json_t *matrix, golden_error *err);
 
 #endif

@@ -138,6 +138,11 @@ GOLDEN_API int golden_html_diff_report(const json_t *report, const char *path, b
 /* exp-gate decide --html: from decision.json's tree and performance/summary.json's tree. */
 GOLDEN_API int golden_html_gate_report(const json_t *decision, const json_t *summary, const char *path,
                             bool force, golden_error *err);
+/* The same with series (golden_gate_series: per graph-level case and side, latency against
+ * run order and the CDF) drawn beside the boxes; series NULL: the boxes alone. */
+GOLDEN_API int golden_html_gate_report_series(const json_t *decision, const json_t *summary,
+                                              const json_t *series, const char *path, bool force,
+                                              golden_error *err);
 /* dag-check --html: from the calculet-dag-report/v1 tree and, for the swimlanes, the result it
  * was built from (r may be NULL: racing ops only, no order or syncs; see report/dagview.c). */
 GOLDEN_API int golden_html_dag_report(const json_t *report, const golden_dag_result *r,
