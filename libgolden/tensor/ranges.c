@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "golden/dtype.h"
-#include "golden/jsonout.h"
 #include "golden/ranges.h"
 #include "golden/store.h"
 
@@ -41,6 +40,12 @@ typedef struct {
 static int oom(golden_error *err)
 {
     return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+}
+
+/* A number; an infinity as the string "inf" or "-inf" (never dropped); NaN as null. */
+static json_t *jval(double v)
+{
+    return isfinite(v) ? json_real(v) : isinf(v) ? json_string(v > 0 ? "inf" : "-inf") : json_null();
 }
 
 static uint64_t key_of(double v)
@@ -146,11 +151,11 @@ static json_t *group_row(ctx *c, const group *g)
     json_t *row = json_pack("{s:s,s:s,s:I,s:I,s:I,s:o,s:o}", "tap", g->tap, "domain", g->domain,
                             "tensors", (json_int_t)g->n, "elements", (json_int_t)f.elements,
                             "nan", (json_int_t)f.nan, "min",
-                            f.elements ? golden_json_real(f.min) : json_null(), "max",
-                            f.elements ? golden_json_real(f.max) : json_null());
+                            f.elements ? jval(f.min) : json_null(), "max",
+                            f.elements ? jval(f.max) : json_null());
     int bad = !row;
     for (int p = 0; !bad && p < NP; p++)
-        bad = json_object_set_new(row, pct_key[p], f.elements ? golden_json_real(val[p]) : json_null());
+        bad = json_object_set_new(row, pct_key[p], f.elements ? jval(val[p]) : json_null());
     if (!bad)
         bad = json_object_set_new(row, "outliers", json_integer((json_int_t)f.outliers)) ||
               json_object_set_new(row, "outlier_share",
@@ -307,6 +312,9 @@ int golden_ranges_compute(const golden_ranges_input *in, size_t n, const golden_
 static double num(const json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
+    const char *s = json_string_value(v);
+    if (s)
+        return !strcmp(s, "inf") ? INFINITY : !strcmp(s, "-inf") ? -INFINITY : NAN;
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
