@@ -42,6 +42,19 @@ static int heat(golden_html *h, const json_t *doc, const char *id, const char *t
                 v[t * nd + d] = json_number_value(x) * scale;
     }
     golden_html_heatmap(h, id, title, taps, nt, dl, nd, v);
+    /* an infinity has no colour on the scale: said under the map, never left out silently */
+    json_array_foreach(rows, i, r) {
+        const char *s = json_string_value(json_object_get(r, key));
+        if (!s)
+            continue;
+        golden_html_raw(h, "<p class=\"infinite\">");
+        golden_html_text(h, json_string_value(json_object_get(r, "tap")));
+        golden_html_raw(h, " in ");
+        golden_html_text(h, json_string_value(json_object_get(r, "domain")));
+        golden_html_raw(h, ": ");
+        golden_html_text(h, s);
+        golden_html_raw(h, " (empty cell above)</p>\n");
+    }
     free(taps);
     free(dl);
     free(v);

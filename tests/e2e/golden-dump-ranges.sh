@@ -64,7 +64,10 @@ f=$($PY -c 'import json; r=json.load(open("r.json")); print(r["domains"], len(r[
 f=$($PY -c 'import json; r=json.load(open("r.json")); w=[t for t in r["taps"] if t["domain"]=="web" and t["tap"].endswith("mlp_out")][0]; print(w["min"], w["max"], w["abs_p99_99"])')
 [ "$f" = "-inf inf inf" ] && ok "infinities kept (as strings), not dropped" || notok "infinities kept" "$f"
 n=$(grep -o '<rect class="cell"' r.html | wc -l | tr -d ' ')
-[ "$n" = 18 ] && ok "picture: 3 heatmaps of 2 taps x 3 domains" || notok "picture: 18 cells" "$n"
+# 3 heatmaps x 2 taps x 3 domains = 18, less web's mlp_out max and p99.99 (infinite)
+[ "$n" = 16 ] && ok "picture: 3 heatmaps of 2 taps x 3 domains, infinities apart" || notok "picture: 16 cells" "$n"
+n=$(grep -c '<p class="infinite">layers/0/mlp_out in web: inf (empty cell above)</p>' r.html)
+[ "$n" = 2 ] && ok "picture: the two infinite cells said" || notok "picture: infinite cells said" "$n"
 expect_grep "picture: self-contained SVG" '<svg class="chart" data-chart="outlier-share"' r.html
 
 expect_exit "threshold 2" 0 golden-dump --ranges --outlier-threshold 2 --json r2.json code=code.h5 numeric=numeric.h5
