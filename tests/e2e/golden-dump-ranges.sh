@@ -107,3 +107,58 @@ expect_exit "--html without --ranges: usage" 2 golden-dump --html x.html --list 
 expect_exit "--junit with --ranges: usage" 2 golden-dump --ranges --junit j.xml code=code.h5
 expect_exit "negative threshold refused" 2 golden-dump --ranges --outlier-threshold -1 code=code.h5
 expect_exit "missing golden: exit 2" 2 golden-dump --ranges code=nope.h5
+
+# The calibration run itself: npu-replay run over each domain's samples (token ids of the tiny
+# model), per-layer taps into one golden per domain, then the ranges over them, against h5py +
+# numpy reading the same goldens.
+expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 7 -o tiny
+# mkcase MANIFEST ID IDS...: a one-token-output prefill case of the given prompt ids
+mkcase() {
+    _m=$1 _id=$2; shift 2
+    mkdir -p "$(dirname "$_m")/inputs"
+    _f="inputs/$_id.json"
+    echo "[$(echo "$@" | tr ' ' ',')]" > "$(dirname "$_m")/$_f"
+    _h=$(sha256sum "$(dirname "$_m")/$_f" | cut -d' ' -f1)
+    printf '{"case_id":"%s","phase":"prefill","prompt_tokens":%d,"past_tokens":0,"output_tokens":1,"dataset":"fixed_prompt","rejection":false,"input":{"path":"%s","sha256":"%s"}}\n' \
+        "$_id" $# "$_f" "$_h" >> "$_m"
+}
+mkdir -p cal/code cal/numeric
+mkcase cal/code/m.jsonl cal-0000 6 5 17 300 2 99 411 7
+mkcase cal/code/m.jsonl cal-0001 40 41 42 43 44
+mkcase cal/numeric/m.jsonl cal-0002 1 2 3 4 5 6 7 8 9 10 11
+mkcase cal/numeric/m.jsonl cal-0003 100 200 300 400
+for dom in code numeric; do
+    npu-replay run --model tiny --manifest cal/$dom/m.jsonl --side baseline --golden cal/$dom.h5 \
+        --raw cal/$dom-raw.jsonl --warmup 0 --runs 1 > /dev/null 2> err.txt ||
+        notok "calibration run $dom" "$(cat err.txt)"
+done
+expect_exit "ranges over the calibration run" 0 golden-dump --ranges --json cal.json code=cal/code.h5 numeric=cal/numeric.h5
+f=$($PY - <<'PY'
+import h5py, json, numpy as np
+r = json.load(open("cal.json")); want = {}
+def walk(dom, path):
+    with h5py.File(path, "r") as h:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and obj.dtype.kind == "f":
+                tap = name.split("/", 2)[2] if name.startswith("cases/") else name
+                want.setdefault((tap, dom), []).append(obj[...].astype(np.float64).ravel())
+        h.visititems(visit)
+walk("code", "cal/code.h5"); walk("numeric", "cal/numeric.h5")
+bad = []
+got = {(t["tap"], t["domain"]): t for t in r["taps"]}
+if set(got) != set(want):
+    bad.append("rows differ: %s" % sorted(set(got) ^ set(want)))
+for k, parts in want.items():
+    x = np.concatenate(parts); x = x[~np.isnan(x)]; a = np.abs(x); t = got.get(k)
+    if t is None:
+        continue
+    for key, p in (("abs_p99", 99), ("abs_p99_9", 99.9), ("abs_p99_99", 99.99)):
+        if float(t[key]) != np.percentile(a, p, method="inverted_cdf"):
+            bad.append(f"{k} {key}")
+    if float(t["min"]) != x.min() or float(t["max"]) != x.max() or t["outliers"] != int((a > 6).sum()):
+        bad.append(f"{k} min/max/outliers")
+print("same %d" % len(want) if not bad else "; ".join(bad[:5]))
+PY
+)
+case "$f" in "same "*) [ "${f#same }" -ge 10 ] && ok "calibration run: every tap x domain as numpy ($f rows)" || notok "calibration run: too few taps" "$f" ;;
+    *) notok "calibration run: against numpy" "$f" ;; esac
