@@ -25,7 +25,7 @@
 /* What the options say (typed rows store here; the layer checks ranges and prints errors). */
 static struct {
     const char *out, *prefix, *name, *verify, *list, *html;
-    bool ranges;
+    bool ranges, outlier_set;
     double outlier;
     cli_list meta, retype; /* --meta KEY=VALUE, --dtype NAME=DT */
     int64_t gzip;
@@ -54,8 +54,9 @@ static const cli_opt options[] = {
     CLI_HEADING("Calibration ranges (docs/golden-dump.md):"),
     CLI_OPT_FLAG(0, 0, "ranges", "per tap and domain of [DOMAIN=]GOLDEN inputs: min, max,\n"
                  "exact |x| p99/p99.9/p99.99, outlier share (section 16.1)", &arg.ranges),
-    CLI_OPT_REAL(0, 0, "outlier-threshold", "T", "with --ranges: an outlier is |x| > T (default 6)",
-                 &arg.outlier, 0, INFINITY),
+    {.long_name = "outlier-threshold", .arg = "T", .type = CLI_REAL, .fmin = 0, .fmax = INFINITY,
+     .help = "with --ranges: an outlier is |x| > T (default 6)",
+     .dest = CLI_DEST_(double, &arg.outlier), .given = &arg.outlier_set},
     CLI_OPT_STRING(0, 0, "html", "FILE", "with --ranges: also a self-contained HTML page\n"
                    "(- = stdout)", CLI_OUTPUT, &arg.html),
     CLI_END,
@@ -529,8 +530,9 @@ int main(int argc, char **argv)
                          "--ranges");
     else if (arg.ranges && (c.junit || c.nargs == 0))
         rc = usage_error(c.junit ? "--junit does not go with --ranges" : "--ranges needs a GOLDEN");
-    else if (arg.html && !arg.ranges)
-        rc = usage_error("--html goes with --ranges");
+    else if ((arg.html || arg.outlier_set) && !arg.ranges)
+        rc = usage_error(arg.html ? "--html goes with --ranges"
+                                  : "--outlier-threshold goes with --ranges");
     else if (arg.ranges) {
         human = cli_human(&c);
         rc = do_ranges(&c, c.args, c.nargs, o.force);

@@ -260,7 +260,12 @@ static int frontier(pt *p, size_t n, const golden_pareto_opts *po, json_t *doc, 
 {
     json_t *rec = json_array();
     pt **order = calloc(n ? n : 1, sizeof *order);
-    int oom = !rec || !order;
+    if (!rec || !order) {
+        json_decref(rec);
+        free(order);
+        return gate_oom(err);
+    }
+    int oom = 0;
     for (size_t i = 0; !oom && i < n; i++) {
         json_t *by = json_array();
         for (size_t j = 0; by && j < n; j++)
@@ -295,7 +300,11 @@ static int frontier(pt *p, size_t n, const golden_pareto_opts *po, json_t *doc, 
                (why && gate_set_str(q->row, "not_recommended", why));
     }
     free(order);
-    if (oom || json_object_set_new(doc, "recommended", rec) ||
+    if (oom) {
+        json_decref(rec);
+        return gate_oom(err);
+    }
+    if (json_object_set_new(doc, "recommended", rec) ||
         gate_set_real(doc, "recommended_capacity_bytes", cap) ||
         gate_set_real(doc, "recommended_latency_pct", lat)) {
         return gate_oom(err);

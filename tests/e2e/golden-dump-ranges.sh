@@ -104,6 +104,7 @@ expect_grep "integer-only: says why" 'ints.h5: no float tensor to take ranges of
 expect_exit "empty domain: usage" 2 golden-dump --ranges =code.h5
 expect_exit "no input: usage" 2 golden-dump --ranges
 expect_exit "--html without --ranges: usage" 2 golden-dump --html x.html --list code.h5
+expect_exit "--outlier-threshold without --ranges: usage" 2 golden-dump --outlier-threshold 3 --list code.h5
 expect_exit "--junit with --ranges: usage" 2 golden-dump --ranges --junit j.xml code=code.h5
 expect_exit "negative threshold refused" 2 golden-dump --ranges --outlier-threshold -1 code=code.h5
 expect_exit "missing golden: exit 2" 2 golden-dump --ranges code=nope.h5
