@@ -9,6 +9,7 @@
 #include "common/cli.h"
 #include "golden/gate.h"
 #include "golden/html.h"
+#include "golden/pareto.h"
 #include "golden/report.h"
 
 #define TOOL "exp-gate"
@@ -34,6 +35,14 @@ static struct {
 static struct {
     const char *markdown;
 } matrix_arg;
+static struct {
+    int quality;
+    uint64_t capacity_budget;
+    double latency_budget;
+    bool capacity_set;
+    const char *html;
+} pareto_arg;
+static const char *const pareto_axes[] = {"task", "top1", "kl", NULL};
 
 /* The statistics rows of one subcommand's struct S (seed and bootstrap remember whether they
  * were given: --check takes the stored summary's own otherwise). */
@@ -76,6 +85,20 @@ static const cli_opt decide_options[] = {
 static const cli_opt matrix_options[] = {
     CLI_OPT_STRING(0, 0, "markdown", "FILE", "the Markdown matrix (- = stdout; the default when\n"
                    "neither --json nor --markdown is given)", CLI_OUTPUT, &matrix_arg.markdown),
+    CLI_END,
+};
+
+static const cli_opt pareto_options[] = {
+    CLI_OPT_CHOICE(0, 0, "quality", "AXIS", "the frontier's quality axis: task (task metric\n"
+                   "recovered, default), top1 or kl (docs/exp-gate.md)", &pareto_arg.quality,
+                   pareto_axes),
+    {.long_name = "capacity-budget", .arg = "BYTES", .type = CLI_SIZE, .unit = 1,
+     .umin = 0, .umax = UINT64_MAX, .help = "capacity the recommended set may add (default: none)",
+     .dest = CLI_DEST_(uint64_t, &pareto_arg.capacity_budget), .given = &pareto_arg.capacity_set},
+    CLI_OPT_REAL(0, 0, "latency-budget", "PCT", "latency the recommended set may add, in %\n"
+                 "(default: none)", &pareto_arg.latency_budget, -INFINITY, INFINITY),
+    CLI_OPT_STRING(0, 0, "html", "FILE", "also a self-contained HTML page with the SVG picture\n"
+                   "(- = stdout)", CLI_OUTPUT, &pareto_arg.html),
     CLI_END,
 };
 
@@ -122,19 +145,34 @@ static const cli_spec matrix_spec = {
     .exit_status = "0 written, 2 invalid input or usage.",
 };
 
+static const cli_spec pareto_spec = {
+    .name = TOOL,
+    .synopsis = "pareto [OPTIONS] DIR...",
+    .about = "Section 16.2 layer sensitivity over single-group fallback experiment folders:\n"
+             "quality recovered against capacity and latency cost, the Pareto frontier and\n"
+             "the recommended mixed-precision set (table to stdout). A folder that fails\n"
+             "manifest-verify's checks is refused.",
+    .opts = pareto_options,
+    .json_help = "the calculet-pareto/v1 document (- = stdout)",
+    .junit_help = "not written: pareto makes no verdict (refused)",
+    .exit_status = "0 written, 2 invalid input, a refused folder or usage.",
+};
+
 static const cli_spec top_spec = {
     .name = TOOL,
-    .synopsis = "summarize [OPTIONS] DIR\ndecide [OPTIONS] DIR\nmatrix [OPTIONS] DIR...",
+    .synopsis = "summarize [OPTIONS] DIR\ndecide [OPTIONS] DIR\nmatrix [OPTIONS] DIR...\n"
+                "pareto [OPTIONS] DIR...",
     .about = "Statistics, the section 17 decision and the section 19 evidence matrix of\n"
              "experiment folders. `exp-gate SUBCOMMAND --help` describes each subcommand:\n"
              "summarize  compute (or --check) performance/summary.json\n"
              "decide     apply the section 17 rules; write decision.json and decision.md\n"
-             "matrix     the section 19 operator evidence matrix",
+             "matrix     the section 19 operator evidence matrix\n"
+             "pareto     the section 16.2 layer-sensitivity Pareto frontier",
     .opts = top_options,
     .json_help = "see the subcommands (only matrix writes one)",
     .junit_help = "decide and matrix (see their --help)",
     .exit_status = "summarize 0 written or consistent, 1 --check findings; decide 0 soak_24h\n"
-                   "or merge, 1 any other label; matrix 0; 2 invalid input or usage.",
+                   "or merge, 1 any other label; matrix, pareto 0; 2 invalid input or usage.",
 };
 
 typedef struct {
@@ -174,6 +212,7 @@ static int parse(cli *c, const cli_spec *spec, gate_args *a, int argc, char **ar
     golden_gate_opts_init(&a->gate);
     stat_defaults(&summarize_arg.st);
     stat_defaults(&decide_arg.st);
+    pareto_arg.latency_budget = INFINITY;
     if (cli_init(c, spec, argc, argv) != 0)
         return 2;
     if (cli_parse(c) == CLI_EXIT)
@@ -187,6 +226,11 @@ static int parse(cli *c, const cli_spec *spec, gate_args *a, int argc, char **ar
         a->gate.soak_path = decide_arg.soak;
     } else {
         a->markdown = matrix_arg.markdown;
+    }
+    if (spec == &pareto_spec) {
+        if (c->junit)
+            return cli_usage(c, "--junit does not apply to pareto (it makes no verdict)");
+        return c->nargs < 1 ? cli_usage(c, "pareto needs at least one experiment folder") : -1;
     }
     if (c->junit && spec == &summarize_spec)
         return cli_usage(c, "--junit does not apply to summarize (decide and matrix write one)");
@@ -361,6 +405,16 @@ static int write_text(const char *path, const char *text, bool force, golden_err
     return golden_outfile_commit(f, err);
 }
 
+/* A document as indented JSON and a newline (free it; NULL out of memory). */
+static char *gate_json_text(const json_t *doc)
+{
+    char *js0 = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(15)), *js = NULL;
+    if (js0 && asprintf(&js, "%s\n", js0) < 0)
+        js = NULL;
+    free(js0);
+    return js;
+}
+
 static int cmd_matrix(cli *c, gate_args *a, char **dirs, size_t n)
 {
     golden_error err;
@@ -394,15 +448,52 @@ static int cmd_matrix(cli *c, gate_args *a, char **dirs, size_t n)
     return rc;
 }
 
+/* pareto: the table (stdout, unless --json - or --html - takes it), --json, --html. */
+static int cmd_pareto(cli *c, gate_args *a, char **dirs, size_t n)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    golden_pareto_opts po = GOLDEN_PARETO_OPTS_INIT;
+    po.quality = (golden_pareto_quality)pareto_arg.quality;
+    if (pareto_arg.capacity_set)
+        po.capacity_budget = (double)pareto_arg.capacity_budget;
+    po.latency_budget_pct = pareto_arg.latency_budget;
+    a->gate.threads = c->threads ? c->threads : golden_threads();
+    json_t *p;
+    if (golden_gate_pareto((const char *const *)dirs, n, &po, &a->gate, &p, &err) != 0)
+        return cli_fail(c, &err);
+    char *text = golden_gate_pareto_text(p, &err);
+    char *js = text ? gate_json_text(p) : NULL;
+    int rc = 0;
+    if (!text || !js) {
+        if (err.code == GOLDEN_ENONE)
+            golden_fail_what(&err, GOLDEN_ENOMEM, "pareto", "out of memory");
+        rc = cli_fail(c, &err);
+    } else if ((c->json && write_text(c->json, js, c->force, &err) != 0) ||
+               (pareto_arg.html &&
+                golden_html_pareto_report(p, pareto_arg.html, c->force, &err) != 0)) {
+        rc = cli_fail(c, &err);
+    } else {
+        FILE *human = cli_human(c);
+        if (human)
+            fputs(text, human);
+    }
+    free(text);
+    free(js);
+    json_decref(p);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *sub = argc > 1 ? argv[1] : "";
     const cli_spec *spec = !strcmp(sub, "summarize") ? &summarize_spec
                          : !strcmp(sub, "decide")    ? &decide_spec
                          : !strcmp(sub, "matrix")    ? &matrix_spec
+                         : !strcmp(sub, "pareto")    ? &pareto_spec
                                                      : NULL;
     if (!spec)
-        return cli_top_level(&top_spec, argc, argv, "summarize, decide or matrix");
+        return cli_top_level(&top_spec, argc, argv, "summarize, decide, matrix or pareto");
     cli c;
     gate_args a;
     int rc = parse(&c, spec, &a, argc - 1, argv + 1);
@@ -416,6 +507,8 @@ int main(int argc, char **argv)
         rc = cmd_summarize(&c, &a, c.args[0]);
     else if (spec == &decide_spec)
         rc = cmd_decide(&c, &a, c.args[0]);
+    else if (spec == &pareto_spec)
+        rc = cmd_pareto(&c, &a, c.args, (size_t)c.nargs);
     else
         rc = cmd_matrix(&c, &a, c.args, (size_t)c.nargs);
     return cli_exit(&c, rc);

@@ -12,7 +12,9 @@
 #include "common/verify_ranks.h"
 #include "golden/dtype.h"
 #include "golden/error.h"
+#include "golden/html.h"
 #include "golden/ingest.h"
+#include "golden/ranges.h"
 #include "golden/report.h"
 #include "golden/stats.h"
 #include "golden/store.h"
@@ -22,7 +24,9 @@
 
 /* What the options say (typed rows store here; the layer checks ranges and prints errors). */
 static struct {
-    const char *out, *prefix, *name, *verify, *list;
+    const char *out, *prefix, *name, *verify, *list, *html;
+    bool ranges, outlier_set;
+    double outlier;
     cli_list meta, retype; /* --meta KEY=VALUE, --dtype NAME=DT */
     int64_t gzip;
 } arg;
@@ -47,13 +51,22 @@ static const cli_opt options[] = {
     CLI_OPT_STRING(0, 0, "list", "FILE", "print name, dtype, shape, sha256, min, max, mean, std,\n"
                    "NaN and Inf counts per tensor (also of a .npy, .safetensors,\n"
                    "plain HDF5 file or folder: computed from the data)", CLI_INPUT, &arg.list),
+    CLI_HEADING("Calibration ranges (docs/golden-dump.md):"),
+    CLI_OPT_FLAG(0, 0, "ranges", "per tap and domain of [DOMAIN=]GOLDEN inputs: min, max,\n"
+                 "exact |x| p99/p99.9/p99.99, outlier share (section 16.1)", &arg.ranges),
+    {.long_name = "outlier-threshold", .arg = "T", .type = CLI_REAL, .fmin = 0, .fmax = INFINITY,
+     .help = "with --ranges: an outlier is |x| > T (default 6)",
+     .dest = CLI_DEST_(double, &arg.outlier), .given = &arg.outlier_set},
+    CLI_OPT_STRING(0, 0, "html", "FILE", "with --ranges: also a self-contained HTML page\n"
+                   "(- = stdout)", CLI_OUTPUT, &arg.html),
     CLI_END,
 };
 
 static const cli_spec spec = {
     .name = TOOL,
     .synopsis = "[OPTIONS] -o OUT.h5 INPUT...\n--verify FILE.h5 [--json FILE] [--junit FILE]\n"
-                "--list FILE.h5 [--json FILE]",
+                "--list FILE.h5 [--json FILE]\n"
+                "--ranges [--outlier-threshold T] [--html FILE] [--json FILE] [DOMAIN=]GOLDEN...",
     .about = "Write one calculet-golden/v1 HDF5 file from raw dumps with a\n"
              "calculet-dump-index/v1 index, numpy .npy and .npz files, .safetensors files,\n"
              "PyTorch .pt/.pth files (tensors and state_dicts; a restricted unpickler, nothing\n"
@@ -444,8 +457,61 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
     return rc;
 }
 
+/* --ranges: [DOMAIN=]GOLDEN inputs (a bare path takes the file's root attribute domain). */
+static int do_ranges(cli *c, char **args, int nargs, bool force)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    golden_ranges_input *in = calloc((size_t)nargs, sizeof *in);
+    char **doms = calloc((size_t)nargs, sizeof *doms);
+    int rc = !in || !doms ? fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"}) : 0;
+    for (int i = 0; rc == 0 && i < nargs; i++) {
+        const char *eq = strchr(args[i], '=');
+        in[i].path = eq ? eq + 1 : args[i];
+        if (eq && !(in[i].domain = doms[i] = strndup(args[i], (size_t)(eq - args[i]))))
+            rc = fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
+        else if (eq && (eq == args[i] || !eq[1]))
+            rc = usage_error("--ranges takes DOMAIN=GOLDEN or GOLDEN");
+        else if (cli_add_input(c, in[i].path))
+            rc = 2;
+    }
+    if (rc == 0 && cli_outputs_ok(c))
+        rc = 2;
+    golden_ranges_opts ro = GOLDEN_RANGES_OPTS_INIT;
+    ro.outlier_threshold = arg.outlier;
+    json_t *doc = NULL;
+    char *text = NULL, *js = NULL;
+    if (rc == 0 && (golden_ranges_compute(in, (size_t)nargs, &ro, &doc, &err) != 0 ||
+                    !(text = golden_ranges_text(doc, &err)) ||
+                    !(js = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(17)))))
+        rc = fail(err.code ? &err : &(golden_error){GOLDEN_ENOMEM, "", "out of memory"});
+    if (rc == 0 && c->json) {
+        golden_outfile *f;
+        if (golden_outfile_open(c->json, force, &f, &err) != 0)
+            rc = fail(&err);
+        else if (fprintf(golden_outfile_stream(f), "%s\n", js) < 0) {
+            golden_outfile_abort(f);
+            rc = fail(&(golden_error){GOLDEN_EIO, "", "write failed"});
+        } else if (golden_outfile_commit(f, &err) != 0)
+            rc = fail(&err);
+    }
+    if (rc == 0 && arg.html && golden_html_ranges_report(doc, arg.html, force, &err) != 0)
+        rc = fail(&err);
+    if (rc == 0 && human)
+        fputs(text, human);
+    for (int i = 0; doms && i < nargs; i++)
+        free(doms[i]);
+    free(doms);
+    free(in);
+    free(text);
+    free(js);
+    json_decref(doc);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    arg.outlier = GOLDEN_RANGES_DEFAULT_OUTLIER;
     cli c;
     the_cli = &c;
     if (cli_init(&c, &spec, argc, argv) != 0)
@@ -459,9 +525,19 @@ int main(int argc, char **argv)
     golden_error err;
     golden_error_clear(&err);
     int rc = -1;
-    int modes = (verify != NULL) + (list != NULL) + (o.out != NULL);
+    int modes = (verify != NULL) + (list != NULL) + (o.out != NULL) + arg.ranges;
     if (modes != 1)
-        rc = usage_error("give exactly one of -o OUT.h5, --verify FILE.h5, --list FILE.h5");
+        rc = usage_error("give exactly one of -o OUT.h5, --verify FILE.h5, --list FILE.h5, "
+                         "--ranges");
+    else if (arg.ranges && (c.junit || c.nargs == 0))
+        rc = usage_error(c.junit ? "--junit does not go with --ranges" : "--ranges needs a GOLDEN");
+    else if ((arg.html || arg.outlier_set) && !arg.ranges)
+        rc = usage_error(arg.html ? "--html goes with --ranges"
+                                  : "--outlier-threshold goes with --ranges");
+    else if (arg.ranges) {
+        human = cli_human(&c);
+        rc = do_ranges(&c, c.args, c.nargs, o.force);
+    }
     else if (c.junit && !verify)
         rc = usage_error("--junit goes with --verify");
     else if ((verify || list) && c.nargs > 0)

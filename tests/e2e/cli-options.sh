@@ -213,7 +213,7 @@ expect_grep dym-swap-line "unknown option '--bootstarp' \(did you mean --bootstr
 expect_exit dym-far 2 dag-check --zzzzzz "$G/redundant-wait.json"
 expect_grep dym-far-none "^dag-check: usage: unknown option '--zzzzzz' \(see dag-check --help\)$" err.txt
 expect_exit dym-subcommand 2 exp-gate summerize .
-expect_grep dym-subcommand-line "unknown subcommand 'summerize' \(summarize, decide or matrix\) \(did you mean summarize\?\)" err.txt
+expect_grep dym-subcommand-line "unknown subcommand 'summerize' \(summarize, decide, matrix or pareto\) \(did you mean summarize\?\)" err.txt
 expect_lines dym-subcommand-one-line 1 err.txt
 # document keys: the graph (both loaders), a policy (golden-diff and manifest-verify alike)
 expect_exit dym-graph-tree 2 dag-check opps.json
