@@ -104,7 +104,7 @@ oom:
 static const char *const experiment_rules[] = {
     "layout", "folder-name", "exp-id", "family", "schema", "required-filled", "one-main-factor",
     "controlled-equal", "manifest-agrees", "artifact-exists", "artifact-hash", "path-escape",
-    "context-limit", "input-matrix", "unknown-case", "rejection-submitted", "stage-order",
+    "context-limit", "input-matrix", "input-minimums", "unknown-case", "rejection-submitted", "stage-order",
     "request-unique", "perf-runs", "summary-follows", "compile-command", "accuracy-agrees",
     "calibration-unique", "calibration-hash", "calibration-tokenizer", "calibration-pii", "tokenizer-hash", "seal",
     NULL};
