@@ -259,7 +259,7 @@ static int read_minimums(mins *m)
     return GOLDEN_OK;
 }
 
-/* A shortfall: an error against the minimum in force; a to-do when only a waiver lowered it. */
+/* A shortfall: an error against the minimum in force; a note when only a waiver lowered it. */
 static int shortfall(mins *m, size_t i, const char *what, long long have)
 {
     const minimum *mn = &MINIMUMS[i];
@@ -271,7 +271,7 @@ static int shortfall(mins *m, size_t i, const char *what, long long have)
                                    "%s: %lld distinct prompt%s (by token hash), minimum %lld%s",
                                    what, have, have == 1 ? "" : "s", m->want[i], src);
     if (have < mn->handbook)
-        return golden_findings_add(c->out, GOLDEN_SEV_TODO, RULE, m->file, 0, 0, "", c->err,
+        return golden_findings_add(c->out, GOLDEN_SEV_NOTE, RULE, m->file, 0, 0, "", c->err,
                                    "%s: %lld distinct prompt%s, under section 5.2's %lld: "
                                    "waived by %s", what, have, have == 1 ? "" : "s", mn->handbook,
                                    m->approver);
@@ -297,7 +297,7 @@ static int check_counts(mins *m)
     }
     vctx *c = m->c;
     if (m->no_tokens &&
-        golden_findings_add(c->out, GOLDEN_SEV_TODO, RULE, m->file, 0, 0, "", c->err,
+        golden_findings_add(c->out, GOLDEN_SEV_NOTE, RULE, m->file, 0, 0, "", c->err,
                             "%zu runnable case%s carr%s no token file in the folder (input): "
                             "counted nowhere", m->no_tokens, m->no_tokens == 1 ? "" : "s",
                             m->no_tokens == 1 ? "ies" : "y"))
@@ -445,7 +445,7 @@ static int check_coverage(mins *m, const jl_state *s)
         rc = m->coverage
             ? golden_findings_add(c->out, GOLDEN_SEV_ERROR, RULE, m->file, 0, 0, "", c->err,
                                   "moe_expert_coverage: %s", msg)
-            : golden_findings_add(c->out, GOLDEN_SEV_TODO, RULE, m->file, 0, 0, "", c->err,
+            : golden_findings_add(c->out, GOLDEN_SEV_NOTE, RULE, m->file, 0, 0, "", c->err,
                                   "moe_expert_coverage: %s; waived by %s", msg, m->approver);
     for (size_t i = 0; i < cv.n; i++)
         free(cv.l[i].hit);
@@ -471,13 +471,13 @@ int exp_input_minimums_rule(jl_state *s, const golden_doc *h, const char *rel)
         rc = check_coverage(&m, s);
     for (size_t i = 0; rc == GOLDEN_OK && i < NMIN; i++) /* the waiver, shown where it acts */
         if (m.lowered[i] &&
-            exp_add_node(m.c, GOLDEN_SEV_TODO, RULE, h, "/input_minimums_waiver",
+            exp_add_node(m.c, GOLDEN_SEV_NOTE, RULE, h, "/input_minimums_waiver",
                          "input_minimums.%s lowered from section 5.2's %lld to %lld by the "
                          "waiver of %s: %s", MINIMUMS[i].key, MINIMUMS[i].handbook, m.want[i],
                          m.approver, m.reason))
             rc = GOLDEN_ERR;
     if (rc == GOLDEN_OK && m.coverage_lowered &&
-        exp_add_node(m.c, GOLDEN_SEV_TODO, RULE, h, "/input_minimums_waiver",
+        exp_add_node(m.c, GOLDEN_SEV_NOTE, RULE, h, "/input_minimums_waiver",
                      "input_minimums.expert_coverage dropped by the waiver of %s: %s",
                      m.approver, m.reason))
         rc = GOLDEN_ERR;

@@ -60,7 +60,8 @@ json_t *golden_verify_report(const char *mode, const char *target, const golden_
         if (!o || json_array_append_new(list, o))
             goto oom;
         if (json_object_set_new(o, "severity",
-                                json_string(g->severity == GOLDEN_SEV_ERROR ? "error" : "todo")) ||
+                                json_string(g->severity == GOLDEN_SEV_ERROR ? "error"
+                                            : g->severity == GOLDEN_SEV_TODO ? "todo" : "note")) ||
             json_object_set_new(o, "rule", json_string(g->rule)) ||
             json_object_set_new(o, "file", jstr(g->file)) ||
             (g->line > 0 && (json_object_set_new(o, "line", json_integer(g->line)) ||
