@@ -100,11 +100,11 @@ static int print_findings(FILE *out, const golden_findings *f)
         char where[1600];
         golden_finding_where(g, where, sizeof where);
         bool err = g->severity == GOLDEN_SEV_ERROR;
+        const char *tag = err ? "" : g->severity == GOLDEN_SEV_TODO ? "todo " : "note ";
         fprintf(out, "%s: %s%s%s%s: %s\n", where, golden_color(color, err ? "red" : "yellow"),
-                err ? "" : "todo ", g->rule, golden_color(color, "reset"), g->message);
+                tag, g->rule, golden_color(color, "reset"), g->message);
         if (more)
-            fprintf(out, "%s: %s%s: ... and %zu more like this\n", g->file, err ? "" : "todo ",
-                    g->rule, more);
+            fprintf(out, "%s: %s%s: ... and %zu more like this\n", g->file, tag, g->rule, more);
     }
     cli_groups_free(&groups);
     return 0;
@@ -260,11 +260,15 @@ int main(int argc, char **argv)
         if (its)
             print_items(out, its);
         bool color = golden_use_color(out);
-        fprintf(out, "%s%s%s: %s: %zu document%s, %zu file%s hashed, %zu error%s, %zu to-do%s%s\n",
+        size_t notes = f.count - f.errors - f.todos;
+        char nb[64] = "";
+        if (notes)
+            snprintf(nb, sizeof nb, ", %zu note%s", notes, notes == 1 ? "" : "s");
+        fprintf(out, "%s%s%s: %s: %zu document%s, %zu file%s hashed, %zu error%s, %zu to-do%s%s%s\n",
                 golden_color(color, failed ? "red" : "green"), failed ? "FAIL" : "PASS",
                 golden_color(color, "reset"), target, f.documents, f.documents == 1 ? "" : "s",
                 f.files_hashed, f.files_hashed == 1 ? "" : "s", f.errors, f.errors == 1 ? "" : "s",
-                f.todos, f.todos == 1 ? "" : "s",
+                f.todos, f.todos == 1 ? "" : "s", nb,
                 f.sealed ? "; sealed (SHA256SUMS written)" : opts.seal ? "; not sealed" : "");
     }
     golden_findings_free(&f);

@@ -41,7 +41,7 @@ static struct {
 } mm;
 
 static struct {
-    const char *hypothesis, *prompts, *out;
+    const char *hypothesis, *prompts, *out, *texts, *tokenizer;
     uint64_t seed;
     int64_t max_len, random, repeated, decode_steps, near_ties;
     double margin;
@@ -111,6 +111,10 @@ static const cli_opt matrix_options[] = {
                    CLI_INPUT, &mx.hypothesis),
     CLI_OPT_STRING(0, 0, "prompts", "FILE", "fixed prompts (JSON lines) added to the matrix",
                    CLI_INPUT, &mx.prompts),
+    CLI_OPT_STRING(0, 0, "texts", "FILE", "labelled texts (JSON lines {\"domain\", \"text\"}) added "
+                   "to the matrix (needs --tokenizer)", CLI_INPUT, &mx.texts),
+    CLI_OPT_STRING(0, 0, "tokenizer", "FILE", "the tokenizer.json that encodes --texts", CLI_INPUT,
+                   &mx.tokenizer),
     CLI_OPT_STRING(0, 'o', "output", "MANIFEST", "the manifest to write (required)", CLI_OUTPUT,
                    &mx.out),
     CLI_OPT_UINT(0, 0, "seed", "S", "generator seed (default 0)", &mx.seed, 0, UINT64_MAX),
@@ -244,7 +248,8 @@ static const cli_spec make_model_spec = {
 
 static const cli_spec matrix_spec = {
     .name = TOOL,
-    .synopsis = "matrix --model DIR [--hypothesis FILE] [--prompts FILE] [OPTIONS] -o MANIFEST",
+    .synopsis = "matrix --model DIR [--hypothesis FILE] [--prompts FILE] [--texts FILE --tokenizer "
+                "FILE] [OPTIONS] -o MANIFEST",
     .about = "Generates the input matrix (calculet-input-manifest/v1) for the model's limits:\n"
              "random and repeated prompts per length, rejection cases, expert coverage and\n"
              "near ties.",
@@ -457,16 +462,18 @@ static int cmd_matrix(const args *a)
 {
     if (!a->out)
         return cli_usage(a->c, "matrix needs -o MANIFEST");
+    if (!mx.texts != !mx.tokenizer)
+        return cli_usage(a->c, "--texts and --tokenizer go together");
     golden_error err;
     golden_error_clear(&err);
     golden_backend *b = NULL;
     int rc = load_backend(a, &b);
     if (rc)
         return rc;
-    golden_replay_matrix_opts mo = {2, b, a->hypothesis, a->prompts, a->out, a->useed,
+    golden_replay_matrix_opts mo = {3, b, a->hypothesis, a->prompts, a->out, a->useed,
                                     (int)a->max_len, (int)a->random, (int)a->repeated,
                                     (int)a->decode_steps, a->margin, (int)a->near_ties,
-                                    a->c->force};
+                                    a->c->force, mx.texts, mx.tokenizer};
     golden_replay_matrix_result res;
     rc = golden_replay_matrix(&mo, &res, &err);
     golden_backend_close(b);
@@ -477,6 +484,9 @@ static int cmd_matrix(const args *a)
         fprintf(out, "%zu cases (%zu rejection, %zu expert coverage, %zu near-tie); every expert "
                 "hit: %s\n", res.cases, res.rejections, res.coverage_cases, res.near_ties,
                 res.experts_covered ? "yes" : "no");
+    if (out && mx.texts)
+        fprintf(out, "%zu labelled text%s from %s, one case each per output length\n", res.texts,
+                res.texts == 1 ? "" : "s", mx.texts);
     return 0;
 }
 

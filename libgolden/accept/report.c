@@ -20,7 +20,8 @@ static json_t *findings_json(const golden_findings *f)
         char where[1600];
         golden_finding_where(g, where, sizeof where);
         json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "severity",
-                              g->severity == GOLDEN_SEV_ERROR ? "error" : "todo", "rule", g->rule,
+                              g->severity == GOLDEN_SEV_ERROR  ? "error"
+                              : g->severity == GOLDEN_SEV_TODO ? "todo" : "note", "rule", g->rule,
                               "where", where, "message", g->message);
         if (!o || json_array_append_new(a, o) != 0) {
             json_decref(a);

@@ -12,8 +12,10 @@
 
 void exp_jl_state_free(jl_state *s)
 {
-    for (size_t i = 0; i < s->ncases; i++)
+    for (size_t i = 0; i < s->ncases; i++) {
         free(s->cases[i].id);
+        free(s->cases[i].input);
+    }
     free(s->cases);
     lg_strmap_free(&s->case_index);
     for (size_t i = 0; i < s->nsamples; i++)
@@ -117,7 +119,8 @@ static int check_lines(exp_run *r)
     if (exp_folder_jsonl(c, &r->sc, "golden/input-manifest.jsonl", "calculet-input-manifest/v1",
                          exp_input_line, &r->in, &seen) != 0)
         return GOLDEN_ERR;
-    if (seen && exp_input_matrix_rules(&r->in, r->h, "golden/input-manifest.jsonl") != 0)
+    if (seen && (exp_input_matrix_rules(&r->in, r->h, "golden/input-manifest.jsonl") != 0 ||
+                 exp_input_minimums_rule(&r->in, r->h, "golden/input-manifest.jsonl") != 0))
         return GOLDEN_ERR;
     r->req.inputs = seen ? &r->in : NULL;
     if (exp_perf_tally_setup(&r->req, r->sum) != 0 ||

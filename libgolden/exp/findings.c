@@ -38,7 +38,7 @@ int exp_findings_vadd(golden_findings *f, golden_severity sev, const char *rule,
     vsnprintf(g->message, sizeof g->message, fmt, ap);
     if (sev == GOLDEN_SEV_ERROR)
         f->errors++;
-    else
+    else if (sev == GOLDEN_SEV_TODO)
         f->todos++;
     return GOLDEN_OK;
 }

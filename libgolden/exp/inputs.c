@@ -60,7 +60,16 @@ int exp_input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
     ic->prompt = p;
     ic->past = past;
     ic->output = o;
+    ic->dataset = exp_dataset_index(exp_sget(r, "dataset"));
+    ic->input = NULL;
     s->ncases++;
+    const char *ip = json_string_value(exp_ptr_get(r, "/input/path"));
+    if (ip) { /* token files are relative to the manifest's folder, golden/ */
+        size_t n = strlen(ip) + sizeof "golden/";
+        if (!(ic->input = malloc(n)))
+            return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        snprintf(ic->input, n, "golden/%s", ip);
+    }
     /* the id's first line answers lookups; a repeat is reported where it stands */
     uint64_t first;
     int put = lg_strmap_put(&s->case_index, ic->id, strlen(ic->id), s->ncases - 1, &first);

@@ -79,7 +79,10 @@ typedef struct {
     bool rejection;
     bool decode;
     long long prompt, past, output;
+    int dataset;        /* index into exp_datasets, -1 when no section 5.2 set */
+    char *input;        /* the token file, folder-relative ("golden/inputs/..."), or NULL */
 } input_case;
+
 
 /* What one JSON Lines file's pass keeps (one per file: inputs, requests, faults, calibration). */
 typedef struct jl_state jl_state;
@@ -185,6 +188,11 @@ int exp_rules_manifest_pair(vctx *c, const golden_doc *h, const golden_doc *b,
 int exp_input_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err);
 const input_case *exp_find_case(const jl_state *s, const char *id);
 int exp_input_matrix_rules(jl_state *s, const golden_doc *h, const char *rel);
+/* minimums.c: section 5.2's sets in the schema's order, NULL-terminated. */
+extern const char *const exp_datasets[];
+int exp_dataset_index(const char *name);
+/* Rule input-minimums, after the input manifest's pass. */
+int exp_input_minimums_rule(jl_state *s, const golden_doc *h, const char *rel);
 int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err);
 int exp_perf_tally_setup(jl_state *s, const golden_doc *sum);
 int exp_perf_rules(jl_state *s, const golden_doc *sum);

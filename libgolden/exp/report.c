@@ -60,7 +60,8 @@ json_t *golden_findings_report(const char *mode, const char *target, const golde
         if (!o || json_array_append_new(list, o))
             goto oom;
         if (json_object_set_new(o, "severity",
-                                json_string(g->severity == GOLDEN_SEV_ERROR ? "error" : "todo")) ||
+                                json_string(g->severity == GOLDEN_SEV_ERROR ? "error"
+                                            : g->severity == GOLDEN_SEV_TODO ? "todo" : "note")) ||
             json_object_set_new(o, "rule", json_string(g->rule)) ||
             json_object_set_new(o, "file", jstr(g->file)) ||
             (g->line > 0 && (json_object_set_new(o, "line", json_integer(g->line)) ||
@@ -104,7 +105,7 @@ oom:
 static const char *const experiment_rules[] = {
     "layout", "folder-name", "exp-id", "family", "schema", "required-filled", "one-main-factor",
     "controlled-equal", "manifest-agrees", "artifact-exists", "artifact-hash", "path-escape",
-    "context-limit", "input-matrix", "unknown-case", "rejection-submitted", "stage-order",
+    "context-limit", "input-matrix", "input-minimums", "unknown-case", "rejection-submitted", "stage-order",
     "request-unique", "perf-runs", "summary-follows", "compile-command", "accuracy-agrees",
     "calibration-unique", "calibration-hash", "calibration-tokenizer", "calibration-pii", "tokenizer-hash", "seal",
     NULL};

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "golden/hash.h"
 #include "golden/replay_run.h"
 #include "golden/report.h"
+#include "golden/tokenizer.h"
 
 /* Section 5.1's boundaries. */
 static const int64_t PREFILL_LENS[] = {1, 2, 15, 16, 17, 31, 32, 33, 127, 128, 129, 511, 512,
@@ -229,6 +231,96 @@ static int fixed_prompts(mx *m, const lens *outs, golden_error *err)
     return golden_doc_each_jsonl(m->o->prompts, prompt_line, &pc, err) != 0 ? -1 : 0;
 }
 
+/* Labelled texts (--texts): one JSON object a line, {"domain": D, "text": T}, D one of the
+ * section 5.2 sets that come from text; T encoded with the tokenizer, each id checked against
+ * the model's vocabulary; one case per output length, its dataset the domain. */
+static const char *const TEXT_DOMAINS[] = {"fixed_prompt", "multilingual", "code", "numeric", NULL};
+
+typedef struct {
+    mx *m;
+    const lens *outs;
+    golden_tokenizer *tok;
+    int k[4]; /* texts so far per domain */
+} text_ctx;
+
+static int text_line(void *ctx, golden_doc *d, size_t lno, golden_error *err)
+{
+    text_ctx *tc = ctx;
+    mx *m = tc->m;
+    const json_t *o = golden_doc_root(d);
+    char where[1200];
+    golden_doc_where(d, o, where, sizeof where);
+    if (!json_is_object(o))
+        return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                "line %zu is not an object {\"domain\": ..., \"text\": ...}", lno);
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)o, key, v) {
+        if (strcmp(key, "domain") != 0 && strcmp(key, "text") != 0) {
+            golden_doc_where(d, v, where, sizeof where);
+            return golden_fail_what(err, GOLDEN_EINVAL, where,
+                                    "line %zu: unknown key '%s' (domain and text only)", lno, key);
+        }
+    }
+    json_t *dv = json_object_get(o, "domain"), *tv = json_object_get(o, "text");
+    int di = -1;
+    for (int i = 0; dv && json_is_string(dv) && TEXT_DOMAINS[i]; i++)
+        if (strcmp(json_string_value(dv), TEXT_DOMAINS[i]) == 0)
+            di = i;
+    if (di < 0) {
+        golden_doc_where(d, dv ? dv : o, where, sizeof where);
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "line %zu: domain must be one of "
+                                "fixed_prompt, multilingual, code, numeric", lno);
+    }
+    if (!json_is_string(tv) || json_string_length(tv) == 0) {
+        golden_doc_where(d, tv ? tv : o, where, sizeof where);
+        return golden_fail_what(err, GOLDEN_EINVAL, where, "line %zu: text must be a non-empty "
+                                "string", lno);
+    }
+    int32_t *ids = NULL;
+    size_t n = 0;
+    int rc = golden_tokenizer_encode(tc->tok, json_string_value(tv), json_string_length(tv), &ids,
+                                     &n, err);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (ids[i] < 0 || ids[i] >= m->info->vocab_size) {
+            golden_doc_where(d, tv, where, sizeof where);
+            rc = golden_fail_what(err, GOLDEN_EINVAL, where, "line %zu: token %d is not an id of "
+                                  "the model (vocabulary %d): the tokenizer is not the model's",
+                                  lno, ids[i], m->info->vocab_size);
+        }
+    if (rc == 0 && n == 0)
+        rc = golden_fail_what(err, GOLDEN_EINVAL, where, "line %zu: the text encodes to no token", lno);
+    if (rc == 0)
+        rc = reserve(m, n, err);
+    if (rc == 0)
+        memcpy(m->buf, ids, n * sizeof *ids);
+    free(ids);
+    for (size_t j = 0; rc == 0 && j < tc->outs->n; j++) {
+        char id[200];
+        int64_t out = tc->outs->v[j] ? tc->outs->v[j] : 1;
+        snprintf(id, sizeof id, "%s-%04d-o%lld", TEXT_DOMAINS[di], tc->k[di], (long long)out);
+        rc = emit(m, id, TEXT_DOMAINS[di], false, (int64_t)n, 0, out, m->buf, err);
+    }
+    if (rc == 0) {
+        tc->k[di]++;
+        m->res->texts++;
+    }
+    return rc ? -1 : 0;
+}
+
+static int text_sets(mx *m, const lens *outs, golden_error *err)
+{
+    text_ctx tc = {m, outs, NULL, {0, 0, 0, 0}};
+    golden_tokenizer_opts to = GOLDEN_TOKENIZER_OPTS_INIT;
+    if (golden_tokenizer_load(m->o->tokenizer, &to, &tc.tok, err) != 0)
+        return -1;
+    int rc = golden_doc_each_jsonl(m->o->texts, text_line, &tc, err) != 0 ? -1 : 0;
+    if (rc == 0 && tc.k[0] + tc.k[1] + tc.k[2] + tc.k[3] == 0)
+        rc = golden_fail_what(err, GOLDEN_EINVAL, m->o->texts, "no text in the file");
+    golden_tokenizer_free(tc.tok);
+    return rc;
+}
+
 /* Router taps during coverage search: which expert of which layer was hit. */
 typedef struct {
     unsigned char *hit; /* [layers][experts] */
@@ -394,6 +486,13 @@ static int matrix_body(mx *m, golden_error *err)
             rc = content_sets(m, true, past.v[i], steps, err);
     if (rc == 0 && o->prompts)
         rc = fixed_prompts(m, &outs, err);
+    if (rc == 0 && o->version >= 3 && (o->texts || o->tokenizer)) {
+        if (!o->texts || !o->tokenizer)
+            rc = golden_fail_what(err, GOLDEN_EINVAL, o->texts ? o->texts : o->tokenizer,
+                                  "labelled texts need both the texts file and the tokenizer");
+        else
+            rc = text_sets(m, &outs, err);
+    }
     if (rc == 0)
         rc = coverage(m, err);
     if (rc == 0)
@@ -407,7 +506,7 @@ static int matrix_body(mx *m, golden_error *err)
 int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matrix_result *res,
                          golden_error *err)
 {
-    memset(res, 0, sizeof *res);
+    memset(res, 0, o->version >= 3 ? sizeof *res : offsetof(golden_replay_matrix_result, texts));
     mx m = {o, golden_backend_get_info(o->backend), NULL, NULL, res, NULL, 0, o->seed, 0, NULL, 0, 0};
     m.limit = m.info->context_limit;
     char *copy = strdup(o->out);

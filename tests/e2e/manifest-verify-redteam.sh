@@ -89,9 +89,9 @@ d=$(fresh input-missing)
 sed -i "1s|\"rejection\":false|\"rejection\":false,\"input\":{\"path\":\"inputs/p1.bin\",\"sha256\":\"$(printf '%064d' 3)\"}|" "$d/golden/input-manifest.jsonl"
 broken "input file missing" artifact-exists "$d"
 expect_grep "names the input path" "input-manifest.jsonl:1:[0-9]+: artifact-exists: 'golden/inputs/p1.bin' does not exist" out.txt
-mkdir -p "$d/golden/inputs"; printf 'tokens' > "$d/golden/inputs/p1.bin"
+mkdir -p "$d/golden/inputs"; printf '[1,2,3]' > "$d/golden/inputs/p1.bin"
 broken "input file with a wrong hash" artifact-hash "$d"
-good=$(printf 'tokens' | sha256sum | cut -c1-64)
+good=$(printf '[1,2,3]' | sha256sum | cut -c1-64)
 sed -i "s/$(printf '%064d' 3)/$good/" "$d/golden/input-manifest.jsonl"
 manifest-verify "$(fresh plain)" > plain.txt 2>&1
 n=$(sed -n 's/.* \([0-9]*\) files hashed.*/\1/p' plain.txt)

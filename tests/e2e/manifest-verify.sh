@@ -21,6 +21,9 @@ broken() {
 # --- the shipped example passes, sealed as shipped
 expect_exit "example passes" 0 manifest-verify "$EX"
 expect_grep "example summary says PASS" "^PASS: .*0 errors, 0 to-dos" out.txt
+# its input_minimums_waiver is shown as notes (rule input-minimums), which neither fail nor wait
+expect_grep "example shows its input-minimums waiver" \
+    "hypothesis.yaml:[0-9]+:[0-9]+: note input-minimums: input_minimums.fixed_prompt lowered from section 5.2's 100 to 0 by the waiver of libgolden maintainers" out.txt
 expect_grep "example is hashed" "[1-9][0-9]* files hashed" out.txt
 d=$(fresh plain)
 expect_exit "unsealed copy passes" 0 manifest-verify "$d"

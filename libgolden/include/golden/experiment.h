@@ -14,9 +14,10 @@
 /* Documents loaded whole (not JSON Lines) larger than this are refused, so memory stays bounded. */
 #define GOLDEN_MAX_DOCUMENT_BYTES (64u * 1024u * 1024u)
 
-typedef enum { GOLDEN_SEV_ERROR, GOLDEN_SEV_TODO } golden_severity;
+typedef enum { GOLDEN_SEV_ERROR, GOLDEN_SEV_TODO, GOLDEN_SEV_NOTE } golden_severity;
 
-/* One finding: a rule that failed (error) or a placeholder still to fill (todo). */
+/* One finding: a rule that failed (error), a placeholder still to fill (todo), or a note that
+ * is shown but neither fails nor waits (a recorded waiver and what it covers). */
 typedef struct {
     golden_severity severity;
     char rule[40];      /* e.g. "one-main-factor"; see docs/manifest-verify.md */

@@ -35,7 +35,8 @@ GOLDEN_API void golden_replay_cases_free(golden_replay_case *cases, size_t n);
 
 /* ---- the matrix ---- */
 typedef struct {
-    unsigned version;          /* 1, or 2: random/repeated_per_len 0 means none, < 0 the default */
+    unsigned version;          /* 1, or 2: random/repeated_per_len 0 means none, < 0 the default;
+                                * 3: texts and tokenizer */
     golden_backend *backend;   /* runs the reference for expert coverage and near-ties */
     const char *hypothesis;    /* NULL = section 5.1's lengths */
     const char *prompts;       /* NULL or a file of token-id lists (one JSON array a line) */
@@ -48,11 +49,19 @@ typedef struct {
     double near_tie_margin;    /* top-2 margin below which a step is a near tie (0 = 1e-3) */
     int near_tie_steps;        /* 0 = no near-tie search */
     bool force;
+    /* version 3 on (read only when version >= 3): labelled texts, JSON Lines of
+     * {"domain": "fixed_prompt"|"multilingual"|"code"|"numeric", "text": "..."}, encoded with
+     * the tokenizer file (both or neither); each text becomes one case per output length whose
+     * dataset is its domain (docs/npu-replay.md). */
+    const char *texts;
+    const char *tokenizer;
 } golden_replay_matrix_opts;
 
 typedef struct {
     size_t cases, rejections, coverage_cases, near_ties;
     bool experts_covered;      /* every expert of every layer hit by the coverage set */
+    size_t texts;              /* labelled texts read: written only for an options version >= 3
+                                * (an older caller's smaller struct is never written past) */
 } golden_replay_matrix_result;
 
 GOLDEN_API int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matrix_result *res,
