@@ -31,6 +31,10 @@ static golden_doc *side_doc(const char *dir, gate_inputs *in, const json_t *ref,
 {
     const char *rel = json_string_value(json_object_get(ref, "path"));
     const char *want = json_string_value(json_object_get(ref, "sha256"));
+    if (!rel) {
+        miss(in, "perplexity.%s names no score file", side);
+        return NULL;
+    }
     char *p = gate_path(dir, rel);
     golden_doc *d = NULL;
     char got[65];

@@ -91,6 +91,11 @@ static int score_case(scorer *s, const golden_replay_case *k, double *sum, char 
     size_t n = k->n_ids;
     *sum = 0;
     why[0] = 0;
+    for (size_t p = 0; p < n; p++) /* every id, the first too: the backend reads them all */
+        if (k->ids[p] >= s->info->vocab_size)
+            return golden_fail_what(err, GOLDEN_EINVAL, k->case_id, "token %ld at position %zu "
+                                    "is outside the vocabulary of %d", (long)k->ids[p], p,
+                                    s->info->vocab_size);
     if (golden_backend_reset(b, 0, err))
         return GOLDEN_ERR;
     if (golden_backend_abi(b) < 2) { /* version 1: one position at a time, decode by decode */
@@ -212,7 +217,9 @@ static int score_all(scorer *s, golden_replay_case *ks, size_t nk, json_t *cases
         double sum;
         char why[400];
         if (score_case(s, k, &sum, why, sizeof why, err))
-            return GOLDEN_ERR;
+            return s->o->stop && *s->o->stop /* the host was killed for it: not its fault */
+                       ? golden_fail_what(err, GOLDEN_EIO, k->case_id, "interrupted")
+                       : GOLDEN_ERR;
         size_t j = 0;
         while (j < *nd && strcmp(d[j].name, k->dataset) != 0)
             j++;

@@ -101,6 +101,21 @@ expect_absent "nothing selected: no output" z.json
 expect_grep "nothing selected: says so" 'no case to score' err.txt
 expect_exit "bad side: exit 2" 2 $SC --backend "$PLUGIN" --manifest small.jsonl --side both -o z.json
 expect_exit "existing output without --force: exit 2" 2 $SC --backend "$PLUGIN" --manifest small.jsonl --side baseline -o p.json
+# a token outside the vocabulary (the plug-in's is 64): could not score, naming case and position
+sed 's/"fix-b"/"fix-b"/' small.jsonl > oov.jsonl
+$PYTHON - <<'PY'
+import json, hashlib
+ls = [json.loads(l) for l in open("oov.jsonl")]
+for l in ls:
+    if l["case_id"] == "fix-a":
+        p = l["input"]["path"] = "small-in/fix-a-oov.json"
+        ids = json.load(open("small-in/fix-a.json")); ids[4] = 64
+        open(p, "w").write(json.dumps(ids)); l["input"]["sha256"] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+open("oov.jsonl", "w").write("".join(json.dumps(l) + "\n" for l in ls))
+PY
+expect_exit "token outside the vocabulary: exit 2" 2 $SC --backend "$PLUGIN" --manifest oov.jsonl --side baseline -o oov.json
+expect_grep "token outside the vocabulary: names case and position" '^npu-replay: fix-a: token 64 at position 4 is outside the vocabulary of 64$' err.txt
+expect_absent "token outside the vocabulary: no output" oov.json
 
 # ---- the cpu backend (version 2, chunks of 256 kept positions) in f32 and bf16 against numpy
 # over the goldens `run` writes for every prefix (the logits of its last position)
@@ -185,6 +200,7 @@ rc=$(decide "$d")
 [ "$rc" = 1 ] && ok "bound met: the example's own decision (exit 1)" || notok "bound met: exit 1" "exit $rc: $(cat err.txt)"
 expect_grep "bound met: not rejected" '"decision": "no_merge"' "$d/decision.json"
 expect_grep "bound met: correctness inputs carry each dataset's recomputed perplexity" "\"dataset\": \"$wds\"" "$d/decision.json"
+expect_grep "bound met: decision.md shows the recomputed table" "^\| $(echo "$wds" | sed 's/_/.{1,2}/g') \| [0-9]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| \+[0-9.]+ % \|$" "$d/decision.md"
 
 d=$(exp over "$below" '')
 decide "$d" > /dev/null
