@@ -41,7 +41,7 @@ int golden_score_nll(const float *row, int vocab, int32_t target, double *nll, c
     double s = 0;
     for (int i = 0; i < vocab; i++)
         s += exp((double)row[i] - m); /* exp(-inf) = 0: a masked entry adds nothing */
-    *nll = m + log(s) - (double)row[target];
+    *nll = m + log(s) - (double)row[target]; /* finite: f32 logits are at most 2^129 apart */
     return 0;
 }
 

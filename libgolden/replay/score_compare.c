@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "golden/report.h"
 #include "golden/schema.h"
 #include "golden/score.h"
 #include "util/strmap.h"
@@ -138,9 +139,9 @@ static json_t *compared(const ds_sum *s)
     double b = exp(s->nll[0] / (double)s->tokens), c = exp(s->nll[1] / (double)s->tokens);
     return json_pack("{s:s,s:I,s:I,s:o,s:o,s:o,s:I,s:I}", "dataset", s->name, "cases",
                      (json_int_t)s->cases, "scored_tokens", (json_int_t)s->tokens, "baseline",
-                     num ? json_real(b) : json_null(), "candidate",
-                     num ? json_real(c) : json_null(), "regression_pct",
-                     num ? json_real(100.0 * (c - b) / b) : json_null(), "baseline_findings",
+                     num ? golden_json_real(b) : json_null(), "candidate",
+                     num ? golden_json_real(c) : json_null(), "regression_pct",
+                     num ? golden_json_real(100.0 * (c - b) / b) : json_null(), "baseline_findings",
                      (json_int_t)s->findings[0], "candidate_findings",
                      (json_int_t)s->findings[1]);
 }
