@@ -19,6 +19,7 @@
 #include "golden/replay.h"
 #include "golden/replay_run.h"
 #include "golden/report.h"
+#include "golden/score.h"
 #include "golden/soak.h"
 
 #define TOOL "npu-replay"
@@ -73,6 +74,11 @@ static struct {
     int64_t concurrency;
     uint64_t seed;
 } sk = {.side = "candidate", .concurrency = 2, .jitter = 200e-6};
+
+static struct {
+    const char *manifest, *side, *out, *baseline;
+    cli_list cases;
+} sc;
 
 /* The rows matrix, run and conform share (a macro: each table is one array). */
 #define BACKEND_ROWS                                                                           \
@@ -214,6 +220,22 @@ static const cli_opt soak_options[] = {
     CLI_END,
 };
 
+static const cli_opt score_options[] = {
+    BACKEND_ROWS,
+    CLI_OPT_STRING(0, 0, "manifest", "FILE", "the input manifest (required)", CLI_INPUT,
+                   &sc.manifest),
+    CLI_OPT_STRING(0, 0, "side", "baseline|candidate", "which side this score is (required)", 0,
+                   &sc.side),
+    CLI_OPT_LIST(0, 0, "cases", "GLOB", "score only matching case ids (repeatable)", 0, &sc.cases,
+                 false, NULL),
+    CLI_OPT_STRING(0, 0, "baseline", "SCORE.json", "a baseline's calculet-score/v1: print each\n"
+                   "dataset's perplexity change against it (shown, not judged)", CLI_INPUT,
+                   &sc.baseline),
+    CLI_OPT_STRING(0, 'o', "output", "FILE", "the calculet-score/v1 document (required)",
+                   CLI_OUTPUT, &sc.out),
+    CLI_END,
+};
+
 static const cli_opt no_options[] = {CLI_END};
 
 static const cli_opt profile_options[] = {
@@ -227,11 +249,11 @@ static const cli_opt profile_options[] = {
 
 static const cli_spec top_spec = {
     .name = TOOL,
-    .synopsis = "make-model|matrix|run|conform|soak|profile [OPTIONS] ...",
+    .synopsis = "make-model|matrix|run|conform|soak|score|profile [OPTIONS] ...",
     .about = "Drives an inference runtime (the built-in cpu reference or a plug-in .so) through\n"
              "the input matrix, captures goldens and raw timings, checks a backend's\n"
              "conformance and profiles router taps. `npu-replay COMMAND --help` describes one\n"
-             "command: make-model, matrix, run, conform, soak, profile.",
+             "command: make-model, matrix, run, conform, soak, score, profile.",
     .opts = no_options,
     .exit_status = "0 done, 1 a verdict failed (see the command), 2 could not run.",
 };
@@ -296,6 +318,19 @@ static const cli_spec soak_spec = {
     .junit_help = "not written by soak (refused)",
     .exit_status = "0 no mismatch and no fault for the whole duration, 1 a mismatch or a\n"
                    "fault, 2 could not soak (bad usage, a failing clean run).",
+};
+
+static const cli_spec score_spec = {
+    .name = TOOL,
+    .synopsis = "score --model DIR --manifest M --side SIDE -o SCORE.json [OPTIONS]",
+    .about = "Teacher-forced scoring (handbook section 6, task-level metric): the negative\n"
+             "log-likelihood of each case's given tokens and its perplexity, per case and per\n"
+             "dataset (calculet-score/v1).",
+    .opts = score_options,
+    .json_help = "not written by score: its output is -o (refused)",
+    .junit_help = "not written by score (refused)",
+    .exit_status = "0 scored, 1 a case's logits gave no number (NaN, +Inf, the given token at\n"
+                   "-inf: a finding), 2 could not score (bad usage, bad manifest, backend error).",
 };
 
 static const cli_spec profile_spec = {
@@ -695,6 +730,84 @@ static int cmd_soak(const args *a)
     return rc;
 }
 
+/* score's table: each dataset's perplexity, and with --baseline (cmp) its change against it. */
+static void print_score(FILE *out, const json_t *doc, const json_t *cmp)
+{
+    fprintf(out, "%-22s %6s %8s %14s", "DATASET", "CASES", "TOKENS", "PERPLEXITY");
+    if (cmp)
+        fprintf(out, " %14s %10s", "BASELINE", "CHANGE");
+    fputc('\n', out);
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(doc, "datasets"), i, d) {
+        json_t *p = json_object_get(d, "perplexity"), *c = NULL, *e;
+        const char *name = json_string_value(json_object_get(d, "dataset"));
+        size_t j;
+        json_array_foreach(cmp, j, e)
+            if (strcmp(json_string_value(json_object_get(e, "dataset")), name) == 0)
+                c = e;
+        fprintf(out, "%-22s %6lld %8lld ", name,
+                (long long)json_integer_value(json_object_get(d, "cases")),
+                (long long)json_integer_value(json_object_get(d, "scored_tokens")));
+        if (json_is_number(p))
+            fprintf(out, "%14.6g", json_number_value(p));
+        else
+            fprintf(out, "%14s", "NO NUMBER");
+        json_t *bp = json_object_get(c, "baseline"), *rp = json_object_get(c, "regression_pct");
+        if (cmp && json_is_number(bp))
+            fprintf(out, " %14.6g %+9.3f%%", json_number_value(bp), json_number_value(rp));
+        else if (cmp)
+            fprintf(out, " %14s %10s", "-", "-");
+        fputc('\n', out);
+    }
+    size_t f = (size_t)json_integer_value(json_object_get(doc, "findings"));
+    if (f)
+        fprintf(out, "%zu case(s) whose logits gave no number (see their \"finding\")\n", f);
+}
+
+static int cmd_score(const args *a)
+{
+    if (!sc.manifest || !sc.side || !sc.out)
+        return cli_usage(a->c, "score needs --manifest, --side and -o");
+    if (strcmp(sc.side, "baseline") != 0 && strcmp(sc.side, "candidate") != 0)
+        return cli_usage(a->c, "--side takes baseline or candidate");
+    golden_error err;
+    golden_error_clear(&err);
+    golden_backend *b = NULL;
+    install_stop_handler();
+    int rc = load_backend(a, &b);
+    if (rc)
+        return rc;
+    golden_score_opts so = GOLDEN_SCORE_OPTS_INIT;
+    so.backend = b;
+    so.manifest = sc.manifest;
+    so.side = sc.side;
+    so.n_globs = sc.cases.n;
+    so.globs = sc.cases.v;
+    so.stop = &stop_flag;
+    json_t *doc = NULL;
+    size_t findings = 0;
+    rc = golden_score_run(&so, &doc, &findings, &err);
+    golden_backend_close(b);
+    if (rc)
+        return fail(a, &err);
+    /* the comparison first: a baseline that cannot be compared leaves no output behind */
+    json_t *cmp = NULL;
+    golden_doc *base = NULL;
+    if (sc.baseline && (golden_score_load(sc.baseline, &base, &err) ||
+                        golden_score_compare(golden_doc_root(base), doc, &cmp, &err)))
+        rc = fail(a, &err);
+    golden_doc_free(base);
+    if (rc == 0 && golden_json_write(sc.out, doc, a->c->force, &err))
+        rc = fail(a, &err);
+    FILE *out = cli_human(a->c);
+    if (rc == 0 && out)
+        print_score(out, doc, cmp);
+    json_decref(cmp);
+    json_decref(doc);
+    return rc ? rc : findings ? 1 : 0;
+}
+
 static void print_profile(FILE *out, const golden_profile *p)
 {
     fprintf(out, "%s\nlayer experts  k  tokens  empty small max/mean tok/expert  mass(mean/min)   "
@@ -791,6 +904,7 @@ static const command commands[] = {
     {"run", &run_spec, cmd_run, true, false},
     {"conform", &conform_spec, cmd_conform, true, true},
     {"soak", &soak_spec, cmd_soak, true, false},
+    {"score", &score_spec, cmd_score, true, false},
     {"profile", &profile_spec, cmd_profile, false, true},
 };
 
@@ -958,10 +1072,12 @@ static int check_common(const command *cmd, args *a)
     if ((a->model && register_model(c, a->model)) ||
         (a->manifest && register_manifest(c, a->manifest)) ||
         (cmd->spec == &soak_spec && sk.manifest && register_manifest(c, sk.manifest)) ||
+        (cmd->spec == &score_spec && sc.manifest && register_manifest(c, sc.manifest)) ||
         (a->backend && strcmp(a->backend, "cpu") != 0 && add_input(c, a->backend)) ||
         register_experiment(c, a->manifest) || register_experiment(c, a->hypothesis) ||
         register_experiment(c, a->prompts) || register_experiment(c, a->placement) ||
-        (cmd->spec == &soak_spec && register_experiment(c, sk.manifest)))
+        (cmd->spec == &soak_spec && register_experiment(c, sk.manifest)) ||
+        (cmd->spec == &score_spec && register_experiment(c, sc.manifest)))
         return 2;
     static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -1066,7 +1182,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) == 0)
             cmd = &commands[i];
     if (!cmd)
-        return cli_top_level(&top_spec, argc, argv, "make-model, matrix, run, conform, soak or profile");
+        return cli_top_level(&top_spec, argc, argv, "make-model, matrix, run, conform, soak, score or profile");
     int rc = run_command(cmd, argc - 1, argv + 1);
     for (size_t i = 0; i < n_owned; i++)
         free(owned[i]);

@@ -133,7 +133,8 @@ static void rule_correctness(ev *e)
                   json_object_set_new(inputs, "accuracy_numbers_failing",
                                       json_integer((json_int_t)in->accuracy_contradictions)) ||
                   json_object_set_new(inputs, "candidate_faults_correctness",
-                                      json_integer((json_int_t)in->candidate_faults_correctness));
+                                      json_integer((json_int_t)in->candidate_faults_correctness)) ||
+                  (in->perplexity && json_object_set(inputs, "perplexity", in->perplexity));
     if (!in->accuracy_pass)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "accuracy/result.json says fail");

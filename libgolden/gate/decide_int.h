@@ -17,6 +17,7 @@ typedef struct {
     bool accuracy_pass;
     size_t accuracy_contradictions; /* numbers of accuracy/result.json that miss their bound */
     char accuracy_first[400];
+    json_t *perplexity; /* per dataset, recomputed from the score files (perplexity.c) or NULL */
     long long near_tie_flips;
     size_t reports, reports_failed;
     char first_failed_report[512];
@@ -52,6 +53,9 @@ int gate_inputs_read(const char *dir, gate_inputs *in, golden_error *err);
 /* The soak result at given (NULL: DIR/stability/soak.json when it exists) into in (after
  * gate_inputs_read): -1 with err for a malformed, foreign or mismatched one. */
 int gate_soak_read(const char *dir, const char *given, gate_inputs *in, golden_error *err);
+/* accuracy/result.json's perplexity against the score files it names and the hypothesis'
+ * bound: misses counted as accuracy contradictions; -1 only when a file cannot be read. */
+int gate_perplexity(const char *dir, gate_inputs *in, golden_error *err);
 void gate_inputs_free(gate_inputs *in);
 
 #endif

@@ -138,6 +138,8 @@ static int read_accuracy(const char *dir, gate_inputs *in, golden_error *err)
                                  golden_doc_name(in->accuracy));
     in->accuracy_pass = !strcmp(v, "pass");
     accuracy_numbers(in);
+    if (gate_perplexity(dir, in, err) != 0)
+        return -1;
     json_t *logits = json_object_get(root, "logits");
     json_t *flips = json_object_get(logits, "near_tie_flips");
     in->near_tie_flips = json_is_integer(flips) ? json_integer_value(flips) : 0;
@@ -296,6 +298,7 @@ void gate_inputs_free(gate_inputs *in)
 {
     golden_doc_free(in->hypothesis);
     golden_doc_free(in->accuracy);
+    json_decref(in->perplexity);
     json_decref(in->deployment);
     json_decref(in->soak);
     memset(in, 0, sizeof *in);

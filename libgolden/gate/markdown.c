@@ -136,6 +136,32 @@ static void deployment(FILE *f, const json_t *dep)
     fputs(".\n", f);
 }
 
+/* The task-level metric per dataset, as the correctness rule recomputed it (gate/perplexity.c). */
+static void perplexity_table(FILE *f, const json_t *d)
+{
+    size_t i;
+    json_t *r, *p = NULL;
+    json_array_foreach(json_object_get(d, "rules"), i, r)
+        if (!strcmp(json_string_value(json_object_get(r, "rule")) ?: "", "correctness"))
+            p = json_object_get(json_object_get(r, "inputs"), "perplexity");
+    if (json_array_size(p) == 0)
+        return;
+    fputs("\n## Perplexity per dataset (recomputed from the score files)\n\n"
+          "| dataset | cases | tokens | baseline | candidate | change |\n|---|---|---|---|---|---|\n",
+          f);
+    json_array_foreach(p, i, r) {
+        fputs("| ", f);
+        gate_md_escape(f, json_string_value(json_object_get(r, "dataset")));
+        fprintf(f, " | %.0f | %.0f | ", num(r, "cases"), num(r, "scored_tokens"));
+        if (json_is_number(json_object_get(r, "regression_pct")))
+            fprintf(f, "%.6g | %.6g | %+.3f %% |\n", num(r, "baseline"), num(r, "candidate"),
+                    num(r, "regression_pct"));
+        else
+            fprintf(f, "no number | no number | %.0f + %.0f case(s) with non-finite logits |\n",
+                    num(r, "baseline_findings"), num(r, "candidate_findings"));
+    }
+}
+
 char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
 {
     char *buf = NULL;
@@ -178,6 +204,7 @@ char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
                 100 * num(t, "baseline_share"), 100 * num(t, "candidate_share"));
     }
     deployment(f, json_object_get(d, "deployment"));
+    perplexity_table(f, d);
     cases_table(f, d);
     fputs("\n## Uncertain\n\n", f);
     json_t *u;

@@ -108,12 +108,12 @@ expect_lines usage-newline-one-line 1 err.txt
 # An unknown subcommand is a usage error (exit 2, one line) with or without --help, wherever
 # --help stands, so a script can tell a missing subcommand from a present one (issue 34).
 for tool in npu-replay exp-gate; do
-    for args in "score" "score --help" "--help score" "score -h" "-q score --version"; do
+    for args in "frobnicate" "frobnicate --help" "--help frobnicate" "frobnicate -h" "-q frobnicate --version"; do
         # shellcheck disable=SC2086
         expect_exit "unknown-subcommand-$tool-$(echo "$args" | tr ' ' '_')" 2 $tool $args
         expect_lines "unknown-subcommand-one-line-$tool-$(echo "$args" | tr ' ' '_')" 1 err.txt
         expect_grep "unknown-subcommand-format-$tool-$(echo "$args" | tr ' ' '_')" \
-            "^$tool: usage: unknown subcommand 'score' \(.*\) \(see $tool --help\)$" err.txt
+            "^$tool: usage: unknown subcommand 'frobnicate' \(.*\) \(see $tool --help\)$" err.txt
         if [ -s out.txt ]; then notok "unknown-subcommand-no-help-$tool-$(echo "$args" | tr ' ' '_')"; else
             ok "unknown-subcommand-no-help-$tool-$(echo "$args" | tr ' ' '_')"; fi
     done
