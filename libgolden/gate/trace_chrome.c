@@ -3,8 +3,9 @@
  * event through the document layer's strict reader (golden_doc_each_element). Op slices are
  * complete events (X) and B/E pairs; power counters (C named power or power_w); process names
  * (M process_name) map a pid to a side and chip. The mapping is docs/exp-gate.md's "Chrome
- * Trace Event format". Memory: one event, the aggregates per pid and family, the open B
- * slices (at most CHROME_MAX_OPEN), the pids; never the file. */
+ * Trace Event format". Memory: one event, the aggregates per pid and family (at most
+ * CHROME_MAX_ROWS), the open B slices (CHROME_MAX_OPEN), the threads with B/E events
+ * (CHROME_MAX_THREADS), the pids (CHROME_MAX_PIDS); never the file. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 
 #define CHROME_MAX_OPEN 65536 /* B slices open at once, over all threads */
 #define CHROME_MAX_PIDS 65536
+#define CHROME_MAX_THREADS 65536 /* pid:tid pairs with B/E events */
+#define CHROME_MAX_ROWS 65536    /* (pid, family) aggregates */
 
 /* What an op slice's args give. */
 typedef struct {
@@ -96,7 +99,7 @@ static pid_info *pid_get(chrome_ctx *c, long long pid, golden_error *err)
     size_t i;
     int added;
     if (c->npids >= CHROME_MAX_PIDS && !lg_strmap_get(&c->pid_map, key, strlen(key), NULL)) {
-        golden_fail_what(err, GOLDEN_EINVAL, NULL, "more than 65536 processes in a trace");
+        golden_fail_what(err, GOLDEN_EINVAL, c->path, "more than 65536 processes in a trace");
         return NULL;
     }
     if (map_index(&c->pid_map, &c->pid_keys, c->npids, key, &i, &added, err) != 0)
@@ -122,7 +125,7 @@ static int stall_class(chrome_ctx *c, const char *name, golden_error *err)
         if (!strcmp(t->stall_names[i], name))
             return (int)i;
     if (t->nstalls == GATE_STALL_CLASSES)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "more than 32 stall classes"), -1;
+        return golden_fail_what(err, GOLDEN_EINVAL, c->path, "more than 32 stall classes"), -1;
     if (!(t->stall_names[t->nstalls] = strdup(name)))
         return gate_oom(err), -1;
     return (int)t->nstalls++;
@@ -220,9 +223,14 @@ static int add_slice(chrome_ctx *c, long long pid, const char *family, const sva
                                  "are wall time, not cycles)", "%s", where);
     if (!pid_get(c, pid, err))
         return -1;
+    size_t before = c->acc.n;
     gate_trace_row *r = gate_trace_row_at(&c->acc, 2, pid, family, strlen(family), err);
     if (!r)
         return -1;
+    if (c->acc.n > before && c->acc.n > CHROME_MAX_ROWS)
+        return golden_fail_where(err, GOLDEN_EINVAL, "more than 65536 op families x processes "
+                                 "(a family is args.family, cat or name: it must name a family, "
+                                 "not a launch)", "%s", where);
     r->ops++;
     r->cycles += v->cycles;
     r->time_us += dur_us;
@@ -262,6 +270,10 @@ static thread_stack *stack_of(chrome_ctx *c, long long pid, long long tid, golde
     snprintf(key, sizeof key, "%lld:%lld", pid, tid);
     size_t i;
     int added;
+    if (c->nth >= CHROME_MAX_THREADS && !lg_strmap_get(&c->th_map, key, strlen(key), NULL)) {
+        golden_fail_what(err, GOLDEN_EINVAL, c->path, "more than 65536 threads with B/E events");
+        return NULL;
+    }
     if (map_index(&c->th_map, &c->th_keys, c->nth, key, &i, &added, err) != 0)
         return NULL;
     if (added) {

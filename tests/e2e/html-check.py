@@ -76,6 +76,11 @@ def embedded():
     return json.loads(d.json_text)
 emb = embedded()
 nb = emb.pop("neighbourhood", None) if family == "dag" and isinstance(emb, dict) else None
+if kind == "gate" and isinstance(emb, dict):  # issue 26: drift and CDF series per graph-level case
+    ser = emb.pop("series", None)
+    gl = sorted({c["case_id"] for c in summary["cases"] if c.get("graph_level")})
+    check("gate-series", isinstance(ser, list) and sorted(r["case_id"] for r in ser) == gl,
+          f"series {ser if not isinstance(ser, list) else [r.get('case_id') for r in ser]} vs {gl}")
 check("json-embedded", emb ==
       (rep if kind != "gate" else {"decision": rep, "summary": summary}), "embedded JSON differs from --json")
 offsite = [a for t, a, _ in d.els if any(k in a and re.match(r"\s*(https?:)?//", a[k] or "") for k in ("src", "href"))]
