@@ -93,8 +93,11 @@ static int intern(builder *b, golden_strmap *m, char ***arr, uint32_t *n, slice 
     *arr = na;
     if (!(na[*n] = copy(s)))
         return graph_nomem(b);
-    if (lg_strmap_put(m, na[*n], s.n, *n, NULL) < 0)
+    if (lg_strmap_put(m, na[*n], s.n, *n, NULL) < 0) {
+        free(na[*n]); /* not counted in *n yet: nothing else would free it */
+        na[*n] = NULL;
         return graph_nomem(b);
+    }
     *out = (*n)++;
     return 0;
 }
