@@ -77,15 +77,21 @@ typedef struct {
     size_t no_tokens, bad_tokens;
 } mins;
 
-/* The ids of one token file hashed as little-endian int64s: 1 hashed, 0 not a list of ids. */
+/* The ids of one token file hashed as little-endian int64s: 1 hashed, 0 not a list of ids,
+ * -1 out of memory (c->err set). */
 static int token_hash(vctx *c, const char *rel, char hex[65])
 {
     char full[PATH_MAX * 2];
     snprintf(full, sizeof full, "%s/%s", c->root, rel);
     golden_doc *d = NULL;
     golden_error e;
-    if (golden_doc_load_file(full, &d, &e) != 0)
-        return 0;
+    if (golden_doc_load_file(full, &d, &e) != 0) {
+        if (e.code != GOLDEN_ENOMEM)
+            return 0;
+        if (c->err)
+            *c->err = e;
+        return -1;
+    }
     json_t *a = golden_doc_root(d);
     int rc = json_is_array(a) && json_array_size(a) > 0;
     golden_sha256 *sh = rc ? golden_sha256_new(&e) : NULL;
@@ -105,11 +111,14 @@ static int token_hash(vctx *c, const char *rel, char hex[65])
             b[k] = (unsigned char)(x >> (8 * k));
         rc = golden_sha256_update(sh, b, 8, &e) == 0;
     }
+    bool oom = json_is_array(a) && json_array_size(a) > 0 && !sh;
     if (rc)
         rc = golden_sha256_final(sh, hex, &e) == 0;
     golden_sha256_free(sh);
     golden_doc_free(d);
-    return rc;
+    if (oom && c->err)
+        *c->err = e;
+    return oom ? -1 : rc;
 }
 
 static int add_len(mins *m, bool decode, long long len)
@@ -160,7 +169,10 @@ static int count_cases(mins *m, const jl_state *s)
             m->no_tokens++; /* artifact-exists names a missing file; nothing to count */
             continue;
         }
-        if (!token_hash(c, ic->input, k.hex)) {
+        int th = token_hash(c, ic->input, k.hex);
+        if (th < 0)
+            return GOLDEN_ERR;
+        if (th == 0) {
             m->bad_tokens++;
             if (golden_findings_add(c->out, GOLDEN_SEV_ERROR, RULE, m->file, (int)ic->line, 1,
                                     "/input", c->err,
@@ -374,7 +386,9 @@ static int golden_hits(vctx *c, const jl_state *s, const char *rel, coverage *cv
             if (!lh) {
                 rc = GOLDEN_ERR;
             } else if (pass == 0) {
-                if (lh->experts < 0) {
+                if (t->shape[1] == 0 || t->shape[1] > (1u << 20)) {
+                    lh->experts = -2; /* no experts, or a million: nothing proven */
+                } else if (lh->experts == -1) {
                     lh->experts = (long long)t->shape[1];
                     lh->hit = calloc(t->shape[1] ? t->shape[1] : 1, 1);
                     if (!lh->hit)
@@ -419,10 +433,12 @@ static int check_coverage(mins *m, const jl_state *s)
     bool proven = rc == GOLDEN_OK && cv.taps > 0;
     for (size_t i = 0; rc == GOLDEN_OK && i < cv.n && !msg[0]; i++) {
         const layer_hits *lh = &cv.l[i];
-        if (lh->experts == -2 || !lh->has_ids) {
+        if (lh->experts < 0 || !lh->has_ids) {
             snprintf(msg, sizeof msg, "layer %d's router taps %s: expert coverage not proven",
                      lh->layer, lh->experts == -2 ? "disagree on the number of experts"
-                                                  : "have logits but no topk_ids");
+                                : lh->experts == -1 ? "have topk_ids but no router/logits (the "
+                                                      "number of experts is unknown)"
+                                                    : "have logits but no readable i32 topk_ids");
             proven = false;
             continue;
         }
