@@ -358,9 +358,11 @@ static int router_name(const jl_state *s, const char *name, const char *what, in
     const input_case *ic = exp_find_case(s, cid);
     if (!ic || ic->rejection)
         return 0;
-    char *end;
-    long l = strtol(p + 8, &end, 10);
-    if (end == p + 8 || l < 0 || l > 65535 || strncmp(end, "/router/", 8) != 0 ||
+    const char *end = p + 8;
+    long l = 0;
+    while (*end >= '0' && *end <= '9' && l <= 65535)
+        l = l * 10 + (*end++ - '0');
+    if (end == p + 8 || l > 65535 || strncmp(end, "/router/", 8) != 0 ||
         strcmp(end + 8, what) != 0)
         return 0;
     *layer = (int)l;
