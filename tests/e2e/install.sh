@@ -23,7 +23,8 @@ cat > consumer.c <<'C'
 int main(void)
 {
     golden_writer *w; golden_reader *r; golden_error e;
-    golden_writer_opts o = {.producer = "consumer"};
+    golden_writer_opts o = GOLDEN_WRITER_OPTS_INIT;
+    o.producer = "consumer";
     golden_tensor_info t = {0};
     const float x[3] = {1, 2, 3};
     t.name = "v"; t.dtype = GOLDEN_F32; t.rank = 1; t.shape[0] = 3;

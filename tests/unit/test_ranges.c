@@ -27,7 +27,7 @@ static const char *write_golden(const double *v, size_t n)
 {
     snprintf(path, sizeof path, "ranges-%d.h5", (int)getpid());
     unlink(path);
-    golden_writer_opts o = {.producer = "test_ranges"};
+    golden_writer_opts o = {.version = GOLDEN_WRITER_OPTS_VERSION, .producer = "test_ranges"};
     golden_writer *w;
     golden_error err;
     golden_tensor_info t = {0};
