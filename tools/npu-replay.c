@@ -68,7 +68,7 @@ static struct {
 } pf;
 
 static struct {
-    const char *manifest, *side, *faults, *out;
+    const char *manifest, *side, *faults, *out, *graph, *experiment;
     cli_list cases;
     double duration, jitter;
     int64_t concurrency;
@@ -217,6 +217,11 @@ static const cli_opt soak_options[] = {
                    "call (the first 1000; the result counts all)", CLI_OUTPUT, &sk.faults),
     CLI_OPT_STRING(0, 'o', "output", "FILE", "the calculet-soak-result/v1 document (required)",
                    CLI_OUTPUT, &sk.out),
+    CLI_OPT_STRING(0, 0, "graph", "FILE", "the compiled graph soaked: its SHA-256 is the\n"
+                   "result's graph_sha256", CLI_INPUT, &sk.graph),
+    CLI_OPT_STRING(0, 0, "experiment", "DIR", "the experiment folder soaked: experiment_id from\n"
+                   "its hypothesis.yaml, and without --graph the graph is\n"
+                   "the file its SIDE/manifest.json#/calbin/path names", 0, &sk.experiment),
     CLI_END,
 };
 
@@ -688,6 +693,46 @@ static int parse_sampling(cli *c, const char *arg, golden_conform_sampling *s)
     return 0;
 }
 
+/* --experiment DIR: the experiment id (hypothesis.yaml) and, unless --graph, the side's calbin
+ * file (DIR/SIDE/manifest.json#/calbin/path, relative to DIR), which the soak hashes itself.
+ * *hyp keeps the id alive; graph gets the path (malloc'd) or NULL. 0, or 2 (printed). */
+static int soak_experiment(const args *a, golden_doc **hyp, const char **id, char **graph)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    char p[8192];
+    *id = NULL;
+    *graph = NULL;
+    snprintf(p, sizeof p, "%s/hypothesis.yaml", sk.experiment);
+    if (golden_doc_load_file(p, hyp, &err))
+        return fail(a, &err);
+    *id = json_string_value(json_object_get(golden_doc_root(*hyp), "experiment_id"));
+    if (!*id || !(*id)[0]) {
+        golden_fail_what(&err, GOLDEN_EINVAL, p, "no experiment_id");
+        return fail(a, &err);
+    }
+    if (sk.graph)
+        return 0;
+    golden_doc *m = NULL;
+    snprintf(p, sizeof p, "%s/%s/manifest.json", sk.experiment, sk.side);
+    if (golden_doc_load_file(p, &m, &err))
+        return fail(a, &err);
+    const char *rel = json_string_value(
+        json_object_get(json_object_get(golden_doc_root(m), "calbin"), "path"));
+    int rc = 0;
+    if (!rel || !rel[0] || rel[0] == '/' || strstr(rel, "..")) {
+        golden_fail_what(&err, GOLDEN_EINVAL, p, "calbin.path must name a file inside the "
+                         "folder (give --graph FILE otherwise)");
+        rc = fail(a, &err);
+    } else if (!(*graph = malloc(strlen(sk.experiment) + strlen(rel) + 2))) {
+        rc = oom(a);
+    } else {
+        sprintf(*graph, "%s/%s", sk.experiment, rel);
+    }
+    golden_doc_free(m);
+    return rc;
+}
+
 static int cmd_soak(const args *a)
 {
     if (!sk.manifest || !sk.out || !(sk.duration > 0))
@@ -697,16 +742,27 @@ static int cmd_soak(const args *a)
     golden_error err;
     golden_error_clear(&err);
     golden_backend *b = NULL;
+    golden_doc *hyp = NULL;
+    const char *exp_id = NULL;
+    char *exp_graph = NULL;
+    int rc = sk.experiment ? soak_experiment(a, &hyp, &exp_id, &exp_graph) : 0;
     install_stop_handler();
-    int rc = load_backend(a, &b);
-    if (rc)
+    if (rc == 0)
+        rc = load_backend(a, &b);
+    if (rc) {
+        golden_doc_free(hyp);
+        free(exp_graph);
         return rc;
-    golden_soak_opts so = {1, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
-                           (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag};
+    }
+    golden_soak_opts so = {2, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
+                           (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag,
+                           sk.graph ? sk.graph : exp_graph, exp_id};
     golden_soak_result res;
     rc = golden_soak_run(&so, &res, &err);
     if (rc) {
         golden_backend_close(b);
+        golden_doc_free(hyp);
+        free(exp_graph);
         return fail(a, &err);
     }
     json_t *j = golden_soak_json(&so, &res);
@@ -727,6 +783,8 @@ static int cmd_soak(const args *a)
     if (rc == 0)
         rc = res.mismatches || res.faults ? 1 : 0;
     golden_soak_result_free(&res);
+    golden_doc_free(hyp);
+    free(exp_graph);
     return rc;
 }
 
@@ -1048,6 +1106,16 @@ static int register_experiment(cli *c, const char *input)
     return rc;
 }
 
+/* soak --experiment DIR: the folder's files are inputs (no -o may replace them). */
+static int register_soak_experiment(cli *c)
+{
+    if (!sk.experiment)
+        return 0;
+    char hyp[8192];
+    snprintf(hyp, sizeof hyp, "%s/hypothesis.yaml", sk.experiment);
+    return register_experiment(c, hyp);
+}
+
 /* The checks every command shares after parsing; 0, or 2 (printed). */
 static int check_common(const command *cmd, args *a)
 {
@@ -1077,6 +1145,7 @@ static int check_common(const command *cmd, args *a)
         register_experiment(c, a->manifest) || register_experiment(c, a->hypothesis) ||
         register_experiment(c, a->prompts) || register_experiment(c, a->placement) ||
         (cmd->spec == &soak_spec && register_experiment(c, sk.manifest)) ||
+        (cmd->spec == &soak_spec && register_soak_experiment(c)) ||
         (cmd->spec == &score_spec && register_experiment(c, sc.manifest)))
         return 2;
     static char self[4096];

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "golden/hash.h"
 #include "golden/report.h"
@@ -185,9 +186,23 @@ static int retest(soak_ctx *c, const golden_replay_case *k, const char *ref)
     return REPLAY_RETEST_PASSED;
 }
 
-/* One soak round of case k: n requests, each checked. */
+/* A case's hash as measured here on this host (gethostname) and lane (the row's chip: the
+ * backend ABI names no device, a lane is where the backend serves a request). */
+static int soak_hash_row(soak_ctx *c, const char *case_id, int lane, const char *hex)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+        snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = 0;
+    json_t *row = json_pack("{s:s, s:s, s:i, s:s}", "case_id", case_id, "host", host, "chip", lane,
+                            "sha256", hex);
+    return row && json_array_append_new(c->res->hashes, row) == 0 ? 0 : -1;
+}
+
+/* One soak round of case k: n requests, each checked. The case's first round (first) gives
+ * its hash rows of lanes 1..n-1 (lane 0's is the clean run). */
 static int soak_round(soak_ctx *c, const golden_replay_case *k, const char *ref, int64_t round,
-                      golden_error *err)
+                      bool first, golden_error *err)
 {
     int n = c->o->concurrency;
     char hex[64][65];
@@ -214,6 +229,8 @@ static int soak_round(soak_ctx *c, const golden_replay_case *k, const char *ref,
                      "the soak: sha256 %s, the clean run gave %s", L, n, t, hex[L], ref);
             add_fault(c, k, "crc_mismatch", round, L, msg, REPLAY_RETEST_NOT_RUN);
         }
+        if (first && L > 0 && !failed[L] && soak_hash_row(c, k->case_id, L, hex[L]))
+            return golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory");
     }
     golden_error e;
     if (any_failed && golden_backend_reset(c->o->backend, -1, &e))
@@ -239,6 +256,8 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
         else if (failed[0])
             rc = golden_fail_what(err, errs[0].code, cases[i].case_id,
                                   "the clean reference run failed: %s", errs[0].what);
+        else if (soak_hash_row(c, cases[i].case_id, 0, ref[ns]))
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory");
         sel[ns++] = i;
     }
     c->res->cases = ns;
@@ -254,7 +273,8 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
             c->res->interrupted = true;
             break;
         }
-        rc = soak_round(c, &cases[sel[round % (int64_t)ns]], ref[round % (int64_t)ns], round, err);
+        rc = soak_round(c, &cases[sel[round % (int64_t)ns]], ref[round % (int64_t)ns], round,
+                        round < (int64_t)ns, err);
     }
     c->res->duration_s = (double)(replay_now_ns() - c->t0) / 1e9;
     free(sel);
@@ -265,9 +285,12 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
 int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (o->version != 1)
+    if (o->version != 1 && o->version != 2)
         return golden_fail_what(err, GOLDEN_EINVAL, "soak", "options of an unknown version %u",
                                 o->version);
+    const char *graph = o->version >= 2 ? o->graph : NULL;
+    if (o->version >= 2 && o->experiment_id && !o->experiment_id[0])
+        return golden_fail_what(err, GOLDEN_EINVAL, "soak", "an empty experiment id");
     if (!o->side || (strcmp(o->side, "baseline") != 0 && strcmp(o->side, "candidate") != 0))
         return golden_fail_what(err, GOLDEN_EINVAL, "--side", "must be baseline or candidate");
     if (!(o->duration > 0) || o->jitter_max_us < 0 || o->concurrency < 1 || o->concurrency > 64)
@@ -278,6 +301,10 @@ int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_e
         return golden_fail_what(err, GOLDEN_EINVAL, "--concurrency", "%d requests in flight need "
                                 "%d lanes, the backend has %d", o->concurrency, o->concurrency,
                                 in->num_lanes);
+    /* what was soaked, measured: the manifest file read and the graph file given */
+    if (golden_sha256_file(o->manifest, res->manifest_sha256, err) ||
+        (graph && golden_sha256_file(graph, res->graph_sha256, err)))
+        return GOLDEN_ERR;
     golden_replay_case *cases = NULL;
     size_t n = 0;
     if (golden_replay_manifest_load(o->manifest, &cases, &n, err))
@@ -285,7 +312,8 @@ int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_e
     soak_ctx c = {o, res, in, malloc((size_t)in->vocab_size * 4),
                   malloc((size_t)in->vocab_size * 4), o->seed, 0};
     res->faults_jsonl = json_array();
-    int rc = c.row && c.f32 && res->faults_jsonl
+    res->hashes = json_array();
+    int rc = c.row && c.f32 && res->faults_jsonl && res->hashes
                  ? soak_cases(&c, cases, n, err)
                  : golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory");
     free(c.row);
@@ -309,6 +337,16 @@ json_t *golden_soak_json(const golden_soak_opts *o, const golden_soak_result *r)
                           (json_int_t)r->retests, "retests_passed", (json_int_t)r->retests_passed,
                           "fault_lines", (json_int_t)r->fault_lines, "jitter_max_us",
                           o->jitter_max_us, "interrupted", r->interrupted);
+    const char *id = o->version >= 2 ? o->experiment_id : NULL;
+    if (j && ((id && json_object_set_new(j, "experiment_id", json_string(id))) ||
+              (r->manifest_sha256[0] &&
+               json_object_set_new(j, "manifest_sha256", json_string(r->manifest_sha256))) ||
+              (r->graph_sha256[0] &&
+               json_object_set_new(j, "graph_sha256", json_string(r->graph_sha256))) ||
+              (r->hashes && json_object_set(j, "hashes", r->hashes)))) {
+        json_decref(j);
+        return NULL;
+    }
     return j;
 }
 
@@ -316,6 +354,8 @@ void golden_soak_result_free(golden_soak_result *r)
 {
     json_decref(r->faults_jsonl);
     r->faults_jsonl = NULL;
+    json_decref(r->hashes);
+    r->hashes = NULL;
 }
 
 int golden_soak_faults_write(const golden_soak_result *r, const char *path, bool force,

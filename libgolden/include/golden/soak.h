@@ -16,7 +16,7 @@
 #define GOLDEN_SOAK_MAX_FAULT_LINES 1000 /* kept for the faults file; the rest counted */
 
 typedef struct {
-    unsigned version;            /* = 1 */
+    unsigned version;            /* 1, or 2 with graph and experiment_id */
     golden_backend *backend;
     const char *manifest;
     const char *side;            /* "baseline" or "candidate" */
@@ -27,6 +27,10 @@ typedef struct {
     uint64_t seed;               /* the delay and order generator */
     double jitter_max_us;        /* each call waits a uniform [0, jitter_max_us] first */
     volatile sig_atomic_t *stop; /* set by a signal handler: the soak ends after the round */
+    /* version 2 */
+    const char *graph;           /* the compiled graph soaked (a file: its SHA-256 is the
+                                  * result's graph_sha256), or NULL */
+    const char *experiment_id;   /* written as the result's experiment_id, or NULL */
 } golden_soak_opts;
 
 typedef struct {
@@ -34,6 +38,9 @@ typedef struct {
     size_t cases, requests, mismatches, faults, retests, retests_passed, fault_lines;
     bool interrupted;
     json_t *faults_jsonl;        /* an array of calculet-fault/v1 objects (fault_lines of them) */
+    char manifest_sha256[65];    /* SHA-256 of the manifest file as it was read */
+    char graph_sha256[65];       /* SHA-256 of opts.graph, "" without */
+    json_t *hashes;              /* {case_id, host, chip, sha256}: each case's clean-run hash */
 } golden_soak_result;
 
 /* Soak; 0 (see res: mismatches or faults make it a failure) or GOLDEN_ERR (could not soak: no
