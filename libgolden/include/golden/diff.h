@@ -114,9 +114,10 @@ typedef struct {
      * router_first_divergence count them as for ids */
     bool router_logits;
     int64_t router_top_k;
-    /* layer tier, [rows, channels] with at least 16 rows: every column's cosine and
-     * rel_err ||c_j - r_j|| / ||r_j|| (NaN: an all-zero reference column, candidate within
-     * atol), candidate and (three-way) baseline; n_cols 0 when not computed */
+    /* layer tier, [rows, channels] with at least 64 rows: every column's cosine and
+     * judged rel_err ||c_j - r_j|| / max(||r_j||, 1/8 median column norm) (NaN: an all-zero
+     * reference column, candidate within atol), candidate and (three-way) baseline; n_cols 0
+     * when not computed */
     double *col_cos, *col_rel, *bcol_cos, *bcol_rel;
     uint64_t n_cols, col_rows, cols_judged;
     /* max_col_rel_err: the plain max over judged columns of ||c_j - r_j|| / ||r_j||;
