@@ -104,12 +104,13 @@ static int cmp_ld(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* A quarter of the median column energy (half the median column norm): the floor under a
- * column's reference norm. A channel that carries almost nothing gets compute noise of the
- * size the whole layer's inputs give, so its own norm would turn a correct bf16 candidate's
- * noise into a large "relative" error; measured against the layer's typical channel it is
- * still judged, and a dead or rescaled channel of ordinary size is caught as before. 0 when
- * the median cannot be taken. */
+/* 1/64 of the median column energy (1/8 of the median column norm): the floor under a
+ * column's reference norm when it is judged. A channel that carries almost nothing gets
+ * compute noise of the size the whole layer's inputs give, so its own norm would turn a
+ * correct bf16 candidate's noise into a large "relative" error; measured against the floor it
+ * is still judged. A channel of 1/8 the median norm or more is judged by its own norm, so a
+ * weak channel (1/4 the norm) at a 5 % wrong scale fails (it passed under the earlier floor of
+ * half the median norm). 0 when the median cannot be taken. */
 static long double energy_floor(const long double *s, uint64_t cols)
 {
     long double *e = malloc((cols ? cols : 1) * sizeof *e);
@@ -122,7 +123,7 @@ static long double energy_floor(const long double *s, uint64_t cols)
     long double f = 0;
     if (n) {
         qsort(e, n, sizeof *e, cmp_ld);
-        f = (n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2) / 4;
+        f = (n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2) / 64;
     }
     free(e);
     return f;
@@ -202,6 +203,7 @@ int diff_cols_finish(golden_diff_job *j)
     t->col_rows = j->count / cols;
     t->min_col_cosine = NAN;
     t->max_col_rel_err = NAN;
+    t->max_col_judged_rel_err = NAN;
     t->cols_judged = 0;
     for (uint64_t k = 0; k < cols; k++) {
         /* a column under the energy floor has a rel_err but no cosine */
@@ -213,10 +215,16 @@ int diff_cols_finish(golden_diff_job *j)
             t->min_col_cosine = t->col_cos[k];
             t->min_col_cosine_col = k;
         }
-        if (isnan(t->max_col_rel_err) || t->col_rel[k] > t->max_col_rel_err) {
-            t->max_col_rel_err = t->col_rel[k];
+        if (isnan(t->max_col_judged_rel_err) || t->col_rel[k] > t->max_col_judged_rel_err) {
+            t->max_col_judged_rel_err = t->col_rel[k];
             t->max_col_rel_err_col = k;
         }
+        /* the plain ||c_j - r_j|| / ||r_j|| the docs define, unfloored (infinite for an
+         * all-zero reference column whose candidate is not) */
+        const long double *c = j->cols + k * COL_SUMS;
+        double plain = c[1] > 0 ? (double)sqrtl(c[3] / c[1]) : INFINITY;
+        if (isnan(t->max_col_rel_err) || plain > t->max_col_rel_err)
+            t->max_col_rel_err = plain;
     }
     return 0;
 }

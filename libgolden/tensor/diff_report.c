@@ -236,6 +236,7 @@ static json_t *tensor_json(const golden_diff_tensor *t, bool with_hist)
         put(&b, "min_column_cosine", golden_json_real(t->min_col_cosine));
         put(&b, "min_column_cosine_column", t->cols_judged ? juint(t->min_col_cosine_col) : json_null());
         put(&b, "max_column_rel_err", golden_json_real(t->max_col_rel_err));
+        put(&b, "max_column_judged_rel_err", golden_json_real(t->max_col_judged_rel_err));
         put(&b, "max_column_rel_err_column", t->cols_judged ? juint(t->max_col_rel_err_col) : json_null());
         put(&b, "channel_axis", json_integer(t->judge.channel_axis >= 0 ? t->judge.channel_axis
                                                                          : t->rank - 1));

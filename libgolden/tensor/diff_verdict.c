@@ -213,8 +213,8 @@ static void column_checks(const golden_diff_tensor *t, const golden_cmp_metrics 
                  t->judge.channel_axis >= 0 ? ", channels of " : "",
                  t->judge.channel_axis >= 0 ? axis : "", t->col_rows, first_rel,
                  t->max_col_rel_err_col);
-        fail(&ck[CK_COLREL], EX_ROWS, t->max_col_rel_err, wt,
-             cmp_text("max column rel_err ||c_j - r_j|| / ||r_j||", t->max_col_rel_err, ">",
+        fail(&ck[CK_COLREL], EX_ROWS, t->max_col_judged_rel_err, wt,
+             cmp_text("max column rel_err ||c_j - r_j|| / ||r_j||", t->max_col_judged_rel_err, ">",
                       rel_max, tail));
     }
 }

@@ -114,12 +114,16 @@ typedef struct {
      * router_first_divergence count them as for ids */
     bool router_logits;
     int64_t router_top_k;
-    /* layer tier, [rows, channels] with at least 16 rows: every column's cosine and
-     * rel_err ||c_j - r_j|| / ||r_j|| (NaN: an all-zero reference column, candidate within
-     * atol), candidate and (three-way) baseline; n_cols 0 when not computed */
+    /* layer tier, [rows, channels] with at least 64 rows: every column's cosine and
+     * judged rel_err ||c_j - r_j|| / max(||r_j||, 1/8 median column norm) (NaN: an all-zero
+     * reference column, candidate within atol), candidate and (three-way) baseline; n_cols 0
+     * when not computed */
     double *col_cos, *col_rel, *bcol_cos, *bcol_rel;
     uint64_t n_cols, col_rows, cols_judged;
-    double min_col_cosine, max_col_rel_err;
+    /* max_col_rel_err: the plain max over judged columns of ||c_j - r_j|| / ||r_j||;
+     * max_col_judged_rel_err: the max of col_rel, the judged value (||r_j|| floored at 1/8
+     * of the median column norm), which the verdict compares; max_col_rel_err_col its column */
+    double min_col_cosine, max_col_rel_err, max_col_judged_rel_err;
     uint64_t min_col_cosine_col, max_col_rel_err_col;
     /* a probability tensor (every reference row >= 0 and summing to 1): candidate rows that
      * do not sum to 1 within prob_sum_tol */
