@@ -235,9 +235,14 @@ static int died(hostp *h, const char *how, char *msg, size_t n)
     } else if (WIFSIGNALED(st)) {
         snprintf(msg, n, "backend host crashed in %s: signal %d (%s) (its output: %.700s)",
                  h->op_name, WTERMSIG(st), strsignal(WTERMSIG(st)), h->log);
+    } else if (WEXITSTATUS(st) == REPLAY_HOST_BROKEN) {
+        snprintf(msg, n, "backend host crashed in %s: it broke the channel (the backend closed or "
+                 "replaced its descriptors; the host exited with status %d) (its output: %.700s)",
+                 h->op_name, REPLAY_HOST_BROKEN, h->log);
     } else {
-        snprintf(msg, n, "backend host exited in %s with status %d (its output: %.700s)",
-                 h->op_name, WEXITSTATUS(st), h->log);
+        snprintf(msg, n, "backend host exited in %s with status %d %s(its output: %.700s)",
+                 h->op_name, WEXITSTATUS(st), WEXITSTATUS(st) == 0 ? "in the middle of the call, "
+                 "a fault however clean the status " : "", h->log);
     }
     h->pid = 0;
     h->dead = true;

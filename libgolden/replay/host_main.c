@@ -57,13 +57,14 @@ static int send_msg(const replay_host_msg *m)
     return n == (ssize_t)sizeof *m ? 0 : -1;
 }
 
+/* 0: a message; 1: end of file (the harness closed the channel); -1: the channel is broken. */
 static int recv_msg(replay_host_msg *m)
 {
     ssize_t n;
     do
         n = recv(H.sock, m, sizeof *m, 0);
     while (n < 0 && errno == EINTR);
-    return n == (ssize_t)sizeof *m ? 0 : -1;
+    return n == (ssize_t)sizeof *m ? 0 : n == 0 ? 1 : -1;
 }
 
 /* The tap hook the backend calls: chunks of whole rows through the data region, each answered. */
@@ -85,7 +86,7 @@ static int host_tap(void *ctx, const char *name, int layer, int dtype, int64_t r
         memcpy(H.data, (const unsigned char *)data + (size_t)(done * cols) * 4, (size_t)(r * cols) * 4);
         replay_host_msg m = {REPLAY_MSG_TAP, 0, 0, 0, 0};
         if (send_msg(&m) || recv_msg(&m) || m.type != REPLAY_MSG_TAP_ACK)
-            _exit(0); /* the harness is gone */
+            _exit(REPLAY_HOST_BROKEN); /* mid-call: the channel broke (or the harness is gone) */
         if (m.a != 0)
             return 1;
         done += r;
@@ -98,7 +99,7 @@ static void host_mark(void *ctx, int stage, int is_end, uint64_t ns)
     (void)ctx;
     replay_host_msg m = {REPLAY_MSG_MARK, 0, stage, is_end, ns};
     if (send_msg(&m))
-        _exit(0);
+        _exit(REPLAY_HOST_BROKEN);
 }
 
 static int do_open(int argc, char **argv, replay_host_shm *s)
@@ -316,8 +317,11 @@ int replay_host_main(int argc, char **argv)
     H.data = map + REPLAY_HOST_DATA_OFF;
     for (;;) {
         replay_host_msg m;
-        if (recv_msg(&m) != 0 || m.type != REPLAY_MSG_CALL)
+        int got = recv_msg(&m);
+        if (got == 1)
             return 0; /* the harness closed the channel */
+        if (got != 0 || m.type != REPLAY_MSG_CALL)
+            _exit(REPLAY_HOST_BROKEN);
         replay_host_shm *s = H.shm;
         int op = s->op;
         if (op != REPLAY_OP_OPEN && !H.vt) {
@@ -332,7 +336,9 @@ int replay_host_main(int argc, char **argv)
             s->msg[n] = 0;
         }
         replay_host_msg d = {REPLAY_MSG_DONE, (uint32_t)op, 0, 0, 0};
-        if (send_msg(&d) != 0 || op == REPLAY_OP_CLOSE)
+        if (send_msg(&d) != 0) /* the backend closed or replaced the channel's fds */
+            _exit(REPLAY_HOST_BROKEN);
+        if (op == REPLAY_OP_CLOSE)
             return 0;
     }
 }

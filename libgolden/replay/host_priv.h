@@ -42,6 +42,9 @@ enum {
 /* What the proxy returns for a call that lost the host (crash, exit, hang, broken protocol,
  * interrupt): never a backend's code, so the message is known to be the proxy's own. */
 #define REPLAY_HOST_LOST 0x7fff0001
+/* The host's exit status when its channel broke under it (the backend closed or replaced fd 3
+ * or 4): the harness reports a crash "broke the channel", never an exit of the backend. */
+#define REPLAY_HOST_BROKEN 86
 enum {
     REPLAY_MSG_CALL = 1, /* harness -> host: do shm->op */
     REPLAY_MSG_DONE,     /* host -> harness: the answer is in shm */

@@ -8,6 +8,7 @@
 #include "golden/hash.h"
 #include "golden/replay_run.h"
 #include "replay/host_priv.h"
+#include "replay/run_priv.h"
 #include "golden/schema.h"
 #include "util/vec.h"
 
@@ -17,6 +18,7 @@ typedef struct {
     golden_schema *schema;
     golden_replay_case *cases;
     size_t n, cap;
+    int vocab; /* >= 0: every id must be below it (the backend's info); < 0: no check */
 } load_ctx;
 
 static int read_ids(load_ctx *c, golden_replay_case *k, json_t *input, const char *where,
@@ -52,7 +54,13 @@ static int read_ids(load_ctx *c, golden_replay_case *k, json_t *input, const cha
             if (!json_is_integer(v) || json_integer_value(v) < 0 ||
                 json_integer_value(v) > INT32_MAX)
                 rc = golden_fail_where(err, GOLDEN_EINVAL, "not a token id", "%s#/%zu", p, i);
-            else
+            else if (c->vocab >= 0 && json_integer_value(v) >= c->vocab) {
+                char at[1024];
+                snprintf(at, sizeof at, "%.1000s#/%zu", p, i);
+                rc = golden_fail_what(err, GOLDEN_EINVAL, at, "token id %lld is outside the "
+                                      "backend's vocabulary of %d",
+                                      (long long)json_integer_value(v), c->vocab);
+            } else
                 k->ids[i] = (int32_t)json_integer_value(v);
         }
     }
@@ -124,7 +132,15 @@ static int on_line(void *vctx, golden_doc *doc, size_t line, golden_error *err)
 int golden_replay_manifest_load(const char *path, golden_replay_case **cases, size_t *n,
                                 golden_error *err)
 {
-    load_ctx c = {path, NULL, NULL, NULL, 0, 0};
+    return replay_manifest_load_vocab(path, -1, cases, n, err);
+}
+
+/* The one check of token ids against a backend (run, score, soak): an id at or beyond the vocabulary
+ * of its info() is the manifest's error before any call, naming the token file and the id. */
+int replay_manifest_load_vocab(const char *path, int vocab, golden_replay_case **cases, size_t *n,
+                               golden_error *err)
+{
+    load_ctx c = {path, NULL, NULL, NULL, 0, 0, vocab};
     *cases = NULL;
     *n = 0;
     char *copy = strdup(path);

@@ -693,13 +693,16 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     if (o->version < 1 || o->version > 3)
         return golden_fail_what(err, GOLDEN_EINVAL, "run", "options of an unknown version %u",
                                 o->version);
+    if (!o->backend)
+        return golden_fail_what(err, GOLDEN_EINVAL, "run", "no backend");
     const char *faults = o->version >= 2 ? o->faults : NULL;
     if (golden_outfile_check(o->golden, o->force, err) || golden_outfile_check(o->raw, o->force, err) ||
         (faults && golden_outfile_check(faults, o->force, err)))
         return GOLDEN_ERR;
     golden_replay_case *cases = NULL;
     size_t n = 0;
-    if (golden_replay_manifest_load(o->manifest, &cases, &n, err))
+    if (replay_manifest_load_vocab(o->manifest, golden_backend_get_info(o->backend)->vocab_size,
+                                   &cases, &n, err))
         return GOLDEN_ERR;
     run_state s;
     memset(&s, 0, sizeof s);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "golden/error.h"
+#include "golden/replay_run.h"
 
 enum {
     REPLAY_CLIENT_QUEUE, REPLAY_SERVICE_QUEUE, REPLAY_INPUT_PREPARE, REPLAY_H2D,
@@ -25,4 +26,7 @@ typedef struct {
 
 int replay_raw_write(FILE *f, const replay_request *r, golden_error *err);
 uint64_t replay_now_ns(void);
+/* golden_replay_manifest_load, and every token id checked below vocab (< 0: unchecked; manifest.c). */
+int replay_manifest_load_vocab(const char *path, int vocab, golden_replay_case **cases, size_t *n,
+                               golden_error *err);
 #endif

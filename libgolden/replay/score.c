@@ -12,6 +12,7 @@
 #include "golden/replay_run.h"
 #include "golden/report.h"
 #include "golden/score.h"
+#include "replay/run_priv.h"
 
 int golden_score_nll(const float *row, int vocab, int32_t target, double *nll, char *why,
                      size_t why_len)
@@ -91,11 +92,7 @@ static int score_case(scorer *s, const golden_replay_case *k, double *sum, char 
     size_t n = k->n_ids;
     *sum = 0;
     why[0] = 0;
-    for (size_t p = 0; p < n; p++) /* every id, the first too: the backend reads them all */
-        if (k->ids[p] >= s->info->vocab_size)
-            return golden_fail_what(err, GOLDEN_EINVAL, k->case_id, "token %ld at position %zu "
-                                    "is outside the vocabulary of %d", (long)k->ids[p], p,
-                                    s->info->vocab_size);
+    /* every id is below the vocabulary: checked when the manifest was loaded */
     if (golden_backend_reset(b, 0, err))
         return GOLDEN_ERR;
     if (golden_backend_abi(b) < 2) { /* version 1: one position at a time, decode by decode */
@@ -245,7 +242,8 @@ int golden_score_run(const golden_score_opts *o, json_t **doc, size_t *findings,
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "golden_score_run: bad options");
     golden_replay_case *ks = NULL;
     size_t nk = 0;
-    if (golden_replay_manifest_load(o->manifest, &ks, &nk, err))
+    if (replay_manifest_load_vocab(o->manifest, golden_backend_get_info(o->backend)->vocab_size,
+                                   &ks, &nk, err))
         return GOLDEN_ERR;
     const golden_backend_info *info = golden_backend_get_info(o->backend);
     size_t v = (size_t)info->vocab_size;

@@ -307,7 +307,7 @@ int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_e
         return GOLDEN_ERR;
     golden_replay_case *cases = NULL;
     size_t n = 0;
-    if (golden_replay_manifest_load(o->manifest, &cases, &n, err))
+    if (replay_manifest_load_vocab(o->manifest, in->vocab_size, &cases, &n, err))
         return GOLDEN_ERR;
     soak_ctx c = {o, res, in, malloc((size_t)in->vocab_size * 4),
                   malloc((size_t)in->vocab_size * 4), o->seed, 0};

@@ -12,7 +12,7 @@ TMPDIR=$PWD/tmp
 export TMPDIR
 
 expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 1 -o m
-expect_exit "matrix" 0 npu-replay matrix --model m --max-len 16 --random 1 --repeated 0 -o man.jsonl -j1
+expect_exit "matrix" 0 npu-replay matrix --model m --backend "$PLUGIN" --max-len 16 --random 1 --repeated 0 -o man.jsonl -j1
 # one decode case: set_hooks, reset, prefill, logits, then 7 x (decode, logits)
 C=random-decode-past1-o8-00
 EXTRA=
@@ -65,7 +65,7 @@ rm -f "$L"
 # --call-timeout 1, not for a prefill of 33 tokens (1 x (1 + 33/64) = 1.52 s)
 hostile slow-decode slow@decode hang 'backend host hung in decode: no answer within 1.000 s; killed'
 mkdir m33
-expect_exit "matrix up to 33 tokens" 0 npu-replay matrix --model m --max-len 33 --random 1 --repeated 0 -o m33/man.jsonl -j1
+expect_exit "matrix up to 33 tokens" 0 npu-replay matrix --model m --backend "$PLUGIN" --max-len 33 --random 1 --repeated 0 -o m33/man.jsonl -j1
 mkdir o-slow-prefill
 expect_exit "a 1.25 s prefill of 33 tokens is within its deadline: exit 0" 0 npu-replay run --backend "$PLUGIN" --manifest m33/man.jsonl --cases random-prefill-p33-o1-00 --warmup 0 --runs 1 --side candidate --call-timeout 1 --golden o-slow-prefill/g.h5 --raw o-slow-prefill/r.jsonl --backend-opt hostile=slow@prefill
 expect_grep "... one case ran" '^1 cases, 1 requests' out.txt

@@ -101,7 +101,7 @@ expect_absent "nothing selected: no output" z.json
 expect_grep "nothing selected: says so" 'no case to score' err.txt
 expect_exit "bad side: exit 2" 2 $SC --backend "$PLUGIN" --manifest small.jsonl --side both -o z.json
 expect_exit "existing output without --force: exit 2" 2 $SC --backend "$PLUGIN" --manifest small.jsonl --side baseline -o p.json
-# a token outside the vocabulary (the plug-in's is 64): could not score, naming case and position
+# a token outside the vocabulary (the plug-in's is 64): could not score, naming the token file, the position and the id (the one check of run, score and soak)
 sed 's/"fix-b"/"fix-b"/' small.jsonl > oov.jsonl
 $PYTHON - <<'PY'
 import json, hashlib
@@ -114,7 +114,7 @@ for l in ls:
 open("oov.jsonl", "w").write("".join(json.dumps(l) + "\n" for l in ls))
 PY
 expect_exit "token outside the vocabulary: exit 2" 2 $SC --backend "$PLUGIN" --manifest oov.jsonl --side baseline -o oov.json
-expect_grep "token outside the vocabulary: names case and position" '^npu-replay: fix-a: token 64 at position 4 is outside the vocabulary of 64$' err.txt
+expect_grep "token outside the vocabulary: names file, position and id" "^npu-replay: .*/small-in/fix-a-oov.json#/4: token id 64 is outside the backend's vocabulary of 64$" err.txt
 expect_absent "token outside the vocabulary: no output" oov.json
 
 # ---- the cpu backend (version 2, chunks of 256 kept positions) in f32 and bf16 against numpy

@@ -17,7 +17,7 @@ TMPDIR=$PWD/tmp
 export TMPDIR
 
 expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 1 -o m
-expect_exit "matrix" 0 npu-replay matrix --model m --max-len 16 --random 1 --repeated 0 -o man.jsonl -j1
+expect_exit "matrix" 0 npu-replay matrix --model m --backend "$PLUGIN" --max-len 16 --random 1 --repeated 0 -o man.jsonl -j1
 C=random-decode-past1-o8-00
 R="npu-replay run --backend $PLUGIN --manifest man.jsonl --cases $C --warmup 0 --runs 1 --side candidate --call-timeout 20"
 

@@ -9,7 +9,7 @@
 PLUGIN="$GOLDEN_BUILD/tests/lib/test-backend.so"
 
 expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 2 -o m
-expect_exit "matrix" 0 npu-replay matrix --model m --max-len 16 --random 1 --repeated 0 -o man.jsonl -j1
+expect_exit "matrix" 0 npu-replay matrix --model m --backend "$PLUGIN" --max-len 16 --random 1 --repeated 0 -o man.jsonl -j1
 S="npu-replay soak --manifest man.jsonl --cases random-* -j1 --duration 1.5"
 num() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 

@@ -1,10 +1,14 @@
 /* What the harness does with what a backend (host) sends: strings cleaned to printable UTF-8,
  * info() against the budgets, the fault kinds of a host that died. Expected values by hand. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cunit_main.h"
 #include "replay/faults_priv.h"
 #include "replay/host_priv.h"
+#include "replay/run_priv.h"
 
 static void clean(const char *in, size_t in_len, size_t out_len, const char *want)
 {
@@ -77,9 +81,56 @@ static void test_kinds(void)
 {
     CU_ASSERT_STRING_EQUAL(replay_fault_kind("backend host crashed in prefill: signal 11 (x)"), "crash");
     CU_ASSERT_STRING_EQUAL(replay_fault_kind("backend host exited in decode with status 0"), "exit");
+    /* the host's own exit on a broken channel (REPLAY_HOST_BROKEN) reads as a crash */
+    CU_ASSERT_STRING_EQUAL(replay_fault_kind("backend host crashed in decode: it broke the channel "
+                                             "(the backend closed or replaced its descriptors)"),
+                           "crash");
     /* "no answer" and "killed": not the backend-reported timeout */
     CU_ASSERT_STRING_EQUAL(replay_fault_kind("backend host hung in logits: no answer within 1.000 s; killed"), "hang");
     CU_ASSERT_STRING_EQUAL(replay_fault_kind("timeout: forward call 3 did not complete"), "timeout");
+}
+
+/* Token ids against a vocabulary when the manifest is loaded: 32 in a vocabulary of 32 is the
+ * token file's error at its index 2; 33 lets it through; -1 (the public loader) checks nothing. */
+static void test_ids_in_vocab(void)
+{
+    char dir[] = "/tmp/test_replay_host_XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char tok[256], man[256];
+    snprintf(tok, sizeof tok, "%s/t.json", dir);
+    snprintf(man, sizeof man, "%s/m.jsonl", dir);
+    FILE *f = fopen(tok, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("[1,5,32,13]", f);
+    fclose(f);
+    f = fopen(man, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"schema\":\"calculet-input-manifest/v1\",\"case_id\":\"c1\",\"phase\":\"prefill\","
+          "\"prompt_tokens\":4,\"past_tokens\":0,\"output_tokens\":1,\"concurrency\":1,"
+          "\"dataset\":\"random_tokens\",\"seed\":0,\"rejection\":false,\"input\":{\"path\":"
+          "\"t.json\",\"sha256\":"
+          "\"c7ae713cd7950584aab11f16e2083e265c7b6f255d6d9a8c9ce8af1e643d3900\"}}\n", f);
+    fclose(f);
+    golden_replay_case *k = NULL;
+    size_t n = 9;
+    golden_error err;
+    golden_error_clear(&err);
+    CU_ASSERT_EQUAL(replay_manifest_load_vocab(man, 32, &k, &n, &err), GOLDEN_ERR);
+    CU_ASSERT_PTR_NULL(k);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.where, "t.json#/2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "token id 32 is outside the backend's vocabulary of 32"));
+    CU_ASSERT_EQUAL(replay_manifest_load_vocab(man, 33, &k, &n, &err), 0);
+    CU_ASSERT_EQUAL(n, 1);
+    if (n == 1)
+        CU_ASSERT_EQUAL(k[0].ids[2], 32);
+    golden_replay_cases_free(k, n);
+    CU_ASSERT_EQUAL(replay_manifest_load_vocab(man, 0, &k, &n, &err), GOLDEN_ERR); /* no model */
+    CU_ASSERT_EQUAL(golden_replay_manifest_load(man, &k, &n, &err), 0);
+    golden_replay_cases_free(k, n);
+    unlink(tok);
+    unlink(man);
+    rmdir(dir);
 }
 
 int main(void)
@@ -87,6 +138,7 @@ int main(void)
     static const golden_test tests[] = {{"backend strings cleaned to printable UTF-8", test_clean},
                                         {"info() against the memory budgets", test_budgets},
                                         {"the kinds of a host that died", test_kinds},
+                                        {"token ids checked against the vocabulary", test_ids_in_vocab},
                                         {0, 0}};
     return golden_test_run("replay_host", tests);
 }
