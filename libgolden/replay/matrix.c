@@ -39,7 +39,29 @@ typedef struct {
     int64_t limit;    /* the backend's context limit, or the hypothesis' when smaller */
     char **made;      /* token files this run created: removed when it fails */
     size_t n_made, cap_made;
+    uint64_t *seen;   /* hashes of the token lists written so far (every set, every length) */
+    size_t n_seen, cap_seen;
 } mx;
+
+/* FNV-1a over the count and the ids: one list of token ids, one value. */
+static uint64_t ids_hash(const int32_t *ids, int64_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int64_t i = -1; i < n; i++) {
+        uint64_t x = i < 0 ? (uint64_t)n : (uint64_t)(uint32_t)ids[i];
+        for (int k = 0; k < 8; k++)
+            h = (h ^ ((x >> (8 * k)) & 0xff)) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static bool seen_ids(const mx *m, uint64_t h)
+{
+    for (size_t i = 0; i < m->n_seen; i++)
+        if (m->seen[i] == h)
+            return true;
+    return false;
+}
 
 /* Note a token file created by this run (removed again if the run fails). */
 static int note_made(mx *m, const char *path, golden_error *err)
@@ -97,6 +119,15 @@ static int emit(mx *m, const char *id, const char *dataset, bool decode, int64_t
         fputs(",\"expected_error\":\"context_limit_exceeded\"}\n", m->man);
         return 0;
     }
+    if (m->n_seen == m->cap_seen) {
+        size_t nc = m->cap_seen ? 2 * m->cap_seen : 256;
+        uint64_t *n = realloc(m->seen, nc * sizeof *n);
+        if (!n)
+            return golden_fail_what(err, GOLDEN_ENOMEM, m->o->out, "out of memory");
+        m->seen = n;
+        m->cap_seen = nc;
+    }
+    m->seen[m->n_seen++] = ids_hash(ids, past + prompt);
     char rel[300], path[8192], hex[65];
     snprintf(rel, sizeof rel, "inputs/%s.json", id);
     snprintf(path, sizeof path, "%s/%s", m->dir, rel);
@@ -134,12 +165,20 @@ static int content_sets(mx *m, bool decode, int64_t len, int64_t out, golden_err
     if (reserve(m, (size_t)(prompt + past) + 1, err))
         return GOLDEN_ERR;
     char id[200];
+    bool reject = past + prompt + out > m->limit; /* no token file: nothing to keep distinct */
     for (int i = 0; i < nr + np; i++) {
         bool rep = i >= nr;
-        int32_t a = rand_token(m), b = rand_token(m);
-        int period = 1 + (int)(next64(&m->rng) % 4);
-        for (int64_t t = 0; t < prompt + past; t++)
-            m->buf[t] = !rep ? rand_token(m) : (i - nr) % 2 == 0 ? a : (t % period ? a : b);
+        /* each prompt distinct from every one written before (section 5.2 counts distinct
+         * prompts by token hash): drawn again when it repeats one (a vocabulary too small for
+         * that many gives up after 256 draws, and manifest-verify reports the shortfall) */
+        for (int tries = 0; tries < 256; tries++) {
+            int32_t a = rand_token(m), b = rand_token(m);
+            int period = 1 + (int)(next64(&m->rng) % 4);
+            for (int64_t t = 0; t < prompt + past; t++)
+                m->buf[t] = !rep ? rand_token(m) : (i - nr) % 2 == 0 ? a : (t % period ? a : b);
+            if (reject || !seen_ids(m, ids_hash(m->buf, prompt + past)))
+                break;
+        }
         snprintf(id, sizeof id, "%s-%s-%s%lld-o%lld-%02d", rep ? "repeated" : "random",
                  decode ? "decode" : "prefill", decode ? "past" : "p", (long long)len,
                  (long long)out, rep ? i - nr : i);
@@ -507,7 +546,8 @@ int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matri
                          golden_error *err)
 {
     memset(res, 0, o->version >= 3 ? sizeof *res : offsetof(golden_replay_matrix_result, texts));
-    mx m = {o, golden_backend_get_info(o->backend), NULL, NULL, res, NULL, 0, o->seed, 0, NULL, 0, 0};
+    mx m = {o, golden_backend_get_info(o->backend), NULL, NULL, res, NULL, 0, o->seed, 0, NULL, 0, 0,
+            NULL, 0, 0};
     m.limit = m.info->context_limit;
     char *copy = strdup(o->out);
     m.dir = copy ? strdup(dirname(copy)) : NULL;
@@ -539,6 +579,7 @@ int golden_replay_matrix(const golden_replay_matrix_opts *o, golden_replay_matri
     if (rc != 0 && made_dir)
         rmdir(inputs);
     free(m.made);
+    free(m.seen);
     free(m.buf);
     free(m.dir);
     return rc;

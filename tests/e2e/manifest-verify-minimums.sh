@@ -11,11 +11,12 @@ cat > gen.py <<'EOF'
 # gen.py DIR KEY=N ...: append constructed cases to DIR/golden/input-manifest.jsonl.
 # Keys: fixed random_p16 repeated_p16 random_d16 repeated_d16 multilingual code numeric
 # near_tie (distinct prompts), dup_fixed (extra fixed cases repeating prompt 0's tokens),
-# poetry (cases naming no section 5.2 set).
+# poetry (cases naming no section 5.2 set), code_dup_multi (code cases repeating multilingual
+# prompt 0's tokens).
 import hashlib, json, os, sys
 d = sys.argv[1]
 want = dict(fixed=100, random_p16=20, repeated_p16=10, random_d16=20, repeated_d16=10,
-            multilingual=50, code=50, numeric=50, near_tie=1000, dup_fixed=0, poetry=0)
+            multilingual=50, code=50, numeric=50, near_tie=1000, dup_fixed=0, poetry=0, code_dup_multi=0)
 for a in sys.argv[2:]:
     k, v = a.split("=")
     assert k in want, k
@@ -23,13 +24,15 @@ for a in sys.argv[2:]:
 sets = dict(fixed="fixed_prompt", random_p16="random_tokens", repeated_p16="repeated_tokens",
             random_d16="random_tokens", repeated_d16="repeated_tokens", multilingual="multilingual",
             code="code", numeric="numeric", near_tie="near_tie_logits", dup_fixed="fixed_prompt",
-            poetry="poetry")
+            poetry="poetry", code_dup_multi="code")
 os.makedirs(os.path.join(d, "golden/inputs"), exist_ok=True)
 lines = []
 for ci, (key, n) in enumerate(want.items()):
     decode = key.endswith("_d16")
     for i in range(n):
         ids = [ci, i // 256, i % 256, 7] if key != "dup_fixed" else [0, 0, 0, 7]
+        if key == "code_dup_multi":
+            ids = [list(want).index("multilingual"), 0, 0, 7]  # multilingual-0000's ids
         if key.endswith("16"):
             ids = ids + [3] * 12  # 16 ids: the prompt (prefill) or the past (decode)
         rel = "inputs/%s-%04d.json" % (key, i)
@@ -87,8 +90,8 @@ expect_exit "every minimum met passes" 0 manifest-verify "$D"
 if grep -q ": input-minimums: " out.txt; then notok "no input-minimums error" "$(grep input-minimums out.txt | head -3)"
 else ok "no input-minimums error"; fi
 # the example's 19 cases minus its 2 rejection cases carry no token file
-expect_grep "the example's cases without token files are a note" \
-    "note input-minimums: 17 runnable cases carry no token file in the folder \(input\): counted nowhere" out.txt
+expect_grep "the example's cases without token files are a to-do" \
+    "todo input-minimums: 17 runnable cases carry no token file in the folder \(input\): counted nowhere$" out.txt
 
 # --- one short in each class: a finding naming the class, the count and the minimum
 short() { # NAME GENARG PATTERN
@@ -145,6 +148,27 @@ printf 'input_minimums_waiver:\n  reason: short on numbers\n' >> "$D/hypothesis.
 expect_exit "a waiver without approver lowers nothing" 1 manifest-verify "$D"
 expect_grep "still refused" "input_minimums.numeric 10 lowers section 5.2's minimum 50 without" out.txt
 
+# --- one prompt in two sets is one sample: counted for the first case's set (multilingual,
+#     earlier in the manifest), so code has 49 distinct prompts
+fresh xset code=49 code_dup_multi=1; with_golden $ALL
+expect_exit "a prompt in two sets fails the second" 1 manifest-verify "$D"
+expect_grep "the finding names both cases" \
+    "input-minimums: case code_dup_multi-0000 \(code\) has the token ids of case multilingual-0000 \(multilingual\): one prompt is one sample, counted once, for multilingual" out.txt
+expect_grep "code counts 49" "input-minimums: code: 49 distinct prompts \(by token hash\), minimum 50" out.txt
+if grep -q "input-minimums: multilingual:" out.txt; then notok "multilingual keeps its 50" "$(grep 'input-minimums: multilingual' out.txt)"
+else ok "multilingual keeps its 50"; fi
+
+# --- the example's waiver lowers the sets of its token-less cases: a note naming the approver
+expect_exit "the example passes" 0 manifest-verify --json ex.json "$EX"
+expect_exit "its token-less cases are a note of the waiver" 0 "$PYTHON" -c '
+import json, sys
+m = "17 runnable cases carry no token file in the folder (input): counted nowhere; their sets\x27 minimums waived by libgolden maintainers (example only)"
+f = [x for x in json.load(open("ex.json"))["findings"] if x["message"] == m]
+sys.exit(0 if len(f) == 1 and f[0]["severity"] == "note" and f[0]["rule"] == "input-minimums" else 1)'
+expect_exit "and no to-do" 0 "$PYTHON" -c '
+import json, sys
+sys.exit(1 if any(x["severity"] == "todo" for x in json.load(open("ex.json"))["findings"]) else 0)'
+
 # --- with a recorded waiver: passes, and the report shows the waiver
 fresh waived numeric=40; with_golden $ALL
 printf 'input_minimums:\n  numeric: 10\ninput_minimums_waiver:\n  reason: numeric corpus still in review\n  approver: Q. Approver\n' >> "$D/hypothesis.yaml"
@@ -152,7 +176,10 @@ expect_exit "lowering with a waiver passes" 0 manifest-verify --json waived.json
 expect_grep "the waiver is shown" \
     "hypothesis.yaml:[0-9]+:[0-9]+: note input-minimums: input_minimums.numeric lowered from section 5.2's 50 to 10 by the waiver of Q. Approver: numeric corpus still in review" out.txt
 expect_grep "the shortfall it covers is shown" "note input-minimums: numeric: 40 distinct prompts, under section 5.2's 50: waived by Q. Approver" out.txt
-expect_grep "the summary counts notes apart" "^PASS: .* 0 errors, 0 to-dos, [0-9]+ notes" out.txt
+# the waiver lowers numeric only: the example's 17 token-less cases (other sets) stay a to-do
+expect_grep "the waiver does not cover other sets' token-less cases" \
+    "todo input-minimums: 17 runnable cases carry no token file in the folder \(input\): counted nowhere$" out.txt
+expect_grep "the summary counts notes apart" "^PASS: .* 0 errors, 1 to-dos?, [0-9]+ notes" out.txt
 expect_grep "the JSON report carries them as notes" '"severity": "note"' waived.json
 expect_exit "the report is a valid calculet-verify-report/v1" 0 manifest-verify --schema calculet-verify-report/v1 waived.json
 # under the lowered minimum: still a finding

@@ -10,6 +10,9 @@ expect_grep "matrix reports coverage" 'every expert hit: yes' out.txt
 # 2 prefill lengths (1, 2) and 2 decode pasts (0, 1), each 20 random + 10 repeated
 expect_exit "120 random/repeated cases" 0 sh -c '[ "$(grep -c "\"dataset\":\"r" a/manifest.jsonl)" -eq 120 ]'
 expect_exit "20 random cases of prefill length 2" 0 sh -c '[ "$(grep -c "\"case_id\":\"random-prefill-p2-" a/manifest.jsonl)" -eq 20 ]'
+# section 5.2 counts distinct prompts: 90 of the 120 are one token (prefill 1, past 0 and 1),
+# and no two of the 120 token files carry the same ids
+expect_exit "120 distinct random/repeated prompts" 0 sh -c '[ "$(cat a/inputs/random-*.json a/inputs/repeated-*.json | sort -u | wc -l)" -eq 120 ]'
 expect_exit "every line is calculet-input-manifest/v1" 0 sh -c \
     'while IFS= read -r l; do printf "%s\n" "$l" > line.json; schema-check line.json calculet-input-manifest-v1.schema.json > /dev/null || exit 1; done < a/manifest.jsonl'
 expect_exit "every token file has the hash the manifest says" 0 sh -c '
