@@ -167,7 +167,7 @@ for side, w in (("baseline", 1000), ("candidate", 900)):
     m["calbin"].update(weight_package_bytes=w, load_time_ms=w / 100, dram_reservation_bytes=2 * w)
     json.dump(m, open(p, "w"), indent=2)'
 exp-gate decide --force "$d" >/dev/null 2>&1
-expect_grep "8.4: deployment figures reported" 'weight package: 1000 -> 900 bytes \(-10.00 %\); load time: 10 -> 9 ms \(-10.00 %\); DRAM reservation: 2000 -> 1800 bytes' "$d/decision.md"
+expect_grep "8.4: deployment figures reported" 'weight package: 1000 -> 900 bytes \(-100, -10.00 %\); load time: 10 -> 9 ms \(-1, -10.00 %\); DRAM reservation: 2000 -> 1800 bytes' "$d/decision.md"
 if grep -q 'weight package size, load time or DRAM' "$d/decision.md"; then notok "8.4: no longer listed as missing"; else ok "8.4: no longer listed as missing"; fi
 
 # 12. missing input: exit 2, named
