@@ -426,8 +426,8 @@ static double target_improvement(ev *e, json_t **target)
         else if (!strcmp(side, "candidate"))
             c = s;
     }
-    if (!b || !c || num(b, "cycles") <= 0 || !trace_has_family(e, "baseline") ||
-        !trace_has_family(e, "candidate"))
+    if (e->chips_differ || !b || !c || num(b, "cycles") <= 0 ||
+        !trace_has_family(e, "baseline") || !trace_has_family(e, "candidate"))
         return NAN;
     double bc = num(b, "cycles"), cc = num(c, "cycles");
     *target = json_pack("{s:s,s:f,s:f,s:f,s:f}", "family", e->in->family ? e->in->family : "",
