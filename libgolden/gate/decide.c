@@ -20,6 +20,7 @@ typedef struct {
     const json_t *summary;
     const gate_inputs *in;
     bool fired;
+    bool chips_differ; /* the trace covers other chips on the two sides (no per-op attribution) */
     golden_gate_label label;
     int oom;
 } ev;
@@ -366,6 +367,50 @@ static void rule_p99(ev *e, const case_facts *f)
                  ? "" : " or exceeds the absolute P99 budget");
 }
 
+/* Whether the trace has a row of the target family on side (a family absent on one side is not
+ * measured there: it is never read as 0 cycles, whatever the trace format). */
+static bool trace_has_family(const ev *e, const char *side)
+{
+    const json_t *rows = json_object_get(json_object_get(e->summary, "trace"), "per_chip");
+    size_t i;
+    json_t *r;
+    if (!e->in->family)
+        return false;
+    json_array_foreach((json_t *)rows, i, r) {
+        if (!strcmp(json_string_value(json_object_get(r, "side")) ?: "", side) &&
+            !strcmp(json_string_value(json_object_get(r, "family")) ?: "", e->in->family))
+            return true;
+    }
+    return false;
+}
+
+/* The chips side's trace rows cover, as a sorted list "0, 1" into buf; returns their count. */
+static size_t trace_chips(const ev *e, const char *side, char *buf, size_t n)
+{
+    const json_t *rows = json_object_get(json_object_get(e->summary, "trace"), "per_chip");
+    long long chips[64];
+    size_t k = 0, i;
+    json_t *r;
+    json_array_foreach((json_t *)rows, i, r) {
+        if (strcmp(json_string_value(json_object_get(r, "side")) ?: "", side))
+            continue;
+        long long c = json_integer_value(json_object_get(r, "chip"));
+        size_t j = 0;
+        while (j < k && chips[j] < c)
+            j++;
+        if ((j < k && chips[j] == c) || k == sizeof chips / sizeof chips[0])
+            continue;
+        memmove(chips + j + 1, chips + j, (k - j) * sizeof chips[0]);
+        chips[j] = c;
+        k++;
+    }
+    size_t off = 0;
+    buf[0] = 0;
+    for (i = 0; i < k && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", chips[i]);
+    return k;
+}
+
 /* The target family's cycles on both sides, from the summary's trace (NaN when not sided). */
 static double target_improvement(ev *e, json_t **target)
 {
@@ -381,7 +426,8 @@ static double target_improvement(ev *e, json_t **target)
         else if (!strcmp(side, "candidate"))
             c = s;
     }
-    if (!b || !c || num(b, "cycles") <= 0)
+    if (e->chips_differ || !b || !c || num(b, "cycles") <= 0 ||
+        !trace_has_family(e, "baseline") || !trace_has_family(e, "candidate"))
         return NAN;
     double bc = num(b, "cycles"), cc = num(c, "cycles");
     *target = json_pack("{s:s,s:f,s:f,s:f,s:f}", "family", e->in->family ? e->in->family : "",
@@ -396,7 +442,7 @@ static double target_improvement(ev *e, json_t **target)
 static bool whole_graph_only(const ev *e)
 {
     const char *a = json_string_value(json_object_get(e->summary, "attribution"));
-    return !a || strcmp(a, "per_op") != 0;
+    return e->chips_differ || !a || strcmp(a, "per_op") != 0;
 }
 
 static void rule_bottleneck(ev *e, const case_facts *f, double timpr)
@@ -588,6 +634,10 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
     e.in = in;
     e.summary = summary;
     e.label = GOLDEN_GATE_NO_MERGE;
+    char chips_b[256], chips_c[256];
+    size_t nb = trace_chips(&e, "baseline", chips_b, sizeof chips_b);
+    size_t nc = trace_chips(&e, "candidate", chips_c, sizeof chips_c);
+    e.chips_differ = nb && nc && strcmp(chips_b, chips_c) != 0; /* issue 26 */
     if (!(e.doc = json_object()) || decision_head(&e, source)) {
         json_decref(e.doc);
         return gate_oom(err);
@@ -603,6 +653,9 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
     rule_soak(&e, &f, timpr);
     rule_soak_result(&e);
     rule(&e, "otherwise", true, GOLDEN_GATE_NO_MERGE, NULL, "no earlier rule fired");
+    if (e.chips_differ)
+        note(&e, "the device trace covers chip(s) %s on the baseline and chip(s) %s on the "
+                 "candidate: no per-op attribution across different chips", chips_b, chips_c);
     if (whole_graph_only(&e))
         note(&e, "whole-graph timing only (section 7): any gain belongs to the whole-graph "
                  "candidate, never to a kernel");

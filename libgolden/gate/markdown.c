@@ -109,8 +109,12 @@ static void deployment(FILE *f, const json_t *dep)
             continue;
         fprintf(f, "%s%s: %.17g -> %.17g %s", shown++ ? "; " : "\nSection 8.4: ", names[k], x,
                 y, units[k]);
-        if (x != 0 && !isnan(x) && !isnan(y))
-            fprintf(f, " (%+.2f %%)", 100 * (y - x) / x);
+        if (!isnan(x) && !isnan(y)) { /* absolute and relative change, as the target line */
+            fprintf(f, " (%+.17g", y - x);
+            if (x != 0)
+                fprintf(f, ", %+.2f %%", 100 * (y - x) / x);
+            fputc(')', f);
+        }
     }
     if (shown)
         fputs(".\n", f);

@@ -147,6 +147,36 @@ expect_grep "whole graph: attribution" '"attribution": "whole_graph_only"' "$d/d
 expect_grep "whole graph: the whole-graph candidate is faster" 'whole-graph candidate is faster' "$d/decision.md"
 if grep -q 'Target family' "$d/decision.md"; then notok "whole graph: no kernel credited"; else ok "whole graph: no kernel credited"; fi
 
+# 10b. CSV trace, the candidate side without the target family, the graph flat (as in 9): the
+# family is not measured on the candidate (never 0 cycles, never "-100 %"): bottleneck_moved does
+# not fire, otherwise -> no_merge; the uncertainty names the family.
+d=$(fresh csv-one-side); edit "$d" '
+scale("candidate", 1.07)
+rows = ["side,chip,family,start_cycle,end_cycle"]
+for side in ("baseline", "candidate"):
+    for chip in (0, 1):
+        rows.append(f"{side},{chip},attention,0,40000")
+        if side == "baseline":
+            rows.append(f"{side},{chip},grouped_moe_dense,40000,54000")
+open(os.path.join(d, "performance/raw-device-trace.csv"), "w").write("\n".join(rows) + "\n")'
+decide "$d" >/dev/null
+expect_grep "csv one side: no_merge" '"decision": "no_merge"' "$d/decision.json"
+expect_grep "csv one side: uncertain names the family" 'does not carry the grouped_moe_dense family on both sides' "$d/decision.json"
+expect_grep "csv one side: bottleneck not evaluated" 'not evaluated: the device trace does not give' "$d/decision.md"
+# 10c. CSV trace over chips 0 and 1 on the baseline, chip 0 only on the candidate: no per-op
+# attribution (whole_graph_only), the chips named as uncertain.
+d=$(fresh csv-chips); edit "$d" '
+scale("candidate", 0.88)
+rows = ["side,chip,family,start_cycle,end_cycle"]
+for side, chips in (("baseline", (0, 1)), ("candidate", (0,))):
+    for chip in chips:
+        rows += [f"{side},{chip},attention,0,40000", f"{side},{chip},grouped_moe_dense,40000,54000"]
+open(os.path.join(d, "performance/raw-device-trace.csv"), "w").write("\n".join(rows) + "\n")'
+decide "$d" >/dev/null
+expect_grep "csv chips differ: attribution" '"attribution": "whole_graph_only"' "$d/decision.json"
+expect_grep "csv chips differ: uncertain names the chips" 'chip\(s\) 0, 1 on the baseline and chip\(s\) 0 on the candidate' "$d/decision.json"
+if grep -q 'Target family' "$d/decision.md"; then notok "csv chips differ: no kernel credited"; else ok "csv chips differ: no kernel credited"; fi
+
 # 11. section 8.4 for fused matmul/add: graph +12 % but target GEMM only 5 % better: no soak
 d=$(fresh gemm); mv "$d" gemm/OP-GEMM-0001; d=gemm/OP-GEMM-0001; edit "$d" '
 scale("candidate", 0.88)
@@ -167,7 +197,7 @@ for side, w in (("baseline", 1000), ("candidate", 900)):
     m["calbin"].update(weight_package_bytes=w, load_time_ms=w / 100, dram_reservation_bytes=2 * w)
     json.dump(m, open(p, "w"), indent=2)'
 exp-gate decide --force "$d" >/dev/null 2>&1
-expect_grep "8.4: deployment figures reported" 'weight package: 1000 -> 900 bytes \(-10.00 %\); load time: 10 -> 9 ms \(-10.00 %\); DRAM reservation: 2000 -> 1800 bytes' "$d/decision.md"
+expect_grep "8.4: deployment figures reported" 'weight package: 1000 -> 900 bytes \(-100, -10.00 %\); load time: 10 -> 9 ms \(-1, -10.00 %\); DRAM reservation: 2000 -> 1800 bytes' "$d/decision.md"
 if grep -q 'weight package size, load time or DRAM' "$d/decision.md"; then notok "8.4: no longer listed as missing"; else ok "8.4: no longer listed as missing"; fi
 
 # 12. missing input: exit 2, named

@@ -322,7 +322,7 @@ expect_exit "deployment: manifest-verify accepts top-level figures and kv_cache"
 [ "$(field "$d/decision.json" 'd["deployment"]["candidate"]["weight_package_bytes"], d["deployment"]["kv_saving"]["saving_bytes"], d["deployment"]["kv_saving"]["saving_pct"], d["deployment"]["candidate"]["kv_cache"]["compressed"]')" = "(900, 1006632960, 25.0, 'v')" ] \
     && ok "deployment: decision.json reports the figures and the 25 % KV saving" \
     || notok "deployment: decision.json" "$(field "$d/decision.json" 'd["deployment"]')"
-expect_grep "deployment: decision.md 8.4 line" 'weight package: 1000 -> 900 bytes \(-10\.00 %\); load time: 10 -> 9 ms \(-10\.00 %\); DRAM reservation: 2000 -> 1800 bytes \(-10\.00 %\)' "$d/decision.md"
+expect_grep "deployment: decision.md 8.4 line" 'weight package: 1000 -> 900 bytes \(-100, -10\.00 %\); load time: 10 -> 9 ms \(-1, -10\.00 %\); DRAM reservation: 2000 -> 1800 bytes \(-200, -10\.00 %\)' "$d/decision.md"
 expect_grep "deployment: decision.md KV line" 'KV cache \(candidate\): compressed v; dtype s8; scale\\_granularity per\\_head|compressed v; dtype s8; scale_granularity per\\_head' "$d/decision.md"
 expect_grep "deployment: decision.md KV saving" 'real saving 4026531840 -> 3019898880 bytes = 1006632960 bytes \(25\.00 %\)' "$d/decision.md"
 # 16. a stated saving its own bytes contradict: exit 2
