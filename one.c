@@ -1,1 +1,0 @@
-#include "golden/verify.h"
