@@ -102,6 +102,9 @@ static int reserve(mx *m, size_t n, golden_error *err)
     return 0;
 }
 
+static int write_tokens(mx *m, const char *rel, const char *path, const int32_t *ids, int64_t n,
+                        golden_error *err);
+
 /* Write ids to inputs/<case>.json and one manifest line pointing at it with its hash. */
 static int emit(mx *m, const char *id, const char *dataset, bool decode, int64_t prompt,
                 int64_t past, int64_t out, const int32_t *ids, golden_error *err)
@@ -128,21 +131,51 @@ static int emit(mx *m, const char *id, const char *dataset, bool decode, int64_t
         m->cap_seen = nc;
     }
     m->seen[m->n_seen++] = ids_hash(ids, past + prompt);
-    char rel[300], path[8192], hex[65];
+    char rel[300], path[8192];
     snprintf(rel, sizeof rel, "inputs/%s.json", id);
     snprintf(path, sizeof path, "%s/%s", m->dir, rel);
-    if (access(path, F_OK) != 0 && note_made(m, path, err))
-        return GOLDEN_ERR;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
-    fputc('[', f);
-    for (int64_t i = 0; i < past + prompt; i++)
-        fprintf(f, "%s%d", i ? "," : "", ids[i]);
-    fputs("]\n", f);
-    if (fclose(f) != 0)
-        return golden_fail_what(err, GOLDEN_EIO, path, "write failed");
-    if (golden_sha256_file(path, hex, err))
+    return write_tokens(m, rel, path, ids, past + prompt, err);
+}
+
+/* The token file of one case, and its manifest reference. A file already there (another
+ * manifest's in the same folder, or an earlier run's) is kept when it holds the same ids; with
+ * other ids it is an error unless --force: overwriting it would break the other manifest's hash. */
+static int write_tokens(mx *m, const char *rel, const char *path, const int32_t *ids, int64_t n,
+                        golden_error *err)
+{
+    char *text = NULL, hex[65], old[65];
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+    fputc('[', mem);
+    for (int64_t i = 0; i < n; i++)
+        fprintf(mem, "%s%d", i ? "," : "", ids[i]);
+    fputs("]\n", mem);
+    int rc = fclose(mem) != 0 ? golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory") : 0;
+    if (rc == 0)
+        rc = golden_sha256_buffer(text, len, hex, err);
+    bool exists = rc == 0 && access(path, F_OK) == 0;
+    if (exists && !m->o->force) {
+        rc = golden_sha256_file(path, old, err);
+        if (rc == 0 && strcmp(old, hex) != 0)
+            rc = golden_fail_what(err, GOLDEN_EEXISTS, path, "exists with other token ids (another "
+                                  "manifest's input?): --force overwrites it, or write the manifest "
+                                  "into another folder");
+    } else if (rc == 0) {
+        if (!exists)
+            rc = note_made(m, path, err);
+        FILE *f = rc == 0 ? fopen(path, "w") : NULL;
+        if (rc == 0 && !f)
+            rc = golden_fail_what(err, golden_code_from_errno(errno), path, "%s", strerror(errno));
+        if (f) {
+            bool short_write = fwrite(text, 1, len, f) != len;
+            if ((fclose(f) != 0) || short_write)
+                rc = golden_fail_what(err, GOLDEN_EIO, path, "write failed");
+        }
+    }
+    free(text);
+    if (rc != 0)
         return GOLDEN_ERR;
     fprintf(m->man, ",\"input\":{\"path\":\"%s\",\"sha256\":\"%s\"}}\n", rel, hex);
     return 0;
