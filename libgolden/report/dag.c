@@ -209,7 +209,8 @@ static void swimlanes(golden_html *h, const json_t *view, const json_t *races)
     for (size_t i = 0; i < v.nops; i++)
         if (json_integer_value(json_object_get(json_array_get(v.ops, i), "col")) + 1 > cols)
             cols = json_integer_value(json_object_get(json_array_get(v.ops, i), "col")) + 1;
-    double width = LEFT + COL_W * (double)cols + 30, height = TOP + LANE_H * (double)json_array_size(v.lanes) + 10;
+    /* at least as wide as the caption above the lanes (about 300 units) */
+    double width = fmax(LEFT + COL_W * (double)cols + 30, LEFT + 310), height = TOP + LANE_H * (double)json_array_size(v.lanes) + 10;
     golden_html_printf(h, "<div class=\"scroll\"><svg class=\"chart wide\" data-chart=\"swimlanes\" viewBox=\"0 0 "
                           "%.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\"><title>ops around each "
                           "racing pair, per chip and queue, in happens-before order</title>\n<defs><marker "
@@ -248,10 +249,59 @@ static void lists(golden_html *h, const json_t *rep)
     static const char *const acols[] = {"a|buffer a", "b|buffer b", "address|address", "bytes|bytes",
                                         "reason|reason"};
     golden_html_raw(h, "<h2>Aliases</h2>\n");
-    golden_html_json_table(h, "aliases", "aliases", acols, 5, false);
+    if (json_array_size(json_object_get(rep, "aliases")))
+        golden_html_json_table(h, "aliases", "aliases", acols, 5, false);
+    else
+        golden_html_raw(h, "<p class=\"pass\">No live alias in the memory plan.</p>\n");
     static const char *const scols[] = {"sync|sync", "kind|kind", "reason|why idle"};
     golden_html_raw(h, "<h2>Idle syncs</h2>\n");
-    golden_html_json_table(h, "redundant", "redundant_syncs", scols, 3, false);
+    if (json_array_size(json_object_get(rep, "redundant_syncs")))
+        golden_html_json_table(h, "redundant", "redundant_syncs", scols, 3, false);
+    else
+        golden_html_raw(h, "<p class=\"note\">No idle sync found (or none looked for: "
+                           "<code>--redundant</code>).</p>\n");
+}
+
+/* A list of sync ids as text ("none" when empty). */
+static void id_list(golden_html *h, const json_t *a)
+{
+    size_t i;
+    json_t *x;
+    if (!json_array_size(a))
+        golden_html_raw(h, "none");
+    json_array_foreach(a, i, x) {
+        golden_html_raw(h, i ? ", <code>" : "<code>");
+        golden_html_text(h, json_is_string(x) ? json_string_value(x) : "?");
+        golden_html_raw(h, "</code>");
+    }
+}
+
+/* dag-check --baseline: the file compared against, the syncs the candidate removed, moved and
+ * added, and how many races are new (section 13.2: each removal proven race-free). */
+static void baseline_section(golden_html *h, const json_t *rep)
+{
+    if (strcmp(html_str(rep, "mode"), "baseline") != 0)
+        return;
+    golden_html_raw(h, "<h2>Barrier removal against the baseline</h2>\n<table class=\"kv\"><tr><th>"
+                       "baseline</th><td><code>");
+    golden_html_text(h, html_str(rep, "baseline"));
+    golden_html_printf(h, "</code> (%lld race(s) of its own)</td></tr>\n<tr><th>candidate</th><td><code>",
+                       (long long)json_integer_value(json_object_get(rep, "baseline_races")));
+    golden_html_text(h, html_str(rep, "graph"));
+    golden_html_printf(h, "</code></td></tr>\n<tr><th>removed syncs (%zu)</th><td class=\"removed\">",
+                       json_array_size(json_object_get(rep, "removed_syncs")));
+    id_list(h, json_object_get(rep, "removed_syncs"));
+    golden_html_printf(h, "</td></tr>\n<tr><th>moved syncs (%zu)</th><td>",
+                       json_array_size(json_object_get(rep, "moved_syncs")));
+    id_list(h, json_object_get(rep, "moved_syncs"));
+    golden_html_printf(h, "</td></tr>\n<tr><th>added syncs (%zu)</th><td>",
+                       json_array_size(json_object_get(rep, "added_syncs")));
+    id_list(h, json_object_get(rep, "added_syncs"));
+    long long nr = (long long)json_integer_value(json_object_get(rep, "new_races")),
+              na = (long long)json_integer_value(json_object_get(rep, "new_aliases"));
+    golden_html_printf(h, "</td></tr>\n<tr><th>new</th><td><span class=\"%s\">%lld race(s), %lld "
+                          "alias(es)</span> the baseline does not have</td></tr></table>\n",
+                       nr || na ? "fail" : "pass", nr, na);
 }
 
 static int body(golden_html *h, const json_t *rep, const json_t *view)
@@ -268,6 +318,7 @@ static int body(golden_html *h, const json_t *rep, const json_t *view)
                        (long long)json_integer_value(json_object_get(rep, "queues")), n,
                        json_array_size(json_object_get(rep, "aliases")),
                        json_array_size(json_object_get(rep, "cycles")));
+    baseline_section(h, rep);
     golden_html_raw(h, "<h2>Racing pairs on their queues</h2>\n");
     if (n && view) {
         size_t drawn = (size_t)json_integer_value(json_object_get(view, "pairs_drawn"));
@@ -289,7 +340,14 @@ static int body(golden_html *h, const json_t *rep, const json_t *view)
     static const char *const cols[] = {"kind|kind", "a|op a", "queue_a|queue a", "b|op b",
                                        "queue_b|queue b", "buffer|buffer", "range|bytes",
                                        "hint|fix"};
-    golden_html_json_table(h, "races", "races", cols, sizeof cols / sizeof *cols, false);
+    /* against a baseline: whether each race is new and which removed syncs expose it */
+    static const char *const bcols[] = {"kind|kind", "a|op a", "queue_a|queue a", "b|op b",
+                                        "queue_b|queue b", "buffer|buffer", "range|bytes",
+                                        "new|new", "exposed_by|exposed by", "hint|fix"};
+    if (strcmp(html_str(rep, "mode"), "baseline") == 0)
+        golden_html_json_table(h, "races", "races", bcols, sizeof bcols / sizeof *bcols, false);
+    else
+        golden_html_json_table(h, "races", "races", cols, sizeof cols / sizeof *cols, false);
     lists(h, rep);
     return 0;
 }

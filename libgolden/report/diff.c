@@ -340,7 +340,7 @@ static void trends_section(golden_html *h, const json_t *report)
                            "worsens steadily along the layers.</p>\n");
         return;
     }
-    golden_html_printf(h, "<p class=\"note\">Information, not a gate: every layer passes. ");
+    golden_html_raw(h, "<p class=\"note\">Rule: ");
     golden_html_text(h, html_str(json_object_get(report, "summary"), "trend_rule"));
     golden_html_printf(h, ".</p>\n<ul id=\"trends\" data-trends=\"%zu\">\n", json_array_size(tr));
     size_t i;
@@ -381,7 +381,7 @@ static int body(golden_html *h, const json_t *report)
     golden_html_raw(h, "<h2>Tensors (failing first; click a heading to sort)</h2>\n");
     static const char *const cols[] = {"name|tensor", "tier|tier", "verdict|verdict",
                                        "max_abs|max_abs", "max_rel|max_rel", "cosine|cosine",
-                                       "mismatches|mismatches", "tolerance_used|tol. used",
+                                       "mismatches|mismatches", "tolerance_used|\xc3\x97 tolerance",
                                        "reasons|reasons"};
     golden_html_json_table(h, "tensors", "tensors", cols, sizeof cols / sizeof *cols, true);
     size_t n = json_array_size(tensors), i;

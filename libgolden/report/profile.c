@@ -205,7 +205,7 @@ static int body(golden_html *h, const json_t *p)
                        json_array_size(a), max_experts(a));
     golden_html_raw(h, "<h2>Expert hits (layer &times; expert)</h2>\n<p class=\"note\">A hit is one "
                        "(token, rank) pair of the router's top-k naming the expert, over every case. "
-                       "A cold expert is a blue column.</p>\n");
+                       "A cold expert is a dark column (viridis scale: dark purple low, yellow high).</p>\n");
     if (heat(h, "expert-hits", b ? "baseline: expert hits" : "expert hits", a, NULL) != 0)
         return -1;
     if (b) {

@@ -28,10 +28,13 @@ const char *html_str(const json_t *obj, const char *key)
     return s ? s : "";
 }
 
-/* A linear or log10 axis mapping [lo, hi] to pixels [p0, p1]. */
+/* A linear or log10 axis mapping [lo, hi] to pixels [p0, p1]. A linear axis carries its tick
+ * step (1, 2, 2.5 or 5 times a power of ten; whole for an integer axis) and round ends. */
 typedef struct {
     double lo, hi, p0, p1;
     bool log;
+    bool integer; /* ticks at whole numbers only (layer indices, runs) */
+    double step;
 } axis;
 
 static double ax_map(const axis *a, double v)
@@ -43,7 +46,20 @@ static double ax_map(const axis *a, double v)
     return a->p0 + (t - lo) / (hi - lo) * (a->p1 - a->p0);
 }
 
-/* Widen a data range to round ends (decades on a log axis). */
+/* The round step that splits range into about `target` parts (Heckbert's nice numbers). */
+static double nice_step(double range, int target, bool integer)
+{
+    double raw = range / target;
+    if (!(raw > 0) || !isfinite(raw))
+        return 1;
+    double mag = pow(10, floor(log10(raw))), f = raw / mag;
+    double nf = f <= 1 ? 1 : f <= 2 ? 2 : (f <= 2.5 && !(integer && mag < 10)) ? 2.5 : f <= 5 ? 5 : 10;
+    double step = nf * mag;
+    return integer && step < 1 ? 1 : step;
+}
+
+/* Widen a data range to round ends: decades on a log axis, multiples of the tick step on a
+ * linear one, so that both ends carry a labelled tick. */
 static void ax_fit(axis *a)
 {
     if (!(a->lo <= a->hi)) {
@@ -55,10 +71,41 @@ static void ax_fit(axis *a)
         a->hi = pow(10, ceil(log10(a->hi)));
         if (a->hi <= a->lo)
             a->hi = a->lo * 10;
-    } else if (a->hi == a->lo) {
-        a->lo -= 0.5;
-        a->hi += 0.5;
+        return;
     }
+    if (a->hi == a->lo) {
+        double d = a->integer ? 1 : (a->lo != 0 ? fabs(a->lo) * 0.1 : 0.5);
+        a->lo -= d;
+        a->hi += d;
+    }
+    a->step = nice_step(a->hi - a->lo, 5, a->integer);
+    a->lo = floor(a->lo / a->step + 1e-9) * a->step;
+    a->hi = ceil(a->hi / a->step - 1e-9) * a->step;
+}
+
+/* Tick k of a fitted axis (k from 0), false past its end. Linear ticks are whole multiples of
+ * the step (no accumulated rounding: 0.1 * 3 prints 0.3); log ticks are the decades. */
+static bool ax_tick(const axis *a, int k, double *v)
+{
+    if (a->log) {
+        int decades = (int)lround(log10(a->hi) - log10(a->lo));
+        if (k > decades)
+            return false;
+        *v = a->lo * pow(10, k);
+        return true;
+    }
+    double k0 = round(a->lo / a->step), t = (k0 + k) * a->step;
+    if (t > a->hi + a->step * 1e-6)
+        return false;
+    *v = fabs(t) < a->step * 1e-9 ? 0 : t;
+    return true;
+}
+
+/* On a log axis over many decades every decade keeps its gridline, one in `every` its label. */
+static int ax_label_every(const axis *a)
+{
+    int n = a->log ? (int)lround(log10(a->hi) - log10(a->lo)) : 0;
+    return n > 8 ? (n + 7) / 8 : 1;
 }
 
 static void chart_open(golden_html *h, const char *id, const char *title, double height)
@@ -84,22 +131,25 @@ static void fmt_tick(char *buf, size_t n, double v, bool log)
     if (log)
         snprintf(buf, n, "1e%d", (int)lround(log10(v)));
     else
-        snprintf(buf, n, "%.4g", v);
+        snprintf(buf, n, "%.6g", v);
 }
 
-/* Gridlines and labels of a y axis (and the x label). */
+/* Gridlines and labels of a y axis (and the axis label). */
 static void y_axis(golden_html *h, const axis *y, const char *label, double height)
 {
     char t[32];
-    int steps = y->log ? (int)lround(log10(y->hi) - log10(y->lo)) : 5;
-    int every = steps > 8 ? (steps + 7) / 8 : 1;
-    for (int i = 0; i <= steps; i += every) {
-        double v = y->log ? y->lo * pow(10, i) : y->lo + (y->hi - y->lo) * i / steps;
+    int every = ax_label_every(y);
+    double v;
+    for (int k = 0; ax_tick(y, k, &v); k++) {
         double py = ax_map(y, v);
-        fmt_tick(t, sizeof t, v, y->log);
-        golden_html_printf(h, "<line class=\"grid\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                              "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                           ML, W - MR, py, py, ML - 4, py + 4, t);
+        golden_html_printf(h, "<line class=\"grid\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>",
+                           ML, W - MR, py, py);
+        if (k % every == 0) {
+            fmt_tick(t, sizeof t, v, y->log);
+            golden_html_printf(h, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", ML - 4,
+                               py + 4, t);
+        }
+        golden_html_raw(h, "\n");
     }
     golden_html_printf(h, "<line class=\"axis\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\"/>",
                        ML, ML, MT, height - MB);
@@ -111,21 +161,23 @@ static void y_axis(golden_html *h, const axis *y, const char *label, double heig
     }
 }
 
-static void x_axis(golden_html *h, const axis *x, const char *label, double height, bool integer)
+/* The x axis line, a tick mark and label at every round value, and the axis label. */
+static void x_axis(golden_html *h, const axis *x, const char *label, double height)
 {
     char t[32];
     golden_html_printf(h, "<line class=\"axis\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\"/>",
                        x->p0, x->p1, height - MB, height - MB);
-    int steps = x->log ? (int)lround(log10(x->hi) - log10(x->lo)) : 6;
-    if (integer && !x->log && x->hi - x->lo < 6)
-        steps = (int)(x->hi - x->lo);
-    for (int i = 0; i <= steps && steps > 0; i++) {
-        double v = x->log ? x->lo * pow(10, i) : x->lo + (x->hi - x->lo) * i / steps;
-        if (integer && !x->log)
-            v = round(v);
-        fmt_tick(t, sizeof t, v, x->log);
-        golden_html_printf(h, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>",
-                           ax_map(x, v), height - MB + 14, t);
+    int every = ax_label_every(x);
+    double v;
+    for (int k = 0; ax_tick(x, k, &v); k++) {
+        double px = ax_map(x, v);
+        golden_html_printf(h, "<line class=\"axis xtick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
+                              "y2=\"%.0f\"/>", px, px, height - MB, height - MB + 4);
+        if (k % every == 0) {
+            fmt_tick(t, sizeof t, v, x->log);
+            golden_html_printf(h, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>", px,
+                               height - MB + 16, t);
+        }
     }
     if (label) {
         golden_html_printf(h, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
@@ -133,6 +185,18 @@ static void x_axis(golden_html *h, const axis *x, const char *label, double heig
         golden_html_text(h, label);
         golden_html_raw(h, "</text>\n");
     }
+}
+
+/* A vertical mark's caption: right of the line, or left of it when it would run into the
+ * legend column (about 6 px a character at the charts' font size). */
+static void mark_caption(golden_html *h, double px, const char *label)
+{
+    size_t n = label ? strlen(label) : 0;
+    bool left = px + 3 + 6.0 * (double)n > W - MR;
+    golden_html_printf(h, "<text x=\"%.1f\" y=\"%.0f\"%s>", left ? px - 3 : px + 3, MT + 10,
+                       left ? " text-anchor=\"end\"" : "");
+    golden_html_text(h, label ? label : "");
+    golden_html_raw(h, "</text>\n");
 }
 
 static void legend(golden_html *h, size_t i, const char *name, bool dashed)
@@ -159,12 +223,15 @@ static bool drawn_x(const golden_html_lines *c, double y, double x)
 
 void golden_html_line_chart(golden_html *h, const golden_html_lines *c)
 {
-    axis x = {INFINITY, -INFINITY, ML, W - MR, c->log_x}, y = {INFINITY, -INFINITY, H - MB, MT, c->log_y};
+    axis x = {INFINITY, -INFINITY, ML, W - MR, c->log_x, true, 1},
+         y = {INFINITY, -INFINITY, H - MB, MT, c->log_y, false, 1};
     for (size_t s = 0; s < c->n_series; s++)
         for (size_t i = 0; i < c->series[s].n; i++) {
             double yv = c->series[s].y[i], xv = c->series[s].x ? c->series[s].x[i] : (double)i;
             if (!drawn_x(c, yv, xv))
                 continue;
+            if (xv != floor(xv))
+                x.integer = false; /* ticks at whole numbers only when every x is one */
             yv = clampv(c, yv);
             x.lo = fmin(x.lo, xv), x.hi = fmax(x.hi, xv);
             y.lo = fmin(y.lo, yv), y.hi = fmax(y.hi, yv);
@@ -175,7 +242,7 @@ void golden_html_line_chart(golden_html *h, const golden_html_lines *c)
     ax_fit(&y);
     chart_open(h, c->id, c->title, H);
     y_axis(h, &y, c->y_label, H);
-    x_axis(h, &x, c->x_label, H, true);
+    x_axis(h, &x, c->x_label, H);
     for (size_t s = 0; s < c->n_series; s++) {
         const golden_html_series *se = &c->series[s];
         size_t npts = 0;
@@ -207,10 +274,8 @@ void golden_html_line_chart(golden_html *h, const golden_html_lines *c)
     if (isfinite(c->mark_x)) {
         double px = ax_map(&x, c->mark_x);
         golden_html_printf(h, "<line class=\"mark\" data-x=\"%g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
-                              "y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\">", c->mark_x, px, px, MT,
-                           H - MB, px + 3, MT + 10);
-        golden_html_text(h, c->mark_label ? c->mark_label : "");
-        golden_html_raw(h, "</text>\n");
+                              "y2=\"%.0f\"/>", c->mark_x, px, px, MT, H - MB);
+        mark_caption(h, px, c->mark_label);
     }
     chart_close(h);
 }
@@ -219,7 +284,7 @@ void golden_html_box_chart(golden_html *h, const char *id, const char *title,
                            const char *x_label, const golden_html_box *rows, size_t n)
 {
     double rowh = 22, height = MT + MB + rowh * (double)(n ? n : 1);
-    axis x = {INFINITY, -INFINITY, ML + 120, W - 40, false};
+    axis x = {INFINITY, -INFINITY, ML + 120, W - 40, false, false, 1};
     for (size_t i = 0; i < n; i++) {
         double v[5] = {rows[i].lo, rows[i].hi, rows[i].median, rows[i].w1, rows[i].w2};
         for (int k = 0; k < 5; k++)
@@ -259,7 +324,7 @@ void golden_html_box_chart(golden_html *h, const char *id, const char *title,
                                y + rowh - 2, b->median);
         golden_html_raw(h, "</g>\n");
     }
-    x_axis(h, &x, x_label, height, false);
+    x_axis(h, &x, x_label, height);
     chart_close(h);
 }
 
@@ -269,7 +334,7 @@ void golden_html_stacked_bars(golden_html *h, const char *id, const char *title,
 {
     double rowh = 22, height = MT + MB + rowh * (double)(n_bars ? n_bars : 1);
     height = fmax(height, MT + MB + 18.0 * (double)n_parts);
-    axis x = {0, 0, ML + 120, W - MR, false};
+    axis x = {0, 0, ML + 120, W - MR, false, false, 1};
     for (size_t i = 0; i < n_bars; i++) {
         double sum = 0;
         for (size_t k = 0; k < n_parts; k++)
@@ -306,7 +371,7 @@ void golden_html_stacked_bars(golden_html *h, const char *id, const char *title,
         }
         golden_html_raw(h, "</g>\n");
     }
-    x_axis(h, &x, x_label, height, false);
+    x_axis(h, &x, x_label, height);
     chart_close(h);
 }
 
@@ -314,7 +379,7 @@ void golden_html_histogram(golden_html *h, const char *id, const char *title,
                            const char *x_label, const double *values, size_t n, size_t n_bins,
                            bool log_x)
 {
-    axis x = {INFINITY, -INFINITY, ML, W - MR, log_x};
+    axis x = {INFINITY, -INFINITY, ML, W - MR, log_x, false, 1};
     for (size_t i = 0; i < n; i++)
         if (isfinite(values[i]) && (!log_x || values[i] > 0))
             x.lo = fmin(x.lo, values[i]), x.hi = fmax(x.hi, values[i]);
@@ -332,7 +397,7 @@ void golden_html_histogram(golden_html *h, const char *id, const char *title,
     }
     for (size_t b = 0; b < n_bins; b++)
         top = counts[b] > top ? counts[b] : top;
-    axis y = {0, (double)top, H - MB, MT, false};
+    axis y = {0, (double)top, H - MB, MT, false, true, 1};
     ax_fit(&y);
     chart_open(h, id, title, H);
     y_axis(h, &y, "count", H);
@@ -347,7 +412,7 @@ void golden_html_histogram(golden_html *h, const char *id, const char *title,
                            counts[b], ML + bw * (double)b + 0.5, py, bw - 1, H - MB - py,
                            log_x ? pow(10, b0) : b0, log_x ? pow(10, b1) : b1, counts[b]);
     }
-    x_axis(h, &x, x_label, H, false);
+    x_axis(h, &x, x_label, H);
     chart_close(h);
 }
 
@@ -356,7 +421,7 @@ void golden_html_bin_chart(golden_html *h, const golden_html_bins *c)
     unsigned long long top = 1;
     for (size_t i = 0; i < c->n; i++)
         top = c->counts[i] > top ? c->counts[i] : top;
-    axis y = {c->log_y ? 0.5 : 0, (double)top, H - MB, MT, c->log_y};
+    axis y = {c->log_y ? 0.5 : 0, (double)top, H - MB, MT, c->log_y, true, 1};
     ax_fit(&y);
     chart_open(h, c->id, c->title, H);
     y_axis(h, &y, c->log_y ? "count (log)" : "count", H);
@@ -385,10 +450,8 @@ void golden_html_bin_chart(golden_html *h, const golden_html_bins *c)
     if (isfinite(c->mark_at)) {
         double mx = ML + bw * c->mark_at;
         golden_html_printf(h, "<line class=\"mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
-                              "y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\">", mx, mx, MT, H - MB,
-                           mx + 3, MT + 10);
-        golden_html_text(h, c->mark_label ? c->mark_label : "");
-        golden_html_raw(h, "</text>\n");
+                              "y2=\"%.0f\"/>", mx, mx, MT, H - MB);
+        mark_caption(h, mx, c->mark_label);
     }
     if (c->x_label) {
         golden_html_printf(h, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
@@ -399,8 +462,55 @@ void golden_html_bin_chart(golden_html *h, const golden_html_bins *c)
     chart_close(h);
 }
 
-/* Cells coloured on one scale: sequential (low blue to high red) over [lo, hi], or diverging
- * (blue below 0, red above, pale at 0) over [-m, m] with m the largest magnitude. */
+/* Cells coloured on one perceptual scale: sequential viridis (dark purple low, yellow high) over
+ * [lo, hi], or diverging (blue below 0, near-white at 0, red above; ColorBrewer's RdBu ends) over
+ * [-m, m] with m the largest magnitude. Both are read in lightness order by every viewer,
+ * colour-blind ones included, unlike a hue rainbow. */
+static const unsigned char VIRIDIS[9][3] = {
+    {68, 1, 84}, {72, 40, 120}, {62, 74, 137}, {49, 104, 142}, {38, 130, 142},
+    {31, 158, 137}, {53, 183, 121}, {110, 206, 88}, {253, 231, 37}};
+static const unsigned char RDBU[3][3] = {{33, 102, 172}, {247, 247, 247}, {178, 24, 43}};
+
+/* t in [0, 1] along a table of n anchor colours, linear between anchors. */
+static void ramp(const unsigned char (*tab)[3], int n, double t, int rgb[3])
+{
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    double at = t * (n - 1);
+    int i = (int)floor(at);
+    if (i >= n - 1)
+        i = n - 2;
+    double f = at - i;
+    for (int k = 0; k < 3; k++)
+        rgb[k] = (int)lround(tab[i][k] + (tab[i + 1][k] - tab[i][k]) * f);
+}
+
+static void cell_colour(double v, double lo, double hi, double mag, bool diverging, int rgb[3])
+{
+    if (diverging)
+        ramp(RDBU, 3, mag > 0 ? 0.5 + 0.5 * v / mag : 0.5, rgb);
+    else
+        ramp(VIRIDIS, 9, hi > lo ? (v - lo) / (hi - lo) : 0.5, rgb);
+}
+
+/* The colour bar under a heatmap: 24 steps from one end of the scale to the other, the end
+ * values (and 0 of a diverging scale) written beside it. */
+static void colour_bar(golden_html *h, double y, double lo, double hi, double mag, bool diverging)
+{
+    double x0 = ML, bw = 240, a = diverging ? -mag : lo, b = diverging ? mag : hi;
+    golden_html_printf(h, "<g class=\"scale\" data-lo=\"%.9g\" data-hi=\"%.9g\">", a, b);
+    for (int i = 0; i < 24; i++) {
+        int rgb[3];
+        cell_colour(a + (b - a) * (i + 0.5) / 24, lo, hi, mag, diverging, rgb);
+        golden_html_printf(h, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"10\" "
+                              "fill=\"rgb(%d,%d,%d)\"/>", x0 + bw * i / 24, y, bw / 24 + 0.3, rgb[0], rgb[1],
+                           rgb[2]);
+    }
+    golden_html_printf(h, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>"
+                          "<text x=\"%.0f\" y=\"%.0f\">%.4g%s</text>", x0 - 4, y + 9, a, x0 + bw + 4,
+                       y + 9, b, diverging ? " (0 in the middle, near-white)" : "");
+    golden_html_raw(h, "</g>\n");
+}
+
 /* Over this many cells a heatmap carries no <title> a cell (two DOM nodes each): one hover line
  * under the map names the cell instead (the page's script reads data-rows / data-cols). */
 #define HEAT_TITLES_MAX 1024
@@ -432,7 +542,22 @@ static void heatmap(golden_html *h, const char *id, const char *title, const cha
             lo = fmin(lo, values[i]), hi = fmax(hi, values[i]);
     double mag = fmax(fabs(lo), fabs(hi));
     double cw = cols ? (W - ML - 20) / (double)cols : 1, ch = 16;
-    double height = MT + MB + ch * (double)rows;
+    /* column labels (expert numbers) under the cells: a prefix all share up to a space ("expert
+     * 0", "expert 1", ...) is said once, left of them; one label in `every` where they would
+     * touch (about 6 px a character) */
+    size_t cut = 0, longest = 1;
+    if (cols > 1) {
+        const char *sp = strrchr(col_labels[0], ' ');
+        cut = sp ? (size_t)(sp - col_labels[0]) + 1 : 0;
+        for (size_t c = 1; c < cols && cut; c++)
+            if (strncmp(col_labels[c], col_labels[0], cut) != 0 || !col_labels[c][cut])
+                cut = 0;
+    }
+    for (size_t c = 0; c < cols; c++)
+        longest = strlen(col_labels[c]) - cut > longest ? strlen(col_labels[c]) - cut : longest;
+    size_t every = (size_t)ceil((6.0 * (double)longest + 4) / cw);
+    every = every ? every : 1;
+    double grid_bottom = MT + ch * (double)rows, height = grid_bottom + 14 + MB;
     bool titles = rows * cols <= HEAT_TITLES_MAX;
     chart_open(h, id, title, height);
     if (!titles) {
@@ -446,23 +571,16 @@ static void heatmap(golden_html *h, const char *id, const char *title, const cha
         golden_html_text(h, row_labels[r]);
         golden_html_raw(h, "</text>");
         for (size_t c = 0; c < cols; c++) {
-            double v = values[r * cols + c], hue, light;
+            double v = values[r * cols + c];
             if (!isfinite(v))
                 continue;
-            if (diverging) {
-                double t = mag > 0 ? v / mag : 0;
-                hue = t < 0 ? 220 : 5;
-                light = 96 - 50 * fabs(t);
-            } else {
-                double t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
-                hue = 220 - 220 * t;
-                light = 35 + 30 * (1 - t);
-            }
+            int rgb[3];
+            cell_colour(v, lo, hi, mag, diverging, rgb);
             golden_html_printf(h, "<rect class=\"cell\" data-r=\"%zu\" data-c=\"%zu\" data-v=\"%.9g\" "
                                   "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                                  "fill=\"hsl(%.0f,70%%,%.0f%%)\"%s",
+                                  "fill=\"rgb(%d,%d,%d)\"%s",
                                r, c, v, ML + cw * (double)c, MT + ch * (double)r, fmax(cw - 1, 0.5),
-                               ch - 1, hue, light, titles ? "><title>" : "/>");
+                               ch - 1, rgb[0], rgb[1], rgb[2], titles ? "><title>" : "/>");
             if (!titles)
                 continue;
             golden_html_text(h, row_labels[r]);
@@ -473,14 +591,27 @@ static void heatmap(golden_html *h, const char *id, const char *title, const cha
         golden_html_raw(h, "\n");
     }
     if (!titles)
-        golden_html_printf(h, "</g><text class=\"hover noprint\" x=\"%.0f\" y=\"%.0f\" "
+        golden_html_raw(h, "</g>");
+    for (size_t c = 0; c < cols; c += every) {
+        golden_html_printf(h, "<text class=\"collabel\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">",
+                           ML + cw * ((double)c + 0.5), grid_bottom + 11);
+        golden_html_text(h, col_labels[c] + cut);
+        golden_html_raw(h, "</text>");
+    }
+    if (cut) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "%.*s", (int)(cut - 1 < 63 ? cut - 1 : 63), col_labels[0]);
+        golden_html_printf(h, "<text x=\"4\" y=\"%.0f\">", grid_bottom + 11);
+        golden_html_text(h, prefix);
+        golden_html_raw(h, "</text>");
+    }
+    golden_html_raw(h, "\n");
+    if (!titles)
+        golden_html_printf(h, "<text class=\"hover noprint\" x=\"%.0f\" y=\"%.0f\" "
                               "text-anchor=\"end\">point at a cell for its value</text>\n",
-                           W - 20, height - MB + 16);
+                           W - 20, grid_bottom + 34);
     if (lo <= hi)
-        golden_html_printf(h, "<text class=\"scale\" x=\"%.0f\" y=\"%.0f\">colour: %s %.4g, %s %.4g%s</text>\n",
-                           ML, height - MB + 16, diverging ? "blue" : "blue (low)", diverging ? -mag : lo,
-                           diverging ? "red" : "red (high)", diverging ? mag : hi,
-                           diverging ? ", pale = 0" : "");
+        colour_bar(h, grid_bottom + 24, lo, hi, mag, diverging);
     chart_close(h);
 }
 
@@ -502,7 +633,7 @@ void golden_html_bar_chart(golden_html *h, const char *id, const char *title, co
                            const char *y_label, const char *const *labels, size_t n,
                            const double *values)
 {
-    axis y = {0, 0, H - MB, MT, false};
+    axis y = {0, 0, H - MB, MT, false, false, 1};
     for (size_t i = 0; i < n; i++)
         if (isfinite(values[i]))
             y.hi = fmax(y.hi, values[i]);
@@ -538,7 +669,8 @@ void golden_html_scatter(golden_html *h, const char *id, const char *title, cons
                          const char *y_label, const double *xs, const double *ys,
                          const bool *alt, size_t n, bool log_x, double mark_x)
 {
-    axis x = {INFINITY, -INFINITY, ML, W - MR, log_x}, y = {INFINITY, -INFINITY, H - MB, MT, false};
+    axis x = {INFINITY, -INFINITY, ML, W - MR, log_x, false, 1},
+         y = {INFINITY, -INFINITY, H - MB, MT, false, false, 1};
     for (size_t i = 0; i < n; i++)
         if (isfinite(xs[i]) && isfinite(ys[i]) && (!log_x || xs[i] > 0)) {
             x.lo = fmin(x.lo, xs[i]), x.hi = fmax(x.hi, xs[i]);
@@ -550,7 +682,7 @@ void golden_html_scatter(golden_html *h, const char *id, const char *title, cons
     ax_fit(&y);
     chart_open(h, id, title, H);
     y_axis(h, &y, y_label, H);
-    x_axis(h, &x, x_label, H, false);
+    x_axis(h, &x, x_label, H);
     for (size_t i = 0; i < n; i++)
         if (isfinite(xs[i]) && isfinite(ys[i]) && (!log_x || xs[i] > 0))
             golden_html_printf(h, "<circle class=\"flip%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\">"
@@ -560,8 +692,8 @@ void golden_html_scatter(golden_html *h, const char *id, const char *title, cons
     if (isfinite(mark_x) && (!log_x || mark_x > 0)) {
         double px = ax_map(&x, mark_x);
         golden_html_printf(h, "<line class=\"mark\" data-x=\"%g\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
-                              "y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\">near-tie margin</text>\n",
-                           mark_x, px, px, MT, H - MB, px + 3, MT + 10);
+                              "y2=\"%.0f\"/>", mark_x, px, px, MT, H - MB);
+        mark_caption(h, px, "near-tie margin");
     }
     chart_close(h);
 }

@@ -251,3 +251,20 @@ EOF
     done
 }
 diff_histogram_block
+
+# dag-check --baseline: the page names the baseline file and the removed syncs, and marks each
+# race new or not with the removals that expose it (the example graphs' removal of bar0)
+G="$GOLDEN_ROOT/tests/data/graphs"
+expect_exit dagbase-html 1 dag-check --baseline "$G/raw-across-chips-base.json" \
+    "$G/raw-across-chips-cand.json" --json base.rep.json --html base.html
+expect_grep dagbase-names-baseline "<th>baseline</th><td><code>[^<]*raw-across-chips-base.json</code> \(0 race" base.html
+expect_grep dagbase-names-removed "<th>removed syncs \(1\)</th><td class=\"removed\"><code>bar0</code>" base.html
+expect_grep dagbase-new-count "1 race\(s\), 0 alias\(es\)</span> the baseline does not have" base.html
+expect_grep dagbase-exposed-column "<th[^>]*>exposed by</th>" base.html
+expect_grep dagbase-no-empty-alias-table "No live alias in the memory plan" base.html
+# heatmaps: a perceptual scale (viridis ends) with a colour bar and the expert numbers
+# (p2.html: 16 experts on 2 layers; the lowest count is the dark end, the highest the bright one)
+expect_grep profile-viridis-low 'fill="rgb\(68,1,84\)"' p2.html
+expect_grep profile-viridis-high 'fill="rgb\(253,231,37\)"' p2.html
+expect_grep profile-colour-bar 'class="scale" data-lo=' p2.html
+expect_grep profile-expert-numbers 'class="collabel"[^>]*>15</text>' p2.html

@@ -92,6 +92,52 @@ static size_t count(const char *s, const char *needle)
     return n;
 }
 
+/* Axes end on round values and tick at 1, 2, 2.5 or 5 times a power of ten (worked by hand). */
+static void test_axis_ticks(void)
+{
+    golden_html *h = golden_html_new("t");
+    /* runs 10..39 against latencies 9.34..11.05 ms (the drift chart): y step 0.5 from 9 to 11.5,
+     * x (whole runs) step 10 from 10 to 40 */
+    double x[3] = {10, 25, 39}, y[3] = {9.34, 10.2, 11.05};
+    golden_html_series s[1] = {{"base", x, y, 3, false}};
+    golden_html_lines c = {"c", "t", "run", "ms", false, 0, s, 1, NAN, NULL, false};
+    size_t at = h->len;
+    golden_html_line_chart(h, &c);
+    const char *out = h->buf + at;
+    const char *want[] = {">9</text>", ">9.5</text>", ">10</text>", ">10.5</text>", ">11</text>",
+                          ">11.5</text>", ">20</text>", ">30</text>", ">40</text>"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, want[i]));
+    CU_ASSERT_PTR_NULL(strstr(out, ">9.34</text>"));
+    CU_ASSERT_PTR_NULL(strstr(out, ">15</text>"));
+    CU_ASSERT_EQUAL(count(out, "class=\"grid\""), 6);  /* 9 .. 11.5 */
+    CU_ASSERT_EQUAL(count(out, "class=\"axis xtick\""), 4); /* 10 .. 40 */
+    /* a CDF: x is latency (not whole), fraction 0..1 on y: x ticks 9, 9.5, .. 11.5 (not only
+     * the rounded 9 and 11), y 0, 0.2, .. 1 */
+    double cx[3] = {9.34, 10.1, 11.05}, cy[3] = {0.1, 0.5, 1};
+    golden_html_series cs[1] = {{"cdf", cx, cy, 3, false}};
+    golden_html_lines cc = {"d", "t", "ms", "fraction", false, 0, cs, 1, NAN, NULL, false};
+    at = h->len;
+    golden_html_line_chart(h, &cc);
+    out = h->buf + at;
+    CU_ASSERT_EQUAL(count(out, "class=\"axis xtick\""), 6);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "middle\">10.5</text>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, ">0.6</text>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, ">0</text>"));
+    /* bar heights 0..129: 129 / 5 = 25.8 rounds up to the step 50, so 0, 50, 100, 150 and the
+     * tallest bar stays under the top line */
+    double bars[2] = {129, 60};
+    const char *bl[2] = {"a", "b"};
+    at = h->len;
+    golden_html_bar_chart(h, "b", "t", "x", "y", bl, 2, bars);
+    out = h->buf + at;
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, ">150</text>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, ">50</text>"));
+    CU_ASSERT_EQUAL(count(out, "class=\"grid\""), 4);
+    CU_ASSERT_PTR_NULL(strstr(out, ">129</text>"));
+    golden_html_free(h);
+}
+
 static void test_line_chart(void)
 {
     golden_html *h = golden_html_new("t");
@@ -164,9 +210,30 @@ static void test_new_charts(void)
     golden_html_diff_heatmap(h, "d", "t", rl, 1, cl, 3, d);
     CU_ASSERT_EQUAL(count(h->buf + at, "<rect class=\"cell\""), 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-r=\"0\" data-c=\"0\" data-v=\"-0.5\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(220,70%,46%)")); /* -0.5 of 0.5: full blue */
-    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(5,70%,96%)"));   /* 0: pale */
-    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "hsl(5,70%,71%)"));   /* half red */
+    /* RdBu ends: -0.5 of 0.5 is the blue end #2166ac, 0 the middle #f7f7f7, +0.25 half way
+     * from the middle to the red end #b2182b: (247+178)/2, (247+24)/2, (247+43)/2 rounded */
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-v=\"-0.5\" x="));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "fill=\"rgb(33,102,172)\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "fill=\"rgb(247,247,247)\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "fill=\"rgb(213,136,145)\""));
+    /* every expert's column is labelled, and the colour bar spans -0.5 .. 0.5 */
+    CU_ASSERT_EQUAL(count(h->buf + at, "class=\"collabel\""), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, ">e2</text>")); /* no shared prefix up to a space */
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "class=\"scale\" data-lo=\"-0.5\" data-hi=\"0.5\""));
+    /* a sequential map: viridis ends, #440154 at the low value and #fde725 at the high one */
+    double sq[3] = {1, 2, 3};
+    at = h->len;
+    golden_html_heatmap(h, "q", "t", rl, 1, cl, 3, sq);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "data-v=\"1\" x="));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "fill=\"rgb(68,1,84)\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "fill=\"rgb(253,231,37)\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "fill=\"rgb(38,130,142)\"")); /* the middle anchor */
+    /* "expert 0" .. "expert 2": the numbers under the columns, "expert" once beside them */
+    const char *ex[3] = {"expert 0", "expert 1", "expert 2"};
+    at = h->len;
+    golden_html_heatmap(h, "x", "t", rl, 1, ex, 3, sq);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->buf + at, "middle\">2</text>"));
+    CU_ASSERT_EQUAL(count(h->buf + at, ">expert</text>"), 1);
     /* over 1024 cells: no title a cell, the labels once (JSON, escaped) for the hover line */
     static const char *rows40[40], *cols30[30];
     static double big[40 * 30];
@@ -268,6 +335,7 @@ int main(void)
         {"embedded JSON cannot close its block", test_json_plain},
         {"large JSON deflated and base64", test_json_deflated},
         {"line chart points, floor and mark", test_line_chart},
+        {"axis ticks at round values", test_axis_ticks},
         {"histogram counts finite positive values", test_histogram},
         {"stacked bars, heatmap and box rows", test_bars_and_heatmap},
         {"log x lines, difference heatmap, bars", test_new_charts},
