@@ -14,31 +14,42 @@
 enum { K_ATTN, K_MOE, K_RESID, N_KINDS };
 static const char *const kind_names[N_KINDS] = {"attention output", "MoE output", "residual stream"};
 
-/* The layer and kind of a tap name such as layers/12/attn_out or model.layers.3.mlp_out:
- * the number after a "layers" segment, then attn -> attention, mlp/moe/expert -> MoE,
- * hidden/resid -> residual. -1 when the name is not a per-layer tap. */
+/* The layer and kind of a tap name such as layers/12/attn_out, model.layers.3.mlp_out,
+ * blocks.11.attn.out or transformer.h.5.mlp: the number after a "layers", "layer", "blocks",
+ * "block" or "h" segment, then attn -> attention, mlp/moe/expert -> MoE, hidden/resid ->
+ * residual. -1 when the name is not a per-layer tap. */
+static const char *const LAYER_WORDS[] = {"layers", "layer", "blocks", "block", "h", NULL};
+
+static bool is_sep(char c) { return c == '/' || c == '.' || c == '_'; }
+
 static int layer_kind(const char *name, long *layer)
 {
-    const char *p = name;
-    while ((p = strstr(p, "layers")) != NULL) {
-        bool starts = p == name || p[-1] == '/' || p[-1] == '.' || p[-1] == '_';
-        const char *q = p + 6;
-        if (starts && (*q == '/' || *q == '.' || *q == '_') && q[1] >= '0' && q[1] <= '9') {
+    for (const char *p = name; *p; p++) {
+        if (p != name && !is_sep(p[-1]))
+            continue;
+        for (int w = 0; LAYER_WORDS[w]; w++) {
+            size_t wl = strlen(LAYER_WORDS[w]);
+            const char *q = p + wl;
+            if (strncmp(p, LAYER_WORDS[w], wl) != 0 || !is_sep(*q) || q[1] < '0' || q[1] > '9')
+                continue;
             size_t nd = lg_digits_len(q + 1);
             int64_t v;
             if (lg_parse_int_n(q + 1, nd, 0, INT32_MAX, &v) != GOLDEN_PARSE_OK)
                 return -1; /* a layer number past any model's */
-            *layer = (long)v;
             const char *rest = q + 1 + nd;
+            if (*rest && !is_sep(*rest))
+                continue; /* "h.5x" is not a layer index */
+            *layer = (long)v;
             if (strstr(rest, "attn") || strstr(rest, "attention"))
                 return K_ATTN;
-            if (strstr(rest, "mlp") || strstr(rest, "moe") || strstr(rest, "expert"))
+            if (strstr(rest, "mlp") || strstr(rest, "moe") || strstr(rest, "expert") ||
+                strstr(rest, "ffn"))
                 return K_MOE;
-            if (strstr(rest, "hidden") || strstr(rest, "resid"))
+            if (strstr(rest, "hidden") || strstr(rest, "resid") || !*rest || strcmp(rest, ".out") == 0 ||
+                strcmp(rest, "/out") == 0 || strstr(rest, "output"))
                 return K_RESID;
             return -1;
         }
-        p += 6;
     }
     return -1;
 }

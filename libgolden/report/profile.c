@@ -190,6 +190,89 @@ static void selector_script(golden_html *h)
                        "</script>\n");
 }
 
+static void placed_cell(golden_html *h, const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    if (json_is_integer(v))
+        golden_html_printf(h, "<td>%lld</td>", (long long)json_integer_value(v));
+    else if (json_is_number(v))
+        golden_html_printf(h, "<td>%.4g</td>", json_number_value(v));
+    else
+        golden_html_raw(h, "<td>&ndash;</td>");
+}
+
+/* profile --placement: the placement it was given, and per layer the bytes it moves, the
+ * all-to-all share, launches and padding, and each chip's share of the tokens. */
+static int placement(golden_html *h, const json_t *p, const json_t *layers)
+{
+    const json_t *setup = json_object_get(p, "placement");
+    if (!setup)
+        return 0;
+    long long chips = (long long)json_integer_value(json_object_get(setup, "chips"));
+    golden_html_raw(h, "<h2>Expert placement</h2>\n<p class=\"facts\" id=\"placement\">placement <b>");
+    golden_html_text(h, html_str(setup, "file"));
+    golden_html_printf(h, "</b>: %lld chip(s), %lld dispatch and %lld combine byte(s) a token</p>\n",
+                       chips, (long long)json_integer_value(json_object_get(setup, "bytes_per_token")),
+                       (long long)json_integer_value(json_object_get(setup, "combine_bytes_per_token")));
+    static const char *const keys[] = {"dispatch_bytes", "combine_bytes", "all_to_all_bytes",
+                                       "launches", "slots", "padding_slots", "chip_imbalance",
+                                       "dropped_pairs"};
+    golden_html_raw(h, "<table class=\"placed\"><thead><tr><th>layer</th><th>dispatch bytes</th>"
+                       "<th>combine bytes</th><th>cross-chip (all-to-all) bytes</th><th>launches</th>"
+                       "<th>slots</th><th>padding slots</th><th>chip imbalance (max/mean)</th>"
+                       "<th>dropped pairs</th></tr></thead><tbody>\n");
+    size_t i, rows = 0;
+    const json_t *L;
+    json_array_foreach(layers, i, L) {
+        const json_t *o = json_object_get(L, "placement");
+        if (!o)
+            continue;
+        golden_html_printf(h, "<tr class=\"placed-row\"><td>%lld</td>",
+                           (long long)json_integer_value(json_object_get(L, "layer")));
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            placed_cell(h, o, keys[k]);
+        golden_html_raw(h, "</tr>\n");
+        rows++;
+    }
+    golden_html_raw(h, "</tbody></table>\n");
+    if (!rows || chips <= 0 || chips > 4096)
+        return 0;
+    /* tokens per chip, one bar a layer */
+    char **names = calloc(rows, sizeof *names), **parts = calloc((size_t)chips, sizeof *parts);
+    double *v = calloc(rows * (size_t)chips, sizeof *v);
+    int rc = names && parts && v ? 0 : -1;
+    size_t r = 0;
+    for (long long c = 0; rc == 0 && c < chips; c++)
+        if (asprintf(&parts[c], "chip %lld", c) < 0)
+            parts[c] = NULL, rc = -1;
+    json_array_foreach(layers, i, L) {
+        const json_t *fd = json_object_get(json_object_get(L, "placement"), "fault_domain");
+        if (rc != 0 || !json_object_get(L, "placement"))
+            continue;
+        if (asprintf(&names[r], "layer %lld", (long long)json_integer_value(json_object_get(L, "layer"))) < 0) {
+            names[r] = NULL;
+            rc = -1;
+            break;
+        }
+        size_t k;
+        const json_t *d;
+        json_array_foreach(fd, k, d)
+            if (k < (size_t)chips)
+                v[r * (size_t)chips + k] = (double)json_integer_value(json_object_get(d, "tokens"));
+        r++;
+    }
+    if (rc == 0)
+        golden_html_stacked_bars(h, "placement-tokens", "tokens routed to each chip's experts, per layer",
+                                 "tokens", (const char *const *)names, rows,
+                                 (const char *const *)parts, (size_t)chips, v);
+    for (size_t k = 0; names && k < rows; k++)
+        free(names[k]);
+    for (long long c = 0; parts && c < chips; c++)
+        free(parts[c]);
+    free(names), free(parts), free(v);
+    return rc;
+}
+
 static int body(golden_html *h, const json_t *p)
 {
     const json_t *a = json_object_get(p, "layers"), *b = json_object_get(p, "candidate_layers");
@@ -228,6 +311,8 @@ static int body(golden_html *h, const json_t *p)
         golden_html_raw(h, "<h3>Candidate minus baseline</h3>\n");
         golden_html_json_table(h, "deltas", "deltas", dcols, sizeof dcols / sizeof *dcols, false);
     }
+    if (placement(h, p, a) != 0)
+        return -1;
     golden_html_raw(h, "<h2>Tokens per expert (section 12 buckets)</h2>\n<p class=\"note\">Per case "
                        "and expert, the tokens the router sent to the expert, counted in buckets 0, "
                        "1, 2-4, 5-8, 9-16, 17-32, &gt;32: many small buckets mean small, inefficient "

@@ -268,3 +268,26 @@ expect_grep profile-viridis-low 'fill="rgb\(68,1,84\)"' p2.html
 expect_grep profile-viridis-high 'fill="rgb\(253,231,37\)"' p2.html
 expect_grep profile-colour-bar 'class="scale" data-lo=' p2.html
 expect_grep profile-expert-numbers 'class="collabel"[^>]*>15</text>' p2.html
+
+# the layer chart for names that carry a layer index in other conventions (transformer.h.N.mlp,
+# blocks.N.attn.out, model.layers.N): three layers of each kind, one point a layer
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY'
+import numpy as np
+r = np.random.default_rng(1)
+a, b = {}, {}
+for i in range(3):
+    for n in ("transformer.h.%d.mlp" % i, "blocks.%d.attn.out" % i, "model.layers.%d" % i):
+        x = r.standard_normal((4, 8)).astype(np.float32)
+        a[n] = x
+        b[n] = x * (1 + 1e-3 * i)
+np.savez("lk-a.npz", **a)
+np.savez("lk-b.npz", **b)
+PY
+    expect_exit layer-names-html 1 golden-diff --html lk.html lk-a.npz lk-b.npz
+    for k in "attention output" "MoE output" "residual stream"; do
+        expect_grep "layer-names-chart-$k" "data-series=\"$k\" data-points=\"3\"" lk.html
+    done
+else
+    echo "ok layer-names-html # skip no numpy"
+fi

@@ -71,6 +71,14 @@ cat > want-ep.json <<'EOF2'
   "fault_domain": [{"chip": 0, "experts": 1, "tokens": 1, "token_share": 1.0},
                    {"chip": 1, "experts": 1, "tokens": 1, "token_share": 1.0}]}]
 EOF2
+# the HTML page shows the placement it was given: the file, and layer 0's hand-worked row
+# (208, 416, 336 all-to-all, 8 launches, 32 slots, 19 padding, 8/7 imbalance, 1 dropped) and
+# its tokens per chip (6 and 5)
+expect_exit "profile --placement --html" 0 npu-replay profile base.h5 --placement ep.yaml --html ep.html
+expect_grep "the page names the placement" 'placement <b>ep.yaml</b>: 2 chip' ep.html
+expect_grep "the page's layer 0 placement row" '<tr class="placed-row"><td>0</td><td>208</td><td>416</td><td>336</td><td>8</td><td>32</td><td>19</td><td>1.143</td><td>1</td></tr>' ep.html
+expect_grep "the page's layer 1 placement row" '<tr class="placed-row"><td>1</td><td>32</td><td>64</td><td>48</td><td>2</td><td>8</td><td>6</td><td>1</td><td>0</td></tr>' ep.html
+expect_grep "the page's tokens per chip" 'data-part="chip 1" data-v="5"' ep.html
 # TP: every chip holds every expert, tokens split, 8 x f32 both ways, no padding rule: every
 # pair is served on its token's chip. Case a: chip 0 gets t0, t1 (e0 x2, e1, e2: 3 launches),
 # chip 1 t2, t3 (e3, e0 x2, e1: 3); case b: chip 0 t0, t1 (e2 x2, e3, e0: 3), chip 1 t2 (e1,
