@@ -56,7 +56,7 @@ static int gd_find(cf_ctx *c, golden_reader *r, size_t i, gd_case *k)
                  (long long)c->info->context_limit);
     if (why[0]) {
         char msg[600];
-        snprintf(msg, sizeof msg, "golden: %.200s: case %.200s: %s", c->o->golden, k->id, why);
+        snprintf(msg, sizeof msg, "%.200s: case %.200s: %s", c->o->golden, k->id, why);
         return cf_error(c, msg), -1;
     }
     k->n_ids = ti->count;
@@ -77,7 +77,7 @@ static int gd_tokens(cf_ctx *c, golden_reader *r, long i, uint64_t n, int32_t *d
     for (uint64_t j = 0; j < n; j++) {
         if (v[j] < 0 || v[j] >= c->info->vocab_size) {
             char msg[400];
-            snprintf(msg, sizeof msg, "golden: %.200s: %s holds token %lld, outside the vocabulary",
+            snprintf(msg, sizeof msg, "%.200s: %s holds token %lld, outside the vocabulary",
                      c->o->golden, golden_reader_tensor(r, (size_t)i)->name, (long long)v[j]);
             free(v);
             return cf_error(c, msg), -1;
@@ -163,7 +163,7 @@ out:
 int cf_check_golden(cf_ctx *c)
 {
     if (!c->o->golden)
-        return cf_error(c, "golden: needs --golden REF.h5 (a `run` golden of the reference backend)");
+        return cf_error(c, "needs --golden REF.h5 (a `run` golden of the reference backend)");
     double kl_max = c->o->golden_kl_max > 0 ? c->o->golden_kl_max : 1e-6;
     double lsm_max = c->o->golden_lsm_max > 0 ? c->o->golden_lsm_max : 1e-3;
     golden_reader *r = NULL;
@@ -185,7 +185,7 @@ int cf_check_golden(cf_ctx *c)
     golden_reader_close(r);
     if (rc == 0 && cases == 0) { /* nothing compared is no pass */
         char msg[400];
-        snprintf(msg, sizeof msg, "golden: %.300s holds no cases/*/logits to compare with",
+        snprintf(msg, sizeof msg, "%.300s holds no cases/*/logits to compare with",
                  c->o->golden);
         return cf_error(c, msg);
     }
