@@ -1,5 +1,6 @@
 /* npu-replay conform against the cpu backend with every planted fault: exactly the check made
  * for the fault fails and every other passes; the clean backend passes everything. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +223,19 @@ static void test_findings(void)
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
     CU_ASSERT_EQUAL(golden_conform_exit(&rep), 0);
     golden_conform_report_free(&rep);
-    o.version = 3;
+    /* version 2 options still run: the golden fields after them are not read */
+    o.version = 2, o.golden_kl_max = NAN;
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 0);
+    golden_conform_report_free(&rep);
+    o.version = 3; /* a NaN golden bound is refused */
+    CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
+    /* golden named without a golden: the check cannot run (2), never a pass */
+    o.golden_kl_max = 0, o.checks = "golden";
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 2);
+    golden_conform_report_free(&rep);
+    o.version = 4;
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
 }
 
