@@ -26,7 +26,7 @@ static int gd_find(cf_ctx *c, golden_reader *r, size_t i, gd_case *k)
     const golden_tensor_info *t = golden_reader_tensor(r, i);
     const char *n = t->name, *end;
     size_t len = strlen(n);
-    if (strncmp(n, "cases/", 6) != 0 || len < 13 || strcmp(n + len - 7, "/logits") != 0)
+    if (strncmp(n, "cases/", 6) != 0 || len < 14 || strcmp(n + len - 7, "/logits") != 0)
         return 1;
     end = n + len - 7;
     if (memchr(n + 6, '/', (size_t)(end - n - 6)) || (size_t)(end - n - 6) >= sizeof k->id)
