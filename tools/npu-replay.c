@@ -56,9 +56,9 @@ static struct {
 } rn = {.warmup = -1, .runs = -1};
 
 static struct {
-    const char *checks, *sampling, *faults, *side, *html;
+    const char *checks, *sampling, *faults, *side, *html, *golden;
     int64_t max_context;
-    double tolerance, router_tol, budget, nondet;
+    double tolerance, router_tol, budget, nondet, golden_kl, golden_lsm;
     uint64_t seed;
     bool budget_given;
 } cf;
@@ -169,8 +169,14 @@ static const cli_opt run_options[] = {
 static const cli_opt conform_options[] = {
     BACKEND_ROWS,
     CLI_OPT_STRING(0, 0, "checks", "LIST", "comma-separated: causal-mask,kv-positions,kv-lanes,\n"
-                   "kv-tail,kv-reset,rejection,router,taps,determinism,\nsampling-topk,kv-growth "
-                   "(default all)", 0, &cf.checks),
+                   "kv-tail,kv-reset,rejection,router,taps,determinism,\nsampling-topk,kv-growth,"
+                   "golden (default all; golden\nwith --golden)", 0, &cf.checks),
+    CLI_OPT_STRING(0, 0, "golden", "REF.h5", "a `run` golden of the reference backend: replay\n"
+                   "its requests, judge the logits (KL, log-softmax, top-1)", CLI_INPUT, &cf.golden),
+    CLI_OPT_REAL(0, 0, "golden-kl", "X", "golden: per-step KL allowed (default 1e-6)",
+                 &cf.golden_kl, 0, 1e30),
+    CLI_OPT_REAL(0, 0, "golden-logsoftmax", "X", "golden: max |log-softmax difference| allowed\n"
+                 "(default 1e-3)", &cf.golden_lsm, 0, 1e30),
     CLI_OPT_INT(0, 0, "max-context", "N", "longest context the checks use (default the limit)",
                 &cf.max_context, 1, INT32_MAX),
     CLI_OPT_REAL(0, 0, "tolerance", "X", "logits/tap tolerance (default 0: bitwise)",
@@ -628,7 +634,7 @@ static int cmd_conform(const args *a)
                               a->router_tol, tmp && *tmp ? tmp : "/tmp", a->useed,
                               a->sampling, 0, a->in_process ? NULL : &a->iso,
                               a->budget == 0 ? -1 : a->budget < 0 ? 0 : a->budget, a->nondet,
-                              false};
+                              false, cf.golden, cf.golden_kl, cf.golden_lsm};
     golden_conform_report rep;
     install_stop_handler();
     if (golden_conform_run(&co, &rep, &err))

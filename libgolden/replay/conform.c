@@ -31,6 +31,7 @@ static const cf_entry checks[] = {
     {"taps", cf_check_taps, NULL},
     {"determinism", cf_check_determinism, NULL},
     {"sampling-topk", cf_check_sampling_topk, cf_check_sampling_topk},
+    {"golden", cf_check_golden, NULL},
     {"kv-growth", cf_check_kv_growth, cf_check_kv_growth}};
 #define N_CHECKS (sizeof checks / sizeof *checks)
 
@@ -479,10 +480,13 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
         return golden_fail_what(err, GOLDEN_EINVAL, "conform", "options of an unknown version");
     golden_conform_opts oo; /* version 1 ends at kv_elem_bytes: the rest stays 0 */
     memset(&oo, 0, sizeof oo);
-    memcpy(&oo, given, given->version == 1 ? offsetof(golden_conform_opts, iso) : sizeof oo);
+    memcpy(&oo, given, given->version == 1   ? offsetof(golden_conform_opts, iso)
+                       : given->version == 2 ? offsetof(golden_conform_opts, golden)
+                                             : sizeof oo);
     if (oo.budget == 0)
         oo.budget = 1;
-    if (!(oo.nondet_tol >= 0) || !(oo.budget == oo.budget))
+    if (!(oo.nondet_tol >= 0) || !(oo.budget == oo.budget) || !(oo.golden_kl_max >= 0) ||
+        !(oo.golden_lsm_max >= 0))
         return golden_fail_what(err, GOLDEN_EINVAL, "conform", "a negative or NaN tolerance or budget");
     const golden_conform_opts *o = &oo;
     if (check_list(o->checks, err))
@@ -501,6 +505,8 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
         int (*fn)(cf_ctx *) = o->fixed_points ? checks[i].fixed : checks[i].run;
         if (!selected(o->checks, checks[i].name) || !fn)
             continue;
+        if (!o->checks && fn == cf_check_golden && !o->golden)
+            continue; /* all checks: golden only with a golden to compare with */
         golden_conform_check *k = &rep->checks[rep->n++];
         k->name = checks[i].name;
         k->findings = calloc(GOLDEN_CONFORM_KEEP, sizeof *k->findings);

@@ -291,6 +291,17 @@ static int built_cases(cf_ctx *c, rt_rule *r)
             cf_find(c, "built tie, decode", "no router taps for the decode step at position %d", s + 1);
         cf_cover(c, "tie_decode_positions", s + 1);
     }
+    if (rc == 0 && !c->o->fixed_points && c->limit > 3) { /* NaN on decode: the decode graph */
+        cf_taps_clear(c);
+        c->chk->comparisons++;
+        golden_error_clear(&c->err);
+        if (golden_backend_decode(c->b, 0, nan, &c->err) == 0) {
+            const cf_tap *ti = cf_tap_find(c, "layers/0/router/topk_ids");
+            cf_find(c, "built NaN, decode", "a NaN router input on a decode step was routed "
+                    "silently (layer 0 rank 0: expert %d)", ti ? ((const int32_t *)ti->data)[0] : -1);
+        }
+        cf_cover(c, "nan_decode_positions", 3);
+    }
     if (rc == 0) {
         cf_taps_clear(c);
         c->chk->comparisons++;

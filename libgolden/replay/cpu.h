@@ -118,7 +118,11 @@ enum {
     CPU_FAULT_DECODE_PAST_LIMIT_DROPPED = 1u << 20, /* decode at the limit: success, nothing done */
     CPU_FAULT_REFUSED_DECODE_DROPS_LAST = 1u << 21, /* a refused decode drops the lane's last position */
     CPU_FAULT_ROUTER_DECODE_RANK_SWAP = 1u << 22, /* decode: ranks 0 and 1 swapped */
-    CPU_FAULT_NONDETERMINISTIC = 1u << 23         /* logit 0 moved by an amount drawn at open */
+    CPU_FAULT_NONDETERMINISTIC = 1u << 23,        /* logit 0 moved by an amount drawn at open */
+    /* issue 28, round 3: faults only a golden or the router's decode steps see */
+    CPU_FAULT_LOGIT_SHIFT_TOKEN = 1u << 24,       /* logits(): +1/16 on every id = 3 mod 8 */
+    CPU_FAULT_LOGITS_BF16_TRUNCATE = 1u << 25,    /* logits(): f32 cut to bf16 (round to zero) */
+    CPU_FAULT_ROUTER_NAN_SILENT_DECODE = 1u << 26 /* decode only: NaN router logits routed */
 };
 
 /* Run-time faults `inject=NAME@N`: what the N-th prefill or decode call since open (1-based,

@@ -71,7 +71,8 @@ static const char *const fault_names[] = {
     "kv_prefill_off_by_one_at_31", "notap_decode_kv", "kv_lane3_stale", "kv_lane2_zero",
     "taps_decode_recompute", "taps_router_last_missing", "kv_tail_off_by_one",
     "reset_all_lane0_only", "decode_past_limit_dropped", "refused_decode_drops_last",
-    "router_decode_rank_swap", "nondeterministic"};
+    "router_decode_rank_swap", "nondeterministic", "logit_shift_token", "logits_bf16_truncate",
+    "router_nan_silent_decode"};
 
 static const char *const at_names[CPU_AT_COUNT] = {"timeout", "device_error", "device_lost",
                                                    "nan", "inf", "reject"};
@@ -430,6 +431,33 @@ static int topk_only(cpu_backend *b, const cpu_lane *L, int first, int count, vo
     return 0;
 }
 
+/* The planted output faults of the golden check: the same on every path and every open, so
+ * only a comparison with a reference golden sees them (docs/conformance.md). */
+static void logits_fault(const cpu_backend *b, int first, int count, void *dst)
+{
+    for (int i = 0; i < count; i++) {
+        float f;
+        if (b->bf16) {
+            uint32_t u = (uint32_t)((uint16_t *)dst)[i] << 16;
+            memcpy(&f, &u, 4);
+        } else {
+            memcpy(&f, (float *)dst + i, 4);
+        }
+        if ((b->fault & CPU_FAULT_LOGIT_SHIFT_TOKEN) && (first + i) % 8 == 3)
+            f += 0.0625f;
+        if ((b->fault & CPU_FAULT_LOGITS_BF16_TRUNCATE) && !b->bf16) {
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            u &= 0xffff0000u;
+            memcpy(&f, &u, 4);
+        }
+        if (b->bf16)
+            ((uint16_t *)dst)[i] = golden_f32_to_bf16(f);
+        else
+            memcpy((float *)dst + i, &f, 4);
+    }
+}
+
 static int cpu_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
 {
     cpu_backend *b = self;
@@ -455,6 +483,8 @@ static int cpu_logits(void *self, int lane, int first, int count, void *dst, cha
     } else {
         memcpy(dst, L->last_logits + first, (size_t)count * sizeof(float));
     }
+    if (b->fault & (CPU_FAULT_LOGIT_SHIFT_TOKEN | CPU_FAULT_LOGITS_BF16_TRUNCATE))
+        logits_fault(b, first, count, dst);
     mark(b, GOLDEN_BK_STAGE_D2H, 1);
     return 0;
 }

@@ -351,7 +351,9 @@ static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
         int64_t e = 0;
         while (e < E && isfinite(r[e]))
             e++;
-        if (e < E && !(b->fault & CPU_FAULT_ROUTER_NAN_SILENT))
+        bool silent = (b->fault & CPU_FAULT_ROUTER_NAN_SILENT) ||
+                      ((b->fault & CPU_FAULT_ROUTER_NAN_SILENT_DECODE) && b->in_decode);
+        if (e < E && !silent)
             return golden_fail_what(err, GOLDEN_EINVAL, "cpu backend",
                                     "router logit %lld of layer %d at batch row %lld is %g: not routed",
                                     (long long)e, l, (long long)t, (double)r[e]);

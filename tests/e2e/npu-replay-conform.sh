@@ -78,6 +78,7 @@ decode_past_limit_dropped rejection
 refused_decode_drops_last rejection
 router_decode_rank_swap router
 nondeterministic kv-lanes,kv-tail,kv-reset,determinism
+router_nan_silent_decode router
 T
 # A decode that taps every position of the context (no KV cache): through the backend host the
 # harness's own ABI check refuses the rows (a call's taps must match the positions it processed:

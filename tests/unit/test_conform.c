@@ -1,5 +1,6 @@
 /* npu-replay conform against the cpu backend with every planted fault: exactly the check made
  * for the fault fails and every other passes; the clean backend passes everything. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ static int run_ex(const char *opt, const char *checks, char *got, size_t n,
     }
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, no, opts, 1,
                              checks, max_ctx, 0, 0, dir, seed, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, budget,
-                             0, fixed};
+                             0, fixed, NULL, 0, 0};
     golden_conform_report rep;
     golden_error err;
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
@@ -122,7 +123,8 @@ static const char *const faults[][3] = {
     {"decode_past_limit_dropped", "rejection", ""},
     {"refused_decode_drops_last", "rejection", ""},
     {"router_decode_rank_swap", "router", ""},
-    {"nondeterministic", "kv-lanes,kv-tail,kv-reset,determinism", ""}};
+    {"nondeterministic", "kv-lanes,kv-tail,kv-reset,determinism", ""},
+    {"router_nan_silent_decode", "router", ""}};
 
 /* Each fault fails exactly its checks (the checks it must fail run, plus the one next to them
  * in the table, which must pass: a full run of every fault is the e2e test's), and the old fixed
@@ -203,7 +205,7 @@ static void test_findings(void)
     golden_conform_report_free(&rep);
     golden_error err;
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, 0, NULL, 1, "router,nope",
-                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, 0, 0, false};
+                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, 0, 0, false, NULL, 0, 0};
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "nope"));
     /* --nondeterministic-ok: the planted nondeterminism passes within 1, fails bitwise */
@@ -221,7 +223,19 @@ static void test_findings(void)
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
     CU_ASSERT_EQUAL(golden_conform_exit(&rep), 0);
     golden_conform_report_free(&rep);
-    o.version = 3;
+    /* version 2 options still run: the golden fields after them are not read */
+    o.version = 2, o.golden_kl_max = NAN;
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 0);
+    golden_conform_report_free(&rep);
+    o.version = 3; /* a NaN golden bound is refused */
+    CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
+    /* golden named without a golden: the check cannot run (2), never a pass */
+    o.golden_kl_max = 0, o.checks = "golden";
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 2);
+    golden_conform_report_free(&rep);
+    o.version = 4;
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
 }
 

@@ -22,7 +22,7 @@ typedef struct {
     int steps;            /* [8] decode steps */
 } golden_conform_sampling;
 
-#define GOLDEN_CONFORM_OPTS_VERSION 2u /* 1 is still accepted: the fields after kv_elem_bytes 0 */
+#define GOLDEN_CONFORM_OPTS_VERSION 3u /* 1 and 2 are still accepted: the later fields 0 */
 typedef struct {
     unsigned version;         /* GOLDEN_CONFORM_OPTS_VERSION */
     const char *backend;      /* "cpu" (or NULL) or a plug-in path */
@@ -47,6 +47,12 @@ typedef struct {
     double nondet_tol;        /* determinism: |a-b| allowed between two opens; 0 = bitwise */
     bool fixed_points;        /* the pre-issue-28 coverage (a few fixed points, lanes 0-1, taps
                                * on, prefill only): kept so tests show what it missed */
+    /* version 3: the golden check (issue 28) */
+    const char *golden;       /* a `run` golden of the reference backend: its requests replayed,
+                               * the backend's logits judged under the logits tier (NULL: the
+                               * check does not run unless named, then it cannot) */
+    double golden_kl_max;     /* per-row KL(softmax(ref) || softmax(backend)) allowed [1e-6] */
+    double golden_lsm_max;    /* max |log_softmax(backend) - log_softmax(ref)| allowed [1e-3] */
 } golden_conform_opts;
 
 enum { GOLDEN_CONFORM_PASS = 0, GOLDEN_CONFORM_FAIL = 1, GOLDEN_CONFORM_ERROR = 2 };
