@@ -17,7 +17,8 @@
 #include "golden/outfile.h"
 
 static const char *const step_names[GOLDEN_ACCEPT_STEPS] = {
-    "integrity", "compile", "accuracy", "graph", "trace", "limits", "error_path", "performance"};
+    "integrity", "compile", "accuracy", "graph", "trace", "limits", "error_path", "performance",
+    "runtime"};
 
 const char *golden_step_verdict_name(golden_step_verdict v)
 {
@@ -493,7 +494,7 @@ static int step_error_path(acc_ctx *c, golden_accept_step *s)
  * reject, step 8: the section 17 label); all passing and soak_24h: accepted. */
 static void verdict(golden_accept_result *r)
 {
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
+    for (int i = 0; i < r->nsteps; i++) {
         golden_accept_step *s = &r->steps[i];
         if (s->verdict != GOLDEN_STEP_FAIL)
             continue;
@@ -505,7 +506,7 @@ static void verdict(golden_accept_result *r)
         snprintf(r->reason, sizeof r->reason, "step %d (%s) failed: %s", i + 1, s->name, s->why);
         return;
     }
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++)
+    for (int i = 0; i < r->nsteps; i++)
         if (r->steps[i].verdict != GOLDEN_STEP_PASS) {
             snprintf(r->verdict, sizeof r->verdict, "incomplete");
             snprintf(r->reason, sizeof r->reason, "step %d (%s) was skipped: %s", i + 1,
@@ -628,8 +629,9 @@ int golden_accept_run(const golden_accept_opts *o, golden_accept_result **out, g
     typedef int (*step_fn)(acc_ctx *, golden_accept_step *);
     static const step_fn fns[GOLDEN_ACCEPT_STEPS] = {
         step_integrity, step_compile, acc_step_accuracy, acc_step_graph, step_trace,
-        step_limits, step_error_path, acc_step_performance};
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
+        step_limits, step_error_path, acc_step_performance, acc_step_runtime};
+    r->nsteps = o->version >= 2 && o->backend ? GOLDEN_ACCEPT_STEPS : GOLDEN_ACCEPT_STEPS - 1;
+    for (int i = 0; i < r->nsteps; i++) {
         golden_accept_step *s = &r->steps[i];
         if (i > 0 && !c.idx) {
             s->verdict = GOLDEN_STEP_SKIPPED;
