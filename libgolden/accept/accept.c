@@ -321,6 +321,7 @@ typedef struct {
     acc_ctx *c;
     golden_accept_step *s;
     json_t *lim;
+    json_t *prod[2];          /* the team's production dtypes and quants (hypothesis matrix) */
     long long r[3][2], ctx;
     const char *file;
     size_t cases, rejections;
@@ -328,6 +329,78 @@ typedef struct {
 } limits_pass;
 
 static const char *const limit_keys[3] = {"prompt_tokens", "past_tokens", "output_tokens"};
+static const char *const type_keys[2] = {"dtypes", "quant"};
+
+/* A non-empty list of non-empty strings. */
+static bool names_ok(json_t *a)
+{
+    size_t i;
+    json_t *x;
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return false;
+    json_array_foreach(a, i, x) {
+        if (!json_is_string(x) || !json_string_length(x))
+            return false;
+    }
+    return true;
+}
+
+static bool has_name(json_t *a, const char *name)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x) {
+        if (json_is_string(x) && strcmp(json_string_value(x), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the lists share a name. */
+static bool shares(json_t *a, json_t *b)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x) {
+        if (json_is_string(x) && has_name(b, json_string_value(x)))
+            return true;
+    }
+    return false;
+}
+
+/* The dtypes and quants the cases run in (the team's hypothesis, matrix.dtypes and
+ * matrix.quant) against the delivered ones; -1 (could not check) when the team's hypothesis
+ * names none: a limit held to nothing would pass by accident. */
+static int type_limits(limits_pass *p, golden_doc *hyp)
+{
+    json_t *mat = json_object_get(golden_doc_root(hyp), "matrix");
+    for (int k = 0; k < 2; k++) {
+        p->prod[k] = json_object_get(mat, type_keys[k]);
+        if (!names_ok(p->prod[k]))
+            return golden_fail_what(p->c->err, GOLDEN_EINVAL, p->c->o->hypothesis,
+                                    "matrix.%s: the production %s the cases run in (a list of "
+                                    "names) is needed to check the delivered limits",
+                                    type_keys[k], k ? "quantisations" : "dtypes");
+    }
+    for (int k = 0; k < 2; k++) {
+        json_t *have = json_object_get(p->lim, type_keys[k]);
+        if (!names_ok(have))
+            return acc_fail(p->s, p->c->err, "limits", p->file, "no %s: a list of names",
+                            type_keys[k]);
+        size_t i;
+        json_t *x;
+        json_array_foreach(p->prod[k], i, x) {
+            const char *n = json_string_value(x);
+            if (!has_name(have, n) &&
+                acc_fail(p->s, p->c->err, "limits", p->file,
+                         "every case runs in %s %s (the team's hypothesis, matrix.%s), outside "
+                         "the delivered %s", k ? "quantisation" : "dtype", n, type_keys[k],
+                         type_keys[k]))
+                return -1;
+        }
+    }
+    return 0;
+}
 
 static int limits_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
@@ -367,7 +440,8 @@ static int limits_line(void *ctx, golden_doc *d, size_t line_no, golden_error *e
         lp->rc = acc_fail(lp->s, lp->c->err, "limits", lp->file,
                           "case %s: %lld tokens exceed the delivered context limit %lld and "
                           "the case is not a rejection case", id ? id : "?", total, lp->ctx);
-    /* a CPU fallback covering a production shape (section 9: diagnosis only) */
+    /* a CPU fallback covering a production shape (section 9: diagnosis only); one that
+     * names dtypes or quants covers the case when it names one the case runs in */
     size_t i;
     json_t *fb;
     json_array_foreach(json_object_get(lp->lim, "cpu_fallback"), i, fb) {
@@ -376,6 +450,11 @@ static int limits_line(void *ctx, golden_doc *d, size_t line_no, golden_error *e
             long long lo, hi;
             if (json_object_get(fb, limit_keys[k]) && range_of(fb, limit_keys[k], &lo, &hi))
                 covers = covers && v[k] >= lo && v[k] <= hi;
+        }
+        for (int k = 0; k < 2; k++) {
+            json_t *names = json_object_get(fb, type_keys[k]);
+            if (names)
+                covers = covers && shares(names, lp->prod[k]);
         }
         if (covers && !lp->rc)
             lp->rc = acc_fail(lp->s, lp->c->err, "cpu-fallback", lp->file,
@@ -418,7 +497,13 @@ static int step_limits(acc_ctx *c, golden_accept_step *s)
         rc = acc_fail(s, c->err, "limits", l, "no integer context_limit");
     if (!rc && fb && !json_is_array(fb))
         rc = acc_fail(s, c->err, "limits", l, "cpu_fallback is not a list");
-    if (!rc) {
+    golden_doc *hyp = NULL;
+    if (!rc && golden_doc_load_file(c->o->hypothesis, &hyp, c->err) != 0)
+        rc = -1;
+    size_t before = s->findings.errors;
+    if (!rc)
+        rc = type_limits(&p, hyp);
+    if (!rc && s->findings.errors == before) {
         p.ctx = json_integer_value(cl);
         p.file = m;
         golden_error_clear(&e);
@@ -429,9 +514,12 @@ static int step_limits(acc_ctx *c, golden_accept_step *s)
             rc = acc_fail(s, c->err, "limits", m, "the input manifest holds no case");
         if (!rc)
             acc_note(s, "%zu case(s) inside the delivered limits (%zu rejection case(s) beyond "
-                     "them), %zu CPU fallback(s) declared, none for a production shape",
-                     p.cases - p.rejections, p.rejections, fb ? json_array_size(fb) : 0);
+                     "them), %zu CPU fallback(s) declared, none for a production shape; "
+                     "%zu dtype(s), %zu quant(s) of the hypothesis delivered",
+                     p.cases - p.rejections, p.rejections, fb ? json_array_size(fb) : 0,
+                     json_array_size(p.prod[0]), json_array_size(p.prod[1]));
     }
+    golden_doc_free(hyp);
     golden_doc_free(d);
     return rc < 0 ? -1 : 0;
 }
