@@ -165,6 +165,10 @@ int main(int argc, char **argv)
         golden_accept_free(r);
         return cli_exit(&c, cli_fail(&c, &err));
     }
+    if (arg.html && golden_accept_html(r, arg.html, c.force, &err) != 0) {
+        golden_accept_free(r);
+        return cli_exit(&c, cli_fail(&c, &err));
+    }
     FILE *human = cli_human(&c);
     if (human)
         print_human(human, r);

@@ -652,7 +652,8 @@ static int team_inputs(const golden_accept_opts *o, golden_error *err)
         if (files[i] && access(files[i], R_OK) != 0)
             return golden_fail_what(err, golden_code_from_errno(errno), files[i],
                                     "cannot read: %s", strerror(errno));
-    if (golden_gate_hypothesis_check(o->hypothesis, err) != 0)
+    if (golden_gate_hypothesis_check(o->hypothesis, err) != 0 ||
+        acc_runtime_opts_check(o, err) != 0)
         return -1;
     struct stat st;
     if (!o->handoff || stat(o->handoff, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -783,6 +784,8 @@ void golden_accept_free(golden_accept_result *r)
         json_decref(r->steps[i].report);
     }
     json_decref(r->decision);
+    json_decref(r->summary);
+    json_decref(r->race_view);
     free(r->handoff);
     free(r->golden);
     free(r->baseline);

@@ -56,6 +56,8 @@ int acc_step_accuracy(acc_ctx *c, golden_accept_step *s);
 int acc_step_graph(acc_ctx *c, golden_accept_step *s);
 int acc_step_performance(acc_ctx *c, golden_accept_step *s);
 int acc_step_runtime(acc_ctx *c, golden_accept_step *s);
+/* Step 9's options (the model, the conformance check names): 0, or -1 (could not check). */
+int acc_runtime_opts_check(const golden_accept_opts *o, golden_error *err);
 int acc_assemble(acc_ctx *c);
 
 #endif

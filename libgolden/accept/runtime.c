@@ -178,6 +178,25 @@ static int replay(acc_ctx *c, golden_accept_step *s, const char *manifest, char 
     return 0;
 }
 
+int acc_runtime_opts_check(const golden_accept_opts *o, golden_error *err)
+{
+    if (o->version < 2 || !o->backend)
+        return 0;
+    if (!o->model_dir)
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--backend needs --model DIR");
+    for (const char *p = o->conform_checks; p && *p;) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        for (const char *const *n = golden_conform_check_names(); *n && !known; n++)
+            known = strlen(*n) == len && strncmp(*n, p, len) == 0;
+        if (!known)
+            return golden_fail_what(err, GOLDEN_EINVAL, NULL, "unknown conformance check "
+                                    "'%.*s'", (int)(len > 64 ? 64 : len), p);
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 int acc_step_runtime(acc_ctx *c, golden_accept_step *s)
 {
     const golden_accept_opts *o = c->o;

@@ -61,6 +61,9 @@ typedef struct {
     char *handoff, *golden, *baseline, *policy, *hypothesis, *experiment;
     char experiment_state[64];  /* -o: "sealed", or why not; "" without -o */
     int nsteps;                 /* steps run and reported: 8, or 9 with a backend */
+    json_t *summary;            /* step 8's section 7 summary of the delivered raw data, or NULL */
+    json_t *race_view;          /* step 4's racing pairs with their neighbourhood (the --html
+                                 * picture), NULL without a race */
 } golden_accept_result;
 
 /* Run every step on the delivery. 0 with *out set whatever the verdict (a missing or malformed
@@ -76,5 +79,11 @@ GOLDEN_API json_t *golden_accept_to_json(const golden_accept_result *r);
  * one passing case, a skipped step one skipped case. */
 GOLDEN_API int golden_accept_junit(const golden_accept_result *r, const char *path, bool force,
                                    golden_error *err);
+
+/* --html: one self-contained page that opens on the verdict and the first failing step, then
+ * every step with its findings and its picture (the tensor error along the layers, the racing
+ * pairs on their queues, the latency boxes); the report's JSON embedded. */
+GOLDEN_API int golden_accept_html(const golden_accept_result *r, const char *path, bool force,
+                                  golden_error *err);
 
 #endif
