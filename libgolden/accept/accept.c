@@ -604,8 +604,9 @@ static void verdict(golden_accept_result *r)
     if (strcmp(r->decision_label, "soak_24h") == 0 || strcmp(r->decision_label, "merge") == 0) {
         r->accepted = true;
         snprintf(r->verdict, sizeof r->verdict, "accepted");
-        snprintf(r->reason, sizeof r->reason, "every step passed; the section 17 decision is "
-                 "%s", r->decision_label);
+        snprintf(r->reason, sizeof r->reason, "every step passed%s; the section 17 decision is "
+                 "%s", r->nsteps == GOLDEN_ACCEPT_STEPS ? ", the team's own run of the delivered "
+                 "runtime included (step 9)" : "", r->decision_label);
     } else {
         snprintf(r->verdict, sizeof r->verdict, "%s",
                  r->decision_label[0] ? r->decision_label : "incomplete");

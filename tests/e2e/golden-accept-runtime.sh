@@ -32,6 +32,8 @@ expect_steps() {
 expect_exit "cpu bf16 runtime: accepted" 0 accept cpu --backend cpu --backend-opt dtype=bf16 --junit cpu.xml
 expect_steps cpu "accepted p p p p p p p p p"
 expect_grep "step 9 line" "^pass    9 runtime" out.txt
+expect_grep "the verdict says the team's own run was part of the evidence" \
+    "^accepted: every step passed, the team's own run of the delivered runtime included \(step 9\); the section 17 decision is soak_24h" out.txt
 expect_exit "nine-step report valid against calculet-accept-report/v1" 0 \
     manifest-verify --schema calculet-accept-report/v1 cpu.json
 python3 - cpu.json > s9.txt 2>&1 <<'PY' && ok "step 9: both checks ran, 2 cases replayed, 14 tensors judged twice" || notok "step 9 evidence" "$(cat s9.txt)"
