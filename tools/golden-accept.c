@@ -13,8 +13,11 @@
 
 /* The team's side, and the folder to assemble (typed rows: docs/design.md). */
 static struct {
-    const char *golden, *baseline, *policy, *hypothesis, *out;
-} arg;
+    const char *golden, *baseline, *policy, *hypothesis, *out, *html;
+    const char *backend, *model, *checks;
+    cli_list backend_opts;
+    int64_t warmup, runs;
+} arg = {.warmup = -1, .runs = -1};
 
 static const cli_opt options[] = {
     CLI_OPT_STRING(0, 'g', "golden", "REF.h5", "the team's reference golden (required)", CLI_INPUT,
@@ -28,15 +31,32 @@ static const cli_opt options[] = {
                    &arg.hypothesis),
     CLI_OPT_STRING(0, 'o', "output", "EXPERIMENT_DIR", "assemble the section 3 experiment folder\n"
                    "here (hypothesis, logs, accuracy, raw data, faults, decision)", 0, &arg.out),
+    CLI_OPT_STRING(0, 0, "html", "F", "one self-contained HTML page: the verdict, the first\n"
+                   "failing step, each step's picture", CLI_OUTPUT, &arg.html),
+    CLI_HEADING("Step 9, the delivered runtime run by the team:"),
+    CLI_OPT_STRING(0, 0, "backend", "cpu|PATH.so", "the delivered runtime: conformance suite and a\n"
+                   "replay of the input manifest through it", 0, &arg.backend),
+    CLI_OPT_STRING(0, 0, "model", "DIR", "the model the runtime runs (required with --backend)",
+                   0, &arg.model),
+    CLI_OPT_LIST(0, 0, "backend-opt", "KEY=VALUE", "option for the backend (repeatable)", 0,
+                 &arg.backend_opts, false, NULL),
+    CLI_OPT_STRING(0, 0, "conform-checks", "LIST", "the conformance checks to run (comma-\n"
+                   "separated; default all)", 0, &arg.checks),
+    CLI_OPT_INT(0, 0, "warmup", "N", "warm-up runs of each replayed case (default 10)",
+                &arg.warmup, 0, 1000000),
+    CLI_OPT_INT(0, 0, "runs", "N", "measured runs of each replayed case (default 30, 100 for\n"
+                "short cases)", &arg.runs, 1, 1000000),
     CLI_END,
 };
 
 static const cli_spec spec = {
     .name = TOOL,
     .synopsis = "HANDOFF_DIR --golden REF.h5 --hypothesis H.yaml [--baseline PROD.h5]\n"
-                "[--policy TEAM.yaml] [-o EXPERIMENT_DIR] [--json F] [--junit F]",
+                "[--policy TEAM.yaml] [--backend SO --model DIR] [-o EXPERIMENT_DIR]\n"
+                "[--json F] [--junit F] [--html F]",
     .about = "Accepts or rejects a vendor hand-off on its delivered evidence, in eight steps:\n"
-             "integrity, compile, accuracy, graph, trace, limits, error path, performance.",
+             "integrity, compile, accuracy, graph, trace, limits, error path, performance,\n"
+             "and with --backend a ninth: the delivered runtime run by the team.",
     .opts = options,
     .json_help = "calculet-accept-report/v1 JSON (- = stdout, no summary then)",
     .junit_help = "JUnit XML, one test suite per step (- = stdout)",
@@ -48,7 +68,7 @@ static const cli_spec spec = {
 
 static void print_human(FILE *f, const golden_accept_result *r)
 {
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
+    for (int i = 0; i < r->nsteps; i++) {
         const golden_accept_step *s = &r->steps[i];
         fprintf(f, "%-7s %d %-12s", s->verdict == GOLDEN_STEP_PASS   ? "pass"
                                     : s->verdict == GOLDEN_STEP_FAIL ? "FAIL"
@@ -90,12 +110,28 @@ int main(int argc, char **argv)
     o.policy = arg.policy;
     o.hypothesis = arg.hypothesis;
     o.experiment_out = arg.out;
+    o.backend = arg.backend;
+    o.model_dir = arg.model;
+    o.n_backend_opts = arg.backend_opts.n;
+    o.backend_opts = arg.backend_opts.v;
+    o.conform_checks = arg.checks;
+    o.replay_warmup = (int)arg.warmup;
+    o.replay_runs = (int)arg.runs;
     if (c.nargs != 1)
         return cli_exit(&c, cli_usage(&c, "expected one folder: HANDOFF_DIR"));
     if (!o.golden)
         return cli_exit(&c, cli_usage(&c, "--golden REF.h5 is required"));
     if (!o.hypothesis)
         return cli_exit(&c, cli_usage(&c, "--hypothesis H.yaml is required"));
+    if ((o.backend != NULL) != (o.model_dir != NULL))
+        return cli_exit(&c, cli_usage(&c, "--backend and --model go together"));
+    if (!o.backend && (arg.backend_opts.n || arg.checks || arg.warmup >= 0 || arg.runs >= 0))
+        return cli_exit(&c, cli_usage(&c, "--backend-opt, --conform-checks, --warmup and "
+                                          "--runs need --backend"));
+    if (o.model_dir && cli_add_input(&c, o.model_dir) != 0)
+        return cli_exit(&c, 2);
+    if (o.backend && strcmp(o.backend, "cpu") != 0 && cli_add_input(&c, o.backend) != 0)
+        return cli_exit(&c, 2);
     if (cli_add_input(&c, c.args[0]) != 0 || cli_outputs_ok(&c) != 0)
         return cli_exit(&c, 2);
     /* -o is checked before the long work, like every other output */
@@ -126,6 +162,10 @@ int main(int argc, char **argv)
         }
     }
     if (c.junit && golden_accept_junit(r, c.junit, c.force, &err) != 0) {
+        golden_accept_free(r);
+        return cli_exit(&c, cli_fail(&c, &err));
+    }
+    if (arg.html && golden_accept_html(r, arg.html, c.force, &err) != 0) {
         golden_accept_free(r);
         return cli_exit(&c, cli_fail(&c, &err));
     }

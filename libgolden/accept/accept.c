@@ -17,7 +17,8 @@
 #include "golden/outfile.h"
 
 static const char *const step_names[GOLDEN_ACCEPT_STEPS] = {
-    "integrity", "compile", "accuracy", "graph", "trace", "limits", "error_path", "performance"};
+    "integrity", "compile", "accuracy", "graph", "trace", "limits", "error_path", "performance",
+    "runtime"};
 
 const char *golden_step_verdict_name(golden_step_verdict v)
 {
@@ -320,6 +321,7 @@ typedef struct {
     acc_ctx *c;
     golden_accept_step *s;
     json_t *lim;
+    json_t *prod[2];          /* the team's production dtypes and quants (hypothesis matrix) */
     long long r[3][2], ctx;
     const char *file;
     size_t cases, rejections;
@@ -327,6 +329,78 @@ typedef struct {
 } limits_pass;
 
 static const char *const limit_keys[3] = {"prompt_tokens", "past_tokens", "output_tokens"};
+static const char *const type_keys[2] = {"dtypes", "quant"};
+
+/* A non-empty list of non-empty strings. */
+static bool names_ok(json_t *a)
+{
+    size_t i;
+    json_t *x;
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return false;
+    json_array_foreach(a, i, x) {
+        if (!json_is_string(x) || !json_string_length(x))
+            return false;
+    }
+    return true;
+}
+
+static bool has_name(json_t *a, const char *name)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x) {
+        if (json_is_string(x) && strcmp(json_string_value(x), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the lists share a name. */
+static bool shares(json_t *a, json_t *b)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(a, i, x) {
+        if (json_is_string(x) && has_name(b, json_string_value(x)))
+            return true;
+    }
+    return false;
+}
+
+/* The dtypes and quants the cases run in (the team's hypothesis, matrix.dtypes and
+ * matrix.quant) against the delivered ones; -1 (could not check) when the team's hypothesis
+ * names none: a limit held to nothing would pass by accident. */
+static int type_limits(limits_pass *p, golden_doc *hyp)
+{
+    json_t *mat = json_object_get(golden_doc_root(hyp), "matrix");
+    for (int k = 0; k < 2; k++) {
+        p->prod[k] = json_object_get(mat, type_keys[k]);
+        if (!names_ok(p->prod[k]))
+            return golden_fail_what(p->c->err, GOLDEN_EINVAL, p->c->o->hypothesis,
+                                    "matrix.%s: the production %s the cases run in (a list of "
+                                    "names) is needed to check the delivered limits",
+                                    type_keys[k], k ? "quantisations" : "dtypes");
+    }
+    for (int k = 0; k < 2; k++) {
+        json_t *have = json_object_get(p->lim, type_keys[k]);
+        if (!names_ok(have))
+            return acc_fail(p->s, p->c->err, "limits", p->file, "no %s: a list of names",
+                            type_keys[k]);
+        size_t i;
+        json_t *x;
+        json_array_foreach(p->prod[k], i, x) {
+            const char *n = json_string_value(x);
+            if (!has_name(have, n) &&
+                acc_fail(p->s, p->c->err, "limits", p->file,
+                         "every case runs in %s %s (the team's hypothesis, matrix.%s), outside "
+                         "the delivered %s", k ? "quantisation" : "dtype", n, type_keys[k],
+                         type_keys[k]))
+                return -1;
+        }
+    }
+    return 0;
+}
 
 static int limits_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
@@ -366,7 +440,8 @@ static int limits_line(void *ctx, golden_doc *d, size_t line_no, golden_error *e
         lp->rc = acc_fail(lp->s, lp->c->err, "limits", lp->file,
                           "case %s: %lld tokens exceed the delivered context limit %lld and "
                           "the case is not a rejection case", id ? id : "?", total, lp->ctx);
-    /* a CPU fallback covering a production shape (section 9: diagnosis only) */
+    /* a CPU fallback covering a production shape (section 9: diagnosis only); one that
+     * names dtypes or quants covers the case when it names one the case runs in */
     size_t i;
     json_t *fb;
     json_array_foreach(json_object_get(lp->lim, "cpu_fallback"), i, fb) {
@@ -375,6 +450,11 @@ static int limits_line(void *ctx, golden_doc *d, size_t line_no, golden_error *e
             long long lo, hi;
             if (json_object_get(fb, limit_keys[k]) && range_of(fb, limit_keys[k], &lo, &hi))
                 covers = covers && v[k] >= lo && v[k] <= hi;
+        }
+        for (int k = 0; k < 2; k++) {
+            json_t *names = json_object_get(fb, type_keys[k]);
+            if (names)
+                covers = covers && shares(names, lp->prod[k]);
         }
         if (covers && !lp->rc)
             lp->rc = acc_fail(lp->s, lp->c->err, "cpu-fallback", lp->file,
@@ -417,7 +497,13 @@ static int step_limits(acc_ctx *c, golden_accept_step *s)
         rc = acc_fail(s, c->err, "limits", l, "no integer context_limit");
     if (!rc && fb && !json_is_array(fb))
         rc = acc_fail(s, c->err, "limits", l, "cpu_fallback is not a list");
-    if (!rc) {
+    golden_doc *hyp = NULL;
+    if (!rc && golden_doc_load_file(c->o->hypothesis, &hyp, c->err) != 0)
+        rc = -1;
+    size_t before = s->findings.errors;
+    if (!rc)
+        rc = type_limits(&p, hyp);
+    if (!rc && s->findings.errors == before) {
         p.ctx = json_integer_value(cl);
         p.file = m;
         golden_error_clear(&e);
@@ -428,9 +514,12 @@ static int step_limits(acc_ctx *c, golden_accept_step *s)
             rc = acc_fail(s, c->err, "limits", m, "the input manifest holds no case");
         if (!rc)
             acc_note(s, "%zu case(s) inside the delivered limits (%zu rejection case(s) beyond "
-                     "them), %zu CPU fallback(s) declared, none for a production shape",
-                     p.cases - p.rejections, p.rejections, fb ? json_array_size(fb) : 0);
+                     "them), %zu CPU fallback(s) declared, none for a production shape; "
+                     "%zu dtype(s), %zu quant(s) of the hypothesis delivered",
+                     p.cases - p.rejections, p.rejections, fb ? json_array_size(fb) : 0,
+                     json_array_size(p.prod[0]), json_array_size(p.prod[1]));
     }
+    golden_doc_free(hyp);
     golden_doc_free(d);
     return rc < 0 ? -1 : 0;
 }
@@ -493,7 +582,7 @@ static int step_error_path(acc_ctx *c, golden_accept_step *s)
  * reject, step 8: the section 17 label); all passing and soak_24h: accepted. */
 static void verdict(golden_accept_result *r)
 {
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
+    for (int i = 0; i < r->nsteps; i++) {
         golden_accept_step *s = &r->steps[i];
         if (s->verdict != GOLDEN_STEP_FAIL)
             continue;
@@ -505,7 +594,7 @@ static void verdict(golden_accept_result *r)
         snprintf(r->reason, sizeof r->reason, "step %d (%s) failed: %s", i + 1, s->name, s->why);
         return;
     }
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++)
+    for (int i = 0; i < r->nsteps; i++)
         if (r->steps[i].verdict != GOLDEN_STEP_PASS) {
             snprintf(r->verdict, sizeof r->verdict, "incomplete");
             snprintf(r->reason, sizeof r->reason, "step %d (%s) was skipped: %s", i + 1,
@@ -515,8 +604,9 @@ static void verdict(golden_accept_result *r)
     if (strcmp(r->decision_label, "soak_24h") == 0 || strcmp(r->decision_label, "merge") == 0) {
         r->accepted = true;
         snprintf(r->verdict, sizeof r->verdict, "accepted");
-        snprintf(r->reason, sizeof r->reason, "every step passed; the section 17 decision is "
-                 "%s", r->decision_label);
+        snprintf(r->reason, sizeof r->reason, "every step passed%s; the section 17 decision is "
+                 "%s", r->nsteps == GOLDEN_ACCEPT_STEPS ? ", the team's own run of the delivered "
+                 "runtime included (step 9)" : "", r->decision_label);
     } else {
         snprintf(r->verdict, sizeof r->verdict, "%s",
                  r->decision_label[0] ? r->decision_label : "incomplete");
@@ -563,7 +653,8 @@ static int team_inputs(const golden_accept_opts *o, golden_error *err)
         if (files[i] && access(files[i], R_OK) != 0)
             return golden_fail_what(err, golden_code_from_errno(errno), files[i],
                                     "cannot read: %s", strerror(errno));
-    if (golden_gate_hypothesis_check(o->hypothesis, err) != 0)
+    if (golden_gate_hypothesis_check(o->hypothesis, err) != 0 ||
+        acc_runtime_opts_check(o, err) != 0)
         return -1;
     struct stat st;
     if (!o->handoff || stat(o->handoff, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -628,8 +719,9 @@ int golden_accept_run(const golden_accept_opts *o, golden_accept_result **out, g
     typedef int (*step_fn)(acc_ctx *, golden_accept_step *);
     static const step_fn fns[GOLDEN_ACCEPT_STEPS] = {
         step_integrity, step_compile, acc_step_accuracy, acc_step_graph, step_trace,
-        step_limits, step_error_path, acc_step_performance};
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
+        step_limits, step_error_path, acc_step_performance, acc_step_runtime};
+    r->nsteps = o->version >= 2 && o->backend ? GOLDEN_ACCEPT_STEPS : GOLDEN_ACCEPT_STEPS - 1;
+    for (int i = 0; i < r->nsteps; i++) {
         golden_accept_step *s = &r->steps[i];
         if (i > 0 && !c.idx) {
             s->verdict = GOLDEN_STEP_SKIPPED;
@@ -693,6 +785,8 @@ void golden_accept_free(golden_accept_result *r)
         json_decref(r->steps[i].report);
     }
     json_decref(r->decision);
+    json_decref(r->summary);
+    json_decref(r->race_view);
     free(r->handoff);
     free(r->golden);
     free(r->baseline);

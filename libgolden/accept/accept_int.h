@@ -48,9 +48,16 @@ int acc_copy(const char *from, const char *to, golden_error *err);
 int acc_mkdirs(const char *dir, golden_error *err);
 int acc_write_json(const char *path, const json_t *doc, golden_error *err);
 
+/* One finding (rule accuracy, on file cand) a failed tensor of r, at most 8 and a count. */
+int acc_diff_findings(acc_ctx *c, golden_accept_step *s, const golden_diff_result *r,
+                      const char *cand);
+
 int acc_step_accuracy(acc_ctx *c, golden_accept_step *s);
 int acc_step_graph(acc_ctx *c, golden_accept_step *s);
 int acc_step_performance(acc_ctx *c, golden_accept_step *s);
+int acc_step_runtime(acc_ctx *c, golden_accept_step *s);
+/* Step 9's options (the model, the conformance check names): 0, or -1 (could not check). */
+int acc_runtime_opts_check(const golden_accept_opts *o, golden_error *err);
 int acc_assemble(acc_ctx *c);
 
 #endif

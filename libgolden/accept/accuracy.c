@@ -160,9 +160,9 @@ static json_t *accuracy_doc(const acc_ctx *c, const char *exp_id, const char *re
                      "sha256", report_sha);
 }
 
-static int failures(acc_ctx *c, golden_accept_step *s, const char *cand)
+int acc_diff_findings(acc_ctx *c, golden_accept_step *s, const golden_diff_result *r,
+                      const char *cand)
 {
-    const golden_diff_result *r = c->diff;
     size_t shown = 0;
     for (size_t i = 0; i < r->n; i++) {
         const golden_diff_tensor *t = &r->tensors[i];
@@ -232,7 +232,7 @@ int acc_step_accuracy(acc_ctx *c, golden_accept_step *s)
         goto done;
     }
     c->accuracy_pass = c->diff->pass;
-    if (failures(c, s, cand) != 0 || tolerances(c, s, team) != 0)
+    if (acc_diff_findings(c, s, c->diff, cand) != 0 || tolerances(c, s, team) != 0)
         goto done;
     acc_note(s, "%zu tensor(s) compared with %s%s%s: %zu passed, %zu failed", c->diff->n,
              c->o->golden, c->o->baseline ? ", three-way against " : "",

@@ -2,6 +2,7 @@
  * engine: every removed sync proven race-free, no new live alias, no cycle; the op-count
  * difference is the step's report. A removal without both graphs is not proven (13.2). */
 #include "accept/accept_int.h"
+#include "report/html_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -124,6 +125,8 @@ int acc_step_graph(acc_ctx *c, golden_accept_step *s)
     }
     json_decref(st[0]);
     json_decref(st[1]);
+    if (json_array_size(json_object_get(rep, "races")))
+        c->r->race_view = html_dag_view(&cr); /* the --html page's picture (NULL: none) */
     s->report = json_pack("{s:o,s:o}", "dag_report", rep, "op_count_diff", diff);
 done:
     golden_dag_result_free(&cr);

@@ -179,7 +179,8 @@ int acc_step_performance(acc_ctx *c, golden_accept_step *s)
     } else {
         acc_note(s, "no summary delivered: computed from the raw data");
     }
-    json_decref(computed);
+    json_decref(c->r->summary);
+    c->r->summary = computed; /* the --html page's latency boxes */
     if (rc)
         return rc;
     golden_gate_label label;

@@ -34,7 +34,7 @@ static json_t *findings_json(const golden_findings *f)
 json_t *golden_accept_to_json(const golden_accept_result *r)
 {
     json_t *steps = json_array();
-    for (int i = 0; steps && i < GOLDEN_ACCEPT_STEPS; i++) {
+    for (int i = 0; steps && i < r->nsteps; i++) {
         const golden_accept_step *s = &r->steps[i];
         json_t *f = findings_json(&s->findings);
         json_t *o = f ? json_pack("{s:i,s:s,s:s,s:s,s:o,s:O,s:O}", "number", i + 1, "name",
@@ -72,7 +72,7 @@ int golden_accept_junit(const golden_accept_result *r, const char *path, bool fo
     char (*names[GOLDEN_ACCEPT_STEPS])[1700] = {NULL};
     char suite[GOLDEN_ACCEPT_STEPS][64];
     int rc = -1;
-    for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
+    for (int i = 0; i < r->nsteps; i++) {
         const golden_accept_step *s = &r->steps[i];
         size_t n = s->verdict == GOLDEN_STEP_FAIL && s->findings.count ? s->findings.count : 1;
         cases[i] = calloc(n, sizeof *cases[i]);
@@ -104,7 +104,7 @@ int golden_accept_junit(const golden_accept_result *r, const char *path, bool fo
         }
         parts[i] = (golden_junit_suites_part){suite[i], cases[i], n, s->seconds};
     }
-    rc = golden_junit_write_suites(path, force, "golden-accept", parts, GOLDEN_ACCEPT_STEPS, err);
+    rc = golden_junit_write_suites(path, force, "golden-accept", parts, (size_t)r->nsteps, err);
 done:
     for (int i = 0; i < GOLDEN_ACCEPT_STEPS; i++) {
         free(cases[i]);

@@ -228,6 +228,14 @@ static void swimlanes(golden_html *h, const json_t *view, const json_t *races)
     golden_html_raw(h, "</svg></div>\n");
 }
 
+/* The racing pairs on their queues (golden-accept's graph step); nothing without a race. */
+void html_dag_races(golden_html *h, const json_t *report, const json_t *view)
+{
+    const json_t *races = json_object_get(report, "races");
+    if (json_array_size(races) && view)
+        swimlanes(h, view, races);
+}
+
 static void lists(golden_html *h, const json_t *rep)
 {
     size_t i;

@@ -141,6 +141,18 @@ static void layer_charts(golden_html *h, const layers_t *L)
     golden_html_line_chart(h, &c);
 }
 
+/* The per-layer charts of a calculet-diff-report/v1 tree (golden-accept's accuracy step). */
+int html_diff_layers(golden_html *h, const json_t *report)
+{
+    layers_t L = {0};
+    if (collect_layers(json_object_get(report, "tensors"), &L) != 0)
+        return -1;
+    if (L.n_layers)
+        layer_charts(h, &L);
+    free(L.v);
+    return 0;
+}
+
 /* Per logits tensor with flips: each flip's margin against its row, near ties apart. */
 static int logits_charts(golden_html *h, const json_t *tensors)
 {

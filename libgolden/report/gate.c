@@ -90,6 +90,14 @@ static int latency_boxes(golden_html *h, const json_t *cases, const char *metric
     return 0;
 }
 
+/* The latency boxes of a section 7 summary (golden-accept's performance step). */
+int html_gate_latency(golden_html *h, const json_t *summary)
+{
+    const json_t *cases = json_object_get(summary, "cases");
+    return latency_boxes(h, cases, "ttft_ms") != 0 || latency_boxes(h, cases, "tpot_ms") != 0
+               ? -1 : 0;
+}
+
 static bool is_stage(const char *m)
 {
     size_t n = strlen(m);

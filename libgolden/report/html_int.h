@@ -35,4 +35,11 @@ int html_finish(golden_html *h, int body_rc, const json_t *doc, const char *path
 #define HTML_DAG_PARTNERS 4
 json_t *html_dag_view(const golden_dag_result *r);
 
+/* Pictures of the reports, for a page that holds several (golden-accept --html): the per-layer
+ * error charts of a diff report, the latency boxes of a section 7 summary, the racing pairs of
+ * a dag report with its view (html_dag_view). -1 only when out of memory. */
+int html_diff_layers(golden_html *h, const json_t *report);
+int html_gate_latency(golden_html *h, const json_t *summary);
+void html_dag_races(golden_html *h, const json_t *report, const json_t *view);
+
 #endif

@@ -117,6 +117,38 @@ expect_exit "cpu fallback: exit 1" 1 accept fallback "$d"
 expect_steps fallback "reject p p p p p F p p"
 expect_grep "fallback named" "served by the declared CPU fallback 0" fallback.json
 
+# --- step 6, limits: the delivered runtime supports f16 only, every case runs in bf16 (the
+# team's hypothesis, matrix.dtypes)
+d=$(fresh dtype); sed -i 's/^dtypes: \[bf16\]/dtypes: [f16]/' "$d/limits/supported.yaml"; reindex "$d"
+expect_exit "dtype outside the limits: exit 1" 1 accept dtype "$d"
+expect_steps dtype "reject p p p p p F p p"
+expect_grep "dtype named" "every case runs in dtype bf16 .*outside the delivered dtypes" dtype.json
+
+# --- step 6, limits: the delivered runtime supports int8 weights only, the cases run unquantised
+d=$(fresh quant); sed -i 's/^quant: \[none\]/quant: [w8a8]/' "$d/limits/supported.yaml"; reindex "$d"
+expect_exit "quant outside the limits: exit 1" 1 accept quant "$d"
+expect_steps quant "reject p p p p p F p p"
+expect_grep "quant named" "every case runs in quantisation none .*outside the delivered quant" quant.json
+
+# --- step 6, limits: a CPU fallback for every bf16 shape (no shape range: the dtype alone)
+d=$(fresh fbdtype)
+sed -i 's/^cpu_fallback: \[\]/cpu_fallback: [{dtypes: [bf16], reason: "no bf16 kernels"}]/' "$d/limits/supported.yaml"
+reindex "$d"
+expect_exit "bf16 cpu fallback: exit 1" 1 accept fbdtype "$d"
+expect_steps fbdtype "reject p p p p p F p p"
+expect_grep "bf16 fallback named" "served by the declared CPU fallback 0" fbdtype.json
+# ... and one for f16 only does not cover a bf16 case
+d=$(fresh fbf16)
+sed -i 's/^cpu_fallback: \[\]/cpu_fallback: [{dtypes: [f16], reason: "f16 on the host"}]/' "$d/limits/supported.yaml"
+reindex "$d"
+expect_exit "f16-only cpu fallback: accepted" 0 accept fbf16 "$d"
+# the team's hypothesis without the production dtypes: the limits cannot be checked (exit 2)
+grep -v '^  dtypes:' "$TEAM/hypothesis.yaml" > nodtype-hyp.yaml
+expect_exit "hypothesis without matrix.dtypes: exit 2" 2 golden-accept "$HO" --golden "$TEAM/reference.h5" \
+    --hypothesis nodtype-hyp.yaml --json nodtype.json
+expect_grep "names the missing field" "nodtype-hyp.yaml: matrix.dtypes" err.txt
+expect_absent "no report" nodtype.json
+
 # --- step 7, error path: the logged fault's retest after reset failed (the decision then
 # rejects on correctness: step 7's failure)
 d=$(fresh retest)
@@ -161,6 +193,41 @@ expect_exit "no --hypothesis: exit 2" 2 golden-accept "$HO" --golden "$TEAM/refe
 mkdir -p w/empty
 expect_exit "empty delivery: exit 1" 1 accept empty w/empty
 expect_steps empty "incomplete F s s s s s s s"
+
+# --- the verdict word and the section 17 decision label agree (docs/golden-accept.md): over
+# every report above, a verdict that is a section 17 label is the decision label, accepted is
+# exactly soak_24h with every step passed, and reject/incomplete name the failing step
+python3 - *.json > labels.txt 2>&1 <<'PY'
+import json, sys
+labels = {"investigate", "experiment_only", "no_merge"}
+n = 0
+for p in sys.argv[1:]:
+    d = json.load(open(p))
+    if d.get("schema") != "calculet-accept-report/v1":
+        continue
+    n += 1
+    v, lab = d["verdict"], d.get("decision_label")
+    fails = [s for s in d["steps"] if s["verdict"] != "pass"]
+    if v == "accepted":
+        assert d["accepted"] and lab == "soak_24h" and not fails, p
+    else:
+        assert not d["accepted"], p
+    if v in labels:
+        assert lab == v, (p, v, lab)
+    if v in ("reject", "incomplete"):
+        assert fails, p
+        first = fails[0]
+        assert d["reason"].startswith("step %d (%s)" % (first["number"], first["name"])), p
+        if v == "reject" and first["name"] == "performance":
+            # the decision from the raw data is reject, or the delivered summary does not
+            # follow from that raw data (whatever the decision)
+            assert lab == "reject" or any(f["rule"] == "summary-follows"
+                                          for f in first["findings"]), (p, lab)
+print(n)
+PY
+n=$(cat labels.txt)
+[ "$n" -gt 15 ] 2>/dev/null && ok "verdict and decision label agree over $n reports" || \
+    notok "verdict and decision label agree" "$(tail -3 labels.txt)"
 
 # --- -o: the assembled section 3 experiment folder, sealed, re-checkable later
 expect_exit "-o experiment folder" 0 accept out "$HO" -o w/exp/OP-MOE-0001

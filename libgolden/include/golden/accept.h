@@ -13,9 +13,9 @@
 #include "golden/experiment.h"
 
 #define GOLDEN_SCHEMA_ACCEPT_REPORT "calculet-accept-report/v1"
-#define GOLDEN_ACCEPT_STEPS 8
+#define GOLDEN_ACCEPT_STEPS 9 /* the ninth (runtime) only with a backend: see nsteps */
 
-#define GOLDEN_ACCEPT_OPTS_VERSION 1
+#define GOLDEN_ACCEPT_OPTS_VERSION 2 /* 1: no step 9 (the fields after threads unread) */
 typedef struct {
     unsigned version;           /* GOLDEN_ACCEPT_OPTS_VERSION */
     const char *handoff;        /* the delivered folder (handoff.json) */
@@ -26,6 +26,14 @@ typedef struct {
     const char *experiment_out; /* assemble the section 3 experiment folder here; may be NULL */
     bool force;                 /* experiment_out may replace an existing folder's files */
     int threads;                /* 0 = every core */
+    /* version 2: step 9, the delivered runtime run by the team (NULL backend: no step 9) */
+    const char *backend;        /* "cpu" or a plug-in path (the vendor's runtime) */
+    const char *model_dir;      /* the model it runs (required with backend) */
+    size_t n_backend_opts;
+    const char *const *backend_opts; /* "KEY=VALUE" */
+    const char *conform_checks; /* comma-separated golden_conform check names; NULL = all */
+    int replay_warmup, replay_runs; /* the replay's warm-ups and measured runs; < 0 = the
+                                     * defaults of golden_replay_run */
 } golden_accept_opts;
 
 typedef enum { GOLDEN_STEP_PASS, GOLDEN_STEP_FAIL, GOLDEN_STEP_SKIPPED } golden_step_verdict;
@@ -52,6 +60,10 @@ typedef struct {
     json_t *decision;           /* the calculet-decision/v1 document, or NULL */
     char *handoff, *golden, *baseline, *policy, *hypothesis, *experiment;
     char experiment_state[64];  /* -o: "sealed", or why not; "" without -o */
+    int nsteps;                 /* steps run and reported: 8, or 9 with a backend */
+    json_t *summary;            /* step 8's section 7 summary of the delivered raw data, or NULL */
+    json_t *race_view;          /* step 4's racing pairs with their neighbourhood (the --html
+                                 * picture), NULL without a race */
 } golden_accept_result;
 
 /* Run every step on the delivery. 0 with *out set whatever the verdict (a missing or malformed
@@ -67,5 +79,11 @@ GOLDEN_API json_t *golden_accept_to_json(const golden_accept_result *r);
  * one passing case, a skipped step one skipped case. */
 GOLDEN_API int golden_accept_junit(const golden_accept_result *r, const char *path, bool force,
                                    golden_error *err);
+
+/* --html: one self-contained page that opens on the verdict and the first failing step, then
+ * every step with its findings and its picture (the tensor error along the layers, the racing
+ * pairs on their queues, the latency boxes); the report's JSON embedded. */
+GOLDEN_API int golden_accept_html(const golden_accept_result *r, const char *path, bool force,
+                                  golden_error *err);
 
 #endif
