@@ -22,7 +22,7 @@ MPIRUN="mpirun --oversubscribe"
 
 expect_exit make-model 0 npu-replay make-model --preset tiny --seed 31 -o m
 expect_exit matrix 0 npu-replay matrix --model m --max-len 16 --random 1 --repeated 1 -o man.jsonl -j1
-ncases=$(grep -vc '"rejection"' man.jsonl)
+ncases=$(grep -c '"rejection":false' man.jsonl)
 [ "$ncases" -ge 5 ] && ok "matrix-has-cases ($ncases)" || notok matrix-has-cases "$ncases cases"
 ARGS="run --model $PWD/m --manifest $PWD/man.jsonl --side candidate --warmup 1 --runs 2 -j1 --golden g.h5 --raw r.jsonl"
 
