@@ -262,7 +262,7 @@ static int merge(const plan *p, void **bufs, golden_replay_run_result *res, gold
         res->requests += (size_t)v[1];
         wrote[k] = v[2] != 0;
         if (wrote[k])
-            rc = golden_reader_open_flags(p->gold[k], GOLDEN_READ_TRUSTED, &rd[k], err);
+            rc = golden_reader_open(p->gold[k], &rd[k], err);
     }
     if (rc == 0)
         rc = merge_golden(p, rd, err);
