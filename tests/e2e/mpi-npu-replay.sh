@@ -24,7 +24,7 @@ expect_exit make-model 0 npu-replay make-model --preset tiny --seed 31 -o m
 expect_exit matrix 0 npu-replay matrix --model m --max-len 16 --random 1 --repeated 1 -o man.jsonl -j1
 ncases=$(grep -c '"rejection":false' man.jsonl)
 [ "$ncases" -ge 5 ] && ok "matrix-has-cases ($ncases)" || notok matrix-has-cases "$ncases cases"
-ARGS="run --model $PWD/m --manifest $PWD/man.jsonl --side candidate --warmup 1 --runs 2 -j1 --golden g.h5 --raw r.jsonl"
+ARGS="run --model $PWD/m --manifest $PWD/man.jsonl --side candidate --warmup 1 --runs 1 -j1 --taps layers/0/attn_out,layers/1/router/topk_ids --golden g.h5 --raw r.jsonl"
 
 # dump FILE: h5dump's text with the one field that differs between any two runs (created) blanked
 dump() { (cd "$(dirname "$1")" && h5dump "$(basename "$1")") | sed -E 's/"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z?"/"CREATED"/'; }
