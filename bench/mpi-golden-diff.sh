@@ -1,6 +1,7 @@
 # Sharded golden-diff (issue 31, docs/scale.md): per-rank throughput at 1 and 2 ranks
 # (one thread per rank, so the split is what is measured), the launch cost of mpirun, and the
-# merge cost (pack, unpack, merge per tensor, without MPI: tests/tools/diff-merge-bench).
+# merge cost (pack, unpack, merge per tensor, without MPI: tests/tools/diff-merge-bench), and
+# manifest-verify --seal of a folder of MB x 4 MiB on 1 and 2 ranks (the hashing shared).
 # Needs the MPI build (make MPI=1; make bench builds it when mpicc is there). Asserts nothing.
 set -u
 MPIBIN=$GOLDEN_ROOT/build-mpi/bin
@@ -10,7 +11,7 @@ if ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$MPIBIN/golden-diff" ]; then
 fi
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "  skipped: no numpy"; exit 0; }
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MB=${GOLDEN_BENCH_MPI_MB:-128}   # MiB per file, in 8 tensors
+MB=${GOLDEN_BENCH_MPI_MB:-32}    # MiB per file, in 8 tensors (short; 128 or more for the docs)
 /usr/bin/python3 - "$MB" <<'PY'
 import subprocess, sys
 import numpy as np
@@ -52,3 +53,19 @@ echo "  mpirun -np 2, 2000 small tensors (launch + plan + fork + merge): $wt s"
 for s in 2 4; do
     echo "  merge of $s shards, 2000 tensors: $(diff-merge-bench small-ref.h5 small-cand.h5 $s)"
 done
+
+# manifest-verify --seal: the example experiment with four big assets, hashed on 1 and 2 ranks
+for x in x1 x2; do # (the folder's name is its experiment's id)
+    e=$x/OP-MOE-0001
+    rm -rf $x && mkdir $x && cp -R "$GOLDEN_ROOT/examples/experiment/OP-MOE-0001" $e && rm -f $e/SHA256SUMS
+    for i in 1 2 3 4; do cp ref.h5 "$e/performance/extra-$i.bin"; done
+done
+cat x1/OP-MOE-0001/performance/extra-*.bin x2/OP-MOE-0001/performance/extra-*.bin > /dev/null
+sb=$((4 * MB * 1048576))
+s1=$(cd x1 && secs manifest-verify -j1 --seal OP-MOE-0001)
+s2=$(cd x2 && secs mpirun --oversubscribe -np 2 "$MPIBIN/manifest-verify" -j1 --seal OP-MOE-0001)
+[ -f x1/OP-MOE-0001/SHA256SUMS ] && cmp -s x1/OP-MOE-0001/SHA256SUMS x2/OP-MOE-0001/SHA256SUMS ||
+    echo "  (no seal, or the seals differ: the numbers below are not valid)"
+echo "  manifest-verify --seal, $((4 * MB)) MiB in 4 big files + the example's, one thread per rank:"
+echo "  single process:  $s1 s, $(mibs $sb $s1) MiB/s hashed"
+echo "  mpirun -np 2:    $s2 s, $(mibs $((sb / 2)) $s2) MiB/s per rank, $(mibs $sb $s2) MiB/s in all"

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/hash_ranks.h"
+#include "common/ranks.h"
 #include "golden/error.h"
 #include "golden/experiment.h"
 #include "golden/gate.h"
@@ -81,7 +83,7 @@ static void group_key(const golden_finding *g, char *buf, size_t n)
  * line for the rest (the JSON report keeps them all). */
 static int print_findings(FILE *out, const golden_findings *f)
 {
-    bool color = golden_use_color(out);
+    bool color = golden_use_color(out) && !ranks_launched();
     cli_groups groups = {0};
     char key[1200];
     for (size_t i = 0; i < f->count; i++) {
@@ -112,7 +114,7 @@ static int print_findings(FILE *out, const golden_findings *f)
 
 static void print_items(FILE *out, const golden_handoff_item *items)
 {
-    bool color = golden_use_color(out);
+    bool color = golden_use_color(out) && !ranks_launched();
     size_t w = 4;
     for (int i = 0; i < GOLDEN_HANDOFF_ITEMS; i++)
         if (strlen(items[i].key) > w)
@@ -192,12 +194,20 @@ int main(int argc, char **argv)
     int prc = parse(&c, &schema, &handoff, &init, &opts, &lo);
     if (prc != 0)
         return cli_exit(&c, prc < 0 ? 0 : prc);
-    if (init)
-        return cli_exit(&c, run_init(&c, init, c.args[0]));
-    if (cli_outputs_ok(&c) != 0)
-        return cli_exit(&c, 2);
     golden_error err;
     golden_error_clear(&err);
+    /* under mpirun (make MPI=1) the ranks share the hashing; rank 0 does everything else */
+    if (ranks_start(&err) != 0)
+        return cli_exit(&c, fail(&err));
+    if (ranks_rank() != 0 && (init || schema))
+        return cli_exit(&c, ranks_finish(0));
+    if (init)
+        return cli_exit(&c, ranks_finish(run_init(&c, init, c.args[0])));
+    if (cli_outputs_ok(&c) != 0)
+        return cli_exit(&c, ranks_finish(2));
+    hash_ranks_ctx hc = {.root = true};
+    opts.hash_files = hash_ranks_files;
+    opts.hash_ctx = &hc;
     int nargs = c.nargs;
     char **args = c.args;
 
@@ -229,9 +239,13 @@ int main(int argc, char **argv)
                 rc = golden_gate_check(target, &go, &f, &checked, &err);
         }
     }
+    if (ranks_rank() != 0) { /* its share went to rank 0, which reports */
+        golden_findings_free(&f);
+        return cli_exit(&c, ranks_finish(rc != 0 ? 2 : 0));
+    }
     if (rc != 0) {
         golden_findings_free(&f);
-        return cli_exit(&c, fail(&err));
+        return cli_exit(&c, ranks_finish(fail(&err)));
     }
     const golden_handoff_item *its = handoff ? items : NULL;
     bool failed = f.errors > 0;
@@ -243,23 +257,24 @@ int main(int argc, char **argv)
         if (!doc || golden_json_write(c.json, doc, opts.force, &err) != 0) {
             json_decref(doc);
             golden_findings_free(&f);
-            return cli_exit(&c, fail(&err));
+            return cli_exit(&c, ranks_finish(fail(&err)));
         }
         json_decref(doc);
     }
     if (c.junit && golden_findings_junit(c.junit, opts.force, mode, target, &f, its, &err) != 0) {
         golden_findings_free(&f);
-        return cli_exit(&c, fail(&err));
+        return cli_exit(&c, ranks_finish(fail(&err)));
     }
     FILE *out = cli_human(&c);
     if (out) {
         if (print_findings(out, &f) != 0) {
             golden_findings_free(&f);
-            return cli_exit(&c, fail(&(golden_error){GOLDEN_ENOMEM, "", "out of memory"}));
+            return cli_exit(&c, ranks_finish(fail(&(golden_error){GOLDEN_ENOMEM, "",
+                                                                   "out of memory"})));
         }
         if (its)
             print_items(out, its);
-        bool color = golden_use_color(out);
+        bool color = golden_use_color(out) && !ranks_launched();
         size_t notes = f.count - f.errors - f.todos;
         char nb[64] = "";
         if (notes)
@@ -272,5 +287,5 @@ int main(int argc, char **argv)
                 f.sealed ? "; sealed (SHA256SUMS written)" : opts.seal ? "; not sealed" : "");
     }
     golden_findings_free(&f);
-    return cli_exit(&c, failed ? 1 : 0);
+    return cli_exit(&c, ranks_finish(failed ? 1 : 0));
 }

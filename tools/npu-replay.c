@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/ranks.h"
+#include "common/replay_ranks.h"
 #include "golden/conform.h"
 #include "golden/doc.h"
 #include "golden/html.h"
@@ -452,6 +454,30 @@ static int cmd_make_model(const args *a)
     return 0;
 }
 
+/* run under mpirun (make MPI=1): the cases shared over the ranks, each its own backend, one
+ * golden and raw file merged on rank 0 (docs/scale.md). Keep ro as cmd_run's. */
+static int cmd_run_ranks(const args *a, const golden_backend_load_opts *lo)
+{
+    golden_error err;
+    golden_error_clear(&err);
+    golden_replay_run_opts ro = {3, NULL, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+                                 (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
+                                 a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
+                                 progress, a->c, a->faults, (int)a->concurrency};
+    golden_replay_run_result res;
+    bool root = true;
+    int rc = replay_ranks_run(lo, &ro, &res, &root, &err);
+    if (!root)
+        return ranks_finish(rc ? 2 : 0);
+    if (rc)
+        return ranks_finish(fail(a, &err));
+    FILE *out = cli_human(a->c);
+    if (out)
+        fprintf(out, "%zu cases, %zu requests, %zu rejection cases not submitted\n", res.cases,
+                res.requests, res.skipped_rejections);
+    return ranks_finish(0);
+}
+
 static int cmd_run(const args *a)
 {
     if (!a->manifest || !a->side || !a->golden || !a->raw)
@@ -462,6 +488,11 @@ static int cmd_run(const args *a)
     install_stop_handler();
     golden_backend_load_opts lo = {2, a->backend, a->model, a->n_opts, a->opts, a->c->threads,
                                    a->in_process ? NULL : &a->iso};
+    if (ranks_start(&err) != 0)
+        return fail(a, &err);
+    if (ranks_size() > 1)
+        return cmd_run_ranks(a, &lo);
+    ranks_finish(0); /* one rank (or no launcher): leave the job, run as the single tool */
     if (golden_backend_load(&lo, &b, &err)) {
         /* a host that died in open or info: its fault line too (nothing else is written) */
         golden_error ferr;

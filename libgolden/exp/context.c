@@ -70,6 +70,8 @@ int exp_vctx_init(vctx *c, const char *dir, const golden_experiment_opts *opts,
                                 opts->version, GOLDEN_EXPERIMENT_OPTS_VERSION);
     c->threads = opts && opts->threads > 0 ? opts->threads : lg_cpu_count();
     c->tokenizer = opts && opts->version >= 2 ? opts->tokenizer : NULL;
+    c->hash_files = opts && opts->version >= 3 ? opts->hash_files : NULL;
+    c->hash_ctx = opts && opts->version >= 3 ? opts->hash_ctx : NULL;
     struct stat st;
     if (stat(dir, &st) != 0)
         return golden_fail_what(err, golden_code_from_errno(errno), dir, "cannot open folder: %s", strerror(errno));

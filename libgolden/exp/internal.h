@@ -38,6 +38,8 @@ typedef struct {
     golden_strmap asset_set; /* assets -> index, for lookups */
     int threads;
     const char *tokenizer;  /* --tokenizer FILE (options version 2), or NULL */
+    int (*hash_files)(void *, const char *const *, size_t, char (*)[65], int, golden_error *);
+    void *hash_ctx;         /* options version 3: the tool's hashing, or NULL */
 } vctx;
 
 /* Where a named path was written, for findings. */

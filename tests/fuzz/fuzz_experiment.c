@@ -13,7 +13,7 @@
 
 static void check_experiment(const char *dir)
 {
-    golden_experiment_opts o = {GOLDEN_EXPERIMENT_OPTS_VERSION, 1, false, false, NULL};
+    golden_experiment_opts o = {.version = GOLDEN_EXPERIMENT_OPTS_VERSION, .threads = 1};
     golden_findings f;
     golden_findings_init(&f);
     golden_error err = {0};
@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(path, sizeof path, "%s/handoff.json", root);
     struct stat st;
     if (stat(path, &st) == 0) {
-        golden_experiment_opts o = {GOLDEN_EXPERIMENT_OPTS_VERSION, 1, false, false, NULL};
+        golden_experiment_opts o = {.version = GOLDEN_EXPERIMENT_OPTS_VERSION, .threads = 1};
         golden_handoff_item items[GOLDEN_HANDOFF_ITEMS];
         golden_findings f;
         golden_findings_init(&f);

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -120,6 +121,22 @@ static int read_all(int fd, unsigned char **out, size_t *len)
     return 0;
 }
 
+/* The test hook GOLDEN_TEST_SIGKILL=R (a rank's worker) or R:rank (the rank's own process):
+ * that one raises SIGKILL as its worker starts on its share (tests/e2e/mpi-*.sh; docs/scale.md).
+ * 1 kill the worker, 2 kill the rank, 0 neither. */
+static int test_kill(void)
+{
+    const char *v = getenv("GOLDEN_TEST_SIGKILL");
+    char want[32];
+    if (!v || !*v)
+        return 0;
+    snprintf(want, sizeof want, "%d", my_rank);
+    size_t n = strlen(want);
+    if (strncmp(v, want, n) != 0)
+        return 0;
+    return v[n] == '\0' ? 1 : strcmp(v + n, ":rank") == 0 ? 2 : 0;
+}
+
 /* Run this rank's share in a worker process: 0 with its bytes, or -1 with err (the worker's
  * own error, or how it died). */
 static int run_worker(ranks_work work, void *ctx, void **buf, size_t *len, golden_error *err)
@@ -142,9 +159,13 @@ static int run_worker(ranks_work work, void *ctx, void **buf, size_t *len, golde
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(3);
+        if (test_kill() == 1)
+            raise(SIGKILL);
         worker(fd[1], work, ctx);
     }
     close(fd[1]);
+    if (test_kill() == 2)
+        raise(SIGKILL);
     unsigned char *rec = NULL;
     size_t n = 0;
     int rrc = read_all(fd[0], &rec, &n);

@@ -58,7 +58,7 @@ GOLDEN_API int golden_findings_documents_opts(const char *schema_ref, const gold
                                  int threads, const char *const *paths, size_t n, golden_findings *out,
                                  golden_error *err);
 
-#define GOLDEN_EXPERIMENT_OPTS_VERSION 2
+#define GOLDEN_EXPERIMENT_OPTS_VERSION 3
 /* Settings of a check. The library reads no environment: a tool that honours GOLDEN_THREADS
  * passes it in `threads`. */
 typedef struct {
@@ -70,6 +70,14 @@ typedef struct {
      * hypothesis's controlled.tokenizer_hash and the calibration manifest's tokenizer_sha256
      * must equal (rule tokenizer-hash); NULL: the folder's tokenizer.json when it has one. */
     const char *tokenizer;
+    /* Version 3 on: the check's hashing (artifacts, the seal's lines, a new seal's assets) in
+     * place of golden_sha256_files (NULL: that one). A check that reaches its hashes calls it
+     * exactly once, with every distinct path (n may be 0); it fills hexes[i] for each path as
+     * golden_sha256_files does, or returns -1 with err set (the check then returns -1).
+     * manifest-verify's MPI ranks share the files through it (docs/scale.md). */
+    int (*hash_files)(void *ctx, const char *const *paths, size_t n, char (*hexes)[65],
+                      int threads, golden_error *err);
+    void *hash_ctx;
 } golden_experiment_opts;
 
 /* Check one experiment folder against every rule; findings go to out. Returns -1 when the
