@@ -1,6 +1,7 @@
 /* The performance files (handbook section 7): raw requests with unique ids and stages in order,
  * and a summary whose counts rest on them; the fault log's lines validated. */
 #include "exp/internal.h"
+#include "exp/check_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +42,11 @@ int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err
     vctx *c = s->c;
     if (exp_validate(c->out, s->schema, d, c->threads, err) < 0)
         return -1;
+    /* the summary's reader gets the same parsed line (a line it refuses stops it; the check's
+     * own findings come first: exp-gate reports its error only when the check passed) */
+    lg_exp_raw_hook *h = s->hook;
+    if (h && h->fn && !h->failed && h->fn(h->ctx, d, line_no, h->err) != 0)
+        h->failed = true;
     json_t *r = golden_doc_root(d);
     const char *id = exp_sget(r, "case_id");
     if (id && s->inputs) {

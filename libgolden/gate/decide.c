@@ -1,12 +1,12 @@
 /* The section 17 rules in order (contracts.md section 9): correctness, P99 SLA, bottleneck
  * migration, graph gain with steady power and temperature, else no merge. First that fires. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gate/decide_int.h"
+#include "exp/check_internal.h"
 
 const char *golden_gate_label_name(golden_gate_label l)
 {
@@ -681,8 +681,8 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
 }
 
 /* The summary to decide on: recomputed from the raw data, and the stored one must agree. */
-static int decision_summary(const char *dir, const golden_gate_opts *o, bool write, json_t **sum,
-                            const char **source, golden_error *err)
+static int decision_summary(const char *dir, const golden_gate_opts *o, bool write, gate_raw *pre,
+                            json_t **sum, const char **source, golden_error *err)
 {
     *sum = NULL;
     char *raw = gate_path(dir, "performance/raw-requests.jsonl");
@@ -704,7 +704,7 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
         golden_findings fs;
         golden_findings_init(&fs);
         bool checked;
-        rc = gate_check_keep(dir, o, &fs, &checked, sum, err);
+        rc = gate_check_keep_raw(dir, o, pre, &fs, &checked, sum, err);
         if (rc == 0 && fs.errors) {
             char where[1200];
             golden_finding_where(&fs.items[0], where, sizeof where);
@@ -729,7 +729,7 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
         goto out;
     }
     if (!*sum)
-        rc = golden_gate_summarize(dir, o, sum, err);
+        rc = gate_summarize_raw(dir, o, pre, sum, err);
     *source = have_sum ? "recomputed, matches performance/summary.json"
                        : "recomputed, written to performance/summary.json";
     /* A folder without a summary gets the one the decision rests on. */
@@ -738,42 +738,39 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
     else if (!have_sum)
         *source = "recomputed from the raw requests";
 out:
+    if (pre)
+        gate_raw_free(pre);
     free(raw);
     free(stored);
     return rc;
 }
 
-/* manifest-verify's experiment check, run on a second thread while the summary is computed
- * (issue 26's speed: the two passes over raw-requests.jsonl on both cores). */
-typedef struct {
-    const char *dir;
-    int threads, rc;
-    gate_inputs v;
-    golden_error err;
-} verify_job;
-
-static void *verify_run(void *p)
+/* manifest-verify's experiment check with the summary's reader on its pass over
+ * raw-requests.jsonl (issue 26): each line is read and parsed once, and the summary rests on
+ * exactly the lines the check verified. The reader's failure is reported only when the check
+ * passed (a folder the check refuses is refused for the check's reason). *pre is ready (true)
+ * when the check read the file and the reader took every line; else it is freed and the
+ * summary reads the file itself (the check did not read it: no such file). */
+static int verify_and_read(const char *dir, const golden_gate_opts *o, gate_inputs *v,
+                           gate_raw *pre, bool *ready, golden_error *err)
 {
-    verify_job *j = p;
-    j->rc = gate_verify(j->dir, j->threads, &j->v, &j->err);
-    return NULL;
-}
-
-/* After a check that passed: the summary computed beside it, written into a folder that has
- * none and no seal (as decision_summary writes it when it runs alone). */
-static int summary_after_check(const char *dir, json_t *sum, const char **source,
-                               golden_error *err)
-{
-    char *stored = gate_path(dir, "performance/summary.json"), *seal = gate_path(dir, "SHA256SUMS");
-    int rc = 0;
-    if (!stored || !seal)
-        rc = gate_oom(err);
-    else if (access(stored, F_OK) != 0 && access(seal, F_OK) != 0) {
-        rc = golden_gate_summary_write(dir, sum, false, err);
-        *source = "recomputed, written to performance/summary.json";
+    *ready = false;
+    golden_error rerr;
+    golden_error_clear(&rerr);
+    lg_exp_raw_hook hook = {gate_raw_line, pre, &rerr, false, false};
+    bool open = gate_raw_open(dir, pre, &rerr) == 0; /* its failure: the summary's, later */
+    int rc = gate_verify(dir, o->threads, v, open ? &hook : NULL, err);
+    if (rc == 0 && open && hook.read) {
+        if (hook.failed) {
+            *err = rerr;
+            rc = -1;
+        } else {
+            rc = gate_raw_close(pre, err);
+            *ready = rc == 0;
+        }
     }
-    free(stored);
-    free(seal);
+    if (!*ready)
+        gate_raw_free(pre);
     return rc;
 }
 
@@ -783,48 +780,29 @@ int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, 
     *out = NULL;
     if (summary)
         *summary = NULL;
-    gate_inputs in;
-    verify_job job;
-    memset(&job, 0, sizeof job);
-    job.dir = dir;
-    job.threads = o->threads;
-    golden_error_clear(&job.err);
-    /* manifest-verify's experiment check first: nothing is decided on a folder that fails it.
-     * With two threads or more the summary is computed meanwhile and only kept (and written)
-     * once the check passed; its failure is reported only when the check passed. */
-    pthread_t th;
-    bool par = o->threads >= 2 && pthread_create(&th, NULL, verify_run, &job) == 0;
-    json_t *sum = NULL;
-    const char *source = "";
-    golden_error serr;
-    golden_error_clear(&serr);
-    int rc = 0;
-    if (par) {
-        rc = decision_summary(dir, o, false, &sum, &source, &serr);
-        pthread_join(th, NULL);
-    } else {
-        verify_run(&job);
-    }
-    if (job.rc != 0 || gate_inputs_read(dir, &in, err) != 0) {
-        if (job.rc != 0)
-            *err = job.err;
-        json_decref(sum);
+    gate_inputs in, v;
+    memset(&v, 0, sizeof v);
+    gate_raw pre;
+    memset(&pre, 0, sizeof pre);
+    bool ready;
+    /* manifest-verify's experiment check first: nothing is decided on a folder that fails it */
+    if (verify_and_read(dir, o, &v, &pre, &ready, err) != 0)
+        return -1;
+    if (gate_inputs_read(dir, &in, err) != 0) {
+        gate_raw_free(&pre);
         return -1;
     }
     if (gate_soak_read(dir, o->version >= 3 ? o->soak_path : NULL, &in, err) != 0) {
         gate_inputs_free(&in);
-        json_decref(sum);
+        gate_raw_free(&pre);
         return -1;
     }
-    in.verified = job.v.verified;
-    in.verify_failed = job.v.verify_failed;
-    memcpy(in.verify_first, job.v.verify_first, sizeof in.verify_first);
-    if (!par)
-        rc = decision_summary(dir, o, write_summary, &sum, &source, err);
-    else if (rc != 0)
-        *err = serr;
-    else if (write_summary && !strncmp(source, "recomputed from", 15))
-        rc = summary_after_check(dir, sum, &source, err);
+    in.verified = v.verified;
+    in.verify_failed = v.verify_failed;
+    memcpy(in.verify_first, v.verify_first, sizeof in.verify_first);
+    json_t *sum = NULL;
+    const char *source = "";
+    int rc = decision_summary(dir, o, write_summary, ready ? &pre : NULL, &sum, &source, err);
     if (rc == 0) {
         rc = evaluate(&in, sum, source, out, label, err);
         if (rc == 0 && !json_is_string(json_object_get(sum, "attribution")))

@@ -39,8 +39,11 @@ typedef struct {
 
 /* Run golden_experiment_check on dir: -1 with err naming the first failing non-correctness rule
  * (or to-do); correctness findings are counted into in (not zeroed: call before inputs_read
- * copies them, see golden_gate_decide). */
-int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err);
+ * copies them, see golden_gate_decide). hook (or NULL) gets every parsed raw request line of
+ * the check's own pass (exp/check_internal.h). */
+struct lg_exp_raw_hook_s;
+int gate_verify(const char *dir, int threads, gate_inputs *in, struct lg_exp_raw_hook_s *hook,
+                golden_error *err);
 
 /* golden_gate_decide; write_summary false: a folder without summary.json is left as it is
  * (the matrix writes nothing into the folders it reads). */

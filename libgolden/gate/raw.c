@@ -334,7 +334,7 @@ static int phase_line(void *ctx, golden_doc *d, size_t line_no, golden_error *er
     return put < 0 ? gate_oom(err) : 0;
 }
 
-int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err)
+int gate_raw_open(const char *dir, gate_raw *raw, golden_error *err)
 {
     memset(raw, 0, sizeof *raw);
     char *inputs = gate_path(dir, "golden/input-manifest.jsonl");
@@ -353,14 +353,34 @@ int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error
         return golden_fail_what(err, golden_code_from_errno(e), NULL,
                                 "cannot create a spill file: %s", strerror(e));
     }
+    return 0;
+}
+
+int gate_raw_line(void *raw, golden_doc *d, size_t line_no, golden_error *err)
+{
+    return request_line(raw, d, line_no, err);
+}
+
+int gate_raw_close(gate_raw *raw, golden_error *err)
+{
+    if (fflush(raw->spill) != 0) {
+        gate_raw_free(raw);
+        return golden_fail_what(err, GOLDEN_EIO, NULL, "cannot write the spill file");
+    }
+    return 0;
+}
+
+int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err)
+{
+    if (gate_raw_open(dir, raw, err) != 0)
+        return -1;
     /* One strict reader for every JSON Lines file (docs/documents.md): the one manifest-verify
      * uses, so both read the same file the same way; bounded lines, never blocks on a FIFO. */
-    rc = golden_doc_each_jsonl(path, request_line, raw, err);
-    if (rc == 0 && fflush(raw->spill) != 0)
-        rc = golden_fail_what(err, GOLDEN_EIO, NULL, "cannot write the spill file");
-    if (rc != 0)
+    if (golden_doc_each_jsonl(path, request_line, raw, err) != 0) {
         gate_raw_free(raw);
-    return rc;
+        return -1;
+    }
+    return gate_raw_close(raw, err);
 }
 
 /* ---- statistics, batch by batch ---- */
