@@ -36,6 +36,13 @@ static const char *const stage_order[] = {"client_queue", "service_queue", "inpu
                                           "h2d", "npu_wait", "d2h", "logits_conversion",
                                           "sampling", "stream_flush"};
 
+/* The stages' JSON Pointers (the names need no escaping). */
+static const char *const stage_ptr[] = {"/stages/client_queue", "/stages/service_queue",
+                                        "/stages/input_prepare", "/stages/h2d",
+                                        "/stages/npu_wait", "/stages/d2h",
+                                        "/stages/logits_conversion", "/stages/sampling",
+                                        "/stages/stream_flush"};
+
 int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
     jl_state *s = ctx;
@@ -90,8 +97,7 @@ int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err
     const char *prev = NULL;
     for (size_t i = 0; i < sizeof stage_order / sizeof stage_order[0]; i++) {
         json_t *st = json_object_get(stages, stage_order[i]);
-        char p[128] = "/stages";
-        exp_ptr_push(p, sizeof p, stage_order[i]);
+        const char *p = stage_ptr[i]; /* built once: 9 snprintf a line were 5 % of decide */
         long long start, end;
         int ka = exp_int_key(c, d, st, p, "start_ns", "stage-order", &start);
         int kb = ka < 0 ? -1 : exp_int_key(c, d, st, p, "end_ns", "stage-order", &end);

@@ -21,6 +21,7 @@ typedef struct {
     const gate_inputs *in;
     bool fired;
     bool chips_differ; /* the trace covers other chips on the two sides (no per-op attribution) */
+    bool families_differ; /* a family besides the target's on one side only (issue 26) */
     golden_gate_label label;
     int oom;
 } ev;
@@ -212,6 +213,9 @@ typedef struct {
     double worst_p99, worst_p99_graph_impr, min_graph_impr;
     double worst_p99_b, worst_p99_c;           /* its P99s (ms) */
     double min_graph_b, min_graph_c;           /* the worst graph case's medians (ms) */
+    size_t ins_unsteady;       /* insufficient graph cases that unsteady samples made so */
+    const char *ins_unsteady_case;
+    long long ins_unsteady_n, ins_unsteady_u;  /* that case's steady n and unsteady samples */
     size_t sla_abs_fail;                       /* cases over an absolute P99 budget */
     size_t not_significant;                    /* graph cases whose difference CI holds 0 */
     size_t side_mismatch;                      /* graph cases whose sides' clock/temp differ */
@@ -270,6 +274,20 @@ static void gather_cases(ev *e, case_facts *f)
         f->graph_cases++;
         if (ins) {
             f->insufficient++;
+            /* enough runs, too few steady ones: say so (issue 26), not only "insufficient" */
+            for (int k = 0; k < 2; k++) {
+                const char *sd = k ? "candidate" : "baseline";
+                double n = side_num(c, sd, "n"), u = side_num(c, sd, "unsteady");
+                if (n < GOLDEN_GATE_MIN_MEASURED && u > 0 && n + u >= GOLDEN_GATE_MIN_MEASURED &&
+                    side_num(c, sd, "warmups") >= GOLDEN_GATE_MIN_WARMUPS) {
+                    if (f->ins_unsteady++ == 0) {
+                        f->ins_unsteady_case = json_string_value(json_object_get(c, "case_id"));
+                        f->ins_unsteady_n = (long long)n;
+                        f->ins_unsteady_u = (long long)u;
+                    }
+                    break;
+                }
+            }
             f->all_graph_pass = false;
             continue;
         }
@@ -442,7 +460,7 @@ static double target_improvement(ev *e, json_t **target)
 static bool whole_graph_only(const ev *e)
 {
     const char *a = json_string_value(json_object_get(e->summary, "attribution"));
-    return e->chips_differ || !a || strcmp(a, "per_op") != 0;
+    return e->chips_differ || e->families_differ || !a || strcmp(a, "per_op") != 0;
 }
 
 static void rule_bottleneck(ev *e, const case_facts *f, double timpr)
@@ -540,11 +558,18 @@ static void rule_soak(ev *e, const case_facts *f, double timpr)
         e->oom |= gate_set_real(in, "worst_graph_improvement_pct",
                                 f->graph_cases > f->insufficient ? f->min_graph_impr : NAN);
     const char *subject = whole_graph_only(e) ? "the whole-graph candidate" : "the graph";
+    char why[400] = "";
+    if (f->ins_unsteady)
+        snprintf(why, sizeof why, " (not steady: %zu of them ran enough runs but unsteady samples "
+                 "leave fewer than %d steady ones; first: %.120s, %lld steady, %lld not steady)",
+                 f->ins_unsteady, GOLDEN_GATE_MIN_MEASURED,
+                 f->ins_unsteady_case ? f->ins_unsteady_case : "?", f->ins_unsteady_n,
+                 f->ins_unsteady_u);
     if (!sufficient)
         rule(e, "graph_gain", false, GOLDEN_GATE_SOAK_24H, in,
-             "not met: %s%s", f->graph_cases ? "insufficient cases cannot lead to a soak"
+             "not met: %s%s%s", f->graph_cases ? "insufficient cases cannot lead to a soak"
                                              : "no graph-level metric measured",
-             blocked ? blocked : "");
+             why, blocked ? blocked : "");
     else
         rule(e, "graph_gain", holds, GOLDEN_GATE_SOAK_24H, in,
              "%s: worst case %s improves %.3f %% (%.3f -> %.3f ms, %+.3f ms; needs %g %%), "
@@ -625,6 +650,60 @@ static int decision_head(ev *e, const char *source)
            !e->cases || !e->uncertain;
 }
 
+/* Whether side's trace rows carry family. */
+static bool side_has_family(const json_t *rows, const char *side, const char *family)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach((json_t *)rows, i, r)
+        if (!strcmp(json_string_value(json_object_get(r, "side")) ?: "", side) &&
+            !strcmp(json_string_value(json_object_get(r, "family")) ?: "", family))
+            return true;
+    return false;
+}
+
+/* The op families of the device trace present on one side only (issue 26), into the decision's
+ * "one_sided_families" and a note each. A fusion legitimately adds or removes families: the
+ * target family itself on one side only is the declared change (its cycles are then not
+ * measured on both sides, said elsewhere); any other family on one side only means the two
+ * graphs differ beyond the hypothesis, so no per-op attribution is made across it. */
+static void one_sided_families(ev *e)
+{
+    const json_t *rows = json_object_get(json_object_get(e->summary, "trace"), "per_chip");
+    json_t *lone = json_array();
+    size_t i;
+    json_t *r;
+    e->oom |= !lone;
+    json_array_foreach((json_t *)rows, i, r) {
+        const char *side = json_string_value(json_object_get(r, "side")) ?: "";
+        const char *fam = json_string_value(json_object_get(r, "family")) ?: "";
+        bool base = !strcmp(side, "baseline");
+        if (!lone || (!base && strcmp(side, "candidate")) ||
+            side_has_family(rows, base ? "candidate" : "baseline", fam))
+            continue;
+        bool dup = false;
+        for (size_t j = 0; j < json_array_size(lone) && !dup; j++)
+            dup = !strcmp(json_string_value(json_object_get(json_array_get(lone, j), "family")),
+                          fam);
+        if (dup)
+            continue;
+        bool target = e->in->family && !strcmp(fam, e->in->family);
+        e->oom |= json_array_append_new(lone, json_pack("{s:s,s:s,s:b}", "family", fam, "side",
+                                                        side, "target", target));
+        if (target)
+            note(e, "the target family %s is in the device trace on the %s side only: the "
+                    "declared fusion or replacement, its cycles are not compared", fam, side);
+        else {
+            e->families_differ = true;
+            note(e, "op family %s is in the device trace on the %s side only: the graphs differ "
+                    "beyond the target family (a fusion may remove or add one); no per-op "
+                    "attribution across it", fam, side);
+        }
+    }
+    if (lone)
+        e->oom |= json_object_set_new(e->doc, "one_sided_families", lone);
+}
+
 /* Apply the rules to inputs and a summary; *out gets the decision document. */
 static int evaluate(const gate_inputs *in, const json_t *summary, const char *source,
                     json_t **out, golden_gate_label *label, golden_error *err)
@@ -642,6 +721,9 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
         json_decref(e.doc);
         return gate_oom(err);
     }
+    one_sided_families(&e);
+    if (e.families_differ) /* decision_head wrote it before the families were known */
+        e.oom |= json_object_set_new(e.doc, "attribution", json_string("whole_graph_only"));
     case_facts f;
     rule_correctness(&e);
     gather_cases(&e, &f);

@@ -487,6 +487,39 @@ static void power_band(const batch_slot *s, gate_group *g, const golden_gate_opt
             keep[i] = 0;
 }
 
+/* A ramp of clock or temperature over the run order (issue 26, as power_band's): the
+ * least-squares line of the in-band samples' reading centres ((lo + hi) / 2), over their runs,
+ * changing by more than tol across those runs marks every sample with a reading unsteady (a
+ * steady band is not a ramp). */
+static void reading_trend(const batch_slot *s, const double *lo, const double *hi, double tol,
+                          unsigned char *keep, const unsigned char *seen)
+{
+    size_t m = 0;
+    double rs = 0, vs = 0, rmin = INFINITY, rmax = -INFINITY;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(lo[i]) && !seen[i]) {
+            m++;
+            rs += s->run[i];
+            vs += (lo[i] + hi[i]) / 2;
+            rmin = fmin(rmin, s->run[i]);
+            rmax = fmax(rmax, s->run[i]);
+        }
+    if (m < 2)
+        return;
+    double rm = rs / (double)m, vm = vs / (double)m, sxy = 0, sxx = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(lo[i]) && !seen[i]) {
+            sxy += (s->run[i] - rm) * ((lo[i] + hi[i]) / 2 - vm);
+            sxx += (s->run[i] - rm) * (s->run[i] - rm);
+        }
+    double drift = sxx > 0 ? sxy / sxx * (rmax - rmin) : 0;
+    if (!(fabs(drift) > tol))
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(lo[i]))
+            keep[i] = 0;
+}
+
 /* The steady band of one case and side (docs/exp-gate.md): the reference clock is the median of
  * the samples' clock centres, the reference temperature likewise; a sample with any clock
  * reading more than clock_band_pct % from the reference, or any temperature reading more than
@@ -513,6 +546,11 @@ static int slot_band(batch_slot *s, gate_group *g, const golden_gate_opts *o, un
         seen[i] = (unsigned char)!ok;
         out += !ok;
     }
+    if (isfinite(g->clock_ref))
+        reading_trend(s, s->clock_lo, s->clock_hi, fabs(g->clock_ref) * o->clock_band_pct / 100.0,
+                      keep, seen);
+    if (isfinite(g->temp_ref))
+        reading_trend(s, s->temp_lo, s->temp_hi, o->temp_band_c, keep, seen);
     power_band(s, g, o, keep, scratch);
     for (size_t i = 0; i < s->n; i++)
         out += !keep[i] && !seen[i];
