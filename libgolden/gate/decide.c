@@ -122,7 +122,7 @@ static void rule_correctness(ev *e)
     const gate_inputs *in = e->in;
     bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0 ||
                  in->verify_failed > 0 || in->accuracy_contradictions > 0 ||
-                 in->candidate_faults_correctness > 0;
+                 in->candidate_faults_correctness > 0 || in->soak_faults_correctness > 0;
     json_t *inputs = json_pack("{s:s,s:I,s:I,s:I,s:I}", "accuracy_verdict",
                                in->accuracy_pass ? "pass" : "fail", "golden_diff_reports",
                                (json_int_t)in->reports, "golden_diff_reports_failed",
@@ -136,6 +136,8 @@ static void rule_correctness(ev *e)
                                       json_integer((json_int_t)in->accuracy_contradictions)) ||
                   json_object_set_new(inputs, "candidate_faults_correctness",
                                       json_integer((json_int_t)in->candidate_faults_correctness)) ||
+                  json_object_set_new(inputs, "soak_faults_correctness",
+                                      json_integer((json_int_t)in->soak_faults_correctness)) ||
                   (in->perplexity && json_object_set(inputs, "perplexity", in->perplexity));
     if (!in->accuracy_pass)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
@@ -145,6 +147,11 @@ static void rule_correctness(ev *e)
              "%zu candidate fault(s) of a correctness class (nan_output, crc_mismatch) in "
              "stability/faults.jsonl: a wrong answer, whatever the recovery",
              in->candidate_faults_correctness);
+    else if (in->soak_faults_correctness)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "%zu fault(s) of a correctness class (nan_output, crc_mismatch) in "
+             "stability/soak-faults.jsonl (the 24 h soak): a wrong answer",
+             in->soak_faults_correctness);
     else if (in->accuracy_contradictions)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "accuracy/result.json says pass but %zu of its numbers do not (first: %s)",
@@ -589,6 +596,9 @@ static void rule_soak(ev *e, const case_facts *f, double timpr)
 static void rule_soak_result(ev *e)
 {
     const gate_inputs *in = e->in;
+    if (!in->soak_present && in->soak_faults)
+        note(e, "stability/soak-faults.jsonl has %zu fault line(s) but there is no soak result: "
+                "no merge rests on it", in->soak_faults);
     if (!in->soak_present)
         return;
     bool applies = e->fired && e->label == GOLDEN_GATE_SOAK_24H;
@@ -598,6 +608,9 @@ static void rule_soak_result(ev *e)
     if (!applies)
         snprintf(buf, sizeof buf, "not applied: the decision is %s, not soak_24h (a soak result "
                  "never overrides an earlier rule)", golden_gate_label_name(e->label));
+    else if (in->soak_pass && in->soak_faults)
+        snprintf(buf, sizeof buf, "the soak's fault log stability/soak-faults.jsonl has %zu "
+                 "fault line(s): no merge on a soak that faulted", in->soak_faults);
     else if (in->soak_pass)
         snprintf(buf, sizeof buf, "the soak passes: %.1f s (%.2f h; needs %.1f s%s%.300s%s), "
                  "%lld request(s) over %lld case(s), 0 mismatches, %lld fault(s) each retested "
@@ -609,12 +622,13 @@ static void rule_soak_result(ev *e)
                                           : "no per-chip or per-host hashes given");
     else
         snprintf(buf, sizeof buf, "the soak fails: %s", in->soak_why);
-    golden_gate_label l = in->soak_pass ? GOLDEN_GATE_MERGE : GOLDEN_GATE_NO_MERGE;
+    bool pass = in->soak_pass && in->soak_faults == 0;
+    golden_gate_label l = pass ? GOLDEN_GATE_MERGE : GOLDEN_GATE_NO_MERGE;
     json_t *r = json_pack("{s:s,s:b,s:b,s:s,s:s,s:O}", "rule", "soak_result", "holds",
-                          applies && in->soak_pass, "fired", applies, "label",
+                          applies && pass, "fired", applies, "label",
                           golden_gate_label_name(l), "reason", buf, "inputs", s);
     e->oom |= !r || json_array_append_new(e->rules, r) || json_object_set(e->doc, "soak", s);
-    if (applies && in->soak_pass && !(num(s, "hash_cases") > 0))
+    if (applies && pass && !(num(s, "hash_cases") > 0))
         note(e, "the soak result carries no per-chip or per-host hashes: agreement across chips "
                 "and hosts is not shown");
     if (applies) {

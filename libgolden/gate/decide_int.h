@@ -25,6 +25,8 @@ typedef struct {
     size_t faults, candidate_faults, candidate_faults_failed, candidate_faults_unretested;
     size_t candidate_faults_correctness; /* nan_output, crc_mismatch: a wrong answer */
     size_t fatal_unretested;             /* fatal faults (either side) not retested or failed */
+    /* stability/soak-faults.jsonl, the soak's own fault lines (npu-replay soak --faults) */
+    size_t soak_faults, soak_faults_correctness;
     double p99_ttft_max, p99_tpot_max;   /* absolute SLA budgets in ms (NaN: none) */
     json_t *deployment; /* {"baseline": {...}, "candidate": {...}} of the figures found */
     /* the soak result (soak.c): stability/soak.json or golden_gate_opts.soak_path */
