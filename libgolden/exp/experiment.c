@@ -1,6 +1,7 @@
 /* One experiment folder checked against every rule, in order: layout, hypothesis, manifests,
  * accuracy, input matrix, performance, calibration, then hashes and the seal. */
 #include "exp/internal.h"
+#include "exp/check_internal.h"
 #include "golden/hash.h"
 
 #include <limits.h>
@@ -127,6 +128,8 @@ static int check_lines(exp_run *r)
         exp_folder_jsonl(c, &r->sc, "performance/raw-requests.jsonl", "calculet-raw-request/v1",
                          exp_request_line, &r->req, &seen) != 0)
         return GOLDEN_ERR;
+    if (r->req.hook)
+        r->req.hook->read = seen;
     if (seen && r->sum && exp_perf_rules(&r->req, r->sum) != 0)
         return GOLDEN_ERR;
     if (exp_folder_jsonl(c, &r->sc, "stability/faults.jsonl", "calculet-fault/v1",
@@ -172,8 +175,17 @@ done:
 int golden_experiment_check(const char *dir, const golden_experiment_opts *opts,
                             golden_findings *out, golden_error *err)
 {
+    return lg_experiment_check_hooked(dir, opts, out, NULL, err);
+}
+
+int lg_experiment_check_hooked(const char *dir, const golden_experiment_opts *opts,
+                               golden_findings *out, lg_exp_raw_hook *hook, golden_error *err)
+{
     exp_run r;
     memset(&r, 0, sizeof r);
+    r.req.hook = hook;
+    if (hook)
+        hook->read = hook->failed = false;
     bool seal = opts && opts->seal, force = opts && opts->force;
     int rc = GOLDEN_ERR;
     if (exp_vctx_init(&r.c, dir, opts, out, err) != 0)

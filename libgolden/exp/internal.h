@@ -111,6 +111,7 @@ struct jl_state {
     golden_strmap request_ids;  /* request_id -> line, so a copied line is not a second run */
     char **id_copies;           /* the map's keys (the line docs they came from are freed) */
     size_t nid_copies, capid_copies;
+    struct lg_exp_raw_hook_s *hook; /* check_internal.h: a second reader of each line, or NULL */
 };
 
 /* findings.c: append a finding (va_list form of golden_findings_add). */

@@ -229,6 +229,12 @@ int golden_gate_check(const char *dir, const golden_gate_opts *o, golden_finding
 int gate_check_keep(const char *dir, const golden_gate_opts *o, golden_findings *out,
                     bool *checked, json_t **kept, golden_error *err)
 {
+    return gate_check_keep_raw(dir, o, NULL, out, checked, kept, err);
+}
+
+int gate_check_keep_raw(const char *dir, const golden_gate_opts *o, gate_raw *pre,
+                        golden_findings *out, bool *checked, json_t **kept, golden_error *err)
+{
     *checked = false;
     if (kept)
         *kept = NULL;
@@ -248,7 +254,7 @@ int gate_check_keep(const char *dir, const golden_gate_opts *o, golden_findings 
     if (golden_doc_load_file(sum, &doc, err) != 0)
         goto out;
     golden_gate_opts eff = *o;
-    if (stored_settings(doc, &eff, err) != 0 || golden_gate_summarize(dir, &eff, &computed, err) != 0)
+    if (stored_settings(doc, &eff, err) != 0 || gate_summarize_raw(dir, &eff, pre, &computed, err) != 0)
         goto out;
     *checked = true;
     rc = golden_gate_compare(golden_doc_root(doc), computed, sum, out, err);
@@ -263,6 +269,8 @@ int gate_check_keep(const char *dir, const golden_gate_opts *o, golden_findings 
         computed = NULL;
     }
 out:
+    if (pre)
+        gate_raw_free(pre); /* not taken over (an earlier failure): freed all the same */
     json_decref(computed);
     golden_doc_free(doc);
     free(raw);
@@ -288,6 +296,28 @@ out:
     free(text);
     free(path);
     return rc;
+}
+
+FILE *gate_memstream_open(char **buf, size_t *len, golden_error *err)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = open_memstream(buf, len);
+    if (!f)
+        gate_oom(err);
+    return f;
+}
+
+char *gate_memstream_close(FILE *f, char **buf, golden_error *err)
+{
+    /* fclose sets *buf (the stream's final buffer) */
+    if (fclose(f) != 0) {
+        free(*buf);
+        *buf = NULL;
+        gate_oom(err);
+        return NULL;
+    }
+    return *buf;
 }
 
 char *gate_dumps(const json_t *doc)

@@ -1,12 +1,12 @@
 /* The section 17 rules in order (contracts.md section 9): correctness, P99 SLA, bottleneck
  * migration, graph gain with steady power and temperature, else no merge. First that fires. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gate/decide_int.h"
+#include "exp/check_internal.h"
 
 const char *golden_gate_label_name(golden_gate_label l)
 {
@@ -21,6 +21,7 @@ typedef struct {
     const gate_inputs *in;
     bool fired;
     bool chips_differ; /* the trace covers other chips on the two sides (no per-op attribution) */
+    bool families_differ; /* a family besides the target's on one side only (issue 26) */
     golden_gate_label label;
     int oom;
 } ev;
@@ -121,7 +122,7 @@ static void rule_correctness(ev *e)
     const gate_inputs *in = e->in;
     bool fails = !in->accuracy_pass || in->reports_failed > 0 || in->candidate_faults_failed > 0 ||
                  in->verify_failed > 0 || in->accuracy_contradictions > 0 ||
-                 in->candidate_faults_correctness > 0;
+                 in->candidate_faults_correctness > 0 || in->soak_faults_correctness > 0;
     json_t *inputs = json_pack("{s:s,s:I,s:I,s:I,s:I}", "accuracy_verdict",
                                in->accuracy_pass ? "pass" : "fail", "golden_diff_reports",
                                (json_int_t)in->reports, "golden_diff_reports_failed",
@@ -135,6 +136,8 @@ static void rule_correctness(ev *e)
                                       json_integer((json_int_t)in->accuracy_contradictions)) ||
                   json_object_set_new(inputs, "candidate_faults_correctness",
                                       json_integer((json_int_t)in->candidate_faults_correctness)) ||
+                  json_object_set_new(inputs, "soak_faults_correctness",
+                                      json_integer((json_int_t)in->soak_faults_correctness)) ||
                   (in->perplexity && json_object_set(inputs, "perplexity", in->perplexity));
     if (!in->accuracy_pass)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
@@ -144,6 +147,11 @@ static void rule_correctness(ev *e)
              "%zu candidate fault(s) of a correctness class (nan_output, crc_mismatch) in "
              "stability/faults.jsonl: a wrong answer, whatever the recovery",
              in->candidate_faults_correctness);
+    else if (in->soak_faults_correctness)
+        rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
+             "%zu fault(s) of a correctness class (nan_output, crc_mismatch) in "
+             "stability/soak-faults.jsonl (the 24 h soak): a wrong answer",
+             in->soak_faults_correctness);
     else if (in->accuracy_contradictions)
         rule(e, "correctness", true, GOLDEN_GATE_REJECT, inputs,
              "accuracy/result.json says pass but %zu of its numbers do not (first: %s)",
@@ -212,6 +220,9 @@ typedef struct {
     double worst_p99, worst_p99_graph_impr, min_graph_impr;
     double worst_p99_b, worst_p99_c;           /* its P99s (ms) */
     double min_graph_b, min_graph_c;           /* the worst graph case's medians (ms) */
+    size_t ins_unsteady;       /* insufficient graph cases that unsteady samples made so */
+    const char *ins_unsteady_case;
+    long long ins_unsteady_n, ins_unsteady_u;  /* that case's steady n and unsteady samples */
     size_t sla_abs_fail;                       /* cases over an absolute P99 budget */
     size_t not_significant;                    /* graph cases whose difference CI holds 0 */
     size_t side_mismatch;                      /* graph cases whose sides' clock/temp differ */
@@ -270,6 +281,20 @@ static void gather_cases(ev *e, case_facts *f)
         f->graph_cases++;
         if (ins) {
             f->insufficient++;
+            /* enough runs, too few steady ones: say so (issue 26), not only "insufficient" */
+            for (int k = 0; k < 2; k++) {
+                const char *sd = k ? "candidate" : "baseline";
+                double n = side_num(c, sd, "n"), u = side_num(c, sd, "unsteady");
+                if (n < GOLDEN_GATE_MIN_MEASURED && u > 0 && n + u >= GOLDEN_GATE_MIN_MEASURED &&
+                    side_num(c, sd, "warmups") >= GOLDEN_GATE_MIN_WARMUPS) {
+                    if (f->ins_unsteady++ == 0) {
+                        f->ins_unsteady_case = json_string_value(json_object_get(c, "case_id"));
+                        f->ins_unsteady_n = (long long)n;
+                        f->ins_unsteady_u = (long long)u;
+                    }
+                    break;
+                }
+            }
             f->all_graph_pass = false;
             continue;
         }
@@ -442,7 +467,7 @@ static double target_improvement(ev *e, json_t **target)
 static bool whole_graph_only(const ev *e)
 {
     const char *a = json_string_value(json_object_get(e->summary, "attribution"));
-    return e->chips_differ || !a || strcmp(a, "per_op") != 0;
+    return e->chips_differ || e->families_differ || !a || strcmp(a, "per_op") != 0;
 }
 
 static void rule_bottleneck(ev *e, const case_facts *f, double timpr)
@@ -540,11 +565,18 @@ static void rule_soak(ev *e, const case_facts *f, double timpr)
         e->oom |= gate_set_real(in, "worst_graph_improvement_pct",
                                 f->graph_cases > f->insufficient ? f->min_graph_impr : NAN);
     const char *subject = whole_graph_only(e) ? "the whole-graph candidate" : "the graph";
+    char why[400] = "";
+    if (f->ins_unsteady)
+        snprintf(why, sizeof why, " (not steady: %zu of them ran enough runs but unsteady samples "
+                 "leave fewer than %d steady ones; first: %.120s, %lld steady, %lld not steady)",
+                 f->ins_unsteady, GOLDEN_GATE_MIN_MEASURED,
+                 f->ins_unsteady_case ? f->ins_unsteady_case : "?", f->ins_unsteady_n,
+                 f->ins_unsteady_u);
     if (!sufficient)
         rule(e, "graph_gain", false, GOLDEN_GATE_SOAK_24H, in,
-             "not met: %s%s", f->graph_cases ? "insufficient cases cannot lead to a soak"
+             "not met: %s%s%s", f->graph_cases ? "insufficient cases cannot lead to a soak"
                                              : "no graph-level metric measured",
-             blocked ? blocked : "");
+             why, blocked ? blocked : "");
     else
         rule(e, "graph_gain", holds, GOLDEN_GATE_SOAK_24H, in,
              "%s: worst case %s improves %.3f %% (%.3f -> %.3f ms, %+.3f ms; needs %g %%), "
@@ -564,6 +596,9 @@ static void rule_soak(ev *e, const case_facts *f, double timpr)
 static void rule_soak_result(ev *e)
 {
     const gate_inputs *in = e->in;
+    if (!in->soak_present && in->soak_faults)
+        note(e, "stability/soak-faults.jsonl has %zu fault line(s) but there is no soak result: "
+                "no merge rests on it", in->soak_faults);
     if (!in->soak_present)
         return;
     bool applies = e->fired && e->label == GOLDEN_GATE_SOAK_24H;
@@ -573,6 +608,9 @@ static void rule_soak_result(ev *e)
     if (!applies)
         snprintf(buf, sizeof buf, "not applied: the decision is %s, not soak_24h (a soak result "
                  "never overrides an earlier rule)", golden_gate_label_name(e->label));
+    else if (in->soak_pass && in->soak_faults)
+        snprintf(buf, sizeof buf, "the soak's fault log stability/soak-faults.jsonl has %zu "
+                 "fault line(s): no merge on a soak that faulted", in->soak_faults);
     else if (in->soak_pass)
         snprintf(buf, sizeof buf, "the soak passes: %.1f s (%.2f h; needs %.1f s%s%.300s%s), "
                  "%lld request(s) over %lld case(s), 0 mismatches, %lld fault(s) each retested "
@@ -584,12 +622,13 @@ static void rule_soak_result(ev *e)
                                           : "no per-chip or per-host hashes given");
     else
         snprintf(buf, sizeof buf, "the soak fails: %s", in->soak_why);
-    golden_gate_label l = in->soak_pass ? GOLDEN_GATE_MERGE : GOLDEN_GATE_NO_MERGE;
+    bool pass = in->soak_pass && in->soak_faults == 0;
+    golden_gate_label l = pass ? GOLDEN_GATE_MERGE : GOLDEN_GATE_NO_MERGE;
     json_t *r = json_pack("{s:s,s:b,s:b,s:s,s:s,s:O}", "rule", "soak_result", "holds",
-                          applies && in->soak_pass, "fired", applies, "label",
+                          applies && pass, "fired", applies, "label",
                           golden_gate_label_name(l), "reason", buf, "inputs", s);
     e->oom |= !r || json_array_append_new(e->rules, r) || json_object_set(e->doc, "soak", s);
-    if (applies && in->soak_pass && !(num(s, "hash_cases") > 0))
+    if (applies && pass && !(num(s, "hash_cases") > 0))
         note(e, "the soak result carries no per-chip or per-host hashes: agreement across chips "
                 "and hosts is not shown");
     if (applies) {
@@ -625,6 +664,60 @@ static int decision_head(ev *e, const char *source)
            !e->cases || !e->uncertain;
 }
 
+/* Whether side's trace rows carry family. */
+static bool side_has_family(const json_t *rows, const char *side, const char *family)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach((json_t *)rows, i, r)
+        if (!strcmp(json_string_value(json_object_get(r, "side")) ?: "", side) &&
+            !strcmp(json_string_value(json_object_get(r, "family")) ?: "", family))
+            return true;
+    return false;
+}
+
+/* The op families of the device trace present on one side only (issue 26), into the decision's
+ * "one_sided_families" and a note each. A fusion legitimately adds or removes families: the
+ * target family itself on one side only is the declared change (its cycles are then not
+ * measured on both sides, said elsewhere); any other family on one side only means the two
+ * graphs differ beyond the hypothesis, so no per-op attribution is made across it. */
+static void one_sided_families(ev *e)
+{
+    const json_t *rows = json_object_get(json_object_get(e->summary, "trace"), "per_chip");
+    json_t *lone = json_array();
+    size_t i;
+    json_t *r;
+    e->oom |= !lone;
+    json_array_foreach((json_t *)rows, i, r) {
+        const char *side = json_string_value(json_object_get(r, "side")) ?: "";
+        const char *fam = json_string_value(json_object_get(r, "family")) ?: "";
+        bool base = !strcmp(side, "baseline");
+        if (!lone || (!base && strcmp(side, "candidate")) ||
+            side_has_family(rows, base ? "candidate" : "baseline", fam))
+            continue;
+        bool dup = false;
+        for (size_t j = 0; j < json_array_size(lone) && !dup; j++)
+            dup = !strcmp(json_string_value(json_object_get(json_array_get(lone, j), "family")),
+                          fam);
+        if (dup)
+            continue;
+        bool target = e->in->family && !strcmp(fam, e->in->family);
+        e->oom |= json_array_append_new(lone, json_pack("{s:s,s:s,s:b}", "family", fam, "side",
+                                                        side, "target", target));
+        if (target)
+            note(e, "the target family %s is in the device trace on the %s side only: the "
+                    "declared fusion or replacement, its cycles are not compared", fam, side);
+        else {
+            e->families_differ = true;
+            note(e, "op family %s is in the device trace on the %s side only: the graphs differ "
+                    "beyond the target family (a fusion may remove or add one); no per-op "
+                    "attribution across it", fam, side);
+        }
+    }
+    if (lone)
+        e->oom |= json_object_set_new(e->doc, "one_sided_families", lone);
+}
+
 /* Apply the rules to inputs and a summary; *out gets the decision document. */
 static int evaluate(const gate_inputs *in, const json_t *summary, const char *source,
                     json_t **out, golden_gate_label *label, golden_error *err)
@@ -642,6 +735,9 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
         json_decref(e.doc);
         return gate_oom(err);
     }
+    one_sided_families(&e);
+    if (e.families_differ) /* decision_head wrote it before the families were known */
+        e.oom |= json_object_set_new(e.doc, "attribution", json_string("whole_graph_only"));
     case_facts f;
     rule_correctness(&e);
     gather_cases(&e, &f);
@@ -681,8 +777,8 @@ static int evaluate(const gate_inputs *in, const json_t *summary, const char *so
 }
 
 /* The summary to decide on: recomputed from the raw data, and the stored one must agree. */
-static int decision_summary(const char *dir, const golden_gate_opts *o, bool write, json_t **sum,
-                            const char **source, golden_error *err)
+static int decision_summary(const char *dir, const golden_gate_opts *o, bool write, gate_raw *pre,
+                            json_t **sum, const char **source, golden_error *err)
 {
     *sum = NULL;
     char *raw = gate_path(dir, "performance/raw-requests.jsonl");
@@ -704,7 +800,7 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
         golden_findings fs;
         golden_findings_init(&fs);
         bool checked;
-        rc = gate_check_keep(dir, o, &fs, &checked, sum, err);
+        rc = gate_check_keep_raw(dir, o, pre, &fs, &checked, sum, err);
         if (rc == 0 && fs.errors) {
             char where[1200];
             golden_finding_where(&fs.items[0], where, sizeof where);
@@ -729,7 +825,7 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
         goto out;
     }
     if (!*sum)
-        rc = golden_gate_summarize(dir, o, sum, err);
+        rc = gate_summarize_raw(dir, o, pre, sum, err);
     *source = have_sum ? "recomputed, matches performance/summary.json"
                        : "recomputed, written to performance/summary.json";
     /* A folder without a summary gets the one the decision rests on. */
@@ -738,42 +834,39 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
     else if (!have_sum)
         *source = "recomputed from the raw requests";
 out:
+    if (pre)
+        gate_raw_free(pre);
     free(raw);
     free(stored);
     return rc;
 }
 
-/* manifest-verify's experiment check, run on a second thread while the summary is computed
- * (issue 26's speed: the two passes over raw-requests.jsonl on both cores). */
-typedef struct {
-    const char *dir;
-    int threads, rc;
-    gate_inputs v;
-    golden_error err;
-} verify_job;
-
-static void *verify_run(void *p)
+/* manifest-verify's experiment check with the summary's reader on its pass over
+ * raw-requests.jsonl (issue 26): each line is read and parsed once, and the summary rests on
+ * exactly the lines the check verified. The reader's failure is reported only when the check
+ * passed (a folder the check refuses is refused for the check's reason). *pre is ready (true)
+ * when the check read the file and the reader took every line; else it is freed and the
+ * summary reads the file itself (the check did not read it: no such file). */
+static int verify_and_read(const char *dir, const golden_gate_opts *o, gate_inputs *v,
+                           gate_raw *pre, bool *ready, golden_error *err)
 {
-    verify_job *j = p;
-    j->rc = gate_verify(j->dir, j->threads, &j->v, &j->err);
-    return NULL;
-}
-
-/* After a check that passed: the summary computed beside it, written into a folder that has
- * none and no seal (as decision_summary writes it when it runs alone). */
-static int summary_after_check(const char *dir, json_t *sum, const char **source,
-                               golden_error *err)
-{
-    char *stored = gate_path(dir, "performance/summary.json"), *seal = gate_path(dir, "SHA256SUMS");
-    int rc = 0;
-    if (!stored || !seal)
-        rc = gate_oom(err);
-    else if (access(stored, F_OK) != 0 && access(seal, F_OK) != 0) {
-        rc = golden_gate_summary_write(dir, sum, false, err);
-        *source = "recomputed, written to performance/summary.json";
+    *ready = false;
+    golden_error rerr;
+    golden_error_clear(&rerr);
+    lg_exp_raw_hook hook = {gate_raw_line, pre, &rerr, false, false};
+    bool open = gate_raw_open(dir, pre, &rerr) == 0; /* its failure: the summary's, later */
+    int rc = gate_verify(dir, o->threads, v, open ? &hook : NULL, err);
+    if (rc == 0 && open && hook.read) {
+        if (hook.failed) {
+            *err = rerr;
+            rc = -1;
+        } else {
+            rc = gate_raw_close(pre, err);
+            *ready = rc == 0;
+        }
     }
-    free(stored);
-    free(seal);
+    if (!*ready)
+        gate_raw_free(pre);
     return rc;
 }
 
@@ -783,48 +876,29 @@ int gate_decide(const char *dir, const golden_gate_opts *o, bool write_summary, 
     *out = NULL;
     if (summary)
         *summary = NULL;
-    gate_inputs in;
-    verify_job job;
-    memset(&job, 0, sizeof job);
-    job.dir = dir;
-    job.threads = o->threads;
-    golden_error_clear(&job.err);
-    /* manifest-verify's experiment check first: nothing is decided on a folder that fails it.
-     * With two threads or more the summary is computed meanwhile and only kept (and written)
-     * once the check passed; its failure is reported only when the check passed. */
-    pthread_t th;
-    bool par = o->threads >= 2 && pthread_create(&th, NULL, verify_run, &job) == 0;
-    json_t *sum = NULL;
-    const char *source = "";
-    golden_error serr;
-    golden_error_clear(&serr);
-    int rc = 0;
-    if (par) {
-        rc = decision_summary(dir, o, false, &sum, &source, &serr);
-        pthread_join(th, NULL);
-    } else {
-        verify_run(&job);
-    }
-    if (job.rc != 0 || gate_inputs_read(dir, &in, err) != 0) {
-        if (job.rc != 0)
-            *err = job.err;
-        json_decref(sum);
+    gate_inputs in, v;
+    memset(&v, 0, sizeof v);
+    gate_raw pre;
+    memset(&pre, 0, sizeof pre);
+    bool ready;
+    /* manifest-verify's experiment check first: nothing is decided on a folder that fails it */
+    if (verify_and_read(dir, o, &v, &pre, &ready, err) != 0)
+        return -1;
+    if (gate_inputs_read(dir, &in, err) != 0) {
+        gate_raw_free(&pre);
         return -1;
     }
     if (gate_soak_read(dir, o->version >= 3 ? o->soak_path : NULL, &in, err) != 0) {
         gate_inputs_free(&in);
-        json_decref(sum);
+        gate_raw_free(&pre);
         return -1;
     }
-    in.verified = job.v.verified;
-    in.verify_failed = job.v.verify_failed;
-    memcpy(in.verify_first, job.v.verify_first, sizeof in.verify_first);
-    if (!par)
-        rc = decision_summary(dir, o, write_summary, &sum, &source, err);
-    else if (rc != 0)
-        *err = serr;
-    else if (write_summary && !strncmp(source, "recomputed from", 15))
-        rc = summary_after_check(dir, sum, &source, err);
+    in.verified = v.verified;
+    in.verify_failed = v.verify_failed;
+    memcpy(in.verify_first, v.verify_first, sizeof in.verify_first);
+    json_t *sum = NULL;
+    const char *source = "";
+    int rc = decision_summary(dir, o, write_summary, ready ? &pre : NULL, &sum, &source, err);
     if (rc == 0) {
         rc = evaluate(&in, sum, source, out, label, err);
         if (rc == 0 && !json_is_string(json_object_get(sum, "attribution")))

@@ -25,6 +25,8 @@ typedef struct {
     size_t faults, candidate_faults, candidate_faults_failed, candidate_faults_unretested;
     size_t candidate_faults_correctness; /* nan_output, crc_mismatch: a wrong answer */
     size_t fatal_unretested;             /* fatal faults (either side) not retested or failed */
+    /* stability/soak-faults.jsonl, the soak's own fault lines (npu-replay soak --faults) */
+    size_t soak_faults, soak_faults_correctness;
     double p99_ttft_max, p99_tpot_max;   /* absolute SLA budgets in ms (NaN: none) */
     json_t *deployment; /* {"baseline": {...}, "candidate": {...}} of the figures found */
     /* the soak result (soak.c): stability/soak.json or golden_gate_opts.soak_path */
@@ -39,8 +41,11 @@ typedef struct {
 
 /* Run golden_experiment_check on dir: -1 with err naming the first failing non-correctness rule
  * (or to-do); correctness findings are counted into in (not zeroed: call before inputs_read
- * copies them, see golden_gate_decide). */
-int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err);
+ * copies them, see golden_gate_decide). hook (or NULL) gets every parsed raw request line of
+ * the check's own pass (exp/check_internal.h). */
+struct lg_exp_raw_hook_s;
+int gate_verify(const char *dir, int threads, gate_inputs *in, struct lg_exp_raw_hook_s *hook,
+                golden_error *err);
 
 /* golden_gate_decide; write_summary false: a folder without summary.json is left as it is
  * (the matrix writes nothing into the folders it reads). */

@@ -89,6 +89,13 @@ typedef struct {
 /* Stream path into raw (groups in order of first appearance) through the document layer's
  * strict JSON Lines reader; dir's golden/input-manifest.jsonl gives each case's phase. */
 int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err);
+/* gate_raw_read in three steps, for a reader that hands over its parsed lines (decide: the
+ * experiment check's single pass, exp/check_internal.h): open (phases, spill), each line
+ * (golden_jsonl_fn, ctx a gate_raw), close. On failure raw is freed (a line's failure: by the
+ * caller, gate_raw_free). */
+int gate_raw_open(const char *dir, gate_raw *raw, golden_error *err);
+int gate_raw_line(void *raw, golden_doc *d, size_t line_no, golden_error *err);
+int gate_raw_close(gate_raw *raw, golden_error *err);
 /* Statistics of every group, batch by batch within the memory budget. */
 int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err);
 /* The power band of o (percent; 5 for options before version 3). */
@@ -103,6 +110,17 @@ void gate_raw_free(gate_raw *raw);
  * without computing it again. */
 int gate_check_keep(const char *dir, const golden_gate_opts *o, golden_findings *out,
                     bool *checked, json_t **kept, golden_error *err);
+/* Both with the raw requests already read (pre: from gate_raw_open/line/close, taken over and
+ * freed; NULL: read here): decide's single pass. */
+int gate_check_keep_raw(const char *dir, const golden_gate_opts *o, gate_raw *pre,
+                        golden_findings *out, bool *checked, json_t **kept, golden_error *err);
+int gate_summarize_raw(const char *dir, const golden_gate_opts *o, gate_raw *pre, json_t **out,
+                       golden_error *err);
+
+/* A report built in memory (pareto, decision.md, the matrix): open_memstream, NULL with err
+ * when out of memory; close hands back the text *buf (NULL with err, *buf freed, on failure). */
+FILE *gate_memstream_open(char **buf, size_t *len, golden_error *err);
+char *gate_memstream_close(FILE *f, char **buf, golden_error *err);
 
 /* a + t (b - a), with a failed request's +inf kept: t = 0 or a = b gives a (never 0 * inf). */
 double gate_lerp(double a, double b, double t);

@@ -167,6 +167,7 @@ static int read_accuracy(const char *dir, gate_inputs *in, golden_error *err)
 
 typedef struct {
     gate_inputs *in;
+    bool soak; /* stability/soak-faults.jsonl: every line counts, whatever it says */
 } fault_ctx;
 
 static int fault_line(void *ctx, golden_doc *doc, size_t line_no, golden_error *err)
@@ -180,6 +181,12 @@ static int fault_line(void *ctx, golden_doc *doc, size_t line_no, golden_error *
     const char *sev = json_string_value(json_object_get(o, "severity"));
     json_t *rec = json_object_get(o, "recovered");
     const char *retest = json_string_value(json_object_get(o, "retest_after_reset"));
+    bool wrong = kind && (!strcmp(kind, "nan_output") || !strcmp(kind, "crc_mismatch"));
+    if (((fault_ctx *)ctx)->soak) {
+        in->soak_faults++;
+        in->soak_faults_correctness += wrong;
+        return 0;
+    }
     in->faults++;
     /* a fatal fault on either side whose retest after reset did not pass: the measurement of
      * that side is not known to be sound, so no soak rests on it */
@@ -189,7 +196,7 @@ static int fault_line(void *ctx, golden_doc *doc, size_t line_no, golden_error *
         return 0;
     in->candidate_faults++;
     /* a wrong answer, not a slow one: correctness, whatever recovery followed */
-    if (kind && (!strcmp(kind, "nan_output") || !strcmp(kind, "crc_mismatch")))
+    if (wrong)
         in->candidate_faults_correctness++;
     if (json_is_false(rec) || (retest && !strcmp(retest, "failed")))
         in->candidate_faults_failed++;
@@ -204,9 +211,17 @@ static int read_faults(const char *dir, gate_inputs *in, golden_error *err)
     if (!p)
         return gate_oom(err);
     in->faults_present = access(p, F_OK) == 0;
-    fault_ctx c = {in};
+    fault_ctx c = {in, false};
     int rc = in->faults_present ? golden_doc_each_jsonl(p, fault_line, &c, err) : 0;
     free(p);
+    /* the 24 h soak's fault log, when the soak wrote one (issue 26) */
+    char *sp = rc == 0 ? gate_path(dir, "stability/soak-faults.jsonl") : NULL;
+    if (rc == 0 && !sp)
+        return gate_oom(err);
+    fault_ctx sc = {in, true};
+    if (sp && access(sp, F_OK) == 0)
+        rc = golden_doc_each_jsonl(sp, fault_line, &sc, err);
+    free(sp);
     return rc;
 }
 

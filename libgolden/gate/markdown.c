@@ -170,11 +170,9 @@ char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        gate_oom(err);
+    FILE *f = gate_memstream_open(&buf, &len, err);
+    if (!f)
         return NULL;
-    }
     const char *id = json_string_value(json_object_get(d, "experiment_id")) ?: "?";
     const char *label = json_string_value(json_object_get(d, "decision")) ?: "no_merge";
     const char *fired = json_string_value(json_object_get(d, "rule")) ?: "?";
@@ -223,12 +221,7 @@ char *golden_gate_decision_markdown(const json_t *d, golden_error *err)
     fputs("\nRollback: ", f);
     gate_md_escape(f, rb ? rb : "not stated in hypothesis.yaml");
     fputs(".\n", f);
-    if (fclose(f) != 0) {
-        free(buf);
-        gate_oom(err);
-        return NULL;
-    }
-    return buf;
+    return gate_memstream_close(f, &buf, err);
 }
 
 static char *slurp(const char *path, golden_error *err)

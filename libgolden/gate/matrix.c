@@ -218,11 +218,9 @@ char *golden_gate_matrix_markdown(const json_t *m, golden_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        gate_oom(err);
+    FILE *f = gate_memstream_open(&buf, &len, err);
+    if (!f)
         return NULL;
-    }
     fputs("# Operator evidence matrix\n\n"
           "| experiment | hypothesis | observation | conclusion | holds for | rollback | "
           "uncertain |\n|---|---|---|---|---|---|---|\n", f);
@@ -250,10 +248,5 @@ char *golden_gate_matrix_markdown(const json_t *m, golden_error *err)
         fputs(" |\n", f);
         json_decref(one);
     }
-    if (fclose(f) != 0) {
-        free(buf);
-        gate_oom(err);
-        return NULL;
-    }
-    return buf;
+    return gate_memstream_close(f, &buf, err);
 }

@@ -376,11 +376,9 @@ char *golden_gate_pareto_text(const json_t *pareto, golden_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        gate_oom(err);
+    FILE *f = gate_memstream_open(&buf, &len, err);
+    if (!f)
         return NULL;
-    }
     fprintf(f, "%-22s %-9s %12s %14s %10s %10s %10s  %s\n", "EXPERIMENT", "FRONTIER",
             "TASK_GAIN", "CAPACITY_B", "LATENCY_%", "TOP1", "KL_MEAN", "CHANGED / DOMINATED BY");
     size_t i;
@@ -406,10 +404,5 @@ char *golden_gate_pareto_text(const json_t *pareto, golden_error *err)
         fputs(" none", f);
     fprintf(f, " (+%.0f bytes, +%.4g %% latency, costs summed)\n",
             jnum(pareto, "recommended_capacity_bytes"), jnum(pareto, "recommended_latency_pct"));
-    if (fclose(f) != 0) {
-        free(buf);
-        gate_oom(err);
-        return NULL;
-    }
-    return buf;
+    return gate_memstream_close(f, &buf, err);
 }

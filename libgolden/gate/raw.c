@@ -334,7 +334,7 @@ static int phase_line(void *ctx, golden_doc *d, size_t line_no, golden_error *er
     return put < 0 ? gate_oom(err) : 0;
 }
 
-int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err)
+int gate_raw_open(const char *dir, gate_raw *raw, golden_error *err)
 {
     memset(raw, 0, sizeof *raw);
     char *inputs = gate_path(dir, "golden/input-manifest.jsonl");
@@ -353,14 +353,34 @@ int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error
         return golden_fail_what(err, golden_code_from_errno(e), NULL,
                                 "cannot create a spill file: %s", strerror(e));
     }
+    return 0;
+}
+
+int gate_raw_line(void *raw, golden_doc *d, size_t line_no, golden_error *err)
+{
+    return request_line(raw, d, line_no, err);
+}
+
+int gate_raw_close(gate_raw *raw, golden_error *err)
+{
+    if (fflush(raw->spill) != 0) {
+        gate_raw_free(raw);
+        return golden_fail_what(err, GOLDEN_EIO, NULL, "cannot write the spill file");
+    }
+    return 0;
+}
+
+int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error *err)
+{
+    if (gate_raw_open(dir, raw, err) != 0)
+        return -1;
     /* One strict reader for every JSON Lines file (docs/documents.md): the one manifest-verify
      * uses, so both read the same file the same way; bounded lines, never blocks on a FIFO. */
-    rc = golden_doc_each_jsonl(path, request_line, raw, err);
-    if (rc == 0 && fflush(raw->spill) != 0)
-        rc = golden_fail_what(err, GOLDEN_EIO, NULL, "cannot write the spill file");
-    if (rc != 0)
+    if (golden_doc_each_jsonl(path, request_line, raw, err) != 0) {
         gate_raw_free(raw);
-    return rc;
+        return -1;
+    }
+    return gate_raw_close(raw, err);
 }
 
 /* ---- statistics, batch by batch ---- */
@@ -467,6 +487,39 @@ static void power_band(const batch_slot *s, gate_group *g, const golden_gate_opt
             keep[i] = 0;
 }
 
+/* A ramp of clock or temperature over the run order (issue 26, as power_band's): the
+ * least-squares line of the in-band samples' reading centres ((lo + hi) / 2), over their runs,
+ * changing by more than tol across those runs marks every sample with a reading unsteady (a
+ * steady band is not a ramp). */
+static void reading_trend(const batch_slot *s, const double *lo, const double *hi, double tol,
+                          unsigned char *keep, const unsigned char *seen)
+{
+    size_t m = 0;
+    double rs = 0, vs = 0, rmin = INFINITY, rmax = -INFINITY;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(lo[i]) && !seen[i]) {
+            m++;
+            rs += s->run[i];
+            vs += (lo[i] + hi[i]) / 2;
+            rmin = fmin(rmin, s->run[i]);
+            rmax = fmax(rmax, s->run[i]);
+        }
+    if (m < 2)
+        return;
+    double rm = rs / (double)m, vm = vs / (double)m, sxy = 0, sxx = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(lo[i]) && !seen[i]) {
+            sxy += (s->run[i] - rm) * ((lo[i] + hi[i]) / 2 - vm);
+            sxx += (s->run[i] - rm) * (s->run[i] - rm);
+        }
+    double drift = sxx > 0 ? sxy / sxx * (rmax - rmin) : 0;
+    if (!(fabs(drift) > tol))
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(lo[i]))
+            keep[i] = 0;
+}
+
 /* The steady band of one case and side (docs/exp-gate.md): the reference clock is the median of
  * the samples' clock centres, the reference temperature likewise; a sample with any clock
  * reading more than clock_band_pct % from the reference, or any temperature reading more than
@@ -493,6 +546,11 @@ static int slot_band(batch_slot *s, gate_group *g, const golden_gate_opts *o, un
         seen[i] = (unsigned char)!ok;
         out += !ok;
     }
+    if (isfinite(g->clock_ref))
+        reading_trend(s, s->clock_lo, s->clock_hi, fabs(g->clock_ref) * o->clock_band_pct / 100.0,
+                      keep, seen);
+    if (isfinite(g->temp_ref))
+        reading_trend(s, s->temp_lo, s->temp_hi, o->temp_band_c, keep, seen);
     power_band(s, g, o, keep, scratch);
     for (size_t i = 0; i < s->n; i++)
         out += !keep[i] && !seen[i];

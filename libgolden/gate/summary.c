@@ -386,15 +386,29 @@ static int summary_head(json_t *doc, const char *dir, const char *id, const gate
 int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **out,
                           golden_error *err)
 {
+    return gate_summarize_raw(dir, o, NULL, out, err);
+}
+
+int gate_summarize_raw(const char *dir, const golden_gate_opts *o, gate_raw *pre, json_t **out,
+                       golden_error *err)
+{
     *out = NULL;
-    if (!o || o->version < 2 || o->version > GOLDEN_GATE_OPTS_VERSION)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "golden_gate_opts: unknown version");
-    if (o->bootstrap == 0)
-        return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--bootstrap must be at least 1");
-    char *id = NULL, *family = NULL, *rawp = gate_path(dir, "performance/raw-requests.jsonl");
     gate_raw raw;
-    gate_trace t;
     memset(&raw, 0, sizeof raw);
+    if (pre) {
+        raw = *pre; /* taken over: freed here */
+        memset(pre, 0, sizeof *pre);
+    }
+    if (!o || o->version < 2 || o->version > GOLDEN_GATE_OPTS_VERSION || o->bootstrap == 0) {
+        gate_raw_free(&raw);
+        return golden_fail_what(err, GOLDEN_EINVAL, NULL,
+                                o && o->bootstrap == 0 && o->version >= 2 &&
+                                        o->version <= GOLDEN_GATE_OPTS_VERSION
+                                    ? "--bootstrap must be at least 1"
+                                    : "golden_gate_opts: unknown version");
+    }
+    char *id = NULL, *family = NULL, *rawp = gate_path(dir, "performance/raw-requests.jsonl");
+    gate_trace t;
     memset(&t, 0, sizeof t);
     json_t *doc = NULL;
     int rc = -1;
@@ -403,7 +417,8 @@ int golden_gate_summarize(const char *dir, const golden_gate_opts *o, json_t **o
         goto out;
     }
     if (read_hypothesis(dir, &id, &family, err) != 0 || gate_trace_read(dir, &t, err) != 0 ||
-        gate_raw_read(dir, rawp, &raw, err) != 0 || gate_raw_stats(&raw, o, err) != 0)
+        (!raw.spill && gate_raw_read(dir, rawp, &raw, err) != 0) ||
+        gate_raw_stats(&raw, o, err) != 0)
         goto out;
     if (raw.ng == 0) {
         golden_fail_where(err, GOLDEN_EINVAL, "no requests", "%s", rawp);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gate/decide_int.h"
+#include "exp/check_internal.h"
 #include "golden/experiment.h"
 #include "util/str.h"
 
@@ -26,20 +27,22 @@ static bool own_output_missing(const golden_finding *f)
 }
 
 /* manifest-verify's experiment check of dir, findings into fs (free them). */
-static int check_folder(const char *dir, int threads, golden_findings *fs, golden_error *err)
+static int check_folder(const char *dir, int threads, lg_exp_raw_hook *hook, golden_findings *fs,
+                        golden_error *err)
 {
     golden_findings_init(fs);
     golden_experiment_opts eo;
     memset(&eo, 0, sizeof eo);
     eo.version = GOLDEN_EXPERIMENT_OPTS_VERSION;
     eo.threads = threads;
-    return golden_experiment_check(dir, &eo, fs, err);
+    return lg_experiment_check_hooked(dir, &eo, fs, hook, err);
 }
 
-int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err)
+int gate_verify(const char *dir, int threads, gate_inputs *in, struct lg_exp_raw_hook_s *hook,
+                golden_error *err)
 {
     golden_findings fs;
-    int rc = check_folder(dir, threads, &fs, err);
+    int rc = check_folder(dir, threads, hook, &fs, err);
     for (size_t i = 0; rc == 0 && i < fs.count; i++) {
         const golden_finding *f = &fs.items[i];
         char where[1700];
@@ -64,7 +67,7 @@ int gate_verify(const char *dir, int threads, gate_inputs *in, golden_error *err
 int gate_verify_planned(const char *dir, int threads, golden_error *err)
 {
     golden_findings fs;
-    int rc = check_folder(dir, threads, &fs, err);
+    int rc = check_folder(dir, threads, NULL, &fs, err);
     for (size_t i = 0; rc == 0 && i < fs.count; i++) {
         const golden_finding *f = &fs.items[i];
         char where[1700];
