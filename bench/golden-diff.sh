@@ -1,6 +1,7 @@
 # golden-diff speed and memory, side by side with what users would run instead:
 # `h5diff -d` and numpy through h5py computing the same metrics (chunked, float64).
-# Cases: one 256 MiB f32 tensor, one 256 MiB bf16 tensor, 1,000 small tensors, and a 2 GiB
+# Cases: one 256 MiB f32 tensor (also against two parallel `openssl dgst` and `cat`), one
+# 256 MiB bf16 tensor, 1,000 and 10,000 small tensors, and a 2 GiB
 # f32 tensor for peak RSS (GOLDEN_BENCH_BIG=0 skips it). Prints ratios; asserts nothing.
 set -u
 PY=""
@@ -90,6 +91,18 @@ N=67108864   # 256 MiB of f32
 make-golden a32.h5 "t:f32:8192x8192:rand=1,-4,4" && \
 make-golden b32.h5 "t:f32:8192x8192:rand=1,-4,4;noise=2,0.001" || { echo "generation failed"; exit 1; }
 compare_all "256 MiB f32 tensor" a32.h5 b32.h5
+# the floors of issue 35: SHA-256 of both files on both cores (what a verified run must do at
+# least), and reading both (what --trust-hashes must do at least)
+if command -v openssl > /dev/null; then
+    echo "256 MiB f32 tensor against the hashing and reading floors"
+    run "golden-diff (verified)       " golden-diff -q a32.h5 b32.h5; gv=$wall; gvc=$cpu
+    run "golden-diff --trust-hashes   " golden-diff -q --trust-hashes a32.h5 b32.h5; gt=$wall; gtc=$cpu
+    run "2 x openssl dgst in parallel " sh -c 'openssl dgst -sha256 a32.h5 > /dev/null &
+        openssl dgst -sha256 b32.h5 > /dev/null; wait'; ow=$wall; oc=$cpu
+    run "cat of both files            " cat a32.h5 b32.h5; cw=$wall
+    echo "  ratios: verified/openssl $(ratio "$gv" "$ow") wall, $(ratio "$gvc" "$oc") CPU (target <= 1.3);" \
+         "--trust-hashes/cat $(ratio "$gt" "$cw") wall (target <= 2); --trust-hashes CPU $gtc s"
+fi
 if [ -n "$PY" ]; then
     # the same tensors as .npy (issue 29): golden-diff reads them directly, no golden-dump
     "$PY" -c 'import sys, h5py, numpy as np
@@ -123,6 +136,23 @@ make-golden sa.h5 $specs_a && make-golden sb.h5 $specs_b || { echo "generation f
 REPEAT=5 compare_all "1,000 small f32 tensors (16 KiB each)" sa.h5 sb.h5
 REPEAT=1
 rm -f sa.h5 sb.h5
+
+# 10,000 tensors of 1 KiB (issue 35; GOLDEN_BENCH_MANY=0 skips it: make-golden itself takes
+# minutes to write 10,000 tensors)
+if [ "${GOLDEN_BENCH_MANY:-1}" != 0 ]; then
+    specs_a=""; specs_b=""
+    i=0
+    while [ $i -lt 10000 ]; do
+        specs_a="$specs_a layers/$i/out:f32:256:rand=$i,-1,1"
+        specs_b="$specs_b layers/$i/out:f32:256:rand=$i,-1,1;noise=$i,0.0001"
+        i=$((i + 1))
+    done
+    # shellcheck disable=SC2086
+    make-golden ma.h5 $specs_a && make-golden mb.h5 $specs_b || { echo "generation failed"; exit 1; }
+    REPEAT=3 compare_all "10,000 small f32 tensors (1 KiB each)" ma.h5 mb.h5
+    REPEAT=1
+    rm -f ma.h5 mb.h5
+fi
 
 if [ "${GOLDEN_BENCH_BIG:-1}" != 0 ]; then
     make-golden big_a.h5 "t:f32:536870912:rand=1,-4,4" && \

@@ -3,10 +3,12 @@
 #include "tensor/diff_internal.h"
 #include "tensor/policy_private.h"
 #include "tensor/verify_internal.h"
+#include "util/pool.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -475,6 +477,56 @@ static int allow_missing(const golden_diff_opts *o, golden_reader *ref, golden_d
     return 0;
 }
 
+typedef struct {
+    const char *path;
+    unsigned flags;
+    golden_reader *r;
+    golden_error err;
+    int rc;
+} open_task;
+
+static void *open_thread(void *arg)
+{
+    open_task *t = arg;
+    t->rc = golden_reader_open_flags(t->path, t->flags, &t->r, &t->err);
+    return NULL;
+}
+
+/* Open the inputs side by side (each walk runs in its own child process, so two cores walk
+ * two files at once); on a failure, the first input's error in the order reference,
+ * candidate, baseline, and none stays open. */
+static int open_inputs(const golden_diff_opts *o, unsigned flags, golden_reader **ref,
+                       golden_reader **cand, golden_reader **base, golden_error *err)
+{
+    open_task t[3] = {{o->reference, flags, NULL, {0}, 0}, {o->candidate, flags, NULL, {0}, 0},
+                      {o->baseline, flags, NULL, {0}, 0}};
+    size_t n = o->baseline ? 3 : 2;
+    pthread_t th[3];
+    bool started[3] = {false, false, false};
+    bool parallel = o->threads != 1 && lg_cpu_count() > 1;
+    for (size_t i = 1; i < n; i++)
+        started[i] = parallel && pthread_create(&th[i], NULL, open_thread, &t[i]) == 0;
+    open_thread(&t[0]);
+    for (size_t i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            open_thread(&t[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (t[i].rc != 0) {
+            if (err)
+                *err = t[i].err;
+            for (size_t k = 0; k < n; k++)
+                golden_reader_close(t[k].r);
+            return -1;
+        }
+    *ref = t[0].r;
+    *cand = t[1].r;
+    *base = t[2].r;
+    return 0;
+}
+
 int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_error *err)
 {
     golden_reader *ref = NULL, *cand = NULL, *base = NULL;
@@ -508,9 +560,7 @@ int golden_diff_run(const golden_diff_opts *o, golden_diff_result **out, golden_
      * it (HDF5 checksums metadata, not raw data), unless the user trusts the hashes */
     unsigned flags = (o->trust_hashes ? GOLDEN_READ_DATA_ONLY : 0) |
                      (o->foreign ? GOLDEN_READ_FOREIGN : 0);
-    if (golden_reader_open_flags(o->reference, flags, &ref, err) != 0 ||
-        golden_reader_open_flags(o->candidate, flags, &cand, err) != 0 ||
-        (o->baseline && golden_reader_open_flags(o->baseline, flags, &base, err) != 0))
+    if (open_inputs(o, flags, &ref, &cand, &base, err) != 0)
         goto out;
     ncn = golden_reader_count(cand);
     if (map_names(cand, o->map, &cn, err) != 0 ||

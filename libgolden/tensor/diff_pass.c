@@ -25,6 +25,8 @@ typedef struct {
     size_t buf_bytes;
     unsigned char **bufs;           /* 3 per worker */
     double **scratch;               /* 1 per worker: golden_stats_add_raw's block */
+    golden_stats **blocks;          /* 3 per worker: a chunk's statistics, block by block */
+    size_t max_blocks;              /* room of each */
     done_item **pending;            /* one slot per item, NULL until done */
     size_t frontier;                /* next item to merge */
     pthread_mutex_t lock;
@@ -76,13 +78,32 @@ static const char *stored_hash(const pass_ctx *p, const golden_diff_job *j, int 
     return golden_reader_tensor(r, i)->sha256;
 }
 
+/* The statistics of a chunk, one golden_stats per GOLDEN_STATS_BLOCK elements from the
+ * chunk's start: computed by any worker, out of order. Folded block by block into the
+ * tensor's (golden_stats_merge, in order) they give the bits golden_stats_add_raw over the
+ * chunk gives, since each block is reduced on its own and merged into the running values. */
+static size_t chunk_block_stats(golden_dtype dt, const void *buf, size_t n, double *scratch,
+                                golden_stats *out)
+{
+    const unsigned char *p = buf;
+    size_t w = golden_dtype_size(dt), nb = 0;
+    for (size_t off = 0; off < n; off += GOLDEN_STATS_BLOCK, nb++) {
+        size_t b = n - off < GOLDEN_STATS_BLOCK ? n - off : GOLDEN_STATS_BLOCK;
+        golden_stats_init(&out[nb]);
+        golden_stats_add_raw(&out[nb], dt, p + off * w, b, scratch);
+    }
+    return nb;
+}
+
 /* Feed chunk k of one side into its tensor's digest, in chunk order: wait for chunk k - 1
  * of the same stream (items are handed out in order, so it is in a worker's hands), hash
  * outside the lock, and close the digest after the last chunk. Two streams (reference and
  * candidate, or two tensors) hash at once, so hashing runs beside the metrics of the next
- * chunk on the other core. */
+ * chunk on the other core. Only the digest and the merge of the chunk's block statistics
+ * (nb of them, computed before, outside this order) wait for the stream. */
 static int hash_chunk(pass_ctx *p, golden_diff_job *j, int side, size_t k, const void *buf,
-                      size_t n, golden_dtype dt, double *scratch, golden_error *err)
+                      size_t n, golden_dtype dt, const golden_stats *blocks, size_t nb,
+                      golden_error *err)
 {
     pthread_mutex_lock(&p->lock);
     while (!p->failed && j->next_hash[side] != k)
@@ -99,8 +120,8 @@ static int hash_chunk(pass_ctx *p, golden_diff_job *j, int side, size_t k, const
     }
     if (rc == GOLDEN_OK)
         rc = golden_sha256_update(j->sha[side], buf, n * golden_dtype_size(dt), err);
-    if (rc == GOLDEN_OK) /* the stored statistics are checked against these after the pass */
-        golden_stats_add_raw(&j->stats[side], dt, buf, n, scratch);
+    for (size_t b = 0; rc == GOLDEN_OK && b < nb; b++) /* checked against the stored ones after the pass */
+        golden_stats_merge(&j->stats[side], &blocks[b]);
     if (rc == GOLDEN_OK && k + 1 == j->n_chunks) {
         golden_diff_tensor *t = j->t;
         rc = golden_sha256_final(j->sha[side], t->hash_data[side], err);
@@ -170,9 +191,13 @@ static int run_item(void *arg, size_t item, int worker, golden_error *err)
     if (j->hash) {
         const void *bufs[3] = {rb, cb, bb};
         golden_dtype dts[3] = {j->setup.dtype_ref, j->setup.dtype_cand, j->bsetup.dtype_cand};
+        size_t nb[3] = {0, 0, 0};
         for (int side = 0; side < (j->with_base ? 3 : 2); side++)
-            if (hash_chunk(p, j, side, k, bufs[side], (size_t)n, dts[side], p->scratch[worker],
-                           err) != GOLDEN_OK) {
+            nb[side] = chunk_block_stats(dts[side], bufs[side], (size_t)n, p->scratch[worker],
+                                         p->blocks[3 * worker + side]);
+        for (int side = 0; side < (j->with_base ? 3 : 2); side++)
+            if (hash_chunk(p, j, side, k, bufs[side], (size_t)n, dts[side],
+                           p->blocks[3 * worker + side], nb[side], err) != GOLDEN_OK) {
                 free(d->cols);
                 free(d);
                 fail_all(p);
@@ -215,11 +240,18 @@ int lg_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *base,
     p.bufs = calloc(3 * (size_t)nt, sizeof *p.bufs);
     p.pending = calloc(n_items ? n_items : 1, sizeof *p.pending);
     p.scratch = calloc((size_t)nt, sizeof *p.scratch);
-    if (!p.bufs || !p.pending || !p.scratch)
+    p.blocks = calloc(3 * (size_t)nt, sizeof *p.blocks);
+    /* a chunk holds at most buf_bytes elements (one byte each at least) */
+    p.max_blocks = buf_bytes / GOLDEN_STATS_BLOCK + 1;
+    if (!p.bufs || !p.pending || !p.scratch || !p.blocks)
         goto oom;
     for (int w = 0; w < nt; w++) {
         if (!(p.scratch[w] = malloc(GOLDEN_STATS_BLOCK * sizeof(double))))
             goto oom;
+        for (int side = 0; side < 3; side++)
+            if ((side < 2 || base) &&
+                !(p.blocks[3 * w + side] = malloc(p.max_blocks * sizeof(golden_stats))))
+                goto oom;
         p.bufs[3 * w] = malloc(buf_bytes);
         p.bufs[3 * w + 1] = malloc(buf_bytes);
         p.bufs[3 * w + 2] = base ? malloc(buf_bytes) : NULL;
@@ -263,5 +295,8 @@ out:
     for (int w = 0; p.scratch && w < nt; w++)
         free(p.scratch[w]);
     free(p.scratch);
+    for (int w = 0; p.blocks && w < 3 * nt; w++)
+        free(p.blocks[w]);
+    free(p.blocks);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,22 @@ static unsigned long long vm_size(void)
 
 /* In the child: limits, default crash handling (the tool's guard would print and remove
  * the parent's temporary files), no stderr, then the work. Never returns. */
+static void write_all(int out, const void *data, size_t left)
+{
+    const char *p = data;
+    while (left > 0) {
+        ssize_t w = write(out, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        p += w;
+        left -= (size_t)w;
+    }
+}
+
 static void child_main(int out, unsigned long long vm_limit,
-                       int (*fn)(void *ctx, golden_error *err), void *ctx)
+                       int (*fn)(void *ctx, lg_blob *out, golden_error *err), void *ctx)
 {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGXCPU};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
@@ -70,17 +85,15 @@ static void child_main(int out, unsigned long long vm_limit,
     }
     golden_error e;
     golden_error_clear(&e);
-    if (fn(ctx, &e) == GOLDEN_OK)
+    lg_blob b = {0};
+    int rc = fn(ctx, &b, &e);
+    if (rc == GOLDEN_OK && b.oom)
+        rc = golden_fail_what(&e, GOLDEN_ENOMEM, NULL, "out of memory");
+    if (rc == GOLDEN_OK) {
+        write_all(out, b.p, b.n);
         _exit(0);
-    const char *p = (const char *)&e;
-    size_t left = sizeof e;
-    while (left > 0) {
-        ssize_t w = write(out, p, left);
-        if (w <= 0)
-            break;
-        p += w;
-        left -= (size_t)w;
     }
+    write_all(out, &e, sizeof e);
     _exit(3);
 }
 
@@ -104,7 +117,7 @@ static long long child_ticks(pid_t pid)
     return (long long)(ut + st);
 }
 
-enum { CHILD_DONE, CHILD_KILLED, CHILD_STALLED };
+enum { CHILD_DONE, CHILD_KILLED, CHILD_STALLED, CHILD_TOOBIG };
 
 /* Collect what the child writes and wait for it to end, at most GOLDEN_PRECHECK_WALL_SECONDS
  * (then it is killed). The pipe's end of file says the child is gone, so there is no polling
@@ -112,12 +125,12 @@ enum { CHILD_DONE, CHILD_KILLED, CHILD_STALLED };
  * lock another thread held at fork time, as sanitizer runtimes can leave): it is killed and
  * reported as stalled, so the caller can try again. */
 #define STALL_SECONDS 5
-static int wait_child(pid_t pid, int in, golden_error *e, ssize_t *got, int *status, int *how)
+static int wait_child(pid_t pid, int in, lg_blob *got, int *status, int *how)
 {
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     *how = CHILD_DONE;
-    *got = 0;
+    got->n = 0;
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         long long ms = (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000;
@@ -141,10 +154,18 @@ static int wait_child(pid_t pid, int in, golden_error *e, ssize_t *got, int *sta
             return -1;
         if (r <= 0)
             continue;
-        char *dst = (char *)e + *got;
-        ssize_t n = (size_t)*got < sizeof *e ? read(in, dst, sizeof *e - (size_t)*got) : 0;
+        if (got->cap - got->n < 65536) {
+            lg_blob_put(got, NULL, 65536); /* room for one more pipe's worth */
+            got->n -= got->oom ? 0 : 65536;
+        }
+        if (got->oom || got->n >= LG_ISOLATED_MAX_BYTES) {
+            kill(pid, SIGKILL);
+            *how = CHILD_TOOBIG;
+            break;
+        }
+        ssize_t n = read(in, got->p + got->n, got->cap - got->n);
         if (n > 0) {
-            *got += n;
+            got->n += (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -158,8 +179,8 @@ static int wait_child(pid_t pid, int in, golden_error *e, ssize_t *got, int *sta
 }
 
 /* One child: GOLDEN_OK, GOLDEN_ERR with err filled, or 1 when it stalled (err untouched). */
-static int isolated_once(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
-                         golden_error *err)
+static int isolated_once(const char *path, int (*fn)(void *ctx, lg_blob *out, golden_error *err),
+                         void *ctx, lg_blob *got, golden_error *err)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -185,13 +206,16 @@ static int isolated_once(const char *path, int (*fn)(void *ctx, golden_error *er
     int status = 0, how = CHILD_DONE;
     golden_error e;
     golden_error_clear(&e);
-    ssize_t got = 0;
-    int wrc = wait_child(pid, fds[0], &e, &got, &status, &how);
+    int wrc = wait_child(pid, fds[0], got, &status, &how);
     close(fds[0]);
     if (wrc != 0)
         return golden_fail_what(err, GOLDEN_EINTERNAL, path, "lost the child process checking this file");
     if (how == CHILD_STALLED)
         return 1;
+    if (how == CHILD_TOOBIG)
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path,
+                                "the description of this file's metadata is over %llu MiB: it is "
+                                "corrupt or hostile", LG_ISOLATED_MAX_BYTES >> 20);
     if (how == CHILD_KILLED)
         return golden_fail_what(err, GOLDEN_ECORRUPT, path,
                                 "the HDF5 library ran over %d s reading this file's metadata: it is "
@@ -207,7 +231,8 @@ static int isolated_once(const char *path, int (*fn)(void *ctx, golden_error *er
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return GOLDEN_OK;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 3 && got == (ssize_t)sizeof e) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3 && got->n == sizeof e) {
+        memcpy(&e, got->p, sizeof e);
         e.where[sizeof e.where - 1] = 0;
         e.what[sizeof e.what - 1] = 0;
         if (err)
@@ -219,15 +244,68 @@ static int isolated_once(const char *path, int (*fn)(void *ctx, golden_error *er
                             "corrupt or hostile", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
-int lg_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
-                          golden_error *err)
+void lg_blob_put(lg_blob *b, const void *data, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->cap - b->n < n) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->n < n && cap < SIZE_MAX / 2)
+            cap *= 2;
+        unsigned char *p = cap - b->n >= n ? realloc(b->p, cap) : NULL;
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    if (data)
+        memcpy(b->p + b->n, data, n);
+    b->n += n;
+}
+
+void lg_blob_free(lg_blob *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+int lg_store_isolated_blob(const char *path, int (*fn)(void *ctx, lg_blob *out, golden_error *err),
+                           void *ctx, lg_blob *out, golden_error *err)
 {
     for (int attempt = 0; attempt < 3; attempt++) {
-        int rc = isolated_once(path, fn, ctx, err);
+        lg_blob_free(out);
+        int rc = isolated_once(path, fn, ctx, out, err);
+        if (rc == GOLDEN_ERR)
+            lg_blob_free(out);
         if (rc != 1)
             return rc;
     }
+    lg_blob_free(out);
     return golden_fail_what(err, GOLDEN_EINTERNAL, path,
                             "the child process checking this file stalled three times (not in "
                             "HDF5's parsing: it used no CPU)");
+}
+
+typedef struct {
+    int (*fn)(void *ctx, golden_error *err);
+    void *ctx;
+} plain_call;
+
+static int plain_adapter(void *ctx, lg_blob *out, golden_error *err)
+{
+    (void)out;
+    plain_call *c = ctx;
+    return c->fn(c->ctx, err);
+}
+
+int lg_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
+                          golden_error *err)
+{
+    plain_call c = {fn, ctx};
+    lg_blob b = {0};
+    int rc = lg_store_isolated_blob(path, plain_adapter, &c, &b, err);
+    lg_blob_free(&b);
+    return rc;
 }

@@ -3,6 +3,8 @@
 #ifndef GOLDEN_TENSOR_STORE_PRIVATE_H
 #define GOLDEN_TENSOR_STORE_PRIVATE_H
 #include <hdf5.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "golden/dtype.h"
 #include "golden/error.h"
@@ -19,6 +21,10 @@ int lg_store_select(hid_t space, int rank, const uint64_t *dims, uint64_t first,
 int lg_store_utf8_valid(const char *s);
 /* Name of the committed bf16 datatype the writer stores (h5dump/HDFView show it by name). */
 #define GOLDEN_BF16_TYPE_NAME "bfloat16"
+/* Attribute storage of tensors written now (H5Pset_attr_phase_change): compact, in the
+ * object header, up to this many attributes; dense (heap and B-tree) past it. */
+#define LG_ATTR_MAX_COMPACT 64
+#define LG_ATTR_MIN_DENSE 48
 
 /* Run fn(ctx, err) (HDF5 work, which it does without taking the lock) once in a child process
  * with GOLDEN_PRECHECK_CPU_SECONDS of CPU, 4 GiB more address space and
@@ -27,6 +33,22 @@ int lg_store_utf8_valid(const char *s);
  * Call without the lock. */
 int lg_store_isolated(const char *path, int (*fn)(void *ctx, golden_error *err), void *ctx,
                           golden_error *err);
+
+/* What a child hands back: bytes appended by lg_blob_put (oom set when one failed). */
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+    bool oom;
+} lg_blob;
+void lg_blob_put(lg_blob *b, const void *data, size_t n);
+void lg_blob_free(lg_blob *b);
+/* The most a child may hand back (a larger answer is a corrupt file's). */
+#define LG_ISOLATED_MAX_BYTES (1ull << 30)
+/* lg_store_isolated, and the child's answer: fn appends to its blob, which the parent gets
+ * in *out (emptied first; the caller frees it) when fn succeeded there. The parent must check
+ * every byte of it: it comes from a process that parsed a file that may be hostile. */
+int lg_store_isolated_blob(const char *path, int (*fn)(void *ctx, lg_blob *out, golden_error *err),
+                           void *ctx, lg_blob *out, golden_error *err);
 
 /* Attributes (lock held): write scalar attributes (strings fixed-length, replacing any of
  * the same name); 0 or -1. */

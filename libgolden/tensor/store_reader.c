@@ -647,10 +647,199 @@ static int walk_file(golden_reader *r, golden_error *err)
     return GOLDEN_OK;
 }
 
-/* The walk as the child process runs it (on its own copy of r). */
-static int walk_in_child(void *ctx, golden_error *err)
+/* ------------------------------------------------- the child's walk, handed back */
+
+/* The file is walked once, in the isolated child; what it found comes back as bytes: "LGW1",
+ * plain, the root attributes, the tensors (each golden_tensor_info as it lies in memory, the
+ * child being a copy of this process, its pointers replaced by strings), the skipped
+ * datasets. The parent checks every field it takes: the bytes come from a process that
+ * parsed a file that may be hostile (and the parent read that file itself before). */
+static void put_u64(lg_blob *b, uint64_t v) { lg_blob_put(b, &v, sizeof v); }
+
+static void put_str(lg_blob *b, const char *s)
 {
-    return walk_file(ctx, err);
+    put_u64(b, s ? (uint64_t)strlen(s) + 1 : 0); /* 0: NULL */
+    if (s)
+        lg_blob_put(b, s, strlen(s));
+}
+
+static int walk_in_child(void *ctx, lg_blob *out, golden_error *err)
+{
+    golden_reader *r = ctx;
+    if (walk_file(r, err) != GOLDEN_OK)
+        return GOLDEN_ERR;
+    lg_blob_put(out, "LGW1", 4);
+    put_u64(out, r->plain);
+    put_u64(out, r->meta_n);
+    for (size_t i = 0; i < r->meta_n; i++) {
+        put_str(out, r->meta_keys[i]);
+        put_str(out, r->meta_vals[i]);
+    }
+    put_u64(out, r->n);
+    for (size_t i = 0; i < r->n; i++) {
+        golden_tensor_info t = r->t[i].info;
+        t.name = t.op_family = t.source = NULL;
+        lg_blob_put(out, &t, sizeof t);
+        put_str(out, r->t[i].info.name);
+        put_str(out, r->t[i].info.op_family);
+        put_str(out, r->t[i].info.source);
+        put_u64(out, (uint64_t)r->t[i].offset);
+        put_u64(out, r->t[i].enum_bool);
+    }
+    put_u64(out, r->skipped.n);
+    for (size_t i = 0; i < r->skipped.n; i++) {
+        put_str(out, r->skipped.path[i]);
+        put_str(out, r->skipped.why[i]);
+    }
+    return GOLDEN_OK;
+}
+
+typedef struct {
+    const unsigned char *p;
+    size_t left;
+    bool bad;
+} blob_in;
+
+static bool take(blob_in *in, void *dst, size_t n)
+{
+    if (in->bad || in->left < n) {
+        in->bad = true;
+        return false;
+    }
+    memcpy(dst, in->p, n);
+    in->p += n;
+    in->left -= n;
+    return true;
+}
+
+static uint64_t take_u64(blob_in *in)
+{
+    uint64_t v = 0;
+    take(in, &v, sizeof v);
+    return v;
+}
+
+/* A string (NULL when absent; *ok false when the bytes are not one, or on no memory). */
+static char *take_str(blob_in *in, bool *ok)
+{
+    uint64_t n = take_u64(in);
+    if (in->bad || n == 0)
+        return NULL;
+    if (n - 1 > in->left || memchr(in->p, 0, n - 1)) {
+        in->bad = true;
+        return NULL;
+    }
+    char *s = malloc(n);
+    if (!s) {
+        *ok = false;
+        return NULL;
+    }
+    memcpy(s, in->p, n - 1);
+    s[n - 1] = 0;
+    in->p += n - 1;
+    in->left -= n - 1;
+    return s;
+}
+
+/* One tensor of the child's answer, checked as the walk would have made it. */
+static bool take_tensor(blob_in *in, reader_tensor *rt, bool *ok)
+{
+    golden_tensor_info *t = &rt->info;
+    memset(rt, 0, sizeof *rt);
+    rt->dset = -1;
+    if (!take(in, t, sizeof *t))
+        return false;
+    t->name = t->op_family = t->source = NULL;
+    t->name = take_str(in, ok);
+    t->op_family = take_str(in, ok);
+    t->source = take_str(in, ok);
+    rt->offset = (int64_t)take_u64(in);
+    uint64_t eb = take_u64(in);
+    rt->enum_bool = eb != 0;
+    uint64_t count = 0;
+    golden_error e;
+    if (in->bad || !*ok || !t->name || eb > 1 || rt->offset < -1 ||
+        (unsigned)t->dtype >= GOLDEN_DTYPE_COUNT || t->rank < 0 || t->rank > GOLDEN_MAX_RANK ||
+        golden_shape_count(t->rank, t->shape, t->dtype, &count, &e) != GOLDEN_OK ||
+        count != t->count || t->sha256[64] || t->tensor_digest[64] ||
+        golden_tensor_name_check(t->name, &e) != GOLDEN_OK) {
+        golden_tensor_info_clear(t);
+        in->bad = true;
+        return false;
+    }
+    return true;
+}
+
+/* Fill r from the child's answer; the file itself is opened by the caller. */
+static int take_walk(golden_reader *r, const lg_blob *b, golden_error *err)
+{
+    blob_in in = {b->p, b->n, false};
+    bool ok = true;
+    char magic[4];
+    if (!take(&in, magic, 4) || memcmp(magic, "LGW1", 4) != 0)
+        in.bad = true;
+    uint64_t plain = take_u64(&in), n = take_u64(&in);
+    r->plain = plain != 0;
+    if (plain > 1 || n > in.left)
+        in.bad = true;
+    if (!in.bad && n) {
+        r->meta_keys = calloc(n, sizeof *r->meta_keys);
+        r->meta_vals = calloc(n, sizeof *r->meta_vals);
+        ok = r->meta_keys && r->meta_vals;
+    }
+    for (uint64_t i = 0; ok && !in.bad && i < n; i++) {
+        r->meta_keys[i] = take_str(&in, &ok);
+        r->meta_vals[i] = take_str(&in, &ok);
+        r->meta_n++;
+        if (!r->meta_keys[i] || !r->meta_vals[i])
+            in.bad = true;
+    }
+    n = take_u64(&in);
+    if (n > in.left / sizeof(golden_tensor_info))
+        in.bad = true;
+    if (ok && !in.bad && n) {
+        r->t = calloc(n, sizeof *r->t);
+        r->cap = n;
+        ok = r->t != NULL;
+    }
+    for (uint64_t i = 0; ok && !in.bad && i < n; i++)
+        if (take_tensor(&in, &r->t[i], &ok))
+            r->n++;
+    n = take_u64(&in);
+    if (n > in.left)
+        in.bad = true;
+    for (uint64_t i = 0; ok && !in.bad && i < n; i++) {
+        char *path = take_str(&in, &ok), *why = take_str(&in, &ok);
+        if (ok && (!path || !why))
+            in.bad = true;
+        else if (ok && lg_skip_add(&r->skipped, path, why) != 0)
+            ok = false;
+        free(path);
+        free(why);
+    }
+    if (!ok)
+        return golden_fail_what(err, GOLDEN_ENOMEM, r->path, "out of memory");
+    if (in.bad || in.left)
+        return golden_fail_what(err, GOLDEN_ECORRUPT, r->path,
+                                "the child process that read this file's metadata answered "
+                                "garbage: the file is corrupt or hostile");
+    return GOLDEN_OK;
+}
+
+/* The parent's side once the child walked the file: the HDF5 handle, for the reads. */
+static int open_walked(golden_reader *r, golden_error *err)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        if (fapl >= 0)
+            H5Pclose(fapl);
+        return lg_store_hdf5_fail(err, r->path, "cannot set up HDF5 file access");
+    }
+    r->file = H5Fopen(r->path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (r->file < 0)
+        return lg_store_hdf5_fail(err, r->path, "cannot open HDF5 file");
+    return GOLDEN_OK;
 }
 
 static int cmp_tensor(const void *a, const void *b)
@@ -713,15 +902,31 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
         return GOLDEN_ERR;
     }
     int rc = GOLDEN_OK;
-    if (!(flags & GOLDEN_READ_TRUSTED))
-        rc = lg_store_isolated(path, walk_in_child, r, err);
-    if (rc != GOLDEN_OK) {
-        golden_reader_close(r);
-        return rc;
+    if (!(flags & GOLDEN_READ_TRUSTED)) {
+        /* walked once, in the child; the parent only opens the file for its reads */
+        lg_blob walked = {0};
+        rc = lg_store_isolated_blob(path, walk_in_child, r, &walked, err);
+        if (rc == GOLDEN_OK)
+            rc = take_walk(r, &walked, err);
+        lg_blob_free(&walked);
+        if (rc == GOLDEN_OK) {
+            lg_store_lock_file(path);
+            rc = open_walked(r, err);
+            golden_hdf5_unlock();
+        }
+        /* the file the child walked is still the one open here (path swapped or rewritten in
+         * the meantime: the walk no longer describes it) */
+        struct stat now;
+        if (rc == GOLDEN_OK && (stat(path, &now) != 0 || now.st_dev != st.st_dev ||
+                                now.st_ino != st.st_ino || now.st_size != st.st_size ||
+                                now.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+                                now.st_mtim.tv_nsec != st.st_mtim.tv_nsec))
+            rc = golden_fail_what(err, GOLDEN_EIO, path, "the file changed while it was being opened");
+    } else {
+        lg_store_lock_file(path);
+        rc = walk_file(r, err);
+        golden_hdf5_unlock();
     }
-    lg_store_lock_file(path);
-    rc = walk_file(r, err);
-    golden_hdf5_unlock();
     if (rc != GOLDEN_OK) {
         golden_reader_close(r);
         return rc;

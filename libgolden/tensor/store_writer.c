@@ -427,8 +427,12 @@ int golden_writer_begin(golden_writer *w, const golden_tensor_info *info, golden
     }
     dcpl = H5Pcreate(H5P_DATASET_CREATE);
     lcpl = H5Pcreate(H5P_LINK_CREATE);
+    /* the ~17 attributes of a tensor stay in its object header (compact storage), not in a
+     * fractal heap and B-tree (dense, HDF5's choice past 8): a reader meets them in the header
+     * it has already read, which is most of opening a file of many small tensors (issue 35) */
     if (w->ftype < 0 || space < 0 || dcpl < 0 || lcpl < 0 ||
-        H5Pset_create_intermediate_group(lcpl, 1) < 0)
+        H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        H5Pset_attr_phase_change(dcpl, LG_ATTR_MAX_COMPACT, LG_ATTR_MIN_DENSE) < 0)
         rc = lg_store_hdf5_fail(err, info->name, "cannot prepare dataset");
     if (rc == GOLDEN_OK && w->gzip > 0 && info->rank > 0 && count > 0) {
         /* chunks of about 1 MiB: whole trailing rows, as many leading ones as fit */

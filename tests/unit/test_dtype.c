@@ -47,6 +47,48 @@ static void test_bf16_all_patterns(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* f32 by its fields: the f64 bits are sign, exponent rebiased, mantissa shifted up; a NaN
+ * keeps its payload and is quieted (bit 51), as the IEEE widening does on x86 and arm */
+static uint64_t f32_reference_bits(uint32_t b)
+{
+    uint64_t sign = (uint64_t)(b >> 31) << 63;
+    uint32_t exp = (b >> 23) & 0xff, mant = b & 0x7fffff;
+    if (exp == 0xff)
+        return sign | (UINT64_C(0x7ff) << 52) | (mant ? UINT64_C(1) << 51 : 0) |
+               ((uint64_t)mant << 29);
+    double v = exp == 0 ? mant * pow(2.0, -149) : (1.0 + mant / 8388608.0) * pow(2.0, (int)exp - 127);
+    v = sign ? -v : v;
+    uint64_t out;
+    memcpy(&out, &v, sizeof out);
+    return out;
+}
+
+/* 2^20 patterns: every exponent and sign with 2^11 mantissas each (both ends, the quiet bit,
+ * a spread between), through the wide loop and its scalar tail at odd starts and lengths */
+static void test_f32_patterns(void)
+{
+    enum { N = 1 << 20 };
+    static uint32_t in[N];
+    static double out[N];
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t se = i >> 11, k = i & 0x7ff;
+        uint32_t mant = k < 8 ? k : k > 0x7f7 ? 0x7fffff - (0x7ff - k) : (k * 4099u) & 0x7fffff;
+        in[i] = se << 23 | mant;
+    }
+    int bad = 0;
+    size_t starts[] = {0, 1, 3, 7}, lens[] = {N, N - 5, N - 17, 15};
+    for (size_t c = 0; c < 4; c++) {
+        size_t s0 = starts[c], n = lens[c] - s0;
+        golden_convert_to_f64(GOLDEN_F32, in + s0, n, out);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t got;
+            memcpy(&got, &out[i], sizeof got);
+            bad += got != f32_reference_bits(in[s0 + i]);
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void test_f16_all_patterns(void)
 {
     int bad = 0;
@@ -158,6 +200,7 @@ int main(void)
     static const golden_test tests[] = {
         {"bf16 every bit pattern", test_bf16_all_patterns},
         {"f16 every bit pattern", test_f16_all_patterns},
+        {"f32 bit patterns, wide loop and tail", test_f32_patterns},
         {"fp8 formats by hand", test_fp8_by_hand},
         {"integer conversions", test_integers},
         {"dtype names", test_names},

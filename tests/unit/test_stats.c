@@ -305,6 +305,44 @@ static void test_raw_matches_convert(void)
 /* The order that makes the bits: one block of finite values reduced in four lanes (element i
  * in lane i % 4, the tail in lane 0), summed (0+1)+(2+3), then a corrected second pass;
  * written here as plain scalar loops, a second implementation the SIMD paths must equal. */
+/* golden-diff's verified pass (diff_pass.c) reduces a chunk's blocks on any worker, each
+ * into its own golden_stats from golden_stats_init, and merges them into the tensor's in
+ * block order: every field must be the bits of golden_stats_add_raw over the chunks, on
+ * every pattern and type (huge values: the scaled merge), lengths ending mid-block. */
+static void test_block_records_merge_to_raw(void)
+{
+    enum { N = 9 * GOLDEN_STATS_BLOCK + 1000 };
+    static unsigned char data[8 * N];
+    static double scratch[GOLDEN_STATS_BLOCK];
+    static const golden_dtype types[] = {GOLDEN_F64, GOLDEN_F32, GOLDEN_BF16};
+    int bad = 0, cases = 0;
+    for (size_t ti = 0; ti < 3; ti++)
+        for (int kind = 0; kind < 4; kind++) {
+            golden_dtype t = types[ti];
+            size_t w = golden_dtype_size(t);
+            make_values(t, kind, data, N);
+            size_t chunk = 4 * GOLDEN_STATS_BLOCK; /* three chunks, the last short */
+            golden_stats direct, merged;
+            golden_stats_init(&direct);
+            golden_stats_init(&merged);
+            for (size_t off = 0; off < N; off += chunk) {
+                size_t n = N - off < chunk ? N - off : chunk;
+                golden_stats_add_raw(&direct, t, data + off * w, n, scratch);
+                for (size_t b = 0; b < n; b += GOLDEN_STATS_BLOCK) {
+                    size_t m = n - b < GOLDEN_STATS_BLOCK ? n - b : GOLDEN_STATS_BLOCK;
+                    golden_stats one;
+                    golden_stats_init(&one);
+                    golden_stats_add_raw(&one, t, data + (off + b) * w, m, scratch);
+                    golden_stats_merge(&merged, &one);
+                }
+            }
+            bad += !same_stats(&direct, &merged);
+            cases += direct.count == N;
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(cases, 12);
+}
+
 static void test_lane_order_by_hand(void)
 {
     enum { N = 1001 };
@@ -398,6 +436,7 @@ int main(void)
         {"huge finite values give finite statistics", test_huge_values_stay_finite},
         {"same bits however the data is cut", test_blocking_independent},
         {"fused raw path = convert then add, SIMD and portable", test_raw_matches_convert},
+        {"block records merged in order = add_raw, bit for bit", test_block_records_merge_to_raw},
         {"four lanes in the documented order (scalar reference)", test_lane_order_by_hand},
         {"signed zeros: the first one is min and max", test_signed_zeros_first_wins},
         {0, 0}};
