@@ -7,7 +7,6 @@
  * failed call is one too (the kind from the backend's code), followed by a reset of every lane
  * and a solo retest of the request against its reference. Memory is bounded whatever the
  * duration: counters, one state per lane, at most GOLDEN_SOAK_MAX_FAULT_LINES lines kept. */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,10 +163,7 @@ static void add_fault(soak_ctx *c, const golden_replay_case *k, const char *kind
 
 static bool selected(const golden_soak_opts *o, const char *id)
 {
-    for (size_t i = 0; i < o->n_globs; i++)
-        if (fnmatch(o->globs[i], id, 0) == 0)
-            return true;
-    return o->n_globs == 0;
+    return replay_case_selected(o->n_globs, o->globs, id);
 }
 
 /* A failed request: reset every lane, run it alone again and compare with its reference. */
