@@ -53,7 +53,14 @@ static struct {
     int64_t warmup, runs, concurrency;
     cli_list cases;
     bool check_rejection;
+    double qps;
+    int arrivals;
+    uint64_t seed;
+    int64_t topk;
+    const char *sampling;
 } rn = {.warmup = -1, .runs = -1};
+
+static const char *const arrival_names[] = {"poisson", NULL};
 
 static struct {
     const char *checks, *sampling, *faults, *side, *html;
@@ -156,6 +163,18 @@ static const cli_opt run_options[] = {
     CLI_OPT_INT(0, 0, "concurrency", "N", "requests of a case in flight at once, each on its own\n"
                 "lane (closed loop; default: the manifest's concurrency\ncolumn)", &rn.concurrency,
                 1, 65536),
+    CLI_OPT_REAL(0, 0, "qps", "R", "open loop: issue each case's requests at R per second\n"
+                 "on a seeded arrival schedule onto the lanes of\n--concurrency (default: closed loop)",
+                 &rn.qps, 1e-6, 1e9),
+    CLI_OPT_CHOICE(0, 0, "arrivals", "poisson", "the open loop's schedule (default poisson:\n"
+                   "exponential inter-arrival times of mean 1/R)", &rn.arrivals, arrival_names),
+    CLI_OPT_UINT(0, 0, "seed", "S", "seed of the arrival schedule (default 0)", &rn.seed, 0,
+                 UINT64_MAX),
+    CLI_OPT_INT(0, 0, "topk", "K", "top-k output mode: check at every step that the\n"
+                "backend's K largest logits cover --sampling (exit 1\nwhen they do not)", &rn.topk,
+                1, GOLDEN_BK_MAX_TOPK),
+    CLI_OPT_STRING(0, 0, "sampling", "K=V,...", "the settings --topk must cover (conform's keys\n"
+                   "and defaults; temp=0 is greedy, top_k=0 off)", 0, &rn.sampling),
     CLI_OPT_STRING(0, 0, "taps", "all|none|LIST", "per-layer tensors to capture (LIST:\n"
                    "comma-separated globs such as 'layers/*/router/*';\ndefault all)", 0, &rn.taps),
     CLI_OPT_FLAG(0, 0, "check-rejection", "submit one rejection case; the backend must\n"
@@ -395,6 +414,8 @@ typedef struct {
         near_ties; /* random, repeated: -1 = the default */
     double margin, tolerance, router_tol, budget, nondet; /* budget: -1 = not given */
     long long max_context, concurrency;
+    double qps; /* run: 0 = the closed loop */
+    long long topk; /* run: 0 = no top-k mode */
     uint64_t useed;
     golden_conform_sampling sampling;
     unsigned long long dense_mask;
@@ -469,10 +490,22 @@ static int cmd_run(const args *a)
         return fail(a, &err);
     }
     int rc;
-    golden_replay_run_opts ro = {3, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {4, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
-                                 progress, a->c, a->faults, (int)a->concurrency};
+                                 progress, a->c, a->faults, (int)a->concurrency, a->qps,
+                                 "poisson", a->useed, (int)a->topk, NULL, 0};
+    golden_sampling gs = GOLDEN_SAMPLING_INIT;
+    if (a->topk) {
+        gs.temperature = a->sampling.temp;
+        gs.top_k = a->sampling.top_k;
+        gs.top_p = a->sampling.top_p;
+        gs.min_p = a->sampling.min_p;
+        gs.repetition_penalty = a->sampling.repeat_penalty;
+        gs.logprobs = a->sampling.n_probs;
+        ro.sampling = &gs;
+        ro.repeat_last_n = a->sampling.repeat_last_n;
+    }
     golden_replay_run_result res;
     rc = golden_replay_run(&ro, &res, &err);
     golden_backend_close(b);
@@ -482,6 +515,13 @@ static int cmd_run(const args *a)
     if (out)
         fprintf(out, "%zu cases, %zu requests, %zu rejection cases not submitted\n", res.cases,
                 res.requests, res.skipped_rejections);
+    if (out && a->topk)
+        fprintf(out, "top-k %lld: %zu of %zu steps not covered\n", a->topk, res.topk_findings,
+                res.topk_steps);
+    if (res.topk_findings) /* a finding, not a silent change of the distribution */
+        fprintf(stderr, TOOL ": run: top-k %lld does not cover the sampling settings at %zu of %zu "
+                "steps; first: %s\n", a->topk, res.topk_findings, res.topk_steps, res.topk_first);
+    int verdict = res.topk_findings ? 1 : 0;
     if (a->check_rejection) {
         if (!res.rejection_checked) {
             golden_fail_what(&err, GOLDEN_EINVAL, a->manifest, "no rejection case to check");
@@ -493,9 +533,9 @@ static int cmd_run(const args *a)
         else if (out)
             fprintf(out, "rejection case %s: %s\n", res.rejection_case,
                     res.rejection_refused ? "refused (context_limit_exceeded)" : "ACCEPTED");
-        return res.rejection_refused ? 0 : 1;
+        return res.rejection_refused ? verdict : 1;
     }
-    return 0;
+    return verdict;
 }
 
 static int cmd_matrix(const args *a)
@@ -1207,6 +1247,15 @@ static int gather(const command *cmd, args *a)
         a->n_globs = rn.cases.n;
         a->check_rejection = rn.check_rejection;
         a->concurrency = rn.concurrency;
+        a->qps = rn.qps;
+        a->useed = rn.seed;
+        a->topk = rn.topk;
+        /* conform's defaults, each given key replacing one (0 is then off, temp=0 greedy) */
+        a->sampling = (golden_conform_sampling){0.8, 40, 0.95, 0.05, 1.1, 64, 0, 8};
+        if (rn.sampling && !rn.topk)
+            return cli_usage(c, "--sampling goes with --topk");
+        if (rn.sampling && parse_sampling(c, rn.sampling, &a->sampling))
+            return 2;
     } else if (cmd->spec == &conform_spec) {
         a->checks = cf.checks;
         a->faults = cf.faults;
