@@ -839,6 +839,13 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
         return golden_fail_what(err, GOLDEN_EUNSUPPORTED, "--topk", "the backend %s has ABI "
                                 "version %u: the top-k output mode needs version 2",
                                 golden_backend_name(o->backend), golden_backend_abi(o->backend));
+    if (topk && o->sampling) { /* the settings checked once before anything runs */
+        float v0 = 0;
+        int32_t i0 = 0;
+        char why[256];
+        if (golden_topk_covers(o->sampling, 1, &v0, &i0, 1, why, sizeof why) < 0)
+            return golden_fail_what(err, GOLDEN_EINVAL, "--sampling", "%s", why);
+    }
     golden_replay_case *cases = NULL;
     size_t n = 0;
     if (replay_manifest_load_vocab(o->manifest, golden_backend_get_info(o->backend)->vocab_size,
