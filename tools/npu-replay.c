@@ -77,10 +77,12 @@ static struct {
 static struct {
     const char *manifest, *side, *faults, *out, *graph, *experiment;
     cli_list cases;
-    double duration, jitter;
-    int64_t concurrency;
+    double duration, jitter, checkpoint_every;
+    int64_t concurrency, rounds;
     uint64_t seed;
-} sk = {.side = "candidate", .concurrency = 2, .jitter = 200e-6};
+    const char *checkpoint;
+    bool resume;
+} sk = {.side = "candidate", .concurrency = 2, .jitter = 200e-6, .checkpoint_every = 1};
 
 static struct {
     const char *manifest, *side, *out, *baseline;
@@ -241,6 +243,14 @@ static const cli_opt soak_options[] = {
     CLI_OPT_STRING(0, 0, "experiment", "DIR", "the experiment folder soaked: experiment_id from\n"
                    "its hypothesis.yaml, and without --graph the graph is\n"
                    "the file its SIDE/manifest.json#/calbin/path names", 0, &sk.experiment),
+    CLI_OPT_STRING(0, 0, "checkpoint", "FILE", "keep where the soak is and what it saw in FILE\n"
+                   "(replaced atomically; an existing one needs --force)", 0, &sk.checkpoint),
+    CLI_OPT_DURATION(0, 0, "checkpoint-every", "T", "seconds between checkpoints (default 1;\n"
+                     "0 = after every round)", &sk.checkpoint_every, 1, 0, 1e7),
+    CLI_OPT_FLAG(0, 0, "resume", "continue the soak of --checkpoint FILE (after a crash\n"
+                 "or a stop): same options, its counts and hashes", &sk.resume),
+    CLI_OPT_INT(0, 0, "rounds", "N", "no round starts after N rounds (default: no bound)",
+                &sk.rounds, 1, INT64_MAX),
     CLI_END,
 };
 
@@ -773,10 +783,28 @@ static int soak_experiment(const args *a, golden_doc **hyp, const char **id, cha
     return rc;
 }
 
+static bool soak_progress_shown;
+
+/* The soak's progress line on a TTY (stderr), at most twice a second; nothing with -q. */
+static void soak_progress(void *ctx, double el, double dur, int64_t rounds, size_t requests,
+                          size_t mismatches, size_t faults)
+{
+    const cli *c = ctx;
+    static double last = -1;
+    if (c->quiet || !isatty(2) || (last >= 0 && el - last < 0.5))
+        return;
+    last = el;
+    soak_progress_shown = true;
+    fprintf(stderr, "\r" TOOL ": soak %.1f/%.1f s, %lld rounds, %zu requests, %zu mismatches, "
+            "%zu faults\033[K", el, dur, (long long)rounds, requests, mismatches, faults);
+}
+
 static int cmd_soak(const args *a)
 {
     if (!sk.manifest || !sk.out || !(sk.duration > 0))
         return cli_usage(a->c, "soak needs --manifest, --duration and -o");
+    if (sk.resume && !sk.checkpoint)
+        return cli_usage(a->c, "--resume needs --checkpoint FILE");
     if (strcmp(sk.side, "baseline") != 0 && strcmp(sk.side, "candidate") != 0)
         return cli_usage(a->c, "--side takes baseline or candidate");
     golden_error err;
@@ -794,11 +822,15 @@ static int cmd_soak(const args *a)
         free(exp_graph);
         return rc;
     }
-    golden_soak_opts so = {2, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
+    golden_soak_opts so = {3, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
                            (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag,
-                           sk.graph ? sk.graph : exp_graph, exp_id};
+                           sk.graph ? sk.graph : exp_graph, exp_id, sk.checkpoint,
+                           sk.checkpoint_every, sk.resume, a->c->force, sk.rounds,
+                           soak_progress, a->c};
     golden_soak_result res;
     rc = golden_soak_run(&so, &res, &err);
+    if (soak_progress_shown) /* end the progress line */
+        fputc('\n', stderr);
     if (rc) {
         golden_backend_close(b);
         golden_doc_free(hyp);
