@@ -2,6 +2,7 @@
  * first measured run (contracts section 7) and every request's stage timings (section 7). */
 #include <fnmatch.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -812,7 +813,8 @@ static int topk_alloc(run_state *s, const golden_replay_case *k, golden_error *e
 int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
                       golden_error *err)
 {
-    memset(res, 0, sizeof *res);
+    /* an older caller's result ends before the top-k fields: never written past */
+    memset(res, 0, o->version >= 4 ? sizeof *res : offsetof(golden_replay_run_result, topk_steps));
     if (!o->side || (strcmp(o->side, "baseline") != 0 && strcmp(o->side, "candidate") != 0))
         return golden_fail_what(err, GOLDEN_EINVAL, "--side", "must be baseline or candidate");
     if (o->version < 1 || o->version > 4)

@@ -7,6 +7,7 @@
  * failed call is one too (the kind from the backend's code), followed by a reset of every lane
  * and a solo retest of the request against its reference. Memory is bounded whatever the
  * duration: counters, one state per lane, at most GOLDEN_SOAK_MAX_FAULT_LINES lines kept. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,7 +442,8 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
             o->progress(o->progress_ctx, elapsed(c), o->duration, round + 1, c->res->requests,
                         c->res->mismatches, c->res->faults);
     }
-    c->res->rounds = round;
+    if (o->version >= 3)
+        c->res->rounds = round;
     if (rc == 0 && ck) /* where it stopped: a resume after the end writes the result at once */
         rc = ckpt_write(c, cases, sel, ns, ref, round, !c->res->interrupted, err);
     c->res->duration_s = elapsed(c);
@@ -452,7 +454,8 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
 
 int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_error *err)
 {
-    memset(res, 0, sizeof *res);
+    /* an older caller's result ends before rounds: never written past */
+    memset(res, 0, o->version >= 3 ? sizeof *res : offsetof(golden_soak_result, rounds));
     if (o->version < 1 || o->version > 3)
         return golden_fail_what(err, GOLDEN_EINVAL, "soak", "options of an unknown version %u",
                                 o->version);
