@@ -55,7 +55,14 @@ static struct {
     int64_t warmup, runs, concurrency;
     cli_list cases;
     bool check_rejection;
+    double qps;
+    int arrivals;
+    uint64_t seed;
+    int64_t topk;
+    const char *sampling;
 } rn = {.warmup = -1, .runs = -1};
+
+static const char *const arrival_names[] = {"poisson", NULL};
 
 static struct {
     const char *checks, *sampling, *faults, *side, *html, *golden;
@@ -72,10 +79,12 @@ static struct {
 static struct {
     const char *manifest, *side, *faults, *out, *graph, *experiment;
     cli_list cases;
-    double duration, jitter;
-    int64_t concurrency;
+    double duration, jitter, checkpoint_every;
+    int64_t concurrency, rounds;
     uint64_t seed;
-} sk = {.side = "candidate", .concurrency = 2, .jitter = 200e-6};
+    const char *checkpoint;
+    bool resume;
+} sk = {.side = "candidate", .concurrency = 2, .jitter = 200e-6, .checkpoint_every = 1};
 
 static struct {
     const char *manifest, *side, *out, *baseline;
@@ -158,6 +167,18 @@ static const cli_opt run_options[] = {
     CLI_OPT_INT(0, 0, "concurrency", "N", "requests of a case in flight at once, each on its own\n"
                 "lane (closed loop; default: the manifest's concurrency\ncolumn)", &rn.concurrency,
                 1, 65536),
+    CLI_OPT_REAL(0, 0, "qps", "R", "open loop: issue each case's requests at R per second\n"
+                 "on a seeded arrival schedule onto the lanes of\n--concurrency (default: closed loop)",
+                 &rn.qps, 1e-6, 1e9),
+    CLI_OPT_CHOICE(0, 0, "arrivals", "poisson", "the open loop's schedule (default poisson:\n"
+                   "exponential inter-arrival times of mean 1/R)", &rn.arrivals, arrival_names),
+    CLI_OPT_UINT(0, 0, "seed", "S", "seed of the arrival schedule (default 0)", &rn.seed, 0,
+                 UINT64_MAX),
+    CLI_OPT_INT(0, 0, "topk", "K", "top-k output mode: check at every step that the\n"
+                "backend's K largest logits cover --sampling (exit 1\nwhen they do not)", &rn.topk,
+                1, GOLDEN_BK_MAX_TOPK),
+    CLI_OPT_STRING(0, 0, "sampling", "K=V,...", "the settings --topk must cover (conform's keys\n"
+                   "and defaults; temp=0 is greedy, top_k=0 off)", 0, &rn.sampling),
     CLI_OPT_STRING(0, 0, "taps", "all|none|LIST", "per-layer tensors to capture (LIST:\n"
                    "comma-separated globs such as 'layers/*/router/*';\ndefault all)", 0, &rn.taps),
     CLI_OPT_FLAG(0, 0, "check-rejection", "submit one rejection case; the backend must\n"
@@ -230,6 +251,14 @@ static const cli_opt soak_options[] = {
     CLI_OPT_STRING(0, 0, "experiment", "DIR", "the experiment folder soaked: experiment_id from\n"
                    "its hypothesis.yaml, and without --graph the graph is\n"
                    "the file its SIDE/manifest.json#/calbin/path names", 0, &sk.experiment),
+    CLI_OPT_STRING(0, 0, "checkpoint", "FILE", "keep where the soak is and what it saw in FILE\n"
+                   "(replaced atomically; an existing one needs --force)", 0, &sk.checkpoint),
+    CLI_OPT_DURATION(0, 0, "checkpoint-every", "T", "seconds between checkpoints (default 1;\n"
+                     "0 = after every round)", &sk.checkpoint_every, 1, 0, 1e7),
+    CLI_OPT_FLAG(0, 0, "resume", "continue the soak of --checkpoint FILE (after a crash\n"
+                 "or a stop): same options, its counts and hashes", &sk.resume),
+    CLI_OPT_INT(0, 0, "rounds", "N", "no round starts after N rounds (default: no bound)",
+                &sk.rounds, 1, INT64_MAX),
     CLI_END,
 };
 
@@ -403,6 +432,8 @@ typedef struct {
         near_ties; /* random, repeated: -1 = the default */
     double margin, tolerance, router_tol, budget, nondet; /* budget: -1 = not given */
     long long max_context, concurrency;
+    double qps; /* run: 0 = the closed loop */
+    long long topk; /* run: 0 = no top-k mode */
     uint64_t useed;
     golden_conform_sampling sampling;
     unsigned long long dense_mask;
@@ -506,10 +537,22 @@ static int cmd_run(const args *a)
         return fail(a, &err);
     }
     int rc;
-    golden_replay_run_opts ro = {3, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {4, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
-                                 progress, a->c, a->faults, (int)a->concurrency};
+                                 progress, a->c, a->faults, (int)a->concurrency, a->qps,
+                                 "poisson", a->useed, (int)a->topk, NULL, 0};
+    golden_sampling gs = GOLDEN_SAMPLING_INIT;
+    if (a->topk) {
+        gs.temperature = a->sampling.temp;
+        gs.top_k = a->sampling.top_k;
+        gs.top_p = a->sampling.top_p;
+        gs.min_p = a->sampling.min_p;
+        gs.repetition_penalty = a->sampling.repeat_penalty;
+        gs.logprobs = a->sampling.n_probs;
+        ro.sampling = &gs;
+        ro.repeat_last_n = a->sampling.repeat_last_n;
+    }
     golden_replay_run_result res;
     rc = golden_replay_run(&ro, &res, &err);
     golden_backend_close(b);
@@ -519,6 +562,13 @@ static int cmd_run(const args *a)
     if (out)
         fprintf(out, "%zu cases, %zu requests, %zu rejection cases not submitted\n", res.cases,
                 res.requests, res.skipped_rejections);
+    if (out && a->topk)
+        fprintf(out, "top-k %lld: %zu of %zu steps not covered\n", a->topk, res.topk_findings,
+                res.topk_steps);
+    if (res.topk_findings) /* a finding, not a silent change of the distribution */
+        fprintf(stderr, TOOL ": run: top-k %lld does not cover the sampling settings at %zu of %zu "
+                "steps; first: %s\n", a->topk, res.topk_findings, res.topk_steps, res.topk_first);
+    int verdict = res.topk_findings ? 1 : 0;
     if (a->check_rejection) {
         if (!res.rejection_checked) {
             golden_fail_what(&err, GOLDEN_EINVAL, a->manifest, "no rejection case to check");
@@ -530,9 +580,9 @@ static int cmd_run(const args *a)
         else if (out)
             fprintf(out, "rejection case %s: %s\n", res.rejection_case,
                     res.rejection_refused ? "refused (context_limit_exceeded)" : "ACCEPTED");
-        return res.rejection_refused ? 0 : 1;
+        return res.rejection_refused ? verdict : 1;
     }
-    return 0;
+    return verdict;
 }
 
 static int cmd_matrix(const args *a)
@@ -770,10 +820,28 @@ static int soak_experiment(const args *a, golden_doc **hyp, const char **id, cha
     return rc;
 }
 
+static bool soak_progress_shown;
+
+/* The soak's progress line on a TTY (stderr), at most twice a second; nothing with -q. */
+static void soak_progress(void *ctx, double el, double dur, int64_t rounds, size_t requests,
+                          size_t mismatches, size_t faults)
+{
+    const cli *c = ctx;
+    static double last = -1;
+    if (c->quiet || !isatty(2) || (last >= 0 && el - last < 0.5))
+        return;
+    last = el;
+    soak_progress_shown = true;
+    fprintf(stderr, "\r" TOOL ": soak %.1f/%.1f s, %lld rounds, %zu requests, %zu mismatches, "
+            "%zu faults\033[K", el, dur, (long long)rounds, requests, mismatches, faults);
+}
+
 static int cmd_soak(const args *a)
 {
     if (!sk.manifest || !sk.out || !(sk.duration > 0))
         return cli_usage(a->c, "soak needs --manifest, --duration and -o");
+    if (sk.resume && !sk.checkpoint)
+        return cli_usage(a->c, "--resume needs --checkpoint FILE");
     if (strcmp(sk.side, "baseline") != 0 && strcmp(sk.side, "candidate") != 0)
         return cli_usage(a->c, "--side takes baseline or candidate");
     golden_error err;
@@ -791,11 +859,15 @@ static int cmd_soak(const args *a)
         free(exp_graph);
         return rc;
     }
-    golden_soak_opts so = {2, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
+    golden_soak_opts so = {3, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
                            (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag,
-                           sk.graph ? sk.graph : exp_graph, exp_id};
+                           sk.graph ? sk.graph : exp_graph, exp_id, sk.checkpoint,
+                           sk.checkpoint_every, sk.resume, a->c->force, sk.rounds,
+                           soak_progress, a->c};
     golden_soak_result res;
     rc = golden_soak_run(&so, &res, &err);
+    if (soak_progress_shown) /* end the progress line */
+        fputc('\n', stderr);
     if (rc) {
         golden_backend_close(b);
         golden_doc_free(hyp);
@@ -1244,6 +1316,15 @@ static int gather(const command *cmd, args *a)
         a->n_globs = rn.cases.n;
         a->check_rejection = rn.check_rejection;
         a->concurrency = rn.concurrency;
+        a->qps = rn.qps;
+        a->useed = rn.seed;
+        a->topk = rn.topk;
+        /* conform's defaults, each given key replacing one (0 is then off, temp=0 greedy) */
+        a->sampling = (golden_conform_sampling){0.8, 40, 0.95, 0.05, 1.1, 64, 0, 8};
+        if (rn.sampling && !rn.topk)
+            return cli_usage(c, "--sampling goes with --topk");
+        if (rn.sampling && parse_sampling(c, rn.sampling, &a->sampling))
+            return 2;
     } else if (cmd->spec == &conform_spec) {
         a->checks = cf.checks;
         a->faults = cf.faults;

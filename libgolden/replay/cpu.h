@@ -152,6 +152,8 @@ typedef struct {
     int64_t call_pos; /* the position the current public prefill call starts at */
     bool in_decode;   /* the current call is a decode */
     float jitter;     /* fault nondeterministic: what this open adds to logit 0 */
+    int64_t delay_us; /* delay_us=N: device-side delay, uniform [0, N] us inside npu_wait */
+    uint64_t delay_rng; /* its splitmix64 state (delay_seed=S, default 0) */
 } cpu_backend;
 
 /* The built-in backend's version 2 table (golden_cpu_backend() is its base). */

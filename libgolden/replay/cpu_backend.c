@@ -108,6 +108,22 @@ static int parse_fault(cpu_backend *b, const char *v, char *msg, size_t n)
     return 1;
 }
 
+/* delay_us=N: the device-side delay of the soak (handbook section 13.2), a seeded uniform
+ * [0, N] us wait inside npu_wait of every prefill and decode call; it changes no bit. */
+static void device_delay(cpu_backend *b)
+{
+    if (b->delay_us <= 0)
+        return;
+    uint64_t z = (b->delay_rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    uint64_t ns = (uint64_t)((double)(z >> 11) / 9007199254740992.0 * (double)b->delay_us * 1e3);
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 static int parse_opts(cpu_backend *b, const golden_backend_open_args *a, char *msg, size_t n)
 {
     b->n_lanes = 4;
@@ -126,19 +142,28 @@ static int parse_opts(cpu_backend *b, const golden_backend_open_args *a, char *m
         } else if (strcmp(k, "inject") == 0) {
             if (parse_fault(b, v, msg, n))
                 return 1;
-        } else if (strcmp(k, "dtype") == 0 || strcmp(k, "lanes") == 0 || strcmp(k, "chunk") == 0) {
-            snprintf(msg, n, "backend option %s=%s: dtype takes f32 or bf16, lanes 1..%d, chunk 1..%d",
-                     k, v, MAX_LANES, 1 << 20);
+        } else if (strcmp(k, "delay_us") == 0 &&
+                   golden_parse_int(v, 0, 10000000, &num) == GOLDEN_PARSE_OK) {
+            b->delay_us = num;
+        } else if (strcmp(k, "delay_seed") == 0 &&
+                   golden_parse_uint(v, 0, UINT64_MAX, &b->delay_rng) == GOLDEN_PARSE_OK) {
+        } else if (strcmp(k, "dtype") == 0 || strcmp(k, "lanes") == 0 || strcmp(k, "chunk") == 0 ||
+                   strcmp(k, "delay_us") == 0 || strcmp(k, "delay_seed") == 0) {
+            snprintf(msg, n, "backend option %s=%s: dtype takes f32 or bf16, lanes 1..%d, chunk "
+                     "1..%d, delay_us 0..10000000, delay_seed an unsigned integer", k, v,
+                     MAX_LANES, 1 << 20);
             return 1;
         } else {
-            static const char *const known[] = {"dtype", "lanes", "chunk", "inject"};
+            static const char *const known[] = {"dtype", "lanes", "chunk", "inject", "delay_us",
+                                                "delay_seed"};
             lg_suggest sg;
             char hint[200];
             lg_suggest_init(&sg, k, strlen(k));
-            for (size_t j = 0; j < 4; j++)
+            for (size_t j = 0; j < 6; j++)
                 lg_suggest_offer(&sg, known[j], strlen(known[j]));
             snprintf(msg, n, "unknown backend option '%s'%s (the cpu backend knows dtype, lanes, "
-                     "chunk, inject)", k, lg_suggest_text(&sg, "", hint, sizeof hint));
+                     "chunk, inject, delay_us, delay_seed)", k,
+                     lg_suggest_text(&sg, "", hint, sizeof hint));
             return 1;
         }
     }
@@ -357,6 +382,7 @@ static int prefill_keep(cpu_backend *b, int lane, int64_t pos, const int32_t *to
     for (size_t done = 0; rc == 0 && done < count; done += chunk)
         rc = cpu_forward(b, lane, pos + (int64_t)done, tokens + done,
                          (int64_t)(count - done < chunk ? count - done : chunk), &err);
+    device_delay(b);
     mark(b, GOLDEN_BK_STAGE_NPU_WAIT, 1);
     if (rc == 0 && b->any_at)
         spoil_logits(b, call, &b->lanes[lane]);

@@ -2,6 +2,7 @@
  * first measured run (contracts section 7) and every request's stage timings (section 7). */
 #include <fnmatch.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,6 +46,10 @@ typedef struct {
     const char *fault_kind; /* set when a request failed by the backend's doing (a fault) */
     bool has_fault;
     replay_fault fault;     /* the fault that ended the run, for stability/faults.jsonl */
+    golden_replay_run_result *res;
+    const golden_replay_case *k; /* the case being run (top-k: its context) */
+    float *tk_val;          /* [topk] */
+    int32_t *tk_idx, *pen, *cnt; /* [topk], the penalised ids and counts [n_ids + output] */
 } run_state;
 
 static bool tap_wanted(const char *spec, const char *name)
@@ -142,6 +147,54 @@ static int backend_failed(run_state *s, const golden_error *err)
     return GOLDEN_ERR;
 }
 
+/* The top-k output mode at step i of a request (after the timed stages): the backend's k
+ * largest logits, which must agree with the row's greedy choice, and whether they cover the
+ * sampling settings with the penalised ids of the context. A finding is counted; an error
+ * (the call failed, settings out of range) ends the run. */
+static int topk_step(run_state *s, golden_backend *b, int lane, const case_out *co, int64_t i,
+                     int64_t tok, const float *row, golden_error *err)
+{
+    const golden_replay_run_opts *o = s->o;
+    const golden_replay_case *k = s->k;
+    int K = o->topk;
+    if (golden_backend_topk(b, lane, K, s->tk_val, s->tk_idx, err))
+        return backend_failed(s, err);
+    golden_sampling g = GOLDEN_SAMPLING_INIT;
+    golden_sampling smp = o->sampling ? *o->sampling : g;
+    /* the context before step i: the ids, then the tokens of steps 0 .. i-1 */
+    int64_t len = (int64_t)k->n_ids + i, from = 0;
+    if (o->repeat_last_n > 0 && len > o->repeat_last_n)
+        from = len - o->repeat_last_n;
+    size_t np = 0;
+    for (int64_t j = from; j < len; j++) {
+        int32_t t = j < (int64_t)k->n_ids ? k->ids[j] : (int32_t)co->tokens[j - (int64_t)k->n_ids];
+        size_t q = 0;
+        while (q < np && s->pen[q] != t)
+            q++;
+        if (q == np)
+            s->pen[np] = t, s->cnt[np++] = 0;
+        s->cnt[q]++;
+    }
+    smp.penalised = s->pen;
+    smp.counts = s->cnt;
+    smp.n_penalised = np;
+    char why[512];
+    int c = golden_topk_covers(&smp, s->info->vocab_size, s->tk_val, s->tk_idx, K, why, sizeof why);
+    if (c < 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, "--sampling", "%s", why);
+    if (c == 1 && (s->tk_idx[0] != tok || s->tk_val[0] != row[tok])) {
+        snprintf(why, sizeof why, "the top-k's first entry is token %d (%.9g), the full row's "
+                 "largest is %lld (%.9g)", (int)s->tk_idx[0], s->tk_val[0], (long long)tok,
+                 row[tok]);
+        c = 0;
+    }
+    s->res->topk_steps++;
+    if (c == 0 && s->res->topk_findings++ == 0)
+        snprintf(s->res->topk_first, sizeof s->res->topk_first, "%s step %lld (lane %d): %s",
+                 k->case_id, (long long)i, lane, why);
+    return 0;
+}
+
 /* logits -> f32 row -> greedy -> token appended: the last four stages of one step. */
 static int finish_step(run_state *s, golden_backend *b, int lane, case_out *co, int64_t i,
                        replay_request *rq, golden_error *err)
@@ -183,6 +236,8 @@ static int finish_step(run_state *s, golden_backend *b, int lane, case_out *co, 
         rq->stage[REPLAY_STREAM_FLUSH][0] = t3b;
         rq->stage[REPLAY_STREAM_FLUSH][1] = t4;
     }
+    if (s->o->version >= 4 && s->o->topk > 0)
+        return topk_step(s, b, lane, co, i, tok, row, err);
     return 0;
 }
 
@@ -325,14 +380,19 @@ static int write_case(run_state *s, golden_writer *w, const golden_replay_case *
     return 0;
 }
 
-static bool case_selected(const golden_replay_run_opts *o, const char *id)
+bool replay_case_selected(size_t n_globs, const char *const *globs, const char *id)
 {
-    if (o->n_globs == 0)
+    if (n_globs == 0)
         return true;
-    for (size_t i = 0; i < o->n_globs; i++)
-        if (fnmatch(o->globs[i], id, 0) == 0)
+    for (size_t i = 0; i < n_globs; i++)
+        if (fnmatch(globs[i], id, 0) == 0)
             return true;
     return false;
+}
+
+static bool case_selected(const golden_replay_run_opts *o, const char *id)
+{
+    return replay_case_selected(o->n_globs, o->globs, id);
 }
 
 static void taps_clear(tap_set *t)
@@ -537,10 +597,41 @@ static int flight_done(run_state *s, golden_writer *w, FILE *raw, const golden_r
     return rc ? GOLDEN_ERR : 0;
 }
 
+/* Issue run r on a free lane: its client queue starts at its arrival (now in the closed loop,
+ * the scheduled time in the open loop, which may have passed while the lanes were busy). */
+static void flight_issue(run_state *s, const golden_replay_case *k, flight *f, int r, int conc,
+                         int warm, uint64_t arrival)
+{
+    const golden_replay_run_opts *o = s->o;
+    f->busy = true;
+    f->r = r;
+    f->step = 0;
+    taps_clear(&f->taps);
+    memset(&f->rq, 0, sizeof f->rq);
+    f->rq = (replay_request){.side = o->side, .case_id = k->case_id, .run = r,
+                             .concurrency = conc, .warmup = r < warm, .output_tokens = k->output};
+    f->rq.stage[REPLAY_CLIENT_QUEUE][0] = arrival;
+}
+
+/* The open loop with every lane idle: a real wait until the next arrival (or a stop). */
+static void wait_arrival(const golden_replay_run_opts *o, uint64_t at)
+{
+    for (;;) {
+        uint64_t now = replay_now_ns();
+        if (now >= at || (o->stop && *o->stop))
+            return;
+        uint64_t d = at - now < 50000000u ? at - now : 50000000u; /* look at stop every 50 ms */
+        struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Every run of one case with conc requests in flight (closed loop: a lane that finishes takes
- * the next request at once); the calls go out one at a time, round robin over the lanes. */
+ * the next request at once; open loop, arr != NULL: request r arrives at arr[r] and takes the
+ * first free lane); the calls go out one at a time, round robin over the lanes. */
 static int run_case_conc(run_state *s, golden_writer *w, FILE *raw, const golden_replay_case *k,
-                         int conc, golden_replay_run_result *res, golden_error *err)
+                         int conc, const uint64_t *arr, golden_replay_run_result *res,
+                         golden_error *err)
 {
     const golden_replay_run_opts *o = s->o;
     golden_backend *b = o->backend;
@@ -573,19 +664,17 @@ static int run_case_conc(run_state *s, golden_writer *w, FILE *raw, const golden
             rc = golden_fail_what(err, GOLDEN_EIO, k->case_id, "interrupted");
             break;
         }
-        bool want = false;
+        bool want = false, any = false;
+        for (int L = 0; L < conc; L++)
+            any |= fl[L].busy;
+        if (arr && !any && next < total)
+            wait_arrival(o, arr[next]);
         for (int L = 0; L < conc; L++) {
             flight *f = &fl[L];
-            if (!f->busy && next < total) { /* issued now: its client queue starts */
-                f->busy = true;
-                f->r = next++;
-                f->step = 0;
-                taps_clear(&f->taps);
-                memset(&f->rq, 0, sizeof f->rq);
-                f->rq = (replay_request){.side = o->side, .case_id = k->case_id, .run = f->r,
-                                         .concurrency = conc, .warmup = f->r < warm,
-                                         .output_tokens = k->output};
-                f->rq.stage[REPLAY_CLIENT_QUEUE][0] = replay_now_ns();
+            uint64_t now = replay_now_ns();
+            if (!f->busy && next < total && (!arr || now >= arr[next])) { /* issued */
+                flight_issue(s, k, f, next, conc, warm, arr ? arr[next] : now);
+                next++;
             }
             want |= f->busy && f->r == warm && !taps_none; /* a golden run in flight */
         }
@@ -631,6 +720,26 @@ static int run_case_conc(run_state *s, golden_writer *w, FILE *raw, const golden
     }
     s->ts = &s->main_taps;
     flights_free(fl, conc);
+    return rc;
+}
+
+/* The open loop of one case: its seeded schedule from now, then the lanes take the arrivals. */
+static int run_case_open(run_state *s, golden_writer *w, FILE *raw, const golden_replay_case *k,
+                         int conc, golden_replay_run_result *res, golden_error *err)
+{
+    const golden_replay_run_opts *o = s->o;
+    int warm = o->warmup < 0 ? 10 : o->warmup;
+    int runs = o->runs >= 0 ? o->runs : (k->past + k->prompt + k->output <= 128 ? 100 : 30);
+    size_t total = (size_t)warm + (size_t)(runs < 1 ? 1 : runs);
+    uint64_t *arr = malloc(total * sizeof *arr);
+    if (!arr)
+        return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
+    replay_arrivals(o->seed, k->case_id, o->qps, total, arr);
+    uint64_t t0 = replay_now_ns();
+    for (size_t r = 0; r < total; r++)
+        arr[r] += t0;
+    int rc = run_case_conc(s, w, raw, k, conc < 1 ? 1 : conc, arr, res, err);
+    free(arr);
     return rc;
 }
 
@@ -684,21 +793,61 @@ static int write_faults(run_state *s, const char *path, int rc, golden_error *er
                             e.where, e.what);
 }
 
+/* The top-k buffers for case k: k values and indices, the context's penalised ids and counts. */
+static int topk_alloc(run_state *s, const golden_replay_case *k, golden_error *err)
+{
+    size_t ctx = k->n_ids + (size_t)k->output + 1;
+    if (!s->tk_val) {
+        s->tk_val = malloc((size_t)s->o->topk * sizeof *s->tk_val);
+        s->tk_idx = malloc((size_t)s->o->topk * sizeof *s->tk_idx);
+    }
+    free(s->pen);
+    free(s->cnt);
+    s->pen = malloc(ctx * sizeof *s->pen);
+    s->cnt = malloc(ctx * sizeof *s->cnt);
+    if (!s->tk_val || !s->tk_idx || !s->pen || !s->cnt)
+        return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory for the top-k");
+    return 0;
+}
+
 int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result *res,
                       golden_error *err)
 {
-    memset(res, 0, sizeof *res);
+    /* an older caller's result ends before the top-k fields: never written past */
+    memset(res, 0, o->version >= 4 ? sizeof *res : offsetof(golden_replay_run_result, topk_steps));
     if (!o->side || (strcmp(o->side, "baseline") != 0 && strcmp(o->side, "candidate") != 0))
         return golden_fail_what(err, GOLDEN_EINVAL, "--side", "must be baseline or candidate");
-    if (o->version < 1 || o->version > 3)
+    if (o->version < 1 || o->version > 4)
         return golden_fail_what(err, GOLDEN_EINVAL, "run", "options of an unknown version %u",
                                 o->version);
     if (!o->backend)
         return golden_fail_what(err, GOLDEN_EINVAL, "run", "no backend");
     const char *faults = o->version >= 2 ? o->faults : NULL;
+    bool open_loop = o->version >= 4 && o->qps != 0;
+    if (open_loop && (!(o->qps > 0) || !isfinite(o->qps) ||
+                      (o->arrivals && strcmp(o->arrivals, "poisson") != 0)))
+        return golden_fail_what(err, GOLDEN_EINVAL, "run", "the open loop needs qps > 0 (finite) "
+                                "and arrivals poisson");
     if (golden_outfile_check(o->golden, o->force, err) || golden_outfile_check(o->raw, o->force, err) ||
         (faults && golden_outfile_check(faults, o->force, err)))
         return GOLDEN_ERR;
+    const golden_backend_info *bi = golden_backend_get_info(o->backend);
+    int topk = o->version >= 4 ? o->topk : 0;
+    if (topk != 0 && (topk < 1 || topk > GOLDEN_BK_MAX_TOPK || topk > bi->vocab_size))
+        return golden_fail_what(err, GOLDEN_EINVAL, "--topk", "k %d is outside 1..%d", topk,
+                                bi->vocab_size < GOLDEN_BK_MAX_TOPK ? bi->vocab_size
+                                                                    : GOLDEN_BK_MAX_TOPK);
+    if (topk && golden_backend_abi(o->backend) < 2)
+        return golden_fail_what(err, GOLDEN_EUNSUPPORTED, "--topk", "the backend %s has ABI "
+                                "version %u: the top-k output mode needs version 2",
+                                golden_backend_name(o->backend), golden_backend_abi(o->backend));
+    if (topk && o->sampling) { /* the settings checked once before anything runs */
+        float v0 = 0;
+        int32_t i0 = 0;
+        char why[256];
+        if (golden_topk_covers(o->sampling, 1, &v0, &i0, 1, why, sizeof why) < 0)
+            return golden_fail_what(err, GOLDEN_EINVAL, "--sampling", "%s", why);
+    }
     golden_replay_case *cases = NULL;
     size_t n = 0;
     if (replay_manifest_load_vocab(o->manifest, golden_backend_get_info(o->backend)->vocab_size,
@@ -709,6 +858,7 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     s.o = o;
     s.ts = &s.main_taps;
     s.info = golden_backend_get_info(o->backend);
+    s.res = res;
     golden_writer *w = NULL;
     golden_outfile *raw = NULL;
     golden_writer_opts wo = {.version = GOLDEN_WRITER_OPTS_VERSION,
@@ -732,8 +882,17 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
             continue;
         }
         int conc = o->version >= 3 && o->concurrency > 0 ? o->concurrency : cases[i].concurrency;
-        rc = conc > 1 ? run_case_conc(&s, w, golden_outfile_stream(raw), &cases[i], conc, res, err)
-                      : run_case(&s, w, golden_outfile_stream(raw), &cases[i], res, err);
+        s.k = &cases[i];
+        if (topk)
+            rc = topk_alloc(&s, &cases[i], err);
+        if (rc)
+            break;
+        if (open_loop)
+            rc = run_case_open(&s, w, golden_outfile_stream(raw), &cases[i], conc, res, err);
+        else
+            rc = conc > 1 ? run_case_conc(&s, w, golden_outfile_stream(raw), &cases[i], conc,
+                                          NULL, res, err)
+                          : run_case(&s, w, golden_outfile_stream(raw), &cases[i], res, err);
         res->cases += rc == 0;
     }
     if (rc == 0 && o->check_rejection)
@@ -757,6 +916,10 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
         rc = write_faults(&s, faults, rc, err);
     taps_clear(&s.main_taps);
     free(s.main_taps.v);
+    free(s.tk_val);
+    free(s.tk_idx);
+    free(s.pen);
+    free(s.cnt);
     golden_replay_cases_free(cases, n);
     return rc;
 }

@@ -26,6 +26,11 @@ typedef struct {
 
 int replay_raw_write(FILE *f, const replay_request *r, golden_error *err);
 uint64_t replay_now_ns(void);
+/* Whether a case id matches one of the --cases globs (fnmatch; none = every case): run, score
+ * and soak select through this one helper. */
+bool replay_case_selected(size_t n_globs, const char *const *globs, const char *id);
+/* The open loop's schedule of a case: n arrival offsets in ns from the case's start (arrivals.c). */
+void replay_arrivals(uint64_t seed, const char *case_id, double qps, size_t n, uint64_t *off_ns);
 /* golden_replay_manifest_load, and every token id checked below vocab (< 0: unchecked; manifest.c). */
 int replay_manifest_load_vocab(const char *path, int vocab, golden_replay_case **cases, size_t *n,
                                golden_error *err);

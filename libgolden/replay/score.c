@@ -2,7 +2,6 @@
  * negative log-likelihood of the given tokens (the case's token file: past + prompt ids, every
  * one after the first predicted from the ones before it) and its perplexity; per dataset the
  * token-weighted aggregate. A mixed average over datasets is never formed. */
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,12 +171,7 @@ static json_t *datasets_json(const dataset_acc *d, size_t nd)
 
 static bool selected(const golden_score_opts *o, const char *id)
 {
-    if (o->n_globs == 0)
-        return true;
-    for (size_t i = 0; i < o->n_globs; i++)
-        if (fnmatch(o->globs[i], id, 0) == 0)
-            return true;
-    return false;
+    return replay_case_selected(o->n_globs, o->globs, id);
 }
 
 static int head_json(const golden_score_opts *o, json_t **doc, golden_error *err)

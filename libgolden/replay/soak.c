@@ -7,14 +7,18 @@
  * failed call is one too (the kind from the backend's code), followed by a reset of every lane
  * and a solo retest of the request against its reference. Memory is bounded whatever the
  * duration: counters, one state per lane, at most GOLDEN_SOAK_MAX_FAULT_LINES lines kept. */
-#include <fnmatch.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "golden/doc.h"
 #include "golden/hash.h"
+#include "golden/jsonout.h"
+#include "golden/outfile.h"
+#include "golden/parse.h"
 #include "golden/report.h"
 #include "golden/replay_run.h"
 #include "golden/soak.h"
@@ -37,6 +41,7 @@ typedef struct {
     float *f32;
     uint64_t rng;
     uint64_t t0;
+    double before_s;     /* seconds soaked before a resume */
 } soak_ctx;
 
 static uint64_t rnd(soak_ctx *c)
@@ -164,10 +169,7 @@ static void add_fault(soak_ctx *c, const golden_replay_case *k, const char *kind
 
 static bool selected(const golden_soak_opts *o, const char *id)
 {
-    for (size_t i = 0; i < o->n_globs; i++)
-        if (fnmatch(o->globs[i], id, 0) == 0)
-            return true;
-    return o->n_globs == 0;
+    return replay_case_selected(o->n_globs, o->globs, id);
 }
 
 /* A failed request: reset every lane, run it alone again and compare with its reference. */
@@ -238,20 +240,159 @@ static int soak_round(soak_ctx *c, const golden_replay_case *k, const char *ref,
     return 0;
 }
 
-static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_error *err)
+/* ---- the checkpoint (options version 3) ---- */
+
+#define SOAK_CKPT_FORMAT "npu-replay-soak-checkpoint/1"
+
+static double elapsed(const soak_ctx *c)
+{
+    return c->before_s + (double)(replay_now_ns() - c->t0) / 1e9;
+}
+
+/* Write where the soak is: the next round, the generator, the counts, what it saw. */
+static int ckpt_write(soak_ctx *c, const golden_replay_case *cases, const size_t *sel, size_t ns,
+                      char (*ref)[65], int64_t round, bool done, golden_error *err)
 {
     const golden_soak_opts *o = c->o;
-    size_t *sel = calloc(n ? n : 1, sizeof *sel), ns = 0;
-    char (*ref)[65] = calloc(n ? n : 1, sizeof *ref);
-    int rc = sel && ref ? 0 : golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory");
+    golden_soak_result *r = c->res;
+    json_t *ids = json_array(), *refs = json_array();
+    for (size_t i = 0; ids && refs && i < ns; i++)
+        if (json_array_append_new(ids, json_string(cases[sel[i]].case_id)) ||
+            json_array_append_new(refs, json_string(ref[i])))
+            break;
+    char rng[24]; /* decimal in a string: JSON integers stop at 2^63 */
+    snprintf(rng, sizeof rng, "%llu", (unsigned long long)c->rng);
+    json_t *j = ids && refs ? json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:f, s:o, s:o, s:I, s:s, s:f, s:b, s:I, s:I, s:I,"
+        " s:I, s:I, s:I, s:O, s:O}",
+        "format", SOAK_CKPT_FORMAT, "manifest", o->manifest, "manifest_sha256",
+        r->manifest_sha256, "side", o->side, "backend", golden_backend_name(o->backend), "seed",
+        (json_int_t)o->seed, "concurrency", o->concurrency, "jitter_max_us", o->jitter_max_us,
+        "cases", ids, "references", refs, "next_round", (json_int_t)round, "rng", rng,
+        "elapsed_s", elapsed(c), "done", done, "requests", (json_int_t)r->requests, "mismatches",
+        (json_int_t)r->mismatches, "faults", (json_int_t)r->faults, "retests",
+        (json_int_t)r->retests, "retests_passed", (json_int_t)r->retests_passed, "fault_lines",
+        (json_int_t)r->fault_lines, "fault_list", r->faults_jsonl, "hashes", r->hashes) : NULL;
+    if (!j) {
+        json_decref(ids);
+        json_decref(refs);
+        return golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory for the checkpoint");
+    }
+    int rc = golden_json_write(o->checkpoint, j, true, err);
+    json_decref(j);
+    return rc;
+}
+
+static int ckpt_bad(const char *path, const char *what, golden_error *err)
+{
+    return golden_fail_what(err, GOLDEN_EINVAL, path, "cannot resume: %s", what);
+}
+
+static int64_t ckpt_int(const json_t *j, const char *key, bool *bad)
+{
+    const json_t *v = json_object_get(j, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        *bad = true;
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+/* The checkpoint's word for word check against these options and the selection. */
+static int ckpt_match(const soak_ctx *c, const json_t *j, const golden_replay_case *cases,
+                      const size_t *sel, size_t ns, golden_error *err)
+{
+    const golden_soak_opts *o = c->o;
+    const char *path = o->checkpoint;
+    const char *fmt = json_string_value(json_object_get(j, "format"));
+    if (!fmt || strcmp(fmt, SOAK_CKPT_FORMAT) != 0)
+        return ckpt_bad(path, "not a " SOAK_CKPT_FORMAT " file", err);
+    const char *keys[] = {"manifest_sha256", "side", "backend"};
+    const char *want[] = {c->res->manifest_sha256, o->side, golden_backend_name(o->backend)};
+    for (int i = 0; i < 3; i++) {
+        const char *v = json_string_value(json_object_get(j, keys[i]));
+        if (!v || strcmp(v, want[i]) != 0)
+            return golden_fail_what(err, GOLDEN_EINVAL, path, "cannot resume: its %s is %s, this "
+                                    "soak's %s", keys[i], v ? v : "missing", want[i]);
+    }
+    bool bad = false;
+    if ((uint64_t)ckpt_int(j, "seed", &bad) != o->seed ||
+        ckpt_int(j, "concurrency", &bad) != o->concurrency || bad ||
+        json_number_value(json_object_get(j, "jitter_max_us")) != o->jitter_max_us)
+        return ckpt_bad(path, "another seed, concurrency or jitter than this soak's", err);
+    const json_t *ids = json_object_get(j, "cases"), *refs = json_object_get(j, "references");
+    if (json_array_size(ids) != ns || json_array_size(refs) != ns)
+        return ckpt_bad(path, "another selection of cases than this soak's", err);
+    for (size_t i = 0; i < ns; i++) {
+        const char *id = json_string_value(json_array_get(ids, i));
+        const char *h = json_string_value(json_array_get(refs, i));
+        if (!id || strcmp(id, cases[sel[i]].case_id) != 0 || !h || strlen(h) != 64)
+            return ckpt_bad(path, "another selection of cases than this soak's", err);
+    }
+    return 0;
+}
+
+/* Resume: the references, counts, generator, next round and time from the checkpoint. */
+static int ckpt_load(soak_ctx *c, const golden_replay_case *cases, const size_t *sel, size_t ns,
+                     char (*ref)[65], int64_t *round, golden_error *err)
+{
+    golden_doc *d = NULL;
+    if (golden_doc_load_file(c->o->checkpoint, &d, err))
+        return GOLDEN_ERR;
+    const json_t *j = golden_doc_root(d);
+    int rc = ckpt_match(c, j, cases, sel, ns, err);
+    golden_soak_result *r = c->res;
+    bool bad = false;
+    const char *rng = json_string_value(json_object_get(j, "rng"));
+    json_t *fl = json_object_get(j, "fault_list"), *hs = json_object_get(j, "hashes");
+    double el = json_number_value(json_object_get(j, "elapsed_s"));
+    if (rc == 0) {
+        *round = ckpt_int(j, "next_round", &bad);
+        r->requests = (size_t)ckpt_int(j, "requests", &bad);
+        r->mismatches = (size_t)ckpt_int(j, "mismatches", &bad);
+        r->faults = (size_t)ckpt_int(j, "faults", &bad);
+        r->retests = (size_t)ckpt_int(j, "retests", &bad);
+        r->retests_passed = (size_t)ckpt_int(j, "retests_passed", &bad);
+        r->fault_lines = (size_t)ckpt_int(j, "fault_lines", &bad);
+        uint64_t v = 0;
+        if (!rng || golden_parse_uint(rng, 0, UINT64_MAX, &v) != GOLDEN_PARSE_OK)
+            bad = true;
+        c->rng = v;
+        if (bad || !json_is_array(fl) || json_array_size(fl) != r->fault_lines ||
+            !json_is_array(hs) || !(el >= 0) || r->retests_passed > r->retests)
+            rc = ckpt_bad(c->o->checkpoint, "its counts, generator or lists are malformed", err);
+    }
+    if (rc == 0) {
+        for (size_t i = 0; i < ns; i++)
+            snprintf(ref[i], 65, "%s", json_string_value(json_array_get(
+                                           json_object_get(j, "references"), i)));
+        json_decref(r->faults_jsonl);
+        json_decref(r->hashes);
+        r->faults_jsonl = json_deep_copy(fl);
+        r->hashes = json_deep_copy(hs);
+        c->before_s = el;
+        r->resumed = true;
+        if (!r->faults_jsonl || !r->hashes)
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory");
+    }
+    golden_doc_free(d);
+    return rc;
+}
+
+/* The clean reference of every selected case: alone, lane 0, every lane empty, no delay. */
+static int soak_references(soak_ctx *c, golden_replay_case *cases, size_t n, size_t *sel,
+                           size_t *ns_out, char (*ref)[65], bool run, golden_error *err)
+{
+    const golden_soak_opts *o = c->o;
+    size_t ns = 0;
+    int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (cases[i].rejection || !selected(o, cases[i].case_id))
             continue;
-        /* the clean reference: alone, lane 0, every lane empty, no delay */
-        bool failed[1];
+        bool failed[1] = {false};
         golden_error errs[1];
-        if (golden_backend_reset(o->backend, -1, err) ||
-            round_of(c, &cases[i], 1, false, &ref[ns], failed, errs, err))
+        if (!run)
+            ; /* resumed: the checkpoint has them */
+        else if (golden_backend_reset(o->backend, -1, err) ||
+                 round_of(c, &cases[i], 1, false, &ref[ns], failed, errs, err))
             rc = GOLDEN_ERR;
         else if (failed[0])
             rc = golden_fail_what(err, errs[0].code, cases[i].case_id,
@@ -260,14 +401,31 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
             rc = golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory");
         sel[ns++] = i;
     }
+    *ns_out = ns;
+    return rc;
+}
+
+static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_error *err)
+{
+    const golden_soak_opts *o = c->o;
+    size_t *sel = calloc(n ? n : 1, sizeof *sel), ns = 0;
+    char (*ref)[65] = calloc(n ? n : 1, sizeof *ref);
+    const char *ck = o->version >= 3 ? o->checkpoint : NULL;
+    bool resume = ck && o->resume;
+    int64_t max_rounds = o->version >= 3 ? o->max_rounds : 0, round = 0;
+    int rc = sel && ref ? 0 : golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory");
+    if (rc == 0)
+        rc = soak_references(c, cases, n, sel, &ns, ref, !resume, err);
     c->res->cases = ns;
     if (rc == 0 && ns == 0)
         rc = golden_fail_what(err, GOLDEN_EINVAL, o->manifest, "no case to soak (every case is "
                               "a rejection case or none matches --cases)");
+    if (rc == 0 && resume)
+        rc = ckpt_load(c, cases, sel, ns, ref, &round, err);
     c->t0 = replay_now_ns();
-    for (int64_t round = 0; rc == 0; round++) {
-        double t = (double)(replay_now_ns() - c->t0) / 1e9;
-        if (t >= o->duration)
+    uint64_t last_ck = c->t0;
+    for (; rc == 0; round++) {
+        if (elapsed(c) >= o->duration || (max_rounds > 0 && round >= max_rounds))
             break;
         if (o->stop && *o->stop) {
             c->res->interrupted = true;
@@ -275,8 +433,20 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
         }
         rc = soak_round(c, &cases[sel[round % (int64_t)ns]], ref[round % (int64_t)ns], round,
                         round < (int64_t)ns, err);
+        uint64_t now = replay_now_ns();
+        if (rc == 0 && ck && (double)(now - last_ck) / 1e9 >= o->checkpoint_every) {
+            rc = ckpt_write(c, cases, sel, ns, ref, round + 1, false, err);
+            last_ck = now;
+        }
+        if (rc == 0 && o->version >= 3 && o->progress)
+            o->progress(o->progress_ctx, elapsed(c), o->duration, round + 1, c->res->requests,
+                        c->res->mismatches, c->res->faults);
     }
-    c->res->duration_s = (double)(replay_now_ns() - c->t0) / 1e9;
+    if (o->version >= 3)
+        c->res->rounds = round;
+    if (rc == 0 && ck) /* where it stopped: a resume after the end writes the result at once */
+        rc = ckpt_write(c, cases, sel, ns, ref, round, !c->res->interrupted, err);
+    c->res->duration_s = elapsed(c);
     free(sel);
     free(ref);
     return rc;
@@ -284,8 +454,9 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
 
 int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_error *err)
 {
-    memset(res, 0, sizeof *res);
-    if (o->version != 1 && o->version != 2)
+    /* an older caller's result ends before rounds: never written past */
+    memset(res, 0, o->version >= 3 ? sizeof *res : offsetof(golden_soak_result, rounds));
+    if (o->version < 1 || o->version > 3)
         return golden_fail_what(err, GOLDEN_EINVAL, "soak", "options of an unknown version %u",
                                 o->version);
     const char *graph = o->version >= 2 ? o->graph : NULL;
@@ -301,6 +472,15 @@ int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_e
         return golden_fail_what(err, GOLDEN_EINVAL, "--concurrency", "%d requests in flight need "
                                 "%d lanes, the backend has %d", o->concurrency, o->concurrency,
                                 in->num_lanes);
+    const char *ck = o->version >= 3 ? o->checkpoint : NULL;
+    if (o->version >= 3 && (!(o->checkpoint_every >= 0) || o->max_rounds < 0 ||
+                            (o->resume && !ck)))
+        return golden_fail_what(err, GOLDEN_EINVAL, "soak", "checkpoint_every and max_rounds "
+                                "must be >= 0, and resume needs a checkpoint");
+    if (ck && !o->resume && golden_outfile_check(ck, o->force, err))
+        return GOLDEN_ERR; /* a soak's checkpoint is never replaced by accident */
+    if (ck && o->resume && access(ck, R_OK) != 0)
+        return golden_fail_what(err, GOLDEN_EINVAL, ck, "cannot resume: no checkpoint to read");
     /* what was soaked, measured: the manifest file read and the graph file given */
     if (golden_sha256_file(o->manifest, res->manifest_sha256, err) ||
         (graph && golden_sha256_file(graph, res->graph_sha256, err)))
@@ -310,7 +490,7 @@ int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_e
     if (replay_manifest_load_vocab(o->manifest, in->vocab_size, &cases, &n, err))
         return GOLDEN_ERR;
     soak_ctx c = {o, res, in, malloc((size_t)in->vocab_size * 4),
-                  malloc((size_t)in->vocab_size * 4), o->seed, 0};
+                  malloc((size_t)in->vocab_size * 4), o->seed, 0, 0};
     res->faults_jsonl = json_array();
     res->hashes = json_array();
     int rc = c.row && c.f32 && res->faults_jsonl && res->hashes

@@ -72,7 +72,7 @@ typedef void (*golden_replay_progress_fn)(void *ctx, size_t done, size_t total,
                                           const char *case_id);
 
 typedef struct {
-    unsigned version;          /* 3 (2: no `concurrency`, 1: no `faults` either) */
+    unsigned version;          /* 4 (3: no `qps`, 2: no `concurrency`, 1: no `faults` either) */
     golden_backend *backend;
     const char *manifest;
     const char *side;          /* "baseline" or "candidate" */
@@ -96,6 +96,23 @@ typedef struct {
     /* version 3: requests in flight at once, each on its own lane (closed loop: a request
      * starts when one ends); 0 = each case's manifest `concurrency` */
     int concurrency;
+    /* version 4: the open loop (MLPerf LoadGen's server scenario). qps > 0 issues each case's
+     * requests (warm-ups too) on a seeded arrival schedule onto `concurrency` lanes (0: the
+     * manifest's column); a request waits in the client queue from its scheduled arrival until
+     * a lane takes it. 0 = the closed loop. arrivals: "poisson" (NULL too), the only schedule:
+     * exponential inter-arrival times of mean 1/qps from seed (docs/npu-replay.md). */
+    double qps;
+    const char *arrivals;
+    uint64_t seed;
+    /* version 4: the top-k output mode (handbook section 15, step 3): topk > 0 asks the backend
+     * (ABI version 2) for the k largest logits at every step besides the full row, and checks
+     * with golden_topk_covers that k covers `sampling` (NULL: greedy), the penalised tokens
+     * being the distinct ids among the last repeat_last_n of the request's context (0 = all):
+     * a step k does not cover, or whose top-k disagrees with the full row's largest entry, is
+     * a finding (res.topk_findings), never a silent change. Settings out of range: an error. */
+    int topk;
+    const golden_sampling *sampling;
+    int repeat_last_n;
 } golden_replay_run_opts;
 
 typedef struct {
@@ -105,6 +122,9 @@ typedef struct {
     char rejection_case[256];
     char rejection_other[1024]; /* refused with another error than context_limit_exceeded: its
                                   message ("" when accepted or refused as it should be) */
+    /* options version 4, topk > 0: steps checked, steps not covered, the first one's words */
+    size_t topk_steps, topk_findings;
+    char topk_first[640];
 } golden_replay_run_result;
 
 /* Run the manifest's cases. Output files appear whole or not at all. A backend error (a failed

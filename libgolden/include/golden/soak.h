@@ -16,7 +16,7 @@
 #define GOLDEN_SOAK_MAX_FAULT_LINES 1000 /* kept for the faults file; the rest counted */
 
 typedef struct {
-    unsigned version;            /* 1, or 2 with graph and experiment_id */
+    unsigned version;            /* 1, 2 with graph and experiment_id, 3 with checkpoint */
     golden_backend *backend;
     const char *manifest;
     const char *side;            /* "baseline" or "candidate" */
@@ -31,6 +31,20 @@ typedef struct {
     const char *graph;           /* the compiled graph soaked (a file: its SHA-256 is the
                                   * result's graph_sha256), or NULL */
     const char *experiment_id;   /* written as the result's experiment_id, or NULL */
+    /* version 3: resumable, bounded by rounds, progress */
+    const char *checkpoint;      /* NULL, or where the soak keeps where it is and what it saw
+                                  * (the clean-run hashes, the counts, the generator state, the
+                                  * kept fault lines): one file, replaced atomically after a
+                                  * round at most every checkpoint_every seconds and at the end */
+    double checkpoint_every;     /* seconds between checkpoints (0 = after every round) */
+    bool resume;                 /* continue from checkpoint, which must exist and match these
+                                  * options (manifest, side, backend, seed, concurrency, jitter,
+                                  * cases); without resume an existing one needs force */
+    bool force;
+    int64_t max_rounds;          /* 0 = none; otherwise no round starts after this many */
+    void (*progress)(void *ctx, double elapsed_s, double duration_s, int64_t rounds,
+                     size_t requests, size_t mismatches, size_t faults);
+    void *progress_ctx;          /* progress is called after each round (NULL: never) */
 } golden_soak_opts;
 
 typedef struct {
@@ -41,6 +55,8 @@ typedef struct {
     char manifest_sha256[65];    /* SHA-256 of the manifest file as it was read */
     char graph_sha256[65];       /* SHA-256 of opts.graph, "" without */
     json_t *hashes;              /* {case_id, host, chip, sha256}: each case's clean-run hash */
+    int64_t rounds;              /* rounds done (options version 3 on) */
+    bool resumed;                /* continued from a checkpoint */
 } golden_soak_result;
 
 /* Soak; 0 (see res: mismatches or faults make it a failure) or GOLDEN_ERR (could not soak: no
