@@ -491,10 +491,11 @@ static int cmd_run_ranks(const args *a, const golden_backend_load_opts *lo)
 {
     golden_error err;
     golden_error_clear(&err);
-    golden_replay_run_opts ro = {3, NULL, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {4, NULL, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
-                                 progress, a->c, a->faults, (int)a->concurrency};
+                                 progress, a->c, a->faults, (int)a->concurrency, a->qps,
+                                 "poisson", a->useed, (int)a->topk, NULL, 0};
     golden_replay_run_result res;
     bool root = true;
     int rc = replay_ranks_run(lo, &ro, &res, &root, &err);

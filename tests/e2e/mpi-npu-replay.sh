@@ -82,3 +82,10 @@ mkdir f
 (cd f && $MPIRUN -np 2 "$MPIBIN/npu-replay" $ARGS --faults faults.jsonl > out.txt 2> err.txt; echo $? > rc)
 [ "$(cat f/rc)" -eq 2 ] && ok faults-refused || notok faults-refused "exit $(cat f/rc)"
 expect_grep faults-refused-says "not on MPI ranks yet" f/err.txt
+# --qps (open loop) and --topk are not carried out by the ranks either: refused, never dropped
+for o in "--qps 50" "--topk 8"; do
+    d=q$(echo "$o" | tr -dc 'a-z'); mkdir "$d"
+    (cd "$d" && $MPIRUN -np 2 "$MPIBIN/npu-replay" $ARGS $o > out.txt 2> err.txt; echo $? > rc)
+    [ "$(cat "$d"/rc)" -eq 2 ] && ok "$d-refused" || notok "$d-refused" "exit $(cat "$d"/rc)"
+    expect_grep "$d-refused-says" "${o%% *}: not on MPI ranks yet" "$d"/err.txt
+done

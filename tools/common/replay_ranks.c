@@ -288,8 +288,12 @@ static int planning_failed(void *ctx, void **buf, size_t *len, golden_error *err
 /* Every rank's plan, alike: the cases, their owners, the ranks' file names. 0, or -1. */
 static int make_plan(plan *p, char **doing, golden_replay_run_result *res, golden_error *err)
 {
-    if (p->ro->faults || p->ro->check_rejection)
-        return golden_fail_what(err, GOLDEN_EINVAL, p->ro->faults ? "--faults" : "--check-rejection",
+    /* an option the ranks do not carry out is refused, never dropped */
+    const char *alone = p->ro->faults ? "--faults" : p->ro->check_rejection ? "--check-rejection"
+                        : p->ro->version >= 4 && p->ro->qps > 0 ? "--qps"
+                        : p->ro->version >= 4 && p->ro->topk > 0 ? "--topk" : NULL;
+    if (alone)
+        return golden_fail_what(err, GOLDEN_EINVAL, alone,
                                 "not on MPI ranks yet: run it as one process (docs/scale.md)");
     if (golden_outfile_check(p->ro->golden, p->ro->force, err) ||
         golden_outfile_check(p->ro->raw, p->ro->force, err) ||
