@@ -271,6 +271,8 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
         total += golden_reader_tensor(r, i)->count *
                  golden_dtype_size(golden_reader_tensor(r, i)->dtype);
     golden_progress_start(&prog, TOOL " --verify", total);
+    prog.bytes = true;
+    prog.enabled = prog.enabled && !the_cli->quiet;
     golden_verify_opts vo = {.version = GOLDEN_VERIFY_OPTS_VERSION, .threads = golden_threads(),
                              .progress = &prog};
     /* under mpirun (make MPI=1) the ranks share the tensors; rank 0 writes everything */
@@ -434,6 +436,8 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         total += l.items[i].nbytes;
     golden_progress prog;
     golden_progress_start(&prog, TOOL, total);
+    prog.bytes = true;
+    prog.enabled = prog.enabled && !the_cli->quiet;
     unsigned long long done = 0;
     for (size_t i = 0; i < l.count && rc == 0; i++)
         if (golden_input_write(&l.items[i], w, &prog, &done, &err) != GOLDEN_OK)
