@@ -104,7 +104,10 @@ void lg_progress_line(char *buf, size_t n, const char *label, const char *note, 
     if (bytes)
         put_size(buf, n, &at, rate);
     else
-        app(buf, n, &at, "%.*f%s%s", rate >= 100 ? 0 : 1, rate, u ? " " : "", u ? u : "");
+        app(buf, n, &at, "%.*f%s%s%s", rate >= 100 && rate < 1e4 ? 0 : 1,
+            rate >= 1e9 ? rate / 1e9 : rate >= 1e6 ? rate / 1e6 : rate >= 1e4 ? rate / 1e3 : rate,
+            rate >= 1e9 ? " G" : rate >= 1e6 ? " M" : rate >= 1e4 ? " k" : "", u ? " " : "",
+            u ? u : "");
     app(buf, n, &at, "/s");
     if (total && done < total) {
         app(buf, n, &at, "  ETA ");

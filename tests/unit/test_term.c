@@ -35,6 +35,12 @@ static void test_items(void)
     /* minutes and hours: 100 s elapsed, 3726 s left at 1/s */
     CU_ASSERT_STRING_EQUAL(line("x", "", false, NULL, 100, 3826, 100.0),
                            "x  1 m 40 s  100/3826 (3%)  1.0/s  ETA 1 h 02 m");
+    /* large rates in k, M, G: 4194304/s, 12000/s, 3e9/s */
+    CU_ASSERT_STRING_EQUAL(line("d", NULL, false, "elements", 2097152, 0, 0.5),
+                           "d  0.5 s  2097152 elements  4.2 M elements/s");
+    CU_ASSERT_STRING_EQUAL(line("d", NULL, false, NULL, 12000, 0, 1.0), "d  1.0 s  12000  12.0 k/s");
+    CU_ASSERT_STRING_EQUAL(line("d", NULL, false, NULL, 3000000000ull, 0, 1.0),
+                           "d  1.0 s  3000000000  3.0 G/s");
     /* nothing done yet: no rate, no ETA */
     CU_ASSERT_STRING_EQUAL(line("x", NULL, false, NULL, 0, 10, 0.0), "x  0.0 s  0/10 (0%)");
 }
