@@ -413,6 +413,8 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         golden_infile_spool_done(spool);
         return rc;
     }
+    for (size_t i = 0; i < l.n_skipped; i++) /* never silently */
+        fprintf(stderr, TOOL ": note: skipped %s: %s\n", l.skipped[i], l.skipped_why[i]);
     golden_writer_opts wo = {.version = GOLDEN_WRITER_OPTS_VERSION,
                              .force = o->force, .gzip = o->gzip,
                              .producer = TOOL " " GOLDEN_VERSION, .threads = golden_threads()};
