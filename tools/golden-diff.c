@@ -15,6 +15,7 @@
 #include "golden/diff.h"
 #include "golden/html.h"
 #include "golden/report.h"
+#include "tensor/policy_private.h"
 
 #define TOOL "golden-diff"
 
@@ -126,7 +127,9 @@ static int explain(cli *c, const golden_policy *policy, const char *name, golden
         return 2;
     }
     const golden_tensor_info *t = golden_reader_tensor(r, (size_t)i);
-    char *s = golden_policy_explain(policy, name, t->dtype, t->dtype, t->rank);
+    /* the tier as the diff chooses it: a file that is not a golden defaults to kernel */
+    char *s = lg_policy_explain_why(policy, name, t->dtype, t->dtype, t->rank,
+                                    !golden_reader_stored(r, (size_t)i));
     golden_reader_close(r);
     if (!s) {
         golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
@@ -226,7 +229,7 @@ int main(int argc, char **argv)
         .n_allow_missing_in_candidate = arg.allow_cand.n,
         .threads = c.threads ? c.threads : golden_threads(),
         .chunk_elems = arg.chunk,
-        .progress = &progress,
+        .progress = c.quiet ? NULL : &progress, /* a TTY line, never with -q */
         .allow_empty = arg.allow_empty,
         .trust_hashes = arg.trust_hashes,
         .histogram = arg.histogram || arg.html,

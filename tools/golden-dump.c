@@ -271,6 +271,8 @@ static int do_verify(const char *path, const char *json_path, const char *junit_
         total += golden_reader_tensor(r, i)->count *
                  golden_dtype_size(golden_reader_tensor(r, i)->dtype);
     golden_progress_start(&prog, TOOL " --verify", total);
+    prog.bytes = true;
+    prog.enabled = prog.enabled && !the_cli->quiet;
     golden_verify_opts vo = {.version = GOLDEN_VERIFY_OPTS_VERSION, .threads = golden_threads(),
                              .progress = &prog};
     /* under mpirun (make MPI=1) the ranks share the tensors; rank 0 writes everything */
@@ -411,6 +413,8 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         golden_infile_spool_done(spool);
         return rc;
     }
+    for (size_t i = 0; i < l.n_skipped; i++) /* never silently */
+        fprintf(stderr, TOOL ": note: skipped %s: %s\n", l.skipped[i], l.skipped_why[i]);
     golden_writer_opts wo = {.version = GOLDEN_WRITER_OPTS_VERSION,
                              .force = o->force, .gzip = o->gzip,
                              .producer = TOOL " " GOLDEN_VERSION, .threads = golden_threads()};
@@ -434,6 +438,8 @@ static int do_dump(const dump_opts *o, char **inputs, int ninputs)
         total += l.items[i].nbytes;
     golden_progress prog;
     golden_progress_start(&prog, TOOL, total);
+    prog.bytes = true;
+    prog.enabled = prog.enabled && !the_cli->quiet;
     unsigned long long done = 0;
     for (size_t i = 0; i < l.count && rc == 0; i++)
         if (golden_input_write(&l.items[i], w, &prog, &done, &err) != GOLDEN_OK)

@@ -415,12 +415,19 @@ static void install_stop_handler(void)
         sigaction(SIGHUP, &sa, NULL);
 }
 
+/* run's progress line (term.c): TTY only, never with -q; counts the requests done (the
+ * library's done/total is per case, or of all requests with --concurrency: shown as a note) */
+static golden_progress run_line;
+static unsigned long long run_requests;
+
 static void progress(void *ctx, size_t done, size_t total, const char *case_id)
 {
     const cli *c = ctx;
-    if (!c->quiet && isatty(2))
-        fprintf(stderr, "\r" TOOL ": %s %zu/%zu\033[K%s", case_id, done, total,
-                done == total ? "\n" : "");
+    if (c->quiet)
+        return;
+    char note[160];
+    snprintf(note, sizeof note, "%.120s %zu/%zu", case_id, done, total);
+    golden_progress_update_note(&run_line, ++run_requests, note);
 }
 
 typedef struct {
@@ -555,7 +562,10 @@ static int cmd_run(const args *a)
         ro.repeat_last_n = a->sampling.repeat_last_n;
     }
     golden_replay_run_result res;
+    golden_progress_start(&run_line, TOOL " run", 0);
+    run_line.unit = "requests";
     rc = golden_replay_run(&ro, &res, &err);
+    golden_progress_end(&run_line);
     golden_backend_close(b);
     if (rc)
         return fail(a, &err);

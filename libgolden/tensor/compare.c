@@ -798,8 +798,17 @@ static void int_compare(const golden_cmp_setup *s, golden_cmp_acc *a, const int_
                         const int_keys *ck, size_t n)
 {
     uint64_t diff = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         diff += int_wrong(s, rk, ck, i);
+        if (rk->bits[i] == ck->bits[i] && rk->neg[i] == ck->neg[i])
+            continue;
+        /* exact: beyond 2^53 the f64 values may be equal while the integers differ */
+        uint64_t d = int_absdiff(rk->bits[i], rk->neg[i], ck->bits[i], ck->neg[i]);
+        if (d > a->int_max_abs) {
+            a->int_max_abs = d;
+            a->int_max_abs_index = a->first + a->n + i;
+        }
+    }
     if (diff && a->first_int_diff < 0)
         for (size_t i = 0; i < n; i++)
             if (int_wrong(s, rk, ck, i)) {
@@ -978,6 +987,12 @@ void golden_cmp_merge(golden_cmp_acc *into, const golden_cmp_acc *b)
         into->first_int_cand_neg = b->first_int_cand_neg;
     }
     into->int_diff += b->int_diff;
+    if (b->int_max_abs > into->int_max_abs ||
+        (b->int_max_abs && b->int_max_abs == into->int_max_abs &&
+         b->int_max_abs_index < into->int_max_abs_index)) {
+        into->int_max_abs = b->int_max_abs;
+        into->int_max_abs_index = b->int_max_abs_index;
+    }
     into->unshared += b->unshared;
     into->unshared_nf += b->unshared_nf;
     if (into->first_unshared < 0)
@@ -1090,6 +1105,10 @@ void golden_cmp_finish(const golden_cmp_setup *s, golden_cmp_acc *a, golden_cmp_
     m->ints = a->ints;
     m->int_diff = a->int_diff;
     m->first_int_diff = a->first_int_diff;
+    if (a->ints && a->int_max_abs > 0) { /* the exact integer difference, never a rounded 0 */
+        m->max_abs = (double)a->int_max_abs;
+        m->max_abs_index = a->int_max_abs_index;
+    }
     if (a->first_int_diff >= 0) {
         int_str(m->first_int_ref, sizeof m->first_int_ref, a->first_int_ref, a->first_int_ref_neg);
         int_str(m->first_int_cand, sizeof m->first_int_cand, a->first_int_cand,

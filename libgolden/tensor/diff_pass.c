@@ -267,8 +267,10 @@ int lg_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *base,
         golden_fail_what(err, GOLDEN_EIO, NULL, "cannot create a condition variable");
         goto out;
     }
-    if (progress)
+    if (progress) {
         golden_progress_start(progress, "golden-diff", total);
+        progress->unit = "elements";
+    }
     rc = lg_parallel_for(n_items, nt, run_item, &p, err);
     if (progress)
         golden_progress_end(progress);

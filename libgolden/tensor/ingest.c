@@ -46,6 +46,29 @@ void golden_input_list_init(golden_input_list *l)
 {
     l->items = NULL;
     l->count = l->cap = 0;
+    l->skipped = l->skipped_why = NULL;
+    l->n_skipped = 0;
+}
+
+int lg_ingest_skip(golden_input_list *l, const char *path, const char *name, const char *why,
+                   golden_error *err)
+{
+    char **p = realloc(l->skipped, (l->n_skipped + 1) * sizeof *p);
+    if (p)
+        l->skipped = p;
+    char **w = p ? realloc(l->skipped_why, (l->n_skipped + 1) * sizeof *w) : NULL;
+    if (w)
+        l->skipped_why = w;
+    char *a = NULL, *b = w ? strdup(why) : NULL;
+    if (b && asprintf(&a, "%s:%s", path, name) < 0)
+        a = NULL;
+    if (!a) {
+        free(b);
+        return golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+    }
+    l->skipped[l->n_skipped] = a;
+    l->skipped_why[l->n_skipped++] = b;
+    return GOLDEN_OK;
 }
 
 void lg_ingest_input_free(golden_input *in)
@@ -60,6 +83,12 @@ void golden_input_list_free(golden_input_list *l)
     for (size_t i = 0; i < l->count; i++)
         lg_ingest_input_free(&l->items[i]);
     free(l->items);
+    for (size_t i = 0; i < l->n_skipped; i++) {
+        free(l->skipped[i]);
+        free(l->skipped_why[i]);
+    }
+    free(l->skipped);
+    free(l->skipped_why);
     golden_input_list_init(l);
 }
 

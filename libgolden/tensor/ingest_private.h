@@ -19,6 +19,9 @@ int lg_ingest_fail_tensor(golden_error *err, const char *file, const char *tenso
 void lg_ingest_input_free(golden_input *in);
 /* A zeroed slot at the end of l (not counted until the caller increments l->count). */
 golden_input *lg_ingest_list_push(golden_input_list *l, golden_error *err);
+/* Note that value NAME of PATH was passed over and why (l->skipped); 0 or ENOMEM. */
+int lg_ingest_skip(golden_input_list *l, const char *path, const char *name, const char *why,
+                   golden_error *err);
 /* Fill the common fields of a new input; on failure the slot is not kept. */
 int lg_ingest_input_set(golden_input *in, const char *name, const char *path,
                             const char *where, golden_dtype dt, int rank, const uint64_t *shape,

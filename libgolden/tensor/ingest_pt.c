@@ -94,6 +94,12 @@ static int walk(pt_ctx *c, const lg_pk_val *v, size_t len, int depth)
         return lg_ingest_fail_tensor(c->err, c->path, NULL, "more than %u values to visit", PT_MAX_VISITS);
     if (v->kind == LG_PK_TENSOR)
         return add_tensor(c, v);
+    if (len && v->kind <= LG_PK_BYTES) { /* a scalar beside tensors (epoch: 3): listed */
+        char why[96];
+        snprintf(why, sizeof why, "a %s, not a tensor (only tensors are compared)",
+                 lg_pk_kind_name(v->kind));
+        return lg_ingest_skip(c->l, c->path, c->name, why, c->err);
+    }
     if (v->kind != LG_PK_DICT && v->kind != LG_PK_LIST && v->kind != LG_PK_TUPLE)
         return lg_ingest_fail_tensor(c->err, c->path, len ? c->name : NULL,
                                      "a %s, not a tensor: only tensors and state_dicts (dicts, lists, tuples of tensors) are read",

@@ -649,8 +649,15 @@ static const policy_rule *first_setting(const golden_policy *p, const char *name
 char *golden_policy_explain(const golden_policy *p, const char *name, golden_dtype ref,
                             golden_dtype cand, int rank)
 {
+    return lg_policy_explain_why(p, name, ref, cand, rank, false);
+}
+
+char *lg_policy_explain_why(const golden_policy *p, const char *name, golden_dtype ref,
+                            golden_dtype cand, int rank, bool foreign)
+{
     golden_judge j;
-    golden_policy_resolve_rank(p, name, ref, cand, rank, &j);
+    const char *why = NULL;
+    lg_policy_resolve_why(p, name, ref, cand, rank, foreign, &j, &why);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -678,6 +685,9 @@ char *golden_policy_explain(const golden_policy *p, const char *name, golden_dty
         explain_src(f, tr);
     else if (builtin_tier(name, ref, rank, &bt))
         fputs("built-in name and type patterns (docs/golden-diff.md)", f);
+    else if (why == lg_tier_why_names[3])
+        fputs("default for files that are not goldens: no rule, name pattern or default_tier "
+              "gives one; elementwise with the dtype's tolerances", f);
     else
         fputs("default_tier", f);
     fprintf(f, "\n  %-20s %-12s ", "compute_dtype", golden_dtype_name(j.tol_dtype));

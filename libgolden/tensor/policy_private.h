@@ -14,5 +14,9 @@ extern const char *const lg_tier_why_names[LG_TIER_WHY_N];
 void lg_policy_resolve_why(const golden_policy *p, const char *name, golden_dtype ref,
                            golden_dtype cand, int rank, bool foreign, golden_judge *out,
                            const char **why);
+/* golden_policy_explain, for a reference that is (foreign: is not) a golden: the tier line
+ * names why the tier was chosen as golden-diff's judge does (lg_policy_resolve_why). */
+char *lg_policy_explain_why(const golden_policy *p, const char *name, golden_dtype ref,
+                            golden_dtype cand, int rank, bool foreign);
 
 #endif

@@ -83,9 +83,10 @@ static const char *refusal(lg_kind k, const char *path, bool top)
 {
     switch (k) {
     case LG_KIND_NPY: case LG_KIND_SAFETENSORS: case LG_KIND_HDF5: return NULL;
-    case LG_KIND_ZIP:
-        return zip_suffix(path) ? NULL : "a zip archive not named .npz, .pt or .pth (zip "
-                                         "archives are read by those suffixes)";
+    case LG_KIND_ZIP: /* named itself: told by content as golden-dump does (a torch.save zip
+                       * when it holds NAME/data.pkl, else an .npz); in a folder by suffix */
+        return top || zip_suffix(path) ? NULL : "a zip archive not named .npz, .pt or .pth (zip "
+                                                "archives in folders are read by those suffixes)";
     case LG_KIND_JSON:
         return top || names_dump_index(path) ? NULL : "JSON that is not a calculet-dump-index";
     case LG_KIND_PICKLE:
@@ -342,6 +343,9 @@ int lg_foreign_open(const char *path, unsigned flags, lg_foreign **out, golden_e
         else
             rc = add_file(f, path, k, NULL, flags, err);
     }
+    for (size_t i = 0; rc == GOLDEN_OK && i < f->inputs.n_skipped; i++) /* .pt scalars */
+        if (lg_skip_add(&f->skipped, f->inputs.skipped[i], f->inputs.skipped_why[i]))
+            rc = oom(err, path);
     if (rc == GOLDEN_OK)
         rc = golden_input_list_finish(&f->inputs, NULL, err);
     if (rc == GOLDEN_OK)

@@ -546,7 +546,9 @@ static void test_integer_exact(void)
     CU_ASSERT_EQUAL(m.first_int_diff, 0);
     CU_ASSERT_STRING_EQUAL(m.first_int_ref, "9007199254740992");
     CU_ASSERT_STRING_EQUAL(m.first_int_cand, "9007199254740993");
-    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 0, 0); /* what f64 sees */
+    /* f64 sees two equal values; max_abs is the exact integer difference (issue 29) */
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 1, 0);
+    CU_ASSERT_EQUAL(m.max_abs_index, 0);
     /* u64 at 2^63 and above; i64 -1 against u64 2^64 - 1 (same bits, other integer) */
     uint64_t ru[] = {UINT64_C(9223372036854775808), UINT64_MAX};
     uint64_t cu[] = {UINT64_C(9223372036854775809), UINT64_MAX};
@@ -556,6 +558,7 @@ static void test_integer_exact(void)
     golden_cmp_finish(&s, &a, &m);
     CU_ASSERT_EQUAL(m.int_diff, 1);
     CU_ASSERT_STRING_EQUAL(m.first_int_cand, "9223372036854775809");
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 1, 0);
     int64_t rs[] = {-1};
     uint64_t cs[] = {UINT64_MAX};
     s.dtype_ref = GOLDEN_I64;
@@ -563,6 +566,8 @@ static void test_integer_exact(void)
     golden_cmp_add_raw(&s, &a, rs, cs, 1);
     golden_cmp_finish(&s, &a, &m);
     CU_ASSERT_EQUAL(m.int_diff, 1);
+    /* |2^64 - 1 - (-1)| = 2^64, saturated at 2^64 - 1, which f64 rounds to 2^64 */
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 18446744073709551616.0, 0);
 }
 
 /* Layer rows: the minimum row cosine and its row, by hand. */

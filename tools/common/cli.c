@@ -174,6 +174,15 @@ static void put_line_escaped(FILE *f, const char *s)
             fputc(*p, f);
 }
 
+/* The text of the error line, for the JUnit error case of cli_exit (cut to fit). */
+__attribute__((format(printf, 2, 3))) static void set_problem(cli *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->problem, sizeof c->problem, fmt, ap);
+    va_end(ap);
+}
+
 int cli_usage(cli *c, const char *fmt, ...)
 {
     char what[1024];
@@ -183,6 +192,8 @@ int cli_usage(cli *c, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "%s: usage: ", c->spec->name);
     put_line_escaped(stderr, what); /* an argument may hold a newline: still one line */
+    set_problem(c, "usage: %s", what);
+    c->junit_refused = c->junit_refused || strstr(what, "--junit") != NULL;
     fprintf(stderr, " (see %s --help)\n", c->spec->name);
     c->status = 2;
     c->reported = true;
@@ -192,6 +203,7 @@ int cli_usage(cli *c, const char *fmt, ...)
 int cli_fail(cli *c, const golden_error *err)
 {
     golden_error_print(stderr, c->spec->name, err);
+    set_problem(c, "%s%s%s", err->where, err->where[0] ? ": " : "", err->what);
     c->status = 2;
     c->reported = true;
     return 2;
@@ -704,8 +716,26 @@ FILE *cli_human(cli *c)
     return stdout;
 }
 
+/* Exit 2 with --junit: one error case naming the problem (class TOOL.error, case "inputs":
+ * stable names), so CI shows why nothing was judged. Best effort, never over a file that was
+ * there before the run without --force; a JUnit the tool wrote is replaced only with -f. */
+static void junit_error(const cli *c)
+{
+    char cls[96], msg[sizeof c->problem + 32];
+    snprintf(cls, sizeof cls, "%s.error", c->spec->name);
+    snprintf(msg, sizeof msg, "could not check: %s", c->problem);
+    golden_junit_case jc = {cls, "inputs", true, false, msg, msg, 0};
+    golden_error err;
+    golden_junit_write(c->junit, c->force, c->spec->name, &jc, 1, &err);
+}
+
 int cli_exit(cli *c, int status)
 {
+    /* not when --junit itself was refused (a command that writes none says so in its spec's
+     * help or in the usage line) */
+    if (status == 2 && c->junit && c->problem[0] && !c->junit_refused &&
+        !(c->spec->junit_help && strstr(c->spec->junit_help, "refused")))
+        junit_error(c);
     /* a full disk or a closed pipe on stdout must not look like a clean run */
     int bad = fflush(stdout) != 0 || ferror(stdout);
     int e = errno;

@@ -142,6 +142,8 @@ typedef struct {
     int deferred;         /* cli_top_level: CLI_HELP or CLI_VERSION seen, acted on at the end */
     bool defer;           /* cli_top_level: --help/--version wait until every argument is read */
     bool reported;        /* an error line was printed (cli_exit adds none for stdout then) */
+    char problem[1024];   /* that line's text (cli_usage, cli_fail): cli_exit's JUnit error case */
+    bool junit_refused;   /* a usage line refused --junit: cli_exit writes no JUnit error case */
 } cli;
 
 #define CLI_EXIT (-1)

@@ -124,6 +124,7 @@ typedef struct {
     int64_t first_int_diff;
     uint64_t first_int_ref, first_int_cand; /* their bits (see golden_cmp_int_str) */
     bool first_int_ref_neg, first_int_cand_neg;
+    uint64_t int_max_abs, int_max_abs_index; /* exact max |c - r| of integers (first maximum) */
     /* three-way (candidate side only): elements the candidate gets wrong that the baseline
      * does not get wrong in the same place, at least as badly */
     uint64_t unshared;

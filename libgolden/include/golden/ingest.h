@@ -45,6 +45,10 @@ typedef struct {
 typedef struct {
     golden_input *items;
     size_t count, cap;
+    /* values passed over (a .pt state_dict's int `epoch` beside its tensors): "FILE:NAME"
+     * and why, for the tools to list (never silent) */
+    char **skipped, **skipped_why;
+    size_t n_skipped;
 } golden_input_list;
 
 GOLDEN_API void golden_input_list_init(golden_input_list *l);
