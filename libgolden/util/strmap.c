@@ -13,38 +13,28 @@ uint64_t lg_strmap_hash(const char *key, size_t len)
     return h;
 }
 
+/* The first slot of a hash: FNV-1a's low bits depend on the low bits of its state only, so
+ * the high half is folded in before the mask. */
+static size_t home(uint64_t h, size_t cap)
+{
+    return (size_t)((h ^ (h >> 32)) & (cap - 1));
+}
+
 static int grow_to(golden_strmap *m, size_t ncap)
 {
-    const char **nk = calloc(ncap, sizeof *nk);
-    size_t *nl = malloc(ncap * sizeof *nl);
-    uint64_t *nv = malloc(ncap * sizeof *nv);
-    uint64_t *nh = malloc(ncap * sizeof *nh);
-    if (!nk || !nl || !nv || !nh) {
-        free(nk);
-        free(nl);
-        free(nv);
-        free(nh);
+    lg_strmap_slot *ns = calloc(ncap, sizeof *ns);
+    if (!ns)
         return -1;
-    }
     for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
+        if (!m->slots[i].key)
             continue;
-        size_t j = m->hashes[i] & (ncap - 1);
-        while (nk[j])
+        size_t j = home(m->slots[i].hash, ncap);
+        while (ns[j].key)
             j = (j + 1) & (ncap - 1);
-        nk[j] = m->keys[i];
-        nl[j] = m->lens[i];
-        nv[j] = m->vals[i];
-        nh[j] = m->hashes[i];
+        ns[j] = m->slots[i];
     }
-    free(m->keys);
-    free(m->lens);
-    free(m->vals);
-    free(m->hashes);
-    m->keys = nk;
-    m->lens = nl;
-    m->vals = nv;
-    m->hashes = nh;
+    free(m->slots);
+    m->slots = ns;
     m->cap = ncap;
     return 0;
 }
@@ -68,14 +58,13 @@ int lg_strmap_get(const golden_strmap *m, const char *key, size_t len, uint64_t 
     if (!m->cap)
         return 0;
     uint64_t h = lg_strmap_hash(key, len);
-    size_t j = h & (m->cap - 1);
-    while (m->keys[j]) {
-        if (m->hashes[j] == h && m->lens[j] == len && memcmp(m->keys[j], key, len) == 0) {
+    for (size_t j = home(h, m->cap); m->slots[j].key; j = (j + 1) & (m->cap - 1)) {
+        const lg_strmap_slot *sl = &m->slots[j];
+        if (sl->hash == h && sl->len == len && memcmp(sl->key, key, len) == 0) {
             if (value)
-                *value = m->vals[j];
+                *value = sl->val;
             return 1;
         }
-        j = (j + 1) & (m->cap - 1);
     }
     return 0;
 }
@@ -86,28 +75,22 @@ int lg_strmap_put(golden_strmap *m, const char *key, size_t len, uint64_t value,
     if ((m->n + 1) * 2 > m->cap && grow_to(m, m->cap ? m->cap * 2 : 64) != 0)
         return -1;
     uint64_t h = lg_strmap_hash(key, len);
-    size_t j = h & (m->cap - 1);
-    while (m->keys[j]) {
-        if (m->hashes[j] == h && m->lens[j] == len && memcmp(m->keys[j], key, len) == 0) {
+    size_t j = home(h, m->cap);
+    for (; m->slots[j].key; j = (j + 1) & (m->cap - 1)) {
+        const lg_strmap_slot *sl = &m->slots[j];
+        if (sl->hash == h && sl->len == len && memcmp(sl->key, key, len) == 0) {
             if (existing)
-                *existing = m->vals[j];
+                *existing = sl->val;
             return 1;
         }
-        j = (j + 1) & (m->cap - 1);
     }
-    m->keys[j] = len ? key : empty_key;
-    m->lens[j] = len;
-    m->vals[j] = value;
-    m->hashes[j] = h;
+    m->slots[j] = (lg_strmap_slot){h, len ? key : empty_key, len, value};
     m->n++;
     return 0;
 }
 
 void lg_strmap_free(golden_strmap *m)
 {
-    free(m->keys);
-    free(m->lens);
-    free(m->vals);
-    free(m->hashes);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }

@@ -5,13 +5,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Open addressing with linear probing; each slot keeps its key's hash, so probes and growth
- * touch the (often scattered) key bytes only on a probable match. Zero-initialise to use. */
+/* Open addressing with linear probing; each slot keeps its key's hash, length and value
+ * beside the key pointer (one cache line for a probe, not four: issue 35), so probes and
+ * growth touch the (often scattered) key bytes only on a probable match. Zero-initialise. */
 typedef struct {
-    const char **keys;
-    size_t *lens;
-    uint64_t *vals;
-    uint64_t *hashes;
+    uint64_t hash;
+    const char *key; /* NULL: an empty slot */
+    size_t len;
+    uint64_t val;
+} lg_strmap_slot;
+
+typedef struct {
+    lg_strmap_slot *slots;
     size_t cap, n;
 } golden_strmap;
 

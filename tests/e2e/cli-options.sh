@@ -216,10 +216,13 @@ expect_exit dym-subcommand 2 exp-gate summerize .
 expect_grep dym-subcommand-line "unknown subcommand 'summerize' \(summarize, decide, matrix or pareto\) \(did you mean summarize\?\)" err.txt
 expect_lines dym-subcommand-one-line 1 err.txt
 # document keys: the graph (both loaders), a policy (golden-diff and manifest-verify alike)
-expect_exit dym-graph-tree 2 dag-check opps.json
+GOLDEN_GRAPH_STREAM_BYTES=1K expect_exit dym-graph-tree 2 dag-check opps.json
 expect_grep dym-graph-tree-line 'property "opps" is not allowed \(did you mean ops\?\)' err.txt
 GOLDEN_GRAPH_STREAM_BYTES=0 expect_exit dym-graph-stream 2 dag-check opps.json
 expect_grep dym-graph-stream-line 'unknown key "opps" \(did you mean ops\?\)' err.txt
+# every JSON file streams by default since issue 35, whatever its size
+expect_exit dym-graph-default 2 dag-check opps.json
+expect_grep dym-graph-default-line 'opps\.json:1:[0-9]+: the graph: unknown key "opps" \(did you mean ops\?\)' err.txt
 printf 'schema: calculet-diff-policy/v1\ndefualt_tier: layer\nrules: []\nzzzzzzzz: 1\n' > dym-policy.yaml
 expect_exit dym-policy-verify 1 manifest-verify --schema calculet-diff-policy/v1 dym-policy.yaml
 expect_grep dym-policy-verify-line 'dym-policy.yaml:2:15: .*property "defualt_tier" is not allowed \(did you mean default_tier\?\)' out.txt
