@@ -56,6 +56,12 @@ static int load_any(const char *name, const char *cbuf, size_t len, int force_js
             i++;
         looks_json = i < len && (buf[i] == '{' || buf[i] == '[');
     }
+    /* Only a file named as YAML may be a YAML flow mapping that looks like JSON: any other name
+     * (stdin's "-", no suffix) that looks like JSON is JSON, so the same bytes never mean one
+     * thing in a .json file and another on a pipe (0100 is not octal 64 there, a trailing comma
+     * is not YAML's). */
+    if (looks_json && !(name && (lg_has_suffix(name, ".yaml") || lg_has_suffix(name, ".yml"))))
+        must_json = 1;
     /* Text that looks like JSON but is not (a YAML flow mapping such as {k: v}) is read as
      * YAML; when that fails too, the JSON error is the one reported. Input pages are only
      * dropped when there will be no second reading. */

@@ -94,6 +94,10 @@ int graph_grow(void **arr, size_t *cap, size_t n, size_t sz);
 /* Fail at a node: file:line:col when the document knows it, else name#pointer. */
 int graph_fail_at(builder *b, const json_t *node, const char *pointer, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same at the slot parent[key] (or parent[index] when key is NULL): a place also for
+ * true/false/null values, which have none of their own. */
+int graph_fail_child(builder *b, const json_t *parent, const char *key, size_t index,
+                     const char *pointer, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 int graph_nomem(builder *b);
 
 /* The rules. check: 0 = valid; when !report, 1 = invalid (nothing said, nothing changed) and

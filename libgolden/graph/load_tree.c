@@ -53,7 +53,7 @@ static int str_field(builder *b, const json_t *obj, const char *key, const char 
     if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > UINT32_MAX) {
         char p[512];
         snprintf(p, sizeof p, "%s/%s", ptr, key);
-        return graph_fail_at(b, v, p, "\"%s\" must be a non-empty string", key);
+        return graph_fail_child(b, obj, key, 0, p, "\"%s\" must be a non-empty string", key);
     }
     *out = slice_of(json_string_value(v), json_string_length(v));
     return GOLDEN_OK;
@@ -70,7 +70,7 @@ static int uint_field(builder *b, const json_t *obj, const char *key, const char
     if (!json_is_integer(v) || json_integer_value(v) < 0) {
         char p[512];
         snprintf(p, sizeof p, "%s/%s", ptr, key);
-        return graph_fail_at(b, v, p, "\"%s\" must be a non-negative integer", key);
+        return graph_fail_child(b, obj, key, 0, p, "\"%s\" must be a non-negative integer", key);
     }
     *out = (uint64_t)json_integer_value(v);
     return GOLDEN_OK;
@@ -84,7 +84,7 @@ static const json_t *array_field(builder *b, const json_t *obj, const char *key,
     if (v && !json_is_array(v)) {
         char p[512];
         snprintf(p, sizeof p, "%s/%s", ptr, key);
-        graph_fail_at(b, v, p, "\"%s\" must be an array", key);
+        graph_fail_child(b, obj, key, 0, p, "\"%s\" must be an array", key);
         *bad = 1;
         return NULL;
     }
@@ -101,7 +101,7 @@ static int names_field(builder *b, const json_t *arr, const char *ptr, const cha
         if (!json_is_string(v)) {
             char p[512];
             snprintf(p, sizeof p, "%s/%s/%zu", ptr, key, k);
-            return graph_fail_at(b, v, p, "%s", what);
+            return graph_fail_child(b, arr, NULL, k, p, "%s", what);
         }
         if (graph_grow((void **)out, cap, *n, sizeof **out) != 0)
             return graph_nomem(b);

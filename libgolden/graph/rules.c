@@ -16,14 +16,41 @@ int graph_grow(void **arr, size_t *cap, size_t n, size_t sz)
     return vec_reserve(arr, cap, n + 1, sz, 64); /* room for element n */
 }
 
+/* where = file:line:col of the node, or of the slot parent[key] / parent[index] (true, false and
+ * null share one node each and have no place of their own), else name#pointer. */
+static void fail_where(builder *b, const json_t *node, const json_t *parent, const char *key,
+                       size_t index, const char *pointer)
+{
+    int line = 0, col = 0;
+    if (b->doc && node && golden_doc_line(b->doc, node, &line, &col) && line > 0)
+        golden_doc_where(b->doc, node, b->err->where, sizeof b->err->where);
+    else if (b->doc && parent && golden_doc_child_line(b->doc, parent, key, index, &line, &col) &&
+             line > 0)
+        golden_doc_child_where(b->doc, parent, key, index, b->err->where, sizeof b->err->where);
+    else
+        snprintf(b->err->where, sizeof b->err->where, "%s#%s", b->name, pointer);
+}
+
 int graph_fail_at(builder *b, const json_t *node, const char *pointer, const char *fmt, ...)
 {
     if (!b->err)
         return GOLDEN_ERR;
-    if (b->doc && node)
-        golden_doc_where(b->doc, node, b->err->where, sizeof b->err->where);
-    else
-        snprintf(b->err->where, sizeof b->err->where, "%s#%s", b->name, pointer);
+    fail_where(b, node, NULL, NULL, 0, pointer);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->err->what, sizeof b->err->what, fmt, ap);
+    va_end(ap);
+    b->err->code = GOLDEN_EINVAL;
+    return GOLDEN_ERR;
+}
+
+int graph_fail_child(builder *b, const json_t *parent, const char *key, size_t index,
+                     const char *pointer, const char *fmt, ...)
+{
+    if (!b->err)
+        return GOLDEN_ERR;
+    fail_where(b, key ? json_object_get(parent, key) : json_array_get(parent, index), parent, key,
+               index, pointer);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(b->err->what, sizeof b->err->what, fmt, ap);

@@ -487,6 +487,20 @@ static void test_detection(void)
     d = load("x.yaml", "\n[1, 2]");
     CU_ASSERT_EQUAL(json_array_size(golden_doc_root(d)), 2);
     golden_doc_free(d);
+    /* a name not ending in .yaml/.yml (stdin's "-", "x.txt") that looks like JSON is JSON only:
+     * the flow mapping above, a trailing comma, a leading zero (YAML's octal 0100 = 64) and a
+     * hex number are JSON errors there, at the place the JSON reader stops */
+    e = load_fail("-", "{a: 1, b: [x, y],}");
+    CU_ASSERT_STRING_EQUAL(e.where, "-:1:2");
+    e = load_fail("-", "{\"a\": [1, 2,]}");
+    CU_ASSERT_STRING_EQUAL(e.where, "-:1:13"); /* the ] after the comma */
+    e = load_fail("x.txt", "{\"offset\": 0100}");
+    CU_ASSERT_STRING_EQUAL(e.where, "x.txt:1:12");
+    e = load_fail("-", "[0x100]");
+    CU_ASSERT_STRING_EQUAL(e.where, "-:1:3");
+    d = load("-", "a: 0100\n"); /* not JSON-looking: YAML as before */
+    CU_ASSERT(json_is_integer(json_object_get(golden_doc_root(d), "a")));
+    golden_doc_free(d);
     /* golden_doc_load_json refuses YAML whatever the name, and counts from first_line */
     golden_error e2 = {0};
     CU_ASSERT_EQUAL(golden_doc_load_json("x.yaml", "a: 1", 4, 7, &d, &e2), GOLDEN_ERR);
