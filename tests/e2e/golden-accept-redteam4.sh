@@ -92,6 +92,7 @@ static void misbehave(void) {
     if (m("abort")) abort();
     if (m("hang")) for (;;) pause();
     if (m("stdout")) { printf("vendor-runtime: prefill ok\n"); fflush(stdout); }
+    if (m("killparent")) kill(getppid(), SIGTERM); /* (fix helper) signals the harness */
 }
 static int s_open(const golden_backend_open_args *a, void **self, char *msg, size_t n) {
     const char *e = getenv("GA_SHIM"); if (e && *e) mode = e;
@@ -186,6 +187,7 @@ if [ -n "$SHIM" ]; then
     # golden-accept takes as npu-replay does
     bg hang hang "$SHIM" model --call-timeout 1
     bg stdout stdout "$SHIM" model --json -
+    bg killp killparent "$SHIM" model
 fi
 bg seed2 pass cpu model2
 # the hand-off with a rejection case added (prompt 520 > context 512, rejection true,
@@ -372,6 +374,11 @@ _r=$?
 $GA "$E/handoff" $TEAM --hypothesis "$HYP" --backend cpu --model no-such-model $RT --json nm.json > nm.out 2> nm.err
 _r=$?
 [ $_r -eq 2 ] && [ ! -e nm.json ] && ok u-missing-model || notok u-missing-model "exit $_r: $(grep -E '^(reject|accepted)' nm.out | head -c 200) $(head -c 200 nm.err)"
+# (fix helper) the same class: a --model that is a regular file, not a folder
+$GA "$E/handoff" $TEAM --hypothesis "$HYP" --backend cpu --model "$HYP" $RT --json mf.json > mf.out 2> mf.err
+_r=$?
+[ $_r -eq 2 ] && [ ! -e mf.json ] && [ "$(wc -l < mf.err)" -eq 1 ] && grep -q -- '--model' mf.err && ok u-model-file \
+    || notok u-model-file "exit $_r: $(head -c 200 mf.err)"
 # "an unknown --conform-checks name" -> exit 2, no report.
 $GA "$E/handoff" $TEAM --hypothesis "$HYP" --backend cpu --model model --conform-checks kv-lanes,nosuch --json cc.json > cc.out 2> cc.err
 _r=$?
@@ -503,6 +510,10 @@ done
 # step 9, exit 1) inside 20 s (four times a whole clean run), not hang (137 = killed by our timeout).
 [ "$(rc hang)" = 1 ] && grep -Eq '^reject: step 9 ' hang.out && ok r-hang-decides \
     || notok r-hang-decides "exit $(rc hang) (137 = hung until killed at 20 s): $(tail -1 hang.out | head -c 150)"
+# (fix helper) a plug-in that sends SIGTERM to golden-accept: the backend host's filter kills it
+# first (npu-replay.md, "Isolation"), so it is a step 9 reject, never an interrupted run.
+[ "$(rc killp)" = 1 ] && grep -Eq '^reject: step 9 ' killp.out && ok r-killparent-decides \
+    || notok r-killparent-decides "exit $(rc killp): $(tail -1 killp.out | head -c 200)"
 # judgement: a plug-in that prints to stdout must not corrupt `--json -` ("-" is standard output):
 # the standard output must be exactly the one calculet-accept-report/v1 document.
 "$PY" -c '
