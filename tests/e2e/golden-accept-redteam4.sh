@@ -166,11 +166,15 @@ mkdir emptymodel
 bg() {
     _n=$1; _m=$2; _b=$3; _mo=$4; shift 4
     mkdir -p "td-$_n"
-    _t=50; [ "$_m" = hang ] && _t=20
+    _t=$((50 * SLOW)); [ "$_m" = hang ] && _t=$((20 * SLOW))
     ( TMPDIR=$PWD/td-$_n GA_SHIM=$_m timeout -s KILL $_t $GA "$E/handoff" $TEAM --hypothesis "$HYP" \
           --backend "$_b" --backend-opt dtype=bf16 --model "$_mo" $RT "$@" \
           > "$_n.out" 2> "$_n.err"; echo $? > "$_n.rc" ) &
 }
+# (fix helper) the bounds are for the plain build: a sanitizer build (its archive calls
+# __asan_*) runs these thirteen runs side by side several times slower, so they are scaled.
+SLOW=1
+if [ "${GOLDEN_SAN:-}" = 1 ] || nm "$GOLDEN_BUILD/lib/libgolden.a" 2>/dev/null | grep -q ' U __asan_'; then SLOW=8; fi
 START=$(date +%s)
 bg cpu pass cpu model --json cpu.json --html cpu.html
 if [ -n "$SHIM" ]; then
@@ -207,7 +211,7 @@ PYEOF
 rm -rf rj; cp -R "$E/handoff" rj; ( cd rj && "$PY" ../addrej.py ) && "$PY" rehash.py rj
 # bgd NAME MODE BACKEND DIR CHECKS: as bg, on hand-off DIR with conformance checks CHECKS only
 bgd() {
-    ( GA_SHIM=$2 timeout -s KILL 50 $GA "$4" $TEAM --hypothesis "$HYP" --backend "$3" \
+    ( GA_SHIM=$2 timeout -s KILL $((50 * SLOW)) $GA "$4" $TEAM --hypothesis "$HYP" --backend "$3" \
           --backend-opt dtype=bf16 --model model --warmup 0 --runs 2 --conform-checks "$5" \
           > "$1.out" 2> "$1.err"; echo $? > "$1.rc" ) &
 }
