@@ -7,6 +7,7 @@
 
 #include "common/cli.h"
 #include "golden/accept.h"
+#include "golden/replay.h"
 #include "golden/report.h"
 
 #define TOOL "golden-accept"
@@ -17,6 +18,7 @@ static struct {
     const char *backend, *model, *checks;
     cli_list backend_opts;
     int64_t warmup, runs;
+    double call_timeout;
 } arg = {.warmup = -1, .runs = -1};
 
 static const cli_opt options[] = {
@@ -42,6 +44,10 @@ static const cli_opt options[] = {
                  &arg.backend_opts, false, NULL),
     CLI_OPT_STRING(0, 0, "conform-checks", "LIST", "the conformance checks to run (comma-\n"
                    "separated; default all)", 0, &arg.checks),
+    CLI_OPT_DURATION(0, 0, "call-timeout", "SECONDS", "deadline of a one-token call of the\n"
+                     "runtime, which runs in its own process (default 60; a prefill of n\n"
+                     "tokens gets SECONDS*(1+n/64)); one it misses fails step 9",
+                     &arg.call_timeout, 1, 0.001, 1e6),
     CLI_OPT_INT(0, 0, "warmup", "N", "warm-up runs of each replayed case (default 10)",
                 &arg.warmup, 0, 1000000),
     CLI_OPT_INT(0, 0, "runs", "N", "measured runs of each replayed case (default 30, 100 for\n"
@@ -97,6 +103,9 @@ static void print_human(FILE *f, const golden_accept_result *r)
 
 int main(int argc, char **argv)
 {
+    /* the backend host (hidden): step 9's runtime runs in it, as npu-replay's does */
+    if (argc > 1 && strcmp(argv[1], "__backend-host") == 0)
+        return golden_backend_host_main(argc - 1, argv + 1);
     cli c;
     if (cli_init(&c, &spec, argc, argv) != 0)
         return cli_exit(&c, 2);
@@ -125,9 +134,18 @@ int main(int argc, char **argv)
         return cli_exit(&c, cli_usage(&c, "--hypothesis H.yaml is required"));
     if ((o.backend != NULL) != (o.model_dir != NULL))
         return cli_exit(&c, cli_usage(&c, "--backend and --model go together"));
-    if (!o.backend && (arg.backend_opts.n || arg.checks || arg.warmup >= 0 || arg.runs >= 0))
-        return cli_exit(&c, cli_usage(&c, "--backend-opt, --conform-checks, --warmup and "
-                                          "--runs need --backend"));
+    if (!o.backend && (arg.backend_opts.n || arg.checks || arg.warmup >= 0 || arg.runs >= 0 ||
+                       arg.call_timeout > 0))
+        return cli_exit(&c, cli_usage(&c, "--backend-opt, --conform-checks, --call-timeout, "
+                                          "--warmup and --runs need --backend"));
+    /* the runtime never runs in this process: its exit, crash, hang or output is a step 9
+     * finding (docs/npu-replay.md, "Isolation") */
+    static char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    golden_backend_isolation iso = {n > 0 ? self : "/proc/self/exe", arg.call_timeout, 0, NULL,
+                                    NULL};
+    o.iso = o.backend ? &iso : NULL;
     if (o.model_dir && cli_add_input(&c, o.model_dir) != 0)
         return cli_exit(&c, 2);
     if (o.backend && strcmp(o.backend, "cpu") != 0 && cli_add_input(&c, o.backend) != 0)

@@ -657,6 +657,10 @@ static int team_inputs(const golden_accept_opts *o, golden_error *err)
         acc_runtime_opts_check(o, err) != 0)
         return -1;
     struct stat st;
+    /* checked before any step: step 9 writes the team's replay there */
+    if (o->experiment_out && !o->force && stat(o->experiment_out, &st) == 0)
+        return golden_fail_what(err, GOLDEN_EEXISTS, o->experiment_out,
+                                "exists (use --force to replace its files)");
     if (!o->handoff || stat(o->handoff, &st) != 0 || !S_ISDIR(st.st_mode))
         return golden_fail_what(err, GOLDEN_EINVAL, o->handoff ? o->handoff : "", "%s",
                                 "not a folder");
@@ -743,6 +747,8 @@ int golden_accept_run(const golden_accept_opts *o, golden_accept_result **out, g
 done:
     if (c.base[0])
         rm_tree(c.base);
+    if (rc != 0 && o->experiment_out && c.team[0]) /* no partial experiment folder */
+        rm_tree(c.out_made ? o->experiment_out : c.team);
     golden_diff_free(c.diff);
     golden_doc_free(c.idx);
     if (rc != 0)

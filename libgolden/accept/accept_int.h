@@ -26,6 +26,10 @@ typedef struct {
         char from[PATH_MAX];
     } origin[ACC_ORIGINS];
     size_t norigins;
+    /* step 9: where the team's replay golden, raw data, faults and backend log go
+     * (EXPERIMENT_DIR/team-replay with -o, kept; else base/team, temporary) */
+    char team[PATH_MAX];
+    bool out_made;            /* step 9 created experiment_out (removed again on error) */
 } acc_ctx;
 
 /* Record that work/work_rel is a copy of from (a folder when both end in '/'). */

@@ -332,10 +332,16 @@ static int assemble_inputs(acc_ctx *c)
 int acc_assemble(acc_ctx *c)
 {
     struct stat st;
-    if (stat(c->o->experiment_out, &st) == 0 && !c->o->force)
+    if (!c->out_made && stat(c->o->experiment_out, &st) == 0 && !c->o->force)
         return golden_fail_what(c->err, GOLDEN_EEXISTS, c->o->experiment_out,
                                 "exists (use --force to replace its files)");
     if (c->r->decision && golden_gate_decision_write(c->work, c->r->decision, true, c->err) != 0)
+        return -1;
+    /* step 9 wrote the team's replay straight into EXPERIMENT_DIR/team-replay (so that its
+     * findings and fault messages name the kept files); it is sealed with the rest */
+    char tr[PATH_MAX + 16];
+    snprintf(tr, sizeof tr, "%s/team-replay", c->work);
+    if (c->team[0] && copy_tree(c->team, tr, true, c->err) != 0)
         return -1;
     /* sealed when every rule of the experiment check passes (SHA256SUMS over every asset) */
     golden_experiment_opts eo;

@@ -8,11 +8,27 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "golden/conform.h"
 #include "golden/policy.h"
 #include "golden/replay.h"
 #include "golden/replay_run.h"
+
+/* The isolation of the runtime: the caller's, with the host's log kept in team-replay/ when
+ * the experiment folder is assembled (buf holds it); NULL = in this process. */
+static const golden_backend_isolation *team_iso(const acc_ctx *c, golden_backend_isolation *buf,
+                                                char *log, size_t n)
+{
+    if (!c->o->iso)
+        return NULL;
+    *buf = *c->o->iso;
+    snprintf(log, n, "%s/backend-host.log", c->team);
+    if (!buf->log && c->o->experiment_out)
+        buf->log = log;
+    return buf;
+}
 
 /* The conformance suite: one finding a check that failed or could not run. */
 static int conformance(acc_ctx *c, golden_accept_step *s, json_t *rep)
@@ -28,6 +44,9 @@ static int conformance(acc_ctx *c, golden_accept_step *s, json_t *rep)
     co.threads = o->threads;
     co.checks = o->conform_checks;
     co.scratch_dir = c->base;
+    golden_backend_isolation iso;
+    char log[PATH_MAX + 32];
+    co.iso = team_iso(c, &iso, log, sizeof log);
     golden_conform_report cr;
     memset(&cr, 0, sizeof cr);
     golden_error e;
@@ -72,14 +91,19 @@ static int conformance(acc_ctx *c, golden_accept_step *s, json_t *rep)
 /* The team's golden against ref (three-way against base) under the team's policy; the failing
  * tensors as findings. *diffed = tensors compared. */
 static int judge(acc_ctx *c, golden_accept_step *s, const golden_policy *pol, const char *ref,
-                 const char *base, const char *mine, const char *what, size_t *diffed)
+                 const char *base, const char *path, const char *what, size_t *diffed)
 {
     golden_diff_opts d = GOLDEN_DIFF_OPTS_INIT;
     d.reference = ref;
-    d.candidate = mine;
+    d.candidate = path;
     d.baseline = base;
     d.policy = pol;
     d.threads = c->o->threads;
+    /* findings name a file the reader can open after the run: with -o the kept copy, else
+     * say that it was temporary */
+    const char *mine = c->o->experiment_out ? path
+                                            : "the team's replay golden (temporary, not kept: "
+                                              "-o EXPERIMENT_DIR keeps it in team-replay/)";
     golden_diff_result *r = NULL;
     golden_error e;
     golden_error_clear(&e);
@@ -109,16 +133,15 @@ static int replay(acc_ctx *c, golden_accept_step *s, const char *manifest, char 
                   size_t gn, json_t *rep)
 {
     const golden_accept_opts *o = c->o;
-    char dir[PATH_MAX], raw[PATH_MAX + 32], faults[PATH_MAX + 32];
-    snprintf(dir, sizeof dir, "%.*s/team", (int)(sizeof dir - 8), c->base);
-    snprintf(golden, gn, "%s/candidate.h5", dir);
-    snprintf(raw, sizeof raw, "%s/raw-requests.jsonl", dir);
-    snprintf(faults, sizeof faults, "%s/faults.jsonl", dir);
-    if (acc_mkdirs(dir, c->err) != 0)
-        return -1;
+    char raw[PATH_MAX + 32], faults[PATH_MAX + 32], log[PATH_MAX + 32];
+    snprintf(golden, gn, "%s/candidate.h5", c->team);
+    snprintf(raw, sizeof raw, "%s/raw-requests.jsonl", c->team);
+    snprintf(faults, sizeof faults, "%s/faults.jsonl", c->team);
+    golden_backend_isolation iso;
     golden_backend_load_opts lo;
     memset(&lo, 0, sizeof lo);
-    lo.version = 1;
+    lo.version = 2;
+    lo.iso = team_iso(c, &iso, log, sizeof log);
     lo.spec = o->backend;
     lo.model_dir = o->model_dir;
     lo.n_opts = o->n_backend_opts;
@@ -184,6 +207,31 @@ int acc_runtime_opts_check(const golden_accept_opts *o, golden_error *err)
         return 0;
     if (!o->model_dir)
         return golden_fail_what(err, GOLDEN_EINVAL, NULL, "--backend needs --model DIR");
+    if (strcmp(o->backend, "cpu") != 0 && !o->iso)
+        return golden_fail_what(err, GOLDEN_EINVAL, o->backend, "a plug-in runs only in a "
+                                "backend host (golden_accept_opts.iso)");
+    /* the model is the team's input (the conformance suite's cpu reference runs it too): one
+     * that the built-in cpu backend cannot open is "could not check", before any step runs,
+     * never the vendor's step 9 failure */
+    struct stat st;
+    if (stat(o->model_dir, &st) != 0)
+        return golden_fail_what(err, golden_code_from_errno(errno), o->model_dir,
+                                "--model: cannot read: %s", strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return golden_fail_what(err, GOLDEN_EINVAL, o->model_dir, "--model: not a folder");
+    golden_backend_load_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.version = 1;
+    lo.spec = "cpu";
+    lo.model_dir = o->model_dir;
+    lo.threads = 1;
+    golden_backend *b = NULL;
+    golden_error e;
+    golden_error_clear(&e);
+    if (golden_backend_load(&lo, &b, &e) != 0)
+        return golden_fail_what(err, e.code == GOLDEN_ENOMEM ? GOLDEN_ENOMEM : GOLDEN_EINVAL,
+                                o->model_dir, "--model: not a model folder: %s", e.what);
+    golden_backend_close(b);
     for (const char *p = o->conform_checks; p && *p;) {
         size_t len = strcspn(p, ",");
         bool known = false;
@@ -211,6 +259,15 @@ int acc_step_runtime(acc_ctx *c, golden_accept_step *s)
     }
     int rc = -1;
     if (o->policy && golden_policy_load(team, o->policy, c->err) != 0)
+        goto done;
+    /* the team's replay is kept in the experiment folder (issue 30: the team's own raw data) */
+    if (o->experiment_out) {
+        c->out_made = access(o->experiment_out, F_OK) != 0;
+        snprintf(c->team, sizeof c->team, "%.*s/team-replay", PATH_MAX - 16, o->experiment_out);
+    } else {
+        snprintf(c->team, sizeof c->team, "%.*s/team", PATH_MAX - 16, c->base);
+    }
+    if (acc_mkdirs(c->team, c->err) != 0)
         goto done;
     rc = conformance(c, s, rep);
     char mp[PATH_MAX], cp[PATH_MAX], mine[PATH_MAX + 64];

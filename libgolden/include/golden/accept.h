@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include "golden/error.h"
 #include "golden/experiment.h"
+#include "golden/replay.h"
 
 #define GOLDEN_SCHEMA_ACCEPT_REPORT "calculet-accept-report/v1"
 #define GOLDEN_ACCEPT_STEPS 9 /* the ninth (runtime) only with a backend: see nsteps */
@@ -34,6 +35,11 @@ typedef struct {
     const char *conform_checks; /* comma-separated golden_conform check names; NULL = all */
     int replay_warmup, replay_runs; /* the replay's warm-ups and measured runs; < 0 = the
                                      * defaults of golden_replay_run */
+    /* the runtime runs in a backend host (docs/npu-replay.md, "Isolation"): its exit, crash,
+     * hang or output is a step 9 finding, never this process's. Required for a plug-in; NULL
+     * runs the built-in cpu backend in this process. Its log NULL: with experiment_out,
+     * EXPERIMENT_DIR/team-replay/backend-host.log, else the library's default file */
+    const golden_backend_isolation *iso;
 } golden_accept_opts;
 
 typedef enum { GOLDEN_STEP_PASS, GOLDEN_STEP_FAIL, GOLDEN_STEP_SKIPPED } golden_step_verdict;
