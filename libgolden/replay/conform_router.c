@@ -380,7 +380,8 @@ static int sweep_lanes(cf_ctx *c, rt_rule *r)
     int rc = 0;
     for (int li = 0; rc == 0 && li < m; li++) {
         size_t n = ns;
-        for (size_t k = 0; k < CF_ROUTER_RANDOM; k++) {
+        size_t nrand = c->o->budget > 0 ? CF_ROUTER_RANDOM : 0; /* --budget 0: none */
+        for (size_t k = 0; k < nrand; k++) {
             int64_t p = cf_random_position(c, 1, L, set, n);
             if (p < 0)
                 break;

@@ -125,7 +125,7 @@ enum {
     CPU_FAULT_ROUTER_NAN_SILENT_DECODE = 1u << 26, /* decode only: NaN router logits routed */
     /* round 4: the router's lanes and positions, logits_at and topk (docs/conformance.md) */
     CPU_FAULT_ROUTER_LANE1_DECODE_SWAP = 1u << 27, /* lane 1's decode: ranks 0 and 1 swapped */
-    CPU_FAULT_ROUTER_PREFILL_SWAP_PAST_300 = 1u << 28, /* prefill rows at 300+: ranks swapped */
+    CPU_FAULT_ROUTER_PREFILL_SWAP_PAST_100 = 1u << 28, /* prefill rows at 100+: ranks swapped */
     CPU_FAULT_LOGITS_AT_BF16 = 1u << 29, /* logits_at of a kept row: f32 cut to bf16 */
     CPU_FAULT_TOPK_VALUE_SHIFT = 1u << 30 /* topk(): values[0] + 1/16 */
 };

@@ -72,7 +72,7 @@ static const char *const fault_names[] = {
     "taps_decode_recompute", "taps_router_last_missing", "kv_tail_off_by_one",
     "reset_all_lane0_only", "decode_past_limit_dropped", "refused_decode_drops_last",
     "router_decode_rank_swap", "nondeterministic", "logit_shift_token", "logits_bf16_truncate",
-    "router_nan_silent_decode", "router_lane1_decode_swap", "router_prefill_swap_past_300",
+    "router_nan_silent_decode", "router_lane1_decode_swap", "router_prefill_swap_past_100",
     "logits_at_bf16", "topk_value_shift"};
 
 static const char *const at_names[CPU_AT_COUNT] = {"timeout", "device_error", "device_lost",

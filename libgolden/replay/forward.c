@@ -365,8 +365,8 @@ static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
         route(c, b->fault, r, f->topi + t * K, f->topw + t * K);
         bool swap = (b->fault & CPU_FAULT_ROUTER_DECODE_RANK_SWAP) && b->in_decode;
         swap |= (b->fault & CPU_FAULT_ROUTER_LANE1_DECODE_SWAP) && b->in_decode && b->cur_lane == 1;
-        swap |= (b->fault & CPU_FAULT_ROUTER_PREFILL_SWAP_PAST_300) && !b->in_decode &&
-                b->cur_pos + t >= 300;
+        swap |= (b->fault & CPU_FAULT_ROUTER_PREFILL_SWAP_PAST_100) && !b->in_decode &&
+                b->cur_pos + t >= 100;
         if (swap && K > 1) {
             int32_t *ids = f->topi + t * K; /* the fault: ranks 0 and 1 swapped, same experts */
             float *w = f->topw + t * K, tw = w[0];

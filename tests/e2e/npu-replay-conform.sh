@@ -79,6 +79,10 @@ refused_decode_drops_last rejection
 router_decode_rank_swap router
 nondeterministic kv-lanes,kv-tail,kv-reset,determinism
 router_nan_silent_decode router
+router_lane1_decode_swap router
+router_prefill_swap_past_100 router
+logits_at_bf16 kv-lanes
+topk_value_shift kv-lanes
 T
 # A decode that taps every position of the context (no KV cache): through the backend host the
 # harness's own ABI check refuses the rows (a call's taps must match the positions it processed:

@@ -124,7 +124,11 @@ static const char *const faults[][3] = {
     {"refused_decode_drops_last", "rejection", ""},
     {"router_decode_rank_swap", "router", ""},
     {"nondeterministic", "kv-lanes,kv-tail,kv-reset,determinism", ""},
-    {"router_nan_silent_decode", "router", ""}};
+    {"router_nan_silent_decode", "router", ""},
+    {"router_lane1_decode_swap", "router", ""},
+    {"router_prefill_swap_past_100", "router", ""},
+    {"logits_at_bf16", "kv-lanes", ""},
+    {"topk_value_shift", "kv-lanes", ""}};
 
 /* Each fault fails exactly its checks (the checks it must fail run, plus the one next to them
  * in the table, which must pass: a full run of every fault is the e2e test's), and the old fixed
