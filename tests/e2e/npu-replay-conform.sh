@@ -69,7 +69,7 @@ router_duplicate router
 router_unnormalized router
 router_tie_high_index router
 router_nan_silent router
-topk_too_small sampling-topk
+topk_too_small kv-lanes,sampling-topk
 mask_leak_at_129 causal-mask
 decode_leak_at_33 causal-mask,kv-positions,kv-tail
 kv_prefill_off_by_one_at_31 kv-positions,kv-tail

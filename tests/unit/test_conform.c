@@ -109,7 +109,7 @@ static const char *const faults[][3] = {
     {"router_unnormalized", "router", "router"},
     {"router_tie_high_index", "router", "router"},
     {"router_nan_silent", "router", "router"},
-    {"topk_too_small", "sampling-topk", "sampling-topk"},
+    {"topk_too_small", "kv-lanes,sampling-topk", "sampling-topk"},
     {"mask_leak_at_129", "causal-mask", ""},
     {"decode_leak_at_33", "causal-mask,kv-positions,kv-tail", ""},
     {"kv_prefill_off_by_one_at_31", "kv-positions,kv-tail", ""},
