@@ -158,6 +158,11 @@ void cf_find(cf_ctx *c, const char *kase, const char *fmt, ...)
 int cf_error(cf_ctx *c, const char *what)
 {
     golden_conform_check *k = c->chk;
+    /* a failure found wins over a check that could not finish (docs/conformance.md): the
+     * check stays FAIL with its findings, and why it stopped is one finding more */
+    bool failed = k->status == GOLDEN_CONFORM_FAIL;
+    if (failed && k->error[0])
+        return 1; /* already stopped once: the first reason stands */
     k->status = GOLDEN_CONFORM_ERROR;
     if (!what && c->b && strcmp(c->err.where, golden_backend_name(c->b)) == 0)
         k->fault = true; /* the backend itself failed a call */
@@ -167,6 +172,11 @@ int cf_error(cf_ctx *c, const char *what)
         snprintf(k->error, sizeof k->error, "%.280s: %.300s", c->err.where, c->err.what);
     else
         snprintf(k->error, sizeof k->error, "%.590s", c->err.what);
+    if (failed) {
+        k->status = GOLDEN_CONFORM_FAIL;
+        cf_find(c, "not finished", "the check stopped after %zu findings: %s", k->n_findings,
+                k->error);
+    }
     return 1;
 }
 

@@ -156,7 +156,7 @@ int cf_check_kv_lanes(cf_ctx *c)
     for (int k = 0; k < 3; k++)
         if (cf_set_taps(c, k != 1) || interleave(c, k, lanes, m, t, ref, got))
             goto out;
-    if (lanes_long(c, lanes, m))
+    if (lanes_long(c, lanes, m) || cf_check_v2_outputs(c))
         goto out;
     for (int i = 0; i < m; i++)
         cf_cover(c, "lanes", lanes[i]);

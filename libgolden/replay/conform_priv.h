@@ -98,6 +98,8 @@ int cf_check_sampling_topk(cf_ctx *c);
 int cf_check_taps(cf_ctx *c);
 int cf_check_determinism(cf_ctx *c);
 int cf_check_golden(cf_ctx *c);
+/* part of kv-lanes (conform_v2.c): logits_at() and topk() against logits(), every lane */
+int cf_check_v2_outputs(cf_ctx *c);
 /* the pre-issue-28 fixed points (conform_fixed.c), run when opts.fixed_points */
 int cf_fixed_causal_mask(cf_ctx *c);
 int cf_fixed_kv_positions(cf_ctx *c);

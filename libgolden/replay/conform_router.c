@@ -273,7 +273,10 @@ static int built_cases(cf_ctx *c, rt_rule *r)
         for (int e = 1; tl && e < tl->cols; e++)
             all_eq &= ((const float *)tl->data)[e] == ((const float *)tl->data)[0];
         if (!all_eq) /* the construction failed: the case proves nothing */
-            rc = cf_error(c, "the built tie case did not tie the router logits of layer 0");
+            rc = cf_error(c, c->chk->n_findings
+                ? "the built tie case could not be built: the router logits of layer 0 did not "
+                  "tie, because of the findings above"
+                : "the built tie case did not tie the router logits of layer 0");
         else
             check_taps(c, r, "built tie");
     }
@@ -282,11 +285,18 @@ static int built_cases(cf_ctx *c, rt_rule *r)
         if ((rc = cf_decode_logits(c, 0, tie, NULL)) != 0)
             break;
         const cf_tap *tl = cf_tap_find(c, "layers/0/router/logits");
-        bool all_eq = tl != NULL && tl->rows == 1;
+        bool all_eq = tl != NULL && tl->rows == 1, finite = tl != NULL;
         for (int e = 1; all_eq && e < tl->cols; e++)
             all_eq &= ((const float *)tl->data)[e] == ((const float *)tl->data)[0];
+        for (int e = 0; finite && e < tl->cols; e++)
+            finite &= isfinite(((const float *)tl->data)[e]) != 0;
+        if (!all_eq && tl && !finite) /* a NaN routed on the tie's own row is a finding */
+            check_taps_at(c, r, "built tie, decode", s + 1);
         if (!all_eq)
-            rc = cf_error(c, "the built tie case did not tie the router logits of layer 0 on decode");
+            rc = cf_error(c, c->chk->n_findings
+                ? "the built tie case could not be built: the router logits of layer 0 on its decode "
+                  "step did not tie, because of the findings above"
+                : "the built tie case did not tie the router logits of layer 0 on decode");
         else if (check_taps_at(c, r, "built tie, decode", s + 1) == 0)
             cf_find(c, "built tie, decode", "no router taps for the decode step at position %d", s + 1);
         cf_cover(c, "tie_decode_positions", s + 1);
@@ -316,31 +326,72 @@ static int built_cases(cf_ctx *c, rt_rule *r)
     return rc;
 }
 
-/* Decode steps at the boundary set past the prompt (127, 128, 129, 255, ..., the last
- * position): a prefill of p tokens, then the decode at p, its router taps against the rule. */
-static int decode_at_boundaries(cf_ctx *c, rt_rule *r)
+/* One lane (issue 28's coverage): a prefill of the whole context, every row against the rule
+ * (the prefill graph's tiles up to the limit), then decode steps at pos[] in descending order,
+ * each after truncating the lane to p (the rule is applied to the backend's own router logits,
+ * so the tokens need not be a real sequence). */
+static int lane_sweep(cf_ctx *c, rt_rule *r, int lane, const int32_t *t, const int64_t *pos,
+                      size_t np)
 {
-    int64_t set[64], L = c->limit;
+    char kase[64];
+    cf_taps_clear(c);
+    snprintf(kase, sizeof kase, "prefill, lane %d", lane);
+    if (cf_prefill_logits(c, lane, 0, t, (size_t)c->limit, NULL))
+        return 1;
+    if (check_taps_at(c, r, kase, 0) == 0)
+        return cf_error(c, "the backend gives no router taps (layers/L/router/{logits,topk_ids,topk_weights})");
+    snprintf(kase, sizeof kase, "decode, lane %d", lane);
+    for (size_t i = np; i-- > 0;) {
+        int64_t p = pos[i];
+        golden_error_clear(&c->err);
+        if (golden_backend_truncate(c->b, lane, p, &c->err))
+            return cf_error(c, NULL);
+        cf_taps_clear(c);
+        if (cf_decode_logits(c, lane, t[p], NULL))
+            return 1;
+        if (check_taps_at(c, r, kase, p) == 0)
+            cf_find(c, kase, "no router taps for the decode step at position %lld", (long long)p);
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every lane of cf_lanes: the boundary set scaled to the limit, plus CF_ROUTER_RANDOM seeded
+ * positions of its own a lane (a fixed count, not the time budget: one decode step each is
+ * cheap, and the coverage does not shrink on a loaded machine). */
+#define CF_ROUTER_RANDOM 24
+static int sweep_lanes(cf_ctx *c, rt_rule *r)
+{
+    int64_t L = c->limit, set[64 + CF_ROUTER_RANDOM];
     size_t ns = cf_boundaries(L, set, 64);
+    int lanes[8], m = cf_lanes(c, lanes);
     int32_t *t = malloc((size_t)L * 4);
     if (!t)
         return cf_error(c, "out of memory");
     cf_tokens(c, t, (size_t)L);
+    for (size_t i = 0; i < ns; i++)
+        cf_cover(c, "decode_positions", set[i]);
+    cf_cover(c, "prefill_rows", L);
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < ns; i++) {
-        int64_t p = set[i];
-        if (p <= 64 + 8)
-            continue; /* the prompt's own decode steps cover these */
-        char kase[64];
-        snprintf(kase, sizeof kase, "decode at %lld", (long long)p);
-        if ((rc = cf_prefill_logits(c, 0, 0, t, (size_t)p, NULL)) != 0)
-            break;
-        cf_taps_clear(c);
-        if ((rc = cf_decode_logits(c, 0, t[p], NULL)) != 0)
-            break;
-        if (check_taps_at(c, r, kase, p) == 0)
-            cf_find(c, kase, "no router taps for the decode step at position %lld", (long long)p);
-        cf_cover(c, "decode_positions", p);
+    for (int li = 0; rc == 0 && li < m; li++) {
+        size_t n = ns;
+        size_t nrand = c->o->budget > 0 ? CF_ROUTER_RANDOM : 0; /* --budget 0: none */
+        for (size_t k = 0; k < nrand; k++) {
+            int64_t p = cf_random_position(c, 1, L, set, n);
+            if (p < 0)
+                break;
+            set[n++] = p;
+            cf_cover(c, "random_decode_positions", p);
+        }
+        qsort(set, n, sizeof *set, cmp_i64);
+        rc = lane_sweep(c, r, lanes[li], t, set, n);
+        cf_cover(c, "lanes", lanes[li]);
+        ns = cf_boundaries(L, set, 64); /* the next lane draws its own */
     }
     free(t);
     return rc;
@@ -367,26 +418,18 @@ int cf_check_router(cf_ctx *c)
                  1e-6, 0};
     r.near = r.tol < 1e-6 ? r.tol : 1e-6;
     c->tap_filter = "/router/";
-    int64_t N = c->limit < 64 ? c->limit : 64;
-    int32_t t[64];
-    cf_tokens(c, t, (size_t)N);
-    if (cf_prefill_logits(c, 0, 0, t, (size_t)N, NULL))
-        return 1;
-    if (check_taps(c, &r, "prompt") == 0)
-        return cf_error(c, "the backend gives no router taps (layers/L/router/{logits,topk_ids,topk_weights})");
-    for (int s = 0; !c->o->fixed_points && s < 8 && N + s < c->limit; s++) { /* decode steps */
-        int32_t tok;
-        cf_tokens(c, &tok, 1);
-        cf_taps_clear(c);
-        if (cf_decode_logits(c, 0, tok, NULL))
+    if (!c->o->fixed_points) {
+        if (sweep_lanes(c, &r))
             return 1;
-        if (check_taps_at(c, &r, "decode", N + s) == 0)
-            cf_find(c, "decode", "no router taps for the decode step at position %lld",
-                    (long long)(N + s));
-        cf_cover(c, "decode_positions", N + s);
+    } else { /* the pre-issue-28 fixed point: a 64-token prompt on lane 0 */
+        int64_t N = c->limit < 64 ? c->limit : 64;
+        int32_t t[64];
+        cf_tokens(c, t, (size_t)N);
+        if (cf_prefill_logits(c, 0, 0, t, (size_t)N, NULL))
+            return 1;
+        if (check_taps(c, &r, "prompt") == 0)
+            return cf_error(c, "the backend gives no router taps (layers/L/router/{logits,topk_ids,topk_weights})");
     }
-    if (!c->o->fixed_points && decode_at_boundaries(c, &r))
-        return 1;
     cf_taps_clear(c);
     return built_cases(c, &r);
 }

@@ -122,7 +122,12 @@ enum {
     /* issue 28, round 3: faults only a golden or the router's decode steps see */
     CPU_FAULT_LOGIT_SHIFT_TOKEN = 1u << 24,       /* logits(): +1/16 on every id = 3 mod 8 */
     CPU_FAULT_LOGITS_BF16_TRUNCATE = 1u << 25,    /* logits(): f32 cut to bf16 (round to zero) */
-    CPU_FAULT_ROUTER_NAN_SILENT_DECODE = 1u << 26 /* decode only: NaN router logits routed */
+    CPU_FAULT_ROUTER_NAN_SILENT_DECODE = 1u << 26, /* decode only: NaN router logits routed */
+    /* round 4: the router's lanes and positions, logits_at and topk (docs/conformance.md) */
+    CPU_FAULT_ROUTER_LANE1_DECODE_SWAP = 1u << 27, /* lane 1's decode: ranks 0 and 1 swapped */
+    CPU_FAULT_ROUTER_PREFILL_SWAP_PAST_100 = 1u << 28, /* prefill rows at 100+: ranks swapped */
+    CPU_FAULT_LOGITS_AT_BF16 = 1u << 29, /* logits_at of a kept row: f32 cut to bf16 */
+    CPU_FAULT_TOPK_VALUE_SHIFT = 1u << 30 /* topk(): values[0] + 1/16 */
 };
 
 /* Run-time faults `inject=NAME@N`: what the N-th prefill or decode call since open (1-based,
@@ -151,6 +156,8 @@ typedef struct {
     int64_t calls;  /* prefill and decode calls so far */
     int64_t call_pos; /* the position the current public prefill call starts at */
     bool in_decode;   /* the current call is a decode */
+    int cur_lane;     /* the lane and first position of the current forward (planted faults) */
+    int64_t cur_pos;
     float jitter;     /* fault nondeterministic: what this open adds to logit 0 */
     int64_t delay_us; /* delay_us=N: device-side delay, uniform [0, N] us inside npu_wait */
     uint64_t delay_rng; /* its splitmix64 state (delay_seed=S, default 0) */

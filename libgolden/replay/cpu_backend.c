@@ -72,7 +72,8 @@ static const char *const fault_names[] = {
     "taps_decode_recompute", "taps_router_last_missing", "kv_tail_off_by_one",
     "reset_all_lane0_only", "decode_past_limit_dropped", "refused_decode_drops_last",
     "router_decode_rank_swap", "nondeterministic", "logit_shift_token", "logits_bf16_truncate",
-    "router_nan_silent_decode"};
+    "router_nan_silent_decode", "router_lane1_decode_swap", "router_prefill_swap_past_100",
+    "logits_at_bf16", "topk_value_shift"};
 
 static const char *const at_names[CPU_AT_COUNT] = {"timeout", "device_error", "device_lost",
                                                    "nan", "inf", "reject"};
@@ -586,6 +587,13 @@ static int cpu_logits_at(void *self, int lane, int64_t pos, int first, int count
         if (L->keep_pos[j] == pos && pos < L->len) {
             mark(b, GOLDEN_BK_STAGE_D2H, 0);
             put_row(b, L->kept + j * (size_t)b->m.c.vocab, first, count, dst);
+            if ((b->fault & CPU_FAULT_LOGITS_AT_BF16) && !b->bf16)
+                for (int i = 0; i < count; i++) { /* the fault: the scoring path's cast */
+                    uint32_t u;
+                    memcpy(&u, (float *)dst + i, 4);
+                    u &= 0xffff0000u;
+                    memcpy((float *)dst + i, &u, 4);
+                }
             mark(b, GOLDEN_BK_STAGE_D2H, 1);
             return 0;
         }
@@ -636,6 +644,8 @@ static int cpu_topk(void *self, int lane, int k, float *values, int32_t *indices
         values[i] = p[i].v; /* bf16 mode: already rounded, so exact either way */
         indices[i] = p[i].i;
     }
+    if (b->fault & CPU_FAULT_TOPK_VALUE_SHIFT)
+        values[0] += 0.0625f; /* the fault: the top-k mode's largest value off by 1/16 */
     mark(b, GOLDEN_BK_STAGE_D2H, 1);
     free(p);
     return 0;

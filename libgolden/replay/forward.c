@@ -363,7 +363,11 @@ static int moe(cpu_backend *b, int l, int64_t n, fw_buf *f, golden_error *err)
             continue;
         }
         route(c, b->fault, r, f->topi + t * K, f->topw + t * K);
-        if ((b->fault & CPU_FAULT_ROUTER_DECODE_RANK_SWAP) && b->in_decode && K > 1) {
+        bool swap = (b->fault & CPU_FAULT_ROUTER_DECODE_RANK_SWAP) && b->in_decode;
+        swap |= (b->fault & CPU_FAULT_ROUTER_LANE1_DECODE_SWAP) && b->in_decode && b->cur_lane == 1;
+        swap |= (b->fault & CPU_FAULT_ROUTER_PREFILL_SWAP_PAST_100) && !b->in_decode &&
+                b->cur_pos + t >= 100;
+        if (swap && K > 1) {
             int32_t *ids = f->topi + t * K; /* the fault: ranks 0 and 1 swapped, same experts */
             float *w = f->topw + t * K, tw = w[0];
             int32_t ti = ids[0];
@@ -493,6 +497,7 @@ int cpu_forward(cpu_backend *b, int li, int64_t pos, const int32_t *tokens, int6
                                     tokens[t], (long long)(pos + t), c->vocab);
     if (lane_reserve(b, lane, pos + n, err))
         return GOLDEN_ERR;
+    b->cur_lane = li, b->cur_pos = pos;
     if ((b->fault & CPU_FAULT_KV_LANE3_STALE) && li == 3 && pos == 0 && lane->len > lane->stale)
         lane->stale = lane->len; /* the fault: the old sequence stays visible */
     if (lane->hist)

@@ -32,7 +32,12 @@ assert c["kv-reset"]["reset_one"] == [0, 1, 2, 3] and c["rejection"]["lanes"] ==
 cuts = [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 259, 5, 37, 100]
 assert c["kv-tail"]["cuts"][:21] == cuts and len(c["kv-tail"]["cuts"]) == 22, c["kv-tail"]
 assert sorted(set(c["kv-tail"]["cut_lanes"])) == [0, 1, 2, 3]
-assert c["router"]["decode_positions"] == list(range(64, 72)) + [127, 128, 129, 255, 256, 257, 511]
+assert c["router"]["decode_positions"] == b, c["router"]
+assert c["router"]["lanes"] == [0, 1, 2, 3] and c["router"]["prefill_rows"] == [512]
+assert len(c["router"]["random_decode_positions"]) == 4 * 24
+assert all(0 < p < 512 and p not in b for p in c["router"]["random_decode_positions"])
+assert c["kv-lanes"]["logits_at_topk_lanes"] == [0, 1, 2, 3]
+assert c["kv-lanes"]["logits_at_positions"] == [0] + b[:14]
 assert c["router"]["tie_decode_positions"] == [1, 2]
 ' clean.json
 fi
@@ -55,7 +60,7 @@ while read -r fault checks; do
     if [ "$n" -eq "$w" ]; then ok "inject=$fault: $w failed checks in the JSON"; else
         notok "inject=$fault: $w failed checks in the JSON" "$n"; fi
 done <<'T'
-causal_leak causal-mask
+causal_leak causal-mask,kv-lanes
 kv_off_by_one_at_16 kv-positions
 kv_lane_cross kv-lanes,kv-reset
 kv_tail_stale kv-tail
@@ -64,7 +69,7 @@ router_duplicate router
 router_unnormalized router
 router_tie_high_index router
 router_nan_silent router
-topk_too_small sampling-topk
+topk_too_small kv-lanes,sampling-topk
 mask_leak_at_129 causal-mask
 decode_leak_at_33 causal-mask,kv-positions,kv-tail
 kv_prefill_off_by_one_at_31 kv-positions,kv-tail
@@ -79,6 +84,10 @@ refused_decode_drops_last rejection
 router_decode_rank_swap router
 nondeterministic kv-lanes,kv-tail,kv-reset,determinism
 router_nan_silent_decode router
+router_lane1_decode_swap router
+router_prefill_swap_past_100 router
+logits_at_bf16 kv-lanes
+topk_value_shift kv-lanes
 T
 # A decode that taps every position of the context (no KV cache): through the backend host the
 # harness's own ABI check refuses the rows (a call's taps must match the positions it processed:

@@ -100,7 +100,7 @@ static void test_clean(void)
 /* fault -> the checks that fail (worked out from what each fault breaks, docs/conformance.md),
  * and the one pre-issue-28 check that saw it ("" = the old fixed points missed it). */
 static const char *const faults[][3] = {
-    {"causal_leak", "causal-mask", "causal-mask"},
+    {"causal_leak", "causal-mask,kv-lanes", "causal-mask"},
     {"kv_off_by_one_at_16", "kv-positions", "kv-positions"},
     {"kv_lane_cross", "kv-lanes,kv-reset", "kv-lanes"},
     {"kv_tail_stale", "kv-tail", "kv-tail"},
@@ -109,7 +109,7 @@ static const char *const faults[][3] = {
     {"router_unnormalized", "router", "router"},
     {"router_tie_high_index", "router", "router"},
     {"router_nan_silent", "router", "router"},
-    {"topk_too_small", "sampling-topk", "sampling-topk"},
+    {"topk_too_small", "kv-lanes,sampling-topk", "sampling-topk"},
     {"mask_leak_at_129", "causal-mask", ""},
     {"decode_leak_at_33", "causal-mask,kv-positions,kv-tail", ""},
     {"kv_prefill_off_by_one_at_31", "kv-positions,kv-tail", ""},
@@ -124,7 +124,11 @@ static const char *const faults[][3] = {
     {"refused_decode_drops_last", "rejection", ""},
     {"router_decode_rank_swap", "router", ""},
     {"nondeterministic", "kv-lanes,kv-tail,kv-reset,determinism", ""},
-    {"router_nan_silent_decode", "router", ""}};
+    {"router_nan_silent_decode", "router", ""},
+    {"router_lane1_decode_swap", "router", ""},
+    {"router_prefill_swap_past_100", "router", ""},
+    {"logits_at_bf16", "kv-lanes", ""},
+    {"topk_value_shift", "kv-lanes", ""}};
 
 /* Each fault fails exactly its checks (the checks it must fail run, plus the one next to them
  * in the table, which must pass: a full run of every fault is the e2e test's), and the old fixed
