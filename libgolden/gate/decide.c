@@ -223,6 +223,7 @@ typedef struct {
     size_t ins_unsteady;       /* insufficient graph cases that unsteady samples made so */
     const char *ins_unsteady_case;
     long long ins_unsteady_n, ins_unsteady_u;  /* that case's steady n and unsteady samples */
+    char ins_names[600];                       /* the insufficient graph cases, by name */
     size_t sla_abs_fail;                       /* cases over an absolute P99 budget */
     size_t not_significant;                    /* graph cases whose difference CI holds 0 */
     size_t side_mismatch;                      /* graph cases whose sides' clock/temp differ */
@@ -233,6 +234,17 @@ typedef struct {
     const char *worst_p99_case, *min_graph_case, *sla_abs_case, *sla_abs_metric;
     bool all_graph_pass;
 } case_facts;
+
+/* Append a case's name to a "; "-separated list; what does not fit ends it with "...". */
+static void name_case(char *buf, size_t n, const char *id)
+{
+    size_t len = strlen(buf);
+    if (len >= 3 && !strcmp(buf + len - 3, "..."))
+        return;
+    int w = snprintf(buf + len, n - len, "%s%s", len ? "; " : "", id ? id : "?");
+    if (w < 0 || (size_t)w >= n - len)
+        snprintf(buf + (len < n - 4 ? len : n - 4), n - (len < n - 4 ? len : n - 4), "...");
+}
 
 static void gather_cases(ev *e, case_facts *f)
 {
@@ -248,9 +260,12 @@ static void gather_cases(ev *e, case_facts *f)
         bool sla = !strcmp(m, "ttft_ms") || !strcmp(m, "tpot_ms");
         bool graph = is_graph_level(c, cases), ins = is_insufficient(c);
         double p99r = p99_regression(c), impr = improvement(c);
+        /* a side without one steady run has no P99 at all: not measured, not a regression
+         * (null from failed requests is +inf and is one) */
+        bool unmeasured = side_num(c, "baseline", "n") == 0 || side_num(c, "candidate", "n") == 0;
         if (sla || graph)
             add_case(e, c, graph, impr, p99r, ins);
-        if (sla && !(p99r <= e->in->p99_max)) {
+        if (sla && !unmeasured && !(p99r <= e->in->p99_max)) {
             if (ins)
                 f->p99_fail_insufficient++;
             else
@@ -266,7 +281,7 @@ static void gather_cases(ev *e, case_facts *f)
         double budget = !strcmp(m, "ttft_ms") ? e->in->p99_ttft_max
                         : !strcmp(m, "tpot_ms") ? e->in->p99_tpot_max : NAN;
         double cp99 = side_num(c, "candidate", "p99");
-        if (sla && !isnan(budget) && !(cp99 <= budget)) {
+        if (sla && !unmeasured && !isnan(budget) && !(cp99 <= budget)) {
             if (ins)
                 f->p99_fail_insufficient++;
             else if (f->sla_abs_fail++ == 0 || !(cp99 <= f->sla_abs_p99)) {
@@ -281,6 +296,8 @@ static void gather_cases(ev *e, case_facts *f)
         f->graph_cases++;
         if (ins) {
             f->insufficient++;
+            name_case(f->ins_names, sizeof f->ins_names,
+                      json_string_value(json_object_get(c, "case_id")));
             /* enough runs, too few steady ones: say so (issue 26), not only "insufficient" */
             for (int k = 0; k < 2; k++) {
                 const char *sd = k ? "candidate" : "baseline";
@@ -349,13 +366,19 @@ static void gather_cases(ev *e, case_facts *f)
         note(e, "%lld measured request(s) of graph-level cases without their latency (timeout "
                 "or error): counted as the worst latency (+inf) in their case, not dropped",
              failed);
-    size_t lone = json_array_size(json_object_get(e->summary, "one_sided"));
-    if (lone)
-        note(e, "%zu case(s) measured on one side only: not compared", lone);
+    const json_t *lone = json_object_get(e->summary, "one_sided");
+    if (json_array_size(lone)) {
+        char names[600] = "";
+        json_t *l;
+        json_array_foreach((json_t *)lone, i, l)
+            name_case(names, sizeof names, json_string_value(json_object_get(l, "case_id")));
+        note(e, "%zu case(s) measured on one side only: not compared (%s)",
+             json_array_size(lone), names);
+    }
     if (f->insufficient)
         note(e, "%zu case(s) insufficient (fewer than %d steady measured runs or %d warm-ups "
-                "on a side): reported, nothing rests on them", f->insufficient,
-             GOLDEN_GATE_MIN_MEASURED, GOLDEN_GATE_MIN_WARMUPS);
+                "on a side): reported, nothing rests on them (%s)", f->insufficient,
+             GOLDEN_GATE_MIN_MEASURED, GOLDEN_GATE_MIN_WARMUPS, f->ins_names);
     if (f->p99_fail_insufficient)
         note(e, "%zu insufficient case(s) show a P99 regression above %g %%: not decided on",
              f->p99_fail_insufficient, e->in->p99_max);
@@ -826,13 +849,13 @@ static int decision_summary(const char *dir, const golden_gate_opts *o, bool wri
     }
     if (!*sum)
         rc = gate_summarize_raw(dir, o, pre, sum, err);
-    *source = have_sum ? "recomputed, matches performance/summary.json"
-                       : "recomputed, written to performance/summary.json";
+    /* The same words whether the summary was written now, already matched or is not written:
+     * the decision files are a function of the folder's evidence only, so deciding a folder
+     * decide itself decided (and sealed) again changes nothing. */
+    *source = "recomputed from performance/raw-requests.jsonl";
     /* A folder without a summary gets the one the decision rests on. */
     if (rc == 0 && !have_sum && write)
         rc = golden_gate_summary_write(dir, *sum, false, err);
-    else if (!have_sum)
-        *source = "recomputed from the raw requests";
 out:
     if (pre)
         gate_raw_free(pre);

@@ -16,6 +16,7 @@ typedef struct {
     size_t spilled;           /* measured steady-flagged lines (in the spill) */
     size_t failed;            /* measured lines with outcome timeout/error: +inf latency */
     long long max_output_tokens;
+    unsigned measured_metrics; /* bit m: metric m on a measured line (steady or not) */
     /* filled by gate_raw_stats: */
     size_t band_unsteady;     /* steady-flagged lines outside the clock/temperature band */
     double clock_ref, temp_ref; /* band centres (NaN when no reading) */

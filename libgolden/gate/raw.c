@@ -176,6 +176,9 @@ static int take_sample(gate_raw *raw, long gi, int warmup, int steady, const spi
                        golden_error *err)
 {
     gate_group *g = &raw->g[gi];
+    if (!warmup)
+        for (int m = 0; m < GOLDEN_GATE_METRICS; m++)
+            g->measured_metrics |= !isnan(r->m[m]) ? 1u << m : 0u;
     if (warmup)
         g->warmups++;
     else if (!steady)

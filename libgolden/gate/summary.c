@@ -113,9 +113,22 @@ static json_t *side_stats(const gate_group *g, int m)
  * it, else TTFT (docs/exp-gate.md). */
 static int graph_metric(const gate_group *b, const gate_group *c)
 {
-    if ((b->max_output_tokens > 1 || c->max_output_tokens > 1) && b->d[1].n > 0 && c->d[1].n > 0)
+    if ((b->max_output_tokens > 1 || c->max_output_tokens > 1) &&
+        (b->measured_metrics & c->measured_metrics & 2u))
         return 1;
     return 0;
+}
+
+/* A pair's metrics in the summary: each one both sides' measured lines carry, steady or not (a
+ * side whose runs are all unsteady has n 0: insufficient, reported). A pair with none in
+ * common (a side of warm-ups only) keeps its graph-level latency: no case is ever dropped. */
+static unsigned pair_metrics(const gate_group *b, const gate_group *c)
+{
+    unsigned both = b->measured_metrics & c->measured_metrics;
+    if (both)
+        return both;
+    unsigned any = b->measured_metrics | c->measured_metrics;
+    return (any & 2u) && !(any & 1u) ? 2u : 1u;
 }
 
 static json_t *case_entry(const gate_group *b, const gate_group *c, int m, unsigned long B)
@@ -179,14 +192,16 @@ static int add_cases(json_t *doc, const gate_raw *raw, unsigned long B, size_t *
     for (size_t i = 0; i < raw->ng; i++) {
         const gate_group *g = &raw->g[i];
         *unsteady += g->flagged_unsteady + g->band_unsteady;
-        char key[1024];
         size_t clen = strlen(g->case_id);
-        if (clen + 2 > sizeof key)
-            continue;
+        char *key = malloc(clen + 2); /* any length: a case is never skipped */
+        if (!key)
+            return gate_oom(err);
         memcpy(key, g->case_id, clen + 1);
         key[clen + 1] = (char)('0' + !g->side);
         uint64_t other;
-        if (!lg_strmap_get(&raw->map, key, clen + 2, &other)) {
+        bool paired = lg_strmap_get(&raw->map, key, clen + 2, &other);
+        free(key);
+        if (!paired) {
             json_t *e = json_pack("{s:s,s:s}", "case_id", g->case_id, "side",
                                   side_names[g->side]);
             if (!e || json_array_append_new(lone, e))
@@ -196,8 +211,9 @@ static int add_cases(json_t *doc, const gate_raw *raw, unsigned long B, size_t *
         if (g->side != 0)
             continue; /* each pair once, in the baseline's order */
         const gate_group *c = &raw->g[other];
+        unsigned metrics = pair_metrics(g, c);
         for (int m = 0; m < GOLDEN_GATE_METRICS; m++) {
-            if (g->d[m].n == 0 || c->d[m].n == 0)
+            if (!(metrics & (1u << m)))
                 continue;
             json_t *e = case_entry(g, c, m, B);
             if (!e || json_array_append_new(cases, e))
@@ -207,6 +223,18 @@ static int add_cases(json_t *doc, const gate_raw *raw, unsigned long B, size_t *
     if (json_array_size(lone) == 0)
         json_object_del(doc, "one_sided");
     return 0;
+}
+
+/* Whether some case has steady runs on both sides (else there is nothing to compare). */
+static bool any_compared(const json_t *cases)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach((json_t *)cases, i, c)
+        if (json_integer_value(json_object_get(json_object_get(c, "baseline"), "n")) > 0 &&
+            json_integer_value(json_object_get(json_object_get(c, "candidate"), "n")) > 0)
+            return true;
+    return false;
 }
 
 /* A Chrome trace's row figures: time, bytes by kind, stall classes (-1 out of memory). */
@@ -437,8 +465,9 @@ int gate_summarize_raw(const char *dir, const golden_gate_opts *o, gate_raw *pre
         gate_oom(err);
         goto out;
     }
-    if (json_array_size(json_object_get(doc, "cases")) == 0) {
-        golden_fail_where(err, GOLDEN_EINVAL, "no case was measured on both sides", "%s", rawp);
+    if (!any_compared(json_object_get(doc, "cases"))) {
+        golden_fail_where(err, GOLDEN_EINVAL, "no case was measured on both sides (steady runs "
+                          "on each): nothing to compare", "%s", rawp);
         goto out;
     }
     *out = doc;
