@@ -67,6 +67,20 @@ EOF
 rehash "$EX" "$d" performance/raw-requests.jsonl
 broken "stage timestamps as reals" stage-order "$d"
 expect_grep "npu_wait out of order" "stage npu_wait starts before h2d ends" out.txt
+# a stage timestamp that is no whole number: named with its pointer (built only then, issue 26)
+d=$(fresh stage-half)
+python3 - "$d/performance/raw-requests.jsonl" <<'EOF'
+import json, sys
+p = sys.argv[1]
+lines = open(p).read().splitlines()
+r = json.loads(lines[1])
+r["stages"]["h2d"]["start_ns"] = r["stages"]["h2d"]["start_ns"] + 0.5
+lines[1] = json.dumps(r, separators=(",", ":"))
+open(p, "w").write("\n".join(lines) + "\n")
+EOF
+rehash "$EX" "$d" performance/raw-requests.jsonl
+broken "stage timestamp 0.5 off a whole number" stage-order "$d"
+expect_grep "its pointer named" "raw-requests.jsonl:2:[0-9]*: stage-order: /stages/h2d/start_ns is [0-9.]*5, not an integer between" out.txt
 d=$(fresh n-real); jedit "$d/performance/summary.json" 'd["cases"][0]["baseline"]["n"] = 45.0'
 broken "summary n 45.0" perf-runs "$d"
 expect_grep "n read as 45" "n is 45 \(0 kept apart\) but raw-requests.jsonl has 30" out.txt
