@@ -477,6 +477,21 @@ import json; c=json.load(open('t-saved.ck')); c['references'][0]='0'*64; json.du
 import json; c=json.load(open('t-saved.ck')); c['next_round']=-3; json.dump(c, open('o.ck','w'))"; rm -f o.json
     expect_exit soak-resume-negative-round 2 "$NR" soak $SK --jitter 3ms --rounds 15 -o o.json --checkpoint o.ck --resume
 else notok soak-resume-others "no saved checkpoint"; fi
+# (fix k33) the --backend-opt options are a set: the same two in another order resume (exit 1:
+# the planted mismatches), one value changed is refused, and a checkpoint that records none
+# (written before they were kept) is refused too: it cannot show which options it soaked.
+BO="--model m --manifest man.jsonl --cases random-decode-* --duration 600s --concurrency 3 --seed 5 --checkpoint-every 0 --jitter 0"
+"$NR" soak $BO --backend-opt inject=kv_lane2_zero --backend-opt delay_us=10 --rounds 2 -o bo.json --checkpoint bo.ck > /dev/null 2>&1
+cp bo.ck bo-saved.ck
+expect_exit soak-resume-backend-opt-other-value 2 "$NR" soak $BO --backend-opt inject=kv_lane2_zero --backend-opt delay_us=11 \
+    --rounds 4 -o bo2.json --checkpoint bo.ck --resume
+expect_grep soak-resume-backend-opt-other-value-reason 'cannot resume: other --backend-opt' err.txt
+"$PYTHON" -c "
+import json; c=json.load(open('bo-saved.ck')); del c['backend_options']; json.dump(c, open('bo3.ck','w'))"
+expect_exit soak-resume-backend-opt-none-recorded 2 "$NR" soak $BO --backend-opt inject=kv_lane2_zero --backend-opt delay_us=10 \
+    --rounds 4 -o bo3.json --checkpoint bo3.ck --resume
+expect_exit soak-resume-backend-opt-any-order 1 "$NR" soak $BO --backend-opt delay_us=10 --backend-opt inject=kv_lane2_zero \
+    --rounds 4 -o bo.json --checkpoint bo.ck --resume --force
 # "an existing checkpoint is never replaced by a new soak without --force"
 cp ref.ck n.ck
 expect_exit soak-existing-checkpoint 2 "$NR" soak $SK --rounds 2 -o n.json --checkpoint n.ck
