@@ -556,7 +556,11 @@ static int cmd_run(const args *a)
         gs.top_k = a->sampling.top_k;
         gs.top_p = a->sampling.top_p;
         gs.min_p = a->sampling.min_p;
-        gs.repetition_penalty = a->sampling.repeat_penalty;
+        /* "a key given as 0 means off": repeat_penalty=0 or repeat_last_n=0 is no penalty
+         * (1, neutral), as top_k=0, min_p=0, n_probs=0 are off and temp=0 is greedy; top_p=0
+         * stays out of range (the library refuses it: top_p in (0, 1]) */
+        gs.repetition_penalty = a->sampling.repeat_penalty == 0 || a->sampling.repeat_last_n == 0
+                                    ? 1.0 : a->sampling.repeat_penalty;
         gs.logprobs = a->sampling.n_probs;
         ro.sampling = &gs;
         ro.repeat_last_n = a->sampling.repeat_last_n;
@@ -870,11 +874,11 @@ static int cmd_soak(const args *a)
         free(exp_graph);
         return rc;
     }
-    golden_soak_opts so = {3, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
+    golden_soak_opts so = {4, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
                            (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag,
                            sk.graph ? sk.graph : exp_graph, exp_id, sk.checkpoint,
                            sk.checkpoint_every, sk.resume, a->c->force, sk.rounds,
-                           soak_progress, a->c};
+                           soak_progress, a->c, a->n_opts, a->opts};
     golden_soak_result res;
     rc = golden_soak_run(&so, &res, &err);
     if (soak_progress_shown) /* end the progress line */

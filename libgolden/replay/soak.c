@@ -52,6 +52,15 @@ static uint64_t rnd(soak_ctx *c)
     return z ^ (z >> 31);
 }
 
+/* SIGINT/SIGTERM: the tool's flag (the backend host is killed by it, also mid-call) */
+static bool stopped(const soak_ctx *c)
+{
+    return c->o->stop && *c->o->stop;
+}
+
+/* soak_round: the stop came during the round (not a fault: the round is dropped) */
+#define SOAK_STOPPED 3
+
 static void jitter(soak_ctx *c)
 {
     if (c->o->jitter_max_us <= 0)
@@ -118,18 +127,20 @@ static int round_of(soak_ctx *c, const golden_replay_case *k, int n, bool delays
         if (!(q[i].h = golden_sha256_new(err)))
             rc = GOLDEN_ERR;
     }
-    for (int left = n; rc == 0 && left > 0;) {
+    for (int left = n; rc == 0 && left > 0 && !stopped(c);) {
         for (int i = n - 1; delays && i > 0; i--) { /* a fresh interleaving each pass */
             int j = (int)(rnd(c) % (uint64_t)(i + 1)), t = order[i];
             order[i] = order[j];
             order[j] = t;
         }
-        for (int x = 0; x < n; x++) {
+        for (int x = 0; x < n && !stopped(c); x++) {
             int L = order[x];
             if (q[L].done || q[L].failed)
                 continue;
             if (delays)
                 jitter(c);
+            if (stopped(c)) /* in the delay: no call after a stop */
+                break;
             golden_error_clear(&errs[L]);
             if (advance(c, k, L, &q[L], &errs[L])) {
                 q[L].failed = true;
@@ -212,6 +223,8 @@ static int soak_round(soak_ctx *c, const golden_replay_case *k, const char *ref,
     golden_error errs[64];
     if (round_of(c, k, n, true, hex, failed, errs, err))
         return GOLDEN_ERR;
+    if (stopped(c)) /* a call the stop cut short failed for it, not for the backend */
+        return SOAK_STOPPED;
     double t = (double)(replay_now_ns() - c->t0) / 1e9;
     bool any_failed = false;
     for (int L = 0; L < n; L++) {
@@ -223,8 +236,10 @@ static int soak_round(soak_ctx *c, const golden_replay_case *k, const char *ref,
             snprintf(msg, sizeof msg, "request on lane %d of %d in flight, %.3f s into the soak: "
                      "%.300s%s%.500s", L, n, t, errs[L].where, errs[L].where[0] ? ": " : "",
                      errs[L].what);
-            add_fault(c, k, replay_backend_fault_kind(c->o->backend, &errs[L]), round, L, msg,
-                      retest(c, k, ref));
+            int rt = retest(c, k, ref);
+            if (stopped(c))
+                return SOAK_STOPPED;
+            add_fault(c, k, replay_backend_fault_kind(c->o->backend, &errs[L]), round, L, msg, rt);
         } else if (strcmp(hex[L], ref) != 0) {
             c->res->mismatches++;
             snprintf(msg, sizeof msg, "output mismatch on lane %d of %d in flight, %.3f s into "
@@ -236,7 +251,9 @@ static int soak_round(soak_ctx *c, const golden_replay_case *k, const char *ref,
     }
     golden_error e;
     if (any_failed && golden_backend_reset(c->o->backend, -1, &e))
-        return golden_fail_what(err, GOLDEN_EIO, "soak", "reset after a fault failed: %s", e.what);
+        return stopped(c) ? SOAK_STOPPED : golden_fail_what(err, GOLDEN_EIO, "soak",
+                                                            "reset after a fault failed: %s",
+                                                            e.what);
     return 0;
 }
 
@@ -249,24 +266,54 @@ static double elapsed(const soak_ctx *c)
     return c->before_s + (double)(replay_now_ns() - c->t0) / 1e9;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The backend's options (options version 4) sorted: the same set in any order is the same
+ * backend; NULL when out of memory. */
+static json_t *backend_opts_json(const golden_soak_opts *o)
+{
+    size_t n = o->version >= 4 ? o->n_backend_opts : 0;
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    json_t *a = json_array();
+    if (!v || !a) {
+        free(v);
+        json_decref(a);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = o->backend_opts[i] ? o->backend_opts[i] : "";
+    qsort(v, n, sizeof *v, str_cmp);
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, json_string(v[i]))) {
+            json_decref(a);
+            a = NULL;
+        }
+    free(v);
+    return a;
+}
+
 /* Write where the soak is: the next round, the generator, the counts, what it saw. */
 static int ckpt_write(soak_ctx *c, const golden_replay_case *cases, const size_t *sel, size_t ns,
                       char (*ref)[65], int64_t round, bool done, golden_error *err)
 {
     const golden_soak_opts *o = c->o;
     golden_soak_result *r = c->res;
-    json_t *ids = json_array(), *refs = json_array();
+    json_t *ids = json_array(), *refs = json_array(), *bo = backend_opts_json(o);
     for (size_t i = 0; ids && refs && i < ns; i++)
         if (json_array_append_new(ids, json_string(cases[sel[i]].case_id)) ||
             json_array_append_new(refs, json_string(ref[i])))
             break;
     char rng[24]; /* decimal in a string: JSON integers stop at 2^63 */
     snprintf(rng, sizeof rng, "%llu", (unsigned long long)c->rng);
-    json_t *j = ids && refs ? json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:f, s:o, s:o, s:I, s:s, s:f, s:b, s:I, s:I, s:I,"
-        " s:I, s:I, s:I, s:O, s:O}",
+    json_t *j = ids && refs && bo ? json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:i, s:f, s:o, s:o, s:I, s:s, s:f, s:b, s:I, s:I,"
+        " s:I, s:I, s:I, s:I, s:O, s:O}",
         "format", SOAK_CKPT_FORMAT, "manifest", o->manifest, "manifest_sha256",
-        r->manifest_sha256, "side", o->side, "backend", golden_backend_name(o->backend), "seed",
+        r->manifest_sha256, "side", o->side, "backend", golden_backend_name(o->backend),
+        "backend_options", bo, "seed",
         (json_int_t)o->seed, "concurrency", o->concurrency, "jitter_max_us", o->jitter_max_us,
         "cases", ids, "references", refs, "next_round", (json_int_t)round, "rng", rng,
         "elapsed_s", elapsed(c), "done", done, "requests", (json_int_t)r->requests, "mismatches",
@@ -276,6 +323,7 @@ static int ckpt_write(soak_ctx *c, const golden_replay_case *cases, const size_t
     if (!j) {
         json_decref(ids);
         json_decref(refs);
+        json_decref(bo);
         return golden_fail_what(err, GOLDEN_ENOMEM, "soak", "out of memory for the checkpoint");
     }
     int rc = golden_json_write(o->checkpoint, j, true, err);
@@ -313,6 +361,12 @@ static int ckpt_match(const soak_ctx *c, const json_t *j, const golden_replay_ca
             return golden_fail_what(err, GOLDEN_EINVAL, path, "cannot resume: its %s is %s, this "
                                     "soak's %s", keys[i], v ? v : "missing", want[i]);
     }
+    json_t *bo = backend_opts_json(o);
+    bool same_opts = bo && json_equal(bo, json_object_get(j, "backend_options"));
+    json_decref(bo);
+    if (!same_opts) /* a planted fault or a dtype the first part did not have */
+        return ckpt_bad(path, "other --backend-opt options than this soak's (or none recorded)",
+                        err);
     bool bad = false;
     if ((uint64_t)ckpt_int(j, "seed", &bad) != o->seed ||
         ckpt_int(j, "concurrency", &bad) != o->concurrency || bad ||
@@ -393,7 +447,9 @@ static int soak_references(soak_ctx *c, golden_replay_case *cases, size_t n, siz
             ; /* resumed: the checkpoint has them */
         else if (golden_backend_reset(o->backend, -1, err) ||
                  round_of(c, &cases[i], 1, false, &ref[ns], failed, errs, err))
-            rc = GOLDEN_ERR;
+            rc = stopped(c) ? golden_fail_what(err, GOLDEN_EIO, "soak", "interrupted") : GOLDEN_ERR;
+        else if (stopped(c)) /* before the first round: nothing to keep, nothing written */
+            rc = golden_fail_what(err, GOLDEN_EIO, "soak", "interrupted");
         else if (failed[0])
             rc = golden_fail_what(err, errs[0].code, cases[i].case_id,
                                   "the clean reference run failed: %s", errs[0].what);
@@ -403,6 +459,38 @@ static int soak_references(soak_ctx *c, golden_replay_case *cases, size_t n, siz
     }
     *ns_out = ns;
     return rc;
+}
+
+/* What a round changes, to drop a round a stop cut short: it runs again on --resume, with the
+ * same generator, as if it never started. */
+typedef struct {
+    golden_soak_result counts;
+    uint64_t rng;
+    size_t n_lines, n_hashes;
+} soak_mark;
+
+static void mark_take(const soak_ctx *c, soak_mark *m)
+{
+    m->counts = *c->res;
+    m->rng = c->rng;
+    m->n_lines = json_array_size(c->res->faults_jsonl);
+    m->n_hashes = json_array_size(c->res->hashes);
+}
+
+static void mark_restore(soak_ctx *c, const soak_mark *m)
+{
+    golden_soak_result *r = c->res;
+    r->requests = m->counts.requests;
+    r->mismatches = m->counts.mismatches;
+    r->faults = m->counts.faults;
+    r->retests = m->counts.retests;
+    r->retests_passed = m->counts.retests_passed;
+    r->fault_lines = m->counts.fault_lines;
+    c->rng = m->rng;
+    while (json_array_size(r->faults_jsonl) > m->n_lines)
+        json_array_remove(r->faults_jsonl, json_array_size(r->faults_jsonl) - 1);
+    while (json_array_size(r->hashes) > m->n_hashes)
+        json_array_remove(r->hashes, json_array_size(r->hashes) - 1);
 }
 
 static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_error *err)
@@ -427,12 +515,22 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
     for (; rc == 0; round++) {
         if (elapsed(c) >= o->duration || (max_rounds > 0 && round >= max_rounds))
             break;
-        if (o->stop && *o->stop) {
+        if (stopped(c)) {
             c->res->interrupted = true;
             break;
         }
+        soak_mark m;
+        mark_take(c, &m);
         rc = soak_round(c, &cases[sel[round % (int64_t)ns]], ref[round % (int64_t)ns], round,
                         round < (int64_t)ns, err);
+        if (rc == SOAK_STOPPED || (rc == 0 && stopped(c))) {
+            /* the host is gone with the stop (killed even mid-call), so the round cannot end:
+             * it is dropped whole and the checkpoint says to run it again */
+            mark_restore(c, &m);
+            c->res->interrupted = true;
+            rc = 0;
+            break;
+        }
         uint64_t now = replay_now_ns();
         if (rc == 0 && ck && (double)(now - last_ck) / 1e9 >= o->checkpoint_every) {
             rc = ckpt_write(c, cases, sel, ns, ref, round + 1, false, err);
@@ -456,7 +554,7 @@ int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_e
 {
     /* an older caller's result ends before rounds: never written past */
     memset(res, 0, o->version >= 3 ? sizeof *res : offsetof(golden_soak_result, rounds));
-    if (o->version < 1 || o->version > 3)
+    if (o->version < 1 || o->version > 4)
         return golden_fail_what(err, GOLDEN_EINVAL, "soak", "options of an unknown version %u",
                                 o->version);
     const char *graph = o->version >= 2 ? o->graph : NULL;

@@ -16,7 +16,8 @@
 #define GOLDEN_SOAK_MAX_FAULT_LINES 1000 /* kept for the faults file; the rest counted */
 
 typedef struct {
-    unsigned version;            /* 1, 2 with graph and experiment_id, 3 with checkpoint */
+    unsigned version;            /* 1, 2 with graph and experiment_id, 3 with checkpoint, 4
+                                  * with the backend's options */
     golden_backend *backend;
     const char *manifest;
     const char *side;            /* "baseline" or "candidate" */
@@ -26,7 +27,11 @@ typedef struct {
     int concurrency;             /* requests in flight, one a lane (>= 1) */
     uint64_t seed;               /* the delay and order generator */
     double jitter_max_us;        /* each call waits a uniform [0, jitter_max_us] first */
-    volatile sig_atomic_t *stop; /* set by a signal handler: the soak ends after the round */
+    volatile sig_atomic_t *stop; /* set by a signal handler: the soak ends; a round it cut
+                                  * short (a backend host is killed by it, even mid-call) is
+                                  * dropped whole, counts and generator as before it, and is run
+                                  * again by a resume; never a fault. Before the first round:
+                                  * GOLDEN_ERR "interrupted" */
     /* version 2 */
     const char *graph;           /* the compiled graph soaked (a file: its SHA-256 is the
                                   * result's graph_sha256), or NULL */
@@ -45,6 +50,9 @@ typedef struct {
     void (*progress)(void *ctx, double elapsed_s, double duration_s, int64_t rounds,
                      size_t requests, size_t mismatches, size_t faults);
     void *progress_ctx;          /* progress is called after each round (NULL: never) */
+    /* version 4 */
+    size_t n_backend_opts;       /* the KEY=VALUE options the backend was loaded with: kept in */
+    const char *const *backend_opts; /* the checkpoint, a resume needs the same (any order) */
 } golden_soak_opts;
 
 typedef struct {
