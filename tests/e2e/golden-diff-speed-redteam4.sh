@@ -519,6 +519,18 @@ race_runs race-rename-candidate 30
 # Same with --trust-hashes: no hash to catch a mixed read, so the open-time check (device, inode,
 # size, mtime) is all that stands between C's bytes and a verdict under A's description.
 race_runs race-rename-candidate-trust 30 --trust-hashes
+# golden-dump --verify reads through the same open (docs/hdf5-trust.md): A and C are both valid
+# goldens, so every run verifies (exit 0) or says the file changed (exit 2); a mismatch (exit 1)
+# or another error is one file's walk applied to the other's bytes.
+bad=""; codes=""; i=0
+while [ $i -lt 20 ]; do
+    golden-dump --verify race-cand.h5 > racev.out 2> racev.err
+    c=$?; codes="$codes$c"
+    if [ $c -eq 2 ] && grep -q 'the file changed while it was being opened' racev.err; then :
+    elif [ $c -ne 0 ]; then bad="$bad run$i:exit$c:$(head -c 150 racev.err)$(grep -v PASS racev.out | head -c 150)"; fi
+    i=$((i + 1))
+done
+if [ -z "$bad" ]; then ok "race-rename-dump-verify # exits $codes"; else notok race-rename-dump-verify "$bad (exits $codes)"; fi
 touch stop; wait $SWAP 2>/dev/null
 
 # In-place rewrite of the candidate (same inode) between A's and C's bytes while runs go on: any
