@@ -1,7 +1,8 @@
 #!/bin/sh
 # Kept from /work/wt/redteam/speed4/speed4-redteam.sh (session 4 fixes), trimmed to stay cheap:
 # 7 of the 12 dtype/position stale-hash pairs, 400 tiny tensors instead of 1,000, a slow-failing
-# reference of 1,500 datasets instead of 3,000; the rename race (section 7) made reliable: small
+# reference of 1,500 datasets instead of 3,000, 2 Mi + 5 and 64 Ki + 1 elements for 2.5 Mi and
+# 1 Mi + 1; the rename race (section 7) made reliable: small
 # files, a random swap interval around the time one open takes, 30 runs each way.
 # Red team, issue 35 fast paths of golden-diff / golden-dump (AREA speed4): the one-walk open
 # (the isolated child hands the parent its findings), hashing overlapped with the compare, compact
@@ -182,9 +183,9 @@ done
 # control for the construction above: identical bytes, hash not checked -> pass (exit 0).
 if run_gd stale-control-trust 0 --trust-hashes --chunk 4096 ref-stale-f32-mid.h5 cand-stale-f32-mid.h5; then ok stale-control-trust; fi
 
-# Same, at the default chunk (1 Mi elements): 2.5 Mi f32 elements, bit flipped in the last
+# Same, at the default chunk (1 Mi elements): 2 Mi + 5 f32 elements, bit flipped in the last
 # element (third chunk, a partial one). Exit 1, candidate listed.
-N2=2621440
+N2=2097157  # trimmed from 2.5 Mi: 2 Mi + 5, the third chunk 5 elements
 H rawmany y.raw f32 $N2 3 -1 yp.raw f32 $N2 3 $(( (N2 - 1) * 4 )) &&
 make-golden ref-big.h5 "x:f32:$N2:file=yp.raw" >/dev/null 2>&1 &&
 make-golden cand-big.h5 "x:f32:$N2:file=y.raw" >/dev/null 2>&1 && H patch cand-big.h5 x $(( (N2 - 1) * 4 ))
@@ -322,7 +323,7 @@ if run_gd attr-shape-vs-digest 2 att-flat.h5 att7.h5; then ok attr-shape-vs-dige
 # golden-diff.md "Metrics (one pass, f64)": each element converted exactly to f64; max_abs over
 # finite pairs; cosine (1 when both norms are 0). Expected numbers from numpy on the same raw bytes
 # (h.py metrics: max_abs exact to 1e-15 relative, cosine to 1e-9). Sizes 1, 7 (a tail shorter than
-# one AVX2 vector), 4097 with --chunk 4096 (one chunk + 1), 1 Mi + 1 at the default chunk.
+# one AVX2 vector), 4097 with --chunk 4096 (one chunk + 1), 64 Ki + 1 with --chunk 65536 (trimmed from 1 Mi + 1 at the default chunk; the default chunk is kept by stale-f32-default-chunk-last).
 mkpair() { # NAME REFVALS CANDVALS
     H f32raw "$1-r.raw" "$2" && H f32raw "$1-c.raw" "$3" &&
     n=$(( $(wc -c < "$1-r.raw") / 4 )) &&
@@ -373,18 +374,18 @@ if run_gd tailnan 1 tailnan-r.h5 tailnan-c.h5; then
     v=$(H key tailnan.json x first_new_nonfinite_index); nn=$(H key tailnan.json x new_nan)
     if [ "$v" = "[6]" ] && [ "$nn" = "1" ]; then ok tailnan; else notok tailnan "new_nan $nn first $v (wanted 1, [6])"; fi
 fi
-# 1 Mi + 1 f32 elements at the default chunk: only the last element (alone in chunk 2) differs, by
-# 0.25: max_abs 0.25 at index 1048576 (numpy), exit 1.
+# 64 Ki + 1 f32 elements at --chunk 65536 (trimmed): only the last element (alone in chunk 2) differs, by
+# 0.25: max_abs 0.25 at index 65536 (numpy), exit 1.
 "$PYTHON" - <<'EOF'
 import numpy as np
-r = np.random.default_rng(3).standard_normal(1048577).astype('<f4')
+r = np.random.default_rng(3).standard_normal(65537).astype('<f4')
 c = r.copy(); c[-1] = np.float32(c[-1] + np.float32(0.25))
 r.tofile('mip-r.raw'); c.tofile('mip-c.raw')
 EOF
-make-golden mip-r.h5 "x:f32:1048577:file=mip-r.raw" >/dev/null 2>&1 && make-golden mip-c.h5 "x:f32:1048577:file=mip-c.raw" >/dev/null 2>&1
-if run_gd mip 1 mip-r.h5 mip-c.h5 && H metrics mip.json x mip-r.raw mip-c.raw > mip.np; then
+make-golden mip-r.h5 "x:f32:65537:file=mip-r.raw" >/dev/null 2>&1 && make-golden mip-c.h5 "x:f32:65537:file=mip-c.raw" >/dev/null 2>&1
+if run_gd mip 1 --chunk 65536 mip-r.h5 mip-c.h5 && H metrics mip.json x mip-r.raw mip-c.raw > mip.np; then
     i=$(H key mip.json x max_abs_index)
-    if [ "$i" = "[1048576]" ]; then ok mip; else notok mip "max_abs_index $i, wanted [1048576]"; fi
+    if [ "$i" = "[65536]" ]; then ok mip; else notok mip "max_abs_index $i, wanted [65536]"; fi
 elif [ -f mip.np ]; then notok mip "$(cat mip.np)"; fi
 
 # ================================================================ 5. inputs that are the same file
