@@ -33,6 +33,7 @@ struct golden_reader {
     char *path;
     hid_t file;
     int fd;
+    struct stat id;   /* fstat of fd when opened: the file every walk and read must be */
     reader_tensor *t;
     size_t n, cap;
     char **meta_keys, **meta_vals;
@@ -590,6 +591,47 @@ static herr_t meta_cb(hid_t loc, const char *name, const H5A_info_t *ainfo, void
     return 0;
 }
 
+/* ------------------------------------------------- one open file, walked and read */
+
+/* The file a walk or a read sees is the one open as r->fd (opened first; the direct reads
+ * pread it). HDF5 opens the path again (in the child, and in the parent for its reads), and the
+ * file HDF5 then has open (fstat of its own descriptor) is checked against r->id (device, inode,
+ * size, mtime): the child walks it and reports what it had open, the parent checks the child's
+ * report and its own handle, so a path renamed or rewritten in between can never give one
+ * file's walk to another file's bytes. (HDF5 cannot be handed r->fd as /proc/self/fd/N: it
+ * resolves such a link to the name and refuses when that name's inode changed.) */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* fstat of the descriptor HDF5 reads r->file through (sec2 driver); 0 on success. Lock held. */
+static int hdf5_file_stat(const golden_reader *r, struct stat *st)
+{
+    void *h = NULL;
+    if (H5Fget_vfd_handle(r->file, H5P_DEFAULT, &h) < 0 || !h) {
+        H5Eclear2(H5E_DEFAULT);
+        return -1;
+    }
+    return fstat(*(int *)h, st);
+}
+
+static int file_changed(const golden_reader *r, golden_error *err)
+{
+    return golden_fail_what(err, GOLDEN_EIO, r->path, "the file changed while it was being opened");
+}
+
+/* HDF5's open file and r->fd are still the file opened first, unchanged. Lock held. */
+static int check_same_file(const golden_reader *r, golden_error *err)
+{
+    struct stat h, now;
+    if (hdf5_file_stat(r, &h) != 0 || fstat(r->fd, &now) != 0 || !same_file(&h, &r->id) ||
+        !same_file(&now, &r->id))
+        return file_changed(r, err);
+    return GOLDEN_OK;
+}
+
 /* Open the file and walk all of its metadata: schema, root attributes, every object and every
  * link; every HDF5 result is checked, and a walk that ends early, or whose objects and links
  * do not add up, means a corrupt file. Lock held. */
@@ -611,6 +653,9 @@ static int walk_file(golden_reader *r, golden_error *err)
     H5Pclose(fapl);
     if (r->file < 0)
         return lg_store_hdf5_fail(err, path, "cannot open HDF5 file");
+    struct stat st; /* the path may name another file by now than the one opened first */
+    if (hdf5_file_stat(r, &st) != 0 || !same_file(&st, &r->id))
+        return file_changed(r, err);
     char *schema = lg_attr_read_str(r->file, "schema");
     /* GOLDEN_READ_FOREIGN: a file without the golden schema is a plain HDF5 file (h5py's);
      * a golden of another version is never read as one */
@@ -668,7 +713,15 @@ static int walk_in_child(void *ctx, lg_blob *out, golden_error *err)
     golden_reader *r = ctx;
     if (walk_file(r, err) != GOLDEN_OK)
         return GOLDEN_ERR;
+    struct stat st; /* the file this walk describes, as HDF5 had it open */
+    if (hdf5_file_stat(r, &st) != 0 || !same_file(&st, &r->id))
+        return file_changed(r, err);
     lg_blob_put(out, "LGW1", 4);
+    put_u64(out, (uint64_t)st.st_dev);
+    put_u64(out, (uint64_t)st.st_ino);
+    put_u64(out, (uint64_t)st.st_size);
+    put_u64(out, (uint64_t)st.st_mtim.tv_sec);
+    put_u64(out, (uint64_t)st.st_mtim.tv_nsec);
     put_u64(out, r->plain);
     put_u64(out, r->meta_n);
     for (size_t i = 0; i < r->meta_n; i++) {
@@ -778,6 +831,12 @@ static int take_walk(golden_reader *r, const lg_blob *b, golden_error *err)
     char magic[4];
     if (!take(&in, magic, 4) || memcmp(magic, "LGW1", 4) != 0)
         in.bad = true;
+    struct stat seen = r->id; /* the identity of the file the child walked */
+    seen.st_dev = (dev_t)take_u64(&in);
+    seen.st_ino = (ino_t)take_u64(&in);
+    seen.st_size = (off_t)take_u64(&in);
+    seen.st_mtim.tv_sec = (time_t)take_u64(&in);
+    seen.st_mtim.tv_nsec = (long)take_u64(&in);
     uint64_t plain = take_u64(&in), n = take_u64(&in);
     r->plain = plain != 0;
     if (plain > 1 || n > in.left)
@@ -823,6 +882,8 @@ static int take_walk(golden_reader *r, const lg_blob *b, golden_error *err)
         return golden_fail_what(err, GOLDEN_ECORRUPT, r->path,
                                 "the child process that read this file's metadata answered "
                                 "garbage: the file is corrupt or hostile");
+    if (!same_file(&seen, &r->id))
+        return file_changed(r, err);
     return GOLDEN_OK;
 }
 
@@ -839,7 +900,7 @@ static int open_walked(golden_reader *r, golden_error *err)
     H5Pclose(fapl);
     if (r->file < 0)
         return lg_store_hdf5_fail(err, r->path, "cannot open HDF5 file");
-    return GOLDEN_OK;
+    return check_same_file(r, err);
 }
 
 static int cmp_tensor(const void *a, const void *b)
@@ -896,7 +957,7 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
         golden_reader_close(r);
         return GOLDEN_ERR;
     }
-    if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(r->fd, &r->id) != 0 || !S_ISREG(r->id.st_mode)) {
         golden_fail_what(err, GOLDEN_EINVAL, path, "not a regular file");
         golden_reader_close(r);
         return GOLDEN_ERR;
@@ -914,17 +975,11 @@ int golden_reader_open_flags(const char *path, unsigned flags, golden_reader **o
             rc = open_walked(r, err);
             golden_hdf5_unlock();
         }
-        /* the file the child walked is still the one open here (path swapped or rewritten in
-         * the meantime: the walk no longer describes it) */
-        struct stat now;
-        if (rc == GOLDEN_OK && (stat(path, &now) != 0 || now.st_dev != st.st_dev ||
-                                now.st_ino != st.st_ino || now.st_size != st.st_size ||
-                                now.st_mtim.tv_sec != st.st_mtim.tv_sec ||
-                                now.st_mtim.tv_nsec != st.st_mtim.tv_nsec))
-            rc = golden_fail_what(err, GOLDEN_EIO, path, "the file changed while it was being opened");
     } else {
         lg_store_lock_file(path);
         rc = walk_file(r, err);
+        if (rc == GOLDEN_OK)
+            rc = check_same_file(r, err);
         golden_hdf5_unlock();
     }
     if (rc != GOLDEN_OK) {
