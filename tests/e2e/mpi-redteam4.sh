@@ -18,6 +18,8 @@ if ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$MB/npu-replay" ] || ! command
    || ! command -v h5dump >/dev/null 2>&1; then
     echo "ok mpi4-redteam # skip no mpirun, MPI build, python3 or h5dump"; exit 0
 fi
+# a sanitized MPI build (GOLDEN_MPI_BIN=build-mpi-san/bin): Open MPI's own allocations at exit
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$GOLDEN_ROOT/tests/e2e/lsan-mpi.supp:print_suppressions=0"
 S=$GOLDEN_BIN
 MPI="mpirun --oversubscribe --allow-run-as-root"
 GMPI="$MB/golden-mpirun --oversubscribe --allow-run-as-root"

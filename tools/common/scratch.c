@@ -18,7 +18,7 @@
 static char dirs[SCRATCH_DIRS][SCRATCH_PATH];
 static volatile sig_atomic_t used[SCRATCH_DIRS];
 static volatile pid_t worker_pid;
-static int handlers_on;
+static volatile sig_atomic_t disowned; /* a worker: the folders are its rank's */
 
 struct linux_dirent64 {
     unsigned long long d_ino;
@@ -54,6 +54,8 @@ static void remove_dir(const char *dir)
 
 void scratch_clean(void)
 {
+    if (disowned)
+        return;
     for (int i = 0; i < SCRATCH_DIRS; i++)
         if (used[i]) {
             remove_dir(dirs[i]);
@@ -66,8 +68,16 @@ void scratch_set_worker(pid_t pid)
     worker_pid = pid;
 }
 
-static void on_stop(int sig)
+void scratch_disown(void)
 {
+    disowned = 1;
+    worker_pid = 0;
+}
+
+void scratch_on_signal(void)
+{
+    if (disowned)
+        return;
     int saved = errno;
     pid_t w = worker_pid;
     if (w > 0) { /* its files are in the folders: it must stop writing first */
@@ -79,22 +89,6 @@ static void on_stop(int sig)
         if (used[i])
             remove_dir(dirs[i]);
     errno = saved;
-    signal(sig, SIG_DFL); /* and end as told, so the launcher sees the signal */
-    raise(sig);
-}
-
-static void install_handlers(void)
-{
-    if (handlers_on)
-        return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigfillset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    handlers_on = 1;
 }
 
 /* The absolute path as one line into golden-mpirun's list (best effort: a rank on a node
@@ -130,7 +124,6 @@ int scratch_make(const char *prefix, char **dir, golden_error *err)
         *dir = NULL;
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     }
-    install_handlers();
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old); /* made and registered, or neither */

@@ -158,9 +158,7 @@ static int run_worker(ranks_work work, void *ctx, void **buf, size_t *len, golde
         close(fd[0]);
         /* the worker never outlives its rank (mpirun killing the rank kills it too) */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        signal(SIGTERM, SIG_DFL); /* the rank removes the scratch folders, not its worker */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
+        scratch_disown(); /* the rank removes the scratch folders, not its worker */
         if (getppid() != parent)
             _exit(3);
         if (test_kill() == 1)
