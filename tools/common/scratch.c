@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/guard.h"
+
 #define SCRATCH_DIRS 4
 #define SCRATCH_PATH 4096
 
@@ -91,6 +93,31 @@ void scratch_on_signal(void)
     errno = saved;
 }
 
+/* MPI_Init may have replaced the tools' handler (cli.c) that ran before it: this one does what
+ * that one does, and the folders first. A signal ignored by whoever started us stays so. */
+static void on_stop(int sig)
+{
+    scratch_on_signal();
+    lg_guard_unlink_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_handlers(void)
+{
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigfillset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 /* The absolute path as one line into golden-mpirun's list (best effort: a rank on a node
  * without that file relies on its own removal). */
 static void tell_launcher(const char *dir)
@@ -124,6 +151,7 @@ int scratch_make(const char *prefix, char **dir, golden_error *err)
         *dir = NULL;
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
     }
+    install_handlers();
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old); /* made and registered, or neither */
