@@ -3,6 +3,7 @@
  * names the range and nothing is stored, --help shows the range, and an untyped row (the layer
  * stores nothing, the tool reads the string) still works beside them. */
 #include "../../tools/common/cli.c"
+#include "../../tools/common/scratch.c" /* cli.c's signal handler calls it */
 
 #include <fcntl.h>
 #include <stdint.h>

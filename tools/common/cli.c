@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "golden/report.h"
+#include "scratch.h"
 #include "golden/doc.h"
 #include "golden/parse.h"
 #include "util/guard.h"
@@ -71,6 +72,7 @@ static const char *arg_name(const cli_opt *o, char *buf, size_t n)
 
 static void on_terminate(int sig)
 {
+    scratch_on_signal(); /* a rank's scratch folders (npu-replay run on ranks) */
     lg_guard_unlink_temps();
     /* SA_RESETHAND restored the default action; the signal is blocked until we return, and
      * then kills us, so the parent sees the conventional "killed by SIGINT" status */

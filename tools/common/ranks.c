@@ -1,6 +1,7 @@
 /* One process: the ranks layer of the normal build (no MPI; tools/mpi/ranks_mpi.c replaces
  * this file in make MPI=1). */
 #include "ranks.h"
+#include "scratch.h"
 
 #include <stdlib.h>
 
@@ -45,5 +46,6 @@ int ranks_gather(ranks_work work, void *ctx, char *const *doing, void ***bufs, s
 
 int ranks_finish(int status)
 {
+    scratch_clean();
     return status;
 }

@@ -13,6 +13,7 @@
 #include "golden/outfile.h"
 #include "golden/store.h"
 #include "ranks.h"
+#include "scratch.h"
 #include "shard.h"
 
 #define COPY_BYTES ((uint64_t)16 << 20) /* a tensor is copied in pieces of this much */
@@ -26,8 +27,12 @@ typedef struct {
     int *owner;       /* of each selected case */
     int me, ranks;
     size_t *count;    /* cases of each rank */
-    char **gold, **raw; /* each rank's files */
+    char **gold, **raw; /* each rank's files: this rank's from the start, the others' on rank 0
+                         * once they reported (in this folder of theirs, scratch.h) */
+    char *dir;          /* this rank's scratch folder */
 } plan;
+
+#define COUNTS (3 * sizeof(uint64_t)) /* a share's report: its counts, then its folder's path */
 
 static bool matches(const golden_replay_run_opts *ro, const char *id)
 {
@@ -50,6 +55,7 @@ static int share(void *ctx, void **buf, size_t *len, golden_error *err)
     for (int r = 0; r < p->ranks; r++)
         alone = alone && p->count[r] == 0;
     uint64_t out[3] = {0, 0, 0};
+    size_t dl = strlen(p->dir) + 1;
     if (p->count[p->me] == 0 && !(alone && p->me == 0))
         goto done;
     if (!alone) {
@@ -83,10 +89,11 @@ static int share(void *ctx, void **buf, size_t *len, golden_error *err)
     out[1] = res.requests;
     out[2] = 1; /* files written */
 done:
-    if (!(*buf = malloc(sizeof out)))
+    if (!(*buf = malloc(COUNTS + dl)))
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
-    memcpy(*buf, out, sizeof out);
-    *len = sizeof out;
+    memcpy(*buf, out, COUNTS);
+    memcpy((char *)*buf + COUNTS, p->dir, dl);
+    *len = COUNTS + dl;
     return 0;
 }
 
@@ -249,6 +256,11 @@ static int merge_raw(const plan *p, const bool *wrote, golden_error *err)
     return -1;
 }
 
+static int rank_files(char **gold, char **raw, const char *dir)
+{
+    return asprintf(gold, "%s/golden.h5", dir) < 0 || asprintf(raw, "%s/raw.jsonl", dir) < 0 ? -1 : 0;
+}
+
 /* Rank 0, every share done: the merged golden and raw file (both or neither), the counts. */
 static int merge(const plan *p, void **bufs, golden_replay_run_result *res, golden_error *err)
 {
@@ -261,7 +273,9 @@ static int merge(const plan *p, void **bufs, golden_replay_run_result *res, gold
         res->cases += (size_t)v[0];
         res->requests += (size_t)v[1];
         wrote[k] = v[2] != 0;
-        if (wrote[k])
+        if (k != p->me && wrote[k] && rank_files(&p->gold[k], &p->raw[k], (char *)bufs[k] + COUNTS))
+            rc = golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+        if (rc == 0 && wrote[k])
             rc = golden_reader_open(p->gold[k], &rd[k], err);
     }
     if (rc == 0)
@@ -330,9 +344,7 @@ static int make_plan(plan *p, char **doing, golden_replay_run_result *res, golde
             p->count[p->owner[i]]++;
         }
     for (int k = 0; rc == 0 && k < p->ranks; k++)
-        if (asprintf(&p->gold[k], "%s.rank%d-of-%d", p->ro->golden, k, p->ranks) < 0 ||
-            asprintf(&p->raw[k], "%s.rank%d-of-%d", p->ro->raw, k, p->ranks) < 0 ||
-            asprintf(&doing[k], "running %zu of its cases, %" PRIu64 " tokens", p->count[k],
+        if (asprintf(&doing[k], "running %zu of its cases, %" PRIu64 " tokens", p->count[k],
                      load[k]) < 0)
             rc = -1;
     free(tok);
@@ -341,7 +353,16 @@ static int make_plan(plan *p, char **doing, golden_replay_run_result *res, golde
     free(own);
     if (rc != 0)
         return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory planning the ranks' shares");
-    return 0;
+    /* this rank's files, in a folder of its own made now beside the golden (never a name that
+     * exists, never through a link); it goes when the rank ends or is stopped (scratch.h) */
+    char *prefix = NULL;
+    if (asprintf(&prefix, "%s.rank%d-of-%d", p->ro->golden, p->me, p->ranks) < 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    rc = scratch_make(prefix, &p->dir, err);
+    free(prefix);
+    if (rc == 0 && rank_files(&p->gold[p->me], &p->raw[p->me], p->dir) != 0)
+        return golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory");
+    return rc;
 }
 
 int replay_ranks_run(const golden_backend_load_opts *lo, const golden_replay_run_opts *ro,
@@ -364,14 +385,11 @@ int replay_ranks_run(const golden_backend_load_opts *lo, const golden_replay_run
     int rc = planned ? ranks_gather(share, &p, doing, &bufs, &lens, err)
                      : ranks_gather(planning_failed, &plan_err, NULL, &bufs, &lens, err);
     for (int k = 0; rc == 0 && *root && k < p.ranks; k++)
-        if (lens[k] != 3 * sizeof(uint64_t))
+        if (lens[k] <= COUNTS || ((char *)bufs[k])[lens[k] - 1] != '\0')
             rc = golden_fail_what(err, GOLDEN_EINTERNAL, NULL, "rank %d's counts are cut short", k);
     if (rc == 0 && *root)
         rc = merge(&p, bufs, res, err);
-    for (int k = 0; *root && planned && k < p.ranks; k++) { /* the ranks' files: never left */
-        unlink(p.gold[k]);
-        unlink(p.raw[k]);
-    }
+    /* the ranks' files: each rank removes its own folder in ranks_finish, once rank 0 merged */
     for (int k = 0; bufs && k < p.ranks; k++)
         free(bufs[k]);
     free(bufs);
@@ -384,6 +402,7 @@ int replay_ranks_run(const golden_backend_load_opts *lo, const golden_replay_run
     free(doing);
     free(p.gold);
     free(p.raw);
+    free(p.dir);
     free(p.count);
     free(p.sel);
     free(p.owner);

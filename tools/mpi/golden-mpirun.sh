@@ -5,12 +5,33 @@
 # status means a rank's process itself died (a SIGKILL, the OOM killer, a lost node), which
 # Open MPI 4.1 reports with its own status (137 after a SIGKILL): that becomes exit 2 with one
 # line naming the rank. Rank 0 writes its outputs only once every rank has reported, so such a
-# job has written no merged output.
+# job has written no merged output. The ranks' scratch folders (npu-replay run: FILE.rankK-of-N.XXXXXX
+# beside the golden) are removed by the ranks themselves, also when mpirun stops them with SIGTERM;
+# a rank killed outright cannot, so every rank appends its folder's absolute path to the file
+# named by GOLDEN_MPIRUN_SCRATCH and what is still there after mpirun is removed here: only
+# folders of that name, never a symbolic link, only what is in them (a rank on another node
+# whose TMPDIR is not this one's has only its own removal).
 set -u
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/golden-mpirun.XXXXXX") || {
     echo "golden-mpirun: cannot make a scratch folder" >&2; exit 2; }
-trap 'rm -rf "$tmp"' EXIT
+trap 'clean_scratch 2>/dev/null; rm -rf "$tmp"' EXIT
 trap 'exit 2' HUP INT TERM
+: > "$tmp/scratch" || { echo "golden-mpirun: cannot write in $tmp" >&2; exit 2; }
+GOLDEN_MPIRUN_SCRATCH=$tmp/scratch
+export GOLDEN_MPIRUN_SCRATCH
+# clean_scratch: the folders the ranks listed and did not remove themselves.
+clean_scratch() {
+    while IFS= read -r d; do
+        case ${d##*/} in
+        *.rank[0-9]*-of-[0-9]*.??????) ;;
+        *) continue ;;
+        esac
+        if [ -d "$d" ] && [ ! -L "$d" ]; then
+            find "$d" -mindepth 1 -maxdepth 1 ! -type d -exec rm -f {} + 2>/dev/null
+            rmdir "$d" 2>/dev/null
+        fi
+    done < "$tmp/scratch"
+}
 mkfifo "$tmp/err" || { echo "golden-mpirun: cannot make a pipe in $tmp" >&2; exit 2; }
 tee "$tmp/log" < "$tmp/err" >&2 &
 tee_pid=$!

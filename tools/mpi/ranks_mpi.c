@@ -3,6 +3,7 @@
  * killer there ends as a report from its rank instead of a torn-down job; the rank then sends
  * the worker's bytes (or its error) to rank 0 with MPI. docs/scale.md. */
 #include "../common/ranks.h"
+#include "../common/scratch.h"
 
 #include <errno.h>
 #include <mpi.h>
@@ -157,6 +158,7 @@ static int run_worker(ranks_work work, void *ctx, void **buf, size_t *len, golde
         close(fd[0]);
         /* the worker never outlives its rank (mpirun killing the rank kills it too) */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        scratch_disown(); /* the rank removes the scratch folders, not its worker */
         if (getppid() != parent)
             _exit(3);
         if (test_kill() == 1)
@@ -164,6 +166,7 @@ static int run_worker(ranks_work work, void *ctx, void **buf, size_t *len, golde
         worker(fd[1], work, ctx);
     }
     close(fd[1]);
+    scratch_set_worker(pid);
     if (test_kill() == 2)
         raise(SIGKILL);
     unsigned char *rec = NULL;
@@ -173,6 +176,7 @@ static int run_worker(ranks_work work, void *ctx, void **buf, size_t *len, golde
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
+    scratch_set_worker(0);
     int rc = -1;
     if (rrc != 0)
         golden_fail_what(err, GOLDEN_ENOMEM, NULL, "out of memory reading the worker's result");
@@ -336,9 +340,12 @@ int ranks_gather(ranks_work work, void *ctx, char *const *doing, void ***bufs, s
 
 int ranks_finish(int status)
 {
-    if (!mpi_on)
+    if (!mpi_on) {
+        scratch_clean();
         return status;
+    }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    scratch_clean(); /* rank 0 has merged: this rank's files go (scratch.h) */
     MPI_Finalize();
     mpi_on = false;
     return status;
