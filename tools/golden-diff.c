@@ -92,6 +92,7 @@ static const cli_spec spec = {
     .exit_status = "0 every tensor passed, 1 a tensor failed or is missing, 2 could not\n"
                    "compare (bad usage, unreadable or invalid input).",
     .args_are_inputs = true,
+    .could_not = "could not compare",
 };
 
 /* Read the options: 0 to go on, else the exit status (printed; -1 for --help). */
@@ -149,21 +150,6 @@ static int term_width(FILE *f)
     if (!isatty(fileno(f)) || ioctl(fileno(f), TIOCGWINSZ, &ws) != 0 || ws.ws_col < 40)
         return 0;
     return ws.ws_col;
-}
-
-/* Exit 2 with --junit: one error case naming the problem, so CI shows why nothing was judged
- * (stable names: class golden-diff.error, case "inputs"). Best effort: the line on stderr
- * has already said it. */
-static void junit_error(cli *c, const golden_error *err)
-{
-    if (!c->junit)
-        return;
-    char msg[sizeof err->where + sizeof err->what + 32];
-    snprintf(msg, sizeof msg, "could not compare: %s%s%s", err->where, err->where[0] ? ": " : "",
-             err->what);
-    golden_junit_case jc = {"golden-diff.error", "inputs", true, false, msg, msg, 0};
-    golden_error e2;
-    golden_junit_write(c->junit, true, TOOL, &jc, 1, &e2);
 }
 
 int main(int argc, char **argv)
@@ -278,8 +264,7 @@ int main(int argc, char **argv)
     status = res->pass ? 0 : 1;
     goto done;
 fail:
-    status = cli_fail(&c, &err);
-    junit_error(&c, &err);
+    status = cli_fail(&c, &err); /* cli_exit writes the JUnit error case */
 done:
     golden_diff_free(res);
     golden_namemap_free(map);

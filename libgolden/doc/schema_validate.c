@@ -255,6 +255,50 @@ static int regex_error(vctx *c, const inst *in, const char *src, int m)
         }                                                                                      \
     } while (0)
 
+/* The names a schema allows for a string, as "did you mean" candidates: its const and enum
+ * strings, through $ref and the combinators (a few levels: candidates, not a proof). */
+static void offer_names(lg_suggest *sg, const csch *s, int depth)
+{
+    if (!s || depth > 8)
+        return;
+    if (s->const_ && json_is_string(s->const_))
+        lg_suggest_offer(sg, json_string_value(s->const_), json_string_length(s->const_));
+    if (s->enum_) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(s->enum_, i, e) if (json_is_string(e))
+            lg_suggest_offer(sg, json_string_value(e), json_string_length(e));
+    }
+    offer_names(sg, s->ref, depth + 1);
+    for (size_t i = 0; i < s->nallof; i++)
+        offer_names(sg, s->allof[i], depth + 1);
+    for (size_t i = 0; i < s->nanyof; i++)
+        offer_names(sg, s->anyof[i], depth + 1);
+    for (size_t i = 0; i < s->noneof; i++)
+        offer_names(sg, s->oneof[i], depth + 1);
+}
+
+/* A missing required property with a key of the object close to it that the schema does not
+ * declare ("mach" for "match"): " (\"mach\" is there: did you mean match?)" into buf, else "". */
+static const char *near_required(const csch *s, const json_t *o, const char *want, size_t wl,
+                                 char *buf, size_t n)
+{
+    const char *k;
+    size_t kl;
+    json_t *v;
+    buf[0] = '\0';
+    json_object_keylen_foreach((json_t *)o, k, kl, v)
+    {
+        (void)v;
+        if (find_prop(s, k, kl) || !lg_name_close(k, kl, want, wl, NULL))
+            continue;
+        snprintf(buf, n, " (\"%.*s\" is there: did you mean %.*s?)", (int)(kl > 100 ? 100 : kl), k,
+                 (int)(wl > 100 ? 100 : wl), want);
+        break;
+    }
+    return buf;
+}
+
 static int validate_object(vctx *c, const csch *s, const inst *in, int collect)
 {
     const json_t *o = in->node;
@@ -265,9 +309,13 @@ static int validate_object(vctx *c, const csch *s, const inst *in, int collect)
         json_array_foreach(s->required, i, x)
         {
             if (!json_object_getn(o, json_string_value(x), json_string_length(x))) {
-                if (collect)
-                    violation(c, in, "required", "missing required property \"%s\"",
-                              json_string_value(x));
+                if (collect) {
+                    char hint[300];
+                    violation(c, in, "required", "missing required property \"%s\"%s",
+                              json_string_value(x),
+                              near_required(s, o, json_string_value(x), json_string_length(x),
+                                            hint, sizeof hint));
+                }
                 FAIL_OR_RETURN();
             }
         }
@@ -323,10 +371,17 @@ static int validate_object(vctx *c, const csch *s, const inst *in, int collect)
                 int r = validate(c, s->propnames, &(inst){name, NULL, NULL, 0}, "propertyNames",
                                  0);
                 json_decref(name);
-                if (r > 0 && collect)
+                if (r > 0 && collect) {
+                    /* a near miss of a name the schema allows: say which */
+                    char hint[300];
+                    lg_suggest sg;
+                    lg_suggest_init(&sg, k, kl);
+                    offer_names(&sg, s->propnames, 0);
+                    lg_suggest_text(&sg, "", hint, sizeof hint);
                     violation(c, &nin, "propertyNames",
-                              "property name \"%.*s\" does not match propertyNames",
-                              (int)(kl > 200 ? 200 : kl), k);
+                              "property name \"%.*s\" does not match propertyNames%s",
+                              (int)(kl > 200 ? 200 : kl), k, hint);
+                }
                 c->depth--;
                 if (r < 0)
                     return -1;
@@ -678,9 +733,17 @@ static int validate_values(vctx *c, const csch *s, const inst *in, int collect)
             break;
         }
         if (!found) {
-            if (collect)
-                violation(c, in, "enum", "%s is not one of %s", sch_show(v, b1, 80),
-                          sch_show(s->enum_, b2, 120));
+            if (collect) {
+                char hint[300] = "";
+                if (json_is_string(v)) { /* a near miss of an allowed string: say which */
+                    lg_suggest sg;
+                    lg_suggest_init(&sg, json_string_value(v), json_string_length(v));
+                    offer_names(&sg, s, 0);
+                    lg_suggest_text(&sg, "", hint, sizeof hint);
+                }
+                violation(c, in, "enum", "%s is not one of %s%s", sch_show(v, b1, 80),
+                          sch_show(s->enum_, b2, 120), hint);
+            }
             bad++;
         }
     }

@@ -404,7 +404,7 @@ static int body(golden_html *h, const json_t *report)
     golden_html_raw(h, "<h2>Tensors (failing first; click a heading to sort)</h2>\n");
     static const char *const cols[] = {"name|tensor", "tier|tier", "verdict|verdict",
                                        "max_abs|max_abs", "max_rel|max_rel", "cosine|cosine",
-                                       "mismatches|mismatches", "tolerance_used|\xc3\x97 tolerance",
+                                       "mismatches_judged|mismatches", "tolerance_used|\xc3\x97 tolerance",
                                        "reasons|reasons"};
     golden_html_json_table(h, "tensors", "tensors", cols, sizeof cols / sizeof *cols, true);
     size_t n = json_array_size(tensors), i;

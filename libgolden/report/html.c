@@ -64,7 +64,7 @@ static const char js_errors[] =
 static const char js_tables[] =
     "(function(){\n"
     "var PAGE=500;\n"
-    "function txt(v,k){if(v===null||v===undefined)return '';if(typeof v==='number')"
+    "function txt(v,k){if(v===null&&k==='mismatches_judged')return '-';if(v===null||v===undefined)return '';if(typeof v==='number')"
     "return Math.abs(v)>=1e4||(v!==0&&Math.abs(v)<1e-3)?v.toExponential(3):String(+v.toPrecision(6));"
     "if(Array.isArray(v)&&v.length===2&&(k==='range'||k==='address'))return '['+v[0]+', '+v[1]+')';"
     "if(Array.isArray(v))return v.join(v.length&&typeof v[0]==='number'?'\\u00d7':'; ');return String(v);}\n"

@@ -45,6 +45,13 @@ int lg_diff_pass(golden_reader *ref, golden_reader *cand, golden_reader *base,
  * (exact integers), its weights as layer; every other tier is itself. */
 golden_tier lg_diff_engine_tier(const golden_diff_tensor *t);
 
+/* mismatches_judged (issue 29): true with *n = the mismatches count when t's verdict counts
+ * elements (kernel tier on floats: |c - r| > atol + rtol |r|; integer tensors at any tier but
+ * the router's ids, which are judged by rows), false when it is judged on whole-tensor metrics
+ * (layer, logits, router weights, ...) or was not compared. The table, the JSON and the HTML
+ * show this, never a count the verdict did not use. */
+bool lg_diff_mismatches_judged(const golden_diff_tensor *t, uint64_t *n);
+
 /* Router tier: the row checks of t (reference tensor ri, candidate ci) on the whole tensors,
  * with the reference's sibling router/logits for ties. 0, or -1 with err set. */
 int lg_diff_router(golden_reader *ref, golden_reader *cand, size_t ri, size_t ci,

@@ -71,6 +71,11 @@ static void put_metrics(jb *b, const golden_diff_tensor *t, const golden_cmp_met
     put(b, "max_rel", f ? golden_json_real(m->max_rel) : json_null());
     put(b, "cosine", ok ? golden_json_real(m->cosine) : json_null());
     put(b, "mismatches", ok ? juint(m->mismatches) : json_null());
+    uint64_t judged;
+    /* the tensor's own (the baseline's metrics, m != &t->m, carry no verdict of their own) */
+    if (m == &t->m)
+        put(b, "mismatches_judged", ok && lg_diff_mismatches_judged(t, &judged) ? juint(judged)
+                                                                                 : json_null());
     put(b, "max_ulp", ok && m->has_ulp ? juint(m->max_ulp) : json_null());
     put(b, "tolerance_used", f ? golden_json_real(m->max_tol) : json_null());
     put(b, "rel_err", ok ? golden_json_real(m->rel_err) : json_null());
@@ -625,8 +630,9 @@ static void print_table(const golden_diff_result *r, FILE *f, const golden_diff_
         default:
             fmt_num(cells[i][2], 64, t->compared, m->cosine);
         }
-        if (t->compared)
-            snprintf(cells[i][3], 64, "%" PRIu64, m->mismatches);
+        uint64_t judged; /* mismatches_judged: "-" where the verdict counts no elements */
+        if (lg_diff_mismatches_judged(t, &judged))
+            snprintf(cells[i][3], 64, "%" PRIu64, judged);
         else
             snprintf(cells[i][3], 64, "-");
         int lens[7] = {4, (int)strlen(golden_tier_name(t->judge.tier)), (int)strlen(t->name),

@@ -58,6 +58,14 @@ golden_tier lg_diff_engine_tier(const golden_diff_tensor *t)
     return golden_dtype_is_float(t->dtype_ref) ? GOLDEN_TIER_LAYER : GOLDEN_TIER_KERNEL;
 }
 
+bool lg_diff_mismatches_judged(const golden_diff_tensor *t, uint64_t *n)
+{
+    bool judged = t->compared && (t->m.ints ? !(t->router_checked && t->router_ids)
+                                            : lg_diff_engine_tier(t) == GOLDEN_TIER_KERNEL);
+    *n = judged ? t->m.mismatches : 0;
+    return judged;
+}
+
 void lg_diff_index_str(const golden_diff_tensor *t, uint64_t index, char *buf, size_t n)
 {
     uint64_t co[GOLDEN_MAX_RANK];

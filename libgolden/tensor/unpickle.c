@@ -243,6 +243,14 @@ static int push_global(pk_state *st, const char *mod, size_t ml, const char *nam
         v = new_val(st, LG_PK_GLOBAL);
         if (v)
             v->glob = LG_PK_G_PARAM;
+    } else if (is(mod, ml, "_codecs") && is(name, nl, "encode")) {
+        v = new_val(st, LG_PK_GLOBAL);
+        if (v)
+            v->glob = LG_PK_G_CODECS_ENCODE;
+    } else if ((is(mod, ml, "__builtin__") || is(mod, ml, "builtins")) && is(name, nl, "bytes")) {
+        v = new_val(st, LG_PK_GLOBAL);
+        if (v)
+            v->glob = LG_PK_G_BYTES;
     } else if (is(mod, ml, "torch")) {
         for (size_t i = 0; i < sizeof storages / sizeof storages[0]; i++)
             if (is(name, nl, storages[i].name)) {
@@ -344,6 +352,38 @@ static int rebuild_tensor(pk_state *st, const lg_pk_val *args)
     return push(st, v);
 }
 
+/* _codecs.encode(text, 'latin1'): the bytes whose values are text's code points (each below
+ * 256, as Python's latin-1 codec requires). Only that codec: protocol 2 writes no other. */
+static int codecs_encode(pk_state *st, const lg_pk_val *args)
+{
+    if (args->n != 2 || args->items[0]->kind != LG_PK_STR || args->items[1]->kind != LG_PK_STR ||
+        !is(args->items[1]->s, args->items[1]->slen, "latin1"))
+        return fail(st, GOLDEN_EUNSUPPORTED,
+                    "pickle calls _codecs.encode other than (str, 'latin1') (the bytes of protocol 2): not read");
+    const unsigned char *u = (const unsigned char *)args->items[0]->s;
+    size_t n = args->items[0]->slen, k = 0;
+    lg_pk_val *v = new_val(st, LG_PK_BYTES);
+    if (!v)
+        return GOLDEN_ERR;
+    if (!(v->own = malloc(n ? n : 1)))
+        return fail(st, GOLDEN_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; k++) {
+        if (u[i] < 0x80) {
+            v->own[k] = (char)u[i++];
+        } else if ((u[i] == 0xc2 || u[i] == 0xc3) && i + 1 < n && (u[i + 1] & 0xc0) == 0x80) {
+            v->own[k] = (char)((u[i] & 0x03) << 6 | (u[i + 1] & 0x3f));
+            i += 2;
+        } else {
+            return fail(st, GOLDEN_ECORRUPT,
+                        "_codecs.encode of a string that is not latin-1 (a code point above 255 "
+                        "or bad UTF-8 at byte %zu)", i);
+        }
+    }
+    v->s = v->own;
+    v->slen = k;
+    return push(st, v);
+}
+
 static int op_reduce(pk_state *st)
 {
     lg_pk_val *args = pop(st), *fn = args ? pop(st) : NULL;
@@ -367,6 +407,12 @@ static int op_reduce(pk_state *st)
         if (args->items[2]->n != 0)
             return fail(st, GOLDEN_EUNSUPPORTED, "parameter with backward hooks: not read");
         return push(st, args->items[0]);
+    case LG_PK_G_CODECS_ENCODE:
+        return codecs_encode(st, args);
+    case LG_PK_G_BYTES:
+        if (args->n != 0) /* protocol 2 writes bytes() only for b'' */
+            return fail(st, GOLDEN_EUNSUPPORTED, "pickle calls bytes() with arguments: not read");
+        return push(st, new_val(st, LG_PK_BYTES));
     default:
         return fail(st, GOLDEN_EUNSUPPORTED, "pickle calls a storage type (only persistent ids name storages)");
     }
@@ -642,6 +688,7 @@ void lg_pickle_free(lg_pickle *p)
     for (size_t i = 0; i < p->n; i++) {
         free(p->all[i]->items);
         free(p->all[i]->t);
+        free(p->all[i]->own);
         free(p->all[i]);
     }
     free(p->all);

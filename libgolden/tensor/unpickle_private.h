@@ -35,7 +35,12 @@ typedef enum {
     LG_PK_G_ODICT,         /* collections.OrderedDict */
     LG_PK_G_REBUILD,       /* torch._utils._rebuild_tensor_v2 */
     LG_PK_G_PARAM,         /* torch._utils._rebuild_parameter */
-    LG_PK_G_STORAGE_TYPE   /* torch.FloatStorage ... (dtype says which) */
+    LG_PK_G_STORAGE_TYPE,  /* torch.FloatStorage ... (dtype says which) */
+    /* bytes as pickle protocol 2 writes them (torch.save's default): _codecs.encode(str,
+     * 'latin1') and __builtin__.bytes() for b''. REDUCE builds the bytes; nothing else is
+     * accepted for them (never a general call). */
+    LG_PK_G_CODECS_ENCODE,
+    LG_PK_G_BYTES
 } lg_pk_global;
 
 typedef struct lg_pk_val lg_pk_val;
@@ -59,6 +64,7 @@ struct lg_pk_val {
     lg_pk_val **items;  /* TUPLE, LIST, DICT */
     size_t n, cap;
     lg_pk_tensor *t;    /* TENSOR */
+    char *own;          /* BYTES built by REDUCE (_codecs.encode): s points here, freed with it */
 };
 
 typedef struct {

@@ -29,3 +29,19 @@ expect_exit refused-make-model 2 npu-replay make-model --junit r1.xml --preset t
 expect_absent refused-make-model-no-junit r1.xml
 expect_exit refused-pareto 2 exp-gate pareto --junit r2.xml x
 expect_absent refused-pareto-no-junit r2.xml
+# --junit - (standard output) on exit 2: exactly one XML document, the tool's own wording
+# (golden-diff "could not compare", the others "could not check"); the common layer is its only writer.
+outerr() {
+    _n=$1 _w=$2; shift 2
+    "$@" > "$_n.out" 2>/dev/null; _rc=$?
+    _d=$(grep -c '<?xml' "$_n.out")
+    if [ "$_rc" -eq 2 ] && [ "$_d" -eq 1 ] && grep -q "<failure message=\"$_w: " "$_n.out"; then ok "$_n-stdout-one-document"
+    else notok "$_n-stdout-one-document" "exit $_rc, $_d documents: $(head -c 300 "$_n.out")"; fi
+}
+outerr golden-diff "could not compare" golden-diff --junit - nope.npy nope2.npy
+outerr golden-diff-usage "could not compare" golden-diff --junit - --tier nope a b
+outerr golden-dump "could not check" golden-dump --verify nope.h5 --junit -
+outerr dag-check "could not check" dag-check --junit - nope.json
+outerr manifest-verify "could not check" manifest-verify --junit - nope.jsonl
+outerr exp-gate "could not check" exp-gate decide --junit - nope
+outerr golden-accept "could not check" golden-accept --junit - --golden nope.h5 nope

@@ -428,6 +428,36 @@ static void test_unpickle_state_dict(void)
     lg_pickle_free(&pk);
 }
 
+static int pk_error(const void *p, size_t n, const char *want);
+#define PKE(lit, want) pk_error(lit, sizeof lit - 1, want)
+
+/* bytes as pickle protocol 2 writes them (torch.save's default): pickle.dumps((b'ab\xff', b''), 2)
+ * is _codecs.encode('ab\u00ff', 'latin1') (the text in UTF-8: c3 bf) and __builtin__.bytes(). */
+static void test_unpickle_protocol2_bytes(void)
+{
+    static const unsigned char p[] = "\x80\x02" "c_codecs\nencode\nq\x00X\x04\x00\x00\x00" "ab\xc3\xbfq\x01"
+                                     "X\x06\x00\x00\x00" "latin1q\x02\x86q\x03Rq\x04"
+                                     "c__builtin__\nbytes\nq\x05)Rq\x06\x86q\x07.";
+    lg_pickle pk;
+    golden_error err = {0};
+    CU_ASSERT_FATAL(lg_unpickle(p, sizeof p - 1, "t", &pk, &err) == GOLDEN_OK);
+    CU_ASSERT_FATAL(pk.root->kind == LG_PK_TUPLE && pk.root->n == 2);
+    const lg_pk_val *a = pk.root->items[0], *b = pk.root->items[1];
+    CU_ASSERT(a->kind == LG_PK_BYTES && a->slen == 3 && memcmp(a->s, "ab\xff", 3) == 0);
+    CU_ASSERT(b->kind == LG_PK_BYTES && b->slen == 0);
+    lg_pickle_free(&pk);
+    /* only (str, 'latin1'): never a general call of _codecs.encode, nor any other _codecs name */
+    CU_ASSERT(PKE("\x80\x02" "c_codecs\nencode\nX\x01\x00\x00\x00" "aX\x05\x00\x00\x00" "utf-8\x86R.",
+                  "other than (str, 'latin1')") == 0);
+    CU_ASSERT(PKE("\x80\x02" "c_codecs\nencode\nX\x01\x00\x00\x00" "a\x85R.", "other than (str, 'latin1')") == 0);
+    CU_ASSERT(PKE("\x80\x02" "c_codecs\ndecode\nX\x01\x00\x00\x00" "aX\x06\x00\x00\x00" "latin1\x86R.",
+                  "a Python object (_codecs decode)") == 0);
+    /* U+0100 (c4 80) has no latin-1 byte: Python's encode would raise */
+    CU_ASSERT(PKE("\x80\x02" "c_codecs\nencode\nX\x02\x00\x00\x00\xc4\x80X\x06\x00\x00\x00" "latin1\x86R.",
+                  "not latin-1") == 0);
+    CU_ASSERT(PKE("\x80\x02" "c__builtin__\nbytes\nK\x03\x85R.", "bytes() with arguments") == 0);
+}
+
 static int pk_error(const void *p, size_t n, const char *want)
 {
     lg_pickle pk;
@@ -444,7 +474,6 @@ static int pk_error(const void *p, size_t n, const char *want)
     return 0;
 }
 
-#define PKE(lit, want) pk_error(lit, sizeof lit - 1, want)
 
 static void test_unpickle_refusals(void)
 {
@@ -549,6 +578,7 @@ int main(void)
         {"zip_names_and_structure", test_zip_names_and_structure},
         {"unpickle_state_dict", test_unpickle_state_dict},
         {"unpickle_refusals", test_unpickle_refusals},
+        {"unpickle_protocol2_bytes", test_unpickle_protocol2_bytes},
         {"pt_tensors", test_pt_tensors},
         {"zz_cleanup", test_zz_cleanup},
         {0, 0},

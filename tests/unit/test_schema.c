@@ -174,6 +174,32 @@ static void test_enum_const(void)
     golden_schema_free(s);
 }
 
+/* "did you mean" on the schema errors of a misspelt name (issue 29): a property name against
+ * propertyNames' enum (through $ref), a missing required property next to an undeclared key
+ * close to it, a string against an enum; nothing when no name is close. */
+static void test_did_you_mean(void)
+{
+    golden_schema *s = schema_text(
+        "{\"$defs\": {\"dt\": {\"enum\": [\"f32\", \"bf16\", \"f16\"]}}, "
+        "\"propertyNames\": {\"$ref\": \"#/$defs/dt\"}}");
+    golden_violation w = one(s, "{\"bf61\": 1}", "/bf61", "propertyNames");
+    CU_ASSERT_STRING_EQUAL(w.message, "property name \"bf61\" does not match propertyNames (did you mean bf16?)");
+    w = one(s, "{\"zzzz\": 1}", "/zzzz", "propertyNames");
+    CU_ASSERT_STRING_EQUAL(w.message, "property name \"zzzz\" does not match propertyNames");
+    golden_schema_free(s);
+    s = schema_text("{\"properties\": {\"match\": {}, \"tier\": {\"enum\": [\"kernel\", \"layer\"]}}, "
+                    "\"required\": [\"match\"]}");
+    w = one(s, "{\"mach\": 1}", "", "required");
+    CU_ASSERT_STRING_EQUAL(w.message, "missing required property \"match\" (\"mach\" is there: did you mean match?)");
+    w = one(s, "{\"other\": 1}", "", "required");
+    CU_ASSERT_STRING_EQUAL(w.message, "missing required property \"match\"");
+    w = one(s, "{\"match\": 1, \"tier\": \"kernle\"}", "/tier", "enum");
+    CU_ASSERT_STRING_EQUAL(w.message, "\"kernle\" is not one of [\"kernel\",\"layer\"] (did you mean kernel?)");
+    w = one(s, "{\"match\": 1, \"tier\": \"qqqqqq\"}", "/tier", "enum");
+    CU_ASSERT_STRING_EQUAL(w.message, "\"qqqqqq\" is not one of [\"kernel\",\"layer\"]");
+    golden_schema_free(s);
+}
+
 static void test_objects(void)
 {
     golden_schema *s =
@@ -835,6 +861,7 @@ int main(void)
         {"options version", test_options_version},
         {"threads agree", test_threads_agree},
         {"mutated schemas", test_mutated_schemas},
+        {"did you mean", test_did_you_mean},
         {0, 0}};
     int rc = golden_test_run("schema", tests);
     unlink("t.schema.json");

@@ -719,13 +719,15 @@ FILE *cli_human(cli *c)
 }
 
 /* Exit 2 with --junit: one error case naming the problem (class TOOL.error, case "inputs":
- * stable names), so CI shows why nothing was judged. Best effort, never over a file that was
+ * stable names), so CI shows why nothing was judged. The only writer of that case: a tool
+ * never writes its own (on standard output that would be a second XML document). Best effort, never over a file that was
  * there before the run without --force; a JUnit the tool wrote is replaced only with -f. */
 static void junit_error(const cli *c)
 {
     char cls[96], msg[sizeof c->problem + 32];
     snprintf(cls, sizeof cls, "%s.error", c->spec->name);
-    snprintf(msg, sizeof msg, "could not check: %s", c->problem);
+    snprintf(msg, sizeof msg, "%s: %s", c->spec->could_not ? c->spec->could_not : "could not check",
+             c->problem);
     golden_junit_case jc = {cls, "inputs", true, false, msg, msg, 0};
     golden_error err;
     golden_junit_write(c->junit, c->force, c->spec->name, &jc, 1, &err);

@@ -118,6 +118,9 @@ typedef struct {
      * argument that is neither a subcommand nor an existing file: "dag-check dif --help"
      * is a usage error (exit 2), not the general help, so a script can tell them apart. */
     const char *commands;
+    /* the start of the JUnit error case's message on exit 2, the tool's own wording of its
+     * exit status 2 ("could not compare"); NULL = "could not check" */
+    const char *could_not;
 } cli_spec;
 
 /* One parse: cli_init, cli_next until 0, cli_outputs_ok, work, return cli_exit(...). */
