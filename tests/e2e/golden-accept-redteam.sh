@@ -541,12 +541,15 @@ case_acc int-truncated-index 1 'r["verdict"]=="incomplete" and all(step[n]["verd
 # (golden-accept.1 EXIT STATUS; contracts.md 1: never a half-written output)
 # =============================================================================================
 fresh ok
-team2() { # team2 NAME ARGS...: exit 2, one stderr line naming golden-accept, no report, no folder
+team2() { # team2 NAME ARGS...: exit 2, one stderr line naming golden-accept, no JSON report, no folder;
+    # the JUnit is the one error case docs/cli.md promises on exit 2 (issue 29)
     _n=$1; shift; rm -rf out2; mkdir out2
     golden-accept ok "$@" --json out2/r.json --junit out2/r.xml -o out2/OP-MOE-0001 > out.txt 2> err.txt
     _g=$?
     if [ $_g -ne 2 ]; then notok "$_n" "exit $_g, wanted 2: $(head -c 300 err.txt)"
-    elif [ "$(ls -A out2)" != "" ]; then notok "$_n" "left behind in the output folder: $(ls -A out2)"
+    elif [ "$(ls -A out2)" != "r.xml" ]; then notok "$_n" "output folder holds: '$(ls -A out2 | tr '\n' ' ')', wanted only the JUnit error document r.xml"
+    elif ! grep -q 'classname="golden-accept.error" name="inputs"' out2/r.xml || ! grep -q 'could not check: ' out2/r.xml; then
+        notok "$_n" "r.xml is not the one error case of docs/cli.md: $(head -c 300 out2/r.xml)"
     elif ! grep -q '^golden-accept: ' err.txt; then notok "$_n" "stderr: $(head -c 300 err.txt)"
     else ok "$_n"; fi
 }
