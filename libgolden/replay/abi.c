@@ -68,10 +68,10 @@ static int check_vtable(const golden_backend_vtable *vt, const golden_backend_vt
                                 "backend ABI version %u in its %s table, this npu-replay speaks "
                                 "version %u there", vt2->base.abi_version,
                                 GOLDEN_BACKEND_ENTRY_V2, GOLDEN_BACKEND_ABI_VERSION);
-    if (vt2 && vt2->size < sizeof *vt2)
+    if (vt2 && vt2->size < GOLDEN_BACKEND_V2_MIN_SIZE)
         return golden_fail_what(err, GOLDEN_EUNSUPPORTED, where,
                                 "backend's version 2 table is %zu bytes, smaller than the %zu of "
-                                "version 2", vt2->size, sizeof *vt2);
+                                "version 2", vt2->size, (size_t)GOLDEN_BACKEND_V2_MIN_SIZE);
     /* a version 1 table: 1, or 2 from a version 1 source rebuilt against the newer header */
     if (!vt2 && vt->abi_version != GOLDEN_BACKEND_ABI_V1 &&
         vt->abi_version != GOLDEN_BACKEND_ABI_VERSION)

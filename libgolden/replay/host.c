@@ -798,7 +798,8 @@ static int px_topk(void *self, int lane, int k, float *values, int32_t *indices,
 static const golden_backend_vtable_v2 proxy = {
     {GOLDEN_BACKEND_ABI_VERSION, "host", px_open, px_close, px_info, px_hooks, px_prefill,
      px_decode, px_logits, px_truncate, px_reset, px_length},
-    sizeof(golden_backend_vtable_v2), 0, px_decode_at, px_prefill_keep, px_logits_at, px_topk};
+    sizeof(golden_backend_vtable_v2), 0, px_decode_at, px_prefill_keep, px_logits_at, px_topk,
+    NULL, NULL, NULL}; /* step_batch, cancel, sample: not forwarded yet */
 
 const golden_backend_vtable_v2 *replay_host_vtable(void) { return &proxy; }
 unsigned replay_host_abi(const void *self, unsigned *flags)

@@ -32,7 +32,8 @@ enum {
     GOLDEN_BK_E_DEVICE_LOST = 4,   /* the device is gone: no later call will work */
     GOLDEN_BK_E_TIMEOUT = 5,       /* the device did not complete in time */
     GOLDEN_BK_E_INVALID = 6,       /* invalid argument (lane, position, range, k) */
-    GOLDEN_BK_E_COUNT = 7
+    GOLDEN_BK_E_CANCELLED = 7,     /* the lane's call ended early by cancel(): lane as after reset */
+    GOLDEN_BK_E_COUNT = 8
 };
 
 /* golden_backend_vtable_v2.flags */
@@ -130,8 +131,39 @@ typedef struct golden_backend_vtable {
 
 typedef const golden_backend_vtable *(*golden_backend_entry_fn)(void);
 
+/* One lane's share of a step_batch call. */
+enum { GOLDEN_BK_STEP_PREFILL = 1, GOLDEN_BK_STEP_DECODE = 2 };
+typedef struct {
+    int lane;
+    int kind;               /* GOLDEN_BK_STEP_PREFILL or GOLDEN_BK_STEP_DECODE */
+    int64_t pos;            /* as prefill's and decode_at's pos */
+    const int32_t *tokens;  /* prefill: n tokens; decode: tokens[0], n = 1 */
+    size_t n;
+    int status;             /* out: 0 or this lane's GOLDEN_BK_E_* code (lane then unchanged) */
+    int64_t written;        /* out: decode: the position written (as decode_at's *written) */
+} golden_backend_step;
+
+/* The sampler settings of a sample call (handbook section 15, llama.cpp's chain in this order:
+ * repetition penalty over the last repeat_last_n of history, top-k, top-p, min-p, temperature,
+ * softmax, one draw). A setting that is off: top_k <= 0, top_p >= 1, min_p <= 0,
+ * repeat_penalty == 1, temp <= 0 (greedy: the largest logit, lower index among equals). */
+typedef struct {
+    float temp;
+    int top_k;
+    float top_p;
+    float min_p;
+    float repeat_penalty;
+    int repeat_last_n;
+    const int32_t *history; /* the lane's tokens so far, oldest first (the penalty's window) */
+    size_t n_history;
+    uint64_t seed;          /* the draw's seed: the same seed, logits and settings, the same token */
+} golden_backend_sampling;
+
 /* Version 2: the version 1 table first (base.abi_version = 2; its calls return GOLDEN_BK_E_*
- * codes), then the calls below. Every one is required. */
+ * codes), then the calls below. decode_at, prefill_keep, logits_at and topk are required; the
+ * calls after them (step_batch, cancel, sample) are optional: present when size covers the
+ * field and the pointer is not NULL (a table built with an older version 2 header has a smaller
+ * size and is read without them; GOLDEN_BACKEND_V2_MIN_SIZE is the smallest size accepted). */
 typedef struct golden_backend_vtable_v2 {
     golden_backend_vtable base;
     size_t size;             /* sizeof(golden_backend_vtable_v2) of the header it was built with */
@@ -155,7 +187,28 @@ typedef struct golden_backend_vtable_v2 {
      * first): values as f32 (exact conversions of info.logits_dtype) and their indices. */
     int (*topk)(void *self, int lane, int k, float *values, int32_t *indices, char *msg,
                 size_t msg_len);
+    /* Optional. Several lanes advanced in one call, each as its own prefill (GOLDEN_BK_STEP_PREFILL)
+     * or decode_at (GOLDEN_BK_STEP_DECODE), so that a device can run them together; each lane at
+     * most once; the results as if the steps ran one after another in any order. Returns 0 when
+     * the call itself was well formed (each step's outcome is in its status) or a code for the
+     * whole call (GOLDEN_BK_E_INVALID: a lane twice, n_steps 0; no lane changed). */
+    int (*step_batch)(void *self, golden_backend_step *steps, size_t n_steps, char *msg,
+                      size_t msg_len);
+    /* Optional. May be called from another thread while a call on the lane runs (even without
+     * GOLDEN_BK_LANES_CONCURRENT): that call returns GOLDEN_BK_E_CANCELLED soon, and the lane is
+     * left as after reset. On an idle lane it is a reset. */
+    int (*cancel)(void *self, int lane, char *msg, size_t msg_len);
+    /* Optional. One token drawn on the device from the lane's last processed position's logits
+     * with the settings s (see golden_backend_sampling). */
+    int (*sample)(void *self, int lane, const golden_backend_sampling *s, int32_t *token,
+                  char *msg, size_t msg_len);
 } golden_backend_vtable_v2;
+
+/* The size of a version 2 table built before the optional calls (through topk). */
+#define GOLDEN_BACKEND_V2_MIN_SIZE (offsetof(golden_backend_vtable_v2, topk) + sizeof(void (*)(void)))
+/* Whether table t (a golden_backend_vtable_v2 *) has the optional call FIELD. */
+#define GOLDEN_BACKEND_V2_HAS(t, field)                                                     \
+    ((t)->size >= offsetof(golden_backend_vtable_v2, field) + sizeof((t)->field) && (t)->field)
 
 typedef const golden_backend_vtable_v2 *(*golden_backend_entry_v2_fn)(void);
 
