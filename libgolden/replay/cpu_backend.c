@@ -460,6 +460,29 @@ static int topk_only(cpu_backend *b, const cpu_lane *L, int first, int count, vo
 
 /* The planted output faults of the golden check: the same on every path and every open, so
  * only a comparison with a reference golden sees them (docs/conformance.md). */
+static float bf16_value(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static float fault_value(const cpu_backend *b, int id, float f)
+{
+    if ((b->fault & CPU_FAULT_LOGIT_SHIFT_TOKEN) && id % 8 == 3)
+        f += 0.0625f;
+    if ((b->fault & CPU_FAULT_LOGITS_BF16_TRUNCATE) && !b->bf16) {
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        u &= 0xffff0000u;
+        memcpy(&f, &u, 4);
+    }
+    return b->bf16 ? bf16_value(golden_f32_to_bf16(f)) : f;
+}
+
+/* logits(), logits_at() of a kept row and topk() all show the fault (topk through
+ * fault_value), so that no self-consistency check can see it. */
 static void logits_fault(const cpu_backend *b, int first, int count, void *dst)
 {
     for (int i = 0; i < count; i++) {
@@ -470,14 +493,7 @@ static void logits_fault(const cpu_backend *b, int first, int count, void *dst)
         } else {
             memcpy(&f, (float *)dst + i, 4);
         }
-        if ((b->fault & CPU_FAULT_LOGIT_SHIFT_TOKEN) && (first + i) % 8 == 3)
-            f += 0.0625f;
-        if ((b->fault & CPU_FAULT_LOGITS_BF16_TRUNCATE) && !b->bf16) {
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            u &= 0xffff0000u;
-            memcpy(&f, &u, 4);
-        }
+        f = fault_value(b, first + i, f);
         if (b->bf16)
             ((uint16_t *)dst)[i] = golden_f32_to_bf16(f);
         else
@@ -594,6 +610,8 @@ static int cpu_logits_at(void *self, int lane, int64_t pos, int first, int count
                     u &= 0xffff0000u;
                     memcpy((float *)dst + i, &u, 4);
                 }
+            if (b->fault & (CPU_FAULT_LOGIT_SHIFT_TOKEN | CPU_FAULT_LOGITS_BF16_TRUNCATE))
+                logits_fault(b, first, count, dst);
             mark(b, GOLDEN_BK_STAGE_D2H, 1);
             return 0;
         }
@@ -637,8 +655,9 @@ static int cpu_topk(void *self, int lane, int k, float *values, int32_t *indices
     if (!p)
         return snprintf(msg, n, "out of memory for the top-k"), GOLDEN_BK_E_NOMEM;
     mark(b, GOLDEN_BK_STAGE_D2H, 0);
+    bool faulty = (b->fault & (CPU_FAULT_LOGIT_SHIFT_TOKEN | CPU_FAULT_LOGITS_BF16_TRUNCATE)) != 0;
     for (int i = 0; i < V; i++)
-        p[i] = (vi_pair){L->last_logits[i], i};
+        p[i] = (vi_pair){faulty ? fault_value(b, i, L->last_logits[i]) : L->last_logits[i], i};
     qsort(p, (size_t)V, sizeof *p, vi_cmp);
     for (int i = 0; i < k; i++) {
         values[i] = p[i].v; /* bf16 mode: already rounded, so exact either way */

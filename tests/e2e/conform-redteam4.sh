@@ -186,8 +186,13 @@ const golden_backend_vtable_v2 *golden_backend_entry_v2(void) {
 SHIM_EOF
 # build the shim against the build's static library
 LIBS=$(pkg-config --libs hdf5-serial yaml-0.1 jansson libcrypto libpcre2-8 zlib icu-uc 2>/dev/null)
-if ! cc -O1 -shared -fPIC -I"$GOLDEN_ROOT/libgolden/include" -o shim.so shim.c \
-        "$GOLDEN_BUILD/lib/libgolden.a" $LIBS -lm -pthread -Wl,--no-undefined 2> cc.txt; then
+# a sanitizer build's library needs the sanitizer runtimes in the shim too
+SANF=""
+nm "$GOLDEN_BUILD/lib/libgolden.a" 2>/dev/null | grep -q ' U __asan_' &&
+    SANF="-fsanitize=address,undefined -fno-omit-frame-pointer"
+# shellcheck disable=SC2086
+if ! cc -O1 -shared -fPIC $SANF -I"$GOLDEN_ROOT/libgolden/include" -o shim.so shim.c \
+        "$GOLDEN_BUILD/lib/libgolden.a" -Wl,--exclude-libs,ALL -Wl,-Bsymbolic $LIBS -lm -pthread 2> cc.txt; then
     notok shim-build "$(head -c 400 cc.txt)"; exit 0
 fi
 SHIM=./shim.so  # each case folder links it

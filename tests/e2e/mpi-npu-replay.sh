@@ -87,5 +87,5 @@ for o in "--qps 50" "--topk 8"; do
     d=q$(echo "$o" | tr -dc 'a-z'); mkdir "$d"
     (cd "$d" && $MPIRUN -np 2 "$MPIBIN/npu-replay" $ARGS $o > out.txt 2> err.txt; echo $? > rc)
     [ "$(cat "$d"/rc)" -eq 2 ] && ok "$d-refused" || notok "$d-refused" "exit $(cat "$d"/rc)"
-    expect_grep "$d-refused-says" "${o%% *}: not on MPI ranks yet" "$d"/err.txt
+    expect_grep "$d-refused-says" "${o%% *}: rank 0 of 2 \\(planning its share\\): not on MPI ranks yet" "$d"/err.txt
 done
