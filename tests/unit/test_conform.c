@@ -43,7 +43,7 @@ static int run_ex(const char *opt, const char *checks, char *got, size_t n,
     }
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, no, opts, 1,
                              checks, max_ctx, 0, 0, dir, seed, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, budget,
-                             0, fixed, NULL, 0, 0};
+                             0, fixed, NULL, 0, 0, 0, 0, 0};
     golden_conform_report rep;
     golden_error err;
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
@@ -209,7 +209,8 @@ static void test_findings(void)
     golden_conform_report_free(&rep);
     golden_error err;
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, 0, NULL, 1, "router,nope",
-                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, 0, 0, false, NULL, 0, 0};
+                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, 0, 0, false, NULL, 0, 0, 0, 0,
+                             0};
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "nope"));
     /* --nondeterministic-ok: the planted nondeterminism passes within 1, fails bitwise */
