@@ -209,7 +209,7 @@ static const cli_opt conform_options[] = {
     CLI_OPT_STRING(0, 0, "sampling", "K=V,...", "sampling-topk settings: temp, top_k, top_p,\n"
                    "min_p, repeat_penalty, repeat_last_n, n_probs, steps", 0, &cf.sampling),
     CLI_OPT_INT(0, 0, "sampling-draws", "N", "sampling-stats: sample calls a position of a\n"
-                "setting (default 1500)", &cf.sampling_draws, 20, 1000000),
+                "setting (default 4096)", &cf.sampling_draws, 20, 1000000),
     CLI_OPT_INT(0, 0, "sampling-positions", "N", "sampling-stats: positions a setting (default 4)",
                 &cf.sampling_positions, 1, 64),
     CLI_OPT_REAL(0, 0, "sampling-alpha", "X", "sampling-stats: false-alarm rate of the check\n"

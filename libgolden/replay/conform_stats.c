@@ -12,7 +12,7 @@
 #include "golden/report.h"
 #include "replay/conform_priv.h"
 
-#define ST_DRAWS 1500
+#define ST_DRAWS GOLDEN_BK_MAX_DRAWS /* 4096: one call a position */
 #define ST_POSITIONS 4
 #define ST_ALPHA 1e-6
 #define ST_REPEATS 8   /* seeds asked again at each position */

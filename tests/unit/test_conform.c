@@ -240,7 +240,15 @@ static void test_findings(void)
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
     CU_ASSERT_EQUAL(golden_conform_exit(&rep), 2);
     golden_conform_report_free(&rep);
-    o.version = 4;
+    /* version 3 options still run: the sampling-stats fields after them are not read */
+    o.version = 3, o.checks = "taps", o.sampling_alpha = NAN;
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 0);
+    golden_conform_report_free(&rep);
+    o.version = 4; /* a NaN alpha is refused */
+    CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
+    o.version = 5;
+    o.sampling_alpha = 0;
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
 }
 

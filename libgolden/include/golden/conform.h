@@ -54,7 +54,7 @@ typedef struct {
     double golden_kl_max;     /* per-row KL(softmax(ref) || softmax(backend)) allowed [1e-6] */
     double golden_lsm_max;    /* max |log_softmax(backend) - log_softmax(ref)| allowed [1e-3] */
     /* version 4: sampling-stats (issue 28, handbook section 15; 0 = the default in brackets) */
-    int sampling_draws;       /* sample calls a position of a setting [1500] */
+    int sampling_draws;       /* draws a position of a setting [4096] */
     int sampling_positions;   /* positions a setting [4] */
     double sampling_alpha;    /* false-alarm rate of the whole check [1e-6]; each chi-square
                                * test runs at alpha / (its number of tests) */
