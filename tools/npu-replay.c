@@ -720,12 +720,12 @@ static void print_conform(FILE *out, const golden_conform_report *rep)
 {
     static const char *const st[] = {"pass", "FAIL", "ERROR", "skipped"};
     if (out)
-        fprintf(out, "%-13s %-6s %8s %12s  %s\n", "check", "status", "seconds", "compared",
+        fprintf(out, "%-14s %-7s %8s %12s  %s\n", "check", "status", "seconds", "compared",
                 "first finding");
     for (size_t i = 0; i < rep->n; i++) {
         const golden_conform_check *k = &rep->checks[i];
         if (out) {
-            fprintf(out, "%-13s %-6s %8.2f %12zu  ", k->name, st[k->status], k->seconds,
+            fprintf(out, "%-14s %-7s %8.2f %12zu  ", k->name, st[k->status], k->seconds,
                     k->comparisons);
             if (k->status == GOLDEN_CONFORM_FAIL)
                 fprintf(out, "%s: %s (%zu findings)\n", k->findings[0].kase, k->findings[0].what,
