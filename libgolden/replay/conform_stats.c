@@ -205,7 +205,9 @@ static int one_setting(cf_ctx *c, size_t si, st_buf *B, int draws, int positions
     t.positions = json_array();
     golden_backend_sampling s = {st->temp, st->top_k, st->top_p, st->min_p, st->repeat_penalty,
                                  st->repeat_last_n, NULL, 0, 0, 0, NULL};
-    size_t n_hist = (size_t)st->prompt;
+    /* the prompt, shortened to fit --max-context: the lane ends holding prompt + positions - 1 */
+    int64_t room = c->limit - positions + 1;
+    size_t n_hist = (size_t)(room < st->prompt ? room : st->prompt);
     int rc = 0;
     if (golden_backend_reset(c->b, 0, &c->err)) {
         rc = cf_error(c, NULL);
@@ -280,8 +282,8 @@ int cf_check_sampling_stats(cf_ctx *c)
         tests += settings[i].temp > 0;
     double alpha_test = alpha / (double)tests;
     int V = c->info->vocab_size, need = 64 + positions;
-    if (c->limit < need)
-        return cf_error(c, "the context is too short for sampling-stats (a 64-token prompt and "
+    if (c->limit < positions + 8)
+        return cf_error(c, "the context is too short for sampling-stats (8 prompt tokens and "
                         "the positions)");
     if (cf_set_taps(c, false)) /* the production path */
         return 1;
