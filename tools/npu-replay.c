@@ -213,7 +213,7 @@ static const cli_opt conform_options[] = {
     CLI_OPT_INT(0, 0, "sampling-positions", "N", "sampling-stats: positions a setting (default 4)",
                 &cf.sampling_positions, 1, 64),
     CLI_OPT_REAL(0, 0, "sampling-alpha", "X", "sampling-stats: false-alarm rate of the check\n"
-                 "(default 1e-6; each chi-square test at X/6)", &cf.sampling_alpha, 1e-300, 0.49),
+                 "(default 1e-6; each chi-square test at X/7)", &cf.sampling_alpha, 1e-300, 0.49),
     CLI_OPT_UINT(0, 0, "seed", "S", "seed of the generated requests and random positions\n"
                  "(default 0)", &cf.seed, 0, UINT64_MAX),
     {.long_name = "budget", .arg = "S", .help = "seconds each position check spends on seeded\n"
@@ -697,13 +697,13 @@ static void print_sampling_stats(FILE *out, const json_t *cov)
     size_t i;
     if (!json_array_size(sets))
         return;
-    fprintf(out, "\nsampling-stats (alpha %.3g, per test %.3g)\n%-8s %8s %8s %10s %5s %10s  %s\n",
+    fprintf(out, "\nsampling-stats (alpha %.3g, per test %.3g)\n%-9s %8s %8s %10s %5s %10s  %s\n",
             json_number_value(json_object_get(cov, "alpha")),
             json_number_value(json_object_get(cov, "alpha_per_test")), "setting", "draws",
             "classes", "chi2", "dof", "p", "verdict");
     json_array_foreach(sets, i, o) {
         const json_t *chi2 = json_object_get(o, "chi2");
-        fprintf(out, "%-8s %8lld %8lld ", json_string_value(json_object_get(o, "setting")),
+        fprintf(out, "%-9s %8lld %8lld ", json_string_value(json_object_get(o, "setting")),
                 (long long)json_integer_value(json_object_get(o, "draws")),
                 (long long)json_integer_value(json_object_get(o, "classes")));
         if (json_is_number(chi2))

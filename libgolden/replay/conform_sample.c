@@ -39,7 +39,7 @@ size_t cf_sample_chain(const golden_conform_sampling *s, cf_cand *c, size_t n, c
                        size_t n_hist)
 {
     lg_sample_params p = {(float)s->temp, s->top_k, (float)s->top_p, (float)s->min_p,
-                          (float)s->repeat_penalty, s->repeat_last_n, 0};
+                          (float)s->repeat_penalty, s->repeat_last_n, 0, 0};
     return lg_sample_chain(&p, c, n, hist, n_hist);
 }
 

@@ -34,7 +34,8 @@ static const st_setting settings[] = {
     {"top-p", 1.0f, 0, 0.8f, 0.0f, 1.0f, 64, 24},
     {"min-p", 1.0f, 0, 1.0f, 0.3f, 1.0f, 64, 24},
     {"penalty", 1.0f, 40, 1.0f, 0.0f, 2.0f, 64, 64},
-    {"llama", 0.8f, 40, 0.95f, 0.05f, 1.1f, 64, 24}};
+    {"llama", 0.8f, 40, 0.95f, 0.05f, 1.1f, 64, 24},
+    {"temp-cuts", 0.5f, 0, 0.7f, 0.2f, 1.0f, 64, 24}};
 #define N_SETTINGS (sizeof settings / sizeof *settings)
 
 /* One setting's tally over its positions. */
@@ -134,7 +135,7 @@ static int one_position(cf_ctx *c, const st_setting *st, size_t si, int step, si
 {
     int V = B->V;
     lg_sample_params p = {st->temp, st->top_k, st->top_p, st->min_p, st->repeat_penalty,
-                          st->repeat_last_n, 0};
+                          st->repeat_last_n, 0, 0};
     for (int i = 0; i < V; i++)
         B->cand[i] = (lg_cand){i, B->row[i], 0};
     size_t k = lg_sample_chain(&p, B->cand, (size_t)V, B->hist, n_hist);

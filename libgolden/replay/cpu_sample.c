@@ -16,12 +16,13 @@ enum {
     SF_TOPP_OFF_BY_ONE = 1u << 1,  /* top-p keeps one class too many */
     SF_NO_PENALTY = 1u << 2,       /* skips the repetition penalty */
     SF_BIASED = 1u << 3,           /* the least probable kept class boosted 1.5x */
-    SF_SEED_IGNORED = 1u << 4      /* a per-open call counter mixed into the seed */
+    SF_SEED_IGNORED = 1u << 4,     /* a per-open call counter mixed into the seed */
+    SF_TEMP_FIRST = 1u << 5        /* temperature before top-k/top-p/min-p (Hugging Face's order) */
 };
 
 static const char *const sf_names[] = {"sample_ignores_temp", "sample_topp_off_by_one",
                                        "sample_no_penalty", "sample_biased",
-                                       "sample_seed_ignored"};
+                                       "sample_seed_ignored", "sample_temp_first"};
 
 bool lg_cpu_sample_fault(const char *name, unsigned *bits)
 {
@@ -101,6 +102,8 @@ int lg_cpu_sample(void *self, int lane, const golden_backend_sampling *s, int32_
             p.topp_extra = 1;
         if (f & SF_NO_PENALTY)
             p.repeat_penalty = 1;
+        if (f & SF_TEMP_FIRST)
+            p.temp_first = 1;
         for (int i = 0; i < V; i++)
             c[i] = (lg_cand){i, row[i], 0};
         size_t k = lg_sample_chain(&p, c, (size_t)V, s->history, s->n_history);

@@ -8,7 +8,7 @@
 lg_sample_params lg_sample_params_of(const golden_backend_sampling *s)
 {
     lg_sample_params p = {s->temp, s->top_k, s->top_p, s->min_p, s->repeat_penalty,
-                          s->repeat_last_n, 0};
+                          s->repeat_last_n, 0, 0};
     return p;
 }
 
@@ -59,6 +59,9 @@ size_t lg_sample_chain(const lg_sample_params *s, lg_cand *c, size_t n, const in
         c[0].p = 1;
         return 1;
     }
+    if (s->temp_first) /* the fault: Hugging Face's order, temperature before the cuts */
+        for (size_t i = 0; i < n; i++)
+            c[i].logit /= s->temp;
     if (s->top_k > 0 && n > (size_t)s->top_k) /* top-k */
         n = (size_t)s->top_k;
     softmax(c, n);
@@ -80,7 +83,7 @@ size_t lg_sample_chain(const lg_sample_params *s, lg_cand *c, size_t n, const in
             keep++;
         n = keep;
     }
-    for (size_t i = 0; i < n; i++) /* temperature, then the distribution sampled from */
+    for (size_t i = 0; i < n && !s->temp_first; i++) /* temperature, then the distribution */
         c[i].logit /= s->temp;
     softmax(c, n);
     return n;

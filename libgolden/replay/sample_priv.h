@@ -24,6 +24,7 @@ typedef struct {
     float top_p, min_p, repeat_penalty;
     int repeat_last_n;
     int topp_extra; /* planted fault sample_topp_off_by_one only: classes kept past top-p; 0 */
+    int temp_first; /* planted fault sample_temp_first only: temperature before the cuts; 0 */
 } lg_sample_params;
 
 /* From the ABI's settings (history aside). */

@@ -1,10 +1,10 @@
 #!/bin/sh
 # npu-replay conform's sampling-stats (issue 28, handbook section 15; docs/conformance.md
 # "Sampling statistics"): the cpu backend's sample call passes at several seeds, in f32 and bf16,
-# through the backend host and in process; each of the five planted sampler faults fails it; a
+# through the backend host and in process; each of the six planted sampler faults fails it; a
 # version 2 plug-in without sample (NULL, or a table too small to hold it) is skipped in a run of
 # all checks and an error when named, never a pass; a version 1 plug-in likewise; a sample call
-# that answers a token outside the vocabulary is a violation. Cheap: one check, 7 x 4 calls.
+# that answers a token outside the vocabulary is a violation. Cheap: one check, 8 x 4 calls.
 . "$GOLDEN_ROOT/tests/e2e/lib.sh"
 NR="$GOLDEN_BIN/npu-replay"
 
@@ -21,10 +21,10 @@ import json, sys
 k = [c for c in json.load(open(sys.argv[1]))["checks"] if c["check"] == "sampling-stats"][0]
 cov = k["coverage"]
 assert k["status"] == "pass", k
-assert cov["alpha"] == 1e-6 and abs(cov["alpha_per_test"] - 1e-6 / 6) < 1e-18, cov
+assert cov["alpha"] == 1e-6 and abs(cov["alpha_per_test"] - 1e-6 / 7) < 1e-18, cov
 assert cov["draws_per_position"] == 4096 and cov["positions_per_setting"] == 4
 names = [s["setting"] for s in cov["settings"]]
-assert names == ["greedy", "temp", "top-k", "top-p", "min-p", "penalty", "llama"], names
+assert names == ["greedy", "temp", "top-k", "top-p", "min-p", "penalty", "llama", "temp-cuts"], names
 for s in cov["settings"]:
     assert s["draws"] == 4 * 4096 and s["repeats"] == 32 and len(s["positions"]) == 4, s
     assert s["verdict"] == "pass" and s["zero_probability_draws"] == 0 and s["repeat_mismatches"] == 0
@@ -69,6 +69,7 @@ sample_topp_off_by_one top-p position [0-9]+ draw [0-9]+: token [0-9]+ has proba
 sample_no_penalty ^penalty +16384 .* fail
 sample_biased ^top-k +16384 .* fail
 sample_seed_ignored seed [0-9]+ gave token [0-9]+ in draw [0-9]+, then [0-9]+
+sample_temp_first ^temp-cuts +16384 .* fail
 T
 expect_exit "inject=sample_biased in process fails" 1 "$NR" conform --in-process --model m -j1 --checks sampling-stats --backend-opt inject=sample_biased --seed 9
 expect_exit "inject=sample_seed_ignored in process fails" 1 "$NR" conform --in-process --model m -j1 --checks sampling-stats --backend-opt inject=sample_seed_ignored

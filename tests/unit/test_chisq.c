@@ -86,7 +86,7 @@ static void test_chain(void)
 {
     lg_cand c[4];
     const float l[4] = {1, 3, 2, 0};
-    lg_sample_params p = {1, 0, 1, 0, 1, 64, 0}; /* everything off at temp 1 */
+    lg_sample_params p = {1, 0, 1, 0, 1, 64, 0, 0}; /* everything off at temp 1 */
     for (int i = 0; i < 4; i++)
         c[i] = (lg_cand){i, l[i], 0};
     CU_ASSERT_EQUAL(lg_sample_chain(&p, c, 4, NULL, 0), 4);
@@ -101,7 +101,7 @@ static void test_chain(void)
     CU_ASSERT_EQUAL(lg_sample_chain(&p, c, 4, hist, 2), 1);
     CU_ASSERT(c[0].id == 2 && c[0].p == 1);
     /* top-p 0.6 at temp 1: p(3) = 0.644 reaches it alone; min-p 0.5 keeps logits >= 3 + ln 0.5 */
-    lg_sample_params q = {1, 0, 0.6f, 0, 1, 64, 0};
+    lg_sample_params q = {1, 0, 0.6f, 0, 1, 64, 0, 0};
     for (int i = 0; i < 4; i++)
         c[i] = (lg_cand){i, l[i], 0};
     CU_ASSERT_EQUAL(lg_sample_chain(&q, c, 4, NULL, 0), 1);
@@ -111,7 +111,7 @@ static void test_chain(void)
     CU_ASSERT_EQUAL(lg_sample_chain(&q, c, 4, NULL, 0), 2);
     CU_ASSERT(fabs(c[0].p - 1 / (1 + exp(-1))) < 1e-6);
     /* the planted top-p fault keeps one class more */
-    lg_sample_params r = {1, 0, 0.6f, 0, 1, 64, 1};
+    lg_sample_params r = {1, 0, 0.6f, 0, 1, 64, 1, 0};
     for (int i = 0; i < 4; i++)
         c[i] = (lg_cand){i, l[i], 0};
     CU_ASSERT_EQUAL(lg_sample_chain(&r, c, 4, NULL, 0), 2);
