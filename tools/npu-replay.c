@@ -66,8 +66,8 @@ static const char *const arrival_names[] = {"poisson", NULL};
 
 static struct {
     const char *checks, *sampling, *faults, *side, *html, *golden;
-    int64_t max_context;
-    double tolerance, router_tol, budget, nondet, golden_kl, golden_lsm;
+    int64_t max_context, sampling_draws, sampling_positions;
+    double tolerance, router_tol, budget, nondet, golden_kl, golden_lsm, sampling_alpha;
     uint64_t seed;
     bool budget_given;
 } cf;
@@ -192,8 +192,8 @@ static const cli_opt run_options[] = {
 static const cli_opt conform_options[] = {
     BACKEND_ROWS,
     CLI_OPT_STRING(0, 0, "checks", "LIST", "comma-separated: causal-mask,kv-positions,kv-lanes,\n"
-                   "kv-tail,kv-reset,rejection,router,taps,determinism,\nsampling-topk,kv-growth,"
-                   "golden (default all; golden\nwith --golden)", 0, &cf.checks),
+                   "kv-tail,kv-reset,rejection,router,taps,determinism,\nsampling-topk,sampling-stats,"
+                   "kv-growth,golden (default all;\ngolden with --golden)", 0, &cf.checks),
     CLI_OPT_STRING(0, 0, "golden", "REF.h5", "a `run` golden of the reference backend: replay\n"
                    "its requests, judge the logits (KL, log-softmax, top-1)", CLI_INPUT, &cf.golden),
     CLI_OPT_REAL(0, 0, "golden-kl", "X", "golden: per-step KL allowed (default 1e-6)",
@@ -208,6 +208,12 @@ static const cli_opt conform_options[] = {
                  &cf.router_tol, 0, 1e30),
     CLI_OPT_STRING(0, 0, "sampling", "K=V,...", "sampling-topk settings: temp, top_k, top_p,\n"
                    "min_p, repeat_penalty, repeat_last_n, n_probs, steps", 0, &cf.sampling),
+    CLI_OPT_INT(0, 0, "sampling-draws", "N", "sampling-stats: sample calls a position of a\n"
+                "setting (default 4096)", &cf.sampling_draws, 20, 1000000),
+    CLI_OPT_INT(0, 0, "sampling-positions", "N", "sampling-stats: positions a setting (default 4)",
+                &cf.sampling_positions, 1, 64),
+    CLI_OPT_REAL(0, 0, "sampling-alpha", "X", "sampling-stats: false-alarm rate of the check\n"
+                 "(default 1e-6; each chi-square test at X/7)", &cf.sampling_alpha, 1e-300, 0.49),
     CLI_OPT_UINT(0, 0, "seed", "S", "seed of the generated requests and random positions\n"
                  "(default 0)", &cf.seed, 0, UINT64_MAX),
     {.long_name = "budget", .arg = "S", .help = "seconds each position check spends on seeded\n"
@@ -644,7 +650,10 @@ static int write_conform_junit(const args *a, const golden_conform_report *rep)
             snprintf(msg[i], sizeof msg[i], "%s: %s", k->findings[0].kase, k->findings[0].what);
         else
             snprintf(msg[i], sizeof msg[i], "%s", k->error);
-        jc[i] = (golden_junit_case){"conform", k->name, k->status != GOLDEN_CONFORM_PASS, false,
+        jc[i] = (golden_junit_case){"conform", k->name,
+                                    k->status != GOLDEN_CONFORM_PASS &&
+                                        k->status != GOLDEN_CONFORM_SKIPPED,
+                                    k->status == GOLDEN_CONFORM_SKIPPED,
                                     k->status ? msg[i] : NULL, NULL, k->seconds};
     }
     int rc = jc && msg ? golden_junit_write(a->c->junit, a->c->force, TOOL " conform", jc, rep->n,
@@ -681,16 +690,42 @@ static int write_conform(const args *a, const golden_conform_report *rep)
     return 0;
 }
 
+/* sampling-stats: one line a setting from the check's coverage. */
+static void print_sampling_stats(FILE *out, const json_t *cov)
+{
+    const json_t *sets = json_object_get(cov, "settings"), *o;
+    size_t i;
+    if (!json_array_size(sets))
+        return;
+    fprintf(out, "\nsampling-stats (alpha %.3g, per test %.3g)\n%-9s %8s %8s %10s %5s %10s  %s\n",
+            json_number_value(json_object_get(cov, "alpha")),
+            json_number_value(json_object_get(cov, "alpha_per_test")), "setting", "draws",
+            "classes", "chi2", "dof", "p", "verdict");
+    json_array_foreach(sets, i, o) {
+        const json_t *chi2 = json_object_get(o, "chi2");
+        fprintf(out, "%-9s %8lld %8lld ", json_string_value(json_object_get(o, "setting")),
+                (long long)json_integer_value(json_object_get(o, "draws")),
+                (long long)json_integer_value(json_object_get(o, "classes")));
+        if (json_is_number(chi2))
+            fprintf(out, "%10.2f %5lld %10.3g", json_number_value(chi2),
+                    (long long)json_integer_value(json_object_get(o, "dof")),
+                    json_number_value(json_object_get(o, "p")));
+        else
+            fprintf(out, "%10s %5s %10s", "exact", "-", "-");
+        fprintf(out, "  %s\n", json_string_value(json_object_get(o, "verdict")));
+    }
+}
+
 static void print_conform(FILE *out, const golden_conform_report *rep)
 {
-    static const char *const st[] = {"pass", "FAIL", "ERROR"};
+    static const char *const st[] = {"pass", "FAIL", "ERROR", "skipped"};
     if (out)
-        fprintf(out, "%-13s %-6s %8s %12s  %s\n", "check", "status", "seconds", "compared",
+        fprintf(out, "%-14s %-7s %8s %12s  %s\n", "check", "status", "seconds", "compared",
                 "first finding");
     for (size_t i = 0; i < rep->n; i++) {
         const golden_conform_check *k = &rep->checks[i];
         if (out) {
-            fprintf(out, "%-13s %-6s %8.2f %12zu  ", k->name, st[k->status], k->seconds,
+            fprintf(out, "%-14s %-7s %8.2f %12zu  ", k->name, st[k->status], k->seconds,
                     k->comparisons);
             if (k->status == GOLDEN_CONFORM_FAIL)
                 fprintf(out, "%s: %s (%zu findings)\n", k->findings[0].kase, k->findings[0].what,
@@ -709,6 +744,8 @@ static void print_conform(FILE *out, const golden_conform_report *rep)
         if (k->k_required > 0)
             fprintf(out, "\nsampling-topk: the settings need k >= %lld; the backend gives %lld\n",
                     (long long)k->k_required, (long long)k->k_backend);
+        if (strcmp(k->name, "sampling-stats") == 0)
+            print_sampling_stats(out, k->coverage);
         if (k->n_points)
             fprintf(out, "\nkv-growth   context  KV write B/token  KV read B/token  TPOT ms\n");
         for (size_t p = 0; p < k->n_points; p++)
@@ -730,7 +767,9 @@ static int cmd_conform(const args *a)
                               a->router_tol, tmp && *tmp ? tmp : "/tmp", a->useed,
                               a->sampling, 0, a->in_process ? NULL : &a->iso,
                               a->budget == 0 ? -1 : a->budget < 0 ? 0 : a->budget, a->nondet,
-                              false, cf.golden, cf.golden_kl, cf.golden_lsm};
+                              false, cf.golden, cf.golden_kl, cf.golden_lsm,
+                              (int)cf.sampling_draws, (int)cf.sampling_positions,
+                              cf.sampling_alpha};
     golden_conform_report rep;
     install_stop_handler();
     if (golden_conform_run(&co, &rep, &err))

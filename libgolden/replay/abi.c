@@ -13,6 +13,7 @@
 #include "replay/cpu.h"
 #include "replay/faults_priv.h"
 #include "replay/host_priv.h"
+#include "replay/sample_priv.h"
 
 struct golden_backend {
     const golden_backend_vtable *vt;
@@ -238,6 +239,8 @@ int golden_backend_load(const golden_backend_load_opts *o, golden_backend **out,
             b->self = NULL;
             goto fail;
         }
+        b->vt2 = replay_host_table(b->self); /* the optional calls the backend has */
+        b->vt = &b->vt2->base;
         b->abi = replay_host_abi(b->self, &b->flags);
         if (b->abi < 2)
             b->vt2 = NULL; /* the proxy's version 2 calls are never made for a version 1 one */
@@ -528,4 +531,33 @@ bool replay_refused_for_limit(const golden_backend *b, const golden_error *err)
     if (b->abi >= 2)
         return b->last_code == GOLDEN_BK_E_CONTEXT_LIMIT;
     return strstr(err->what, "context_limit_exceeded") != NULL;
+}
+
+bool replay_backend_has_sample(const golden_backend *b)
+{
+    return b->vt2 && GOLDEN_BACKEND_V2_HAS(b->vt2, sample);
+}
+
+int replay_backend_sample(golden_backend *b, int lane, const golden_backend_sampling *s,
+                          int32_t *token, golden_error *err)
+{
+    size_t nd = s->n_draws > 1 ? s->n_draws : 1;
+    for (size_t i = 0; i < nd; i++)
+        token[i] = -1;
+    b->last_lost = false;
+    if (!replay_backend_has_sample(b)) {
+        b->last_code = GOLDEN_BK_E_INVALID;
+        return golden_fail_what(err, GOLDEN_EUNSUPPORTED, b->vtname, "the backend has no sample call");
+    }
+    if (nd > GOLDEN_BK_MAX_DRAWS || (nd > 1 && !s->seeds))
+        return golden_fail_what(err, GOLDEN_EINVAL, "sample", "%zu draws, at most %d, each with "
+                                "its seed", nd, GOLDEN_BK_MAX_DRAWS);
+    char msg[1024] = "";
+    if (bk_status(b, b->vt2->sample(b->self, lane, s, token, msg, sizeof msg), msg, err))
+        return GOLDEN_ERR;
+    for (size_t i = 0; i < nd; i++) /* checked, not trusted */
+        if (token[i] < 0 || token[i] >= b->info.vocab_size)
+            return bk_violation(b, err, "sample draw %zu gave token %lld, outside the vocabulary "
+                                "of %d", i, (long long)token[i], b->info.vocab_size);
+    return 0;
 }

@@ -31,6 +31,7 @@ static const cf_entry checks[] = {
     {"taps", cf_check_taps, NULL},
     {"determinism", cf_check_determinism, NULL},
     {"sampling-topk", cf_check_sampling_topk, cf_check_sampling_topk},
+    {"sampling-stats", cf_check_sampling_stats, NULL},
     {"golden", cf_check_golden, NULL},
     {"kv-growth", cf_check_kv_growth, cf_check_kv_growth}};
 #define N_CHECKS (sizeof checks / sizeof *checks)
@@ -492,12 +493,18 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
     memset(&oo, 0, sizeof oo);
     memcpy(&oo, given, given->version == 1   ? offsetof(golden_conform_opts, iso)
                        : given->version == 2 ? offsetof(golden_conform_opts, golden)
+                       : given->version == 3 ? offsetof(golden_conform_opts, sampling_draws)
                                              : sizeof oo);
     if (oo.budget == 0)
         oo.budget = 1;
     if (!(oo.nondet_tol >= 0) || !(oo.budget == oo.budget) || !(oo.golden_kl_max >= 0) ||
         !(oo.golden_lsm_max >= 0))
         return golden_fail_what(err, GOLDEN_EINVAL, "conform", "a negative or NaN tolerance or budget");
+    if (oo.sampling_draws < 0 || oo.sampling_positions < 0 || !(oo.sampling_alpha >= 0) ||
+        oo.sampling_alpha >= 0.5)
+        return golden_fail_what(err, GOLDEN_EINVAL, "conform",
+                                "sampling-stats: negative draws or positions, or an alpha outside "
+                                "[0, 0.5)");
     const golden_conform_opts *o = &oo;
     if (check_list(o->checks, err))
         return GOLDEN_ERR;
@@ -560,18 +567,20 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
 int golden_conform_exit(const golden_conform_report *rep)
 {
     int rc = 0;
+    size_t skipped = 0;
     for (size_t i = 0; i < rep->n; i++) {
         if (rep->checks[i].status == GOLDEN_CONFORM_FAIL)
             return 1;
         if (rep->checks[i].status == GOLDEN_CONFORM_ERROR)
             rc = 2;
+        skipped += rep->checks[i].status == GOLDEN_CONFORM_SKIPPED;
     }
-    return rc;
+    return rep->n && skipped == rep->n ? 2 : rc; /* nothing checked is no pass */
 }
 
 json_t *golden_conform_json(const golden_conform_report *rep)
 {
-    static const char *const status[] = {"pass", "fail", "error"};
+    static const char *const status[] = {"pass", "fail", "error", "skipped"};
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < rep->n; i++) {
         const golden_conform_check *k = &rep->checks[i];
@@ -586,6 +595,8 @@ json_t *golden_conform_json(const golden_conform_report *rep)
                               (json_int_t)k->n_findings, "findings", fs ? fs : json_array());
         if (o && k->status == GOLDEN_CONFORM_ERROR)
             json_object_set_new(o, "error", json_string(k->error));
+        if (o && k->status == GOLDEN_CONFORM_SKIPPED)
+            json_object_set_new(o, "why", json_string(k->error));
         if (o && k->k_required > 0) {
             json_object_set_new(o, "k_required", json_integer(k->k_required));
             json_object_set_new(o, "k_backend", json_integer(k->k_backend));

@@ -4,6 +4,7 @@
 #define GOLDEN_REPLAY_CONFORM_PRIV_H
 #include "golden/conform.h"
 #include "golden/replay.h"
+#include "replay/sample_priv.h"
 
 typedef struct {
     char name[96];
@@ -95,6 +96,7 @@ int cf_check_rejection(cf_ctx *c);
 int cf_check_router(cf_ctx *c);
 int cf_check_kv_growth(cf_ctx *c);
 int cf_check_sampling_topk(cf_ctx *c);
+int cf_check_sampling_stats(cf_ctx *c); /* conform_stats.c */
 int cf_check_taps(cf_ctx *c);
 int cf_check_determinism(cf_ctx *c);
 int cf_check_golden(cf_ctx *c);
@@ -109,13 +111,8 @@ int cf_fixed_kv_reset(cf_ctx *c);
 int cf_fixed_rejection(cf_ctx *c);
 
 /* ---- the llama.cpp sampler chain of sampling-topk (conform_sample.c) ---- */
-typedef struct {
-    int32_t id;
-    float logit, p;
-} cf_cand;
-/* penalties (history of n_hist tokens), top-k, top-p, min-p, temperature, softmax: on the n
- * candidates in c (sorted descending by raw logit, lower id first among equal), in place;
- * returns the candidates left. */
+typedef lg_cand cf_cand; /* replay/sample_priv.h: the chain is shared with the cpu backend */
+/* lg_sample_chain (replay/sample_priv.h) with sampling-topk's settings. */
 size_t cf_sample_chain(const golden_conform_sampling *s, cf_cand *c, size_t n,
                        const int32_t *hist, size_t n_hist);
 /* The smallest k for which the chain on the top k of the sorted full list gives bitwise the

@@ -35,51 +35,12 @@ static int by_logit(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* softmax over c[0..n) in float, as llama.cpp does (max first, then exp and one sum). */
-static void softmax(cf_cand *c, size_t n)
-{
-    float mx = c[0].logit, sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        c[i].p = expf(c[i].logit - mx);
-        sum += c[i].p;
-    }
-    for (size_t i = 0; i < n; i++)
-        c[i].p /= sum;
-}
-
 size_t cf_sample_chain(const golden_conform_sampling *s, cf_cand *c, size_t n, const int32_t *hist,
                        size_t n_hist)
 {
-    size_t from = n_hist > (size_t)s->repeat_last_n ? n_hist - (size_t)s->repeat_last_n : 0;
-    float pen = (float)s->repeat_penalty;
-    for (size_t i = 0; i < n; i++) { /* penalties: each seen token once */
-        bool seen = false;
-        for (size_t h = from; h < n_hist && !seen; h++)
-            seen = hist[h] == c[i].id;
-        if (seen)
-            c[i].logit = c[i].logit <= 0 ? c[i].logit * pen : c[i].logit / pen;
-    }
-    qsort(c, n, sizeof *c, by_logit);
-    if (n > (size_t)s->top_k) /* top-k */
-        n = (size_t)s->top_k;
-    softmax(c, n); /* top-p: the shortest prefix whose mass reaches p */
-    float cum = 0;
-    for (size_t i = 0; i < n; i++) {
-        cum += c[i].p;
-        if (cum >= (float)s->top_p) {
-            n = i + 1;
-            break;
-        }
-    }
-    float min_logit = c[0].logit + logf((float)s->min_p); /* min-p on logits, sorted */
-    size_t keep = 1;
-    while (keep < n && c[keep].logit >= min_logit)
-        keep++;
-    n = keep;
-    for (size_t i = 0; i < n; i++) /* temperature, then the distribution sampled from */
-        c[i].logit /= (float)s->temp;
-    softmax(c, n);
-    return n;
+    lg_sample_params p = {(float)s->temp, s->top_k, (float)s->top_p, (float)s->min_p,
+                          (float)s->repeat_penalty, s->repeat_last_n, 0, 0};
+    return lg_sample_chain(&p, c, n, hist, n_hist);
 }
 
 static bool same_result(const cf_cand *a, size_t na, const cf_cand *b, size_t nb)

@@ -161,6 +161,8 @@ typedef struct {
     float jitter;     /* fault nondeterministic: what this open adds to logit 0 */
     int64_t delay_us; /* delay_us=N: device-side delay, uniform [0, N] us inside npu_wait */
     uint64_t delay_rng; /* its splitmix64 state (delay_seed=S, default 0) */
+    unsigned sample_fault; /* inject=sample_*: the sample call's planted faults (cpu_sample.c) */
+    uint64_t sample_calls; /* fault sample_seed_ignored: sample calls so far */
 } cpu_backend;
 
 /* The built-in backend's version 2 table (golden_cpu_backend() is its base). */

@@ -10,6 +10,7 @@
 
 #include "golden/replay.h"
 #include "replay/cpu.h"
+#include "replay/sample_priv.h"
 #include "util/pool.h"
 #include "golden/parse.h"
 #include "util/suggest.h"
@@ -100,6 +101,8 @@ static int parse_fault(cpu_backend *b, const char *v, char *msg, size_t n)
     const char *at = strchr(v, '@');
     if (at)
         return parse_fault_at(b, v, at, msg, n);
+    if (lg_cpu_sample_fault(v, &b->sample_fault)) /* sample_*: replay/cpu_sample.c */
+        return 0;
     for (unsigned i = 0; i < sizeof fault_names / sizeof *fault_names; i++)
         if (strcmp(v, fault_names[i]) == 0) {
             b->fault |= 1u << i;
@@ -691,6 +694,7 @@ static const golden_backend_vtable_v2 cpu_vtable = {
     .prefill_keep = cpu_prefill_keep,
     .logits_at = cpu_logits_at,
     .topk = cpu_topk,
+    .sample = lg_cpu_sample,
 };
 
 const golden_backend_vtable *golden_cpu_backend(void) { return &cpu_vtable.base; }

@@ -48,6 +48,8 @@ typedef struct {
     golden_backend_info info;
     bool have_info;
     unsigned abi, flags;   /* of the backend the first host opened */
+    unsigned has;          /* its optional calls (REPLAY_HAS_*) */
+    golden_backend_vtable_v2 vt; /* the proxy's table as this backend offers it */
     golden_backend_hooks hooks;
     bool have_hooks;
     /* the call under way */
@@ -381,7 +383,7 @@ static int on_tap(hostp *h)
 
 static const char *op_names[REPLAY_OP_COUNT] = {
     "", "open", "info", "set_hooks", "prefill", "decode", "logits", "truncate", "reset", "length",
-    "close", "decode_at", "prefill_keep", "logits_at", "topk"};
+    "close", "decode_at", "prefill_keep", "logits_at", "topk", "sample"};
 
 static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n);
 
@@ -490,7 +492,8 @@ static int start_and_open(hostp *h, char *msg, size_t n, golden_error *err)
     if (!h->name[0])
         snprintf(h->name, sizeof h->name, "%s", name[0] ? name : "backend");
     unsigned abi = h->shm->abi == 2 ? 2 : 1, flags = abi == 2 ? h->shm->flags : 0;
-    if (h->abi && (abi != h->abi || flags != h->flags)) {
+    unsigned has = abi == 2 ? h->shm->has & REPLAY_HAS_SAMPLE : 0; /* the calls it forwards */
+    if (h->abi && (abi != h->abi || flags != h->flags || has != h->has)) {
         host_kill(h);
         host_drop(h);
         h->dead = true;
@@ -505,6 +508,7 @@ static int start_and_open(hostp *h, char *msg, size_t n, golden_error *err)
     }
     h->abi = abi;
     h->flags = flags;
+    h->has = has;
     return 0;
 }
 
@@ -795,13 +799,48 @@ static int px_topk(void *self, int lane, int k, float *values, int32_t *indices,
     return 0;
 }
 
+/* sample: the settings, the history and the seeds through the data region, the tokens back. */
+static int px_sample(void *self, int lane, const golden_backend_sampling *s, int32_t *token,
+                     char *msg, size_t n)
+{
+    hostp *h = self;
+    size_t nd = s->n_draws > 1 ? s->n_draws : 1;
+    token[0] = -1;
+    if (nd > GOLDEN_BK_MAX_DRAWS ||
+        s->n_history > (REPLAY_HOST_DATA - sizeof(replay_host_sample_args) -
+                        GOLDEN_BK_MAX_DRAWS * sizeof(uint64_t)) / sizeof(int32_t))
+        return snprintf(msg, n, "a sample call of %zu draws and %zu history tokens is beyond "
+                        "the channel", nd, s->n_history), REPLAY_HOST_LOST;
+    if (ensure_alive(h, false, msg, n))
+        return REPLAY_HOST_LOST;
+    replay_host_sample_args a = {s->temp, s->top_p, s->min_p, s->repeat_penalty, s->top_k,
+                                 s->repeat_last_n, s->seed, s->n_history, nd};
+    unsigned char *d = (unsigned char *)(void *)h->data;
+    memcpy(d, &a, sizeof a);
+    if (s->n_history)
+        memcpy(d + sizeof a, s->history, s->n_history * sizeof *s->history);
+    if (nd > 1)
+        memcpy(d + sizeof a + s->n_history * sizeof(int32_t), s->seeds, nd * sizeof *s->seeds);
+    h->shm->lane = lane;
+    h->positions = 0;
+    int rc = exchange(h, REPLAY_OP_SAMPLE, deadline_of(h, REPLAY_OP_LOGITS, 1), msg, n);
+    if (rc)
+        return rc;
+    memcpy(token, h->data, nd * sizeof *token); /* one copy, then checked by the caller */
+    return 0;
+}
+
 static const golden_backend_vtable_v2 proxy = {
     {GOLDEN_BACKEND_ABI_VERSION, "host", px_open, px_close, px_info, px_hooks, px_prefill,
      px_decode, px_logits, px_truncate, px_reset, px_length},
     sizeof(golden_backend_vtable_v2), 0, px_decode_at, px_prefill_keep, px_logits_at, px_topk,
-    NULL, NULL, NULL}; /* step_batch, cancel, sample: not forwarded yet */
+    NULL, NULL, px_sample}; /* step_batch, cancel: not forwarded yet */
 
 const golden_backend_vtable_v2 *replay_host_vtable(void) { return &proxy; }
+const golden_backend_vtable_v2 *replay_host_table(const void *self)
+{
+    return &((const hostp *)self)->vt;
+}
 unsigned replay_host_abi(const void *self, unsigned *flags)
 {
     const hostp *h = self;
@@ -877,6 +916,9 @@ int replay_host_start(const golden_backend_load_opts *o, const golden_backend_is
         px_close(h);
         return GOLDEN_ERR;
     }
+    h->vt = proxy; /* the harness sees exactly the optional calls the backend offers */
+    if (!(h->has & REPLAY_HAS_SAMPLE))
+        h->vt.sample = NULL;
     *self = h;
     return 0;
 }

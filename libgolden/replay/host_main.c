@@ -135,6 +135,7 @@ static int do_open(int argc, char **argv, replay_host_shm *s)
                                      keys, vals, (int)threads};
     s->abi = H.vt2 ? 2 : 1;
     s->flags = H.vt2 ? H.vt2->flags : 0;
+    s->has = H.vt2 && GOLDEN_BACKEND_V2_HAS(H.vt2, sample) ? REPLAY_HAS_SAMPLE : 0;
     snprintf(s->name, sizeof s->name, "%s", H.vt->name ? H.vt->name : "backend");
     int rc = H.vt->open(&args, &H.self, H.msg, REPLAY_HOST_MSG);
     if (rc == 0 && !H.self)
@@ -254,6 +255,50 @@ static int do_v2(replay_host_shm *s)
     return rc;
 }
 
+/* sample: the settings, the history and the seeds leave the channel first; the tokens through
+ * a guarded buffer (a backend that writes past it kills the host). */
+static int do_sample(replay_host_shm *s)
+{
+    if (!H.vt2 || !GOLDEN_BACKEND_V2_HAS(H.vt2, sample))
+        return snprintf(H.msg, REPLAY_HOST_MSG, "the backend has no sample call"),
+               GOLDEN_BK_E_INVALID;
+    replay_host_sample_args a;
+    memcpy(&a, H.data, sizeof a);
+    size_t nd = a.n_draws > 1 ? (size_t)a.n_draws : 1;
+    if (a.n_draws > GOLDEN_BK_MAX_DRAWS ||
+        a.n_history > (REPLAY_HOST_DATA - sizeof a - GOLDEN_BK_MAX_DRAWS * sizeof(uint64_t)) /
+                          sizeof(int32_t))
+        return snprintf(H.msg, REPLAY_HOST_MSG, "sample call beyond the channel"),
+               GOLDEN_BK_E_INVALID;
+    size_t nh = (size_t)a.n_history;
+    int32_t *hist = malloc(nh ? nh * sizeof *hist : 1);
+    uint64_t *seeds = malloc(nd * sizeof *seeds);
+    unsigned char *tmap = NULL;
+    size_t tmap_len;
+    int32_t *tok = guarded(nd * sizeof *tok, &tmap, &tmap_len);
+    int rc = GOLDEN_BK_E_NOMEM;
+    if (!hist || !seeds || !tok) {
+        snprintf(H.msg, REPLAY_HOST_MSG, "out of memory for the sample call");
+    } else {
+        memcpy(hist, H.data + sizeof a, nh * sizeof *hist);
+        if (nd > 1)
+            memcpy(seeds, H.data + sizeof a + nh * sizeof *hist, nd * sizeof *seeds);
+        golden_backend_sampling gs = {a.temp, a.top_k, a.top_p, a.min_p, a.repeat_penalty,
+                                      a.repeat_last_n, hist, nh, a.seed, nd > 1 ? nd : 0,
+                                      nd > 1 ? seeds : NULL};
+        for (size_t i = 0; i < nd; i++)
+            tok[i] = -1;
+        rc = H.vt2->sample(H.self, s->lane, &gs, tok, H.msg, REPLAY_HOST_MSG);
+        if (rc == 0)
+            memcpy(H.data, tok, nd * sizeof *tok);
+    }
+    free(hist);
+    free(seeds);
+    if (tok)
+        munmap(tmap, tmap_len);
+    return rc;
+}
+
 static int do_call(int argc, char **argv, replay_host_shm *s)
 {
     golden_backend_hooks h = {NULL, host_tap, host_mark, s->want_taps};
@@ -287,6 +332,7 @@ static int do_call(int argc, char **argv, replay_host_shm *s)
     case REPLAY_OP_PREFILL_KEEP:
     case REPLAY_OP_LOGITS_AT:
     case REPLAY_OP_TOPK: return do_v2(s);
+    case REPLAY_OP_SAMPLE: return do_sample(s);
     case REPLAY_OP_CLOSE:
         if (H.vt && H.self && H.self != &H)
             H.vt->close(H.self);

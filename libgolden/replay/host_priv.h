@@ -37,6 +37,7 @@ enum {
     REPLAY_OP_LOGITS, REPLAY_OP_TRUNCATE, REPLAY_OP_RESET, REPLAY_OP_LENGTH, REPLAY_OP_CLOSE,
     /* ABI version 2 */
     REPLAY_OP_DECODE_AT, REPLAY_OP_PREFILL_KEEP, REPLAY_OP_LOGITS_AT, REPLAY_OP_TOPK,
+    REPLAY_OP_SAMPLE, /* optional: replay_host_sample_args then the history in the data region */
     REPLAY_OP_COUNT
 };
 /* What the proxy returns for a call that lost the host (crash, exit, hang, broken protocol,
@@ -69,6 +70,7 @@ typedef struct {
     int32_t rc, code;
     int64_t value;
     uint32_t abi, flags; /* open: the backend's ABI version and its version 2 flags */
+    uint32_t has;        /* open: the optional version 2 calls the backend has (REPLAY_HAS_*) */
     char name[64];
     char where[256];
     char msg[REPLAY_HOST_MSG];
@@ -78,6 +80,17 @@ typedef struct {
     int32_t tap_layer, tap_dtype;
     int64_t tap_rows, tap_cols;
 } replay_host_shm;
+
+/* replay_host_shm.has: the optional version 2 calls (GOLDEN_BACKEND_V2_HAS) of the backend in
+ * the host; the proxy's table (replay_host_table) offers exactly these. */
+enum { REPLAY_HAS_STEP_BATCH = 1u << 0, REPLAY_HAS_CANCEL = 1u << 1, REPLAY_HAS_SAMPLE = 1u << 2 };
+/* A sample call's settings at the start of the data region; n_history int32 tokens follow, then
+ * n_draws uint64 seeds (n_draws > 1). The answer: the tokens (int32) from the region's start. */
+typedef struct {
+    float temp, top_p, min_p, repeat_penalty;
+    int32_t top_k, repeat_last_n;
+    uint64_t seed, n_history, n_draws;
+} replay_host_sample_args;
 
 /* The host's main: argv = {REPLAY_HOST_CMD, SPEC, MODEL_DIR ("" = none), THREADS, KEY=VALUE...}
  * with the channel on fds 3 (socket) and 4 (memfd). Returns the process's exit status. */
@@ -108,6 +121,8 @@ int replay_host_filter(pid_t self);
 int replay_host_start(const golden_backend_load_opts *o, const golden_backend_isolation *iso,
                       void **self, golden_error *err);
 const golden_backend_vtable_v2 *replay_host_vtable(void);
+/* The table of one started host: the proxy's, without the optional calls its backend lacks. */
+const golden_backend_vtable_v2 *replay_host_table(const void *self);
 /* The ABI version of the backend the host opened (1 or 2), and its flags into *flags. */
 unsigned replay_host_abi(const void *self, unsigned *flags);
 /* length() through the host, with the host's death as an error (the table's length has none). */

@@ -37,8 +37,8 @@ for fault in logit_shift_token logits_bf16_truncate; do
     if [ "$got" = "golden " ]; then ok "inject=$fault fails the golden check alone"; else
         notok "inject=$fault fails the golden check alone" "failed: '$got'"; fi
     n=$(grep -cE '^[a-z-]+ +pass' out.txt)
-    if [ "$n" -eq 11 ]; then ok "inject=$fault: the 11 self-consistency checks pass"; else
-        notok "inject=$fault: the 11 self-consistency checks pass" "$n"; fi
+    if [ "$n" -eq 12 ]; then ok "inject=$fault: the 12 self-consistency checks pass"; else
+        notok "inject=$fault: the 12 self-consistency checks pass" "$n"; fi
 done
 expect_grep "the shift is named by KL" 'KL\(golden \|\| backend\)' err.txt
 

@@ -13,7 +13,7 @@ elif [ $((t1 - t0)) -lt 30 ]; then ok "the default suite took $((t1 - t0)) s (< 
     notok "the default suite took $((t1 - t0)) s (< 30)"; fi
 expect_grep "clean: the table lists every check" '^router +pass' out.txt
 expect_grep "clean: JSON verdict pass" '"verdict": "pass"' clean.json
-expect_grep "clean: JUnit has 11 cases, none failed" 'tests="11" failures="0"' clean.xml
+expect_grep "clean: JUnit has 12 cases, none failed" 'tests="12" failures="0"' clean.xml
 if [ -n "$PYTHON" ]; then
     expect_exit "clean: the coverage says what was looked at" 0 "$PYTHON" -c '
 import json, sys

@@ -43,7 +43,7 @@ static int run_ex(const char *opt, const char *checks, char *got, size_t n,
     }
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, no, opts, 1,
                              checks, max_ctx, 0, 0, dir, seed, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, budget,
-                             0, fixed, NULL, 0, 0};
+                             0, fixed, NULL, 0, 0, 0, 0, 0};
     golden_conform_report rep;
     golden_error err;
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
@@ -73,7 +73,7 @@ static void test_clean(void)
     golden_conform_report rep;
     CU_ASSERT_EQUAL(run(NULL, NULL, got, sizeof got, &rep), 0);
     CU_ASSERT_STRING_EQUAL(got, "");
-    CU_ASSERT_EQUAL(rep.n, 11);
+    CU_ASSERT_EQUAL(rep.n, 12); /* 11 and sampling-stats (golden needs a golden) */
     for (size_t i = 0; i < rep.n; i++)
         if (strcmp(rep.checks[i].name, "kv-growth") == 0) {
             /* tiny: 2 layers, 2 KV heads of 16, K and V, 2 bytes: 256 B a token */
@@ -209,7 +209,8 @@ static void test_findings(void)
     golden_conform_report_free(&rep);
     golden_error err;
     golden_conform_opts o = {GOLDEN_CONFORM_OPTS_VERSION, "cpu", model, 0, NULL, 1, "router,nope",
-                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, 0, 0, false, NULL, 0, 0};
+                             0, 0, 0, dir, 3, {0, 0, 0, 0, 0, 0, 0, 0}, 0, NULL, 0, 0, false, NULL, 0, 0, 0, 0,
+                             0};
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "nope"));
     /* --nondeterministic-ok: the planted nondeterminism passes within 1, fails bitwise */
@@ -239,7 +240,15 @@ static void test_findings(void)
     CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
     CU_ASSERT_EQUAL(golden_conform_exit(&rep), 2);
     golden_conform_report_free(&rep);
-    o.version = 4;
+    /* version 3 options still run: the sampling-stats fields after them are not read */
+    o.version = 3, o.checks = "taps", o.sampling_alpha = NAN;
+    CU_ASSERT_EQUAL_FATAL(golden_conform_run(&o, &rep, &err), 0);
+    CU_ASSERT_EQUAL(golden_conform_exit(&rep), 0);
+    golden_conform_report_free(&rep);
+    o.version = 4; /* a NaN alpha is refused */
+    CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
+    o.version = 5;
+    o.sampling_alpha = 0;
     CU_ASSERT_EQUAL(golden_conform_run(&o, &rep, &err), GOLDEN_ERR);
 }
 

@@ -157,7 +157,15 @@ typedef struct {
     const int32_t *history; /* the lane's tokens so far, oldest first (the penalty's window) */
     size_t n_history;
     uint64_t seed;          /* the draw's seed: the same seed, logits and settings, the same token */
+    /* Several draws from the same logits and settings in one call (parallel or best-of-n
+     * sampling; and what lets a statistical test make thousands of draws without a call each):
+     * n_draws > 1 fills token[0..n_draws), draw i exactly as one call with seed seeds[i] would
+     * (seed is then unused); 0 or 1 is one draw with seed. At most GOLDEN_BK_MAX_DRAWS. */
+    size_t n_draws;
+    const uint64_t *seeds;
 } golden_backend_sampling;
+/* Most draws one sample call makes. */
+#define GOLDEN_BK_MAX_DRAWS 4096
 
 /* Version 2: the version 1 table first (base.abi_version = 2; its calls return GOLDEN_BK_E_*
  * codes), then the calls below. decode_at, prefill_keep, logits_at and topk are required; the
@@ -199,7 +207,7 @@ typedef struct golden_backend_vtable_v2 {
      * left as after reset. On an idle lane it is a reset. */
     int (*cancel)(void *self, int lane, char *msg, size_t msg_len);
     /* Optional. One token drawn on the device from the lane's last processed position's logits
-     * with the settings s (see golden_backend_sampling). */
+     * with the settings s (see golden_backend_sampling), or s->n_draws tokens into token[]. */
     int (*sample)(void *self, int lane, const golden_backend_sampling *s, int32_t *token,
                   char *msg, size_t msg_len);
 } golden_backend_vtable_v2;

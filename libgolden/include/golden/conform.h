@@ -22,7 +22,7 @@ typedef struct {
     int steps;            /* [8] decode steps */
 } golden_conform_sampling;
 
-#define GOLDEN_CONFORM_OPTS_VERSION 3u /* 1 and 2 are still accepted: the later fields 0 */
+#define GOLDEN_CONFORM_OPTS_VERSION 4u /* 1 to 3 are still accepted: the later fields 0 */
 typedef struct {
     unsigned version;         /* GOLDEN_CONFORM_OPTS_VERSION */
     const char *backend;      /* "cpu" (or NULL) or a plug-in path */
@@ -53,9 +53,18 @@ typedef struct {
                                * check does not run unless named, then it cannot) */
     double golden_kl_max;     /* per-row KL(softmax(ref) || softmax(backend)) allowed [1e-6] */
     double golden_lsm_max;    /* max |log_softmax(backend) - log_softmax(ref)| allowed [1e-3] */
+    /* version 4: sampling-stats (issue 28, handbook section 15; 0 = the default in brackets) */
+    int sampling_draws;       /* draws a position of a setting [4096] */
+    int sampling_positions;   /* positions a setting [4] */
+    double sampling_alpha;    /* false-alarm rate of the whole check [1e-6]; each chi-square
+                               * test runs at alpha / (its number of tests) */
 } golden_conform_opts;
 
-enum { GOLDEN_CONFORM_PASS = 0, GOLDEN_CONFORM_FAIL = 1, GOLDEN_CONFORM_ERROR = 2 };
+/* SKIPPED: the backend offers nothing the check could look at (sampling-stats without a sample
+ * call, in a run of all checks); never a pass, error says why; the exit status ignores it
+ * unless every check was skipped. */
+enum { GOLDEN_CONFORM_PASS = 0, GOLDEN_CONFORM_FAIL = 1, GOLDEN_CONFORM_ERROR = 2,
+       GOLDEN_CONFORM_SKIPPED = 3 };
 
 typedef struct {
     char kase[64];    /* the case, e.g. "j=16" or "layer 1 token 5" */
@@ -64,12 +73,12 @@ typedef struct {
 
 typedef struct {
     const char *name;          /* "causal-mask", ... */
-    int status;                /* GOLDEN_CONFORM_PASS / FAIL / ERROR */
+    int status;                /* GOLDEN_CONFORM_PASS / FAIL / ERROR / SKIPPED */
     double seconds;
     size_t comparisons;        /* values or decisions compared */
     size_t n_findings;         /* all of them; at most GOLDEN_CONFORM_KEEP are kept */
     golden_conform_finding *findings;
-    char error[600];           /* status ERROR: why it could not run */
+    char error[600];           /* status ERROR: why it could not run (SKIPPED: why not) */
     /* kv-growth: one point a context length */
     size_t n_points;
     struct golden_conform_point {
@@ -105,7 +114,8 @@ GOLDEN_API const char *const *golden_conform_check_names(void);
  * (bad options, unknown check name). */
 GOLDEN_API int golden_conform_run(const golden_conform_opts *opts, golden_conform_report *rep,
                        golden_error *err);
-/* 0 every check passed, 1 some check failed, 2 none failed but some could not run. */
+/* 0 every check passed (skipped ones aside), 1 some check failed, 2 none failed but some could
+ * not run, or every check was skipped. */
 GOLDEN_API int golden_conform_exit(const golden_conform_report *rep);
 /* The report as calculet-conform/v1 JSON (schema: the check list with findings). */
 GOLDEN_API json_t *golden_conform_json(const golden_conform_report *rep);
