@@ -43,12 +43,52 @@ static const char *const stage_ptr[] = {"/stages/client_queue", "/stages/service
                                         "/stages/logits_conversion", "/stages/sampling",
                                         "/stages/stream_flush"};
 
+static int request_checked(jl_state *s, golden_doc *d, size_t line_no, golden_error *err);
+
 int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
     jl_state *s = ctx;
-    vctx *c = s->c;
-    if (exp_validate(c->out, s->schema, d, c->threads, err) < 0)
+    if (exp_validate(s->c->out, s->schema, d, s->c->threads, err) < 0)
         return -1;
+    return request_checked(s, d, line_no, err);
+}
+
+/* On a worker: the line's schema check (the compiled fast path for the common shape, else
+ * the generic validator, whose violations the take adds in file order). */
+int exp_request_prep(void *ctx, golden_doc *d, size_t line_no, void *slot, golden_error *err)
+{
+    (void)line_no;
+    jl_state *s = ctx;
+    exp_request_slot *r = slot;
+    if (exp_raw_request_plain(golden_doc_root(d)))
+        return 0;
+    golden_schema_options so = GOLDEN_SCHEMA_OPTIONS_INIT;
+    so.threads = 1; /* one line on one worker (the result does not depend on it) */
+    r->n = golden_schema_validate_opts(s->schema, d, NULL, &so, &r->v, err);
+    return r->n < 0 ? -1 : 0;
+}
+
+int exp_request_take(void *ctx, golden_doc *d, size_t line_no, void *slot, golden_error *err)
+{
+    jl_state *s = ctx;
+    exp_request_slot *r = slot;
+    if (exp_validate_add(s->c->out, d, r->n, r->v, err) != 0)
+        return -1;
+    return request_checked(s, d, line_no, err);
+}
+
+void exp_request_slot_clear(void *slot)
+{
+    exp_request_slot *r = slot;
+    free(r->v);
+    r->v = NULL;
+    r->n = 0;
+}
+
+/* Everything after the schema check, in file order. */
+static int request_checked(jl_state *s, golden_doc *d, size_t line_no, golden_error *err)
+{
+    vctx *c = s->c;
     /* the summary's reader gets the same parsed line (a line it refuses stops it; the check's
      * own findings come first: exp-gate reports its error only when the check passed) */
     lg_exp_raw_hook *h = s->hook;
