@@ -23,6 +23,7 @@ typedef struct {
     size_t len, cap;
     size_t *off, *llen, *lno; /* per line: offset in buf, length, line number */
     size_t n;
+    size_t dirty;             /* docs still holding the trees of the chunk's last use */
     golden_doc **docs;        /* one per line slot, made on first use */
     golden_arena *arena;      /* the chunk's trees (NULL: heap), rewound when it is taken */
     unsigned char *slots;
@@ -54,6 +55,12 @@ static void *slot_of(const par *P, chunk *c, size_t i)
 /* Parse (and prep) the lines of c; stops at the first failure (c->fail). */
 static void chunk_parse(par *P, chunk *c)
 {
+    /* the last use's trees go here, on the worker (every tree before the arena rewinds) */
+    for (size_t i = 0; i < c->dirty; i++)
+        if (c->docs[i])
+            doc_clear(c->docs[i]);
+    c->dirty = 0;
+    doc_arena_rewind(c->arena);
     c->fail = c->n;
     for (size_t i = 0; i < c->n; i++) {
         if (P->threaded && __atomic_load_n(&P->stop, __ATOMIC_RELAXED)) {
@@ -87,15 +94,15 @@ static void chunk_parse(par *P, chunk *c)
 
 static void chunk_reset(par *P, chunk *c)
 {
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t i = 0; i < c->n; i++)
         if (P->p->slot_clear)
             P->p->slot_clear(slot_of(P, c, i));
-        if (c->docs[i])
-            doc_clear(c->docs[i]);
-    }
     if (P->p->slot_size)
         memset(c->slots, 0, c->n * P->p->slot_size);
-    doc_arena_rewind(c->arena);
+    /* the trees are cleared by the next parse of the chunk (or freed with it) */
+    for (size_t i = 0; i < c->n; i++)
+        if (c->docs[i])
+            c->dirty = i + 1;
     c->n = c->len = 0;
     c->state = CH_FREE;
 }

@@ -209,6 +209,8 @@ int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err
 typedef struct {
     long n;               /* violations (0: valid) */
     golden_violation *v;  /* malloc'ed, n of them */
+    bool stages_plain;    /* the nine stages are integers in section 7 order: no finding */
+    double hook[16];      /* the hook's prep slot (LG_EXP_HOOK_SLOT bytes) */
 } exp_request_slot;
 int exp_request_prep(void *ctx, golden_doc *d, size_t line_no, void *slot, golden_error *err);
 int exp_request_take(void *ctx, golden_doc *d, size_t line_no, void *slot, golden_error *err);
