@@ -155,6 +155,10 @@ static int take_oldest(par *P, golden_error *err)
 
 static void submit(par *P)
 {
+    /* the ring is full: the slot after the last queued chunk is still the oldest queued one
+     * (nothing was appended: on_line makes room first), so there is nothing to submit */
+    if (P->fill - P->take >= P->nch)
+        return;
     chunk *c = &P->ch[P->fill % P->nch];
     if (c->n == 0)
         return;
