@@ -101,6 +101,20 @@ void exp_schema_cache_free(schema_cache *sc)
 }
 
 /* Every violation of doc against s becomes a "schema" finding; returns the count or -1. */
+int exp_validate_add(golden_findings *out, const golden_doc *doc, long n,
+                     const golden_violation *v, golden_error *err)
+{
+    out->documents++;
+    for (long i = 0; i < n; i++) {
+        int line = 0, col = 0;
+        exp_node_pos(doc, v[i].pointer, &line, &col);
+        if (golden_findings_add(out, GOLDEN_SEV_ERROR, "schema", golden_doc_name(doc), line, col,
+                                v[i].pointer, err, "%s (%s)", v[i].message, v[i].keyword) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 long exp_validate(golden_findings *out, const golden_schema *s, const golden_doc *doc,
                   int threads, golden_error *err)
 {
@@ -110,18 +124,9 @@ long exp_validate(golden_findings *out, const golden_schema *s, const golden_doc
     long n = golden_schema_validate_opts(s, doc, NULL, &so, &v, err);
     if (n < 0)
         return -1;
-    out->documents++;
-    for (long i = 0; i < n; i++) {
-        int line = 0, col = 0;
-        exp_node_pos(doc, v[i].pointer, &line, &col);
-        if (golden_findings_add(out, GOLDEN_SEV_ERROR, "schema", golden_doc_name(doc), line, col,
-                                v[i].pointer, err, "%s (%s)", v[i].message, v[i].keyword) != 0) {
-            free(v);
-            return -1;
-        }
-    }
+    int rc = exp_validate_add(out, doc, n, v, err);
     free(v);
-    return n;
+    return rc < 0 ? -1 : n;
 }
 
 /* Load a whole JSON or YAML document, refusing sizes that would not fit bounded memory. Pipes
@@ -259,4 +264,23 @@ int exp_folder_jsonl(vctx *c, schema_cache *sc, const char *rel, const char *for
         return GOLDEN_ERR;
     *seen = true;
     return golden_doc_each_jsonl(path, fn, st, c->err) != 0 ? GOLDEN_ERR : GOLDEN_OK;
+}
+
+int exp_folder_jsonl_par(vctx *c, schema_cache *sc, const char *rel, const char *format,
+                         lg_jsonl_par *p, jl_state *st, bool *seen)
+{
+    *seen = false;
+    if (!exp_has_asset(c, rel))
+        return GOLDEN_OK;
+    char path[1024];
+    exp_disp(c, rel, path, sizeof path);
+    origin o = {path, 0, 0, ""};
+    int ok = exp_check_path(c, rel, &o, "layout");
+    if (ok <= 0)
+        return ok;
+    if (!(st->schema = exp_schema_get(sc, format, c->err)))
+        return GOLDEN_ERR;
+    *seen = true;
+    p->prep_ctx = p->take_ctx = st;
+    return lg_doc_each_jsonl_par(path, p, c->err) != 0 ? GOLDEN_ERR : GOLDEN_OK;
 }

@@ -11,6 +11,7 @@
 #include "golden/doc.h"
 #include "golden/experiment.h"
 #include "golden/schema.h"
+#include "doc/jsonl_internal.h"
 #include "util/strmap.h"
 #include "util/str.h"
 
@@ -174,12 +175,18 @@ golden_schema *exp_schema_get(schema_cache *sc, const char *format, golden_error
 void exp_schema_cache_free(schema_cache *sc);
 long exp_validate(golden_findings *out, const golden_schema *s, const golden_doc *doc,
                   int threads, golden_error *err);
+/* exp_validate's second half: count doc and add n violations as findings (0 or -1). */
+int exp_validate_add(golden_findings *out, const golden_doc *doc, long n,
+    const golden_violation *v, golden_error *err);
 int exp_load_doc(const char *path, golden_doc **doc, golden_error *err);
 int exp_plain_line(void *ctx, golden_doc *line_doc, size_t line_no, golden_error *err);
 int exp_folder_doc(vctx *c, schema_cache *sc, const char *rel, const char *format,
     golden_doc **out);
 int exp_folder_jsonl(vctx *c, schema_cache *sc, const char *rel, const char *format,
     golden_jsonl_fn fn, jl_state *st, bool *seen);
+/* The same through the pipeline of doc/jsonl_internal.h (p's contexts become st). */
+int exp_folder_jsonl_par(vctx *c, schema_cache *sc, const char *rel, const char *format,
+    lg_jsonl_par *p, jl_state *st, bool *seen);
 /* hypothesis.c and manifests.c */
 const char *exp_folder_name(const vctx *c, char *buf, size_t n);
 int exp_rules_hypothesis(vctx *c, const golden_doc *h, bool planned);
@@ -197,6 +204,20 @@ int exp_dataset_index(const char *name);
 /* Rule input-minimums, after the input manifest's pass. */
 int exp_input_minimums_rule(jl_state *s, const golden_doc *h, const char *rel);
 int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err);
+/* performance.c: raw-requests.jsonl through the pipeline: prep (schema, on a worker), take (in
+ * file order: the schema's findings, then what exp_request_line does after validating). */
+typedef struct {
+    long n;               /* violations (0: valid) */
+    golden_violation *v;  /* malloc'ed, n of them */
+    bool stages_plain;    /* the nine stages are integers in section 7 order: no finding */
+    double hook[16];      /* the hook's prep slot (LG_EXP_HOOK_SLOT bytes) */
+} exp_request_slot;
+int exp_request_prep(void *ctx, golden_doc *d, size_t line_no, void *slot, golden_error *err);
+int exp_request_take(void *ctx, golden_doc *d, size_t line_no, void *slot, golden_error *err);
+void exp_request_slot_clear(void *slot);
+/* raw_fast.c: true when root plainly satisfies calculet-raw-request/v1 (the generic validator
+ * would find nothing); false says nothing (validate it the generic way). */
+bool exp_raw_request_plain(const json_t *root);
 int exp_perf_tally_setup(jl_state *s, const golden_doc *sum);
 int exp_perf_rules(jl_state *s, const golden_doc *sum);
 int exp_fault_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err);

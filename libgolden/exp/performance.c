@@ -32,7 +32,7 @@ static int request_id_first(jl_state *s, const char *id, size_t len, size_t line
 
 
 
-static const char *const stage_order[] = {"client_queue", "service_queue", "input_prepare",
+static const char *const stage_order[9] = {"client_queue", "service_queue", "input_prepare",
                                           "h2d", "npu_wait", "d2h", "logits_conversion",
                                           "sampling", "stream_flush"};
 
@@ -43,16 +43,89 @@ static const char *const stage_ptr[] = {"/stages/client_queue", "/stages/service
                                         "/stages/logits_conversion", "/stages/sampling",
                                         "/stages/stream_flush"};
 
+static int request_taken(jl_state *s, golden_doc *d, size_t line_no,
+                         const exp_request_slot *pre, golden_error *err);
+
+static int request_checked(jl_state *s, golden_doc *d, size_t line_no, golden_error *err)
+{
+    return request_taken(s, d, line_no, NULL, err);
+}
+
+/* The stage-order rule's loop would find nothing: every start_ns and end_ns an integer, each
+ * stage ending at or after its start and starting at or after the previous one's end. */
+static bool stages_plain(const json_t *root)
+{
+    json_t *stages = json_object_get(root, "stages");
+    json_int_t prev_end = 0;
+    for (size_t i = 0; i < 9; i++) {
+        json_t *st = json_object_get(stages, stage_order[i]);
+        json_t *a = json_object_get(st, "start_ns"), *b = json_object_get(st, "end_ns");
+        if (!json_is_integer(a) || !json_is_integer(b))
+            return false;
+        json_int_t start = json_integer_value(a), end = json_integer_value(b);
+        if (end < start || (i > 0 && start < prev_end))
+            return false;
+        prev_end = end;
+    }
+    return true;
+}
+
 int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
 {
     jl_state *s = ctx;
-    vctx *c = s->c;
-    if (exp_validate(c->out, s->schema, d, c->threads, err) < 0)
+    if (exp_validate(s->c->out, s->schema, d, s->c->threads, err) < 0)
         return -1;
+    return request_checked(s, d, line_no, err);
+}
+
+/* On a worker: the line's schema check (the compiled fast path for the common shape, else
+ * the generic validator, whose violations the take adds in file order). */
+int exp_request_prep(void *ctx, golden_doc *d, size_t line_no, void *slot, golden_error *err)
+{
+    (void)line_no;
+    jl_state *s = ctx;
+    exp_request_slot *r = slot;
+    lg_exp_raw_hook *h = s->hook;
+    if (h && h->prep)
+        h->prep(h->ctx, d, r->hook);
+    r->stages_plain = stages_plain(golden_doc_root(d));
+    if (exp_raw_request_plain(golden_doc_root(d)))
+        return 0;
+    golden_schema_options so = GOLDEN_SCHEMA_OPTIONS_INIT;
+    so.threads = 1; /* one line on one worker (the result does not depend on it) */
+    r->n = golden_schema_validate_opts(s->schema, d, NULL, &so, &r->v, err);
+    return r->n < 0 ? -1 : 0;
+}
+
+int exp_request_take(void *ctx, golden_doc *d, size_t line_no, void *slot, golden_error *err)
+{
+    jl_state *s = ctx;
+    exp_request_slot *r = slot;
+    if (exp_validate_add(s->c->out, d, r->n, r->v, err) != 0)
+        return -1;
+    return request_taken(s, d, line_no, r, err);
+}
+
+void exp_request_slot_clear(void *slot)
+{
+    exp_request_slot *r = slot;
+    free(r->v);
+    r->v = NULL;
+    r->n = 0;
+}
+
+/* Everything after the schema check, in file order (pre: what the line's prep found, or
+ * NULL). */
+static int request_taken(jl_state *s, golden_doc *d, size_t line_no,
+                         const exp_request_slot *pre, golden_error *err)
+{
+    vctx *c = s->c;
     /* the summary's reader gets the same parsed line (a line it refuses stops it; the check's
      * own findings come first: exp-gate reports its error only when the check passed) */
     lg_exp_raw_hook *h = s->hook;
-    if (h && h->fn && !h->failed && h->fn(h->ctx, d, line_no, h->err) != 0)
+    if (h && h->fn && !h->failed &&
+        (pre && h->fn_slot ? h->fn_slot(h->ctx, d, line_no, pre->hook, h->err)
+                         : h->fn(h->ctx, d, line_no, h->err)) != 0)
         h->failed = true;
     json_t *r = golden_doc_root(d);
     const char *id = exp_sget(r, "case_id");
@@ -92,6 +165,8 @@ int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err
         else
             t->steady[k]++;
     }
+    if (pre && pre->stages_plain)
+        return 0; /* the loop below would find nothing (its prep looked) */
     json_t *stages = json_object_get(r, "stages");
     long long prev_end = -1;
     const char *prev = NULL;

@@ -876,7 +876,8 @@ static int verify_and_read(const char *dir, const golden_gate_opts *o, gate_inpu
     *ready = false;
     golden_error rerr;
     golden_error_clear(&rerr);
-    lg_exp_raw_hook hook = {gate_raw_line, pre, &rerr, false, false};
+    lg_exp_raw_hook hook = {gate_raw_line, pre, &rerr, false, false, gate_raw_prep,
+                            gate_raw_line_pre};
     bool open = gate_raw_open(dir, pre, &rerr) == 0; /* its failure: the summary's, later */
     int rc = gate_verify(dir, o->threads, v, open ? &hook : NULL, err);
     if (rc == 0 && open && hook.read) {

@@ -96,6 +96,11 @@ int gate_raw_read(const char *dir, const char *path, gate_raw *raw, golden_error
  * caller, gate_raw_free). */
 int gate_raw_open(const char *dir, gate_raw *raw, golden_error *err);
 int gate_raw_line(void *raw, golden_doc *d, size_t line_no, golden_error *err);
+/* The hook's two halves (exp/check_internal.h): prep on a parse worker (reads nothing of raw),
+ * then the line in file order with what prep left in slot. */
+void gate_raw_prep(const void *raw, const golden_doc *d, void *slot);
+int gate_raw_line_pre(void *raw, golden_doc *d, size_t line_no, const void *slot,
+                      golden_error *err);
 int gate_raw_close(gate_raw *raw, golden_error *err);
 /* Statistics of every group, batch by batch within the memory budget. */
 int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err);

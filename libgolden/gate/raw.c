@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "golden/doc.h"
+#include "exp/check_internal.h"
 
 const char *const lg_gate_metric_names[GOLDEN_GATE_METRICS] = {
     "ttft_ms", "tpot_ms", "client_queue_ms", "service_queue_ms", "input_prepare_ms", "h2d_ms",
@@ -231,10 +232,31 @@ static int phase_of(const gate_raw *raw, const char *case_id, size_t len)
     return lg_strmap_get(&raw->phase_map, case_id, len, &ph) ? (int)ph : -1;
 }
 
-/* One line of raw-requests.jsonl, parsed by the document layer's strict reader. */
-static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
+/* What a parse worker works out of a line beforehand (gate_raw_prep): its metrics, when
+ * line_metrics takes them without an error. */
+typedef struct {
+    bool metrics_ok;
+    double m[GOLDEN_GATE_METRICS];
+} line_pre;
+_Static_assert(sizeof(line_pre) <= LG_EXP_HOOK_SLOT, "the hook's slot holds a line_pre");
+
+void gate_raw_prep(const void *raw, const golden_doc *d, void *slot)
 {
-    gate_raw *raw = ctx;
+    (void)raw;
+    line_pre *p = slot;
+    spill_rec r;
+    golden_error e;
+    json_t *o = golden_doc_root(d);
+    p->metrics_ok = json_is_object(o) && line_metrics(d, o, &r, &e) == 0;
+    if (p->metrics_ok)
+        memcpy(p->m, r.m, sizeof p->m);
+}
+
+/* One line of raw-requests.jsonl, parsed by the document layer's strict reader (pre: what
+ * gate_raw_prep found, or NULL). */
+static int request_line_pre(gate_raw *raw, golden_doc *d, size_t line_no, const line_pre *pre,
+                            golden_error *err)
+{
     json_t *o = golden_doc_root(d);
     raw->lines = line_no;
     if (!json_is_object(o))
@@ -274,7 +296,9 @@ static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *
     spill_rec r;
     memset(&r, 0, sizeof r);
     r.group = (uint64_t)gi;
-    if (line_metrics(d, o, &r, err) != 0)
+    if (pre && pre->metrics_ok)
+        memcpy(r.m, pre->m, sizeof r.m); /* line_metrics on the worker, without an error */
+    else if (line_metrics(d, o, &r, err) != 0)
         return -1;
     if (reading_span(json_object_get(o, "clock_mhz"), r.clock) != 0 ||
         reading_span(json_object_get(o, "chip_temperature_c"), r.temp) != 0)
@@ -359,9 +383,20 @@ int gate_raw_open(const char *dir, gate_raw *raw, golden_error *err)
     return 0;
 }
 
+static int request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
+{
+    return request_line_pre(ctx, d, line_no, NULL, err);
+}
+
 int gate_raw_line(void *raw, golden_doc *d, size_t line_no, golden_error *err)
 {
     return request_line(raw, d, line_no, err);
+}
+
+int gate_raw_line_pre(void *raw, golden_doc *d, size_t line_no, const void *slot,
+                      golden_error *err)
+{
+    return request_line_pre(raw, d, line_no, slot, err);
 }
 
 int gate_raw_close(gate_raw *raw, golden_error *err)
