@@ -53,10 +53,13 @@ void golden_input_list_init(golden_input_list *l)
 int lg_ingest_skip(golden_input_list *l, const char *path, const char *name, const char *why,
                    golden_error *err)
 {
-    char **p = realloc(l->skipped, (l->n_skipped + 1) * sizeof *p);
+    /* capacity: the power of two at or above the count, grown here only (a long list of
+     * skipped values costs O(n), not O(n^2) copies) */
+    size_t n = l->n_skipped, cap = n == 0 ? 1 : (n & (n - 1)) == 0 ? 2 * n : 0;
+    char **p = cap ? realloc(l->skipped, cap * sizeof *p) : l->skipped;
     if (p)
         l->skipped = p;
-    char **w = p ? realloc(l->skipped_why, (l->n_skipped + 1) * sizeof *w) : NULL;
+    char **w = !p ? NULL : cap ? realloc(l->skipped_why, cap * sizeof *w) : l->skipped_why;
     if (w)
         l->skipped_why = w;
     char *a = NULL, *b = w ? strdup(why) : NULL;
