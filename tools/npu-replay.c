@@ -488,9 +488,10 @@ static int cmd_make_model(const args *a)
 {
     if (!a->out)
         return cli_usage(a->c, "make-model needs -o DIR");
-    golden_make_model_opts mo = {1, a->preset ? a->preset : "tiny", (int)a->layers,
+    golden_progress prog; /* a line on a TTY (golden_progress_start checks), none with -q */
+    golden_make_model_opts mo = {2, a->preset ? a->preset : "tiny", (int)a->layers,
                                  a->useed, a->dtype, (int)a->shards, a->out, a->c->force,
-                                 a->dense_mask};
+                                 a->dense_mask, a->c->quiet ? NULL : &prog};
     golden_error err;
     golden_error_clear(&err);
     if (golden_make_model(&mo, &err))

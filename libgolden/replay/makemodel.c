@@ -160,8 +160,10 @@ static uint16_t to_f16(float f)
 }
 
 /* Write one shard: header (8-byte aligned) then every tensor's bytes. */
+/* done: tensor bytes written before this shard, advanced as each tensor is written */
 static int write_shard(const char *path, mm_tensor *t, size_t n, int shard, const char *st_dtype,
-                       size_t width, uint64_t seed, golden_error *err)
+                       size_t width, uint64_t seed, golden_progress *prog,
+                       unsigned long long *done, golden_error *err)
 {
     FILE *f = fopen(path, "wb");
     if (!f)
@@ -225,6 +227,9 @@ static int write_shard(const char *path, mm_tensor *t, size_t n, int shard, cons
         }
         if (fwrite(out, width, (size_t)count, f) != (size_t)count)
             rc = -1;
+        *done += (unsigned long long)count * width;
+        if (prog)
+            golden_progress_update_note(prog, *done, t[i].name);
     }
     free(buf);
     free(out);
@@ -373,14 +378,22 @@ int golden_make_model(const golden_make_model_opts *o, golden_error *err)
         snprintf(tok, sizeof tok, "%s/tokenizer.json", tmp);
         rc = golden_tokenizer_write_synthetic(tok, (size_t)p.vocab, err);
     }
+    golden_progress *prog = o->version >= 2 ? o->progress : NULL;
+    unsigned long long written = 0;
+    if (prog) {
+        golden_progress_start(prog, "make-model", total * width);
+        prog->bytes = true;
+    }
     for (int s = 0; s < shards && rc == 0; s++) {
         char path[8192];
         if (shards == 1)
             snprintf(path, sizeof path, "%s/model.safetensors", tmp);
         else
             snprintf(path, sizeof path, "%s/model-%05d-of-%05d.safetensors", tmp, s + 1, shards);
-        rc = write_shard(path, t, n, s, st, width, o->seed, err);
+        rc = write_shard(path, t, n, s, st, width, o->seed, prog, &written, err);
     }
+    if (prog)
+        golden_progress_end(prog);
     if (rc == 0 && shards > 1)
         rc = write_index(tmp, t, n, shards, err);
     free(t);

@@ -1,4 +1,4 @@
-# Progress on a TTY (issue 29): golden-dump, golden-diff and npu-replay run draw one redrawing
+# Progress on a TTY (issue 29): golden-dump, golden-diff, npu-replay make-model and run draw one redrawing
 # line on stderr (\r ... ESC[K: label, elapsed, done/total, rate, ETA) when stderr is a terminal
 # (script(1) gives them one), nothing in a pipe or with -q.
 . "$GOLDEN_ROOT/tests/e2e/lib.sh"
@@ -34,8 +34,25 @@ if grep -q "$(printf '\r')" err.txt; then notok diff-no-progress-in-pipe; else o
 tty golden-diff -q --tier kernel a.npy b.npy
 if [ -s tty.txt ]; then notok diff-quiet-silent "$(od -c tty.txt | head -3)"; else ok diff-quiet-silent; fi
 
+# npu-replay make-model: tensor bytes written of the total, the tensor in hand. The total is
+# worked out from the file it writes: the safetensors data after its 8-byte length and header.
+tty npu-replay make-model --preset tiny --seed 7 -o tiny
+"$PYTHON" - > mm-total.txt <<'PYEOF'
+import struct, os
+f = open("tiny/model.safetensors", "rb"); n = struct.unpack("<Q", f.read(8))[0]
+print("%.1f KiB" % ((os.path.getsize("tiny/model.safetensors") - 8 - n) / 1024))
+PYEOF
+tot=$(cat mm-total.txt)
+if has_line "make-model model[.a-z_]*weight  [0-9.]* s  [0-9.]* [KMG]*i*B of $tot ("; then ok make-model-progress-on-tty
+else notok make-model-progress-on-tty "want of $tot: $(od -c tty.txt | head -8)"; fi
+if tr '\r' '\n' < tty.txt | grep -q "  $tot of $tot (100%)"; then ok make-model-progress-reaches-total
+else notok make-model-progress-reaches-total "want $tot of $tot: $(tr '\r' '\n' < tty.txt | tail -3)"; fi
+npu-replay make-model --preset tiny --seed 7 -f -o tiny > out.txt 2> err.txt
+if [ -s err.txt ]; then notok make-model-no-progress-in-pipe "$(head -c 200 err.txt)"; else ok make-model-no-progress-in-pipe; fi
+tty npu-replay make-model -q -f --preset tiny --seed 7 -o tiny
+if grep -q "$(printf '\r')" tty.txt; then notok make-model-quiet-no-progress; else ok make-model-quiet-no-progress; fi
+
 # npu-replay run: requests done, rate, the case in hand
-npu-replay make-model --preset tiny --seed 7 -o tiny > /dev/null 2>&1
 mkdir -p inputs
 echo "[6,5,17,300]" > inputs/p1.json
 h=$(sha256sum inputs/p1.json | cut -d' ' -f1)

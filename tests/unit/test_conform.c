@@ -21,7 +21,7 @@ static void make_tiny(void)
     snprintf(dir, sizeof dir, "/tmp/test-conform-%ld", (long)getpid());
     mkdir(dir, 0777);
     snprintf(model, sizeof model, "%s/m", dir);
-    golden_make_model_opts o = {1, "tiny", 0, 7, "bf16", 0, model, false, 0};
+    golden_make_model_opts o = {1, "tiny", 0, 7, "bf16", 0, model, false, 0, NULL};
     golden_error err;
     CU_ASSERT_EQUAL(golden_make_model(&o, &err), 0);
 }

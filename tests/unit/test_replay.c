@@ -85,7 +85,7 @@ static void make_tiny(void)
     char parent[256];
     snprintf(parent, sizeof parent, "/tmp/test-replay-%ld", (long)getpid());
     mkdir(parent, 0777);
-    golden_make_model_opts o = {1, "tiny", 0, 5, "bf16", 0, model_dir, false, 0};
+    golden_make_model_opts o = {1, "tiny", 0, 5, "bf16", 0, model_dir, false, 0, NULL};
     golden_error err;
     CU_ASSERT_EQUAL(golden_make_model(&o, &err), 0);
 }

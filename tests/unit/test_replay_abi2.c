@@ -22,7 +22,7 @@ static void setup(void)
     snprintf(parent, sizeof parent, "/tmp/test-abi2-%ld", (long)getpid());
     mkdir(parent, 0777);
     snprintf(model_dir, sizeof model_dir, "%s/m", parent);
-    golden_make_model_opts o = {1, "tiny", 0, 5, "bf16", 0, model_dir, false, 0};
+    golden_make_model_opts o = {1, "tiny", 0, 5, "bf16", 0, model_dir, false, 0, NULL};
     golden_error err;
     CU_ASSERT_EQUAL(golden_make_model(&o, &err), 0);
     ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);

@@ -3,6 +3,7 @@
 #ifndef GOLDEN_REPLAY_H
 #define GOLDEN_REPLAY_H
 #include "golden/api.h"
+#include "golden/term.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <signal.h>
@@ -122,7 +123,7 @@ GOLDEN_API const golden_backend_vtable *golden_cpu_backend(void);
 /* ---- model folders ---- */
 
 typedef struct {
-    unsigned version;        /* = 1 */
+    unsigned version;        /* 1, or 2 with progress */
     const char *preset;      /* "tiny" or "qwen3-30b-a3b" */
     int layers;              /* 0 = the preset's */
     uint64_t seed;
@@ -131,6 +132,8 @@ typedef struct {
     const char *out_dir;     /* created; must not exist unless force */
     bool force;
     uint64_t dense_mask;     /* layers (bit L) with a dense MLP (mlp_only_layers), first 64 */
+    /* version 2: tensor bytes written, started with the total (may be NULL; draws on a TTY) */
+    golden_progress *progress;
 } golden_make_model_opts;
 
 /* Write a deterministic random Qwen3-MoE model folder (config.json + safetensors). */
