@@ -37,6 +37,7 @@ enum {
     REPLAY_OP_LOGITS, REPLAY_OP_TRUNCATE, REPLAY_OP_RESET, REPLAY_OP_LENGTH, REPLAY_OP_CLOSE,
     /* ABI version 2 */
     REPLAY_OP_DECODE_AT, REPLAY_OP_PREFILL_KEEP, REPLAY_OP_LOGITS_AT, REPLAY_OP_TOPK,
+    REPLAY_OP_STEP_BATCH, /* issue 33: the steps, their tokens, lengths around it (below) */
     REPLAY_OP_COUNT
 };
 /* What the proxy returns for a call that lost the host (crash, exit, hang, broken protocol,
@@ -69,6 +70,7 @@ typedef struct {
     int32_t rc, code;
     int64_t value;
     uint32_t abi, flags; /* open: the backend's ABI version and its version 2 flags */
+    uint32_t opt;        /* open: REPLAY_HOST_HAS_* (the optional calls the backend has) */
     char name[64];
     char where[256];
     char msg[REPLAY_HOST_MSG];
@@ -78,6 +80,28 @@ typedef struct {
     int32_t tap_layer, tap_dtype;
     int64_t tap_rows, tap_cols;
 } replay_host_shm;
+
+/* Issue 33. replay_host_shm.opt */
+enum { REPLAY_HOST_HAS_STEP_BATCH = 1u << 0, REPLAY_HOST_HAS_CANCEL = 1u << 1 };
+/* A step_batch in the data region: n (shm->n) of these, then the tokens (each step's at tok_off
+ * bytes into the region); the host writes status and written back into them, and the lengths
+ * of the count (shm->count) lanes before and after the call at shm->length bytes. */
+typedef struct {
+    int32_t lane, kind;
+    int64_t pos;
+    uint64_t n, tok_off;
+    int32_t status, pad;
+    int64_t written;
+} replay_host_step;
+/* The cancel channel: a second SOCK_SEQPACKET socketpair (the host's fd 5), served in the host
+ * by a thread of its own, so a cancel reaches the backend while a call is under way on fd 3. */
+#define REPLAY_HOST_CANCEL_FD 5
+enum { REPLAY_CANCEL_CALL = 1, REPLAY_CANCEL_DONE = 2 };
+typedef struct {
+    uint32_t type;
+    int32_t lane, rc;
+    char msg[256];
+} replay_host_cancel_msg;
 
 /* The host's main: argv = {REPLAY_HOST_CMD, SPEC, MODEL_DIR ("" = none), THREADS, KEY=VALUE...}
  * with the channel on fds 3 (socket) and 4 (memfd). Returns the process's exit status. */
@@ -123,6 +147,12 @@ const char *replay_backend_config_unknown(const golden_backend *b);
 int replay_config_unknown(const char *model_dir, char **out, golden_error *err);
 /* The log file of hosts started under iso: iso->log, or $TMPDIR/npu-replay-backend.PID.log. */
 void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t n);
+/* The proxy table of this host (a copy of replay_host_vtable() whose step_batch and cancel are
+ * NULL when the backend in the host has none). */
+const golden_backend_vtable_v2 *replay_host_table(const void *self);
+/* The lengths of every lane the host read before and after the last step_batch ([num_lanes]
+ * each; NULL when that call did not get so far). */
+void replay_host_batch_lengths(const void *self, const int64_t **before, const int64_t **after);
 /* The backend's own name (cleaned) and the host's log file. */
 const char *replay_host_name(const void *self);
 const char *replay_host_log(const void *self);
