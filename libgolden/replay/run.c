@@ -42,6 +42,7 @@ typedef struct {
     tap_set main_taps; /* the requests of a concurrency-1 case */
     tap_set *ts;       /* where taps go now (NULL: the call's request keeps none) */
     replay_request *req;   /* the request whose backend marks are being recorded, or NULL */
+    bool batch_marks;      /* a step_batch: a stage's first start and last end are kept */
     bool tap_failed;
     const char *fault_kind; /* set when a request failed by the backend's doing (a fault) */
     bool has_fault;
@@ -116,8 +117,11 @@ static int on_tap(void *ctx, const char *name, int layer, int dtype, int64_t row
 static void on_mark(void *ctx, int stage, int is_end, uint64_t ns)
 {
     run_state *s = ctx;
-    if (s->req && stage >= 0 && stage < GOLDEN_BK_STAGE_COUNT)
-        s->req->stage[REPLAY_H2D + stage][is_end ? 1 : 0] = ns;
+    if (s->req && stage >= 0 && stage < GOLDEN_BK_STAGE_COUNT) {
+        uint64_t *at = &s->req->stage[REPLAY_H2D + stage][is_end ? 1 : 0];
+        if (!s->batch_marks || is_end || *at == 0)
+            *at = ns;
+    }
 }
 
 /* First maximal logit; NaN never wins. */
@@ -718,10 +722,12 @@ static int batch_round(run_state *s, golden_backend *b, const golden_replay_case
     replay_request bm;
     memset(&bm, 0, sizeof bm);
     if (rc == 0 && n > 0) {
-        s->req = &bm; /* the batch's marks */
+        s->req = &bm; /* the batch's marks: each stage from its first start to its last end */
+        s->batch_marks = true;
         s->fault_kind = NULL;
         rc = golden_backend_step_batch(b, st, n, err);
         s->req = NULL;
+        s->batch_marks = false;
         if (rc) {
             for (size_t j = n; j-- > 0;)
                 if (st[j].status > 0)
