@@ -5,6 +5,8 @@
 # decode tokens (output_tokens - 1 each) over the span from the first one's client-queue start
 # to the last one's end (client_queue start + tpot * (output_tokens - 1)). Short by default:
 # NPU_REPLAY_LOAD_RUNS measured requests per level (default 200 tiny, 4 for the 30B widths).
+# Each level runs with --batch off and auto (one step_batch per round), in process and, for the
+# tiny model, through the backend host.
 set -eu
 layers=${NPU_REPLAY_BENCH_LAYERS:-2}
 big="$(dirname "$PWD")/npu-replay-qwen3-30b-a3b-${layers}l"
@@ -33,11 +35,19 @@ for m in tiny "$big"; do
     npu-replay matrix --model "$m" --in-process --max-len 16 --random 1 --repeated 0 --decode-steps 9 \
         -o "$name.jsonl" --force > /dev/null
     case=$(grep -o '"case_id":"random-decode-past16-[^"]*"' "$name.jsonl" | head -1 | cut -d'"' -f4)
-    for c in 1 2 4; do
-        npu-replay run --model "$m" --in-process --manifest "$name.jsonl" --side baseline \
-            --cases "$case" --warmup "$c" --runs "$runs" --concurrency "$c" --taps none \
-            --golden "$name-$c.h5" --raw "$name-$c.jsonl" --force -q
-        printf '%s %s concurrency %d: ' "$name" "$case" "$c"
-        tput "$name-$c.jsonl"
+    # issue 33: with and without step_batch (--batch), in process and (tiny) through the host,
+    # where one batch per round saves the per-lane round trips
+    for where in in-process host; do
+        [ "$where" = host ] && [ "$m" != tiny ] && continue
+        ip=$([ "$where" = in-process ] && echo --in-process || true)
+        for c in 1 2 4; do
+            for batch in off auto; do
+                npu-replay run --model "$m" $ip --manifest "$name.jsonl" --side baseline \
+                    --cases "$case" --warmup "$c" --runs "$runs" --concurrency "$c" --taps none \
+                    --batch "$batch" --golden "$name-$c.h5" --raw "$name-$c.jsonl" --force -q
+                printf '%s %s %s concurrency %d batch %s: ' "$name" "$case" "$where" "$c" "$batch"
+                tput "$name-$c.jsonl"
+            done
+        done
     done
 done

@@ -57,12 +57,14 @@ static struct {
     bool check_rejection;
     double qps;
     int arrivals;
+    int batch; /* 0 auto, 1 off */
     uint64_t seed;
     int64_t topk;
     const char *sampling;
 } rn = {.warmup = -1, .runs = -1};
 
 static const char *const arrival_names[] = {"poisson", NULL};
+static const char *const batch_names[] = {"auto", "off", NULL};
 
 static struct {
     const char *checks, *sampling, *faults, *side, *html, *golden;
@@ -174,6 +176,9 @@ static const cli_opt run_options[] = {
                    "exponential inter-arrival times of mean 1/R)", &rn.arrivals, arrival_names),
     CLI_OPT_UINT(0, 0, "seed", "S", "seed of the arrival schedule (default 0)", &rn.seed, 0,
                  UINT64_MAX),
+    CLI_OPT_CHOICE(0, 0, "batch", "auto|off", "several requests in flight: one step_batch call\n"
+                   "per round when the backend has it (auto, default)\nor one call per lane (off)",
+                   &rn.batch, batch_names),
     CLI_OPT_INT(0, 0, "topk", "K", "top-k output mode: check at every step that the\n"
                 "backend's K largest logits cover --sampling (exit 1\nwhen they do not)", &rn.topk,
                 1, GOLDEN_BK_MAX_TOPK),
@@ -447,6 +452,7 @@ typedef struct {
     long long max_context, concurrency;
     double qps; /* run: 0 = the closed loop */
     long long topk; /* run: 0 = no top-k mode */
+    int batch_off;  /* run: --batch off */
     uint64_t useed;
     golden_conform_sampling sampling;
     unsigned long long dense_mask;
@@ -505,11 +511,11 @@ static int cmd_run_ranks(const args *a, const golden_backend_load_opts *lo)
 {
     golden_error err;
     golden_error_clear(&err);
-    golden_replay_run_opts ro = {4, NULL, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {5, NULL, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
                                  progress, a->c, a->faults, (int)a->concurrency, a->qps,
-                                 "poisson", a->useed, (int)a->topk, NULL, 0};
+                                 "poisson", a->useed, (int)a->topk, NULL, 0, a->batch_off};
     golden_replay_run_result res;
     bool root = true;
     int rc = replay_ranks_run(lo, &ro, &res, &root, &err);
@@ -552,11 +558,11 @@ static int cmd_run(const args *a)
         return fail(a, &err);
     }
     int rc;
-    golden_replay_run_opts ro = {4, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
+    golden_replay_run_opts ro = {5, b, a->manifest, a->side, a->golden, a->raw, (int)a->warmup,
                                  (int)a->runs, a->n_globs, a->globs, a->taps, a->c->force,
                                  a->check_rejection != 0, TOOL " " GOLDEN_VERSION, &stop_flag,
                                  progress, a->c, a->faults, (int)a->concurrency, a->qps,
-                                 "poisson", a->useed, (int)a->topk, NULL, 0};
+                                 "poisson", a->useed, (int)a->topk, NULL, 0, a->batch_off};
     golden_sampling gs = GOLDEN_SAMPLING_INIT;
     if (a->topk) {
         gs.temperature = a->sampling.temp;
@@ -1374,6 +1380,7 @@ static int gather(const command *cmd, args *a)
         a->qps = rn.qps;
         a->useed = rn.seed;
         a->topk = rn.topk;
+        a->batch_off = rn.batch == 1;
         /* conform's defaults, each given key replacing one (0 is then off, temp=0 greedy) */
         a->sampling = (golden_conform_sampling){0.8, 40, 0.95, 0.05, 1.1, 64, 0, 8};
         if (rn.sampling && !rn.topk)

@@ -239,9 +239,9 @@ int golden_backend_load(const golden_backend_load_opts *o, golden_backend **out,
             b->self = NULL;
             goto fail;
         }
-        b->vt2 = replay_host_table(b->self); /* the optional calls the backend has */
-        b->vt = &b->vt2->base;
         b->abi = replay_host_abi(b->self, &b->flags);
+        b->vt2 = replay_host_table(b->self); /* optional calls: what the host's backend has */
+        b->vt = &b->vt2->base;
         if (b->abi < 2)
             b->vt2 = NULL; /* the proxy's version 2 calls are never made for a version 1 one */
         goto opened;
@@ -502,6 +502,155 @@ int golden_backend_topk(golden_backend *b, int lane, int k, float *values, int32
             rc = bk_violation(b, err, "topk gives index %d twice (%d entries)", (int)copy[i], k);
     free(copy);
     return rc;
+}
+
+/* ---- issue 33: step_batch and cancel ---- */
+
+int golden_backend_has_step_batch(const golden_backend *b)
+{
+    return b->vt2 && GOLDEN_BACKEND_V2_HAS(b->vt2, step_batch);
+}
+
+int golden_backend_has_cancel(const golden_backend *b)
+{
+    return b->vt2 && GOLDEN_BACKEND_V2_HAS(b->vt2, cancel);
+}
+
+/* The batch as the harness sends it: lanes in range and once each, tokens, one for a decode. */
+static int batch_well_formed(const golden_backend *b, const golden_backend_step *st, size_t n,
+                             golden_error *err)
+{
+    int lanes = b->info.num_lanes;
+    if (n == 0 || n > (size_t)lanes)
+        return golden_fail_what(err, GOLDEN_EINVAL, "step_batch", "%zu steps for a backend of %d "
+                                "lanes", n, lanes);
+    for (size_t i = 0; i < n; i++) {
+        if (st[i].lane < 0 || st[i].lane >= lanes)
+            return golden_fail_what(err, GOLDEN_EINVAL, "step_batch", "step %zu: lane %d outside "
+                                    "the backend's %d", i, st[i].lane, lanes);
+        if ((st[i].kind != GOLDEN_BK_STEP_PREFILL && st[i].kind != GOLDEN_BK_STEP_DECODE) ||
+            !st[i].tokens || st[i].n == 0 || (st[i].kind == GOLDEN_BK_STEP_DECODE && st[i].n != 1) ||
+            st[i].pos < 0)
+            return golden_fail_what(err, GOLDEN_EINVAL, "step_batch", "step %zu (lane %d): not a "
+                                    "prefill or a one-token decode", i, st[i].lane);
+        for (size_t j = 0; j < i; j++)
+            if (st[j].lane == st[i].lane)
+                return golden_fail_what(err, GOLDEN_EINVAL, "step_batch", "lane %d twice",
+                                        st[i].lane);
+    }
+    return 0;
+}
+
+/* What a step_batch gave back, against the lengths of every lane before and after it. */
+static int batch_check(golden_backend *b, const golden_backend_step *st, size_t n,
+                       const int64_t *before, const int64_t *after, golden_error *err)
+{
+    int lanes = b->info.num_lanes;
+    for (size_t i = 0; i < n; i++) {
+        const golden_backend_step *s = &st[i];
+        if (s->status < 0 || s->status >= GOLDEN_BK_E_COUNT)
+            return bk_violation(b, err, "step_batch gave lane %d status %d, not an error code of "
+                                "ABI version 2", s->lane, s->status);
+        if (s->status == 0 && s->kind == GOLDEN_BK_STEP_DECODE && s->written != s->pos)
+            return bk_violation(b, err, "step_batch: decode of lane %d wrote position %lld, the "
+                                "harness counts %lld", s->lane, (long long)s->written,
+                                (long long)s->pos);
+        int64_t want = s->status == 0 ? s->pos + (int64_t)s->n
+                       : s->status == GOLDEN_BK_E_CANCELLED ? 0 : before[s->lane];
+        if (after[s->lane] != want)
+            return bk_violation(b, err, "step_batch left lane %d at length %lld, %s %lld (status "
+                                "%d)", s->lane, (long long)after[s->lane],
+                                s->status ? "a failed step leaves" : "its step makes",
+                                (long long)want, s->status);
+    }
+    for (int L = 0; L < lanes; L++) {
+        size_t i = 0;
+        while (i < n && st[i].lane != L)
+            i++;
+        if (i == n && before[L] != after[L])
+            return bk_violation(b, err, "step_batch changed lane %d, which it was not given "
+                                "(length %lld -> %lld)", L, (long long)before[L],
+                                (long long)after[L]);
+    }
+    return 0;
+}
+
+int golden_backend_step_batch(golden_backend *b, golden_backend_step *steps, size_t n_steps,
+                              golden_error *err)
+{
+    if (!golden_backend_has_step_batch(b)) {
+        b->last_code = GOLDEN_BK_E_INVALID;
+        b->last_lost = false;
+        return golden_fail_what(err, GOLDEN_EUNSUPPORTED, b->vtname, "the backend has no "
+                                "step_batch");
+    }
+    if (batch_well_formed(b, steps, n_steps, err))
+        return GOLDEN_ERR;
+    int lanes = b->info.num_lanes;
+    int64_t *own = NULL;
+    const int64_t *before = NULL, *after = NULL;
+    if (!b->isolated) {
+        own = malloc(2 * (size_t)lanes * sizeof *own);
+        if (!own)
+            return golden_fail_what(err, GOLDEN_ENOMEM, "step_batch", "out of memory");
+        for (int L = 0; L < lanes; L++)
+            own[L] = b->vt->length(b->self, L);
+        before = own;
+        after = own + lanes;
+    }
+    for (size_t i = 0; i < n_steps; i++)
+        steps[i].status = -1, steps[i].written = -1; /* a backend that sets nothing is caught */
+    char msg[1024] = "";
+    int rc = bk_status(b, b->vt2->step_batch(b->self, steps, n_steps, msg, sizeof msg), msg, err);
+    if (rc == 0 && b->isolated)
+        replay_host_batch_lengths(b->self, &before, &after);
+    if (rc == 0 && !b->isolated)
+        for (int L = 0; L < lanes; L++)
+            own[L + lanes] = b->vt->length(b->self, L);
+    if (rc == 0 && (!before || !after))
+        rc = bk_violation(b, err, "step_batch: the host sent no lane lengths");
+    if (rc == 0)
+        rc = batch_check(b, steps, n_steps, before, after, err);
+    free(own);
+    if (rc)
+        return GOLDEN_ERR;
+    for (size_t i = 0; i < n_steps; i++)
+        if (steps[i].status != 0) {
+            char clean[1024];
+            replay_clean_text(clean, sizeof clean, msg, sizeof msg);
+            b->last_code = steps[i].status;
+            b->last_lost = false;
+            return golden_fail_what(err, steps[i].status == GOLDEN_BK_E_CONTEXT_LIMIT
+                                             ? GOLDEN_EUNSUPPORTED : GOLDEN_EINVAL,
+                                    b->vtname, "step_batch: lane %d failed (code %d): %s",
+                                    steps[i].lane, steps[i].status,
+                                    clean[0] ? clean : "no message");
+        }
+    return 0;
+}
+
+int golden_backend_cancel(golden_backend *b, int lane, golden_error *err)
+{
+    if (!golden_backend_has_cancel(b))
+        return golden_fail_what(err, GOLDEN_EUNSUPPORTED, b->vtname, "the backend has no cancel");
+    if (lane < 0 || lane >= b->info.num_lanes)
+        return golden_fail_what(err, GOLDEN_EINVAL, "cancel", "lane %d outside the backend's %d",
+                                lane, b->info.num_lanes);
+    char msg[1024] = "";
+    int rc = b->vt2->cancel(b->self, lane, msg, sizeof msg);
+    if (rc == 0)
+        return 0;
+    /* from another thread: the code is not kept (last_code belongs to the calling thread's
+     * calls), the message and code go into err alone */
+    char clean[1024];
+    replay_clean_text(clean, sizeof clean, msg, sizeof msg);
+    if (b->isolated && rc == REPLAY_HOST_LOST)
+        return golden_fail_what(err, GOLDEN_EIO, b->vtname, "%s", clean);
+    if (b->abi >= 2 && (rc < 1 || rc >= GOLDEN_BK_E_COUNT))
+        return golden_fail_what(err, GOLDEN_ECORRUPT, b->vtname, "cancel returned %d, not an "
+                                "error code of ABI version 2 (%s)", rc, clean);
+    return golden_fail_what(err, GOLDEN_EINVAL, b->vtname, "cancel: %s (code %d)",
+                            clean[0] ? clean : "failed", rc);
 }
 
 int replay_cmp_i32(const void *a, const void *b)

@@ -2,6 +2,8 @@
  * in their file dtype), the per-lane KV caches, and the kernels the forward pass is built from. */
 #ifndef GOLDEN_REPLAY_CPU_H
 #define GOLDEN_REPLAY_CPU_H
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +91,10 @@ typedef struct {
     size_t n_keep;
     float *kept;   /* [n_keep, vocab] */
     size_t kept_cap; /* floats */
+    /* issue 33, cancel (cpu_batch.c): every lane call holds lock; cancel() sets the flag, which
+     * a running forward looks at between layers, and the call that sees it resets the lane */
+    pthread_mutex_t lock;
+    atomic_int cancel;
 } cpu_lane;
 
 /* Faults `--backend-opt inject=NAME` plants on purpose, so the conformance checks can be
@@ -163,10 +169,23 @@ typedef struct {
     uint64_t delay_rng; /* its splitmix64 state (delay_seed=S, default 0) */
     unsigned sample_fault; /* inject=sample_*: the sample call's planted faults (cpu_sample.c) */
     uint64_t sample_calls; /* fault sample_seed_ignored: sample calls so far */
+    bool locks;         /* the lanes' locks are initialised (cpu_batch.c) */
 } cpu_backend;
 
 /* The built-in backend's version 2 table (golden_cpu_backend() is its base). */
 const golden_backend_vtable_v2 *lg_cpu_backend_v2(void);
+
+/* ---- step_batch and cancel (cpu_batch.c) ---- */
+int lg_cpu_lanes_init(cpu_backend *b);   /* the lanes' locks (recursive) */
+void lg_cpu_lanes_fini(cpu_backend *b);
+void lg_cpu_lock(cpu_backend *b, int lane);   /* lane < 0: every lane, in order */
+void lg_cpu_unlock(cpu_backend *b, int lane);
+/* The end of a lane call, its lock held: a cancel that came meanwhile resets the lane (reset_fn)
+ * and turns rc into GOLDEN_BK_E_CANCELLED. */
+int lg_cpu_lane_end(cpu_backend *b, int lane, int rc, char *msg, size_t n);
+bool lg_cpu_cancelled(const cpu_backend *b, int lane);
+int lg_cpu_step_batch(void *self, golden_backend_step *steps, size_t n_steps, char *msg, size_t n);
+int lg_cpu_cancel(void *self, int lane, char *msg, size_t n);
 
 /* Run positions [pos, pos+n) of lane through the model; leaves the last position's logits, and
  * those of the lane's kept positions (keep_pos) inside [pos, pos+n) in kept. */

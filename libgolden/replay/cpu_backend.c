@@ -47,6 +47,8 @@ static void cpu_close(void *self)
     cpu_backend *b = self;
     if (!b)
         return;
+    if (b->locks)
+        lg_cpu_lanes_fini(b);
     for (int i = 0; b->lanes && i < b->n_lanes; i++) {
         for (int l = 0; l < b->m.c.layers; l++) {
             if (b->lanes[i].k)
@@ -114,7 +116,7 @@ static int parse_fault(cpu_backend *b, const char *v, char *msg, size_t n)
 
 /* delay_us=N: the device-side delay of the soak (handbook section 13.2), a seeded uniform
  * [0, N] us wait inside npu_wait of every prefill and decode call; it changes no bit. */
-static void device_delay(cpu_backend *b)
+static void device_delay(cpu_backend *b, int lane)
 {
     if (b->delay_us <= 0)
         return;
@@ -123,9 +125,14 @@ static void device_delay(cpu_backend *b)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     uint64_t ns = (uint64_t)((double)(z >> 11) / 9007199254740992.0 * (double)b->delay_us * 1e3);
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
+    /* in slices of at most 1 ms, so a cancel (cpu_batch.c) ends the wait soon */
+    for (uint64_t left = ns; left > 0 && !lg_cpu_cancelled(b, lane);) {
+        uint64_t d = left < 1000000u ? left : 1000000u;
+        struct timespec ts = {0, (long)d};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+        left -= d;
+    }
 }
 
 static int parse_opts(cpu_backend *b, const golden_backend_open_args *a, char *msg, size_t n)
@@ -229,11 +236,12 @@ static int cpu_open(const golden_backend_open_args *a, void **self, char *msg, s
             return 1;
         }
     }
-    if (!b->lanes) {
+    if (!b->lanes || lg_cpu_lanes_init(b) != 0) {
         cpu_close(b);
         snprintf(msg, n, "out of memory");
         return 1;
     }
+    b->locks = true;
     *self = b;
     return 0;
 }
@@ -386,7 +394,7 @@ static int prefill_keep(cpu_backend *b, int lane, int64_t pos, const int32_t *to
     for (size_t done = 0; rc == 0 && done < count; done += chunk)
         rc = cpu_forward(b, lane, pos + (int64_t)done, tokens + done,
                          (int64_t)(count - done < chunk ? count - done : chunk), &err);
-    device_delay(b);
+    device_delay(b, lane);
     mark(b, GOLDEN_BK_STAGE_NPU_WAIT, 1);
     if (rc == 0 && b->any_at)
         spoil_logits(b, call, &b->lanes[lane]);
@@ -673,6 +681,76 @@ static int cpu_topk(void *self, int lane, int k, float *values, int32_t *indices
     return 0;
 }
 
+/* Every lane call holds the lane's lock, so that cancel() from another thread never races it
+ * (cpu_batch.c); a cancel that came during the call resets the lane and answers CANCELLED. */
+#define LANE_CALL(lane, call)                                                                 \
+    do {                                                                                      \
+        cpu_backend *b_ = self;                                                               \
+        lg_cpu_lock(b_, lane);                                                                \
+        int rc_ = lg_cpu_lane_end(b_, lane, call, msg, n);                                    \
+        lg_cpu_unlock(b_, lane);                                                              \
+        return rc_;                                                                           \
+    } while (0)
+
+static int lk_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, size_t count,
+                      char *msg, size_t n)
+{
+    LANE_CALL(lane, cpu_prefill(self, lane, pos, tokens, count, msg, n));
+}
+static int lk_decode(void *self, int lane, int32_t token, char *msg, size_t n)
+{
+    LANE_CALL(lane, cpu_decode(self, lane, token, msg, n));
+}
+static int lk_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
+{
+    LANE_CALL(lane, cpu_logits(self, lane, first, count, dst, msg, n));
+}
+static int lk_truncate(void *self, int lane, int64_t length, char *msg, size_t n)
+{
+    LANE_CALL(lane, cpu_truncate(self, lane, length, msg, n));
+}
+static int lk_reset(void *self, int lane, char *msg, size_t n)
+{
+    cpu_backend *b = self;
+    lg_cpu_lock(b, lane);
+    int rc = cpu_reset(self, lane, msg, n);
+    lg_cpu_unlock(b, lane);
+    return rc;
+}
+static int64_t lk_length(void *self, int lane)
+{
+    cpu_backend *b = self;
+    lg_cpu_lock(b, lane < 0 ? b->n_lanes : lane); /* lane < 0 is no lane here: nothing locked */
+    int64_t len = cpu_length(self, lane);
+    lg_cpu_unlock(b, lane < 0 ? b->n_lanes : lane);
+    return len;
+}
+static int lk_decode_at(void *self, int lane, int64_t pos, int32_t token, int64_t *written,
+                        char *msg, size_t n)
+{
+    LANE_CALL(lane, cpu_decode_at(self, lane, pos, token, written, msg, n));
+}
+static int lk_prefill_keep(void *self, int lane, int64_t pos, const int32_t *tokens,
+                           size_t count, const int64_t *keep, size_t n_keep, char *msg, size_t n)
+{
+    LANE_CALL(lane, cpu_prefill_keep(self, lane, pos, tokens, count, keep, n_keep, msg, n));
+}
+static int lk_logits_at(void *self, int lane, int64_t pos, int first, int count, void *dst,
+                        char *msg, size_t n)
+{
+    LANE_CALL(lane, cpu_logits_at(self, lane, pos, first, count, dst, msg, n));
+}
+static int lk_topk(void *self, int lane, int k, float *values, int32_t *indices, char *msg,
+                   size_t n)
+{
+    LANE_CALL(lane, cpu_topk(self, lane, k, values, indices, msg, n));
+}
+static int lk_sample(void *self, int lane, const golden_backend_sampling *s, int32_t *token,
+                     char *msg, size_t n)
+{
+    LANE_CALL(lane, lg_cpu_sample(self, lane, s, token, msg, n));
+}
+
 static const golden_backend_vtable_v2 cpu_vtable = {
     .base = {
         .abi_version = GOLDEN_BACKEND_ABI_VERSION,
@@ -681,20 +759,22 @@ static const golden_backend_vtable_v2 cpu_vtable = {
         .close = cpu_close,
         .info = cpu_info,
         .set_hooks = cpu_set_hooks,
-        .prefill = cpu_prefill,
-        .decode = cpu_decode,
-        .logits = cpu_logits,
-        .truncate = cpu_truncate,
-        .reset = cpu_reset,
-        .length = cpu_length,
+        .prefill = lk_prefill,
+        .decode = lk_decode,
+        .logits = lk_logits,
+        .truncate = lk_truncate,
+        .reset = lk_reset,
+        .length = lk_length,
     },
     .size = sizeof(golden_backend_vtable_v2),
     .flags = 0, /* one instance shares its call counter, hooks and worker pool across lanes */
-    .decode_at = cpu_decode_at,
-    .prefill_keep = cpu_prefill_keep,
-    .logits_at = cpu_logits_at,
-    .topk = cpu_topk,
-    .sample = lg_cpu_sample,
+    .decode_at = lk_decode_at,
+    .prefill_keep = lk_prefill_keep,
+    .logits_at = lk_logits_at,
+    .topk = lk_topk,
+    .step_batch = lg_cpu_step_batch,
+    .cancel = lg_cpu_cancel,
+    .sample = lk_sample,
 };
 
 const golden_backend_vtable *golden_cpu_backend(void) { return &cpu_vtable.base; }

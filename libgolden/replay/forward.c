@@ -512,6 +512,10 @@ int cpu_forward(cpu_backend *b, int li, int64_t pos, const int32_t *tokens, int6
         cpu_weight_row(&b->m.embed, tokens[t], f.x + t * H);
     maybe_round(b, f.x, (size_t)(n * H));
     for (int l = 0; l < c->layers; l++) {
+        if (atomic_load(&lane->cancel)) { /* cancel() (cpu_batch.c): the caller resets the lane */
+            golden_fail_what(err, GOLDEN_EIO, "cpu backend", "cancelled");
+            goto done;
+        }
         if (attention(b, lane, l, pos, n, &f, err))
             goto done;
         for (int64_t i = 0; i < n * H; i++)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +49,6 @@ typedef struct {
     golden_backend_info info;
     bool have_info;
     unsigned abi, flags;   /* of the backend the first host opened */
-    unsigned has;          /* its optional calls (REPLAY_HAS_*) */
-    golden_backend_vtable_v2 vt; /* the proxy's table as this backend offers it */
     golden_backend_hooks hooks;
     bool have_hooks;
     /* the call under way */
@@ -59,6 +58,15 @@ typedef struct {
     uint64_t mark_start[GOLDEN_BK_STAGE_COUNT];
     bool mark_open[GOLDEN_BK_STAGE_COUNT];
     char violation[512];    /* what the host did wrong in this call ("" = nothing) */
+    /* issue 33: the optional calls, the cancel channel, the last step_batch's lane lengths */
+    golden_backend_vtable_v2 table; /* the proxy's table with what the backend has */
+    uint32_t opt;
+    int csock;
+    pthread_mutex_t cmu;    /* one cancel on the channel at a time */
+    int *call_lanes;        /* the lanes of the call under way (cancelled at its deadline) */
+    size_t n_call_lanes, call_lanes_cap;
+    int64_t *lens;          /* [2 * num_lanes]: before, then after the last step_batch */
+    bool have_lens;
     struct { char name[96]; int64_t rows; } taps[MAX_CALL_TAPS];
     size_t n_taps;
 } hostp;
@@ -116,6 +124,9 @@ static void host_drop(hostp *h)
     if (h->sock >= 0)
         close(h->sock);
     h->sock = -1;
+    if (h->csock >= 0)
+        close(h->csock);
+    h->csock = -1;
     if (h->map)
         munmap(h->map, REPLAY_HOST_DATA_OFF + REPLAY_HOST_DATA);
     h->map = NULL;
@@ -124,7 +135,7 @@ static void host_drop(hostp *h)
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
-static void child(hostp *h, int sock, int memfd, int logfd, pid_t parent)
+static void child(hostp *h, int sock, int memfd, int logfd, int csock, pid_t parent)
 {
     setsid(); /* no controlling terminal; the harness's Ctrl-C is not the host's, nor is a
                * signal the host sends its own process group (kill(0, ...)) the harness's */
@@ -139,13 +150,14 @@ static void child(hostp *h, int sock, int memfd, int logfd, pid_t parent)
     }
     int nul = open("/dev/null", O_RDONLY);
     if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0 ||
-        dup2(sock, REPLAY_HOST_SOCK_FD) < 0 || dup2(memfd, REPLAY_HOST_SHM_FD) < 0)
+        dup2(sock, REPLAY_HOST_SOCK_FD) < 0 || dup2(memfd, REPLAY_HOST_SHM_FD) < 0 ||
+        dup2(csock, REPLAY_HOST_CANCEL_FD) < 0)
         _exit(127);
     /* no other descriptor of the harness (its open outputs) reaches the host */
 #ifdef SYS_close_range
-    if (syscall(SYS_close_range, 5u, ~0u, 0) != 0)
+    if (syscall(SYS_close_range, 6u, ~0u, 0) != 0)
 #endif
-        for (int fd = 5; fd < 65536; fd++)
+        for (int fd = 6; fd < 65536; fd++)
             close(fd);
     struct rlimit core = {0, 0}, fsize = {REPLAY_HOST_LOG_MAX, REPLAY_HOST_LOG_MAX};
     setrlimit(RLIMIT_CORE, &core);
@@ -168,10 +180,16 @@ static void child(hostp *h, int sock, int memfd, int logfd, pid_t parent)
 
 static int spawn(hostp *h, char *msg, size_t n)
 {
-    int sv[2] = {-1, -1};
+    int sv[2] = {-1, -1}, cv[2] = {-1, -1};
     int memfd = -1, logfd = -1;
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-        return snprintf(msg, n, "backend host: cannot make the channel: %s", strerror(errno)), 1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cv) != 0) {
+        snprintf(msg, n, "backend host: cannot make the channel: %s", strerror(errno));
+        for (int i = 0; i < 2; i++)
+            if (sv[i] >= 0)
+                close(sv[i]);
+        return 1;
+    }
     memfd = memfd_create("npu-replay-channel", MFD_CLOEXEC);
     size_t len = REPLAY_HOST_DATA_OFF + REPLAY_HOST_DATA;
     if (memfd < 0 || ftruncate(memfd, (off_t)len) != 0)
@@ -193,8 +211,10 @@ static int spawn(hostp *h, char *msg, size_t n)
     if (h->pid < 0)
         goto fail;
     if (h->pid == 0)
-        child(h, sv[1], memfd, logfd, parent);
+        child(h, sv[1], memfd, logfd, cv[1], parent);
     close(sv[1]);
+    close(cv[1]);
+    h->csock = cv[0];
     close(memfd);
     close(logfd);
     h->sock = sv[0];
@@ -204,15 +224,19 @@ fail:
     snprintf(msg, n, "backend host: cannot start: %s", strerror(errno));
 fail_msg:
     h->pid = 0;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (sv[i] >= 0)
             close(sv[i]);
+        if (cv[i] >= 0)
+            close(cv[i]);
+    }
     if (memfd >= 0)
         close(memfd);
     if (logfd >= 0)
         close(logfd);
     sv[0] = -1;
     h->sock = -1;
+    h->csock = -1;
     host_drop(h);
     return 1;
 }
@@ -383,7 +407,7 @@ static int on_tap(hostp *h)
 
 static const char *op_names[REPLAY_OP_COUNT] = {
     "", "open", "info", "set_hooks", "prefill", "decode", "logits", "truncate", "reset", "length",
-    "close", "decode_at", "prefill_keep", "logits_at", "topk", "sample"};
+    "close", "decode_at", "prefill_keep", "logits_at", "topk", "sample", "step_batch"};
 
 static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n);
 
@@ -404,18 +428,11 @@ static int lost(int x)
     return -2;
 }
 
-static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
+/* Serve the call's messages (taps, marks) until its answer: 0 at DONE; WAIT_HUNG when the
+ * deadline passed (nothing done to the host yet); -2 when the host is lost (msg says how). */
+static int serve(hostp *h, uint64_t deadline, char *msg, size_t n)
 {
-    h->op_name = op_names[op];
-    h->call_start = now_ns();
-    h->violation[0] = 0;
-    h->n_taps = 0;
-    memset(h->mark_open, 0, sizeof h->mark_open);
-    h->shm->op = op;
-    uint64_t deadline = h->call_start + (uint64_t)(seconds * 1e9);
-    replay_host_msg m = {REPLAY_MSG_CALL, (uint32_t)op, 0, 0, 0};
-    if (send(h->sock, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
-        return lost(died(h, NULL, msg, n));
+    replay_host_msg m;
     for (;;) {
         int w = wait_msg(h, deadline, &m);
         if (w == WAIT_SIGNALLED)
@@ -426,21 +443,14 @@ static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
             h->stopped = true;
             return snprintf(msg, n, "interrupted"), -2;
         }
-        if (w == WAIT_HUNG) {
-            host_kill(h);
-            h->dead = true;
-            host_drop(h);
-            snprintf(msg, n, "backend host hung in %s: no answer within %.3f s; killed "
-                     "(its output: %.700s)", h->op_name, seconds, h->log);
-            snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
-            return -2;
-        }
+        if (w == WAIT_HUNG)
+            return WAIT_HUNG;
         if (w == WAIT_DEAD)
             return lost(died(h, NULL, msg, n));
         if (w == WAIT_BAD)
             return lost(died(h, "it broke the channel's protocol", msg, n));
         if (m.type == REPLAY_MSG_DONE)
-            break;
+            return 0;
         if (m.type == REPLAY_MSG_MARK) {
             on_mark(h, &m);
         } else if (m.type == REPLAY_MSG_TAP) {
@@ -451,6 +461,137 @@ static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
             return lost(died(h, "it broke the channel's protocol", msg, n));
         }
     }
+}
+
+/* One cancel over the second channel, its answer waited for until deadline. 0 with *rc and msg
+ * the backend's, or 1 (the channel broke or no answer came: the host is to be given up). */
+static int cancel_once(hostp *h, int lane, uint64_t deadline, int *rc, char *msg, size_t n)
+{
+    replay_host_cancel_msg c;
+    memset(&c, 0, sizeof c);
+    c.type = REPLAY_CANCEL_CALL;
+    c.lane = lane;
+    if (h->csock < 0 || send(h->csock, &c, sizeof c, MSG_NOSIGNAL) != (ssize_t)sizeof c)
+        return snprintf(msg, n, "the cancel channel is closed"), 1;
+    for (;;) {
+        uint64_t t = now_ns();
+        if (t >= deadline)
+            return snprintf(msg, n, "no answer to cancel"), 1;
+        uint64_t left = (deadline - t) / 1000000u + 1;
+        struct pollfd p = {h->csock, POLLIN, 0};
+        int r = poll(&p, 1, left > 100 ? 100 : (int)left);
+        if (r < 0 && errno != EINTR)
+            return snprintf(msg, n, "the cancel channel broke"), 1;
+        if (r <= 0)
+            continue;
+        ssize_t got = recv(h->csock, &c, sizeof c, MSG_DONTWAIT);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got != (ssize_t)sizeof c || c.type != REPLAY_CANCEL_DONE || c.lane != lane)
+            return snprintf(msg, n, "the cancel channel broke its protocol"), 1;
+        *rc = c.rc;
+        replay_clean_text(msg, n, c.msg, sizeof c.msg);
+        return 0;
+    }
+}
+
+/* The call missed its deadline and the backend has cancel: cancel its lanes and wait up to one
+ * more deadline (at most 5 s) for its answer. 0: the call ended (msg says so, the host lives);
+ * 1: it did not (the caller kills the host as before). */
+static int cancel_at_deadline(hostp *h, const int *lanes, size_t n_lanes, double seconds,
+                              char *msg, size_t n)
+{
+    double grace = seconds < 5 ? seconds : 5;
+    uint64_t until = now_ns() + (uint64_t)(grace * 1e9);
+    pthread_mutex_lock(&h->cmu);
+    /* the cancels go out first (each answered once its lane is idle), then the call's answer */
+    replay_host_cancel_msg c;
+    bool sent = true;
+    for (size_t i = 0; i < n_lanes && sent; i++) {
+        memset(&c, 0, sizeof c);
+        c.type = REPLAY_CANCEL_CALL;
+        c.lane = lanes[i];
+        sent = h->csock >= 0 && send(h->csock, &c, sizeof c, MSG_NOSIGNAL) == (ssize_t)sizeof c;
+    }
+    char why[REPLAY_HOST_MSG];
+    int r = sent ? serve(h, until, why, sizeof why) : 1;
+    for (size_t i = 0; r == 0 && i < n_lanes; i++) { /* every cancel answered, in order */
+        bool ok = false;
+        while (!ok && now_ns() < until) {
+            struct pollfd p = {h->csock, POLLIN, 0};
+            if (poll(&p, 1, 100) <= 0)
+                continue;
+            ssize_t got = recv(h->csock, &c, sizeof c, MSG_DONTWAIT);
+            if (got != (ssize_t)sizeof c || c.type != REPLAY_CANCEL_DONE || c.lane != lanes[i])
+                break;
+            ok = true;
+        }
+        if (!ok)
+            r = 1;
+    }
+    pthread_mutex_unlock(&h->cmu);
+    if (r == -2) { /* the host was lost meanwhile: that message */
+        snprintf(msg, n, "%s", why);
+        return -2;
+    }
+    if (r != 0)
+        return 1;
+    char ln[64] = "";
+    if (n_lanes == 1)
+        snprintf(ln, sizeof ln, "lane %d", lanes[0]);
+    else
+        snprintf(ln, sizeof ln, "its %zu lanes", n_lanes);
+    snprintf(msg, n, "backend call %s missed its deadline of %.3f s; cancelled, %s reset (the "
+             "backend host lives on)", h->op_name, seconds, ln);
+    return 0;
+}
+
+static bool lane_op(int op)
+{
+    return op == REPLAY_OP_PREFILL || op == REPLAY_OP_DECODE || op == REPLAY_OP_LOGITS ||
+           op == REPLAY_OP_TRUNCATE || op == REPLAY_OP_RESET || op == REPLAY_OP_DECODE_AT ||
+           op == REPLAY_OP_PREFILL_KEEP || op == REPLAY_OP_LOGITS_AT || op == REPLAY_OP_TOPK ||
+           op == REPLAY_OP_STEP_BATCH;
+}
+
+static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
+{
+    h->op_name = op_names[op];
+    h->call_start = now_ns();
+    h->violation[0] = 0;
+    h->n_taps = 0;
+    memset(h->mark_open, 0, sizeof h->mark_open);
+    h->shm->op = op;
+    int lane = h->shm->lane; /* read before the host can touch the mapping */
+    if (op != REPLAY_OP_STEP_BATCH)
+        h->n_call_lanes = 0;
+    if (op != REPLAY_OP_STEP_BATCH && lane_op(op) && lane >= 0 && h->call_lanes_cap > 0) {
+        h->call_lanes[0] = lane;
+        h->n_call_lanes = 1;
+    }
+    uint64_t deadline = h->call_start + (uint64_t)(seconds * 1e9);
+    replay_host_msg m = {REPLAY_MSG_CALL, (uint32_t)op, 0, 0, 0};
+    if (send(h->sock, &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
+        return lost(died(h, NULL, msg, n));
+    int w = serve(h, deadline, msg, n);
+    if (w == WAIT_HUNG && (h->opt & REPLAY_HOST_HAS_CANCEL) && h->n_call_lanes > 0) {
+        int c = cancel_at_deadline(h, h->call_lanes, h->n_call_lanes, seconds, msg, n);
+        if (c == 0)
+            return GOLDEN_BK_E_TIMEOUT; /* the host lives on: the backend's own kind of failure */
+        if (c == -2)
+            return -2;
+    }
+    if (w == WAIT_HUNG) {
+        host_kill(h);
+        h->dead = true;
+        host_drop(h);
+        snprintf(msg, n, "backend host hung in %s: no answer within %.3f s; killed "
+                 "(its output: %.700s)", h->op_name, seconds, h->log);
+        snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
+        return -2;
+    }
+    if (w != 0)
+        return w;
     if (stop_from_host(h)) /* the signal came with the answer */
         return lost(signalled(h, msg, n));
     int rc = h->shm->rc;
@@ -492,8 +633,10 @@ static int start_and_open(hostp *h, char *msg, size_t n, golden_error *err)
     if (!h->name[0])
         snprintf(h->name, sizeof h->name, "%s", name[0] ? name : "backend");
     unsigned abi = h->shm->abi == 2 ? 2 : 1, flags = abi == 2 ? h->shm->flags : 0;
-    unsigned has = abi == 2 ? h->shm->has & REPLAY_HAS_SAMPLE : 0; /* the calls it forwards */
-    if (h->abi && (abi != h->abi || flags != h->flags || has != h->has)) {
+    uint32_t opt = abi == 2 ? h->shm->opt & (REPLAY_HOST_HAS_STEP_BATCH | REPLAY_HOST_HAS_CANCEL |
+                                             REPLAY_HOST_HAS_SAMPLE)
+                            : 0;
+    if (h->abi && (abi != h->abi || flags != h->flags || opt != h->opt)) {
         host_kill(h);
         host_drop(h);
         h->dead = true;
@@ -508,7 +651,14 @@ static int start_and_open(hostp *h, char *msg, size_t n, golden_error *err)
     }
     h->abi = abi;
     h->flags = flags;
-    h->has = has;
+    h->opt = opt;
+    h->table = *replay_host_vtable();
+    if (!(opt & REPLAY_HOST_HAS_STEP_BATCH))
+        h->table.step_batch = NULL; /* GOLDEN_BACKEND_V2_HAS on the proxy tells the truth */
+    if (!(opt & REPLAY_HOST_HAS_CANCEL))
+        h->table.cancel = NULL;
+    if (!(opt & REPLAY_HOST_HAS_SAMPLE))
+        h->table.sample = NULL;
     return 0;
 }
 
@@ -594,6 +744,9 @@ static void px_close(void *self)
         if (empty)
             unlink(h->log);
     }
+    free(h->call_lanes);
+    free(h->lens);
+    pthread_mutex_destroy(&h->cmu);
     for (size_t i = 0; h->argv && h->argv[i]; i++)
         free(h->argv[i]);
     free(h->argv);
@@ -830,16 +983,105 @@ static int px_sample(void *self, int lane, const golden_backend_sampling *s, int
     return 0;
 }
 
+/* ---- issue 33: step_batch on the channel, cancel on the second one ---- */
+
+static int px_step_batch(void *self, golden_backend_step *steps, size_t n_steps, char *msg,
+                         size_t n)
+{
+    hostp *h = self;
+    h->have_lens = false;
+    int lanes = h->have_info ? h->info.num_lanes : 0;
+    uint64_t toks = 0;
+    for (size_t i = 0; i < n_steps; i++)
+        toks += steps[i].n;
+    uint64_t head = (uint64_t)n_steps * sizeof(replay_host_step);
+    uint64_t lens_off = (head + toks * 4 + 7) / 8 * 8;
+    if (lanes < 1 || n_steps == 0 || n_steps > (size_t)lanes || toks > REPLAY_HOST_DATA / 4 ||
+        lens_off + 16 * (uint64_t)lanes > REPLAY_HOST_DATA)
+        return snprintf(msg, n, "step_batch of %zu steps and %llu tokens is beyond the channel",
+                        n_steps, (unsigned long long)toks), REPLAY_HOST_LOST;
+    if (ensure_alive(h, false, msg, n))
+        return REPLAY_HOST_LOST;
+    if (!h->lens && !(h->lens = malloc(2 * (size_t)lanes * sizeof *h->lens)))
+        return snprintf(msg, n, "out of memory for the lane lengths"), REPLAY_HOST_LOST;
+    if (n_steps > h->call_lanes_cap) {
+        int *cl = realloc(h->call_lanes, n_steps * sizeof *cl);
+        if (!cl)
+            return snprintf(msg, n, "out of memory"), REPLAY_HOST_LOST;
+        h->call_lanes = cl;
+        h->call_lanes_cap = n_steps;
+    }
+    unsigned char *d = (unsigned char *)h->data;
+    uint64_t off = head;
+    for (size_t i = 0; i < n_steps; i++) {
+        replay_host_step r = {steps[i].lane, steps[i].kind, steps[i].pos, steps[i].n, off, -1, 0,
+                              -1};
+        memcpy(d + i * sizeof r, &r, sizeof r);
+        memcpy(d + off, steps[i].tokens, steps[i].n * 4);
+        off += steps[i].n * 4;
+        h->call_lanes[i] = steps[i].lane;
+    }
+    h->n_call_lanes = n_steps;
+    h->shm->lane = -1;
+    h->shm->n = n_steps;
+    h->shm->count = lanes;
+    h->shm->length = (int64_t)lens_off;
+    h->positions = (int64_t)toks;
+    double t = h->timeout > 0 ? h->timeout : 60.0;
+    int rc = exchange(h, REPLAY_OP_STEP_BATCH, t * ((double)n_steps + (double)toks / 64.0), msg,
+                      n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n_steps; i++) { /* one copy each, then checked by the caller */
+        replay_host_step r;
+        memcpy(&r, d + i * sizeof r, sizeof r);
+        steps[i].status = r.status;
+        steps[i].written = r.written;
+    }
+    memcpy(h->lens, d + lens_off, 2 * (size_t)lanes * sizeof *h->lens);
+    h->have_lens = true;
+    return 0;
+}
+
+/* From any thread, also while a call is under way on the main channel. */
+static int px_cancel(void *self, int lane, char *msg, size_t n)
+{
+    hostp *h = self;
+    if (!(h->opt & REPLAY_HOST_HAS_CANCEL))
+        return snprintf(msg, n, "the backend has no cancel"), GOLDEN_BK_E_INVALID;
+    if (h->dead || h->stopped || h->pid <= 0)
+        return snprintf(msg, n, "the backend host is gone (%s)", h->last_death),
+               REPLAY_HOST_LOST;
+    double t = h->timeout > 0 ? h->timeout : 60.0;
+    int rc = 0;
+    pthread_mutex_lock(&h->cmu);
+    int bad = cancel_once(h, lane, now_ns() + (uint64_t)(t * 1e9), &rc, msg, n);
+    pthread_mutex_unlock(&h->cmu);
+    if (bad) {
+        char why[300];
+        snprintf(why, sizeof why, "%s", msg);
+        return snprintf(msg, n, "backend host: cancel of lane %d: %s", lane, why),
+               REPLAY_HOST_LOST;
+    }
+    return rc == REPLAY_HOST_LOST ? -1 : rc;
+}
+
 static const golden_backend_vtable_v2 proxy = {
     {GOLDEN_BACKEND_ABI_VERSION, "host", px_open, px_close, px_info, px_hooks, px_prefill,
      px_decode, px_logits, px_truncate, px_reset, px_length},
     sizeof(golden_backend_vtable_v2), 0, px_decode_at, px_prefill_keep, px_logits_at, px_topk,
-    NULL, NULL, px_sample}; /* step_batch, cancel: not forwarded yet */
+    px_step_batch, px_cancel, px_sample};
 
 const golden_backend_vtable_v2 *replay_host_vtable(void) { return &proxy; }
 const golden_backend_vtable_v2 *replay_host_table(const void *self)
 {
-    return &((const hostp *)self)->vt;
+    return &((const hostp *)self)->table;
+}
+void replay_host_batch_lengths(const void *self, const int64_t **before, const int64_t **after)
+{
+    const hostp *h = self;
+    *before = h->have_lens ? h->lens : NULL;
+    *after = h->have_lens ? h->lens + h->info.num_lanes : NULL;
 }
 unsigned replay_host_abi(const void *self, unsigned *flags)
 {
@@ -891,6 +1133,10 @@ int replay_host_start(const golden_backend_load_opts *o, const golden_backend_is
     if (!h)
         return golden_fail_what(err, GOLDEN_ENOMEM, "backend", "out of memory");
     h->sock = -1;
+    h->csock = -1;
+    pthread_mutex_init(&h->cmu, NULL);
+    h->call_lanes = malloc(64 * sizeof *h->call_lanes);
+    h->call_lanes_cap = h->call_lanes ? 64 : 0;
     h->timeout = iso->call_timeout;
     h->mem = iso->mem_limit;
     h->stop = iso->stop;
@@ -916,9 +1162,6 @@ int replay_host_start(const golden_backend_load_opts *o, const golden_backend_is
         px_close(h);
         return GOLDEN_ERR;
     }
-    h->vt = proxy; /* the harness sees exactly the optional calls the backend offers */
-    if (!(h->has & REPLAY_HAS_SAMPLE))
-        h->vt.sample = NULL;
     *self = h;
     return 0;
 }

@@ -5,6 +5,7 @@
  * buffers the backend writes (messages, logits) end at a PROT_NONE guard page, so a write past
  * their end kills the host, which the harness reports as a crash. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +136,9 @@ static int do_open(int argc, char **argv, replay_host_shm *s)
                                      keys, vals, (int)threads};
     s->abi = H.vt2 ? 2 : 1;
     s->flags = H.vt2 ? H.vt2->flags : 0;
-    s->has = H.vt2 && GOLDEN_BACKEND_V2_HAS(H.vt2, sample) ? REPLAY_HAS_SAMPLE : 0;
+    s->opt = (H.vt2 && GOLDEN_BACKEND_V2_HAS(H.vt2, step_batch) ? REPLAY_HOST_HAS_STEP_BATCH : 0) |
+             (H.vt2 && GOLDEN_BACKEND_V2_HAS(H.vt2, cancel) ? REPLAY_HOST_HAS_CANCEL : 0) |
+             (H.vt2 && GOLDEN_BACKEND_V2_HAS(H.vt2, sample) ? REPLAY_HOST_HAS_SAMPLE : 0);
     snprintf(s->name, sizeof s->name, "%s", H.vt->name ? H.vt->name : "backend");
     int rc = H.vt->open(&args, &H.self, H.msg, REPLAY_HOST_MSG);
     if (rc == 0 && !H.self)
@@ -299,11 +302,122 @@ static int do_sample(replay_host_shm *s)
     return rc;
 }
 
+/* step_batch: the steps and their tokens leave the channel first (taps reuse it); the lengths
+ * of every lane are read around the call for the harness's check (host_priv.h). */
+static int do_step_batch(replay_host_shm *s)
+{
+    if (!H.vt2 || !GOLDEN_BACKEND_V2_HAS(H.vt2, step_batch))
+        return snprintf(H.msg, REPLAY_HOST_MSG, "the backend has no step_batch"),
+               GOLDEN_BK_E_INVALID;
+    uint64_t ns = s->n, head = ns * sizeof(replay_host_step);
+    int lanes = s->count;
+    uint64_t lens_off = (uint64_t)s->length;
+    if (ns == 0 || ns > (1u << 16) || lanes < 1 || lanes > (1 << 16) || head > REPLAY_HOST_DATA ||
+        lens_off % 8 || lens_off > REPLAY_HOST_DATA - 16 * (uint64_t)lanes)
+        return snprintf(H.msg, REPLAY_HOST_MSG, "step_batch beyond the channel"),
+               GOLDEN_BK_E_INVALID;
+    replay_host_step *rec = malloc(head);
+    golden_backend_step *st = calloc(ns, sizeof *st);
+    int32_t **tok = calloc(ns, sizeof *tok);
+    int64_t *lens = malloc(16 * (size_t)lanes);
+    int rc = 0;
+    if (!rec || !st || !tok || !lens)
+        rc = GOLDEN_BK_E_NOMEM;
+    if (rc == 0)
+        memcpy(rec, H.data, head);
+    for (uint64_t i = 0; rc == 0 && i < ns; i++) {
+        if (rec[i].n > REPLAY_HOST_DATA / 4 || rec[i].tok_off > REPLAY_HOST_DATA - rec[i].n * 4) {
+            rc = GOLDEN_BK_E_INVALID;
+            break;
+        }
+        tok[i] = malloc(rec[i].n ? rec[i].n * 4 : 4);
+        if (!tok[i]) {
+            rc = GOLDEN_BK_E_NOMEM;
+            break;
+        }
+        memcpy(tok[i], H.data + rec[i].tok_off, rec[i].n * 4);
+        st[i] = (golden_backend_step){rec[i].lane, rec[i].kind, rec[i].pos, tok[i],
+                                      (size_t)rec[i].n, -1, -1};
+    }
+    if (rc) {
+        snprintf(H.msg, REPLAY_HOST_MSG, "step_batch: %s", rc == GOLDEN_BK_E_NOMEM ?
+                 "out of memory" : "a step beyond the channel");
+    } else {
+        for (int L = 0; L < lanes; L++)
+            lens[L] = H.vt->length(H.self, L);
+        rc = H.vt2->step_batch(H.self, st, (size_t)ns, H.msg, REPLAY_HOST_MSG);
+        for (int L = 0; L < lanes; L++)
+            lens[lanes + L] = H.vt->length(H.self, L);
+        for (uint64_t i = 0; i < ns; i++) {
+            rec[i].status = st[i].status;
+            rec[i].written = st[i].written;
+        }
+        memcpy(H.data, rec, head);
+        memcpy(H.data + lens_off, lens, 16 * (size_t)lanes);
+    }
+    for (uint64_t i = 0; tok && i < ns; i++)
+        free(tok[i]);
+    free(tok);
+    free(st);
+    free(rec);
+    free(lens);
+    return rc;
+}
+
+/* The cancel channel's thread (fd 5): one cancel at a time, each answered. It ends when the
+ * harness closes the channel. */
+static void *cancel_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        replay_host_cancel_msg c;
+        ssize_t got;
+        do
+            got = recv(REPLAY_HOST_CANCEL_FD, &c, sizeof c, 0);
+        while (got < 0 && errno == EINTR);
+        if (got != (ssize_t)sizeof c || c.type != REPLAY_CANCEL_CALL)
+            return NULL;
+        char msg[256] = "";
+        int lane = c.lane;
+        int rc = H.vt2->cancel(H.self, lane, msg, sizeof msg);
+        memset(&c, 0, sizeof c);
+        c.type = REPLAY_CANCEL_DONE;
+        c.lane = lane;
+        c.rc = rc;
+        memcpy(c.msg, msg, strnlen(msg, sizeof msg - 1));
+        ssize_t put;
+        do
+            put = send(REPLAY_HOST_CANCEL_FD, &c, sizeof c, MSG_NOSIGNAL);
+        while (put < 0 && errno == EINTR);
+        if (put != (ssize_t)sizeof c)
+            return NULL;
+    }
+}
+
+static void start_cancel_thread(void)
+{
+    static bool started;
+    if (started || !H.vt2 || !GOLDEN_BACKEND_V2_HAS(H.vt2, cancel) || !H.self)
+        return;
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    started = pthread_create(&t, &a, cancel_thread, NULL) == 0;
+    pthread_attr_destroy(&a);
+}
+
 static int do_call(int argc, char **argv, replay_host_shm *s)
 {
     golden_backend_hooks h = {NULL, host_tap, host_mark, s->want_taps};
     switch (s->op) {
-    case REPLAY_OP_OPEN: return do_open(argc, argv, s);
+    case REPLAY_OP_OPEN: {
+        int rc = do_open(argc, argv, s);
+        if (rc == 0)
+            start_cancel_thread(); /* before the answer: a cancel may follow at once */
+        return rc;
+    }
+    case REPLAY_OP_STEP_BATCH: return do_step_batch(s);
     case REPLAY_OP_INFO: return H.vt->info(H.self, &s->info, H.msg, REPLAY_HOST_MSG);
     case REPLAY_OP_HOOKS: return H.vt->set_hooks(H.self, &h, H.msg, REPLAY_HOST_MSG);
     case REPLAY_OP_PREFILL:

@@ -38,6 +38,7 @@ enum {
     /* ABI version 2 */
     REPLAY_OP_DECODE_AT, REPLAY_OP_PREFILL_KEEP, REPLAY_OP_LOGITS_AT, REPLAY_OP_TOPK,
     REPLAY_OP_SAMPLE, /* optional: replay_host_sample_args then the history in the data region */
+    REPLAY_OP_STEP_BATCH, /* issue 33: the steps, their tokens, lengths around it (below) */
     REPLAY_OP_COUNT
 };
 /* What the proxy returns for a call that lost the host (crash, exit, hang, broken protocol,
@@ -70,7 +71,7 @@ typedef struct {
     int32_t rc, code;
     int64_t value;
     uint32_t abi, flags; /* open: the backend's ABI version and its version 2 flags */
-    uint32_t has;        /* open: the optional version 2 calls the backend has (REPLAY_HAS_*) */
+    uint32_t opt;        /* open: REPLAY_HOST_HAS_* (the optional calls the backend has) */
     char name[64];
     char where[256];
     char msg[REPLAY_HOST_MSG];
@@ -81,9 +82,29 @@ typedef struct {
     int64_t tap_rows, tap_cols;
 } replay_host_shm;
 
-/* replay_host_shm.has: the optional version 2 calls (GOLDEN_BACKEND_V2_HAS) of the backend in
+/* replay_host_shm.opt: the optional version 2 calls (GOLDEN_BACKEND_V2_HAS) of the backend in
  * the host; the proxy's table (replay_host_table) offers exactly these. */
-enum { REPLAY_HAS_STEP_BATCH = 1u << 0, REPLAY_HAS_CANCEL = 1u << 1, REPLAY_HAS_SAMPLE = 1u << 2 };
+enum { REPLAY_HOST_HAS_STEP_BATCH = 1u << 0, REPLAY_HOST_HAS_CANCEL = 1u << 1,
+       REPLAY_HOST_HAS_SAMPLE = 1u << 2 };
+/* A step_batch in the data region: n (shm->n) of these, then the tokens (each step's at tok_off
+ * bytes into the region); the host writes status and written back into them, and the lengths
+ * of the count (shm->count) lanes before and after the call at shm->length bytes. */
+typedef struct {
+    int32_t lane, kind;
+    int64_t pos;
+    uint64_t n, tok_off;
+    int32_t status, pad;
+    int64_t written;
+} replay_host_step;
+/* The cancel channel: a second SOCK_SEQPACKET socketpair (the host's fd 5), served in the host
+ * by a thread of its own, so a cancel reaches the backend while a call is under way on fd 3. */
+#define REPLAY_HOST_CANCEL_FD 5
+enum { REPLAY_CANCEL_CALL = 1, REPLAY_CANCEL_DONE = 2 };
+typedef struct {
+    uint32_t type;
+    int32_t lane, rc;
+    char msg[256];
+} replay_host_cancel_msg;
 /* A sample call's settings at the start of the data region; n_history int32 tokens follow, then
  * n_draws uint64 seeds (n_draws > 1). The answer: the tokens (int32) from the region's start. */
 typedef struct {
@@ -121,8 +142,6 @@ int replay_host_filter(pid_t self);
 int replay_host_start(const golden_backend_load_opts *o, const golden_backend_isolation *iso,
                       void **self, golden_error *err);
 const golden_backend_vtable_v2 *replay_host_vtable(void);
-/* The table of one started host: the proxy's, without the optional calls its backend lacks. */
-const golden_backend_vtable_v2 *replay_host_table(const void *self);
 /* The ABI version of the backend the host opened (1 or 2), and its flags into *flags. */
 unsigned replay_host_abi(const void *self, unsigned *flags);
 /* length() through the host, with the host's death as an error (the table's length has none). */
@@ -138,6 +157,12 @@ const char *replay_backend_config_unknown(const golden_backend *b);
 int replay_config_unknown(const char *model_dir, char **out, golden_error *err);
 /* The log file of hosts started under iso: iso->log, or $TMPDIR/npu-replay-backend.PID.log. */
 void replay_host_log_path(const golden_backend_isolation *iso, char *buf, size_t n);
+/* The proxy table of this host (a copy of replay_host_vtable() whose step_batch, cancel and
+ * sample are NULL when the backend in the host has none). */
+const golden_backend_vtable_v2 *replay_host_table(const void *self);
+/* The lengths of every lane the host read before and after the last step_batch ([num_lanes]
+ * each; NULL when that call did not get so far). */
+void replay_host_batch_lengths(const void *self, const int64_t **before, const int64_t **after);
 /* The backend's own name (cleaned) and the host's log file. */
 const char *replay_host_name(const void *self);
 const char *replay_host_log(const void *self);

@@ -42,6 +42,7 @@ typedef struct {
     tap_set main_taps; /* the requests of a concurrency-1 case */
     tap_set *ts;       /* where taps go now (NULL: the call's request keeps none) */
     replay_request *req;   /* the request whose backend marks are being recorded, or NULL */
+    bool batch_marks;      /* a step_batch: a stage's first start and last end are kept */
     bool tap_failed;
     const char *fault_kind; /* set when a request failed by the backend's doing (a fault) */
     bool has_fault;
@@ -116,8 +117,11 @@ static int on_tap(void *ctx, const char *name, int layer, int dtype, int64_t row
 static void on_mark(void *ctx, int stage, int is_end, uint64_t ns)
 {
     run_state *s = ctx;
-    if (s->req && stage >= 0 && stage < GOLDEN_BK_STAGE_COUNT)
-        s->req->stage[REPLAY_H2D + stage][is_end ? 1 : 0] = ns;
+    if (s->req && stage >= 0 && stage < GOLDEN_BK_STAGE_COUNT) {
+        uint64_t *at = &s->req->stage[REPLAY_H2D + stage][is_end ? 1 : 0];
+        if (!s->batch_marks || is_end || *at == 0)
+            *at = ns;
+    }
 }
 
 /* First maximal logit; NaN never wins. */
@@ -613,6 +617,138 @@ static void flight_issue(run_state *s, const golden_replay_case *k, flight *f, i
     f->rq.stage[REPLAY_CLIENT_QUEUE][0] = arrival;
 }
 
+/* ---- issue 33: a round of the lanes in flight as one step_batch ---- */
+
+/* Before the batch, what first_call and flight_step do before their backend call: the queues,
+ * the lane's reset (a first call), the input copy; the step for the batch. */
+static int batch_prepare(run_state *s, golden_backend *b, const golden_replay_case *k, flight *f,
+                         int lane, golden_backend_step *st, int32_t **ids, int32_t *tok,
+                         golden_error *err)
+{
+    replay_request *rq = &f->rq;
+    if (f->step == 0) {
+        rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
+        rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
+        if (golden_backend_reset(b, lane, err))
+            return backend_failed(s, err);
+        rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
+        uint64_t t0 = replay_now_ns();
+        *ids = malloc(k->n_ids * sizeof **ids);
+        if (!*ids)
+            return golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory");
+        memcpy(*ids, k->ids, k->n_ids * sizeof **ids);
+        uint64_t t1 = replay_now_ns();
+        if (!k->decode) {
+            rq->stage[REPLAY_INPUT_PREPARE][0] = t0;
+            rq->stage[REPLAY_INPUT_PREPARE][1] = t1;
+        }
+        *st = (golden_backend_step){lane, GOLDEN_BK_STEP_PREFILL, 0, *ids, k->n_ids, 0, -1};
+        return 0;
+    }
+    int64_t i = f->step;
+    if (k->decode && i == 1) {
+        rq->stage[REPLAY_CLIENT_QUEUE][0] = f->ready;
+        f->steps_start = f->ready;
+        rq->stage[REPLAY_CLIENT_QUEUE][1] = replay_now_ns();
+        rq->stage[REPLAY_SERVICE_QUEUE][0] = replay_now_ns();
+        rq->stage[REPLAY_SERVICE_QUEUE][1] = replay_now_ns();
+        rq->stage[REPLAY_INPUT_PREPARE][0] = replay_now_ns();
+    }
+    *tok = (int32_t)f->co.tokens[i - 1];
+    if (k->decode && i == 1)
+        rq->stage[REPLAY_INPUT_PREPARE][1] = replay_now_ns();
+    *st = (golden_backend_step){lane, GOLDEN_BK_STEP_DECODE, (int64_t)k->n_ids + i - 1, tok, 1, 0,
+                                -1};
+    return 0;
+}
+
+/* After the batch, what first_call and flight_step do after their backend call: the logits,
+ * the token, the request's times. The batch's h2d and npu_wait marks (in *bm) are each timed
+ * request's. */
+static int batch_finish(run_state *s, golden_backend *b, const golden_replay_case *k, flight *f,
+                        int lane, const replay_request *bm, golden_error *err)
+{
+    replay_request *rq = &f->rq;
+    int64_t i = f->step;
+    bool timed = k->decode ? i == 1 : i == 0;
+    if (timed)
+        for (int g = REPLAY_H2D; g <= REPLAY_NPU_WAIT; g++)
+            memcpy(rq->stage[g], bm->stage[g], sizeof rq->stage[g]);
+    if (finish_step(s, b, lane, &f->co, i, timed ? rq : NULL, err))
+        return GOLDEN_ERR;
+    if (i == 0) {
+        f->steps_start = replay_now_ns();
+        if (!k->decode) {
+            rq->has_ttft = true;
+            rq->ttft_ms = (double)(rq->stage[REPLAY_STREAM_FLUSH][1] -
+                                   rq->stage[REPLAY_CLIENT_QUEUE][0]) / 1e6;
+            f->steps_start = rq->stage[REPLAY_STREAM_FLUSH][1];
+        }
+        f->step = 1;
+        f->ready = replay_now_ns();
+        return 0;
+    }
+    f->step++;
+    f->ready = replay_now_ns();
+    if (f->step == k->output && k->output >= 2) {
+        rq->has_tpot = true;
+        rq->tpot_ms = (double)(f->ready - f->steps_start) / 1e6 / (double)(k->output - 1);
+    }
+    return 0;
+}
+
+/* One round of every lane in flight through one step_batch; *bad = the lane whose request a
+ * failure belongs to (the first failed step's, else the first lane of the round). */
+static int batch_round(run_state *s, golden_backend *b, const golden_replay_case *k, flight *fl,
+                       int conc, int *bad, golden_error *err)
+{
+    golden_backend_step *st = calloc((size_t)conc, sizeof *st);
+    int32_t **ids = calloc((size_t)conc, sizeof *ids), *tok = calloc((size_t)conc, sizeof *tok);
+    int *lane_of = calloc((size_t)conc, sizeof *lane_of);
+    int rc = st && ids && tok && lane_of ? 0 : golden_fail_what(err, GOLDEN_ENOMEM, k->case_id,
+                                                                "out of memory");
+    size_t n = 0;
+    *bad = -1;
+    for (int L = 0; rc == 0 && L < conc; L++) {
+        if (!fl[L].busy)
+            continue;
+        if (*bad < 0)
+            *bad = L;
+        s->fault_kind = NULL;
+        if ((rc = batch_prepare(s, b, k, &fl[L], L, &st[n], &ids[n], &tok[n], err)) != 0)
+            *bad = L;
+        lane_of[n++] = L;
+    }
+    replay_request bm;
+    memset(&bm, 0, sizeof bm);
+    if (rc == 0 && n > 0) {
+        s->req = &bm; /* the batch's marks: each stage from its first start to its last end */
+        s->batch_marks = true;
+        s->fault_kind = NULL;
+        rc = golden_backend_step_batch(b, st, n, err);
+        s->req = NULL;
+        s->batch_marks = false;
+        if (rc) {
+            for (size_t j = n; j-- > 0;)
+                if (st[j].status > 0)
+                    *bad = lane_of[j]; /* the first failed step's lane */
+            backend_failed(s, err);
+        }
+    }
+    for (size_t j = 0; rc == 0 && j < n; j++) {
+        s->fault_kind = NULL;
+        if ((rc = batch_finish(s, b, k, &fl[lane_of[j]], lane_of[j], &bm, err)) != 0)
+            *bad = lane_of[j];
+    }
+    for (size_t j = 0; ids && j < n; j++)
+        free(ids[j]);
+    free(ids);
+    free(tok);
+    free(st);
+    free(lane_of);
+    return rc;
+}
+
 /* The open loop with every lane idle: a real wait until the next arrival (or a stop). */
 static void wait_arrival(const golden_replay_run_opts *o, uint64_t at)
 {
@@ -658,6 +794,8 @@ static int run_case_conc(run_state *s, golden_writer *w, FILE *raw, const golden
             rc = golden_fail_what(err, GOLDEN_ENOMEM, k->case_id, "out of memory for the logits");
     }
     bool taps_none = o->taps && strcmp(o->taps, "none") == 0;
+    /* issue 33: one step_batch per round when the backend has it (options version 5) */
+    bool batch = o->version >= 5 && !o->batch_off && golden_backend_has_step_batch(b);
     int next = 0, done = 0, total = warm + runs, hooked = -1;
     while (rc == 0 && done < total) {
         if (o->stop && *o->stop) {
@@ -690,15 +828,22 @@ static int run_case_conc(run_state *s, golden_writer *w, FILE *raw, const golden
             }
             hooked = want;
         }
+        int bad = -1;
+        int bc = batch && !want ? batch_round(s, b, k, fl, conc, &bad, err) : 0;
         for (int L = 0; rc == 0 && L < conc; L++) {
             flight *f = &fl[L];
             if (!f->busy)
                 continue;
-            s->ts = f->r == warm ? &f->taps : NULL;
-            s->fault_kind = NULL;
-            int c = f->step == 0 ? flight_advance(s, b, k, f, L, err)
+            int c = 0;
+            if (batch && !want) { /* done in the batch: its failure is lane bad's */
+                c = L == bad ? bc : 0;
+            } else {
+                s->ts = f->r == warm ? &f->taps : NULL;
+                s->fault_kind = NULL;
+                c = f->step == 0 ? flight_advance(s, b, k, f, L, err)
                                  : flight_step(s, b, k, f, L, err);
-            s->ts = NULL;
+                s->ts = NULL;
+            }
             if (c) {
                 golden_error inner = *err;
                 bool stopped = o->stop && *o->stop;
@@ -817,7 +962,7 @@ int golden_replay_run(const golden_replay_run_opts *o, golden_replay_run_result 
     memset(res, 0, o->version >= 4 ? sizeof *res : offsetof(golden_replay_run_result, topk_steps));
     if (!o->side || (strcmp(o->side, "baseline") != 0 && strcmp(o->side, "candidate") != 0))
         return golden_fail_what(err, GOLDEN_EINVAL, "--side", "must be baseline or candidate");
-    if (o->version < 1 || o->version > 4)
+    if (o->version < 1 || o->version > 5)
         return golden_fail_what(err, GOLDEN_EINVAL, "run", "options of an unknown version %u",
                                 o->version);
     if (!o->backend)

@@ -88,6 +88,23 @@ GOLDEN_API int golden_backend_logits_at(golden_backend *b, int lane, int64_t pos
                                         int count, void *dst, golden_error *err);
 GOLDEN_API int golden_backend_topk(golden_backend *b, int lane, int k, float *values,
                                    int32_t *indices, golden_error *err);
+/* Issue 33, the optional calls (docs/npu-replay.md, "Optional calls"): whether the backend has
+ * them (0 for version 1, a table too small or a NULL pointer; through the backend host, what the
+ * backend in the host has). */
+GOLDEN_API int golden_backend_has_step_batch(const golden_backend *b);
+GOLDEN_API int golden_backend_has_cancel(const golden_backend *b);
+/* Several lanes advanced in one call. Refused before sending (GOLDEN_EINVAL) when a lane is out
+ * of range or twice, n_steps is 0, a step has no tokens or a decode more than one; without
+ * step_batch GOLDEN_EUNSUPPORTED. What comes back is checked (GOLDEN_ECORRUPT): every status a
+ * GOLDEN_BK_E_* code or 0, a decode's written == pos, every lane's length before and after (a
+ * step that succeeded leaves pos + n, a failed one the length it had, a cancelled one 0, a lane
+ * not given its length). A step that failed: GOLDEN_ERR naming the first failed lane, its code
+ * in golden_backend_last_code; every status stays in steps. */
+GOLDEN_API int golden_backend_step_batch(golden_backend *b, golden_backend_step *steps,
+                                         size_t n_steps, golden_error *err);
+/* cancel(lane): safe from another thread while a call on the lane is under way (that call then
+ * fails with GOLDEN_BK_E_CANCELLED); on an idle lane a reset. GOLDEN_EUNSUPPORTED without it. */
+GOLDEN_API int golden_backend_cancel(golden_backend *b, int lane, golden_error *err);
 
 /* ---- top-k coverage (handbook section 15, step 3) ---- */
 

@@ -72,7 +72,8 @@ typedef void (*golden_replay_progress_fn)(void *ctx, size_t done, size_t total,
                                           const char *case_id);
 
 typedef struct {
-    unsigned version;          /* 4 (3: no `qps`, 2: no `concurrency`, 1: no `faults` either) */
+    unsigned version;          /* 5 (4: no `batch_off`, 3: no `qps`, 2: no `concurrency`, 1: no
+                                * `faults` either) */
     golden_backend *backend;
     const char *manifest;
     const char *side;          /* "baseline" or "candidate" */
@@ -113,6 +114,10 @@ typedef struct {
     int topk;
     const golden_sampling *sampling;
     int repeat_last_n;
+    /* version 5 (issue 33): with several requests in flight, each round advances them with one
+     * golden_backend_step_batch when the backend has it, unless batch_off; a round whose golden
+     * run wants taps goes per lane (a tap carries no lane). Version 4 and older: per lane. */
+    int batch_off;
 } golden_replay_run_opts;
 
 typedef struct {
