@@ -36,15 +36,17 @@ static void setup(void)
     *slash = 0;
 }
 
-static golden_backend *open_cpu(int isolated, const char *opt)
+static golden_backend *open_cpu2(int isolated, const char *opt, const char *opt2);
+static golden_backend *open_cpu(int isolated, const char *opt) { return open_cpu2(isolated, opt, NULL); }
+static golden_backend *open_cpu2(int isolated, const char *opt, const char *opt2)
 {
     setup();
     static char host[4200];
     snprintf(host, sizeof host, "%s/../bin/npu-replay", exe_dir);
     static golden_backend_isolation iso;
     iso = (golden_backend_isolation){host, 30, 0, NULL, NULL};
-    const char *opts[1] = {opt};
-    golden_backend_load_opts lo = {2, "cpu", model_dir, opt ? 1 : 0, opts, 1,
+    const char *opts[2] = {opt, opt2};
+    golden_backend_load_opts lo = {2, "cpu", model_dir, opt2 ? 2 : opt ? 1 : 0, opts, 1,
                                    isolated ? &iso : NULL};
     golden_backend *b = NULL;
     golden_error err;
@@ -179,7 +181,11 @@ static void *prefill_thread(void *arg)
  * runs it: it ends soon after, CANCELLED, the lane empty; the backend goes on working. */
 static void cancel_case(int isolated)
 {
-    golden_backend *b = open_cpu(isolated, "chunk=1");
+    /* chunk=1 and a seeded device delay (uniform [0, 0.4] s a call; the default seed's first
+     * draw is about 0.4 s): the prefill lasts long enough to be cancelled in the middle even on
+     * an idle machine (0.02 s without the delay: the test failed when the machine was quiet),
+     * and the cancel must end the delay's 1 ms slices early */
+    golden_backend *b = open_cpu2(isolated, "chunk=1", "delay_us=400000");
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     golden_error err;
     size_t n = 4000;
