@@ -84,7 +84,7 @@ static void rate(FILE *f, const json_t *c, const char *key)
 
 static void cases_table(FILE *f, const json_t *d)
 {
-    fputs("\n| case | concurrency | metric | baseline median | candidate median | change | P99 "
+    fputs("\n| case | metric | concurrency | baseline median | candidate median | change | P99 "
           "baseline -> candidate | P99 change | failed requests | requests/s baseline -> "
           "candidate | output tokens/s baseline -> candidate |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|\n", f);
@@ -95,10 +95,10 @@ static void cases_table(FILE *f, const json_t *d)
         fputs("| ", f);
         gate_md_escape(f, json_string_value(json_object_get(c, "case_id")));
         fputs(json_is_true(json_object_get(c, "insufficient")) ? " (insufficient) | " : " | ", f);
-        json_t *lv = json_object_get(c, "concurrency");
-        fprintf(f, "%lld | ", json_is_integer(lv) ? (long long)json_integer_value(lv) : 1LL);
         gate_md_escape(f, json_string_value(json_object_get(c, "metric")));
         fputs(json_is_true(json_object_get(c, "graph_level")) ? " (graph) | " : " | ", f);
+        json_t *lv = json_object_get(c, "concurrency");
+        fprintf(f, "%lld | ", json_is_integer(lv) ? (long long)json_integer_value(lv) : 1LL);
         ms(f, num(c, "baseline_median"), failed);
         fputs(" | ", f);
         ms(f, num(c, "candidate_median"), failed);

@@ -130,7 +130,7 @@ expect_grep "two levels: decide says soak_24h" 'soak_24h' out.txt
     && ok "two levels: decision.json rows per level with the candidate's higher requests/s" \
     || notok "two levels: decision.json rows" "$(field "$d/decision.json" '[(c["case_id"], c.get("concurrency")) for c in d["cases"]]')"
 expect_grep "two levels: decision.md row of level 4 with its throughput" \
-    '^\| prefill-p512-o1 \| 4 \| ttft\\_ms \(graph\) \|.* -> .* /s \(\+[0-9.]+ %\) \|' "$d/decision.md"
+    '^\| prefill-p512-o1 \| ttft\\_ms \(graph\) \| 4 \|.* -> .* /s \(\+[0-9.]+ %\) \|' "$d/decision.md"
 
 # the level-4 P99 of one case regressed on the candidate: the P99 rule names the level
 d=$(fresh p99); gen "$d" '
@@ -216,3 +216,18 @@ PY
 expect_exit "check: level-4 median off is a finding" 1 exp-gate summarize --check "$d"
 expect_grep "check: the finding names the case at concurrency 4" \
     'case prefill-p128-o1 at concurrency 4 metric ttft_ms' out.txt
+
+# 7. a summary from before issue 33 (no concurrency, no throughput) of a level-1 folder still
+#    follows: an entry without concurrency is level 1
+d=$(fresh old); gen "$d" 'rs = [r for r in rs if r["concurrency"] == 1]'
+exp-gate summarize "$d" > /dev/null 2>&1
+$PY - "$d/performance/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+del s["throughput"]
+for c in s["cases"]:
+    del c["concurrency"]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+expect_exit "old summary: --check follows" 0 exp-gate summarize --check "$d"
+expect_exit "old summary: decide soak_24h on it (exit 0)" 0 exp-gate decide "$d"
