@@ -231,3 +231,35 @@ json.dump(s, open(sys.argv[1], "w"))
 PY
 expect_exit "old summary: --check follows" 0 exp-gate summarize --check "$d"
 expect_exit "old summary: decide soak_24h on it (exit 0)" 0 exp-gate decide "$d"
+
+# 8. --html: a throughput-and-latency row per case and level (numbers from the summary, checked
+#    against numpy's requests/s), and a drift and CDF chart per case and level
+d=$(fresh html); gen "$d" 'pass'
+expect_exit "html: decide --html soak_24h" 0 exp-gate decide --html page.html "$d"
+$PY - page.html "$(dirname "$d")/expect.json" > html.txt <<'PY'
+import re, sys, json
+t = open(sys.argv[1]).read(); exp = json.load(open(sys.argv[2]))
+tab = re.search(r'<table class="sortable" id="throughput">.*?</table>', t, re.S)
+bad = []
+if not tab:
+    bad.append("no throughput table")
+else:
+    rows = re.findall(r'<tr><td>([^<]+)</td><td data-v="(\d+)">\d+</td><td>[^<]+</td>(.*?)</tr>', tab.group(0))
+    got = sorted((r[0], int(r[1])) for r in rows)
+    if got != [("prefill-p128-o1", 1), ("prefill-p128-o1", 4), ("prefill-p512-o1", 1), ("prefill-p512-o1", 4)]:
+        bad.append("rows %s" % got)
+    for case, lv, cells in rows:
+        v = [float(x) if x else None for x in re.findall(r'data-v="([^"]*)"', cells)]
+        for i, side in ((4, "baseline"), (5, "candidate")):
+            e = exp["%s|%s|%s" % (case, lv, side)]["requests_per_s"]
+            if v[i] is None or abs(v[i] - e) > 2e-6 * e:
+                bad.append("%s@%s %s requests/s %s != %s" % (case, lv, side, v[i], e))
+for case in ("prefill-p128-o1", "prefill-p512-o1"):
+    for pre in ("drift", "cdf"):
+        for sfx in ("", "-c4"):
+            if ('data-chart="%s-%s%s"' % (pre, case, sfx)) not in t:
+                bad.append("no chart %s-%s%s" % (pre, case, sfx))
+print("; ".join(bad[:5]) if bad else "good")
+PY
+[ "$(cat html.txt)" = good ] && ok "html: throughput rows per level agree with numpy; drift/CDF per level" \
+    || notok "html: per level" "$(cat html.txt)"
