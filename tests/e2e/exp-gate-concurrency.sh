@@ -263,3 +263,10 @@ print("; ".join(bad[:5]) if bad else "good")
 PY
 [ "$(cat html.txt)" = good ] && ok "html: throughput rows per level agree with numpy; drift/CDF per level" \
     || notok "html: per level" "$(cat html.txt)"
+
+# 9. the evidence matrix names each graph-level case with its level
+d=$(fresh mx); gen "$d" 'pass'
+expect_exit "matrix: written" 0 exp-gate matrix --json mx.json "$d"
+[ "$(field mx.json 'sorted(o.split(":")[0] for o in d["experiments"][0]["observation"])')" \
+  = "['prefill-p128-o1 at concurrency 4 ttft_ms', 'prefill-p128-o1 ttft_ms', 'prefill-p512-o1 at concurrency 4 ttft_ms', 'prefill-p512-o1 ttft_ms']" ] \
+    && ok "matrix: observation per case and level" || notok "matrix: observation" "$(field mx.json 'd["experiments"][0]["observation"]' 2>&1 | head -c 300)"
