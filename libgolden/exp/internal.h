@@ -73,6 +73,7 @@ struct perf_tally {
     const char *case_id;
     size_t summary_index;
     size_t next; /* the next summary entry of the same case (another metric), or SIZE_MAX */
+    long long level; /* the entry's concurrency (absent: 1): only lines of that level count */
     long long warmup[2], steady[2], unsteady[2];
 };
 

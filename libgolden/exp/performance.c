@@ -155,8 +155,13 @@ static int request_taken(jl_state *s, golden_doc *d, size_t line_no,
     uint64_t first = SIZE_MAX;
     if (id && side && !lg_strmap_get(&s->tally_index, id, strlen(id), &first))
         first = SIZE_MAX;
+    /* a case's entries are per concurrency level (issue 33): a line counts for its level */
+    json_t *lv = json_object_get(r, "concurrency");
+    long long level = !lv ? 1 : json_is_integer(lv) ? json_integer_value(lv) : -1;
     for (size_t i = (size_t)first; id && side && i != SIZE_MAX; i = s->tally[i].next) {
         struct perf_tally *t = &s->tally[i];
+        if (t->level != level)
+            continue;
         int k = strcmp(side, "candidate") == 0;
         if (json_is_true(json_object_get(r, "warmup")))
             t->warmup[k]++;
@@ -213,6 +218,8 @@ int exp_perf_tally_setup(jl_state *s, const golden_doc *sum)
         t->case_id = id;
         t->summary_index = i;
         t->next = SIZE_MAX;
+        json_t *lv = json_object_get(cs, "concurrency");
+        t->level = !lv ? 1 : json_is_integer(lv) ? json_integer_value(lv) : 0;
         /* one case may carry several metrics: its summary entries are chained */
         uint64_t head;
         int put = lg_strmap_put(&s->tally_index, id, strlen(id), s->ntally, &head);
@@ -239,8 +246,10 @@ int exp_perf_rules(jl_state *s, const golden_doc *sum)
         return GOLDEN_ERR;
     for (size_t i = 0; i < s->ntally; i++) {
         const struct perf_tally *t = &s->tally[i];
-        char p[128];
+        char p[128], lvl[48] = "";
         snprintf(p, sizeof p, "/cases/%zu/case_id", t->summary_index);
+        if (t->level != 1)
+            snprintf(lvl, sizeof lvl, " at concurrency %lld", t->level);
         if (s->inputs && !exp_find_case(s->inputs, t->case_id) &&
             exp_add_node(c, GOLDEN_SEV_ERROR, "unknown-case", sum, p,
                      "case %s is not in golden/input-manifest.jsonl", t->case_id))
@@ -249,13 +258,13 @@ int exp_perf_rules(jl_state *s, const golden_doc *sum)
             const char *side = k ? "candidate" : "baseline";
             if (t->warmup[k] < warm &&
                 exp_add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, p,
-                         "case %s %s: %lld warm-up runs in raw-requests.jsonl, summary says %lld",
-                         t->case_id, side, t->warmup[k], warm))
+                         "case %s%s %s: %lld warm-up runs in raw-requests.jsonl, summary says %lld",
+                         t->case_id, lvl, side, t->warmup[k], warm))
                 return GOLDEN_ERR;
             if (t->steady[k] < meas &&
                 exp_add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, p,
-                         "case %s %s: %lld steady measured runs in raw-requests.jsonl, at least %lld "
-                         "needed", t->case_id, side, t->steady[k], meas))
+                         "case %s%s %s: %lld steady measured runs in raw-requests.jsonl, at least %lld "
+                         "needed", t->case_id, lvl, side, t->steady[k], meas))
                 return GOLDEN_ERR;
             char np[160];
             snprintf(np, sizeof np, "/cases/%zu/%s/n", t->summary_index, side);
@@ -279,8 +288,8 @@ int exp_perf_rules(jl_state *s, const golden_doc *sum)
             if (kn == 1 && !accounted &&
                 exp_add_node(c, GOLDEN_SEV_ERROR, "perf-runs", sum, np,
                          "n is %lld (%lld kept apart) but raw-requests.jsonl has %lld steady "
-                         "measured %s runs of case %s (%lld flagged unsteady)", n, un,
-                         t->steady[k], side, t->case_id, t->unsteady[k]))
+                         "measured %s runs of case %s%s (%lld flagged unsteady)", n, un,
+                         t->steady[k], side, t->case_id, lvl, t->unsteady[k]))
                 return GOLDEN_ERR;
         }
     }

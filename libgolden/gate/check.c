@@ -73,7 +73,17 @@ static void compare_object(cmp_ctx *c, const json_t *s, const json_t *k, const c
     }
 }
 
-/* Cases are matched by (case_id, metric), whatever their order. */
+/* A case entry's concurrency level: absent is 1 (a summary from before issue 33); a value
+ * that is no integer >= 1 is 0, which matches nothing. */
+static long long case_level(const json_t *c)
+{
+    json_t *v = json_object_get(c, "concurrency");
+    if (!v)
+        return 1;
+    return json_is_integer(v) && json_integer_value(v) >= 1 ? json_integer_value(v) : 0;
+}
+
+/* Cases are matched by (case_id, concurrency, metric), whatever their order. */
 static void compare_cases(cmp_ctx *c, const json_t *s, const json_t *k, const char *ptr)
 {
     size_t i, j;
@@ -81,14 +91,16 @@ static void compare_cases(cmp_ctx *c, const json_t *s, const json_t *k, const ch
     json_array_foreach((json_t *)s, i, sc) {
         const char *id = json_string_value(json_object_get(sc, "case_id"));
         const char *m = json_string_value(json_object_get(sc, "metric"));
-        char label[600], p[1024];
-        snprintf(label, sizeof label, "case %s metric %s", id ? id : "?", m ? m : "?");
+        char label[600], p[1024], name[400];
+        gate_case_label(name, sizeof name, id, case_level(sc));
+        snprintf(label, sizeof label, "case %s metric %s", name, m ? m : "?");
         snprintf(p, sizeof p, "%s/%zu", ptr, i);
         const json_t *match = NULL;
         json_array_foreach((json_t *)k, j, kc) {
             const char *kid = json_string_value(json_object_get(kc, "case_id"));
             const char *km = json_string_value(json_object_get(kc, "metric"));
-            if (id && m && kid && km && !strcmp(id, kid) && !strcmp(m, km))
+            if (id && m && kid && km && !strcmp(id, kid) && !strcmp(m, km) &&
+                case_level(sc) == case_level(kc))
                 match = kc;
         }
         if (!match)
@@ -102,15 +114,16 @@ static void compare_cases(cmp_ctx *c, const json_t *s, const json_t *k, const ch
         int seen = 0;
         json_array_foreach((json_t *)s, i, sc) {
             const char *id = json_string_value(json_object_get(sc, "case_id"));
-            seen |= id && kid && !strcmp(id, kid);
+            seen |= id && kid && !strcmp(id, kid) && case_level(sc) == case_level(kc);
         }
         if (!seen) {
             char label[600];
-            snprintf(label, sizeof label, "case %s", kid ? kid : "?");
-            finding(c, ptr, "%s: %s%s", label, "measured in the raw data but missing from the summary", "");
+            gate_case_label(label, sizeof label, kid, case_level(kc));
+            finding(c, ptr, "case %s: %s%s", label, "measured in the raw data but missing from the summary", "");
             while (j + 1 < json_array_size(k) &&
                    json_equal(json_object_get(json_array_get(k, j + 1), "case_id"),
-                              json_object_get(kc, "case_id")))
+                              json_object_get(kc, "case_id")) &&
+                   case_level(json_array_get(k, j + 1)) == case_level(kc))
                 j++;
         }
     }

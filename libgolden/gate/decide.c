@@ -71,6 +71,20 @@ static double side_num(const json_t *c, const char *side, const char *k)
     return num(json_object_get(c, side), k);
 }
 
+/* A case entry's concurrency level (absent: 1, a summary from before issue 33). */
+static long long case_level(const json_t *c)
+{
+    json_t *v = json_object_get(c, "concurrency");
+    return json_is_integer(v) ? json_integer_value(v) : 1;
+}
+
+/* How reasons name a case entry: the id, with its level when it is not 1. */
+static const char *case_name(const json_t *c, char *buf, size_t n)
+{
+    gate_case_label(buf, n, json_string_value(json_object_get(c, "case_id")), case_level(c));
+    return buf;
+}
+
 /* A stored summary without graph_level: TTFT, or TPOT for cases that have it. */
 static bool is_graph_level(const json_t *c, const json_t *cases)
 {
@@ -89,7 +103,8 @@ static bool is_graph_level(const json_t *c, const json_t *cases)
     json_t *o;
     json_array_foreach((json_t *)cases, i, o)
         if (!strcmp(json_string_value(json_object_get(o, "metric")) ?: "", "tpot_ms") &&
-            !strcmp(json_string_value(json_object_get(o, "case_id")) ?: "", id))
+            !strcmp(json_string_value(json_object_get(o, "case_id")) ?: "", id) &&
+            case_level(o) == case_level(c))
             return false;
     return true;
 }
@@ -189,12 +204,46 @@ static long long count_of(const json_t *c, const char *k)
     return (long long)(b > 0 ? b : 0) + (long long)(d > 0 ? d : 0);
 }
 
+/* The summary's throughput row of (case, level, side), or NULL. */
+static const json_t *throughput_of(const ev *e, const json_t *c, const char *side)
+{
+    const char *id = json_string_value(json_object_get(c, "case_id")) ?: "";
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(e->summary, "throughput"), i, r)
+        if (!strcmp(json_string_value(json_object_get(r, "case_id")) ?: "", id) &&
+            !strcmp(json_string_value(json_object_get(r, "side")) ?: "", side) &&
+            case_level(r) == case_level(c))
+            return r;
+    return NULL;
+}
+
+/* Both sides' requests/s and output tokens/s beside the case's latency (issue 33): reported,
+ * no rule reads them. -1 out of memory. */
+static int case_throughput(const ev *e, const json_t *c, json_t *o)
+{
+    static const char *const rate[2] = {"requests_per_s", "output_tokens_per_s"};
+    const json_t *b = throughput_of(e, c, "baseline"), *k = throughput_of(e, c, "candidate");
+    for (int r = 0; r < 2; r++) {
+        char kb[64], kc[64], kp[64];
+        snprintf(kb, sizeof kb, "baseline_%s", rate[r]);
+        snprintf(kc, sizeof kc, "candidate_%s", rate[r]);
+        snprintf(kp, sizeof kp, "%s_change_pct", rate[r]);
+        double vb = num(b, rate[r]), vc = num(k, rate[r]);
+        if (gate_set_real(o, kb, vb) || gate_set_real(o, kc, vc) ||
+            gate_set_real(o, kp, vb != 0 ? 100.0 * (vc - vb) / vb : NAN))
+            return -1;
+    }
+    return 0;
+}
+
 /* One line per case for the JSON and the text. */
 static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99r, bool ins)
 {
-    json_t *o = json_pack("{s:O,s:O,s:b,s:b}", "case_id", json_object_get(c, "case_id"),
-                          "metric", json_object_get(c, "metric"), "graph_level", graph,
-                          "insufficient", ins);
+    json_t *o = json_pack("{s:O,s:I,s:O,s:b,s:b}", "case_id", json_object_get(c, "case_id"),
+                          "concurrency", (json_int_t)case_level(c), "metric",
+                          json_object_get(c, "metric"), "graph_level", graph, "insufficient",
+                          ins);
     if (!o) {
         e->oom = 1;
         return;
@@ -211,7 +260,7 @@ static void add_case(ev *e, const json_t *c, bool graph, double impr, double p99
               gate_set_int(o, "failed", count_of(c, "failed")) ||
               (json_object_get(c, "delta_ci95") &&
                json_object_set(o, "delta_ci95", json_object_get(c, "delta_ci95"))) ||
-              json_array_append_new(e->cases, o);
+              case_throughput(e, c, o) || json_array_append_new(e->cases, o);
 }
 
 /* Per-case figures the rules need. */
@@ -233,7 +282,15 @@ typedef struct {
     double sla_abs_p99, sla_abs_budget;
     const char *worst_p99_case, *min_graph_case, *sla_abs_case, *sla_abs_metric;
     bool all_graph_pass;
+    /* the names above point here: a case with its level (issue 33) */
+    char lb_p99[300], lb_graph[300], lb_abs[300], lb_ns[300], lb_ins[300];
 } case_facts;
+
+static const char *keep_name(char *dst, size_t n, const char *name)
+{
+    snprintf(dst, n, "%s", name);
+    return dst;
+}
 
 /* Append a case's name to a "; "-separated list; what does not fit ends it with "...". */
 static void name_case(char *buf, size_t n, const char *id)
@@ -263,6 +320,8 @@ static void gather_cases(ev *e, case_facts *f)
         /* a side without one steady run has no P99 at all: not measured, not a regression
          * (null from failed requests is +inf and is one) */
         bool unmeasured = side_num(c, "baseline", "n") == 0 || side_num(c, "candidate", "n") == 0;
+        char name[300];
+        case_name(c, name, sizeof name);
         if (sla || graph)
             add_case(e, c, graph, impr, p99r, ins);
         if (sla && !unmeasured && !(p99r <= e->in->p99_max)) {
@@ -272,7 +331,7 @@ static void gather_cases(ev *e, case_facts *f)
                 f->p99_fail++;
             if (!ins && (isnan(p99r) || p99r > f->worst_p99)) {
                 f->worst_p99 = isnan(p99r) ? INFINITY : p99r;
-                f->worst_p99_case = json_string_value(json_object_get(c, "case_id"));
+                f->worst_p99_case = keep_name(f->lb_p99, sizeof f->lb_p99, name);
                 f->worst_p99_b = side_num(c, "baseline", "p99");
                 f->worst_p99_c = side_num(c, "candidate", "p99");
             }
@@ -287,7 +346,7 @@ static void gather_cases(ev *e, case_facts *f)
             else if (f->sla_abs_fail++ == 0 || !(cp99 <= f->sla_abs_p99)) {
                 f->sla_abs_p99 = isnan(cp99) ? INFINITY : cp99;
                 f->sla_abs_budget = budget;
-                f->sla_abs_case = json_string_value(json_object_get(c, "case_id"));
+                f->sla_abs_case = keep_name(f->lb_abs, sizeof f->lb_abs, name);
                 f->sla_abs_metric = m;
             }
         }
@@ -296,8 +355,7 @@ static void gather_cases(ev *e, case_facts *f)
         f->graph_cases++;
         if (ins) {
             f->insufficient++;
-            name_case(f->ins_names, sizeof f->ins_names,
-                      json_string_value(json_object_get(c, "case_id")));
+            name_case(f->ins_names, sizeof f->ins_names, name);
             /* enough runs, too few steady ones: say so (issue 26), not only "insufficient" */
             for (int k = 0; k < 2; k++) {
                 const char *sd = k ? "candidate" : "baseline";
@@ -305,7 +363,7 @@ static void gather_cases(ev *e, case_facts *f)
                 if (n < GOLDEN_GATE_MIN_MEASURED && u > 0 && n + u >= GOLDEN_GATE_MIN_MEASURED &&
                     side_num(c, sd, "warmups") >= GOLDEN_GATE_MIN_WARMUPS) {
                     if (f->ins_unsteady++ == 0) {
-                        f->ins_unsteady_case = json_string_value(json_object_get(c, "case_id"));
+                        f->ins_unsteady_case = keep_name(f->lb_ins, sizeof f->lb_ins, name);
                         f->ins_unsteady_n = (long long)n;
                         f->ins_unsteady_u = (long long)u;
                     }
@@ -317,7 +375,7 @@ static void gather_cases(ev *e, case_facts *f)
         }
         if (!(impr >= f->min_graph_impr)) {
             f->min_graph_impr = isnan(impr) ? -INFINITY : impr;
-            f->min_graph_case = json_string_value(json_object_get(c, "case_id"));
+            f->min_graph_case = keep_name(f->lb_graph, sizeof f->lb_graph, name);
             f->min_graph_b = side_num(c, "baseline", "median");
             f->min_graph_c = side_num(c, "candidate", "median");
         }
@@ -339,8 +397,7 @@ static void gather_cases(ev *e, case_facts *f)
                                  "(%+.3f MHz, %+.2f %%; band %g %%)"
                                : "; the sides ran at different temperatures in %.200s: %.3f -> "
                                  "%.3f C (%+.3f C, %+.2f %%; band %g C)",
-                     json_string_value(json_object_get(c, "case_id")) ?: "?",
-                     clock_off ? cb : tb, clock_off ? cc : tc,
+                     name, clock_off ? cb : tb, clock_off ? cc : tc,
                      clock_off ? cc - cb : tc - tb,
                      clock_off ? 100.0 * (cc - cb) / cb : 100.0 * (tc - tb) / tb,
                      clock_off ? cpct : tband);
@@ -351,7 +408,7 @@ static void gather_cases(ev *e, case_facts *f)
         if (!(hi < 0)) {
             f->all_graph_pass = false;
             if (f->not_significant++ == 0) {
-                f->ns_case = json_string_value(json_object_get(c, "case_id"));
+                f->ns_case = keep_name(f->lb_ns, sizeof f->lb_ns, name);
                 f->ns_lo = json_is_number(json_array_get(dci, 0))
                                ? json_number_value(json_array_get(dci, 0)) : NAN;
                 f->ns_hi = hi;
@@ -370,8 +427,9 @@ static void gather_cases(ev *e, case_facts *f)
     if (json_array_size(lone)) {
         char names[600] = "";
         json_t *l;
+        char lname[300];
         json_array_foreach((json_t *)lone, i, l)
-            name_case(names, sizeof names, json_string_value(json_object_get(l, "case_id")));
+            name_case(names, sizeof names, case_name(l, lname, sizeof lname));
         note(e, "%zu case(s) measured on one side only: not compared (%s)",
              json_array_size(lone), names);
     }
@@ -546,9 +604,10 @@ static const char *soak_blocked(const ev *e, const case_facts *f, char *buf, siz
     const json_t *lone = json_object_get(e->summary, "one_sided");
     if (json_array_size(lone)) {
         const json_t *l0 = json_array_get(lone, 0);
+        char lname[300];
         snprintf(buf, n, "; the comparison is incomplete: %zu case(s) measured on one side only "
                  "(first: %.200s on the %s side)", json_array_size(lone),
-                 json_string_value(json_object_get(l0, "case_id")) ?: "?",
+                 case_name(l0, lname, sizeof lname),
                  json_string_value(json_object_get(l0, "side")) ?: "?");
         return buf;
     }

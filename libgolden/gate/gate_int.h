@@ -17,6 +17,13 @@ typedef struct {
     size_t failed;            /* measured lines with outcome timeout/error: +inf latency */
     long long max_output_tokens;
     unsigned measured_metrics; /* bit m: metric m on a measured line (steady or not) */
+    long long concurrency;    /* the level: raw lines' concurrency (absent: 1), issue 33 */
+    /* throughput over the wall window of the measured lines (warm-ups out), issue 33 */
+    size_t tp_ok, tp_untimed, tp_tokens_missing; /* ok lines; lines without the window's
+                                                    stages; ok lines without output_tokens */
+    long long tp_tokens;      /* output_tokens of the ok lines */
+    long long tp_start, tp_end; /* earliest client_queue.start_ns, latest stream_flush.end_ns */
+    bool tp_any;              /* a measured line set tp_start/tp_end */
     /* filled by gate_raw_stats: */
     size_t band_unsteady;     /* steady-flagged lines outside the clock/temperature band */
     double clock_ref, temp_ref; /* band centres (NaN when no reading) */
@@ -73,7 +80,7 @@ void gate_diff_ci(const double *base, const double *cand, unsigned long B, doubl
 typedef struct {
     gate_group *g;
     size_t ng, cap;
-    golden_strmap map;        /* "case_id\0side" -> group index */
+    golden_strmap map;        /* gate_group_key: case_id, side, level -> group index */
     char **keys;              /* the map's keys */
     FILE *spill;              /* measured steady-flagged samples, fixed-size records */
     size_t lines;
@@ -86,6 +93,12 @@ typedef struct {
     size_t nphases, capphases;
     size_t power_lines;       /* lines with power_w */
 } gate_raw;
+
+/* The group map's key of (case_id, side, concurrency level) into buf (at least clen + 24
+ * bytes): case_id, NUL, '0' + side, the level in decimal; returns its length. */
+size_t gate_group_key(char *buf, const char *case_id, size_t clen, int side, long long level);
+/* "CASE" at level 1, "CASE at concurrency N" otherwise (how reasons name a case, issue 33). */
+void gate_case_label(char *buf, size_t n, const char *case_id, long long level);
 
 /* Stream path into raw (groups in order of first appearance) through the document layer's
  * strict JSON Lines reader; dir's golden/input-manifest.jsonl gives each case's phase. */

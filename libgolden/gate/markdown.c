@@ -62,10 +62,32 @@ static void ms(FILE *f, double v, bool failed)
         fputs(failed ? "+inf ms (failed requests)" : "n/a", f);
 }
 
+/* A throughput beside the latency (issue 33): "B -> C /s (+x.xx %)", n/a for a null. */
+static void rate(FILE *f, const json_t *c, const char *key)
+{
+    char kb[64], kc[64], kp[64];
+    snprintf(kb, sizeof kb, "baseline_%s", key);
+    snprintf(kc, sizeof kc, "candidate_%s", key);
+    snprintf(kp, sizeof kp, "%s_change_pct", key);
+    double b = num(c, kb), k = num(c, kc), p = num(c, kp);
+    for (int s = 0; s < 2; s++) {
+        double v = s ? k : b;
+        if (isfinite(v))
+            fprintf(f, "%.3f", v);
+        else
+            fputs("n/a", f);
+        fputs(s ? " /s" : " -> ", f);
+    }
+    if (isfinite(p))
+        fprintf(f, " (%+.2f %%)", p);
+}
+
 static void cases_table(FILE *f, const json_t *d)
 {
-    fputs("\n| case | metric | baseline median | candidate median | change | P99 baseline -> "
-          "candidate | P99 change | failed requests |\n|---|---|---|---|---|---|---|---|\n", f);
+    fputs("\n| case | metric | concurrency | baseline median | candidate median | change | P99 "
+          "baseline -> candidate | P99 change | failed requests | requests/s baseline -> "
+          "candidate | output tokens/s baseline -> candidate |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|\n", f);
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(d, "cases"), i, c) {
@@ -75,6 +97,8 @@ static void cases_table(FILE *f, const json_t *d)
         fputs(json_is_true(json_object_get(c, "insufficient")) ? " (insufficient) | " : " | ", f);
         gate_md_escape(f, json_string_value(json_object_get(c, "metric")));
         fputs(json_is_true(json_object_get(c, "graph_level")) ? " (graph) | " : " | ", f);
+        json_t *lv = json_object_get(c, "concurrency");
+        fprintf(f, "%lld | ", json_is_integer(lv) ? (long long)json_integer_value(lv) : 1LL);
         ms(f, num(c, "baseline_median"), failed);
         fputs(" | ", f);
         ms(f, num(c, "candidate_median"), failed);
@@ -86,11 +110,15 @@ static void cases_table(FILE *f, const json_t *d)
         fputs(" -> ", f);
         ms(f, num(c, "candidate_p99"), failed);
         if (isfinite(num(c, "p99_regression_pct")))
-            fprintf(f, " | %+.2f %% | %.0f |\n", num(c, "p99_regression_pct"),
+            fprintf(f, " | %+.2f %% | %.0f | ", num(c, "p99_regression_pct"),
                     failed ? num(c, "failed") : 0.0);
         else
-            fprintf(f, " | %s | %.0f |\n", failed ? "+inf %" : "n/a",
+            fprintf(f, " | %s | %.0f | ", failed ? "+inf %" : "n/a",
                     failed ? num(c, "failed") : 0.0);
+        rate(f, c, "requests_per_s");
+        fputs(" | ", f);
+        rate(f, c, "output_tokens_per_s");
+        fputs(" |\n", f);
     }
 }
 

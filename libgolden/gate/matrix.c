@@ -48,8 +48,10 @@ static int fill_from_decision(json_t *row, const json_t *d)
     json_array_foreach(json_object_get(d, "cases"), i, c) {
         if (!json_is_true(json_object_get(c, "graph_level")))
             continue;
-        const char *id = json_string_value(json_object_get(c, "case_id")) ?: "?";
-        char buf[512];
+        json_t *lv = json_object_get(c, "concurrency");
+        char id[300], buf[700];
+        gate_case_label(id, sizeof id, json_string_value(json_object_get(c, "case_id")),
+                        json_is_integer(lv) ? json_integer_value(lv) : 1); /* issue 33 */
         snprintf(buf, sizeof buf, "%s %s: %.3f -> %.3f ms (%+.3f ms, %+.2f %%)%s", id,
                  json_string_value(json_object_get(c, "metric")) ?: "?",
                  num(c, "baseline_median"), num(c, "candidate_median"), num(c, "delta_abs"),

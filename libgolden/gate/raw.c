@@ -1,6 +1,7 @@
 /* Streams performance/raw-requests.jsonl once: warm-ups and unsteady-flagged runs are counted,
  * measured steady-flagged samples go to an anonymous spill file, so memory stays bounded. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,16 +56,31 @@ void gate_raw_free(gate_raw *raw)
     memset(raw, 0, sizeof *raw);
 }
 
-static long find_group(gate_raw *raw, const char *case_id, size_t clen, int side)
+size_t gate_group_key(char *buf, const char *case_id, size_t clen, int side, long long level)
 {
-    char stack[512], *key = clen + 2 <= sizeof stack ? stack : malloc(clen + 2);
+    memcpy(buf, case_id, clen);
+    buf[clen] = 0;
+    buf[clen + 1] = (char)('0' + side);
+    return clen + 2 + (size_t)snprintf(buf + clen + 2, 22, "%lld", level);
+}
+
+void gate_case_label(char *buf, size_t n, const char *case_id, long long level)
+{
+    if (level == 1)
+        snprintf(buf, n, "%s", case_id ? case_id : "?");
+    else
+        snprintf(buf, n, "%s at concurrency %lld", case_id ? case_id : "?", level);
+}
+
+/* The group of (case, side, level): the same case at two concurrency levels is two groups. */
+static long find_group(gate_raw *raw, const char *case_id, size_t clen, int side, long long level)
+{
+    char stack[512], *key = clen + 24 <= sizeof stack ? stack : malloc(clen + 24);
     if (!key)
         return -1;
-    memcpy(key, case_id, clen);
-    key[clen] = 0;
-    key[clen + 1] = (char)('0' + side);
+    size_t klen = gate_group_key(key, case_id, clen, side, level);
     uint64_t v;
-    if (lg_strmap_get(&raw->map, key, clen + 2, &v)) {
+    if (lg_strmap_get(&raw->map, key, klen, &v)) {
         if (key != stack)
             free(key);
         return (long)v;
@@ -83,16 +99,17 @@ static long find_group(gate_raw *raw, const char *case_id, size_t clen, int side
         raw->keys = nk;
         raw->cap = nc;
     }
-    char *own = malloc(clen + 2);
+    char *own = malloc(klen + 1);
     if (!own) {
         if (key != stack)
             free(key);
         return -1;
     }
-    memcpy(own, key, clen + 2);
+    memcpy(own, key, klen);
+    own[klen] = 0;
     if (key != stack)
         free(key);
-    if (lg_strmap_put(&raw->map, own, clen + 2, raw->ng, NULL) < 0) {
+    if (lg_strmap_put(&raw->map, own, klen, raw->ng, NULL) < 0) {
         free(own);
         return -1;
     }
@@ -100,6 +117,7 @@ static long find_group(gate_raw *raw, const char *case_id, size_t clen, int side
     memset(g, 0, sizeof *g);
     g->case_id = own;
     g->side = side;
+    g->concurrency = level;
     raw->keys[raw->ng] = own;
     return (long)raw->ng++;
 }
@@ -193,6 +211,37 @@ static int take_sample(gate_raw *raw, long gi, int warmup, int steady, const spi
     return 0;
 }
 
+/* A measured line into its group's throughput window (issue 33): the earliest
+ * client_queue.start_ns and the latest stream_flush.end_ns (line_metrics checks their
+ * types first; a line without them is untimed, counted). */
+static int throughput_line(gate_group *g, json_t *o, json_t *ot, bool ok)
+{
+    json_t *st = json_object_get(o, "stages");
+    json_t *a = json_object_get(json_object_get(st, "client_queue"), "start_ns");
+    json_t *b = json_object_get(json_object_get(st, "stream_flush"), "end_ns");
+    if (json_is_integer(a) && json_is_integer(b)) {
+        long long s = json_integer_value(a), e = json_integer_value(b);
+        if (!g->tp_any || s < g->tp_start)
+            g->tp_start = s;
+        if (!g->tp_any || e > g->tp_end)
+            g->tp_end = e;
+        g->tp_any = true;
+    } else {
+        g->tp_untimed++;
+    }
+    if (!ok)
+        return 0;
+    g->tp_ok++;
+    if (!ot) {
+        g->tp_tokens_missing++;
+        return 0;
+    }
+    if (json_integer_value(ot) > LLONG_MAX - g->tp_tokens)
+        return -1;
+    g->tp_tokens += json_integer_value(ot);
+    return 0;
+}
+
 /* A request_id seen before: 1 (the line is not another run), 0 new, -1 out of memory. */
 static int repeated_id(gate_raw *raw, const char *id, size_t len, size_t line_no)
 {
@@ -282,8 +331,13 @@ static int request_line_pre(gate_raw *raw, golden_doc *d, size_t line_no, const 
         return gate_oom(err);
     if (rep > 0)
         return 0; /* counted once: the copy is not another run */
+    /* the concurrency level (issue 33): absent is 1, as the raw schema's meaning */
+    json_t *cc = json_object_get(o, "concurrency");
+    if (cc && (!json_is_integer(cc) || json_integer_value(cc) < 1))
+        return line_fail(err, d, o, "concurrency",
+                         "concurrency must be an integer >= 1 (the number of requests in flight)");
     long gi = find_group(raw, json_string_value(cid), json_string_length(cid),
-                         strcmp(sd, "candidate") == 0);
+                         strcmp(sd, "candidate") == 0, cc ? json_integer_value(cc) : 1);
     if (gi < 0)
         return gate_oom(err);
     gate_group *g = &raw->g[gi];
@@ -300,6 +354,9 @@ static int request_line_pre(gate_raw *raw, golden_doc *d, size_t line_no, const 
         memcpy(r.m, pre->m, sizeof r.m); /* line_metrics on the worker, without an error */
     else if (line_metrics(d, o, &r, err) != 0)
         return -1;
+    if (!json_is_true(wu) && throughput_line(g, o, ot, strcmp(outcome, "ok") == 0) != 0)
+        return line_fail(err, d, o, "output_tokens",
+                         "the output_tokens of the case's requests overflow a 64-bit sum");
     if (reading_span(json_object_get(o, "clock_mhz"), r.clock) != 0 ||
         reading_span(json_object_get(o, "chip_temperature_c"), r.temp) != 0)
         return line_fail(err, d, NULL, NULL,

@@ -15,6 +15,8 @@
 
 typedef struct {
     char *case_id;
+    char *key;         /* gate_group_key(case_id, 0, level): one series per case and level */
+    long long level;   /* the concurrency level (issue 33) */
     const char *metric;
     double *run[2], *v[2];
     size_t n[2], cap[2], failed[2];
@@ -23,7 +25,7 @@ typedef struct {
 typedef struct {
     series_group *g;
     size_t ng;
-    golden_strmap map; /* case_id -> group */
+    golden_strmap map; /* gate_group_key(case_id, 0, level) -> group */
 } series_ctx;
 
 static int push(series_group *g, int s, double run, double v)
@@ -52,8 +54,18 @@ static int series_line(void *ctx, golden_doc *d, size_t line_no, golden_error *e
     const char *cid = json_string_value(json_object_get(o, "case_id"));
     const char *side = json_string_value(json_object_get(o, "side"));
     uint64_t gi;
-    if (!cid || !side || json_is_true(json_object_get(o, "warmup")) ||
-        !lg_strmap_get(&c->map, cid, strlen(cid), &gi))
+    json_t *lv = json_object_get(o, "concurrency");
+    if (!cid || !side || json_is_true(json_object_get(o, "warmup")) || (lv && !json_is_integer(lv)))
+        return 0;
+    size_t clen = strlen(cid);
+    char stack[512], *key = clen + 24 <= sizeof stack ? stack : malloc(clen + 24);
+    if (!key)
+        return gate_oom(err);
+    size_t klen = gate_group_key(key, cid, clen, 0, lv ? json_integer_value(lv) : 1);
+    bool found = lg_strmap_get(&c->map, key, klen, &gi);
+    if (key != stack)
+        free(key);
+    if (!found)
         return 0;
     int s = !strcmp(side, "baseline") ? 0 : !strcmp(side, "candidate") ? 1 : -1;
     if (s < 0)
@@ -152,14 +164,28 @@ int golden_gate_series(const char *dir, const json_t *summary, size_t max_points
     json_array_foreach(json_object_get(summary, "cases"), i, e) {
         const char *cid = json_string_value(json_object_get(e, "case_id"));
         const char *m = json_string_value(json_object_get(e, "metric"));
-        if (!cid || !m || !json_is_true(json_object_get(e, "graph_level")) ||
-            lg_strmap_get(&c.map, cid, strlen(cid), NULL))
+        json_t *lv = json_object_get(e, "concurrency");
+        long long level = json_is_integer(lv) ? json_integer_value(lv) : 1;
+        if (!cid || !m || !json_is_true(json_object_get(e, "graph_level")))
             continue;
         series_group *g = &c.g[c.ng];
+        size_t clen = strlen(cid), klen;
+        if (!(g->key = malloc(clen + 24))) {
+            gate_oom(err);
+            goto out;
+        }
+        klen = gate_group_key(g->key, cid, clen, 0, level);
+        if (lg_strmap_get(&c.map, g->key, klen, NULL)) {
+            free(g->key);
+            g->key = NULL;
+            continue;
+        }
         g->metric = m;
-        if (!(g->case_id = strdup(cid)) ||
-            lg_strmap_put(&c.map, g->case_id, strlen(g->case_id), c.ng, NULL) < 0) {
+        g->level = level;
+        if (!(g->case_id = strdup(cid)) || lg_strmap_put(&c.map, g->key, klen, c.ng, NULL) < 0) {
             free(g->case_id);
+            free(g->key);
+            g->case_id = g->key = NULL;
             gate_oom(err);
             goto out;
         }
@@ -174,8 +200,9 @@ int golden_gate_series(const char *dir, const json_t *summary, size_t max_points
     for (size_t k = 0; k < c.ng; k++) {
         series_group *g = &c.g[k];
         json_t *b = side_json(g, 0, max_points), *cd = b ? side_json(g, 1, max_points) : NULL;
-        json_t *row = cd ? json_pack("{s:s,s:s,s:o,s:o}", "case_id", g->case_id, "metric",
-                                     g->metric, "baseline", b, "candidate", cd)
+        json_t *row = cd ? json_pack("{s:s,s:I,s:s,s:o,s:o}", "case_id", g->case_id,
+                                     "concurrency", (json_int_t)g->level, "metric", g->metric,
+                                     "baseline", b, "candidate", cd)
                          : NULL;
         if (!row || json_array_append_new(res, row)) {
             if (!cd)
@@ -191,6 +218,7 @@ out:
     json_decref(res);
     for (size_t k = 0; k < c.ng; k++) {
         free(c.g[k].case_id);
+        free(c.g[k].key);
         for (int s = 0; s < 2; s++)
             free(c.g[k].run[s]), free(c.g[k].v[s]);
     }

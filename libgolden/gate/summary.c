@@ -149,6 +149,7 @@ static json_t *case_entry(const gate_group *b, const gate_group *c, int m, unsig
         insufficient |= s[i]->d[m].n < GOLDEN_GATE_MIN_MEASURED ||
                         s[i]->warmups < GOLDEN_GATE_MIN_WARMUPS;
     int bad = gate_set_str(o, "case_id", b->case_id) ||
+              gate_set_int(o, "concurrency", b->concurrency) ||
               gate_set_str(o, "metric", lg_gate_metric_names[m]) ||
               gate_set_str(o, "unit", "ms") ||
               json_object_set_new(o, "baseline", side_stats(b, m)) ||
@@ -178,32 +179,61 @@ static json_t *case_entry(const gate_group *b, const gate_group *c, int m, unsig
     return o;
 }
 
+/* Throughput of one case, side and level over its wall window (docs/exp-gate.md, issue 33):
+ * rates null when the window is empty or some measured line is untimed, tokens null when some
+ * ok line lacks output_tokens (never taken as 0). */
+static json_t *throughput_row(const gate_group *g)
+{
+    double win_ns = g->tp_any ? (double)g->tp_end - (double)g->tp_start : 0;
+    bool timed = g->tp_any && win_ns > 0 && g->tp_untimed == 0;
+    bool tokens = g->tp_tokens_missing == 0;
+    double win_s = win_ns / 1e9;
+    json_t *e = json_pack("{s:s,s:I,s:s,s:I,s:I}", "case_id", g->case_id, "concurrency",
+                          (json_int_t)g->concurrency, "side", side_names[g->side], "requests",
+                          (json_int_t)g->tp_ok, "failed", (json_int_t)g->failed);
+    if (!e || (tokens ? gate_set_int(e, "output_tokens", g->tp_tokens)
+                      : json_object_set_new(e, "output_tokens", json_null())) ||
+        gate_set_real(e, "window_ms", g->tp_any ? win_ns / 1e6 : NAN) ||
+        gate_set_real(e, "requests_per_s", timed ? (double)g->tp_ok / win_s : NAN) ||
+        gate_set_real(e, "output_tokens_per_s",
+                      timed && tokens ? (double)g->tp_tokens / win_s : NAN) ||
+        gate_set_int(e, "output_tokens_missing", (long long)g->tp_tokens_missing) ||
+        gate_set_int(e, "untimed", (long long)g->tp_untimed)) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
 /* Cases in order of first appearance, each metric that both sides measured. Cases seen on one
  * side only are listed in "one_sided". */
 static int add_cases(json_t *doc, const gate_raw *raw, unsigned long B, size_t *unsteady,
                      golden_error *err)
 {
-    json_t *cases = json_array(), *lone = json_array();
-    if (!cases || !lone || json_object_set_new(doc, "cases", cases) ||
-        json_object_set_new(doc, "one_sided", lone)) {
+    json_t *cases = json_array(), *lone = json_array(), *tp = json_array();
+    if (!cases || !lone || !tp || json_object_set_new(doc, "cases", cases) ||
+        json_object_set_new(doc, "one_sided", lone) || json_object_set_new(doc, "throughput", tp)) {
         return gate_oom(err);
     }
     *unsteady = 0;
     for (size_t i = 0; i < raw->ng; i++) {
         const gate_group *g = &raw->g[i];
         *unsteady += g->flagged_unsteady + g->band_unsteady;
+        json_t *row = throughput_row(g);
+        if (!row || json_array_append_new(tp, row))
+            return gate_oom(err);
         size_t clen = strlen(g->case_id);
-        char *key = malloc(clen + 2); /* any length: a case is never skipped */
+        char *key = malloc(clen + 24); /* any length: a case is never skipped */
         if (!key)
             return gate_oom(err);
-        memcpy(key, g->case_id, clen + 1);
-        key[clen + 1] = (char)('0' + !g->side);
+        /* the other side of the same case at the same level (issue 33) */
+        size_t klen = gate_group_key(key, g->case_id, clen, !g->side, g->concurrency);
         uint64_t other;
-        bool paired = lg_strmap_get(&raw->map, key, clen + 2, &other);
+        bool paired = lg_strmap_get(&raw->map, key, klen, &other);
         free(key);
         if (!paired) {
-            json_t *e = json_pack("{s:s,s:s}", "case_id", g->case_id, "side",
-                                  side_names[g->side]);
+            json_t *e = json_pack("{s:s,s:I,s:s}", "case_id", g->case_id, "concurrency",
+                                  (json_int_t)g->concurrency, "side", side_names[g->side]);
             if (!e || json_array_append_new(lone, e))
                 return gate_oom(err);
             continue;

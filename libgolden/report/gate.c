@@ -51,6 +51,22 @@ static void decision_head(golden_html *h, const json_t *d)
     }
 }
 
+/* A case entry's concurrency level (absent: 1) and its name: "CASE", or "CASE @N" at a level
+ * other than 1 (issue 33). */
+static long long level_of(const json_t *c)
+{
+    json_t *v = json_object_get(c, "concurrency");
+    return json_is_integer(v) ? json_integer_value(v) : 1;
+}
+
+static void case_label(char *buf, size_t n, const json_t *c)
+{
+    if (level_of(c) == 1)
+        snprintf(buf, n, "%.60s", html_str(c, "case_id"));
+    else
+        snprintf(buf, n, "%.60s @%lld", html_str(c, "case_id"), level_of(c));
+}
+
 /* One box chart per latency metric: a baseline and a candidate row per sufficient case. */
 static int latency_boxes(golden_html *h, const json_t *cases, const char *metric)
 {
@@ -69,7 +85,9 @@ static int latency_boxes(golden_html *h, const json_t *cases, const char *metric
         for (int s = 0; s < 2; s++) {
             const json_t *st = json_object_get(c, sides[s]);
             const json_t *ci = json_object_get(st, "ci95");
-            snprintf(labels[k], sizeof labels[k], "%.60s %s", html_str(c, "case_id"), s ? "cand" : "base");
+            char name[80];
+            case_label(name, sizeof name, c);
+            snprintf(labels[k], sizeof labels[k], "%.75s %s", name, s ? "cand" : "base");
             rows[k] = (golden_html_box){labels[k], s ? "cand" : "base",
                                         json_number_value(json_array_get(ci, 0)),
                                         json_number_value(json_array_get(ci, 1)),
@@ -122,22 +140,24 @@ static int stage_bars(golden_html *h, const json_t *cases)
     size_t n = json_array_size(cases), i, nb = 0, np = 0;
     const char **bars = calloc(n + 1, sizeof *bars), **parts = calloc(n + 1, sizeof *parts);
     char (*labels)[96] = calloc(2 * n + 1, sizeof *labels);
+    char (*names)[80] = calloc(n + 1, sizeof *names); /* per entry: the case and its level */
     double *v = malloc(sizeof *v * (2 * n + 1) * (n + 1));
-    if (!bars || !parts || !labels || !v) {
-        free(bars), free(parts), free(labels), free(v);
+    if (!bars || !parts || !labels || !names || !v) {
+        free(bars), free(parts), free(labels), free(names), free(v);
         return -1;
     }
     json_t *c;
     json_array_foreach(cases, i, c)
         if (is_stage(html_str(c, "metric")) && !json_is_true(json_object_get(c, "insufficient"))) {
-            intern(bars, &nb, n, html_str(c, "case_id"));
+            case_label(names[i], sizeof names[i], c);
+            intern(bars, &nb, n, names[i]);
             intern(parts, &np, n, html_str(c, "metric"));
         }
     for (size_t k = 0; k < 2 * nb * np; k++)
         v[k] = NAN;
     const char **rows = calloc(2 * nb + 1, sizeof *rows);
     if (!rows) {
-        free(bars), free(parts), free(labels), free(v);
+        free(bars), free(parts), free(labels), free(names), free(v);
         return -1;
     }
     for (size_t b = 0; b < nb; b++)
@@ -148,7 +168,7 @@ static int stage_bars(golden_html *h, const json_t *cases)
     json_array_foreach(cases, i, c) {
         if (!is_stage(html_str(c, "metric")) || json_is_true(json_object_get(c, "insufficient")))
             continue;
-        long b = intern(bars, &nb, nb, html_str(c, "case_id")), p = intern(parts, &np, np, html_str(c, "metric"));
+        long b = intern(bars, &nb, nb, names[i]), p = intern(parts, &np, np, html_str(c, "metric"));
         for (int s = 0; s < 2; s++)
             v[(2 * (size_t)b + (size_t)s) * np + (size_t)p] =
                 html_num(json_object_get(c, s ? "candidate" : "baseline"), "median");
@@ -158,7 +178,7 @@ static int stage_bars(golden_html *h, const json_t *cases)
                                  rows, 2 * nb, parts, np, v);
     else
         golden_html_raw(h, "<p class=\"note\">No stage timings in the summary.</p>\n");
-    free(bars), free(parts), free(labels), free(v), free(rows);
+    free(bars), free(parts), free(labels), free(names), free(v), free(rows);
     return 0;
 }
 
@@ -200,6 +220,60 @@ static int chip_bars(golden_html *h, const json_t *per_chip)
 
 /* Per graph-level case (golden_gate_series): latency against run order per side (drift), and
  * the CDF per side. */
+/* Throughput beside latency per case and level (issue 33): the graph-level metric's P50 and
+ * P99 and the requests/s and output tokens/s of both sides, from the summary's throughput. */
+static const json_t *tp_row(const json_t *summary, const json_t *c, const char *side)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(summary, "throughput"), i, r)
+        if (!strcmp(html_str(r, "case_id"), html_str(c, "case_id")) &&
+            !strcmp(html_str(r, "side"), side) && level_of(r) == level_of(c))
+            return r;
+    return NULL;
+}
+
+static void cell(golden_html *h, double v)
+{
+    if (isfinite(v))
+        golden_html_printf(h, "<td data-v=\"%.17g\">%.3f</td>", v, v);
+    else
+        golden_html_raw(h, "<td data-v=\"\">n/a</td>");
+}
+
+static void throughput_table(golden_html *h, const json_t *summary)
+{
+    golden_html_raw(h, "<h2>Throughput and latency per concurrency level</h2>\n<table "
+                       "class=\"sortable\" id=\"throughput\"><thead><tr><th>case</th>"
+                       "<th>concurrency</th><th>metric</th><th>P50 base</th><th>P50 cand</th>"
+                       "<th>P99 base</th><th>P99 cand</th><th>requests/s base</th>"
+                       "<th>requests/s cand</th><th>output tokens/s base</th>"
+                       "<th>output tokens/s cand</th></tr></thead><tbody>");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(summary, "cases"), i, c) {
+        if (!json_is_true(json_object_get(c, "graph_level")))
+            continue;
+        const json_t *b = json_object_get(c, "baseline"), *k = json_object_get(c, "candidate");
+        const json_t *tb = tp_row(summary, c, "baseline"), *tc = tp_row(summary, c, "candidate");
+        golden_html_raw(h, "<tr><td>");
+        golden_html_text(h, html_str(c, "case_id"));
+        golden_html_printf(h, "</td><td data-v=\"%lld\">%lld</td><td>", level_of(c), level_of(c));
+        golden_html_text(h, html_str(c, "metric"));
+        golden_html_raw(h, "</td>");
+        cell(h, html_num(b, "median"));
+        cell(h, html_num(k, "median"));
+        cell(h, html_num(b, "p99"));
+        cell(h, html_num(k, "p99"));
+        cell(h, html_num(tb, "requests_per_s"));
+        cell(h, html_num(tc, "requests_per_s"));
+        cell(h, html_num(tb, "output_tokens_per_s"));
+        cell(h, html_num(tc, "output_tokens_per_s"));
+        golden_html_raw(h, "</tr>");
+    }
+    golden_html_raw(h, "</tbody></table>\n");
+}
+
 static int drift_cdf(golden_html *h, const json_t *series)
 {
     size_t i;
@@ -242,13 +316,17 @@ static int drift_cdf(golden_html *h, const json_t *series)
         }
         if (!bad) {
             char id[160], title[200];
-            const char *cid = html_str(row, "case_id"), *m = html_str(row, "metric");
-            snprintf(id, sizeof id, "drift-%.100s", cid);
+            const char *m = html_str(row, "metric");
+            char cid[80], sfx[32] = "";
+            case_label(cid, sizeof cid, row);
+            if (level_of(row) != 1) /* ids stay those of before issue 33 at level 1 */
+                snprintf(sfx, sizeof sfx, "-c%lld", level_of(row));
+            snprintf(id, sizeof id, "drift-%.100s%s", html_str(row, "case_id"), sfx);
             snprintf(title, sizeof title, "%.100s: %.20s against run order", cid, m);
             golden_html_lines dl = {id, title, "run", m, false, 0, dr, 2, NAN, NULL, false};
             golden_html_raw(h, "<div class=\"pair\">");
             golden_html_line_chart(h, &dl);
-            snprintf(id, sizeof id, "cdf-%.100s", cid);
+            snprintf(id, sizeof id, "cdf-%.100s%s", html_str(row, "case_id"), sfx);
             snprintf(title, sizeof title, "%.100s: CDF of %.20s", cid, m);
             golden_html_lines cl = {id, title, m, "fraction of requests", false, 0, cd, 2, NAN, NULL,
                                     false};
@@ -298,6 +376,7 @@ static int body(golden_html *h, const json_t *d, const json_t *summary, const js
     golden_html_raw(h, "<h2>Latency per case, baseline against candidate</h2>\n");
     if (latency_boxes(h, cases, "ttft_ms") != 0 || latency_boxes(h, cases, "tpot_ms") != 0)
         return -1;
+    throughput_table(h, summary);
     if (series && drift_cdf(h, series) != 0)
         return -1;
     golden_html_raw(h, "<h2>Stage breakdown</h2>\n");
