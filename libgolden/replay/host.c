@@ -546,6 +546,42 @@ static int cancel_at_deadline(hostp *h, const int *lanes, size_t n_lanes, double
     return 0;
 }
 
+
+/* After a cancel at the deadline: every cancelled lane must be as after reset (length 0,
+ * backend.h). One that still holds positions is a protocol violation: the host is killed and
+ * msg says which lane held how many (a harness that went on would read a half-filled lane). */
+static int cancelled_lanes_empty(hostp *h, double seconds, char *msg, size_t n)
+{
+    int lanes[64];
+    size_t k = h->n_call_lanes < 64 ? h->n_call_lanes : 64;
+    memcpy(lanes, h->call_lanes, k * sizeof *lanes);
+    const char *op = h->op_name;
+    for (size_t i = 0; i < k; i++) {
+        char m[REPLAY_HOST_MSG];
+        h->shm->lane = lanes[i];
+        h->positions = 0;
+        int rc = exchange_once(h, REPLAY_OP_LENGTH, seconds, m, sizeof m);
+        int64_t len = rc == 0 ? h->shm->value : -1;
+        if (rc == 0 && len == 0)
+            continue;
+        if (rc == 0) {
+            host_kill(h);
+            h->dead = true;
+            host_drop(h);
+            snprintf(msg, n, "backend call %s missed its deadline of %.3f s; the backend answered "
+                     "the cancel but lane %d still holds %lld positions (a cancelled lane must be "
+                     "as after reset): protocol violation, backend host killed", op, seconds,
+                     lanes[i], (long long)len);
+            snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
+        } else {
+            snprintf(msg, n, "%s", m);
+        }
+        return -2;
+    }
+    h->op_name = op;
+    return 0;
+}
+
 static bool lane_op(int op)
 {
     return op == REPLAY_OP_PREFILL || op == REPLAY_OP_DECODE || op == REPLAY_OP_LOGITS ||
@@ -576,6 +612,8 @@ static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
     int w = serve(h, deadline, msg, n);
     if (w == WAIT_HUNG && (h->opt & REPLAY_HOST_HAS_CANCEL) && h->n_call_lanes > 0) {
         int c = cancel_at_deadline(h, h->call_lanes, h->n_call_lanes, seconds, msg, n);
+        if (c == 0 && cancelled_lanes_empty(h, seconds, msg, n) != 0)
+            return -2; /* a cancel that left a lane holding positions: the host is killed */
         if (c == 0)
             return GOLDEN_BK_E_TIMEOUT; /* the host lives on: the backend's own kind of failure */
         if (c == -2)
