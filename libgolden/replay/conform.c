@@ -469,6 +469,8 @@ static int check_list(const char *list, golden_error *err)
 {
     if (!list)
         return 0;
+    if (!*list) /* --checks '': zero checks would be a pass by accident */
+        return golden_fail_what(err, GOLDEN_EINVAL, "--checks", "names no check");
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
@@ -575,7 +577,7 @@ int golden_conform_exit(const golden_conform_report *rep)
             rc = 2;
         skipped += rep->checks[i].status == GOLDEN_CONFORM_SKIPPED;
     }
-    return rep->n && skipped == rep->n ? 2 : rc; /* nothing checked is no pass */
+    return skipped == rep->n ? 2 : rc; /* nothing checked (no check, or all skipped) is no pass */
 }
 
 json_t *golden_conform_json(const golden_conform_report *rep)

@@ -110,6 +110,11 @@ expect_grep "duplicate named with its ranks" 'layer [0-9]+ position [0-9]+: expe
 expect_exit "unknown check exits 2" 2 npu-replay conform --model m --checks nope --json bad.json
 expect_grep "unknown check is named" "nope" err.txt
 expect_absent "no JSON left behind on exit 2" bad.json
+# an empty list names no check: zero checks run must not read as a pass (it was exit 0,
+# "verdict": "pass", "checks": [])
+expect_exit "empty --checks exits 2" 2 npu-replay conform --model m --checks '' --json empty.json
+expect_grep "empty --checks says so" '--checks: names no check' err.txt
+expect_absent "no JSON for an empty --checks" empty.json
 expect_exit "unknown fault exits 2" 2 npu-replay conform --model m --backend-opt inject=nope
 expect_exit "conform without --model exits 2" 2 npu-replay conform
 expect_exit "existing --json without --force exits 2" 2 npu-replay conform --model m --json clean.json
