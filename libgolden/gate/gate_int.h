@@ -92,6 +92,11 @@ typedef struct {
     char **phase_keys;
     size_t nphases, capphases;
     size_t power_lines;       /* lines with power_w */
+    /* performance/raw-requests.jsonl's SHA-256 and size when hashed already (decide: on its
+     * own thread beside the pass); else the summary hashes the file itself */
+    bool raw_hashed;
+    char raw_sha256[65];
+    long long raw_bytes;
 } gate_raw;
 
 /* The group map's key of (case_id, side, concurrency level) into buf (at least clen + 24

@@ -11,6 +11,7 @@
 
 #include "golden/doc.h"
 #include "exp/check_internal.h"
+#include "util/pool.h"
 
 const char *const lg_gate_metric_names[GOLDEN_GATE_METRICS] = {
     "ttft_ms", "tpot_ms", "client_queue_ms", "service_queue_ms", "input_prepare_ms", "h2d_ms",
@@ -625,7 +626,7 @@ static int slot_band(batch_slot *s, gate_group *g, const golden_gate_opts *o, un
     g->clock_ref = finite_median(s->clock, s->n, scratch);
     g->temp_ref = finite_median(s->temp, s->n, scratch);
     size_t out = 0;
-    unsigned char *seen = malloc(s->n ? s->n : 1); /* out of the clock/temperature band */
+    unsigned char *seen = calloc(s->n ? s->n : 1, 1); /* out of the clock/temperature band */
     if (!seen)
         return -1;
     for (size_t i = 0; i < s->n; i++) {
@@ -726,21 +727,44 @@ static int batch_pass(gate_raw *raw, const size_t *slot_of, batch_slot *slots, g
     return 0;
 }
 
+/* One batch's groups over the workers: each group's statistics depend on its own samples and
+ * the seeds only (every bootstrap stream is seeded by the resample's index, not by a group's
+ * turn), so which worker takes a group changes no bit. Each worker has its own bootstrap cache
+ * (plans of the same n, B and seed are the same draws on every worker). */
+typedef struct {
+    gate_raw *raw;
+    batch_slot *slots;
+    const golden_gate_opts *o;
+    gate_boot_cache *boot; /* one per worker */
+} stats_job;
+
+static int stats_task(void *ctx, size_t item, int worker, golden_error *err)
+{
+    stats_job *j = ctx;
+    batch_slot *s = &j->slots[item];
+    return slot_stats(s, &j->raw->g[s->group], j->o, &j->boot[worker], err);
+}
+
 int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err)
 {
     /* Bytes a sample costs while its group is loaded: metrics, readings, and the scratch. */
     const size_t per_sample = (GOLDEN_GATE_METRICS + 8 + 4) * sizeof(double);
     size_t budget = o->memory_budget ? o->memory_budget : (size_t)256 << 20;
+    int threads = o->threads > 0 ? o->threads : lg_cpu_count();
+    if (threads > GOLDEN_POOL_MAX)
+        threads = GOLDEN_POOL_MAX;
     size_t *slot_of = calloc(raw->ng ? raw->ng : 1, sizeof *slot_of);
     batch_slot *slots = calloc(raw->ng ? raw->ng : 1, sizeof *slots);
-    if (!slot_of || !slots) {
+    gate_boot_cache *boot = calloc((size_t)threads, sizeof *boot);
+    if (!slot_of || !slots || !boot) {
         free(slot_of);
         free(slots);
+        free(boot);
         return gate_oom(err);
     }
     int rc = 0;
-    gate_boot_cache boot;
-    gate_boot_cache_init(&boot, gate_generator(o), o->threads);
+    for (int w = 0; w < threads; w++)
+        gate_boot_cache_init(&boot[w], gate_generator(o), o->threads);
     for (size_t first = 0; first < raw->ng && rc == 0;) {
         size_t used = 0, ns = 0, last = first;
         while (last < raw->ng && (ns == 0 || used + raw->g[last].spilled * per_sample <= budget)) {
@@ -755,15 +779,24 @@ int gate_raw_stats(gate_raw *raw, const golden_gate_opts *o, golden_error *err)
         }
         if (rc == 0)
             rc = batch_pass(raw, slot_of, slots, err);
+        if (rc == 0) {
+            /* several groups: one a worker, each bootstrap on its worker alone; one group: its
+             * bootstrap's plans over the workers */
+            int outer = ns < (size_t)threads ? (int)ns : threads;
+            for (int w = 0; w < threads; w++)
+                boot[w].threads = outer > 1 ? 1 : o->threads;
+            stats_job job = {raw, slots, o, boot};
+            rc = lg_parallel_for(ns, outer, stats_task, &job, err);
+        }
         for (size_t s = 0; s < ns; s++) {
-            if (rc == 0)
-                rc = slot_stats(&slots[s], &raw->g[slots[s].group], o, &boot, err);
             slot_free(&slots[s]);
             slot_of[slots[s].group] = 0;
         }
         first = last;
     }
-    gate_boot_cache_free(&boot);
+    for (int w = 0; w < threads; w++)
+        gate_boot_cache_free(&boot[w]);
+    free(boot);
     free(slot_of);
     free(slots);
     return rc;

@@ -407,10 +407,27 @@ static int read_hypothesis(const char *dir, char **id, char **family, golden_err
     return 0;
 }
 
-static int summary_head(json_t *doc, const char *dir, const char *id, const gate_trace *t, bool power,
-                        const golden_gate_opts *o, golden_error *err)
+/* The raw file's {path, sha256, bytes}: the hash taken beside decide's pass, else hashed now. */
+static json_t *raw_file_ref(const char *dir, const gate_raw *raw, golden_error *err)
 {
-    json_t *raw_ref = file_ref(dir, "performance/raw-requests.jsonl", err);
+    const char *rel = "performance/raw-requests.jsonl";
+    if (!raw->raw_hashed)
+        return file_ref(dir, rel, err);
+    json_t *o = json_object();
+    if (!o || gate_set_str(o, "path", rel) || gate_set_str(o, "sha256", raw->raw_sha256) ||
+        gate_set_int(o, "bytes", raw->raw_bytes)) {
+        json_decref(o);
+        gate_oom(err);
+        return NULL;
+    }
+    return o;
+}
+
+static int summary_head(json_t *doc, const char *dir, const char *id, const gate_trace *t,
+                        const gate_raw *raw, const golden_gate_opts *o, golden_error *err)
+{
+    bool power = raw->power_lines > 0;
+    json_t *raw_ref = raw_file_ref(dir, raw, err);
     if (!raw_ref)
         return -1;
     json_t *tr_ref = NULL;
@@ -487,7 +504,7 @@ int gate_summarize_raw(const char *dir, const golden_gate_opts *o, gate_raw *pre
         gate_oom(err);
         goto out;
     }
-    if (summary_head(doc, dir, id, &t, raw.power_lines > 0, o, err) != 0 || add_cases(doc, &raw, o->bootstrap, &unsteady, err) != 0 ||
+    if (summary_head(doc, dir, id, &t, &raw, o, err) != 0 || add_cases(doc, &raw, o->bootstrap, &unsteady, err) != 0 ||
         (t.path && add_trace(doc, &t, family, err) != 0))
         goto out;
     if (gate_set_int(doc, "unsteady_samples", (long long)unsteady) ||
