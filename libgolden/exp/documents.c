@@ -248,39 +248,42 @@ int exp_folder_doc(vctx *c, schema_cache *sc, const char *rel, const char *forma
     return GOLDEN_OK;
 }
 
-int exp_folder_jsonl(vctx *c, schema_cache *sc, const char *rel, const char *format,
-                        golden_jsonl_fn fn, jl_state *st, bool *seen)
+/* The prologue both JSON Lines readers share: 1 when rel is there, its path checked and its
+ * schema in st (path gets the displayed path); 0 or GOLDEN_ERR otherwise. */
+static int jsonl_prologue(vctx *c, schema_cache *sc, const char *rel, const char *format,
+                          jl_state *st, char *path, size_t cap)
 {
-    *seen = false;
     if (!exp_has_asset(c, rel))
         return GOLDEN_OK;
-    char path[1024];
-    exp_disp(c, rel, path, sizeof path);
+    exp_disp(c, rel, path, cap);
     origin o = {path, 0, 0, ""};
     int ok = exp_check_path(c, rel, &o, "layout");
     if (ok <= 0)
         return ok;
     if (!(st->schema = exp_schema_get(sc, format, c->err)))
         return GOLDEN_ERR;
-    *seen = true;
+    return 1;
+}
+
+int exp_folder_jsonl(vctx *c, schema_cache *sc, const char *rel, const char *format,
+                        golden_jsonl_fn fn, jl_state *st, bool *seen)
+{
+    char path[1024];
+    int ok = jsonl_prologue(c, sc, rel, format, st, path, sizeof path);
+    *seen = ok == 1;
+    if (!*seen)
+        return ok;
     return golden_doc_each_jsonl(path, fn, st, c->err) != 0 ? GOLDEN_ERR : GOLDEN_OK;
 }
 
 int exp_folder_jsonl_par(vctx *c, schema_cache *sc, const char *rel, const char *format,
                          lg_jsonl_par *p, jl_state *st, bool *seen)
 {
-    *seen = false;
-    if (!exp_has_asset(c, rel))
-        return GOLDEN_OK;
     char path[1024];
-    exp_disp(c, rel, path, sizeof path);
-    origin o = {path, 0, 0, ""};
-    int ok = exp_check_path(c, rel, &o, "layout");
-    if (ok <= 0)
+    int ok = jsonl_prologue(c, sc, rel, format, st, path, sizeof path);
+    *seen = ok == 1;
+    if (!*seen)
         return ok;
-    if (!(st->schema = exp_schema_get(sc, format, c->err)))
-        return GOLDEN_ERR;
-    *seen = true;
     p->prep_ctx = p->take_ctx = st;
     return lg_doc_each_jsonl_par(path, p, c->err) != 0 ? GOLDEN_ERR : GOLDEN_OK;
 }

@@ -204,9 +204,8 @@ extern const char *const exp_datasets[];
 int exp_dataset_index(const char *name);
 /* Rule input-minimums, after the input manifest's pass. */
 int exp_input_minimums_rule(jl_state *s, const golden_doc *h, const char *rel);
-int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err);
 /* performance.c: raw-requests.jsonl through the pipeline: prep (schema, on a worker), take (in
- * file order: the schema's findings, then what exp_request_line does after validating). */
+ * file order: the schema's findings, then the request-id, tally and stage-order rules). */
 typedef struct {
     long n;               /* violations (0: valid) */
     golden_violation *v;  /* malloc'ed, n of them */

@@ -46,11 +46,6 @@ static const char *const stage_ptr[] = {"/stages/client_queue", "/stages/service
 static int request_taken(jl_state *s, golden_doc *d, size_t line_no,
                          const exp_request_slot *pre, golden_error *err);
 
-static int request_checked(jl_state *s, golden_doc *d, size_t line_no, golden_error *err)
-{
-    return request_taken(s, d, line_no, NULL, err);
-}
-
 /* The stage-order rule's loop would find nothing: every start_ns and end_ns an integer, each
  * stage ending at or after its start and starting at or after the previous one's end. */
 static bool stages_plain(const json_t *root)
@@ -68,14 +63,6 @@ static bool stages_plain(const json_t *root)
         prev_end = end;
     }
     return true;
-}
-
-int exp_request_line(void *ctx, golden_doc *d, size_t line_no, golden_error *err)
-{
-    jl_state *s = ctx;
-    if (exp_validate(s->c->out, s->schema, d, s->c->threads, err) < 0)
-        return -1;
-    return request_checked(s, d, line_no, err);
 }
 
 /* On a worker: the line's schema check (the compiled fast path for the common shape, else
