@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
 
 #include "gate/decide_int.h"
 #include "exp/check_internal.h"
@@ -983,14 +985,41 @@ static int pass_task(void *ctx, size_t item, int worker, golden_error *err)
         j->rc = verify_and_read(j->dir, j->o, j->v, j->pre, j->ready, j->err);
         return 0;
     }
-    char *p = gate_path(j->dir, "performance/raw-requests.jsonl");
+    /* opened without following a link at either component: this runs before the pass has
+     * checked the folder's paths, so a symlinked performance/ or raw file (which the check
+     * refuses) is never read here; bytes and size are those of the descriptor hashed */
+    char *d = gate_path(j->dir, "performance");
+    int dfd = d ? open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int fd = dfd >= 0 ? openat(dfd, "raw-requests.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
     struct stat st;
+    golden_sha256 *h = NULL;
     golden_error herr;
     golden_error_clear(&herr);
-    j->hashed = p && stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-                golden_sha256_file(p, j->hex, &herr) == 0;
-    j->bytes = j->hashed ? (long long)st.st_size : 0;
-    free(p);
+    bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+              (h = golden_sha256_new(&herr)) != NULL;
+    long long total = 0;
+    char *buf = ok ? malloc(1 << 20) : NULL;
+    ok = ok && buf;
+    while (ok) {
+        ssize_t r = read(fd, buf, 1 << 20);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            ok = r == 0;
+            break;
+        }
+        total += r;
+        ok = golden_sha256_update(h, buf, (size_t)r, &herr) == 0;
+    }
+    j->hashed = ok && total == (long long)st.st_size && golden_sha256_final(h, j->hex, &herr) == 0;
+    j->bytes = j->hashed ? total : 0;
+    free(buf);
+    golden_sha256_free(h);
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
+    free(d);
     return 0;
 }
 
