@@ -148,20 +148,28 @@ static void add_tiled(long double *s, golden_dtype rt, golden_dtype xt, const un
                     row[2] = mn;
                 }
             }
+            /* non-finite pairs are left to the element checks: here they become the pair
+             * (0, 0), which adds +0 to each sum and leaves it as it was (a sum that starts at
+             * +0 is never -0: +0 + -0 is +0, and an exact cancellation gives +0), and is no
+             * larger |c| than any; so no branch in the column loop */
+            for (size_t q = 0; q < nr * nc; q++)
+                if (!isfinite(rv[q]) || !isfinite(xv[q]))
+                    rv[q] = xv[q] = 0;
             for (size_t k = 0; k < nc; k++) {
                 long double *c = s + (cb + k) * COL_SUMS;
-                long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4];
+                long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+                /* the largest |c| in double: every value it is ever set to is a double's
+                 * (a chunk's sums start at 0), so the comparisons and the result are exact */
+                double c4 = (double)c[4];
                 for (size_t i = 0; i < nr; i++) {
-                    double a = rv[i * nc + k], b = xv[i * nc + k];
-                    if (isfinite(a) && isfinite(b)) { /* non-finite pairs: the element checks */
-                        long double la = a, lb = b;
-                        c0 += la * lb;
-                        c1 += la * la;
-                        c2 += lb * lb;
-                        c3 += (lb - la) * (lb - la);
-                        if (fabsl(lb) > c4)
-                            c4 = fabsl(lb);
-                    }
+                    double b = xv[i * nc + k];
+                    long double la = rv[i * nc + k], lb = b;
+                    c0 += la * lb;
+                    c1 += la * la;
+                    c2 += lb * lb;
+                    c3 += (lb - la) * (lb - la);
+                    if (fabs(b) > c4)
+                        c4 = fabs(b);
                 }
                 c[0] = c0;
                 c[1] = c1;
