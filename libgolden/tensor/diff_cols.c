@@ -36,12 +36,13 @@ size_t diff_cols_size(const golden_diff_job *j)
 }
 
 /* rs: per-row sums of the reference and candidate and the reference's row minimum (3 per
- * row; chunks hold whole rows, so each row is summed by one worker, in order), or NULL. */
-static void add_side(long double *s, const golden_diff_job *j, golden_dtype rt, golden_dtype xt,
-                     const unsigned char *r, const unsigned char *x, uint64_t first, uint64_t n,
-                     long double *rs)
+ * row; chunks hold whole rows, so each row is summed by one worker, in order), or NULL.
+ * The plain order: element by element (every column's and every row's sums in element
+ * order); the general case (a channel axis other than the last, a chunk not of whole rows). */
+static void add_plain(long double *s, golden_dtype rt, golden_dtype xt, const unsigned char *r,
+                      const unsigned char *x, uint64_t first, uint64_t n, uint64_t cols,
+                      uint64_t ncol, uint64_t inner, long double *rs)
 {
-    uint64_t cols = j->setup.row_len, ncol = j->col_n, inner = j->col_inner;
     double rv[1024], xv[1024];
     size_t wr = golden_dtype_size(rt), wx = golden_dtype_size(xt);
     for (uint64_t off = 0; off < n; off += 1024) {
@@ -50,14 +51,20 @@ static void add_side(long double *s, const golden_diff_job *j, golden_dtype rt, 
         golden_convert_to_f64(xt, x + off * wx, m, xv);
         /* the column of element e is (e / inner) % ncol; in stays e % inner */
         uint64_t col = ((first + off) / inner) % ncol, in = (first + off) % inner;
+        /* the row of element e is e / cols; at stays e % cols */
+        uint64_t row_i = (first + off) / cols, at = (first + off) % cols;
         for (size_t i = 0; i < m; i++) {
             double a = rv[i], b = xv[i];
             if (rs) {
-                long double *row = rs + 3 * ((first + off + i) / cols);
+                long double *row = rs + 3 * row_i;
                 row[0] += a;
                 row[1] += b;
-                if (a < row[2] || (first + off + i) % cols == 0)
+                if (a < row[2] || at == 0)
                     row[2] = a;
+            }
+            if (++at == cols) {
+                at = 0;
+                row_i++;
             }
             if (isfinite(a) && isfinite(b)) { /* non-finite pairs: the element checks */
                 long double *c = s + col * COL_SUMS, la = a, lb = b;
@@ -75,6 +82,120 @@ static void add_side(long double *s, const golden_diff_job *j, golden_dtype rt, 
             }
         }
     }
+}
+
+/* The channel axis is the last and the chunk is whole rows of ncol elements: the same sums in
+ * tiles of up to TILE_COLS columns by TILE_ELEMS / width rows, each tile converted once into
+ * L1. A column's five sums then stay in registers down the tile's rows and a row's three
+ * along its columns, instead of a load and a store of every long double for every element
+ * (and one 64-bit division per element for the row). Every sum still takes its terms in the
+ * plain order: a column's in row order (tiles of rows are taken in order), a row's in column
+ * order (the tiles of one band of rows are taken left to right), so the bits are the same. */
+/* A NaN with its quiet bit set. A signaling NaN (f16's widening keeps one) is quieted when x87
+ * loads it, and the plain loop loads every term before adding it; here the compiler may add
+ * it from memory instead, where x87 keeps the sum's own NaN rather than the term's: quieting
+ * the term first gives the plain loop's NaN either way (test_diff_cols). */
+static inline double quiet(double v)
+{
+    if (v == v)
+        return v;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    u |= UINT64_C(1) << 51;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+#define TILE_COLS 64
+#define TILE_ELEMS 2048
+static void add_tiled(long double *s, golden_dtype rt, golden_dtype xt, const unsigned char *r,
+                      const unsigned char *x, uint64_t first, uint64_t n, uint64_t ncol,
+                      long double *rs)
+{
+    double rv[TILE_ELEMS], xv[TILE_ELEMS];
+    size_t wr = golden_dtype_size(rt), wx = golden_dtype_size(xt);
+    uint64_t rows = n / ncol, row0 = first / ncol;
+    size_t tc = ncol < TILE_COLS ? (size_t)ncol : TILE_COLS, tr = TILE_ELEMS / tc;
+    for (uint64_t rb = 0; rb < rows; rb += tr) {
+        size_t nr = rows - rb < tr ? (size_t)(rows - rb) : tr;
+        for (uint64_t cb = 0; cb < ncol; cb += tc) {
+            size_t nc = ncol - cb < tc ? (size_t)(ncol - cb) : tc;
+            /* the tile, row by row: element (i, k) at rv[i * nc + k] */
+            if (nc == ncol) {
+                golden_convert_to_f64(rt, r + rb * ncol * wr, nr * nc, rv);
+                golden_convert_to_f64(xt, x + rb * ncol * wx, nr * nc, xv);
+            } else {
+                for (size_t i = 0; i < nr; i++) {
+                    uint64_t e = (rb + i) * ncol + cb;
+                    golden_convert_to_f64(rt, r + e * wr, nc, rv + i * nc);
+                    golden_convert_to_f64(xt, x + e * wx, nc, xv + i * nc);
+                }
+            }
+            if (rs) {
+                for (size_t i = 0; i < nr; i++) {
+                    long double *row = rs + 3 * (row0 + rb + i);
+                    long double s0 = row[0], s1 = row[1], mn = row[2];
+                    const double *ra = rv + i * nc, *xa = xv + i * nc;
+                    for (size_t k = 0; k < nc; k++) {
+                        double a = quiet(ra[k]);
+                        s0 += a;
+                        s1 += quiet(xa[k]);
+                        if (a < mn || (cb == 0 && k == 0))
+                            mn = a;
+                    }
+                    row[0] = s0;
+                    row[1] = s1;
+                    row[2] = mn;
+                }
+            }
+            /* non-finite pairs are left to the element checks: here they become the pair
+             * (0, 0), which adds +0 to each sum and leaves it as it was (a sum that starts at
+             * +0 is never -0: +0 + -0 is +0, and an exact cancellation gives +0), and is no
+             * larger |c| than any; so no branch in the column loop */
+            for (size_t q = 0; q < nr * nc; q++)
+                if (!isfinite(rv[q]) || !isfinite(xv[q]))
+                    rv[q] = xv[q] = 0;
+            for (size_t k = 0; k < nc; k++) {
+                long double *c = s + (cb + k) * COL_SUMS;
+                long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+                /* the largest |c| in double: every value it is ever set to is a double's
+                 * (a chunk's sums start at 0), so the comparisons and the result are exact */
+                double c4 = (double)c[4];
+                for (size_t i = 0; i < nr; i++) {
+                    double b = xv[i * nc + k];
+                    long double la = rv[i * nc + k], lb = b;
+                    c0 += la * lb;
+                    c1 += la * la;
+                    c2 += lb * lb;
+                    c3 += (lb - la) * (lb - la);
+                    if (fabs(b) > c4)
+                        c4 = fabs(b);
+                }
+                c[0] = c0;
+                c[1] = c1;
+                c[2] = c2;
+                c[3] = c3;
+                c[4] = c4;
+            }
+        }
+    }
+}
+
+void diff_cols_add(long double *s, golden_dtype rt, golden_dtype xt, const void *r, const void *x,
+                   uint64_t first, uint64_t n, uint64_t cols, uint64_t ncol, uint64_t inner,
+                   long double *rs)
+{
+    if (inner == 1 && ncol == cols && first % ncol == 0 && n % ncol == 0)
+        add_tiled(s, rt, xt, r, x, first, n, ncol, rs);
+    else
+        add_plain(s, rt, xt, r, x, first, n, cols, ncol, inner, rs);
+}
+
+static void add_side(long double *s, const golden_diff_job *j, golden_dtype rt, golden_dtype xt,
+                     const unsigned char *r, const unsigned char *x, uint64_t first, uint64_t n,
+                     long double *rs)
+{
+    diff_cols_add(s, rt, xt, r, x, first, n, j->setup.row_len, j->col_n, j->col_inner, rs);
 }
 
 void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const void *bb,

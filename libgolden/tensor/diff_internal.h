@@ -72,6 +72,13 @@ size_t diff_cols_size(const golden_diff_job *j); /* long doubles of one chunk's 
 void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const void *bb,
                      uint64_t first, uint64_t n, long double *part);
 void diff_cols_merge(golden_diff_job *j, const long double *part);
+/* One side's sums of elements first .. first + n - 1 into s (COL_SUMS per column) and, when
+ * rs is not NULL, the per-row sums (rows of `cols` elements); ncol columns, inner elements
+ * after the channel axis. Tiled when the channel axis is the last and the range is whole
+ * rows; the same bits either way (tests/unit/test_diff_cols.c). */
+void diff_cols_add(long double *s, golden_dtype rt, golden_dtype xt, const void *r, const void *x,
+                   uint64_t first, uint64_t n, uint64_t cols, uint64_t ncol, uint64_t inner,
+                   long double *rs);
 int diff_cols_finish(golden_diff_job *j); /* -1 on ENOMEM */
 
 /* Trend report (diff_trend.c; information, never a gate): a series of layer-tier tensors

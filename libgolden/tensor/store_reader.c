@@ -170,15 +170,12 @@ static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, 
  * and never written: HDF5 would hand out fill values, or leave the buffer as it was), -1 on
  * error. Chunked data counts its chunks: HDF5's space status calls a compressed dataset
  * "partly allocated" because its chunks are smaller than their nominal size. */
-static int storage_written(hid_t d, const golden_tensor_info *t)
+static int storage_written(hid_t d, hid_t dcpl, const golden_tensor_info *t)
 {
-    hid_t dcpl = H5Dget_create_plist(d);
-    if (dcpl < 0)
-        return -1;
+    /* (dcpl: the dataset's creation list, fetched once by the caller) */
     H5D_layout_t layout = H5Pget_layout(dcpl);
     hsize_t chunk[GOLDEN_MAX_RANK];
     int crank = layout == H5D_CHUNKED ? H5Pget_chunk(dcpl, GOLDEN_MAX_RANK, chunk) : 0;
-    H5Pclose(dcpl);
     if (layout < 0 || crank < 0)
         return -1;
     if (layout == H5D_CHUNKED) {
@@ -203,8 +200,8 @@ static int storage_written(hid_t d, const golden_tensor_info *t)
  * (the committed /bfloat16 of newer goldens compares equal to the anonymous one of older
  * ones), never something HDF5 would convert on reading; and a tensor with elements must have
  * every byte of its storage written. */
-static int check_stored_type(hid_t d, hid_t ft, const golden_tensor_info *t, const char *where,
-                             golden_error *err)
+static int check_stored_type(hid_t d, hid_t ft, hid_t dcpl, const golden_tensor_info *t,
+                             const char *where, golden_error *err)
 {
     hid_t canon = lg_store_type(t->dtype);
     htri_t same = canon >= 0 ? H5Tequal(ft, canon) : -1;
@@ -227,7 +224,7 @@ static int check_stored_type(hid_t d, hid_t ft, const golden_tensor_info *t, con
     }
     if (t->count == 0)
         return GOLDEN_OK;
-    int written = storage_written(d, t);
+    int written = storage_written(d, dcpl, t);
     if (written < 0)
         return lg_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
     if (!written)
@@ -238,15 +235,18 @@ static int check_stored_type(hid_t d, hid_t ft, const golden_tensor_info *t, con
 
 /* Where a direct read finds the data (golden_reader's pread path): the dataset is
  * contiguous, unfiltered, in the file itself, allocated and stored exactly as canonical
- * bytes; -1 otherwise (then HDF5 reads it). Golden and plain datasets alike. */
-static int64_t direct_offset(hid_t d, hid_t dcpl, hid_t ft, const golden_tensor_info *t)
+ * bytes; -1 otherwise (then HDF5 reads it). Golden and plain datasets alike. canonical: the
+ * stored type is already known to be the dtype's canonical one (a golden's tensor, checked by
+ * check_stored_type), so it is not compared again. */
+static int64_t direct_offset(hid_t d, hid_t dcpl, hid_t ft, const golden_tensor_info *t,
+                             bool canonical)
 {
     int64_t at = -1;
-    hid_t canon = lg_store_type(t->dtype);
+    hid_t canon = canonical ? -1 : lg_store_type(t->dtype);
     haddr_t off = H5Dget_offset(d);
-    if (canon >= 0 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+    if ((canonical || canon >= 0) && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
         H5Pget_nfilters(dcpl) == 0 && H5Pget_external_count(dcpl) == 0 &&
-        off != HADDR_UNDEF && H5Tequal(ft, canon) > 0 &&
+        off != HADDR_UNDEF && (canonical || H5Tequal(ft, canon) > 0) &&
         H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
         at = (int64_t)off;
     if (canon >= 0)
@@ -349,7 +349,7 @@ static int load_tensor(golden_reader *r, const char *name)
                                                        "raw file");
     }
     if (rc == GOLDEN_OK) {
-        rc = check_stored_type(d, ft, t, where, err);
+        rc = check_stored_type(d, ft, dcpl, t, where, err);
     }
     for (int k = 0; rc == GOLDEN_OK && k < ATTR_COUNT; k++) {
         if (ta.bad & (1u << k))
@@ -369,7 +369,7 @@ static int load_tensor(golden_reader *r, const char *name)
     } else {
         t->op_family = ta.op_family;
         t->source = ta.source;
-        rt.offset = direct_offset(d, dcpl, ft, t);
+        rt.offset = direct_offset(d, dcpl, ft, t, true);
     }
     free(dtype);
     free(sha);
@@ -475,14 +475,14 @@ static int load_plain(golden_reader *r, const char *name)
             if (rc != GOLDEN_OK)
                 snprintf(err->where, sizeof err->where, "%s", where);
         }
-        int written = rc == GOLDEN_OK && t->count ? storage_written(d, t) : 1;
+        int written = rc == GOLDEN_OK && t->count ? storage_written(d, dcpl, t) : 1;
         if (rc == GOLDEN_OK && written < 0)
             rc = lg_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
         else if (rc == GOLDEN_OK && !written)
             rc = golden_fail_what(err, GOLDEN_EINVAL, where,
                                   "dataset storage was never (completely) written: it holds no tensor");
         if (rc == GOLDEN_OK && !rt.enum_bool)
-            rt.offset = direct_offset(d, dcpl, ft, t);
+            rt.offset = direct_offset(d, dcpl, ft, t, false);
     }
     close_dataset(d, ft, sp, dcpl);
     if (rc != GOLDEN_OK || !numeric)
