@@ -193,9 +193,19 @@ cat > oracle.py <<'EOF'
 import json, struct, sys, numpy as np, h5py
 mdir, golden = sys.argv[1], sys.argv[2]
 cfg = json.load(open(mdir + "/config.json"))
-raw = open(mdir + "/model.safetensors", "rb").read()
-hn = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + hn]); base = 8 + hn
+import os
+files = {}
+if os.path.exists(mdir + "/model.safetensors.index.json"):
+    wm = json.load(open(mdir + "/model.safetensors.index.json"))["weight_map"]
+else:
+    wm = None
+def shard(fn):
+    if fn not in files:
+        raw = open(mdir + "/" + fn, "rb").read(); hn = struct.unpack("<Q", raw[:8])[0]
+        files[fn] = (raw, json.loads(raw[8:8 + hn]), 8 + hn)
+    return files[fn]
 def W(name):
+    raw, hdr, base = shard(wm[name] if wm else "model.safetensors")
     t = hdr[name]; a, b = t["data_offsets"]; buf = raw[base + a:base + b]
     if t["dtype"] == "BF16":
         x = (np.frombuffer(buf, "<u2").astype(np.uint32) << 16).view(np.float32)
@@ -230,17 +240,22 @@ def forward(ids):
         a = o.reshape(T, nh * hd) @ W(p + "self_attn.o_proj.weight").T
         x = x + a
         h = rms(x, W(p + "post_attention_layernorm.weight"))
-        rl = h @ W(p + "mlp.gate.weight").T
-        pr = np.exp(rl - rl.max(-1, keepdims=True)); pr /= pr.sum(-1, keepdims=True)
-        ids_k = np.argsort(-pr, axis=-1, kind="stable")[:, :K]
-        wk = np.take_along_axis(pr, ids_k, -1)
-        if cfg["norm_topk_prob"]: wk = wk / wk.sum(-1, keepdims=True)
-        m = np.zeros_like(x)
-        for t in range(T):
-            for j in range(K):
-                e = ids_k[t, j]; pe = p + "mlp.experts.%d." % e
-                gg = h[t] @ W(pe + "gate_proj.weight").T; uu = h[t] @ W(pe + "up_proj.weight").T
-                m[t] += wk[t, j] * ((gg / (1 + np.exp(-gg)) * uu) @ W(pe + "down_proj.weight").T)
+        if L in cfg.get("mlp_only_layers", []):  # a dense SwiGLU layer
+            gg = h @ W(p + "mlp.gate_proj.weight").T; uu = h @ W(p + "mlp.up_proj.weight").T
+            m = (gg / (1 + np.exp(-gg)) * uu) @ W(p + "mlp.down_proj.weight").T
+            ids_k = rl = None
+        else:
+            rl = h @ W(p + "mlp.gate.weight").T
+            pr = np.exp(rl - rl.max(-1, keepdims=True)); pr /= pr.sum(-1, keepdims=True)
+            ids_k = np.argsort(-pr, axis=-1, kind="stable")[:, :K]
+            wk = np.take_along_axis(pr, ids_k, -1)
+            if cfg["norm_topk_prob"]: wk = wk / wk.sum(-1, keepdims=True)
+            m = np.zeros_like(x)
+            for t in range(T):
+                for j in range(K):
+                    e = ids_k[t, j]; pe = p + "mlp.experts.%d." % e
+                    gg = h[t] @ W(pe + "gate_proj.weight").T; uu = h[t] @ W(pe + "up_proj.weight").T
+                    m[t] += wk[t, j] * ((gg / (1 + np.exp(-gg)) * uu) @ W(pe + "down_proj.weight").T)
         x = x + m
         taps[L] = dict(attn_out=a, mlp_out=m, hidden=x, topk_ids=ids_k, logits=rl)
     logits = rms(x, W("model.norm.weight")) @ W("lm_head.weight").T
@@ -258,10 +273,26 @@ for cid in sys.argv[3:]:
             gt = g["layers/%d/%s" % (L, nm)][()].astype(np.float64); w = taps[L][nm]; n += 1
             dd = np.abs(gt - w).max() / max(1.0, np.abs(w).max())
             if dd > 2e-5: bad.append("%s: layers/%d/%s differs from numpy by %.3g" % (cid, L, nm, dd))
+        if taps[L]["topk_ids"] is None:
+            if "layers/%d/router/topk_ids" % L in g: bad.append("%s: router taps of the dense layer %d" % (cid, L))
+            continue
         n += 1
         if not np.array_equal(g["layers/%d/router/topk_ids" % L][()], taps[L]["topk_ids"]): bad.append("%s: layers/%d/router/topk_ids differ from numpy's" % (cid, L))
 print("; ".join(bad[:4]) if bad else "%d tensors" % n); sys.exit(1 if bad else 0)
 EOF
 if r=$($PY oracle.py m f32-j1.h5 p1 p7 p8 p9 p63 p64 p65 d65 2>&1); then ok "f32: numpy float64 forward pass ($r)"; else notok "f32: numpy float64 forward pass" "$r"; fi
 if r=$($PY oracle.py m f32-ext/g.h5 e63-1 e64-3 e65-3 2>&1); then ok "f32: numpy on the long prefills ($r)"; else notok "f32: numpy on the long prefills" "$r"; fi
+# f16 and f32 weights (other conversion paths than bf16's), a dense layer 1, three shards
+for wd in f16 f32; do
+    sh=""; [ $wd = f16 ] && sh="--shards 3"
+    expect_exit "$wd weights: make-model" 0 npu-replay make-model --preset tiny --seed 6 --dtype $wd --dense-layer 1 $sh -o m$wd
+    R="npu-replay run --model m$wd --manifest a/man.jsonl --side baseline --warmup 1 --runs 4"
+    expect_exit "$wd weights: -j 1" 0 $R -j1 --golden w$wd-j1.h5 --raw w$wd-j1.jsonl
+    expect_exit "$wd weights: -j 2, concurrency 4" 0 $R -j2 --concurrency 4 --golden w$wd-c4.h5 --raw w$wd-c4.jsonl
+    expect_exit "$wd weights: -j 2, chunk=8, bf16" 0 $R -j2 --backend-opt chunk=8 --backend-opt dtype=bf16 --golden w$wd-ch8b.h5 --raw w$wd-ch8b.jsonl
+    expect_exit "$wd weights: -j 1, bf16" 0 $R -j1 --backend-opt dtype=bf16 --golden w$wd-b.h5 --raw w$wd-b.jsonl
+    same "$wd weights: -j 1 = -j 2 at concurrency 4" w$wd-j1.h5 w$wd-c4.h5
+    same "$wd weights, bf16: chunk=8 at -j 2 = -j 1" w$wd-b.h5 w$wd-ch8b.h5
+    if r=$($PY oracle.py m$wd w$wd-j1.h5 p1 p7 p8 p9 p63 p64 p65 d65 2>&1); then ok "$wd weights: numpy float64 forward pass ($r)"; else notok "$wd weights: numpy float64 forward pass" "$r"; fi
+done
 exit $FAILED
