@@ -254,6 +254,112 @@ d = [n for n in ha if ha[n] != hb.get(n)]
 print(", ".join(d) if d else "%d tensors" % len(ha)); sys.exit(1 if d else 0)
 EOF
 ); then ok "histogram: default chunk = --chunk 777 ($r)"; else notok "histogram: default chunk = --chunk 777" "$r"; fi
+# the logits and tokens tiers: row metrics against numpy, rows that cross the 1 Mi chunk
+# ([20, 100000]), a vocabulary under 5, one row of one entry, no row; an f32 reference against
+# a bf16 candidate with near ties (top-2 gap under one bf16 step at |top1|) and flips in them
+$PY - <<'EOF' || notok "generate the logits and tokens"
+import numpy as np
+rng = np.random.default_rng(4)
+def bf16(x):
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+R, C = [], []
+def emit(name, r, c, dc="f32", dr="f32"):
+    shp = "x".join(map(str, r.shape)); fn = "raw/" + name.replace("/", "_")
+    enc = lambda x, dt: bf16(x).tobytes() if dt == "bf16" else np.asarray(x).astype({"f32": "<f4", "i64": "<i8"}[dt]).tobytes()
+    open(fn + ".r", "wb").write(enc(r, dr)); open(fn + ".c", "wb").write(enc(c, dc))
+    R.append("%s:%s:%s:file=%s.r" % (name, dr, shp, fn)); C.append("%s:%s:%s:file=%s.c" % (name, dc, shp, fn))
+for name, shape, amp in (("x/logits", (20, 100000), 0.05), ("y/logits", (7, 3), 0.3), ("z/logits", (33, 65), 0.3),
+                         ("one/logits", (1, 1), 0.1), ("e/logits", (0, 10), 0.1)):
+    r = (rng.standard_normal(shape) * 3).astype(np.float32)
+    emit(name, r, (r + rng.standard_normal(shape) * amp).astype(np.float32))
+r = (rng.standard_normal((64, 50)) * 4).astype(np.float32)
+for i in range(0, 64, 4):          # near ties: the top two a fraction of a bf16 step apart
+    j = int(np.argmax(r[i])); k = (j + 7) % 50
+    r[i, k] = r[i, j] - np.float32(abs(r[i, j])) * np.float32(2.0 ** -10) * (i % 3 + 1)
+c = r + rng.standard_normal(r.shape).astype(np.float32) * 0.02
+emit("w/logits", r, c, dc="bf16")
+t = rng.integers(0, 151936, (10, 30)); u = t.copy(); u[2, 17:] = 5; u[7, 3] += 1; u[9, 29] = 0
+emit("run/tokens", t, u, "i64", "i64")
+t = rng.integers(0, 1000, (30,)); u = t.copy(); u[12] += 1
+emit("seq/tokens", t, u, "i64", "i64")
+t = rng.integers(0, 1000, (1, 1)); emit("one/tokens", t, t.copy(), "i64", "i64")
+open("lref.specs", "w").write("\n".join(R) + "\n"); open("lcand.specs", "w").write("\n".join(C) + "\n")
+EOF
+for s in lref lcand; do
+    tr '\n' '\0' < $s.specs | xargs -0 make-golden $s.h5 > mk.txt 2>&1 || notok "make-golden $s.h5" "$(head -c 300 mk.txt)"
+done
+diffrun "logits and tokens" lt lref.h5 lcand.h5
+diffrun "logits and tokens, --chunk 1000" lt1k --chunk 1000 lref.h5 lcand.h5
+cat > lcheck.py <<'EOF'
+import json, sys, numpy as np
+np.seterr(all="ignore")
+rep = json.load(open(sys.argv[1])); tens = {t["name"]: t for t in rep["tensors"]}
+def load(side):
+    d = {}
+    for line in open(side + ".specs"):
+        name, dt, shp, src = line.strip().split(":", 3); raw = open(src[5:], "rb").read()
+        if dt == "bf16": x = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        elif dt == "i64": x = np.frombuffer(raw, "<i8")
+        else: x = np.frombuffer(raw, "<f4").astype(np.float64)
+        d[name] = (dt, x.reshape(tuple(int(v) for v in shp.split("x"))))
+    return d
+R, C = load("lref"), load("lcand"); bad = []; n = [0]
+def close(w, k, got, want, tol=1e-9):
+    n[0] += 1
+    if want is None:
+        if got is not None: bad.append("%s %s: %r, numpy none" % (w, k, got))
+    elif got is None or abs(got - want) > tol * abs(want) + 1e-15: bad.append("%s %s: %r, numpy %r" % (w, k, got, want))
+def exact(w, k, got, want):
+    n[0] += 1
+    if got != want: bad.append("%s %s: %r, numpy %r" % (w, k, got, want))
+def lsm(x): m = x.max(); return x - m - np.log(np.sum(np.exp(x - m)))
+def step(v, dt):  # one step of the format at |v|
+    if dt == "bf16": return 2.0 ** (np.floor(np.log2(abs(v))) - 7) if v else 2.0 ** -133
+    return float(np.spacing(np.float32(abs(v))))
+exact("report", "tensors", sorted(tens), sorted(R))
+for name in sorted(R):
+    t = tens.get(name)
+    if t is None: continue
+    dr, r = R[name]; dc, c = C[name]
+    if name.endswith("logits"):
+        exact(name, "tier", t["tier"], "logits")
+        V = r.shape[-1]; rr = r.reshape(-1, V); cc = c.reshape(-1, V); rows = rr.shape[0]
+        exact(name, "rows", t["rows"], rows)
+        if rows == 0: continue
+        coarse = "bf16" if "bf16" in (dr, dc) else "f32"
+        m1 = []; ov = []; kl = []; lmax = 0.0; nt = 0; ntf = 0
+        for a, b in zip(rr, cc):
+            ia, ib = int(np.argmax(a)), int(np.argmax(b)); m1.append(ia == ib)
+            ta = list(np.argsort(-a, kind="stable")[:5]); tb = list(np.argsort(-b, kind="stable")[:5])
+            ov.append(len(set(ta) & set(tb)) / max(len(ta), len(tb)))
+            la, lb = lsm(a), lsm(b); p = np.exp(la)
+            kl.append(float(np.sum(p * (la - lb)))); lmax = max(lmax, float(np.max(np.abs(lb - la))))
+            srt = np.sort(a)[::-1]
+            if V >= 2 and srt[0] - srt[1] < step(srt[0], coarse):
+                nt += 1; ntf += ia != ib
+        close(name, "top1_match", t["top1_match"], float(np.mean(m1)))
+        close(name, "top5_overlap", t["top5_overlap"], float(np.mean(ov)))
+        close(name, "kl_max", t["kl_max"], max(kl), 1e-7); exact(name, "kl_max_row", t["kl_max_row"], int(np.argmax(kl)))
+        close(name, "kl_mean", t["kl_mean"], float(np.mean(kl)), 1e-7)
+        close(name, "logsoftmax_max_abs", t["logsoftmax_max_abs"], lmax, 1e-7)
+        exact(name, "near_tie_rows", t["near_tie_rows"], nt); exact(name, "near_tie_flips", t["near_tie_flips"], ntf)
+    else:
+        exact(name, "tier", t["tier"], "tokens")
+        L = r.shape[-1]; rr = r.reshape(-1, L); cc = c.reshape(-1, L)
+        fd = [int(np.flatnonzero(a != b)[0]) if np.any(a != b) else -1 for a, b in zip(rr, cc)]
+        exact(name, "sequences", t["sequences"], rr.shape[0])
+        exact(name, "sequences_exact", t["sequences_exact"], sum(v == -1 for v in fd))
+        exact(name, "first_divergence", t["first_divergence"], fd)
+        exact(name, "mismatches", t["mismatches"], int(np.sum(r != c)))
+w = tens.get("w/logits")
+if w and not (w["near_tie_rows"] >= 8): bad.append("w/logits: only %r near-tie rows: the test lost its ties" % w["near_tie_rows"])
+print("; ".join(bad[:6]) if bad else "%d values" % n[0]); sys.exit(1 if bad else 0)
+EOF
+for v in lt.j1 lt1k.j2; do
+    if r=$($PY lcheck.py $v.json 2>&1); then ok "logits and tokens ($v): rows, top-1, top-5, KL, log-softmax, near ties, divergences = numpy ($r)"
+    else notok "logits and tokens ($v) = numpy" "$r"; fi
+done
 # what a NaN column and a NaN row do to the verdict: a new NaN fails, and the reason names the first
 for t in g/nancol g/nanrow g/bigcol g/bigrow g/infs; do
     if $PY -c '
