@@ -12,6 +12,7 @@
 # one byte; empty ranges; aliasing buffers, another chip, another space; barriers; and 40
 # seeded random graphs. Every report is the same bytes at -j 1 and -j 2 and on the three
 # loading paths (streamed, GOLDEN_GRAPH_STREAM_BYTES=1G: the tree path, GOLDEN_GRAPH_FAST_OPS=0).
+# Then --redundant and --remove against the same oracle under the documented removal model.
 . "$GOLDEN_ROOT/tests/e2e/lib.sh"
 FAILED=0
 notok() { echo "not ok $1${2:+: $2}"; FAILED=1; }
@@ -284,4 +285,168 @@ for n in range(40):
     open("rand%02d.json" % n, "w").write(json.dumps(g, indent=None if n % 2 else 1))
 EOF
 for g in rand*.json; do check "random ${g%.json}" "$g"; done
+# 30 seeded graphs of producer -> sync -> consumer steps (a wait, a barrier, an after entry,
+# both, a second wait for one signal): syncs that matter and syncs that do not
+$PY - <<'EOF'
+import json, random
+for n in range(30):
+    r = random.Random(777 + n)
+    nq = r.randint(2, 4); qs = [{"id": "q%d" % i, "chip": 0} for i in range(nq)]
+    bufs = [{"id": "b%d" % i, "chip": 0, "space": "ddr", "address": 128 * i, "size": 128} for i in range(r.randint(1, 3))]
+    ops = []; ev = [0]
+    def add(o): o["id"] = "o%d" % len(ops); ops.append(o); return o["id"]
+    def rng():
+        lo = r.choice([0, 0, 32, 64, 96]); return lo, r.choice([h for h in (32, 64, 96, 128) if h > lo])
+    for step in range(r.randint(3, 7)):
+        p, c = r.sample([q["id"] for q in qs], 2); b = r.choice(bufs)["id"]
+        lo, hi = rng()
+        w = add({"queue": p, "writes": [{"buffer": b, "offset": lo, "size": hi - lo}]})
+        how = r.choice(["wait", "wait", "barrier", "after", "wait+after"])
+        after = []
+        if "wait" in how:
+            e = "e%d" % ev[0]; ev[0] += 1
+            add({"queue": p, "kind": "signal", "event": e}); add({"queue": c, "kind": "wait", "event": e})
+            if r.random() < 0.3: add({"queue": c, "kind": "wait", "event": e})   # a second wait: one of the two is idle
+        if how == "barrier": add({"kind": "barrier", "queues": sorted({p, c} | ({r.choice(qs)["id"]} if r.random() < 0.5 else set()))})
+        if "after" in how: after = [w]
+        lo2, hi2 = rng()
+        o = {"queue": c, r.choice(["reads", "reads", "writes"]): [{"buffer": b, "offset": lo2, "size": hi2 - lo2}]}
+        if after: o["after"] = after
+        add(o)
+    open("sync%02d.json" % n, "w").write(json.dumps({"schema": "calculet-graph/v1", "queues": qs, "buffers": bufs, "ops": ops}))
+EOF
+for g in sync*.json; do check "synced ${g%.json}" "$g"; done
+
+# --redundant and --remove against the removal model (docs/dag-check.md "One removal model"):
+# every listed sync, removed alone, adds no race ("implied" ones change no ordering at all);
+# every sync whose removal alone adds no race is listed; --remove of a seeded set of 1 to 3
+# syncs lists only true races of the graph without them, every racing byte, every pair when the
+# report says all_pairs, `new` exactly for the races the set exposed, exposed_by exactly the
+# removed syncs on a path between the two ops; the same bytes at -j 1 and -j 2
+cat > oracle2.py <<'EOF'
+# oracle2.py redundant GRAPH REPORT | remove GRAPH REPORT SYNC,...: --redundant and --remove
+# against the removal model of docs/dag-check.md ("One removal model"): a wait is its
+# signal -> wait edge, an `after` entry its edge, a barrier its node (its queues run straight
+# on; its `after` edges both ways go too)
+import json, sys, collections
+mode, gpath, rpath = sys.argv[1:4]
+g = json.load(open(gpath)); ops = g["ops"]; idx = {o["id"]: i for i, o in enumerate(ops)}
+buf = {b["id"]: b for b in g["buffers"]}
+sig = {o["event"]: i for i, o in enumerate(ops) if o.get("kind") == "signal"}
+def reach_of(removed):  # removed: set of ("after", op, pred) / ("wait", op) / ("barrier", op)
+    gone = {idx[s[1]] for s in removed if s[0] == "barrier"}
+    succ = collections.defaultdict(set); last = {}
+    for i, o in enumerate(ops):
+        if i in gone: continue
+        qs = o["queues"] if o.get("kind") == "barrier" else [o["queue"]]
+        for q in qs:
+            if q in last: succ[last[q]].add(i)
+            last[q] = i
+        for p in o.get("after", []):
+            if idx[p] not in gone and ("after", o["id"], p) not in removed: succ[idx[p]].add(i)
+        if o.get("kind") == "wait" and ("wait", o["id"]) not in removed: succ[sig[o["event"]]].add(i)
+    reach = [0] * len(ops)
+    for u in range(len(ops) - 1, -1, -1):
+        m = 0
+        for v in succ[u]: m |= (1 << v) | reach[v]
+        reach[u] = m
+    return reach, gone
+acc = []
+for i, o in enumerate(ops):
+    if o.get("kind", "compute") != "compute": continue
+    for lst in ("reads", "writes"):
+        for k, a in enumerate(o.get(lst, [])):
+            b = buf[a["buffer"]]; off = a.get("offset", 0); size = a.get("size", b["size"] - off); lo = b["address"] + off
+            acc.append((i, lst, k, b["chip"], b["space"], lo, lo + size, a["buffer"]))
+def races(reach):
+    out = {}
+    for A in acc:
+        for B in acc:
+            if A[0] >= B[0] or ops[A[0]]["queue"] == ops[B[0]]["queue"] or A[3:5] != B[3:5]: continue
+            lo, hi = max(A[5], B[5]), min(A[6], B[6])
+            if lo >= hi or (A[1] == "reads" and B[1] == "reads"): continue
+            if (reach[A[0]] >> B[0]) & 1 or (reach[B[0]] >> A[0]) & 1: continue
+            kind = "WAW" if A[1] == B[1] else ("RAW" if A[1] == "writes" else "WAR")
+            out[(ops[A[0]]["id"], ops[B[0]]["id"], kind, lo, hi, A[1], A[2], B[1], B[2])] = (A[0], B[0])
+    return out
+def parse(s):
+    if ":after:" in s: op, pred = s.split(":after:"); return ("after", op, pred)
+    return (ops[idx[s]].get("kind"), s)
+def key(r): return (r["a"], r["b"], r["kind"], r["address"][0], r["address"][1], r["access_a"]["list"], r["access_a"]["index"], r["access_b"]["list"], r["access_b"]["index"])
+base_reach, _ = reach_of(set()); base_races = races(base_reach)
+rep = json.load(open(rpath)); bad = []
+def same_order(reach, gone):
+    return all(((reach[u] >> v) & 1) == ((base_reach[u] >> v) & 1) for u in range(len(ops)) for v in range(len(ops)) if u not in gone and v not in gone)
+if mode == "redundant":
+    listed = {}
+    for s in rep["redundant_syncs"]:
+        t = parse(s["sync"]); listed[t] = s["reason"]
+        if t[0] != s["kind"]: bad.append("%s: kind %s, the graph says %s" % (s["sync"], s["kind"], t[0]))
+        reach, gone = reach_of({t})
+        if s["reason"] == "implied" and not same_order(reach, gone): bad.append("%s: 'implied', yet removing it changes happens-before" % s["sync"])
+        new = set(races(reach)) - set(base_races)
+        if new: bad.append("%s (%s): removing it alone adds %d race(s), e.g. %s" % (s["sync"], s["reason"], len(new), sorted(new)[0][:5]))
+    # every sync whose removal alone adds no race is listed
+    allsyncs = [("wait", o["id"]) for o in ops if o.get("kind") == "wait"] + [("barrier", o["id"]) for o in ops if o.get("kind") == "barrier"] \
+             + [("after", o["id"], p) for o in ops for p in o.get("after", [])]
+    n_idle = 0
+    for t in allsyncs:
+        reach, gone = reach_of({t})
+        if set(races(reach)) - set(base_races): continue
+        n_idle += 1
+        if t not in listed: bad.append("%s: removing it alone adds no race, not listed" % (":after:".join(t[1:]) if t[0] == "after" else t[1]))
+    msg = "%d syncs, %d idle" % (len(allsyncs), n_idle)
+else:
+    rem = {parse(s) for s in sys.argv[4].split(",")}
+    reach, gone = reach_of(rem); now = races(reach)
+    got = {key(r): r for r in rep["races"]}
+    extra = set(got) - set(now)
+    if extra: bad.append("races that are none: %s" % sorted(extra)[:2])
+    if rep.get("all_pairs") and set(now) - set(got):  # the report says it lists every racing pair
+        bad.append('"all_pairs": true, yet %d racing pair(s) missing, e.g. %s' % (len(set(now) - set(got)), sorted(set(now) - set(got))[0][:5]))
+    miss = {z for k in now for z in range(k[3], k[4])} - {z for k in got for z in range(k[3], k[4])}
+    if miss: bad.append("racing bytes not covered: %s" % sorted(miss)[:3])
+    newset = set(now) - set(base_races)
+    for k, r in got.items():
+        if k not in now: continue
+        if r.get("new") != (k in newset): bad.append("%s: new %r, oracle %r" % (k[:3], r.get("new"), k in newset))
+        ex = {parse(s) for s in r.get("exposed_by", [])}
+        if k in newset and (not ex or not ex <= rem): bad.append("%s: exposed_by %s, not a non-empty part of the removed set" % (k[:3], r.get("exposed_by")))
+        if k in newset:  # exposed_by: the removed syncs that lay on a path between the two ops, in the graph with them
+            a, b = now[k]
+            def le(u, v): return u == v or (base_reach[u] >> v) & 1
+            on = set()
+            for t in rem:
+                if t[0] == "after": u, v = idx[t[2]], idx[t[1]]
+                elif t[0] == "wait": u, v = sig[ops[idx[t[1]]]["event"]], idx[t[1]]
+                else: u = v = idx[t[1]]
+                if le(a, u) and le(v, b): on.add(t)
+            if ex != on: bad.append("%s: exposed_by %s, the removed syncs on a path between them %s" % (k[:3], sorted(ex), sorted(on)))
+    want = "fail" if newset else "pass"
+    if rep["verdict"] != want and not (rep.get("aliases") and not newset): bad.append("verdict %s, oracle %s (%d new races)" % (rep["verdict"], want, len(newset)))
+    msg = "%d races, %d new" % (len(now), len(newset))
+print("; ".join(bad[:4]) if bad else msg); sys.exit(1 if bad else 0)
+EOF
+for g in rand*.json sync*.json; do
+    rm -f red1.json red2.json
+    dag-check --redundant -j 1 --json red1.json "$g" > /dev/null 2>&1
+    dag-check --redundant -j 2 --json red2.json "$g" > /dev/null 2>&1
+    if ! cmp -s red1.json red2.json; then notok "--redundant ${g%.json}: -j 1 = -j 2" "$(diff red1.json red2.json | head -4 | tr '\n' ' ')"
+    elif r=$($PY oracle2.py redundant "$g" red1.json 2>&1); then ok "--redundant ${g%.json} ($r)"
+    else notok "--redundant ${g%.json}" "$r"; fi
+    set=$($PY -c '
+import json, sys, random
+g = json.load(open(sys.argv[1])); r = random.Random(sys.argv[1])
+s = [o["id"] for o in g["ops"] if o.get("kind") in ("wait", "barrier")] + ["%s:after:%s" % (o["id"], p) for o in g["ops"] for p in o.get("after", [])]
+print(",".join(r.sample(s, min(len(s), r.randint(1, 3)))) if s else "")' "$g")
+    [ -n "$set" ] || continue
+    for a in "" --all; do
+        rm -f rm1.json rm2.json
+        dag-check $a --remove "$set" -j 1 --json rm1.json "$g" > /dev/null 2>&1
+        dag-check $a --remove "$set" -j 2 --json rm2.json "$g" > /dev/null 2>&1
+        if ! cmp -s rm1.json rm2.json; then notok "$a --remove $set ${g%.json}: -j 1 = -j 2" "$(diff rm1.json rm2.json | head -4 | tr '\n' ' ')"
+        elif r=$($PY oracle2.py remove "$g" rm1.json "$set" 2>&1); then ok "${a:+$a }--remove $set ${g%.json} ($r)"
+        else notok "${a:+$a }--remove $set ${g%.json}" "$r"; fi
+    done
+done
 exit $FAILED
