@@ -44,6 +44,10 @@ for name, shape in (("g/row1", (1, 300)), ("g/col1", (300, 1)), ("g/a33x65", (33
                     ("g/a65x33", (65, 33)), ("g/one", (1, 1)), ("g/empty", (0, 7))):
     emit(name, shape, *pair(shape))
 r, c, b = pair((100, 40)); c[:, 13] = np.nan; emit("g/nancol", (100, 40), r, c, b)
+# a quiet channel (below 1/8 of the median column norm: judged against the floor, its cosine
+# left out) and an all-zero reference channel whose candidate is within atol (left out)
+r, c, b = pair((100, 40)); r[:, 5] *= 1e-3; c[:, 5] = r[:, 5] * 1.5; r[:, 9] = 0; c[:, 9] = 1e-7; b[:, 9] = 0
+emit("g/lowcol", (100, 40), r, c, b)
 r, c, b = pair((100, 40)); c[57, :] = np.nan; emit("g/nanrow", (100, 40), r, c, b)
 r, c, b = pair((80, 16))
 r[3, 4] = np.inf; c[3, 4] = -np.inf           # +Inf vs -Inf: a class change
@@ -189,15 +193,23 @@ def rowcol(name, t, r, c):
             norms.append(np.linalg.norm(a))
             cos.append((float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))) if f.any() else None, j))
             rel.append((float(np.linalg.norm(b - a) / np.linalg.norm(a)) if f.any() else None, j))
+        atol = TOL["f32"][0]
+        # left out: an all-zero reference column whose candidate is within atol, and a column
+        # without a finite pair (a candidate column of NaN: the new-NaN check fails it)
+        out = {j for j in range(R2.shape[1]) if np.all(R2[:, j] == 0) and np.all(np.abs(C2[:, j]) <= atol)}
+        out |= {j for j in range(R2.shape[1]) if not np.any(np.isfinite(R2[:, j]) & np.isfinite(C2[:, j]))}
+        exact(name, "columns_judged", t.get("columns_judged"), R2.shape[1] - len(out))
         F = np.median([x for x in norms if x > 0]) / 8
-        cj = [(v, j) for v, j in cos if v is not None and norms[j] >= F]
-        rj = [(v, j) for v, j in rel if v is not None]
+        cj = [(v, j) for v, j in cos if v is not None and norms[j] >= F and j not in out]
+        rj = [(v, j) for v, j in rel if v is not None and j not in out]
         if cj:
             m = min(cj); close(name, "min_column_cosine", t.get("min_column_cosine"), m[0])
             exact(name, "min_column_cosine_column", t.get("min_column_cosine_column"), m[1])
         if rj:
             m = max(rj, key=lambda v: (v[0], -v[1])); close(name, "max_column_rel_err", t.get("max_column_rel_err"), m[0])
             exact(name, "max_column_rel_err_column", t.get("max_column_rel_err_column"), m[1])
+            jr = [float(np.linalg.norm((C2[:, j] - R2[:, j])[np.isfinite(C2[:, j] - R2[:, j])]) / max(norms[j], F)) for v, j in rj]
+            close(name, "max_column_judged_rel_err", t.get("max_column_judged_rel_err"), max(jr))
     else:
         exact(name, "columns (not column-judged)", t.get("columns") or None, None)
 def hist(name, t, r, c):
