@@ -282,6 +282,21 @@ print("; ".join(bad[:4]) if bad else "%d tensors" % n); sys.exit(1 if bad else 0
 EOF
 if r=$($PY oracle.py m f32-j1.h5 p1 p7 p8 p9 p63 p64 p65 d65 2>&1); then ok "f32: numpy float64 forward pass ($r)"; else notok "f32: numpy float64 forward pass" "$r"; fi
 if r=$($PY oracle.py m f32-ext/g.h5 e63-1 e64-3 e65-3 2>&1); then ok "f32: numpy on the long prefills ($r)"; else notok "f32: numpy on the long prefills" "$r"; fi
+# conform (docs/conformance.md: the causal mask, KV positions, lanes, tail, reset, router,
+# determinism all compare one path of the backend with another) at --budget 0 (no time-bound
+# random positions): every check passes, and the report is the same at -j 1 and -j 2 but for
+# its timings (seconds, the kv-growth curve's tpot_s); in f32 and bf16
+for dt in f32 bf16; do
+    for j in 1 2; do
+        npu-replay conform --model m --backend-opt dtype=$dt --budget 0 --max-context 160 --backend-log backend.log -j $j --json conf-$dt-$j.json > conf-$dt-$j.txt 2>&1
+        echo "exit $?" >> conf-$dt-$j.txt
+    done
+    if grep -q "^exit 0" conf-$dt-1.txt && grep -q '"verdict": "pass"' conf-$dt-1.json; then ok "$dt: conform passes"
+    else notok "$dt: conform passes" "$(grep -v '^ *[0-9]' conf-$dt-1.txt | head -5 | tr '\n' ' ')"; fi
+    for j in 1 2; do sed -E 's/"(seconds|tpot_s)": [0-9.e+-]+/"\1": S/' conf-$dt-$j.json > conf-$dt-$j.s; done
+    if [ -s conf-$dt-1.s ] && cmp -s conf-$dt-1.s conf-$dt-2.s; then ok "$dt: conform -j 1 = -j 2"
+    else notok "$dt: conform -j 1 = -j 2" "$(diff conf-$dt-1.s conf-$dt-2.s | head -6 | tr '\n' ' ')"; fi
+done
 # f16 and f32 weights (other conversion paths than bf16's), a dense layer 1, three shards
 for wd in f16 f32; do
     sh=""; [ $wd = f16 ] && sh="--shards 3"
