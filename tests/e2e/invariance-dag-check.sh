@@ -324,7 +324,8 @@ for g in sync*.json; do check "synced ${g%.json}" "$g"; done
 # report says all_pairs, `new` exactly for the races the set exposed, exposed_by exactly the
 # removed syncs on a path between the two ops; the same bytes at -j 1 and -j 2
 cat > oracle2.py <<'EOF'
-# oracle2.py redundant GRAPH REPORT | remove GRAPH REPORT SYNC,...: --redundant and --remove
+# oracle2.py redundant GRAPH REPORT | remove|baseline GRAPH REPORT SYNC,...: --redundant, --remove
+# and --baseline GRAPH CANDIDATE (the candidate: GRAPH without SYNC,...)
 # against the removal model of docs/dag-check.md ("One removal model"): a wait is its
 # signal -> wait edge, an `after` entry its edge, a barrier its node (its queues run straight
 # on; its `after` edges both ways go too)
@@ -398,6 +399,8 @@ if mode == "redundant":
     msg = "%d syncs, %d idle" % (len(allsyncs), n_idle)
 else:
     rem = {parse(s) for s in sys.argv[4].split(",")}
+    if mode == "baseline":  # a barrier deleted from the candidate takes its own `after` entries with it
+        rem |= {("after", t[1], p) for t in list(rem) if t[0] == "barrier" for p in ops[idx[t[1]]].get("after", [])}
     reach, gone = reach_of(rem); now = races(reach)
     got = {key(r): r for r in rep["races"]}
     extra = set(got) - set(now)
@@ -447,6 +450,37 @@ print(",".join(r.sample(s, min(len(s), r.randint(1, 3)))) if s else "")' "$g")
         if ! cmp -s rm1.json rm2.json; then notok "$a --remove $set ${g%.json}: -j 1 = -j 2" "$(diff rm1.json rm2.json | head -4 | tr '\n' ' ')"
         elif r=$($PY oracle2.py remove "$g" rm1.json "$set" 2>&1); then ok "${a:+$a }--remove $set ${g%.json} ($r)"
         else notok "${a:+$a }--remove $set ${g%.json}" "$r"; fi
+    done
+done
+# --baseline GRAPH CANDIDATE, the candidate being GRAPH without a seeded set of 1 to 3 syncs
+# (after entries dropped, waits and barriers deleted): the same judgement as --remove of that set
+# (a deleted barrier takes its own after entries with it), default and --all, -j 1 = -j 2
+cat > mkcand.py <<'EOF'
+import json, sys, random
+g = json.load(open(sys.argv[1])); r = random.Random("cand" + sys.argv[1])
+named = {p for o in g["ops"] for p in o.get("after", [])}
+s = [o["id"] for o in g["ops"] if o.get("kind") in ("wait", "barrier") and o["id"] not in named] + ["%s:after:%s" % (o["id"], p) for o in g["ops"] for p in o.get("after", [])]
+if not s: sys.exit(3)
+pick = r.sample(s, min(len(s), r.randint(1, 3)))
+for t in pick:
+    if ":after:" in t:
+        op, p = t.split(":after:")
+        for o in g["ops"]:
+            if o["id"] == op:
+                o["after"] = [x for x in o["after"] if x != p]
+                if not o["after"]: del o["after"]
+    else: g["ops"] = [o for o in g["ops"] if o["id"] != t]
+open(sys.argv[2], "w").write(json.dumps(g)); print(",".join(pick))
+EOF
+for g in rand*.json sync*.json; do
+    set=$($PY mkcand.py "$g" cand.json) || continue
+    for a in "" --all; do
+        rm -f bl1.json bl2.json
+        dag-check $a --baseline "$g" cand.json -j 1 --json bl1.json > /dev/null 2>&1
+        dag-check $a --baseline "$g" cand.json -j 2 --json bl2.json > /dev/null 2>&1
+        if ! cmp -s bl1.json bl2.json; then notok "${a:+$a }--baseline ${g%.json} without $set: -j 1 = -j 2" "$(diff bl1.json bl2.json | head -4 | tr '\n' ' ')"
+        elif r=$($PY oracle2.py baseline "$g" bl1.json "$set" 2>&1); then ok "${a:+$a }--baseline ${g%.json} without $set ($r)"
+        else notok "${a:+$a }--baseline ${g%.json} without $set" "$r"; fi
     done
 done
 exit $FAILED
