@@ -88,6 +88,18 @@ decide() {
 summ clean "$D"; decide clean "$D"
 summ groups grp; decide groups grp
 expect_grep "groups: decided (a label, not exit 2)" "^exit [01]$" d1.out
+# --check at -j 2 of the summary written at -j 1 follows (exit 0); one stored P99 moved by 1 %
+# is a finding naming the case and the field (exit 1), the same at -j 1 and -j 2
+expect_exit "groups: summarize --check -j 2 of the -j 1 summary" 0 exp-gate summarize --check -j 2 sj1/F
+$PY - sj1/F/performance/summary.json <<'EOF'
+import json, sys
+p = sys.argv[1]; s = json.load(open(p))
+c = [e for e in s["cases"] if e["baseline"].get("p99") is not None][0]; c["baseline"]["p99"] = round(c["baseline"]["p99"] * 1.01, 6)
+open(p, "w").write(json.dumps(s, indent=2) + "\n")
+EOF
+for j in 1 2; do exp-gate summarize --check -j $j sj1/F > chk$j.txt 2>&1; echo "exit $?" >> chk$j.txt; done
+if grep -q "^exit 1" chk1.txt && grep -q "p99" chk1.txt && cmp -s chk1.txt chk2.txt; then ok "--check: a moved P99 is a finding, the same at -j 1 and -j 2"
+else notok "--check: a moved P99 is a finding, the same at -j 1 and -j 2" "$(head -c 300 chk1.txt) | $(diff chk1.txt chk2.txt | head -3 | tr '\n' ' ')"; fi
 summ repeated rep; decide repeated rep
 expect_grep "repeated: decide refuses (request-unique)" "^exit 2$" d1.out
 expect_grep "repeated: the rule named" "request-unique|repeat" d1.err
