@@ -17,7 +17,8 @@
 
 typedef struct {
     unsigned version;            /* 1, 2 with graph and experiment_id, 3 with checkpoint, 4
-                                  * with the backend's options */
+                                  * with the backend's options, 5: the result has
+                                  * requests_cancelled and stop_call */
     golden_backend *backend;
     const char *manifest;
     const char *side;            /* "baseline" or "candidate" */
@@ -65,7 +66,16 @@ typedef struct {
     json_t *hashes;              /* {case_id, host, chip, sha256}: each case's clean-run hash */
     int64_t rounds;              /* rounds done (options version 3 on) */
     bool resumed;                /* continued from a checkpoint */
+    /* options version 5 on: the stop (SIGINT/SIGTERM) or --duration end that cut a round */
+    size_t requests_cancelled;   /* requests of the dropped round whose call was cancelled */
+    int stop_call;               /* GOLDEN_SOAK_STOP_CALL_*: how the call under way ended */
 } golden_soak_result;
+
+/* golden_soak_result.stop_call, the result's "stop_call" */
+enum { GOLDEN_SOAK_STOP_CALL_NONE = 0,  /* no call was cut: no stop, a stop between calls, or
+                                         * in process (the call ended on its own) */
+       GOLDEN_SOAK_STOP_CALL_CANCELLED, /* cancelled (ABI v2 cancel), lanes empty, host closed */
+       GOLDEN_SOAK_STOP_CALL_KILLED };  /* the backend host was killed */
 
 /* Soak; 0 (see res: mismatches or faults make it a failure) or GOLDEN_ERR (could not soak: no
  * case, a reference run that fails, more lanes than the backend has). */
