@@ -331,7 +331,9 @@ static int wait_msg(hostp *h, uint64_t deadline, replay_host_msg *m)
         uint64_t t = now_ns();
         if (t >= deadline)
             return WAIT_HUNG;
-        uint64_t left_ms = (deadline - t) / 1000000u + 1;
+        uint64_t until = h->cut_at && !h->stop_handled && h->cut_at < deadline ? h->cut_at
+                                                                                 : deadline;
+        uint64_t left_ms = until > t ? (until - t) / 1000000u + 1 : 1; /* the cut on time */
         struct pollfd p = {h->sock, POLLIN, 0};
         int r = poll(&p, 1, left_ms > 100 ? 100 : (int)left_ms);
         if (r < 0 && errno != EINTR)
