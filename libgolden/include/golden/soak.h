@@ -24,14 +24,17 @@ typedef struct {
     const char *side;            /* "baseline" or "candidate" */
     size_t n_globs;
     const char *const *globs;    /* case ids (fnmatch); none = all */
-    double duration;             /* seconds (> 0): no new round starts after it */
+    double duration;             /* seconds (> 0): no new round starts after it, and the
+                                  * round under way when it passes is cut as by a stop and
+                                  * dropped (the soak is done, not interrupted) */
     int concurrency;             /* requests in flight, one a lane (>= 1) */
     uint64_t seed;               /* the delay and order generator */
     double jitter_max_us;        /* each call waits a uniform [0, jitter_max_us] first */
     volatile sig_atomic_t *stop; /* set by a signal handler: the soak ends; a round it cut
-                                  * short (a backend host is killed by it, even mid-call) is
-                                  * dropped whole, counts and generator as before it, and is run
-                                  * again by a resume; never a fault. Before the first round:
+                                  * short (the call under way cancelled on a v2 backend with
+                                  * cancel, its backend host killed otherwise) is dropped whole,
+                                  * counts and generator as before it, and is run again by a
+                                  * resume; never a fault. Before the first round:
                                   * GOLDEN_ERR "interrupted" */
     /* version 2 */
     const char *graph;           /* the compiled graph soaked (a file: its SHA-256 is the
