@@ -43,15 +43,17 @@ waitround() {
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 CPU="npu-replay soak --model m --manifest man.jsonl --cases random-prefill-* -j1 --duration 1h --concurrency 3 --seed 5 --jitter 0 --checkpoint-every 0 --backend-opt inject=kv_lane2_zero"
-# stopcheck NAME SIG CMD...: start the soak CMD (its checkpoint NAME.ck, result NAME.json, log
-# NAME.log), send SIG once it is past round 2, and record its exit status and how long it took
+# stopsoak NAME SIG CMD...: start the soak CMD (its checkpoint NAME.ck, result NAME.json), send
+# SIG 0.2 s after it is past round 2 (not at once: the checkpoint is written between rounds,
+# where no call is under way; a round takes 0.6 s or more here), and record its exit status and
+# how long it took
 stopsoak() {
     _n=$1; _sig=$2; shift 2
     rm -f $_n.ck $_n.json $_n.log
     "$@" --checkpoint $_n.ck -o $_n.json > $_n.out 2> $_n.err &
     _pid=$!
     if waitround $_n.ck 2 $_pid; then ok "$_n: past round 2"; else notok "$_n: past round 2" "$(head -c 200 $_n.err)"; fi
-    kill -$_sig $_pid 2>/dev/null
+    sleep 0.2; kill -$_sig $_pid 2>/dev/null
     _t0=$(now_ms)
     ( sleep 20; kill -KILL $_pid 2>/dev/null ) & _kp=$!
     wait $_pid; st=$?
@@ -97,16 +99,16 @@ stopsoak cpu-int INT $CPU --rounds 8 --backend-opt delay_us=200000
 expect_rounds "cpu SIGINT" cpu-int.json "$R" 3 1
 
 # ---- the version 2 test plug-in: a cancel that empties the lane, and one that leaks ----
-PL="npu-replay soak --model m --manifest man.jsonl --cases random-prefill-* -j1 --duration 1h --concurrency 2 --seed 5 --jitter 0 --checkpoint-every 0 --rounds 12"
+PL="npu-replay soak --model m --manifest man.jsonl --cases random-prefill-* -j1 --duration 1h --concurrency 2 --seed 5 --jitter 0 --checkpoint-every 0 --rounds 8"
 cd p
-stopsoak v2 TERM $PL --backend "$V2" --backend-opt delay_us=150000 --backend-log v2.log
+stopsoak v2 TERM $PL --backend "$V2" --backend-opt delay_us=400000 --backend-log v2.log
 [ "$st" = 0 ] && ok "v2 plug-in SIGTERM: exit 0" || notok "v2 plug-in SIGTERM: exit 0" "exit $st: $(head -c 300 v2.err)"
 [ "$(jf v2.json '(d["interrupted"], d.get("stop_call"), d.get("requests_cancelled"))')" = "(True, 'cancelled', 1)" ] \
     && ok "v2 plug-in SIGTERM: stop_call cancelled" || notok "v2 plug-in SIGTERM: stop_call cancelled" "$(jf v2.json '(d["interrupted"], d.get("stop_call"))')"
 expect_grep "v2 plug-in SIGTERM: the host was closed, not killed" '^test-backend: closed$' v2.log
 expect_rounds "v2 plug-in SIGTERM" v2.json "$R" 2 0
 RV2=$R
-stopsoak leak TERM $PL --backend "$V2" --backend-opt delay_us=150000 --backend-opt cancel_leaks=1 --backend-log leak.log
+stopsoak leak TERM $PL --backend "$V2" --backend-opt delay_us=400000 --backend-opt cancel_leaks=1 --backend-log leak.log
 [ "$st" = 0 ] && ok "leaking cancel SIGTERM: exit 0" || notok "leaking cancel SIGTERM: exit 0" "exit $st: $(head -c 300 leak.err)"
 [ "$(jf leak.json '(d["interrupted"], d.get("stop_call"), d.get("requests_cancelled"))')" = "(True, 'killed', 0)" ] \
     && ok "leaking cancel SIGTERM: stop_call killed (a lane not empty)" || notok "leaking cancel SIGTERM: stop_call killed" "$(jf leak.json '(d["interrupted"], d.get("stop_call"))')"
@@ -116,15 +118,15 @@ expect_exit "plug-in: the uninterrupted soak of the $R rounds before the stop" 0
     npu-replay soak --model m --manifest man.jsonl --cases random-prefill-* -j1 --duration 1h --concurrency 2 --seed 5 --jitter 0 --rounds "$R" --backend "$V2" -o pr$R.json
 [ -s pr$R.json ] && [ "$(counts pr$R.json)" = "$(counts leak.json)" ] && ok "leaking cancel: counts and hash rows = a --rounds $R soak" \
     || notok "leaking cancel: counts and hash rows = a --rounds $R soak" "$(counts leak.json | head -c 100) vs $(counts pr$R.json | head -c 100)"
-expect_exit "leaking cancel: resume (a fresh host)" 0 $PL --backend "$V2" --backend-opt delay_us=150000 --backend-opt cancel_leaks=1 --checkpoint leak.ck --resume -o leak.json --force
-expect_exit "plug-in: the uninterrupted soak of 12 rounds" 0 \
-    npu-replay soak --model m --manifest man.jsonl --cases random-prefill-* -j1 --duration 1h --concurrency 2 --seed 5 --jitter 0 --rounds 12 --backend "$V2" -o pr12.json
-[ -s pr12.json ] && [ "$(counts pr12.json)" = "$(counts leak.json)" ] && ok "leaking cancel: resumed counts = the uninterrupted soak's" \
-    || notok "leaking cancel: resumed counts = the uninterrupted soak's" "$(counts leak.json | head -c 100) vs $(counts pr12.json | head -c 100)"
-expect_rounds "leaking cancel resumed" leak.json 12 2 0
+expect_exit "leaking cancel: resume (a fresh host)" 0 $PL --backend "$V2" --backend-opt delay_us=400000 --backend-opt cancel_leaks=1 --checkpoint leak.ck --resume -o leak.json --force
+expect_exit "plug-in: the uninterrupted soak of 8 rounds" 0 \
+    npu-replay soak --model m --manifest man.jsonl --cases random-prefill-* -j1 --duration 1h --concurrency 2 --seed 5 --jitter 0 --rounds 8 --backend "$V2" -o pr8.json
+[ -s pr8.json ] && [ "$(counts pr8.json)" = "$(counts leak.json)" ] && ok "leaking cancel: resumed counts = the uninterrupted soak's" \
+    || notok "leaking cancel: resumed counts = the uninterrupted soak's" "$(counts leak.json | head -c 100) vs $(counts pr8.json | head -c 100)"
+expect_rounds "leaking cancel resumed" leak.json 8 2 0
 
 # ---- a version 1 plug-in (no cancel): killed, as before ----
-stopsoak v1 INT $PL --backend "$V1" --backend-opt delay_us=150000 --backend-log v1.log
+stopsoak v1 INT $PL --backend "$V1" --backend-opt delay_us=400000 --backend-log v1.log
 [ "$st" = 0 ] && ok "v1 plug-in SIGINT: exit 0" || notok "v1 plug-in SIGINT: exit 0" "exit $st: $(head -c 300 v1.err)"
 [ "$(jf v1.json '(d["interrupted"], d.get("stop_call"), d.get("requests_cancelled"))')" = "(True, 'killed', 0)" ] \
     && ok "v1 plug-in SIGINT: stop_call killed" || notok "v1 plug-in SIGINT: stop_call killed" "$(jf v1.json '(d["interrupted"], d.get("stop_call"))')"
@@ -137,7 +139,7 @@ for v in "v2:$V2:" "leak:$V2:--backend-opt cancel_leaks=1" "v1:$V1:"; do
     rm -f run-$n.*
     npu-replay run --model m --manifest man.jsonl --side baseline --golden run-$n.h5 --raw run-$n.jsonl \
         --warmup 0 --runs 40 --cases random-prefill-p1-o1-00 --taps none --backend "$be" \
-        --backend-opt delay_us=150000 $extra --backend-log run-$n.log > run-$n.out 2> run-$n.err &
+        --backend-opt delay_us=400000 $extra --backend-log run-$n.log > run-$n.out 2> run-$n.err &
     pid=$!
     sleep 1.2; kill -TERM $pid 2>/dev/null; wait $pid; st=$?
     [ "$st" = 2 ] && grep -q interrupted run-$n.err && ok "run $n SIGTERM: exit 2, interrupted" || notok "run $n SIGTERM: exit 2, interrupted" "exit $st: $(head -c 200 run-$n.err)"
