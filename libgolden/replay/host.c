@@ -653,7 +653,8 @@ static int on_stop(hostp *h, char *msg, size_t n)
                                             sizeof why) == 0) {
             h->op = op;
             h->stopped = true;
-            h->stop_call = REPLAY_STOP_CALL_CANCELLED;
+            /* a call of no lane (open of a new host, info, length) ended on its own */
+            h->stop_call = k ? REPLAY_STOP_CALL_CANCELLED : REPLAY_STOP_CALL_NONE;
             h->stop_lanes = k;
             return snprintf(msg, n, "interrupted"), -2;
         }

@@ -164,7 +164,8 @@ const golden_backend_vtable_v2 *replay_host_table(const void *self);
  * each; NULL when that call did not get so far). */
 void replay_host_batch_lengths(const void *self, const int64_t **before, const int64_t **after);
 /* A stop during a call (issue 33): how the call under way ended. NONE: no call was under way,
- * or it ended on its own (a backend in this process); CANCELLED: cancelled (a version 2 backend
+ * or it ended on its own (a backend in this process; with cancel, a call of no lane, such as
+ * open or length, is waited for within REPLAY_STOP_GRACE_S); CANCELLED: cancelled (a version 2 backend
  * with cancel), it answered within REPLAY_STOP_GRACE_S and every cancelled lane was empty, so
  * the host was closed the normal way; KILLED: the host was killed (no cancel, no answer in
  * time, or a lane that still held positions). */
