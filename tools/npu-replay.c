@@ -920,7 +920,7 @@ static int cmd_soak(const args *a)
         free(exp_graph);
         return rc;
     }
-    golden_soak_opts so = {4, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
+    golden_soak_opts so = {5, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
                            (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag,
                            sk.graph ? sk.graph : exp_graph, exp_id, sk.checkpoint,
                            sk.checkpoint_every, sk.resume, a->c->force, sk.rounds,

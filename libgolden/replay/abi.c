@@ -388,6 +388,18 @@ int replay_backend_length(golden_backend *b, int lane, int64_t *len, golden_erro
     return bk_status(b, replay_host_length(b->self, lane, len, msg, sizeof msg), msg, err);
 }
 
+void replay_backend_set_cut(golden_backend *b, uint64_t at_ns)
+{
+    if (b->isolated)
+        replay_host_set_cut(b->self, at_ns);
+}
+
+int replay_backend_stop_call(const golden_backend *b, size_t *lanes)
+{
+    *lanes = 0;
+    return b->isolated ? replay_host_stop_call(b->self, lanes) : REPLAY_STOP_CALL_NONE;
+}
+
 /* ---- ABI version 2 ---- */
 
 unsigned golden_backend_abi(const golden_backend *b) { return b->abi; }

@@ -67,6 +67,14 @@ typedef struct {
     size_t n_call_lanes, call_lanes_cap;
     int64_t *lens;          /* [2 * num_lanes]: before, then after the last step_batch */
     bool have_lens;
+    /* a stop (SIGINT/SIGTERM, or the soak's --duration cut at cut_at) during a call: with
+     * cancel, the call's lanes are cancelled (REPLAY_STOP_GRACE_S at most) and the host lives
+     * on to its normal close; otherwise it is killed. stop_handled: seen once, never again. */
+    uint64_t cut_at;        /* CLOCK_MONOTONIC ns, 0 = none */
+    bool stop_handled, in_cancel;
+    int stop_call;          /* REPLAY_STOP_CALL_* */
+    size_t stop_lanes;      /* the lanes cancelled at the stop */
+    int op;                 /* the call under way */
     struct { char name[96]; int64_t rows; } taps[MAX_CALL_TAPS];
     size_t n_taps;
 } hostp;
@@ -305,17 +313,27 @@ static int signalled(hostp *h, char *msg, size_t n)
     return 1;
 }
 
+/* The user's stop, or the soak's duration cut, not yet dealt with. */
+static bool stop_due(const hostp *h)
+{
+    if (h->stop_handled)
+        return false;
+    return (h->stop && *h->stop) || (h->cut_at && now_ns() >= h->cut_at);
+}
+
 static int wait_msg(hostp *h, uint64_t deadline, replay_host_msg *m)
 {
     for (;;) {
         if (stop_from_host(h))
             return WAIT_SIGNALLED;
-        if (h->stop && *h->stop)
+        if (stop_due(h))
             return WAIT_STOP;
         uint64_t t = now_ns();
         if (t >= deadline)
             return WAIT_HUNG;
-        uint64_t left_ms = (deadline - t) / 1000000u + 1;
+        uint64_t until = h->cut_at && !h->stop_handled && h->cut_at < deadline ? h->cut_at
+                                                                                 : deadline;
+        uint64_t left_ms = until > t ? (until - t) / 1000000u + 1 : 1; /* the cut on time */
         struct pollfd p = {h->sock, POLLIN, 0};
         int r = poll(&p, 1, left_ms > 100 ? 100 : (int)left_ms);
         if (r < 0 && errno != EINTR)
@@ -410,6 +428,7 @@ static const char *op_names[REPLAY_OP_COUNT] = {
     "close", "decode_at", "prefill_keep", "logits_at", "topk", "sample", "step_batch"};
 
 static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n);
+static int on_stop(hostp *h, char *msg, size_t n);
 
 /* One call: shm's arguments are filled; wait for its answer, serving taps and marks. Returns
  * the backend's own status (a status that would read as REPLAY_HOST_LOST becomes -1), or
@@ -438,10 +457,10 @@ static int serve(hostp *h, uint64_t deadline, char *msg, size_t n)
         if (w == WAIT_SIGNALLED)
             return lost(signalled(h, msg, n));
         if (w == WAIT_STOP) {
-            host_kill(h);
-            host_drop(h);
-            h->stopped = true;
-            return snprintf(msg, n, "interrupted"), -2;
+            int s = on_stop(h, msg, n);
+            if (s == 0)
+                continue; /* no call of the workload under way (close): its answer is awaited */
+            return s;
         }
         if (w == WAIT_HUNG)
             return WAIT_HUNG;
@@ -495,14 +514,15 @@ static int cancel_once(hostp *h, int lane, uint64_t deadline, int *rc, char *msg
     }
 }
 
-/* The call missed its deadline and the backend has cancel: cancel its lanes and wait up to one
- * more deadline (at most 5 s) for its answer. 0: the call ended (msg says so, the host lives);
- * 1: it did not (the caller kills the host as before). */
-static int cancel_at_deadline(hostp *h, const int *lanes, size_t n_lanes, double seconds,
-                              char *msg, size_t n)
+/* Cancel the call's lanes and wait until grace seconds from now for the call's answer and every
+ * cancel's. 0: all came (the host lives); 1: not in time, or the channel broke (the caller
+ * kills the host); -2: the host was lost meanwhile (msg says how). The deadline cancel and the
+ * stop's (on_stop) share it. */
+static int cancel_lanes(hostp *h, const int *lanes, size_t n_lanes, double grace, char *msg,
+                        size_t n)
 {
-    double grace = seconds < 5 ? seconds : 5;
     uint64_t until = now_ns() + (uint64_t)(grace * 1e9);
+    h->in_cancel = true;
     pthread_mutex_lock(&h->cmu);
     /* the cancels go out first (each answered once its lane is idle), then the call's answer */
     replay_host_cancel_msg c;
@@ -530,12 +550,23 @@ static int cancel_at_deadline(hostp *h, const int *lanes, size_t n_lanes, double
             r = 1;
     }
     pthread_mutex_unlock(&h->cmu);
+    h->in_cancel = false;
     if (r == -2) { /* the host was lost meanwhile: that message */
         snprintf(msg, n, "%s", why);
         return -2;
     }
+    return r != 0 ? 1 : 0;
+}
+
+/* The call missed its deadline and the backend has cancel: cancel its lanes and wait up to one
+ * more deadline (at most 5 s) for its answer. 0: the call ended (msg says so, the host lives);
+ * 1: it did not (the caller kills the host as before). */
+static int cancel_at_deadline(hostp *h, const int *lanes, size_t n_lanes, double seconds,
+                              char *msg, size_t n)
+{
+    int r = cancel_lanes(h, lanes, n_lanes, seconds < 5 ? seconds : 5, msg, n);
     if (r != 0)
-        return 1;
+        return r;
     char ln[64] = "";
     if (n_lanes == 1)
         snprintf(ln, sizeof ln, "lane %d", lanes[0]);
@@ -550,7 +581,7 @@ static int cancel_at_deadline(hostp *h, const int *lanes, size_t n_lanes, double
 /* After a cancel at the deadline: every cancelled lane must be as after reset (length 0,
  * backend.h). One that still holds positions is a protocol violation: the host is killed and
  * msg says which lane held how many (a harness that went on would read a half-filled lane). */
-static int cancelled_lanes_empty(hostp *h, double seconds, char *msg, size_t n)
+static int cancelled_lanes_empty(hostp *h, double seconds, const char *why, char *msg, size_t n)
 {
     int lanes[64];
     size_t k = h->n_call_lanes < 64 ? h->n_call_lanes : 64;
@@ -568,10 +599,16 @@ static int cancelled_lanes_empty(hostp *h, double seconds, char *msg, size_t n)
             host_kill(h);
             h->dead = true;
             host_drop(h);
-            snprintf(msg, n, "backend call %s missed its deadline of %.3f s; the backend answered "
-                     "the cancel but lane %d still holds %lld positions (a cancelled lane must be "
-                     "as after reset): protocol violation, backend host killed", op, seconds,
-                     lanes[i], (long long)len);
+            if (why)
+                snprintf(msg, n, "backend call %s cancelled %s; the backend answered the cancel "
+                         "but lane %d still holds %lld positions (a cancelled lane must be empty): "
+                         "protocol violation, backend host killed", op, why, lanes[i],
+                         (long long)len);
+            else
+                snprintf(msg, n, "backend call %s missed its deadline of %.3f s; the backend "
+                         "answered the cancel but lane %d still holds %lld positions (a cancelled "
+                         "lane must be as after reset): protocol violation, backend host killed",
+                         op, seconds, lanes[i], (long long)len);
             snprintf(h->last_death, sizeof h->last_death, "%.600s", msg);
         } else {
             snprintf(msg, n, "%s", m);
@@ -590,8 +627,51 @@ static bool lane_op(int op)
            op == REPLAY_OP_STEP_BATCH;
 }
 
+/* A stop came (the user's SIGINT/SIGTERM, or the soak's --duration cut) while the harness waited
+ * for the call under way. With cancel (a version 2 backend that has it): the call's lanes are
+ * cancelled, the call and the cancels answered within REPLAY_STOP_GRACE_S, every cancelled lane
+ * empty (the backend's length): the host lives on to its normal close (stop_call cancelled).
+ * Anything else, and every backend without cancel: the host is killed at once (killed). A close
+ * under way is no call of the workload: with cancel its answer is awaited (0), without the host
+ * is killed as before. -2 otherwise: the call failed with "interrupted", later calls too. */
+static int on_stop(hostp *h, char *msg, size_t n)
+{
+    h->stop_handled = true; /* once: the cancel, the length queries and the close go on */
+    bool with_cancel = (h->opt & REPLAY_HOST_HAS_CANCEL) && !h->in_cancel;
+    if (h->op == REPLAY_OP_CLOSE && with_cancel)
+        return 0;
+    if (with_cancel) {
+        int lanes[64];
+        size_t k = h->n_call_lanes < 64 ? h->n_call_lanes : 64;
+        memcpy(lanes, h->call_lanes, k * sizeof *lanes);
+        int op = h->op;
+        const char *name = h->op_name;
+        char why[REPLAY_HOST_MSG];
+        int c = cancel_lanes(h, lanes, k, REPLAY_STOP_GRACE_S, why, sizeof why);
+        h->op_name = name;
+        if (c == 0 && cancelled_lanes_empty(h, REPLAY_STOP_GRACE_S, "at a stop", why,
+                                            sizeof why) == 0) {
+            h->op = op;
+            h->stopped = true;
+            /* a call of no lane (open of a new host, info, length) ended on its own */
+            h->stop_call = k ? REPLAY_STOP_CALL_CANCELLED : REPLAY_STOP_CALL_NONE;
+            h->stop_lanes = k;
+            return snprintf(msg, n, "interrupted"), -2;
+        }
+        h->op = op;
+    }
+    if (h->op != REPLAY_OP_CLOSE)
+        h->stop_call = REPLAY_STOP_CALL_KILLED;
+    host_kill(h);
+    h->dead = true;
+    host_drop(h);
+    h->stopped = true;
+    return snprintf(msg, n, "interrupted"), -2;
+}
+
 static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
 {
+    h->op = op;
     h->op_name = op_names[op];
     h->call_start = now_ns();
     h->violation[0] = 0;
@@ -612,7 +692,7 @@ static int exchange_once(hostp *h, int op, double seconds, char *msg, size_t n)
     int w = serve(h, deadline, msg, n);
     if (w == WAIT_HUNG && (h->opt & REPLAY_HOST_HAS_CANCEL) && h->n_call_lanes > 0) {
         int c = cancel_at_deadline(h, h->call_lanes, h->n_call_lanes, seconds, msg, n);
-        if (c == 0 && cancelled_lanes_empty(h, seconds, msg, n) != 0)
+        if (c == 0 && cancelled_lanes_empty(h, seconds, NULL, msg, n) != 0)
             return -2; /* a cancel that left a lane holding positions: the host is killed */
         if (c == 0)
             return GOLDEN_BK_E_TIMEOUT; /* the host lives on: the backend's own kind of failure */
@@ -1126,6 +1206,13 @@ unsigned replay_host_abi(const void *self, unsigned *flags)
     const hostp *h = self;
     *flags = h->flags;
     return h->abi;
+}
+void replay_host_set_cut(void *self, uint64_t at_ns) { ((hostp *)self)->cut_at = at_ns; }
+int replay_host_stop_call(const void *self, size_t *lanes)
+{
+    const hostp *h = self;
+    *lanes = h->stop_call == REPLAY_STOP_CALL_CANCELLED ? h->stop_lanes : 0;
+    return h->stop_call;
 }
 const char *replay_host_name(const void *self) { return ((const hostp *)self)->name; }
 const char *replay_host_log(const void *self) { return ((const hostp *)self)->log; }

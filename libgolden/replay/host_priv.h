@@ -163,6 +163,21 @@ const golden_backend_vtable_v2 *replay_host_table(const void *self);
 /* The lengths of every lane the host read before and after the last step_batch ([num_lanes]
  * each; NULL when that call did not get so far). */
 void replay_host_batch_lengths(const void *self, const int64_t **before, const int64_t **after);
+/* A stop during a call (issue 33): how the call under way ended. NONE: no call was under way,
+ * or it ended on its own (a backend in this process; with cancel, a call of no lane, such as
+ * open or length, is waited for within REPLAY_STOP_GRACE_S); CANCELLED: cancelled (a version 2 backend
+ * with cancel), it answered within REPLAY_STOP_GRACE_S and every cancelled lane was empty, so
+ * the host was closed the normal way; KILLED: the host was killed (no cancel, no answer in
+ * time, or a lane that still held positions). */
+enum { REPLAY_STOP_CALL_NONE = 0, REPLAY_STOP_CALL_CANCELLED, REPLAY_STOP_CALL_KILLED };
+#define REPLAY_STOP_GRACE_S 2.0
+/* A soak's --duration end as a stop of the call under way at that CLOCK_MONOTONIC time (0 =
+ * none), and how the call under way at a stop ended (lanes: the lanes cancelled). */
+void replay_host_set_cut(void *self, uint64_t at_ns);
+int replay_host_stop_call(const void *self, size_t *lanes);
+/* The same for any backend (one in this process: no cut, REPLAY_STOP_CALL_NONE). */
+void replay_backend_set_cut(golden_backend *b, uint64_t at_ns);
+int replay_backend_stop_call(const golden_backend *b, size_t *lanes);
 /* The backend's own name (cleaned) and the host's log file. */
 const char *replay_host_name(const void *self);
 const char *replay_host_log(const void *self);

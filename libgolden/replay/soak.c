@@ -42,6 +42,9 @@ typedef struct {
     uint64_t rng;
     uint64_t t0;
     double before_s;     /* seconds soaked before a resume */
+    uint64_t cut_ns;     /* the --duration end (replay_now_ns) during the rounds, 0 = none */
+    int stop_call;       /* GOLDEN_SOAK_STOP_CALL_* of the round a stop or the end dropped */
+    size_t req_cancelled;
 } soak_ctx;
 
 static uint64_t rnd(soak_ctx *c)
@@ -52,10 +55,24 @@ static uint64_t rnd(soak_ctx *c)
     return z ^ (z >> 31);
 }
 
-/* SIGINT/SIGTERM: the tool's flag (the backend host is killed by it, also mid-call) */
-static bool stopped(const soak_ctx *c)
+/* SIGINT/SIGTERM: the tool's flag (a call under way is cancelled or its host killed) */
+static bool interrupted(const soak_ctx *c)
 {
     return c->o->stop && *c->o->stop;
+}
+
+/* A stop, or the --duration end reached during a round (it cuts the round as a stop does, the
+ * backend host doing the same at the same time: replay_backend_set_cut). */
+static bool stopped(const soak_ctx *c)
+{
+    return interrupted(c) || (c->cut_ns && replay_now_ns() >= c->cut_ns);
+}
+
+static const char *stop_call_name(int v)
+{
+    return v == GOLDEN_SOAK_STOP_CALL_CANCELLED ? "cancelled"
+           : v == GOLDEN_SOAK_STOP_CALL_KILLED  ? "killed"
+                                                : "none";
 }
 
 /* soak_round: the stop came during the round (not a fault: the round is dropped) */
@@ -310,7 +327,7 @@ static int ckpt_write(soak_ctx *c, const golden_replay_case *cases, const size_t
     snprintf(rng, sizeof rng, "%llu", (unsigned long long)c->rng);
     json_t *j = ids && refs && bo ? json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:i, s:f, s:o, s:o, s:I, s:s, s:f, s:b, s:I, s:I,"
-        " s:I, s:I, s:I, s:I, s:O, s:O}",
+        " s:I, s:I, s:I, s:I, s:O, s:O, s:I, s:s}",
         "format", SOAK_CKPT_FORMAT, "manifest", o->manifest, "manifest_sha256",
         r->manifest_sha256, "side", o->side, "backend", golden_backend_name(o->backend),
         "backend_options", bo, "seed",
@@ -319,7 +336,9 @@ static int ckpt_write(soak_ctx *c, const golden_replay_case *cases, const size_t
         "elapsed_s", elapsed(c), "done", done, "requests", (json_int_t)r->requests, "mismatches",
         (json_int_t)r->mismatches, "faults", (json_int_t)r->faults, "retests",
         (json_int_t)r->retests, "retests_passed", (json_int_t)r->retests_passed, "fault_lines",
-        (json_int_t)r->fault_lines, "fault_list", r->faults_jsonl, "hashes", r->hashes) : NULL;
+        (json_int_t)r->fault_lines, "fault_list", r->faults_jsonl, "hashes", r->hashes,
+        "requests_cancelled", (json_int_t)c->req_cancelled, "stop_call",
+        stop_call_name(c->stop_call)) : NULL;
     if (!j) {
         json_decref(ids);
         json_decref(refs);
@@ -409,6 +428,17 @@ static int ckpt_load(soak_ctx *c, const golden_replay_case *cases, const size_t 
         uint64_t v = 0;
         if (!rng || golden_parse_uint(rng, 0, UINT64_MAX, &v) != GOLDEN_PARSE_OK)
             bad = true;
+        /* the stop that ended the part before (absent from checkpoints written before them) */
+        const json_t *sc = json_object_get(j, "stop_call");
+        const char *scs = json_string_value(sc);
+        if (json_object_get(j, "requests_cancelled"))
+            c->req_cancelled = (size_t)ckpt_int(j, "requests_cancelled", &bad);
+        if (sc && !(scs && (strcmp(scs, "none") == 0 || strcmp(scs, "cancelled") == 0 ||
+                            strcmp(scs, "killed") == 0)))
+            bad = true;
+        c->stop_call = !scs || strcmp(scs, "none") == 0 ? GOLDEN_SOAK_STOP_CALL_NONE
+                       : strcmp(scs, "cancelled") == 0 ? GOLDEN_SOAK_STOP_CALL_CANCELLED
+                                                       : GOLDEN_SOAK_STOP_CALL_KILLED;
         c->rng = v;
         if (bad || !json_is_array(fl) || json_array_size(fl) != r->fault_lines ||
             !json_is_array(hs) || !(el >= 0) || r->retests_passed > r->retests)
@@ -464,14 +494,20 @@ static int soak_references(soak_ctx *c, golden_replay_case *cases, size_t n, siz
 /* What a round changes, to drop a round a stop cut short: it runs again on --resume, with the
  * same generator, as if it never started. */
 typedef struct {
-    golden_soak_result counts;
+    size_t requests, mismatches, faults, retests, retests_passed, fault_lines;
     uint64_t rng;
     size_t n_lines, n_hashes;
 } soak_mark;
 
 static void mark_take(const soak_ctx *c, soak_mark *m)
 {
-    m->counts = *c->res;
+    const golden_soak_result *r = c->res; /* fields only: an older caller's result is shorter */
+    m->requests = r->requests;
+    m->mismatches = r->mismatches;
+    m->faults = r->faults;
+    m->retests = r->retests;
+    m->retests_passed = r->retests_passed;
+    m->fault_lines = r->fault_lines;
     m->rng = c->rng;
     m->n_lines = json_array_size(c->res->faults_jsonl);
     m->n_hashes = json_array_size(c->res->hashes);
@@ -480,12 +516,12 @@ static void mark_take(const soak_ctx *c, soak_mark *m)
 static void mark_restore(soak_ctx *c, const soak_mark *m)
 {
     golden_soak_result *r = c->res;
-    r->requests = m->counts.requests;
-    r->mismatches = m->counts.mismatches;
-    r->faults = m->counts.faults;
-    r->retests = m->counts.retests;
-    r->retests_passed = m->counts.retests_passed;
-    r->fault_lines = m->counts.fault_lines;
+    r->requests = m->requests;
+    r->mismatches = m->mismatches;
+    r->faults = m->faults;
+    r->retests = m->retests;
+    r->retests_passed = m->retests_passed;
+    r->fault_lines = m->fault_lines;
     c->rng = m->rng;
     while (json_array_size(r->faults_jsonl) > m->n_lines)
         json_array_remove(r->faults_jsonl, json_array_size(r->faults_jsonl) - 1);
@@ -512,22 +548,39 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
         rc = ckpt_load(c, cases, sel, ns, ref, &round, err);
     c->t0 = replay_now_ns();
     uint64_t last_ck = c->t0;
+    /* the --duration end cuts the round under way (the backend host's call too) */
+    double left_s = o->duration - c->before_s;
+    c->cut_ns = c->t0 + (uint64_t)(left_s > 0 ? left_s * 1e9 : 0.0) + 1; /* never 0 */
+    if (rc == 0)
+        replay_backend_set_cut(o->backend, c->cut_ns);
     for (; rc == 0; round++) {
         if (elapsed(c) >= o->duration || (max_rounds > 0 && round >= max_rounds))
             break;
-        if (stopped(c)) {
+        if (interrupted(c)) { /* between rounds: no call was under way */
             c->res->interrupted = true;
+            c->stop_call = GOLDEN_SOAK_STOP_CALL_NONE;
+            c->req_cancelled = 0;
             break;
         }
+        c->stop_call = GOLDEN_SOAK_STOP_CALL_NONE; /* this part's stop, not the one before */
+        c->req_cancelled = 0;
         soak_mark m;
         mark_take(c, &m);
         rc = soak_round(c, &cases[sel[round % (int64_t)ns]], ref[round % (int64_t)ns], round,
                         round < (int64_t)ns, err);
-        if (rc == SOAK_STOPPED || (rc == 0 && stopped(c))) {
-            /* the host is gone with the stop (killed even mid-call), so the round cannot end:
-             * it is dropped whole and the checkpoint says to run it again */
+        if (rc == SOAK_STOPPED || (rc == 0 && interrupted(c))) {
+            /* the stop (or the duration's end) cut the round: the call under way was cancelled
+             * (its host lives on to its close) or its host killed, so the round cannot end: it
+             * is dropped whole and the checkpoint says to run it again (a resume of a soak whose
+             * duration ended runs nothing) */
             mark_restore(c, &m);
-            c->res->interrupted = true;
+            c->res->interrupted = interrupted(c);
+            size_t lanes = 0;
+            int sc = replay_backend_stop_call(o->backend, &lanes);
+            c->stop_call = sc == REPLAY_STOP_CALL_CANCELLED ? GOLDEN_SOAK_STOP_CALL_CANCELLED
+                           : sc == REPLAY_STOP_CALL_KILLED  ? GOLDEN_SOAK_STOP_CALL_KILLED
+                                                            : GOLDEN_SOAK_STOP_CALL_NONE;
+            c->req_cancelled = lanes;
             rc = 0;
             break;
         }
@@ -540,8 +593,14 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
             o->progress(o->progress_ctx, elapsed(c), o->duration, round + 1, c->res->requests,
                         c->res->mismatches, c->res->faults);
     }
+    replay_backend_set_cut(o->backend, 0);
+    c->cut_ns = 0;
     if (o->version >= 3)
         c->res->rounds = round;
+    if (o->version >= 5) {
+        c->res->requests_cancelled = c->req_cancelled;
+        c->res->stop_call = c->stop_call;
+    }
     if (rc == 0 && ck) /* where it stopped: a resume after the end writes the result at once */
         rc = ckpt_write(c, cases, sel, ns, ref, round, !c->res->interrupted, err);
     c->res->duration_s = elapsed(c);
@@ -553,8 +612,10 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
 int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_error *err)
 {
     /* an older caller's result ends before rounds: never written past */
-    memset(res, 0, o->version >= 3 ? sizeof *res : offsetof(golden_soak_result, rounds));
-    if (o->version < 1 || o->version > 4)
+    memset(res, 0, o->version >= 5   ? sizeof *res
+                   : o->version >= 3 ? offsetof(golden_soak_result, requests_cancelled)
+                                     : offsetof(golden_soak_result, rounds));
+    if (o->version < 1 || o->version > 5)
         return golden_fail_what(err, GOLDEN_EINVAL, "soak", "options of an unknown version %u",
                                 o->version);
     const char *graph = o->version >= 2 ? o->graph : NULL;
@@ -588,7 +649,8 @@ int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_e
     if (replay_manifest_load_vocab(o->manifest, in->vocab_size, &cases, &n, err))
         return GOLDEN_ERR;
     soak_ctx c = {o, res, in, malloc((size_t)in->vocab_size * 4),
-                  malloc((size_t)in->vocab_size * 4), o->seed, 0, 0};
+                  malloc((size_t)in->vocab_size * 4), o->seed, 0, 0, 0,
+                  GOLDEN_SOAK_STOP_CALL_NONE, 0};
     res->faults_jsonl = json_array();
     res->hashes = json_array();
     int rc = c.row && c.f32 && res->faults_jsonl && res->hashes
@@ -621,7 +683,11 @@ json_t *golden_soak_json(const golden_soak_opts *o, const golden_soak_result *r)
                json_object_set_new(j, "manifest_sha256", json_string(r->manifest_sha256))) ||
               (r->graph_sha256[0] &&
                json_object_set_new(j, "graph_sha256", json_string(r->graph_sha256))) ||
-              (r->hashes && json_object_set(j, "hashes", r->hashes)))) {
+              (r->hashes && json_object_set(j, "hashes", r->hashes)) ||
+              (o->version >= 5 &&
+               (json_object_set_new(j, "requests_cancelled",
+                                    json_integer((json_int_t)r->requests_cancelled)) ||
+                json_object_set_new(j, "stop_call", json_string(stop_call_name(r->stop_call))))))) {
         json_decref(j);
         return NULL;
     }

@@ -188,6 +188,17 @@ bad hash-cover 'soak(hashes=[{"case_id": "p1", "host": "a", "chip": 0, "sha256":
 d=$(fresh interrupted); edit "$d" 'scale("candidate", 0.88); soak(duration_s_requested=90000.0, interrupted=True)'
 rc=$(decide "$d")
 [ "$rc" = 0 ] && ok "interrupted after 24 h: merge" || notok "interrupted after 24 h" "exit $rc: $(cat err.txt)"
+# (issue 33, a stop through the ABI v2 cancel) the result's stop_call and requests_cancelled
+# are read (a soak whose --duration end cut its last round: interrupted false, merge); a value
+# outside the three, a negative count and a field the schema does not name are still refused
+for sc in cancelled killed none; do
+    d=$(fresh "stop-$sc"); edit "$d" "scale('candidate', 0.88); soak(stop_call='$sc', requests_cancelled=$([ $sc = cancelled ] && echo 1 || echo 0))"
+    rc=$(decide "$d")
+    [ "$rc" = 0 ] && ok "stop_call $sc: merge" || notok "stop_call $sc: merge" "exit $rc: $(cat err.txt)"
+done
+bad stop-call-other 'soak(stop_call="paused")' 'manifest-verify rule schema|stop_call'
+bad stop-cancelled-negative 'soak(requests_cancelled=-1)' 'manifest-verify rule schema|requests_cancelled'
+bad stop-unknown-field 'soak(stop_cut="none")' 'manifest-verify rule schema|stop_cut'
 # not JSON at all, given by --soak
 d=$(fresh notjson); edit "$d" 'scale("candidate", 0.88)'
 printf '{"schema": "calculet-soak-result/v1",' > broken.json

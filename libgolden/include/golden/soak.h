@@ -17,20 +17,24 @@
 
 typedef struct {
     unsigned version;            /* 1, 2 with graph and experiment_id, 3 with checkpoint, 4
-                                  * with the backend's options */
+                                  * with the backend's options, 5: the result has
+                                  * requests_cancelled and stop_call */
     golden_backend *backend;
     const char *manifest;
     const char *side;            /* "baseline" or "candidate" */
     size_t n_globs;
     const char *const *globs;    /* case ids (fnmatch); none = all */
-    double duration;             /* seconds (> 0): no new round starts after it */
+    double duration;             /* seconds (> 0): no new round starts after it, and the
+                                  * round under way when it passes is cut as by a stop and
+                                  * dropped (the soak is done, not interrupted) */
     int concurrency;             /* requests in flight, one a lane (>= 1) */
     uint64_t seed;               /* the delay and order generator */
     double jitter_max_us;        /* each call waits a uniform [0, jitter_max_us] first */
     volatile sig_atomic_t *stop; /* set by a signal handler: the soak ends; a round it cut
-                                  * short (a backend host is killed by it, even mid-call) is
-                                  * dropped whole, counts and generator as before it, and is run
-                                  * again by a resume; never a fault. Before the first round:
+                                  * short (the call under way cancelled on a v2 backend with
+                                  * cancel, its backend host killed otherwise) is dropped whole,
+                                  * counts and generator as before it, and is run again by a
+                                  * resume; never a fault. Before the first round:
                                   * GOLDEN_ERR "interrupted" */
     /* version 2 */
     const char *graph;           /* the compiled graph soaked (a file: its SHA-256 is the
@@ -65,7 +69,16 @@ typedef struct {
     json_t *hashes;              /* {case_id, host, chip, sha256}: each case's clean-run hash */
     int64_t rounds;              /* rounds done (options version 3 on) */
     bool resumed;                /* continued from a checkpoint */
+    /* options version 5 on: the stop (SIGINT/SIGTERM) or --duration end that cut a round */
+    size_t requests_cancelled;   /* requests of the dropped round whose call was cancelled */
+    int stop_call;               /* GOLDEN_SOAK_STOP_CALL_*: how the call under way ended */
 } golden_soak_result;
+
+/* golden_soak_result.stop_call, the result's "stop_call" */
+enum { GOLDEN_SOAK_STOP_CALL_NONE = 0,  /* no call was cut: no stop, a stop between calls, or
+                                         * in process (the call ended on its own) */
+       GOLDEN_SOAK_STOP_CALL_CANCELLED, /* cancelled (ABI v2 cancel), lanes empty, host closed */
+       GOLDEN_SOAK_STOP_CALL_KILLED };  /* the backend host was killed */
 
 /* Soak; 0 (see res: mismatches or faults make it a failure) or GOLDEN_ERR (could not soak: no
  * case, a reference run that fails, more lanes than the backend has). */

@@ -1,8 +1,9 @@
 /* Version 2 test plug-ins of issue 33 (tests/e2e/npu-replay-batch.sh): the counting model of
  * test-backend.c (included whole, its version 1 calls as the base) behind a version 2 table,
  * built five ways:
- *   TB2_full       every call, step_batch (the steps one after another) and cancel (a reset:
- *                  this model's calls end at once, so there is never a call to cut short)
+ *   TB2_full       every call, step_batch (the steps one after another) and cancel (the lane's
+ *                  flag: a call waiting its delay_us ends "cancelled", the lane emptied; with
+ *                  cancel_leaks=1 the lane keeps its positions: test-backend.c)
  *   TB2_min        a table built with the older version 2 header: size GOLDEN_BACKEND_V2_MIN_SIZE
  *                  (the pointers after it stay set: size alone must keep the harness off them)
  *   TB2_small      a size below GOLDEN_BACKEND_V2_MIN_SIZE (the harness must refuse it)
@@ -15,6 +16,8 @@ static int code_of(int rc, const char *msg)
 {
     if (rc == 0)
         return 0;
+    if (strcmp(msg, "cancelled") == 0)
+        return GOLDEN_BK_E_CANCELLED;
     return strncmp(msg, "context_limit_exceeded", 22) == 0 ? GOLDEN_BK_E_CONTEXT_LIMIT
                                                            : GOLDEN_BK_E_OTHER;
 }
@@ -119,11 +122,15 @@ static int v2_step_batch(void *self, golden_backend_step *st, size_t n_steps, ch
     return 0;
 }
 
+/* From the host's cancel thread: only the lane's flag (test-backend.c, settle and tb_wait take
+ * it on the calls' thread), so the cancel never races a call under way. */
 static int v2_cancel(void *self, int lane, char *msg, size_t n)
 {
+    tb *b = self;
     if (lane < 0 || lane >= LANES)
         return snprintf(msg, n, "bad lane"), GOLDEN_BK_E_INVALID;
-    return code_of(tb_reset(self, lane, msg, n), msg);
+    __atomic_store_n(&b->cancel_req[lane], 1, __ATOMIC_SEQ_CST);
+    return 0;
 }
 
 static golden_backend_vtable_v2 vt2;

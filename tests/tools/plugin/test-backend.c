@@ -20,7 +20,15 @@
  * the other lane's last token while that lane holds a sequence too (lanes that cross only
  * when two requests are in flight); `flaky=N` moves one logit (never the largest) of a logits
  * call now and then: about one call in N, at a phase drawn from the clock at open, never in
- * the first 40 calls (a rare nondeterministic mismatch). */
+ * the first 40 calls (a rare nondeterministic mismatch).
+ *
+ * Stops (tests/e2e/npu-replay-soak-cancel.sh): `delay_us=N` makes every prefill and decode wait
+ * N us first (in 1 ms slices), so a stop lands inside a call. The version 2 plug-ins' cancel
+ * (test-backend-v2.c) only raises the lane's flag (it comes from another thread): a wait sees
+ * it and ends the call with "cancelled" and the lane emptied; any later call on the lane (the
+ * harness's length() first) empties a lane whose flag is up. `cancel_leaks=1` is the broken
+ * cancel: the call still writes its positions and says "cancelled", an idle lane keeps what it
+ * holds, so a cancelled lane is not empty. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,6 +58,9 @@ typedef struct {
     int flaky;   /* about one logits call in flaky is off (0 = never) */
     unsigned phase;
     long calls;
+    long delay_us;       /* every prefill and decode waits this long first */
+    int cancel_leaks;    /* the broken cancel: a cancelled lane keeps its positions */
+    int cancel_req[LANES]; /* raised by cancel (another thread), __atomic */
     golden_backend_hooks hooks;
 } tb;
 
@@ -136,6 +147,10 @@ static int tb_open(const golden_backend_open_args *a, void **self, char *msg, si
             b->cross = atoi(a->values[i]);
         else if (strcmp(a->keys[i], "flaky") == 0 && atoi(a->values[i]) >= 2)
             b->flaky = atoi(a->values[i]);
+        else if (strcmp(a->keys[i], "delay_us") == 0 && atol(a->values[i]) >= 0)
+            b->delay_us = atol(a->values[i]);
+        else if (strcmp(a->keys[i], "cancel_leaks") == 0)
+            b->cancel_leaks = atoi(a->values[i]);
         else if (strcmp(a->keys[i], "hostile") == 0 &&
                  sscanf(a->values[i], "%31[a-z0-9]@%31[a-z_]:%d", hostile_what, hostile_call,
                         &hostile_n) >= 2)
@@ -150,7 +165,12 @@ static int tb_open(const golden_backend_open_args *a, void **self, char *msg, si
     return 0;
 }
 
-static void tb_close(void *self) { free(self); }
+static void tb_close(void *self)
+{
+    if (((tb *)self)->delay_us) /* the stop tests read the log: the host closed, not killed */
+        fprintf(stderr, "test-backend: closed\n");
+    free(self);
+}
 
 static int tb_info(void *self, golden_backend_info *o, char *msg, size_t n)
 {
@@ -185,9 +205,39 @@ static void mark(tb *b, int s, int e)
         b->hooks.mark(b->hooks.ctx, s, e, now());
 }
 
+/* A cancel that came for the lane: taken here, on the calls' own thread (lane state is only
+ * ever changed there). 1 when there was one. */
+static int settle(tb *b, int lane)
+{
+    if (lane < 0 || lane >= LANES || !__atomic_exchange_n(&b->cancel_req[lane], 0, __ATOMIC_SEQ_CST))
+        return 0;
+    if (!b->cancel_leaks)
+        b->len[lane] = 0;
+    return 1;
+}
+
+/* delay_us, in 1 ms slices; 1 when a cancel of the lane ended it */
+static int tb_wait(tb *b, int lane)
+{
+    for (long left = b->delay_us; left > 0; left -= 1000) {
+        if (__atomic_load_n(&b->cancel_req[lane], __ATOMIC_SEQ_CST))
+            return 1;
+        long us = left < 1000 ? left : 1000;
+        nanosleep(&(struct timespec){0, us * 1000}, NULL);
+    }
+    return __atomic_load_n(&b->cancel_req[lane], __ATOMIC_SEQ_CST) != 0;
+}
+
 static int prefill(tb *b, int lane, int64_t pos, const int32_t *t, size_t count, char *msg,
                    size_t n, int h)
 {
+    int leaked = 0;
+    if (lane >= 0 && lane < LANES && settle(b, lane) == 0 && b->delay_us && tb_wait(b, lane)) {
+        settle(b, lane);
+        if (!b->cancel_leaks)
+            return snprintf(msg, n, "cancelled"), 1;
+        leaked = 1; /* the broken cancel: the positions are written all the same */
+    }
     if (lane < 0 || lane >= LANES || pos < 0 || pos > b->len[lane])
         return snprintf(msg, n, "bad lane or position"), 1;
     if ((int64_t)count > CONTEXT - pos)
@@ -213,6 +263,8 @@ static int prefill(tb *b, int lane, int64_t pos, const int32_t *t, size_t count,
         if (b->hooks.tap(b->hooks.ctx, "layers/0/hidden", 0, GOLDEN_BK_F32, nr, 2, rows))
             return snprintf(msg, n, "tap refused"), 1;
     }
+    if (leaked)
+        return snprintf(msg, n, "cancelled"), 1;
     return 0;
 }
 
@@ -240,6 +292,7 @@ static int tb_logits(void *self, int lane, int first, int count, void *dst, char
     int h = hostile("logits", msg, n);
     if (h < 0)
         return 1;
+    settle(b, lane);
     if (lane < 0 || lane >= LANES || b->len[lane] == 0 || first < 0 || first + count > VOCAB)
         return snprintf(msg, n, "no logits"), 1;
     int64_t p = b->len[lane] - 1;
@@ -275,6 +328,7 @@ static int tb_truncate(void *self, int lane, int64_t len, char *msg, size_t n)
     tb *b = self;
     if (hostile("truncate", msg, n) < 0)
         return 1;
+    settle(b, lane);
     if (lane < 0 || lane >= LANES || len < 0 || len > b->len[lane])
         return snprintf(msg, n, "bad truncate"), 1;
     b->len[lane] = len;
@@ -289,8 +343,10 @@ static int tb_reset(void *self, int lane, char *msg, size_t n)
     if (lane >= LANES)
         return snprintf(msg, n, "bad lane"), 1;
     for (int i = 0; i < LANES; i++)
-        if (lane < 0 || lane == i)
+        if (lane < 0 || lane == i) {
+            settle(b, i);
             b->len[i] = 0;
+        }
     return 0;
 }
 
@@ -299,6 +355,7 @@ static int64_t tb_length(void *self, int lane)
     char msg[64];
     if (hostile("length", msg, sizeof msg) < 0)
         return -1;
+    settle(self, lane);
     return lane >= 0 && lane < LANES ? ((tb *)self)->len[lane] : -1;
 }
 
