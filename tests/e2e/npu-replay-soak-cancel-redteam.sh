@@ -250,7 +250,10 @@ dropped d-cross-v2 2 12 0 "$X2"
 # resume alone, no stop: a soak of 4 rounds that ended, resumed to 12 (--rounds is no option a
 # resume must repeat), against the uninterrupted 12 rounds: the docs say the rounds are run
 # "again exactly" and the test of resume compares "every count and hash row"; with cross=1 a
-# lane's output depends on what the other lane holds, so the hash rows see the lane state too
+# lane's output depends on what the other lane holds, so the hash rows see the lane state too.
+# Fails on main 08e12258 (deterministically: a resume split after round 2 or 3 gives 15
+# mismatches instead of 16, after round 4, 5 or 6 the same counts but other lane-1 hash rows of
+# the rounds just after the split), as do the resume checks of d-cross-v1 and d-cross-v2
 $X1 --rounds 4 --checkpoint x4.ck -o x4.json > /dev/null 2>&1
 $X1 --rounds 12 --checkpoint x4.ck --resume -o x12.json > /dev/null 2>&1
 ref d-cross-v1-ref 12 $X1
