@@ -238,6 +238,18 @@ static int soak_round(soak_ctx *c, const golden_replay_case *k, const char *ref,
     char hex[64][65];
     bool failed[64];
     golden_error errs[64];
+    /* Every round starts on lanes that hold nothing. A lane keeps the last round's sequence
+     * until its own first call resets it, so a lane that crosses into another (the test
+     * plug-in's cross=1, a real device's stale cache) would see what the round before left
+     * there, which a resumed soak's fresh host never held: with this reset a round's results
+     * depend on the round alone, and a resume runs its rounds as an uninterrupted soak does
+     * (red team rtsoak, tests/e2e/npu-replay-soak-cancel-redteam.sh). */
+    golden_error e0;
+    if (golden_backend_reset(c->o->backend, -1, &e0))
+        return stopped(c) ? SOAK_STOPPED
+                          : golden_fail_what(err, GOLDEN_EIO, "soak",
+                                             "reset of every lane before round %lld failed: %s",
+                                             (long long)round, e0.what);
     if (round_of(c, k, n, true, hex, failed, errs, err))
         return GOLDEN_ERR;
     if (stopped(c)) /* a call the stop cut short failed for it, not for the backend */
