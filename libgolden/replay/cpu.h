@@ -57,6 +57,9 @@ int cpu_config_unknown(const char *path, char **out, golden_error *err);
 /* ---- kernels (kernels.c) ---- */
 extern float cpu_f16_table[65536];
 void cpu_kernels_init(void);
+/* Whether the AVX2 + FMA kernels run; on = 0 turns them off, 1 back on (when the CPU has them),
+ * -1 only asks. Returns the previous state. For tests: the two attention paths must agree. */
+bool cpu_kernels_use_avx2(int on);
 /* Row r of w, elements [0, cols), converted to f32 exactly. */
 void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst);
 /* y[t][o] = sum_i w[o][i] * x[t][i] for t < n tokens; x is [n, w.cols], y [n, w.rows] with row
@@ -74,6 +77,15 @@ typedef struct {
 } cpu_matmul_job;
 int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, golden_error *err);
 void cpu_rmsnorm(const float *x, const cpu_weight *w, int64_t n, double eps, float *y);
+/* Causal attention of G query heads sharing one KV head over keys [0, n): q and o hold the G
+ * heads of hd floats back to back, K and V point at key 0 of that KV head (row stride kd),
+ * s is scratch of G * n floats. Every score is summed as one head alone would be (lane m sums
+ * dims = m mod 8 by mul then add, then ((l0+l4)+(l1+l5))+((l2+l6)+(l3+l7)), then the tail
+ * dims), times scale; softmax in key order; each output element sums p_j * v_j over keys in
+ * order. The AVX2 path (keys 8 at a time, all heads of the group per K/V load) and the
+ * portable one give the same bits. */
+void cpu_attend(const float *q, int G, int hd, const float *K, const float *V, int64_t kd,
+                int64_t n, float scale, float *o, float *s);
 /* Round every element to bf16 and back (dtype=bf16 mode). */
 void cpu_round_bf16(float *x, size_t n);
 

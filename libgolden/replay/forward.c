@@ -92,42 +92,6 @@ typedef struct {
     bool leak33;   /* fault decode_leak_at_33: the decode at 33 reads cache slot 34 */
 } att_ctx;
 
-typedef float v8f __attribute__((vector_size(32)));
-
-/* q . k over one head with eight partial sums (vectorizes without -ffast-math); the same
- * function for every position, so a score never depends on how positions were batched. */
-static float head_dot(const float *a, const float *b, int n)
-{
-    v8f acc = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        v8f x, y;
-        memcpy(&x, a + i, 32);
-        memcpy(&y, b + i, 32);
-        acc += x * y;
-    }
-    float d = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for (; i < n; i++)
-        d += a[i] * b[i];
-    return d;
-}
-
-/* o += p * v over one head, eight lanes at a time (each element's own sum, in order). */
-static void head_axpy(float *o, float p, const float *v, int n)
-{
-    int i = 0;
-    v8f pv = {p, p, p, p, p, p, p, p};
-    for (; i + 8 <= n; i += 8) {
-        v8f a, b;
-        memcpy(&a, o + i, 32);
-        memcpy(&b, v + i, 32);
-        a += pv * b;
-        memcpy(o + i, &a, 32);
-    }
-    for (; i < n; i++)
-        o[i] += p * v[i];
-}
-
 /* Where the planted faults move the end of what a position attends to. */
 static int64_t fault_upto(const att_ctx *a, int64_t t, int64_t upto)
 {
@@ -142,36 +106,24 @@ static int64_t fault_upto(const att_ctx *a, int64_t t, int64_t upto)
     return upto;
 }
 
-/* One (position, head) of causal grouped-query attention, softmax in f32. */
+/* One (position, KV head) of causal grouped-query attention, softmax in f32: every query
+ * head of the group at once (cpu_attend), each score and sum in the order of one head alone. */
 static int att_item(void *vctx, size_t item, int worker, golden_error *err)
 {
     (void)err;
     att_ctx *a = vctx;
     const cpu_config *c = &a->b->m.c;
-    int hd = c->head_dim, H = c->heads, group = c->heads / c->kv_heads;
-    int64_t t = (int64_t)item / H;
-    int h = (int)((int64_t)item % H), kvh = h / group;
-    int64_t kd = (int64_t)c->kv_heads * hd, upto = a->pos + t + 1;
+    int hd = c->head_dim, H = c->heads, KVH = c->kv_heads, group = c->heads / c->kv_heads;
+    int64_t t = (int64_t)item / KVH;
+    int kvh = (int)((int64_t)item % KVH);
+    int64_t kd = (int64_t)KVH * hd, upto = a->pos + t + 1;
     if (a->span > a->pos + a->n || a->leak || a->leak129)
         upto = fault_upto(a, t, upto);
-    float *s = a->scores + (size_t)worker * (size_t)a->span;
-    const float *q = a->q + t * (int64_t)H * hd + (int64_t)h * hd;
-    const float *K = a->lane->k[a->l], *V = a->lane->v[a->l];
-    float scale = 1.0f / sqrtf((float)hd), mx = -INFINITY;
-    for (int64_t j = 0; j < upto; j++) {
-        s[j] = head_dot(q, K + j * kd + (int64_t)kvh * hd, hd) * scale;
-        if (s[j] > mx)
-            mx = s[j];
-    }
-    float sum = 0;
-    for (int64_t j = 0; j < upto; j++) {
-        s[j] = expf(s[j] - mx);
-        sum += s[j];
-    }
-    float *o = a->att + t * (int64_t)H * hd + (int64_t)h * hd;
-    memset(o, 0, (size_t)hd * 4);
-    for (int64_t j = 0; j < upto; j++)
-        head_axpy(o, s[j] / sum, V + j * kd + (int64_t)kvh * hd, hd);
+    float *s = a->scores + (size_t)worker * (size_t)group * (size_t)a->span;
+    int64_t off = t * (int64_t)H * hd + (int64_t)kvh * group * hd;
+    cpu_attend(a->q + off, group, hd, a->lane->k[a->l] + (int64_t)kvh * hd,
+               a->lane->v[a->l] + (int64_t)kvh * hd, kd, upto, 1.0f / sqrtf((float)hd),
+               a->att + off, s);
     return 0;
 }
 
@@ -249,10 +201,11 @@ static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t
         a.span = lane->stale;
     if (a.leak33)
         a.span = 35;
-    a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)a.span * 4);
+    a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)(c->heads / c->kv_heads) *
+                      (size_t)a.span * 4);
     if (!a.scores)
         return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
-    int rc = lg_parallel_for((size_t)(n * c->heads), threads, att_item, &a, err);
+    int rc = lg_parallel_for((size_t)(n * c->kv_heads), threads, att_item, &a, err);
     free(a.scores);
     if (rc)
         return rc;

@@ -28,6 +28,19 @@ static void f16_fill(void)
 
 void cpu_kernels_init(void) { pthread_once(&f16_once, f16_fill); }
 
+bool cpu_kernels_use_avx2(int on)
+{
+    cpu_kernels_init();
+    bool was = use_avx2;
+#if defined(__x86_64__)
+    if (on == 0)
+        use_avx2 = false;
+    else if (on > 0)
+        use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return was;
+}
+
 static inline float bf16f(uint16_t b)
 {
     uint32_t u = (uint32_t)b << 16;
@@ -210,10 +223,51 @@ __attribute__((target("avx2,fma"))) static void rows_f32_avx2(const float *w, in
         }
     }
 }
+/* Four converted rows against three tokens: 12 accumulators, 7 loads per 12 FMAs (the 4 x 2
+ * block issues 6 per 8). Each (row, token) keeps the one chain and order of rows_f32_avx2. */
+__attribute__((target("avx2,fma"))) static void rows_f32_avx2_4x3(const float *w, int64_t K,
+                                                                   const float *const x[3],
+                                                                   float *const out[3])
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
+    __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
+    const float *x0 = x[0], *x1 = x[1], *x2 = x[2];
+    const float *w0 = w, *w1 = w + K, *w2 = w + 2 * K, *w3 = w + 3 * K;
+    int64_t i = 0;
+    for (; i + 8 <= K; i += 8) {
+        __m256 u0 = _mm256_loadu_ps(x0 + i), u1 = _mm256_loadu_ps(x1 + i),
+               u2 = _mm256_loadu_ps(x2 + i);
+        __m256 r = _mm256_loadu_ps(w0 + i);
+        c00 = _mm256_fmadd_ps(r, u0, c00);
+        c01 = _mm256_fmadd_ps(r, u1, c01);
+        c02 = _mm256_fmadd_ps(r, u2, c02);
+        r = _mm256_loadu_ps(w1 + i);
+        c10 = _mm256_fmadd_ps(r, u0, c10);
+        c11 = _mm256_fmadd_ps(r, u1, c11);
+        c12 = _mm256_fmadd_ps(r, u2, c12);
+        r = _mm256_loadu_ps(w2 + i);
+        c20 = _mm256_fmadd_ps(r, u0, c20);
+        c21 = _mm256_fmadd_ps(r, u1, c21);
+        c22 = _mm256_fmadd_ps(r, u2, c22);
+        r = _mm256_loadu_ps(w3 + i);
+        c30 = _mm256_fmadd_ps(r, u0, c30);
+        c31 = _mm256_fmadd_ps(r, u1, c31);
+        c32 = _mm256_fmadd_ps(r, u2, c32);
+    }
+    __m256 c[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
+    for (int r = 0; r < 4; r++)
+        for (int t = 0; t < 3; t++) {
+            float s = hsum256(c[r][t]);
+            for (int64_t k = i; k < K; k++)
+                s += w[r * K + k] * x[t][k];
+            out[t][r] = s;
+        }
+}
+
 #endif
 
 #define MM_ROWS 16     /* output rows per work item: one tile of converted weights */
-#define MM_TOKENS 16   /* tokens per pass over a tile, so x stays in cache too */
+#define MM_TOKENS 18   /* tokens per pass over a tile (six 4 x 3 blocks), so x stays in cache too */
 
 typedef struct {
     const cpu_matmul_job *jobs;
@@ -263,6 +317,21 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
         int64_t t = t0;
 #if defined(__x86_64__)
         if (use_avx2) {
+            for (; t + 3 <= t1; t += 3) {
+                float *y0 = c->y + t * c->ldy + r0;
+                const float *const xs[3] = {c->x + t * K, c->x + (t + 1) * K, c->x + (t + 2) * K};
+                for (int64_t r = 0; r < nr; r += 4) {
+                    if (nr - r >= 4) {
+                        float *const ys[3] = {y0 + r, y0 + c->ldy + r, y0 + 2 * c->ldy + r};
+                        rows_f32_avx2_4x3(tile + r * K, K, xs, ys);
+                    } else {
+                        rows_f32_avx2(tile + r * K, K, (int)(nr - r), xs[0], xs[1], y0 + r,
+                                      y0 + c->ldy + r);
+                        rows_f32_avx2(tile + r * K, K, (int)(nr - r), xs[2], NULL,
+                                      y0 + 2 * c->ldy + r, NULL);
+                    }
+                }
+            }
             for (; t < t1; t += 2) {
                 bool two = t + 1 < t1;
                 float *y0 = c->y + t * c->ldy + r0, *y1 = two ? y0 + c->ldy : NULL;
@@ -340,4 +409,212 @@ void cpu_round_bf16(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         x[i] = bf16f(golden_f32_to_bf16(x[i]));
+}
+
+/* ---- attention: one (position, KV head) with every query head of its group ---- */
+
+/* q . k over one head with eight partial sums; the order every score is summed in, whichever
+ * path computes it: lane m sums dims m, m+8, ... (mul then add), then
+ * ((l0+l4)+(l1+l5))+((l2+l6)+(l3+l7)), then the tail dims in order. */
+static float head_dot(const float *a, const float *b, int n)
+{
+    v8f acc = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v8f x, y;
+        memcpy(&x, a + i, 32);
+        memcpy(&y, b + i, 32);
+        acc += x * y;
+    }
+    float d = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < n; i++)
+        d += a[i] * b[i];
+    return d;
+}
+
+/* o += p * v over one head (each element's own sum over keys, in key order). */
+static void head_axpy(float *o, float p, const float *v, int n)
+{
+    int i = 0;
+    v8f pv = {p, p, p, p, p, p, p, p};
+    for (; i + 8 <= n; i += 8) {
+        v8f a, b;
+        memcpy(&a, o + i, 32);
+        memcpy(&b, v + i, 32);
+        a += pv * b;
+        memcpy(o + i, &a, 32);
+    }
+    for (; i < n; i++)
+        o[i] += p * v[i];
+}
+
+/* Softmax of one head's scores in place: the max, exp(s - max) summed in key order, then
+ * the probabilities s / sum. */
+static void softmax_row(float *s, int64_t n)
+{
+    float mx = -INFINITY;
+    for (int64_t j = 0; j < n; j++)
+        if (s[j] > mx)
+            mx = s[j];
+    float sum = 0;
+    for (int64_t j = 0; j < n; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    for (int64_t j = 0; j < n; j++)
+        s[j] = s[j] / sum;
+}
+
+static void attend_portable(const float *q, int G, int hd, const float *K, const float *V,
+                            int64_t kd, int64_t n, float scale, float *o, float *s)
+{
+    for (int g = 0; g < G; g++) {
+        float *sg = s + (size_t)g * (size_t)n;
+        for (int64_t j = 0; j < n; j++)
+            sg[j] = head_dot(q + (size_t)g * hd, K + j * kd, hd) * scale;
+        softmax_row(sg, n);
+        float *og = o + (size_t)g * hd;
+        memset(og, 0, (size_t)hd * 4);
+        for (int64_t j = 0; j < n; j++)
+            head_axpy(og, sg[j], V + j * kd, hd);
+    }
+}
+
+#if defined(__x86_64__)
+#define ATT_VTILE 64 /* keys per pass of the V accumulation: a 64-key tile of V stays in L1/L2 */
+
+/* Scores of up to 8 keys (nk) for every head of the group: each key's row chunk is loaded
+ * once for all G heads; the 8 lane sums of each (head, key) are the ones head_dot builds (mul
+ * then add, no FMA), and an 8 x 8 transpose turns its fixed horizontal sum into vertical adds
+ * over 8 keys at once. */
+__attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int G, int hd,
+                                                             const float *K, int64_t kd, int nk,
+                                                             float scale, float *s, int64_t ld)
+{
+    int hd8 = hd & ~7;
+    for (int g = 0; g < G; g += 4) {
+        int gn = G - g < 4 ? G - g : 4;
+        const float *qg = q + (size_t)g * hd;
+        __m256 acc[4][8];
+        for (int kk = 0; kk < 8; kk++) {
+            __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            if (kk < nk) {
+                const float *kr = K + kk * kd;
+                for (int i = 0; i < hd8; i += 8) {
+                    __m256 kv = _mm256_loadu_ps(kr + i);
+                    a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(qg + i), kv));
+                    if (gn > 1)
+                        a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(qg + hd + i), kv));
+                    if (gn > 2)
+                        a2 = _mm256_add_ps(a2,
+                                           _mm256_mul_ps(_mm256_loadu_ps(qg + 2 * hd + i), kv));
+                    if (gn > 3)
+                        a3 = _mm256_add_ps(a3,
+                                           _mm256_mul_ps(_mm256_loadu_ps(qg + 3 * hd + i), kv));
+                }
+            }
+            acc[0][kk] = a0;
+            acc[1][kk] = a1;
+            acc[2][kk] = a2;
+            acc[3][kk] = a3;
+        }
+        for (int h = 0; h < gn; h++) {
+            __m256 *r = acc[h]; /* r[key]: lane m = dims m, m+8, ... of that key */
+            __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            /* lane m of column k: key k's lane sum m */
+            __m256 l0 = _mm256_permute2f128_ps(u0, u4, 0x20), l4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+            __m256 l1 = _mm256_permute2f128_ps(u1, u5, 0x20), l5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+            __m256 l2 = _mm256_permute2f128_ps(u2, u6, 0x20), l6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+            __m256 l3 = _mm256_permute2f128_ps(u3, u7, 0x20), l7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+            __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l0, l4), _mm256_add_ps(l1, l5)),
+                                     _mm256_add_ps(_mm256_add_ps(l2, l6), _mm256_add_ps(l3, l7)));
+            const float *qh = qg + (size_t)h * hd;
+            for (int i = hd8; i < hd; i++) { /* tail dims in order, one key a lane */
+                float kc[8] = {0};
+                for (int kk = 0; kk < nk; kk++)
+                    kc[kk] = K[kk * kd + i];
+                d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(qh[i]), _mm256_loadu_ps(kc)));
+            }
+            d = _mm256_mul_ps(d, _mm256_set1_ps(scale));
+            float out[8];
+            _mm256_storeu_ps(out, d);
+            memcpy(s + (size_t)(g + h) * (size_t)ld, out, (size_t)nk * 4);
+        }
+    }
+}
+
+/* o_g += p_g[j] * v_j for keys [j0, j1), every head of the group against each V chunk loaded
+ * once; per element the sum still runs over keys in order, mul then add. */
+__attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int64_t ld, int G,
+                                                             int hd, const float *V, int64_t kd,
+                                                             int64_t j0, int64_t j1, float *o)
+{
+    int hd8 = hd & ~7;
+    for (int i = 0; i < hd8; i += 8) {
+        for (int g = 0; g < G; g += 8) {
+            int gn = G - g < 8 ? G - g : 8;
+            __m256 a[8];
+            for (int h = 0; h < gn; h++)
+                a[h] = _mm256_loadu_ps(o + (size_t)(g + h) * hd + i);
+            const float *pg = p + (size_t)g * (size_t)ld;
+            if (gn == 8) {
+                for (int64_t j = j0; j < j1; j++) {
+                    __m256 v = _mm256_loadu_ps(V + j * kd + i);
+                    for (int h = 0; h < 8; h++)
+                        a[h] = _mm256_add_ps(a[h],
+                                             _mm256_mul_ps(_mm256_broadcast_ss(pg + h * ld + j), v));
+                }
+            } else {
+                for (int64_t j = j0; j < j1; j++) {
+                    __m256 v = _mm256_loadu_ps(V + j * kd + i);
+                    for (int h = 0; h < gn; h++)
+                        a[h] = _mm256_add_ps(a[h],
+                                             _mm256_mul_ps(_mm256_broadcast_ss(pg + h * ld + j), v));
+                }
+            }
+            for (int h = 0; h < gn; h++)
+                _mm256_storeu_ps(o + (size_t)(g + h) * hd + i, a[h]);
+        }
+    }
+    for (int g = 0; g < G; g++)
+        for (int i = hd8; i < hd; i++) {
+            float acc = o[(size_t)g * hd + i];
+            for (int64_t j = j0; j < j1; j++)
+                acc += p[(size_t)g * (size_t)ld + j] * V[j * kd + i];
+            o[(size_t)g * hd + i] = acc;
+        }
+}
+
+__attribute__((target("avx2,fma"))) static void attend_avx2(const float *q, int G, int hd,
+                                                            const float *K, const float *V,
+                                                            int64_t kd, int64_t n, float scale,
+                                                            float *o, float *s)
+{
+    for (int64_t j = 0; j < n; j += 8)
+        scores8_avx2(q, G, hd, K + j * kd, kd, n - j < 8 ? (int)(n - j) : 8, scale, s + j, n);
+    for (int g = 0; g < G; g++)
+        softmax_row(s + (size_t)g * (size_t)n, n);
+    memset(o, 0, (size_t)G * (size_t)hd * 4);
+    for (int64_t j = 0; j < n; j += ATT_VTILE)
+        pv_tile_avx2(s, n, G, hd, V, kd, j, n - j < ATT_VTILE ? n : j + ATT_VTILE, o);
+}
+#endif
+
+void cpu_attend(const float *q, int G, int hd, const float *K, const float *V, int64_t kd,
+                int64_t n, float scale, float *o, float *s)
+{
+#if defined(__x86_64__)
+    if (use_avx2) {
+        attend_avx2(q, G, hd, K, V, kd, n, scale, o, s);
+        return;
+    }
+#endif
+    attend_portable(q, G, hd, K, V, kd, n, scale, o, s);
 }

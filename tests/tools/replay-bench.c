@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "golden/dtype.h"
@@ -16,6 +17,16 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds of every thread of this process (user + sys): the figure that holds when the
+ * shared machine's load moves wall time. */
+static double cpu_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 typedef struct {
@@ -192,13 +203,14 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < nl; i++) {
         golden_backend_reset(b, 0, &err);
-        double t = now();
+        double t = now(), u = cpu_now();
         if (golden_backend_prefill(b, 0, 0, toks, (size_t)lens[i], &err)) {
             golden_error_print(stderr, "replay-bench", &err);
             return 2;
         }
         double s = now() - t;
-        printf("prefill %d tokens: %.3f s, %.1f tokens/s\n", lens[i], s, lens[i] / s);
+        printf("prefill %d tokens: %.3f s, %.1f tokens/s, cpu %.3f s\n", lens[i], s, lens[i] / s,
+               cpu_now() - u);
         if (i == 0 && dump) { /* the first prefill's last logits, for the torch comparison */
             float *lg = malloc((size_t)in->vocab_size * 4);
             FILE *f = fopen(dump, "wb");
@@ -215,19 +227,19 @@ int main(int argc, char **argv)
     golden_backend_reset(b, 0, &err);
     golden_backend_prefill(b, 0, 0, toks, 16, &err);
     golden_backend_decode(b, 0, toks[16], &err); /* warm */
-    double t = now();
+    double t = now(), u = cpu_now();
     for (int i = 0; i < decode; i++)
         if (golden_backend_decode(b, 0, toks[17 + i], &err)) {
             golden_error_print(stderr, "replay-bench", &err);
             return 2;
         }
-    double s = (now() - t) / decode;
+    double s = (now() - t) / decode, cs = (cpu_now() - u) / decode;
     double bytes = weight_bytes_per_token(argv[1]);
     printf("decode: %.1f ms/token, %.2f tokens/s, %.0f MB of weights a token, %.2f GB/s effective",
            s * 1e3, 1 / s, bytes / 1e6, bytes / s / 1e9);
     if (gbs > 0)
         printf(" (%.0f%% of the probe)", 100 * bytes / s / 1e9 / gbs);
-    printf("\n");
+    printf(", cpu %.1f ms/token\n", cs * 1e3);
     printf("info: hidden %d, layers %d, experts %d top-%d, vocab %d\n", in->hidden_size,
            in->num_layers, in->num_experts, in->experts_per_tok, in->vocab_size);
     free(toks);

@@ -1,0 +1,199 @@
+/* The CPU backend's blocked kernels against plain scalar references written here, summing in
+ * the documented order (so equal order => equal bits): attention of G query heads sharing one
+ * KV head (cpu_attend, AVX2 and portable), and the matmul's register blocks (cpu_matmul). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cunit_main.h"
+#include "golden/dtype.h"
+#include "replay/cpu.h"
+
+static uint64_t rng = 88172645463325252ull;
+static float frand(void) /* uniform in [-1, 1), a few bits below f32's precision */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* One head's score: lane m sums dims i = m mod 8 below hd & ~7 (mul then add), then
+ * ((l0+l4)+(l1+l5))+((l2+l6)+(l3+l7)), then the tail dims in order. */
+static float ref_dot(const float *a, const float *b, int n)
+{
+    float l[8] = {0};
+    int n8 = n & ~7;
+    for (int i = 0; i < n8; i++) {
+        float p = a[i] * b[i];
+        l[i % 8] = l[i % 8] + p;
+    }
+    float d = ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
+    for (int i = n8; i < n; i++) {
+        float p = a[i] * b[i];
+        d = d + p;
+    }
+    return d;
+}
+
+static void ref_attend(const float *q, int G, int hd, const float *K, const float *V, int64_t kd,
+                       int64_t n, float scale, float *o)
+{
+    float *s = malloc((size_t)n * 4);
+    for (int g = 0; g < G; g++) {
+        const float *qg = q + (size_t)g * hd;
+        float mx = -INFINITY;
+        for (int64_t j = 0; j < n; j++) {
+            s[j] = ref_dot(qg, K + j * kd, hd) * scale;
+            if (s[j] > mx)
+                mx = s[j];
+        }
+        float sum = 0;
+        for (int64_t j = 0; j < n; j++) {
+            s[j] = expf(s[j] - mx);
+            sum = sum + s[j];
+        }
+        for (int i = 0; i < hd; i++) {
+            float acc = 0;
+            for (int64_t j = 0; j < n; j++) {
+                float p = s[j] / sum;
+                float t = p * V[j * kd + i];
+                acc = acc + t;
+            }
+            o[(size_t)g * hd + i] = acc;
+        }
+    }
+    free(s);
+}
+
+static void check_attend(int avx2)
+{
+    static const int groups[] = {1, 2, 4, 8}, dims[] = {128, 16, 13, 5};
+    static const int64_t keys[] = {1, 7, 8, 9, 63, 64, 65, 130};
+    cpu_kernels_init();
+    bool was = cpu_kernels_use_avx2(avx2);
+    int cases = 0, equal = 0;
+    for (size_t gi = 0; gi < 4; gi++)
+        for (size_t di = 0; di < 4; di++)
+            for (size_t ki = 0; ki < 8; ki++) {
+                int G = groups[gi], hd = dims[di];
+                int64_t n = keys[ki], kd = 3 * (int64_t)hd + 1; /* other KV heads between rows */
+                float *q = malloc((size_t)G * hd * 4), *K = malloc((size_t)(n * kd) * 4),
+                      *V = malloc((size_t)(n * kd) * 4), *o = malloc((size_t)G * hd * 4),
+                      *r = malloc((size_t)G * hd * 4), *s = malloc((size_t)G * (size_t)n * 4);
+                for (int i = 0; i < G * hd; i++)
+                    q[i] = 3 * frand();
+                for (int64_t i = 0; i < n * kd; i++) {
+                    K[i] = 3 * frand();
+                    V[i] = frand();
+                }
+                float scale = 1.0f / sqrtf((float)hd);
+                ref_attend(q, G, hd, K + 1, V + 1, kd, n, scale, r);
+                memset(o, 0xff, (size_t)G * hd * 4); /* NaN: every output must be written */
+                cpu_attend(q, G, hd, K + 1, V + 1, kd, n, scale, o, s);
+                cases++;
+                if (memcmp(o, r, (size_t)G * hd * 4) == 0)
+                    equal++;
+                else
+                    fprintf(stderr, "attend %s G=%d hd=%d n=%lld: bits differ\n",
+                            avx2 ? "avx2" : "portable", G, hd, (long long)n);
+                free(q); free(K); free(V); free(o); free(r); free(s);
+            }
+    cpu_kernels_use_avx2(was ? 1 : 0);
+    CU_ASSERT_EQUAL(cases, 128);
+    CU_ASSERT_EQUAL(equal, cases);
+}
+
+static void test_attend_avx2(void)
+{
+    if (!cpu_kernels_use_avx2(-1)) {
+        fprintf(stderr, "no AVX2 + FMA here: only the portable path is checked\n");
+        return;
+    }
+    check_attend(1);
+}
+
+static void test_attend_portable(void) { check_attend(0); }
+
+/* One (row, token) of the AVX2 matmul: lane m an FMA chain over dims m mod 8 below K & ~7,
+ * the horizontal sum ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)), then the tail dims (mul, add). */
+static float ref_row(const float *w, const float *x, int64_t K)
+{
+    float l[8] = {0};
+    int64_t K8 = K & ~(int64_t)7;
+    for (int64_t i = 0; i < K8; i++)
+        l[i % 8] = fmaf(w[i], x[i], l[i % 8]);
+    float s = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+    for (int64_t i = K8; i < K; i++) {
+        float p = w[i] * x[i];
+        s = s + p;
+    }
+    return s;
+}
+
+static void check_matmul(golden_dtype dt, const int64_t *ns, size_t n_ns)
+{
+    static const int64_t rows[] = {1, 3, 4, 5, 16, 17, 35}, cols[] = {8, 13, 64, 203};
+    int cases = 0, equal = 0;
+    for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++)
+        for (size_t ci = 0; ci < sizeof cols / sizeof *cols; ci++)
+            for (size_t ni = 0; ni < n_ns; ni++) {
+                int64_t R = rows[ri], K = cols[ci], n = ns[ni], ldy = R + 2;
+                float *wf = malloc((size_t)(R * K) * 4), *x = malloc((size_t)(n * K) * 4);
+                uint16_t *wb = malloc((size_t)(R * K) * 2);
+                float *y = malloc((size_t)(n * ldy) * 4), *r = malloc((size_t)(n * ldy) * 4);
+                for (int64_t i = 0; i < R * K; i++) {
+                    float f = frand();
+                    uint32_t u;
+                    memcpy(&u, &f, 4);
+                    wb[i] = (uint16_t)(u >> 16); /* truncated: any bf16 value will do */
+                    u = (uint32_t)wb[i] << 16;
+                    memcpy(&wf[i], &u, 4); /* the bf16 value exactly, for both dtypes */
+                }
+                for (int64_t i = 0; i < n * K; i++)
+                    x[i] = frand();
+                memset(y, 0, (size_t)(n * ldy) * 4);
+                memset(r, 0, (size_t)(n * ldy) * 4);
+                for (int64_t t = 0; t < n; t++)
+                    for (int64_t o = 0; o < R; o++)
+                        r[t * ldy + o] = ref_row(wf + o * K, x + t * K, K);
+                cpu_weight w = {dt == GOLDEN_F32 ? (const void *)wf : (const void *)wb, dt, R, K};
+                golden_error err;
+                CU_ASSERT_EQUAL(cpu_matmul(&w, x, n, y, ldy, 2, &err), 0);
+                cases++;
+                if (memcmp(y, r, (size_t)(n * ldy) * 4) == 0)
+                    equal++;
+                else
+                    fprintf(stderr, "matmul %s R=%lld K=%lld n=%lld: bits differ\n",
+                            dt == GOLDEN_F32 ? "f32" : "bf16", (long long)R, (long long)K,
+                            (long long)n);
+                free(wf); free(x); free(wb); free(y); free(r);
+            }
+    CU_ASSERT_EQUAL(cases, (int)(7 * 4 * n_ns));
+    CU_ASSERT_EQUAL(equal, cases);
+}
+
+static void test_matmul(void)
+{
+    cpu_kernels_init();
+    if (!cpu_kernels_use_avx2(-1)) {
+        fprintf(stderr, "no AVX2 + FMA here: the portable matmul sums in another order\n");
+        return;
+    }
+    /* tokens: decode (1, 2), the 4 x 3 blocks and their remainders, more than one pass */
+    static const int64_t ns[] = {1, 2, 3, 4, 5, 6, 17, 18, 19, 20, 37};
+    check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
+    check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
+}
+
+int main(void)
+{
+    static const golden_test tests[] = {
+        {"cpu_attend (AVX2): bits of the scalar reference, G 1-8, 1-130 keys", test_attend_avx2},
+        {"cpu_attend (portable): the same bits", test_attend_portable},
+        {"cpu_matmul: every register block has the bits of one (row, token) chain", test_matmul},
+        {0, 0}};
+    return golden_test_run("replay_kernels", tests);
+}
