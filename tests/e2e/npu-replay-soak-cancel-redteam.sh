@@ -27,7 +27,7 @@ PY=/usr/bin/python3
 command -v $PY > /dev/null 2>&1 || PY=python3
 V1="$GOLDEN_BUILD/tests/lib/test-backend.so"
 V2="$GOLDEN_BUILD/tests/lib/test-backend-v2-full.so"
-NEW=${NEW:-0}
+NEW=${NEW:-1}
 set -f   # --cases globs are npu-replay's
 
 expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 2 -o m
