@@ -48,6 +48,7 @@ typedef struct {
     /* set by the check for the build: the id's hash and the free slot it goes to (one probe),
      * the event's hash and index (GOLDEN_NONE: not yet known) */
     uint64_t id_hash, ev_hash;
+    bool has_id_hash, has_ev_hash; /* the reader hashed them already (for these id, event) */
     size_t id_slot;
     uint32_t ev;
 } op_desc;

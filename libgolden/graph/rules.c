@@ -443,7 +443,8 @@ int graph_check_op(builder *b, op_desc *d, size_t idx, bool report)
      * the slot stays valid; making room changes no entry) */
     if (lg_idmap_room(&ix->ops) != 0)
         return report ? graph_nomem(b) : -1;
-    d->id_hash = lg_id_hash(d->id.s, d->id.n);
+    if (!d->has_id_hash)
+        d->id_hash = lg_id_hash(d->id.s, d->id.n);
     if (lg_idmap_find(&ix->ops, d->id.s, d->id.n, d->id_hash, &d->id_slot) != GOLDEN_NONE)
         return BROKEN(d->node, ptr, "duplicate op id \"%.*s\"", (int)d->id.n, d->id.s);
     int r = check_op_shape(b, d, idx, report);
@@ -455,7 +456,8 @@ int graph_check_op(builder *b, op_desc *d, size_t idx, bool report)
                       (int)d->id.n, d->id.s, (int)d->queue.n, d->queue.s);
     d->ev = GOLDEN_NONE;
     if (d->has_event) {
-        d->ev_hash = lg_id_hash(d->event.s, d->event.n);
+        if (!d->has_ev_hash)
+            d->ev_hash = lg_id_hash(d->event.s, d->event.n);
         d->ev = lg_idmap_find(&b->events, d->event.s, d->event.n, d->ev_hash, NULL);
     }
     if (d->has_event && d->k == GOLDEN_OP_SIGNAL) {
