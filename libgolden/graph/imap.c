@@ -271,6 +271,17 @@ static node *append(golden_imap *m, node *seq, node **last, node *n)
     return merge(seq, n);
 }
 
+/* n touches `at` and holds the read (slot, acc). */
+static bool holds_read(const node *n, uint64_t at, uint32_t slot, uint32_t acc)
+{
+    if (!n || (n->seg.hi != at && n->seg.lo != at))
+        return false;
+    for (uint32_t i = 0; i < n->seg.nreads; i++)
+        if (n->seg.reads[i].slot == slot && n->seg.reads[i].acc == acc)
+            return true;
+    return false;
+}
+
 int lg_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t acc,
                        uint32_t slot, golden_imap_fn fn, void *ctx)
 {
@@ -278,17 +289,24 @@ int lg_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_
         return m->oom ? -1 : 0;
     /* exactly one existing segment: visit it and update it in place. The general path below
      * would do the same: a write replaces the segment by {acc, no reads} and merges nothing; a
-     * read adds (slot, acc), and no neighbour can hold this new access, so none merges. */
-    node *t = m->root, *hit = NULL;
+     * read adds (slot, acc) and merges with a touching neighbour only when that one holds the
+     * same read (slot, acc) too (never in the race sweep, whose access numbers are unique):
+     * then the general path runs. */
+    node *t = m->root, *hit = NULL, *before = NULL, *after = NULL;
     while (t) {
         if (t->seg.lo <= lo) {
+            before = hit;
             hit = t;
             t = t->r;
         } else {
+            after = t;
             t = t->l;
         }
     }
-    if (hit && hit->seg.lo == lo && hit->seg.hi == hi) {
+    if (hit && hit->l)
+        before = max_node(hit->l);
+    if (hit && hit->seg.lo == lo && hit->seg.hi == hi &&
+        (write || (!holds_read(before, lo, slot, acc) && !holds_read(after, hi, slot, acc)))) {
         if (fn)
             fn(ctx, &hit->seg, lo, hi);
         if (write) {
