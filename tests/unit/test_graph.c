@@ -1180,14 +1180,14 @@ static uint64_t fnv1a(const char *s, size_t n)
 
 #define COLLIDE_BITS 24
 #define COLLIDE_MASK ((1ULL << COLLIDE_BITS) - 1)
-#define COLLIDE_BLOCKS 17
+#define COLLIDE_BLOCKS 18
 #define COLLIDE_LEN 4
 
 /* FNV-1a's low bits after a byte depend on the low bits before it only, so strings whose
  * states agree in the low 24 bits keep agreeing after any common suffix. Per block, two
  * different 4-character blocks that take the (common) low state to one value are found by
- * search (3-character blocks never collide: too little mixing); 17 blocks, each chosen from
- * its pair, give 2^17 ids whose plain FNV-1a agrees in the low 24 bits: one home slot in any
+ * search (3-character blocks never collide: too little mixing); 18 blocks, each chosen from
+ * its pair, give 2^18 ids whose plain FNV-1a agrees in the low 24 bits: one home slot in any
  * table of up to 2^24 slots indexed that way, so such a map probes quadratically. */
 static void collide_blocks(char pairs[COLLIDE_BLOCKS][2][COLLIDE_LEN + 1], uint64_t *state)
 {
@@ -1270,7 +1270,7 @@ static void test_colliding_ids(void)
     close(fd);
     free(text);
     /* streamed, and through the tree path: the same maps; a map probing from FNV-1a's low bits
-     * takes about N^2/2 = 8.6e9 probes here (minutes), the keyed one well under a second */
+     * takes about N^2/2 = 3.4e10 probes here (minutes), the keyed one well under a second */
     golden_graph_load_options tree = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, INT64_MAX, false, NULL};
     for (int path_kind = 0; path_kind < 2; path_kind++) {
         golden_error err;
@@ -1284,9 +1284,10 @@ static void test_colliding_ids(void)
             continue;
         }
         CU_ASSERT_EQUAL(g->nops, N);
-        CU_ASSERT(secs < 10.0);
-        if (secs >= 10.0)
-            printf("\n  %u colliding ids took %.1f s of CPU to load\n", N, secs);
+        /* the tree path adds jansson's own tree (and is slower under a sanitizer) */
+        CU_ASSERT(secs < (path_kind ? 30.0 : 5.0));
+        printf("\n  %u colliding ids: %.2f s of CPU to load (%s)\n", N, secs,
+               path_kind ? "tree" : "streamed");
         /* every id found again, as itself */
         for (uint32_t i = 0; i < N; i += 997)
             CU_ASSERT_EQUAL(golden_graph_find_op(g, g->ops[i].id), i);
@@ -1323,7 +1324,7 @@ int main(void)
         {"an in-place chain does not hide an undeclared overlap", test_inplace_chain},
         {"a barrier's after edges go with it: not idle", test_barrier_after_removal},
         {"10^5 queues: cycle before clocks, hand-offs in one lane", test_wide_queues},
-        {"2^17 ids with one plain FNV-1a slot load in linear time", test_colliding_ids},
+        {"2^18 ids with one plain FNV-1a slot load in linear time", test_colliding_ids},
         {0, 0}};
     return golden_test_run("graph", tests);
 }
