@@ -9,6 +9,7 @@
 #include "golden/doc.h"
 #include "golden/error.h"
 #include "golden/graph.h"
+#include "graph/idmap.h"
 #include "util/strmap.h"
 
 /* Borrowed bytes with a length: a NUL is a byte (the rules refuse it in names). */
@@ -44,6 +45,12 @@ typedef struct {
     uint32_t *qidx;       /* barrier: the listed queues' indices */
     size_t cap_qidx;
     uint32_t last_buf;    /* the buffer the previous access named (a cache; any value is safe) */
+    /* set by the check for the build: the id's hash and the free slot it goes to (one probe),
+     * the event's hash and index (GOLDEN_NONE: not yet known) */
+    uint64_t id_hash, ev_hash;
+    bool has_id_hash, has_ev_hash; /* the reader hashed them already (for these id, event) */
+    size_t id_slot;
+    uint32_t ev;
 } op_desc;
 
 /* One buffer, as read. */
@@ -65,19 +72,32 @@ typedef struct {
     const json_t *node;   /* the tree's node when the tree outlives the build, else NULL */
 } pending_ref;
 
+/* Names kept in big blocks, not one allocation each (op and event ids). */
+typedef struct name_block {
+    struct name_block *next;
+    size_t used, cap;
+    char bytes[];
+} name_block;
+
 typedef struct {
-    golden_strmap ops, buffers, queues;
+    lg_idmap ops, buffers, queues;
+    name_block *names;    /* the blocks op and event ids live in */
 } graph_index;
+
+/* A NUL-terminated copy of n bytes in the graph's name blocks, or NULL. */
+char *graph_name_copy(graph_index *ix, const char *s, size_t n);
+void graph_names_free(graph_index *ix);
 
 typedef struct {
     const char *name;
     const golden_doc *doc;  /* positions of nodes, when the elements come from a doc */
     golden_error *err;
     golden_graph *g;
-    golden_strmap events, spaces, families, domains;
+    lg_idmap events;
+    golden_strmap spaces, families, domains;
     char **domain_keys;
     uint32_t ndomain_keys;
-    size_t cap_queues, cap_buffers, cap_ops, cap_acc, cap_after, cap_bq;
+    size_t cap_queues, cap_buffers, cap_ops, cap_acc, cap_after, cap_bq, cap_events;
     pending_ref *after_refs, *buf_refs;
     size_t nafter_refs, cap_after_refs, nbuf_refs, cap_buf_refs;
     bool keep_nodes;      /* the tree lives until the build ends (not streamed) */

@@ -1,23 +1,44 @@
 /* Interval map as a treap of disjoint segments keyed by their start: an access splits at most
- * two segments, visits the ones it covers and replaces or annotates them in O(log n + k). */
+ * two segments, visits the ones it covers and replaces or annotates them in O(log n + k).
+ * An access to exactly one existing segment (the common case: the same tile of a buffer
+ * touched again) is one descent and an update in place. Nodes come from blocks of the map
+ * (a free list, no malloc per segment) and hold up to two reads in place. */
 #include "graph/imap.h"
 #include "util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#define INLINE_READS 2
+#define BLOCK_NODES 1024
+
 typedef struct node {
     golden_imap_seg seg;
     uint32_t rcap;
     uint32_t prio;
-    struct node *l, *r;
+    struct node *l, *r;   /* l: the next free node while on the free list */
+    golden_imap_read inl[INLINE_READS];
 } node;
+
+typedef struct node_block {
+    struct node_block *next;
+    node nodes[BLOCK_NODES];
+} node_block;
+
+typedef struct {
+    node **v;
+    size_t n, cap;
+} node_vec;
 
 struct golden_imap {
     node *root;
     size_t count;
     uint64_t rng;
     int oom;
+    node *free_nodes;
+    node_block *blocks;
+    size_t block_used;    /* nodes handed out of the newest block */
+    node_vec tmp;         /* the segments one read covers (kept between calls) */
 };
 
 static uint32_t next_prio(golden_imap *m)
@@ -30,11 +51,25 @@ static uint32_t next_prio(golden_imap *m)
 
 static node *new_node(golden_imap *m, uint64_t lo, uint64_t hi, uint32_t write)
 {
-    node *n = calloc(1, sizeof *n);
-    if (!n) {
-        m->oom = 1;
-        return NULL;
+    node *n = m->free_nodes;
+    if (n) {
+        m->free_nodes = n->l;
+    } else {
+        if (!m->blocks || m->block_used == BLOCK_NODES) {
+            node_block *b = malloc(sizeof *b);
+            if (!b) {
+                m->oom = 1;
+                return NULL;
+            }
+            b->next = m->blocks;
+            m->blocks = b;
+            m->block_used = 0;
+        }
+        n = &m->blocks->nodes[m->block_used++];
     }
+    memset(n, 0, sizeof *n);
+    n->seg.reads = n->inl;
+    n->rcap = INLINE_READS;
     n->seg.lo = lo;
     n->seg.hi = hi;
     n->seg.write = write;
@@ -45,8 +80,10 @@ static node *new_node(golden_imap *m, uint64_t lo, uint64_t hi, uint32_t write)
 
 static void free_node(golden_imap *m, node *n)
 {
-    free(n->seg.reads);
-    free(n);
+    if (n->seg.reads != n->inl)
+        free(n->seg.reads);
+    n->l = m->free_nodes;
+    m->free_nodes = n;
     m->count--;
 }
 
@@ -72,6 +109,11 @@ void lg_imap_free(golden_imap *m)
     if (!m)
         return;
     free_tree(m, m->root);
+    for (node_block *b = m->blocks, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    free(m->tmp.v);
     free(m);
 }
 
@@ -113,12 +155,15 @@ static int set_read(golden_imap *m, node *n, uint32_t slot, uint32_t acc)
             return 0;
         }
     if (n->seg.nreads == n->rcap) {
-        uint32_t nc = n->rcap ? n->rcap * 2 : 2;
-        golden_imap_read *r = realloc(n->seg.reads, nc * sizeof *r);
+        uint32_t nc = n->rcap * 2;
+        bool inl = n->seg.reads == n->inl;
+        golden_imap_read *r = realloc(inl ? NULL : n->seg.reads, nc * sizeof *r);
         if (!r) {
             m->oom = 1;
             return -1;
         }
+        if (inl)
+            memcpy(r, n->inl, sizeof n->inl);
         n->seg.reads = r;
         n->rcap = nc;
     }
@@ -170,11 +215,6 @@ static void visit(node *t, golden_imap_fn fn, void *ctx)
     fn(ctx, &t->seg, t->seg.lo, t->seg.hi);
     visit(t->r, fn, ctx);
 }
-
-typedef struct {
-    node **v;
-    size_t n, cap;
-} node_vec;
 
 static int collect(node *t, node_vec *out)
 {
@@ -231,11 +271,51 @@ static node *append(golden_imap *m, node *seq, node **last, node *n)
     return merge(seq, n);
 }
 
+/* n touches `at` and holds the read (slot, acc). */
+static bool holds_read(const node *n, uint64_t at, uint32_t slot, uint32_t acc)
+{
+    if (!n || (n->seg.hi != at && n->seg.lo != at))
+        return false;
+    for (uint32_t i = 0; i < n->seg.nreads; i++)
+        if (n->seg.reads[i].slot == slot && n->seg.reads[i].acc == acc)
+            return true;
+    return false;
+}
+
 int lg_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t acc,
                        uint32_t slot, golden_imap_fn fn, void *ctx)
 {
     if (m->oom || lo >= hi)
         return m->oom ? -1 : 0;
+    /* exactly one existing segment: visit it and update it in place. The general path below
+     * would do the same: a write replaces the segment by {acc, no reads} and merges nothing; a
+     * read adds (slot, acc) and merges with a touching neighbour only when that one holds the
+     * same read (slot, acc) too (never in the race sweep, whose access numbers are unique):
+     * then the general path runs. */
+    node *t = m->root, *hit = NULL, *before = NULL, *after = NULL;
+    while (t) {
+        if (t->seg.lo <= lo) {
+            before = hit;
+            hit = t;
+            t = t->r;
+        } else {
+            after = t;
+            t = t->l;
+        }
+    }
+    if (hit && hit->l)
+        before = max_node(hit->l);
+    if (hit && hit->seg.lo == lo && hit->seg.hi == hi &&
+        (write || (!holds_read(before, lo, slot, acc) && !holds_read(after, hi, slot, acc)))) {
+        if (fn)
+            fn(ctx, &hit->seg, lo, hi);
+        if (write) {
+            hit->seg.write = acc;
+            hit->seg.nreads = 0;
+            return 0;
+        }
+        return set_read(m, hit, slot, acc);
+    }
     if (cut_at(m, lo) != 0 || cut_at(m, hi) != 0)
         return -1;
     node *left, *mid, *right;
@@ -253,9 +333,10 @@ int lg_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_
         m->root = merge(merge(left, n), right);
         return 0;
     }
-    node_vec segs = {0};
+    node_vec segs = m->tmp;
+    segs.n = 0;
     if (collect(mid, &segs) != 0) {
-        free(segs.v);
+        m->tmp = segs;
         m->oom = 1;
         return -1;
     }
@@ -282,7 +363,7 @@ int lg_imap_access(golden_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_
         at = s->seg.hi;
         seq = append(m, seq, &last, s);
     }
-    free(segs.v);
+    m->tmp = segs;
     /* merge with the untouched neighbours too, so repeated reads keep the map small */
     node *lm = max_node(left), *sf = min_node(seq);
     if (rc == 0 && lm && sf && lm->seg.hi == sf->seg.lo && same_state(lm, sf)) {

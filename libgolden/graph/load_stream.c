@@ -278,8 +278,12 @@ static int flat_accesses(const scan *s, size_t *p, size_t hi, op_desc *f, bool w
     }
 }
 
-static int flat_parse_op(const scan *s, size_t p, size_t hi, op_desc *f, size_t *end)
+/* ids: hashed as soon as they are read and their map slot prefetched, so that the probe's cache
+ * miss overlaps the parsing of the rest of the op */
+static int flat_parse_op(const scan *s, const builder *b, size_t p, size_t hi, op_desc *f,
+                         size_t *end)
 {
+    f->has_id_hash = f->has_ev_hash = false;
     f->has_id = f->has_kind = f->has_queue = f->has_family = f->has_event = false;
     f->has_data_size = f->has_reads = f->has_writes = f->has_after = f->has_queues = false;
     f->nacc = f->nafter = f->nqueues = 0;
@@ -310,6 +314,15 @@ static int flat_parse_op(const scan *s, size_t p, size_t hi, op_desc *f, size_t 
                     return 1;
                 *strs[k].seen = true;
                 r = flat_str(s, &q, hi, strs[k].dst);
+                if (r == 0 && k == 0) {
+                    f->id_hash = lg_id_hash(f->id.s, f->id.n);
+                    f->has_id_hash = true;
+                    lg_idmap_prefetch(&((const graph_index *)b->g->index)->ops, f->id_hash);
+                } else if (r == 0 && k == 4) {
+                    f->ev_hash = lg_id_hash(f->event.s, f->event.n);
+                    f->has_ev_hash = true;
+                    lg_idmap_prefetch(&b->events, f->ev_hash);
+                }
             }
         if (matched) {
         } else if (slice_is(key, "data_size") && !f->has_data_size) {
@@ -427,7 +440,7 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
         /* the fast path reads the plain shape and asks the rules quietly; anything it does
          * not take (or the rules refuse) goes through the strict loader and the same rules */
         if (f) {
-            r = flat_parse_op(s, p, hi, f, &end);
+            r = flat_parse_op(s, b, p, hi, f, &end);
             if (r == 0 && (r = graph_check_op(b, f, i, false)) == 0)
                 r = graph_build_op(b, f);
             else if (r < 0)

@@ -7,10 +7,38 @@
 
 #include "graph/build.h"
 
-static uint32_t find(const golden_strmap *m, const char *id)
+static uint32_t find(const lg_idmap *m, const char *id)
 {
-    uint64_t v;
-    return lg_strmap_get(m, id, strlen(id), &v) ? (uint32_t)v : GOLDEN_NONE;
+    size_t n = strlen(id);
+    return lg_idmap_find(m, id, n, lg_id_hash(id, n), NULL);
+}
+
+char *graph_name_copy(graph_index *ix, const char *s, size_t n)
+{
+    name_block *b = ix->names;
+    if (!b || b->cap - b->used < n + 1) {
+        size_t cap = n + 1 > (size_t)1 << 20 ? n + 1 : (size_t)1 << 20;
+        if (n + 1 < n || !(b = malloc(sizeof *b + cap)))
+            return NULL;
+        b->next = ix->names;
+        b->used = 0;
+        b->cap = cap;
+        ix->names = b;
+    }
+    char *c = b->bytes + b->used;
+    memcpy(c, s, n);
+    c[n] = '\0';
+    b->used += n + 1;
+    return c;
+}
+
+void graph_names_free(graph_index *ix)
+{
+    for (name_block *b = ix->names, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    ix->names = NULL;
 }
 
 uint32_t golden_graph_find_op(const golden_graph *g, const char *id)
@@ -46,10 +74,7 @@ void golden_graph_free(golden_graph *g)
         free(g->queues[i].id);
     for (uint32_t i = 0; i < g->nbuffers; i++)
         free(g->buffers[i].id);
-    for (uint32_t i = 0; i < g->nops; i++)
-        free(g->ops[i].id);
-    for (uint32_t i = 0; i < g->nevents; i++)
-        free(g->events[i].id);
+    /* op and event ids live in the index's name blocks */
     for (uint32_t i = 0; i < g->nspaces; i++)
         free(g->spaces[i]);
     for (uint32_t i = 0; i < g->nfamilies; i++)
@@ -70,9 +95,10 @@ void golden_graph_free(golden_graph *g)
     free(g->qops);
     graph_index *ix = g->index;
     if (ix) {
-        lg_strmap_free(&ix->ops);
-        lg_strmap_free(&ix->buffers);
-        lg_strmap_free(&ix->queues);
+        lg_idmap_free(&ix->ops);
+        lg_idmap_free(&ix->buffers);
+        lg_idmap_free(&ix->queues);
+        graph_names_free(ix);
         free(ix);
     }
     free(g->name);

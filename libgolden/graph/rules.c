@@ -84,6 +84,12 @@ static uint32_t lookup(const golden_strmap *m, slice k)
     return lg_strmap_get(m, k.s, k.n, &v) ? (uint32_t)v : GOLDEN_NONE;
 }
 
+/* An id in one of the graph's id maps. */
+static uint32_t id_lookup(const lg_idmap *m, slice k)
+{
+    return lg_idmap_find(m, k.s, k.n, lg_id_hash(k.s, k.n), NULL);
+}
+
 /* A NUL-terminated copy (names never hold NUL once the rules passed them). */
 static char *copy(slice x)
 {
@@ -129,23 +135,27 @@ static int intern(builder *b, golden_strmap *m, char ***arr, uint32_t *n, slice 
     return 0;
 }
 
-/* The index of event `name`, created on first mention by op `first_op`. */
-static int intern_event(builder *b, slice name, uint32_t first_op, uint32_t *out)
+/* The index of event `name` (its hash h), created on first mention by op `first_op`; `known`
+ * is its index when the check already looked it up (GOLDEN_NONE: look it up). */
+static int intern_event(builder *b, slice name, uint64_t h, uint32_t known, uint32_t first_op,
+                        uint32_t *out)
 {
     golden_graph *g = b->g;
-    uint32_t e = lookup(&b->events, name);
+    size_t slot = SIZE_MAX;
+    if (lg_idmap_room(&b->events) != 0)
+        return graph_nomem(b);
+    uint32_t e = known != GOLDEN_NONE ? known : lg_idmap_find(&b->events, name.s, name.n, h, &slot);
     if (e == GOLDEN_NONE) {
-        golden_event *ne = realloc(g->events, (g->nevents + 1) * sizeof *ne);
-        if (!ne)
+        if (graph_grow((void **)&g->events, &b->cap_events, g->nevents, sizeof *g->events) != 0)
             return graph_nomem(b);
-        g->events = ne;
+        golden_event *ne = g->events;
         e = g->nevents;
         ne[e].signal = GOLDEN_NONE;
         ne[e].first_op = first_op;
-        if (!(ne[e].id = copy(name)))
+        if (!(ne[e].id = graph_name_copy(g->index, name.s, name.n)))
             return graph_nomem(b);
         g->nevents++;
-        if (lg_strmap_put(&b->events, ne[e].id, name.n, e, NULL) < 0)
+        if (lg_idmap_insert_at(&b->events, slot, ne[e].id, name.n, h, e) < 0)
             return graph_nomem(b);
     }
     *out = e;
@@ -211,7 +221,8 @@ int graph_add_queue(builder *b, slice id, uint64_t chip, const json_t *node, siz
     if (!(gq->id = copy(id)))
         return graph_nomem(b);
     gq->chip = (int64_t)chip;
-    int r = lg_strmap_put(&ix->queues, gq->id, id.n, g->nqueues, NULL);
+    uint32_t had;
+    int r = lg_idmap_put(&ix->queues, gq->id, id.n, &had);
     g->nqueues++;
     if (r < 0)
         return graph_nomem(b);
@@ -242,7 +253,7 @@ int graph_check_buffer(builder *b, const buffer_desc *d, size_t idx, bool report
                       (int)d->id.n, d->id.s);
     if (g->nbuffers >= GOLDEN_NONE - 1)
         return BROKEN(d->node, ptr, "too many buffers");
-    if (lookup(&((graph_index *)g->index)->buffers, d->id) != GOLDEN_NONE)
+    if (id_lookup(&((graph_index *)g->index)->buffers, d->id) != GOLDEN_NONE)
         return BROKEN(d->node, ptr, "duplicate buffer id \"%.*s\"", (int)d->id.n, d->id.s);
     if (d->has_live && (d->nlive != 2 || !name_ok(d->live[0]) || !name_ok(d->live[1])))
         return BROKEN(json_object_get(d->node, "live"), ptr,
@@ -273,7 +284,8 @@ int graph_build_buffer(builder *b, const buffer_desc *d)
     if (intern(b, &b->spaces, &g->spaces, &g->nspaces, d->space, &gb->space) != 0 ||
         domain_of(b, gb->chip, gb->space, &gb->domain) != 0)
         return GOLDEN_ERR;
-    if (lg_strmap_put(&ix->buffers, gb->id, d->id.n, bi, NULL) < 0)
+    uint32_t had;
+    if (lg_idmap_put(&ix->buffers, gb->id, d->id.n, &had) < 0)
         return graph_nomem(b);
     const json_t *live = json_object_get(d->node, "live");
     for (uint32_t k = 0; k < d->nlive; k++)
@@ -354,7 +366,7 @@ static int check_accesses(builder *b, op_desc *d, size_t idx, bool report)
             g->buffers[d->last_buf].id[a->buffer.n] == '\0')
             buf = d->last_buf;
         else
-            buf = lookup(&((graph_index *)g->index)->buffers, a->buffer);
+            buf = id_lookup(&((graph_index *)g->index)->buffers, a->buffer);
         if (buf == GOLDEN_NONE)
             return BROKEN(a->node, p, "op \"%.*s\": unknown buffer \"%.*s\"", (int)d->id.n,
                           d->id.s, (int)a->buffer.n, a->buffer.s);
@@ -393,7 +405,7 @@ static int check_lists(builder *b, op_desc *d, size_t idx, bool report)
         if (!name_ok(x))
             return BROKEN(json_array_get(ql, k), p, "barrier \"%.*s\": \"queues\" lists queue ids",
                           (int)d->id.n, d->id.s);
-        uint32_t q = lookup(&((graph_index *)g->index)->queues, x);
+        uint32_t q = id_lookup(&((graph_index *)g->index)->queues, x);
         if (q == GOLDEN_NONE)
             return BROKEN(json_array_get(ql, k), p, "barrier \"%.*s\" names unknown queue \"%.*s\"",
                           (int)d->id.n, d->id.s, (int)x.n, x.s);
@@ -413,7 +425,7 @@ static int check_lists(builder *b, op_desc *d, size_t idx, bool report)
 int graph_check_op(builder *b, op_desc *d, size_t idx, bool report)
 {
     const golden_graph *g = b->g;
-    const graph_index *ix = g->index;
+    graph_index *ix = g->index;
     char pb[96];
 #define ptr at(pb, sizeof pb, "/ops/%zu", idx)
     if (!d->has_id)
@@ -427,17 +439,29 @@ int graph_check_op(builder *b, op_desc *d, size_t idx, bool report)
                       (int)d->id.n, d->id.s, (int)d->kind.n, d->kind.s);
     if (g->nops >= GOLDEN_NONE - 1)
         return BROKEN(d->node, ptr, "too many ops");
-    if (lookup(&ix->ops, d->id) != GOLDEN_NONE)
+    /* one probe for the id: the build inserts at the free slot it found (room made first, so
+     * the slot stays valid; making room changes no entry) */
+    if (lg_idmap_room(&ix->ops) != 0)
+        return report ? graph_nomem(b) : -1;
+    if (!d->has_id_hash)
+        d->id_hash = lg_id_hash(d->id.s, d->id.n);
+    if (lg_idmap_find(&ix->ops, d->id.s, d->id.n, d->id_hash, &d->id_slot) != GOLDEN_NONE)
         return BROKEN(d->node, ptr, "duplicate op id \"%.*s\"", (int)d->id.n, d->id.s);
     int r = check_op_shape(b, d, idx, report);
     if (r != 0)
         return r;
     d->q = GOLDEN_NONE;
-    if (d->has_queue && (d->q = lookup(&ix->queues, d->queue)) == GOLDEN_NONE)
+    if (d->has_queue && (d->q = id_lookup(&ix->queues, d->queue)) == GOLDEN_NONE)
         return BROKEN(json_object_get(d->node, "queue"), at(pb, sizeof pb, "/ops/%zu/queue", idx), "op \"%.*s\": unknown queue \"%.*s\"",
                       (int)d->id.n, d->id.s, (int)d->queue.n, d->queue.s);
+    d->ev = GOLDEN_NONE;
+    if (d->has_event) {
+        if (!d->has_ev_hash)
+            d->ev_hash = lg_id_hash(d->event.s, d->event.n);
+        d->ev = lg_idmap_find(&b->events, d->event.s, d->event.n, d->ev_hash, NULL);
+    }
     if (d->has_event && d->k == GOLDEN_OP_SIGNAL) {
-        uint32_t e = lookup(&b->events, d->event);
+        uint32_t e = d->ev;
         if (e != GOLDEN_NONE && g->events[e].signal != GOLDEN_NONE)
             return BROKEN(json_object_get(d->node, "event"), at(pb, sizeof pb, "/ops/%zu/event", idx),
                           "event \"%.*s\" is signalled twice (by \"%s\" and \"%.*s\")",
@@ -462,7 +486,7 @@ int graph_build_op(builder *b, op_desc *d)
     uint32_t i = g->nops;
     golden_op *op = &g->ops[i];
     memset(op, 0, sizeof *op);
-    if (!(op->id = copy(d->id)))
+    if (!(op->id = graph_name_copy(ix, d->id.s, d->id.n)))
         return graph_nomem(b);
     g->nops++;
     op->kind = d->k;
@@ -472,14 +496,14 @@ int graph_build_op(builder *b, op_desc *d)
     op->after_first = (uint32_t)b->nafter_refs;
     op->bq_first = g->nbarrier_queues;
     op->data_size = d->has_data_size ? (int64_t)d->data_size : -1;
-    if (lg_strmap_put(&ix->ops, op->id, d->id.n, i, NULL) < 0)
+    if (lg_idmap_insert_at(&ix->ops, d->id_slot, op->id, d->id.n, d->id_hash, i) < 0)
         return graph_nomem(b);
     if (d->has_family && intern(b, &b->families, &g->families, &g->nfamilies, d->family,
                                 &op->family) != 0)
         return GOLDEN_ERR;
     if (d->has_event) {
         uint32_t e = GOLDEN_NONE;
-        if (intern_event(b, d->event, i, &e) != 0)
+        if (intern_event(b, d->event, d->ev_hash, d->ev, i, &e) != 0)
             return GOLDEN_ERR;
         g->ops[i].event = e;
         if (d->k == GOLDEN_OP_SIGNAL)
@@ -537,7 +561,7 @@ static int resolve_after(builder *b)
         return graph_nomem(b);
     for (size_t i = 0; i < b->nafter_refs; i++) {
         const pending_ref *r = &b->after_refs[i];
-        uint32_t pred = lookup(&ix->ops, slice_of(r->name, r->len));
+        uint32_t pred = id_lookup(&ix->ops, slice_of(r->name, r->len));
         char pb[128];
 #define p at(pb, sizeof pb, "/ops/%" PRIu32 "/after/%" PRIu32, r->owner, r->k)
         if (pred == GOLDEN_NONE)
@@ -564,7 +588,7 @@ static int resolve_buffers(builder *b)
         char pb[128];
         if (r->k < 2) {
 #define p at(pb, sizeof pb, "/buffers/%" PRIu32 "/live/%" PRIu32, r->owner, r->k)
-            uint32_t op = lookup(&ix->ops, name);
+            uint32_t op = id_lookup(&ix->ops, name);
             if (op == GOLDEN_NONE)
                 return graph_fail_at(b, r->node, p, "buffer \"%s\": live names unknown op \"%s\"",
                                      gb->id, r->name);
@@ -575,7 +599,7 @@ static int resolve_buffers(builder *b)
 #undef p
         } else {
 #define p at(pb, sizeof pb, "/buffers/%" PRIu32 "/inplace_of", r->owner)
-            uint32_t other = lookup(&ix->buffers, name);
+            uint32_t other = id_lookup(&ix->buffers, name);
             if (other == GOLDEN_NONE)
                 return graph_fail_at(b, r->node, p,
                                      "buffer \"%s\": inplace_of names unknown buffer \"%s\"",
@@ -677,7 +701,7 @@ int graph_builder_init(builder *b, const char *name, const golden_doc *doc, gold
 
 void graph_builder_free(builder *b)
 {
-    lg_strmap_free(&b->events);
+    lg_idmap_free(&b->events);
     lg_strmap_free(&b->spaces);
     lg_strmap_free(&b->families);
     lg_strmap_free(&b->domains);

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../tools/gengraph.h"
@@ -1167,6 +1168,138 @@ static void test_wide_queues(void)
     golden_graph_free(g);
 }
 
+
+/* ---- hostile ids: many ids with one plain FNV-1a slot ---- */
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+#define COLLIDE_BITS 24
+#define COLLIDE_MASK ((1ULL << COLLIDE_BITS) - 1)
+#define COLLIDE_BLOCKS 18
+#define COLLIDE_LEN 4
+
+/* FNV-1a's low bits after a byte depend on the low bits before it only, so strings whose
+ * states agree in the low 24 bits keep agreeing after any common suffix. Per block, two
+ * different 4-character blocks that take the (common) low state to one value are found by
+ * search (3-character blocks never collide: too little mixing); 18 blocks, each chosen from
+ * its pair, give 2^18 ids whose plain FNV-1a agrees in the low 24 bits: one home slot in any
+ * table of up to 2^24 slots indexed that way, so such a map probes quadratically. */
+static void collide_blocks(char pairs[COLLIDE_BLOCKS][2][COLLIDE_LEN + 1], uint64_t *state)
+{
+    static const char al[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+    uint64_t st = *state;
+    uint32_t *seen = calloc((size_t)COLLIDE_MASK + 1, sizeof *seen); /* low state: candidate + 1 */
+    uint32_t *touched = malloc(((size_t)1 << 24) * sizeof *touched);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(seen);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(touched);
+    for (int b = 0; b < COLLIDE_BLOCKS; b++) {
+        bool found = false;
+        size_t nt = 0;
+        for (uint32_t c = 0; c < (1u << 24) && !found; c++) {
+            char blk[COLLIDE_LEN];
+            uint64_t h = st;
+            for (int k = 0; k < COLLIDE_LEN; k++) {
+                blk[k] = al[(c >> (6 * k)) & 63];
+                h = (h ^ (unsigned char)blk[k]) * 1099511628211ULL;
+            }
+            uint32_t low = (uint32_t)(h & COLLIDE_MASK);
+            if (seen[low]) {
+                uint32_t o = seen[low] - 1;
+                for (int k = 0; k < COLLIDE_LEN; k++)
+                    pairs[b][0][k] = al[(o >> (6 * k)) & 63];
+                memcpy(pairs[b][1], blk, COLLIDE_LEN);
+                pairs[b][0][COLLIDE_LEN] = pairs[b][1][COLLIDE_LEN] = '\0';
+                st = low;
+                found = true;
+            } else {
+                seen[low] = c + 1;
+                touched[nt++] = low;
+            }
+        }
+        CU_ASSERT_TRUE_FATAL(found);
+        for (size_t k = 0; k < nt; k++)
+            seen[touched[k]] = 0;
+    }
+    free(seen);
+    free(touched);
+    *state = st;
+}
+
+static void test_colliding_ids(void)
+{
+    char pairs[COLLIDE_BLOCKS][2][COLLIDE_LEN + 1];
+    uint64_t low = fnv1a("o", 1) & COLLIDE_MASK;
+    collide_blocks(pairs, &low);
+    const uint32_t N = 1u << COLLIDE_BLOCKS;
+    size_t idlen = 1 + COLLIDE_LEN * COLLIDE_BLOCKS;
+    char *text = malloc((size_t)N * (2 * idlen + 48) + 256);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    size_t n = (size_t)sprintf(text, "{\"schema\":\"calculet-graph/v1\",\"queues\":[{\"id\":\"q\","
+                                     "\"chip\":0}],\n\"ops\":[\n");
+    char id[96], prev[96] = "";
+    uint64_t first = 0;
+    int agree = 1;
+    for (uint32_t i = 0; i < N; i++) {
+        id[0] = 'o';
+        for (int b = 0; b < COLLIDE_BLOCKS; b++)
+            memcpy(id + 1 + COLLIDE_LEN * b, pairs[b][(i >> b) & 1], COLLIDE_LEN);
+        id[idlen] = '\0';
+        /* the generator's claim, checked with FNV-1a itself */
+        uint64_t h = fnv1a(id, idlen) & COLLIDE_MASK;
+        if (i == 0)
+            first = h;
+        agree &= h == first;
+        if (i)
+            n += (size_t)sprintf(text + n, ",\n{\"id\":\"%s\",\"queue\":\"q\",\"after\":[\"%s\"]}", id,
+                                 prev);
+        else
+            n += (size_t)sprintf(text + n, "{\"id\":\"%s\",\"queue\":\"q\"}", id);
+        memcpy(prev, id, idlen + 1);
+    }
+    n += (size_t)sprintf(text + n, "\n]}\n");
+    CU_ASSERT_TRUE(agree);
+    char path[] = "/tmp/golden-collide-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL_FATAL(write(fd, text, n), (ssize_t)n);
+    close(fd);
+    free(text);
+    /* streamed, and through the tree path: the same maps; a map probing from FNV-1a's low bits
+     * takes about N^2/2 = 3.4e10 probes here (minutes), the keyed one well under a second */
+    golden_graph_load_options tree = {GOLDEN_GRAPH_LOAD_OPTIONS_VERSION, INT64_MAX, false, NULL};
+    for (int path_kind = 0; path_kind < 2; path_kind++) {
+        golden_error err;
+        golden_graph *g = NULL;
+        clock_t t0 = clock();
+        int rc = golden_graph_load_file_opts(path, path_kind ? &tree : NULL, &g, &err);
+        double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        CU_ASSERT_EQUAL(rc, GOLDEN_OK);
+        if (rc != GOLDEN_OK) {
+            printf("\n  %s: %s\n", err.where, err.what);
+            continue;
+        }
+        CU_ASSERT_EQUAL(g->nops, N);
+        /* the tree path adds jansson's own tree (and is slower under a sanitizer) */
+        CU_ASSERT(secs < (path_kind ? 30.0 : 5.0));
+        printf("\n  %u colliding ids: %.2f s of CPU to load (%s)\n", N, secs,
+               path_kind ? "tree" : "streamed");
+        /* every id found again, as itself */
+        for (uint32_t i = 0; i < N; i += 997)
+            CU_ASSERT_EQUAL(golden_graph_find_op(g, g->ops[i].id), i);
+        CU_ASSERT_EQUAL(golden_graph_find_op(g, "o"), GOLDEN_NONE);
+        /* a chain: each op after the one before */
+        CU_ASSERT_EQUAL(g->nafter, N - 1);
+        CU_ASSERT_EQUAL(g->after[N - 2], N - 2);
+        golden_graph_free(g);
+    }
+    unlink(path);
+}
+
 int main(void)
 {
     static const golden_test tests[] = {
@@ -1191,6 +1324,7 @@ int main(void)
         {"an in-place chain does not hide an undeclared overlap", test_inplace_chain},
         {"a barrier's after edges go with it: not idle", test_barrier_after_removal},
         {"10^5 queues: cycle before clocks, hand-offs in one lane", test_wide_queues},
+        {"2^18 ids with one plain FNV-1a slot load in linear time", test_colliding_ids},
         {0, 0}};
     return golden_test_run("graph", tests);
 }
