@@ -262,10 +262,10 @@ if cmpcounts x12.json d-cross-v1-ref.12.json; then ok "d-cross-resume: a finishe
 else notok "d-cross-resume: a finished 4-round soak resumed to 12 = uninterrupted 12" "$(head -c 300 cmp.txt)"; fi
 # no jitter at all: the stop lands between or inside calls, concurrency 2 and 4
 C2z="$CPU --concurrency 2 --jitter 0 --backend-opt inject=kv_lane2_zero --rounds 400"
-stop d-nojit2 TERM t:1.0 $C2z
+stop d-nojit2 TERM r:40 $C2z  # by round: on a quiet machine 400 rounds end within 1 s
 dropped d-nojit2 2 400 0 "$C2z"
 C4z="$CPU --concurrency 4 --jitter 0 --backend-opt inject=kv_lane2_zero --rounds 300"
-stop d-nojit4 INT t:1.0 $C4z
+stop d-nojit4 INT r:30 $C4z
 dropped d-nojit4 4 300 1 "$C4z"
 
 # inside a long call: every call waits up to 0.4 s on the device (cpu: ABI v2 with cancel),
