@@ -987,10 +987,11 @@ static int pass_task(void *ctx, size_t item, int worker, golden_error *err)
     }
     /* opened without following a link at either component: this runs before the pass has
      * checked the folder's paths, so a symlinked performance/ or raw file (which the check
-     * refuses) is never read here; bytes and size are those of the descriptor hashed */
+     * refuses) is never read here; O_NONBLOCK: a FIFO must not hang the open (it is not regular,
+     * so it is left to the pass, which refuses it); bytes and size are the descriptor's */
     char *d = gate_path(j->dir, "performance");
     int dfd = d ? open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    int fd = dfd >= 0 ? openat(dfd, "raw-requests.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int fd = dfd >= 0 ? openat(dfd, "raw-requests.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) : -1;
     struct stat st;
     golden_sha256 *h = NULL;
     golden_error herr;
