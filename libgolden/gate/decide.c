@@ -5,13 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <errno.h>
 #include <fcntl.h>
 
 #include "gate/decide_int.h"
 #include "exp/check_internal.h"
 #include "golden/hash.h"
 #include "util/pool.h"
+#include "util/sha256_fd.h"
 
 const char *golden_gate_label_name(golden_gate_label l)
 {
@@ -993,29 +993,13 @@ static int pass_task(void *ctx, size_t item, int worker, golden_error *err)
     int dfd = d ? open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
     int fd = dfd >= 0 ? openat(dfd, "raw-requests.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) : -1;
     struct stat st;
-    golden_sha256 *h = NULL;
     golden_error herr;
     golden_error_clear(&herr);
-    bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-              (h = golden_sha256_new(&herr)) != NULL;
     long long total = 0;
-    char *buf = ok ? malloc(1 << 20) : NULL;
-    ok = ok && buf;
-    while (ok) {
-        ssize_t r = read(fd, buf, 1 << 20);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            ok = r == 0;
-            break;
-        }
-        total += r;
-        ok = golden_sha256_update(h, buf, (size_t)r, &herr) == 0;
-    }
-    j->hashed = ok && total == (long long)st.st_size && golden_sha256_final(h, j->hex, &herr) == 0;
+    j->hashed = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                lg_sha256_fd(fd, "raw-requests.jsonl", j->hex, &total, &herr) == 0 &&
+                total == (long long)st.st_size;
     j->bytes = j->hashed ? total : 0;
-    free(buf);
-    golden_sha256_free(h);
     if (fd >= 0)
         close(fd);
     if (dfd >= 0)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/pool.h"
+#include "util/sha256_fd.h"
 
 struct golden_sha256 {
     EVP_MD_CTX *ctx;
@@ -103,8 +104,10 @@ int golden_sha256_buffer(const void *data, size_t n, char hex[65], golden_error 
 }
 
 static int hash_fd(int fd, const char *path, golden_sha256 *h, unsigned char *buf, size_t cap,
-                   char hex[65], golden_error *err)
+                   char hex[65], long long *bytes, golden_error *err)
 {
+    if (bytes)
+        *bytes = 0;
     for (;;) {
         ssize_t got = read(fd, buf, cap);
         if (got < 0) {
@@ -114,6 +117,8 @@ static int hash_fd(int fd, const char *path, golden_sha256 *h, unsigned char *bu
         }
         if (got == 0)
             break;
+        if (bytes)
+            *bytes += got;
         if (golden_sha256_update(h, buf, (size_t)got, err) != GOLDEN_OK)
             return GOLDEN_ERR;
     }
@@ -133,8 +138,22 @@ int golden_sha256_file(const char *path, char hex[65], golden_error *err)
     if (!buf)
         golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
     else if (h)
-        rc = hash_fd(fd, path, h, buf, FILE_BUF, hex, err);
+        rc = hash_fd(fd, path, h, buf, FILE_BUF, hex, NULL, err);
     close(fd);
+    golden_sha256_free(h);
+    free(buf);
+    return rc;
+}
+
+int lg_sha256_fd(int fd, const char *path, char hex[65], long long *bytes, golden_error *err)
+{
+    unsigned char *buf = malloc(FILE_BUF);
+    golden_sha256 *h = buf ? golden_sha256_new(err) : NULL;
+    int rc = GOLDEN_ERR;
+    if (!buf)
+        golden_fail_what(err, GOLDEN_ENOMEM, path, "out of memory");
+    else if (h)
+        rc = hash_fd(fd, path, h, buf, FILE_BUF, hex, bytes, err);
     golden_sha256_free(h);
     free(buf);
     return rc;
