@@ -97,8 +97,9 @@ static void child_main(int out, unsigned long long vm_limit,
     _exit(3);
 }
 
-/* CPU clock ticks the child has used so far (-1 when unknown). */
-static long long child_ticks(pid_t pid)
+/* CPU clock ticks the child has used so far (-1 when unknown), and its state letter (R, S, D...)
+ * in *state when that is not NULL. */
+static long long child_ticks(pid_t pid, char *state)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -112,8 +113,11 @@ static long long child_ticks(pid_t pid)
     buf[n] = 0;
     const char *p = strrchr(buf, ')'); /* fields after the command name */
     unsigned long long ut, st;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    char c = '?';
+    if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &c, &ut, &st) != 3)
         return -1;
+    if (state)
+        *state = c;
     return (long long)(ut + st);
 }
 
@@ -131,6 +135,7 @@ static int wait_child(pid_t pid, int in, lg_blob *got, int *status, int *how)
     clock_gettime(CLOCK_MONOTONIC, &start);
     *how = CHILD_DONE;
     got->n = 0;
+    long long last_ticks = 0, last_progress = 0;
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         long long ms = (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000;
@@ -140,9 +145,19 @@ static int wait_child(pid_t pid, int in, lg_blob *got, int *status, int *how)
             *how = CHILD_KILLED;
             break;
         }
-        if (ms >= STALL_SECONDS * 1000) {
-            long long t = child_ticks(pid);
-            if (t >= 0 && t * 1000 / sysconf(_SC_CLK_TCK) < 50) {
+        if (ms >= 1000) {
+            char state = '?';
+            long long t = child_ticks(pid, &state);
+            if (t > last_ticks) {
+                last_ticks = t;
+                last_progress = ms;
+            }
+            /* blocked from the start, or asleep (not in disk I/O) with no CPU used for
+             * STALL_SECONDS: a lock held at fork time (parsing never sleeps that long) */
+            bool never = ms >= STALL_SECONDS * 1000 && t >= 0 &&
+                         t * 1000 / sysconf(_SC_CLK_TCK) < 50;
+            bool asleep = state == 'S' && ms - last_progress >= STALL_SECONDS * 1000;
+            if (never || asleep) {
                 kill(pid, SIGKILL);
                 *how = CHILD_STALLED;
                 break;
@@ -178,8 +193,8 @@ static int wait_child(pid_t pid, int in, lg_blob *got, int *status, int *how)
     return 0;
 }
 
-/* One child: GOLDEN_OK, GOLDEN_ERR with err filled, 1 when it stalled or 2 when (sanitizer
- * builds only) it ran over its CPU limit (err untouched both times). */
+/* One child: GOLDEN_OK, GOLDEN_ERR with err filled, 1 when it stalled, or (sanitizer builds
+ * only) 2 when it ran over its CPU limit and 3 over its time (err untouched but for the first). */
 static int isolated_once(const char *path, int (*fn)(void *ctx, lg_blob *out, golden_error *err),
                          void *ctx, lg_blob *got, golden_error *err)
 {
@@ -217,6 +232,10 @@ static int isolated_once(const char *path, int (*fn)(void *ctx, lg_blob *out, go
         return golden_fail_what(err, GOLDEN_ECORRUPT, path,
                                 "the description of this file's metadata is over %llu MiB: it is "
                                 "corrupt or hostile", LG_ISOLATED_MAX_BYTES >> 20);
+#ifdef GOLDEN_ISOLATE_ASAN
+    if (how == CHILD_KILLED)
+        return 3; /* perhaps spinning on the sanitizer's lock (see below): once more */
+#endif
     if (how == CHILD_KILLED)
         return golden_fail_what(err, GOLDEN_ECORRUPT, path,
                                 "the HDF5 library ran over %d s reading this file's metadata: it is "
@@ -282,7 +301,7 @@ void lg_blob_free(lg_blob *b)
 int lg_store_isolated_blob(const char *path, int (*fn)(void *ctx, lg_blob *out, golden_error *err),
                            void *ctx, lg_blob *out, golden_error *err)
 {
-    int cpu = 0;
+    int cpu = 0, wall = 0;
     for (int attempt = 0; attempt < 3; attempt++) {
         lg_blob_free(out);
         int rc = isolated_once(path, fn, ctx, out, err);
@@ -290,10 +309,16 @@ int lg_store_isolated_blob(const char *path, int (*fn)(void *ctx, lg_blob *out, 
             lg_blob_free(out);
         if (rc == 2)
             cpu++;
+        else if (rc == 3)
+            wall++;
         else if (rc != 1)
             return rc;
     }
     lg_blob_free(out);
+    if (wall > 0)
+        return golden_fail_what(err, GOLDEN_ECORRUPT, path,
+                                "the HDF5 library ran over %d s reading this file's metadata: it is "
+                                "corrupt or hostile", GOLDEN_PRECHECK_WALL_SECONDS);
     if (cpu > 0)
         return golden_fail_what(err, GOLDEN_ECORRUPT, path,
                                 "the HDF5 library ran over its CPU limit reading this file's "
