@@ -253,15 +253,78 @@ __attribute__((target("avx2"))) static void cols_exact(long double *s, const dou
                         nc, kb, nc - kb < 4 ? nc - kb : 4, false);
 }
 
-/* The same straight from f32 data (no tile to convert), ld values between rows. */
+/* The same straight from f32 data (no tile to convert), 8 columns kb .. kb + w - 1 (w <= 8)
+ * at a time, ld values between rows. b - a is checked in float: its TwoSum error there is 0
+ * exactly when b - a is a float's value (at most 24 significant bits, no overflow), and then
+ * (double)(b - a) is b - a and its square is exact in double; a NaN or infinity makes the error
+ * NaN. The largest |b| is taken in float (exact). */
+#define PIECE_F32 128
+static inline __attribute__((always_inline, target("avx2"))) void
+cols8_f32(long double *s, const float *rp, const float *xp, size_t nr, size_t ld, size_t kb,
+          size_t w)
+{
+    /* per row: a*b, a*a, b*b, (b - a)^2, each of 8 columns (4 + 4) */
+    static _Thread_local double t[PIECE_F32 * 32];
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)w),
+                                      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256 bad = _mm256_setzero_ps(), cmax = _mm256_setzero_ps();
+    for (size_t i = 0; i < nr; i++) {
+        __m256 a = _mm256_maskload_ps(rp + i * ld + kb, mask);
+        __m256 b = _mm256_maskload_ps(xp + i * ld + kb, mask);
+        __m256 d = _mm256_sub_ps(b, a);
+        __m256 bv = _mm256_sub_ps(d, b);
+        __m256 av = _mm256_sub_ps(d, bv);
+        __m256 e = _mm256_sub_ps(_mm256_sub_ps(b, av), _mm256_add_ps(a, bv));
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(e, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+        cmax = _mm256_max_ps(cmax, _mm256_andnot_ps(sign, b));
+        double *o = t + i * 32;
+        for (int h = 0; h < 2; h++) {
+            __m128 a4 = h ? _mm256_extractf128_ps(a, 1) : _mm256_castps256_ps128(a);
+            __m128 b4 = h ? _mm256_extractf128_ps(b, 1) : _mm256_castps256_ps128(b);
+            __m128 d4 = h ? _mm256_extractf128_ps(d, 1) : _mm256_castps256_ps128(d);
+            __m256d ad = _mm256_cvtps_pd(a4), bd = _mm256_cvtps_pd(b4), dd = _mm256_cvtps_pd(d4);
+            _mm256_storeu_pd(o + 4 * h, _mm256_mul_pd(ad, bd));
+            _mm256_storeu_pd(o + 8 + 4 * h, _mm256_mul_pd(ad, ad));
+            _mm256_storeu_pd(o + 16 + 4 * h, _mm256_mul_pd(bd, bd));
+            _mm256_storeu_pd(o + 24 + 4 * h, _mm256_mul_pd(dd, dd));
+        }
+    }
+    float mx[8];
+    _mm256_storeu_ps(mx, cmax);
+    int badm = _mm256_movemask_ps(bad);
+    for (size_t l = 0; l < w; l++) {
+        long double *c = s + (kb + l) * COL_SUMS;
+        if (badm >> l & 1) {
+            col_x87_f32(c, rp + kb + l, xp + kb + l, nr, ld);
+            continue;
+        }
+        long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+        const double *q = t + l;
+        for (size_t i = 0; i < nr; i++, q += 32) {
+            c0 += q[0];
+            c1 += q[8];
+            c2 += q[16];
+            c3 += q[24];
+        }
+        c[0] = c0;
+        c[1] = c1;
+        c[2] = c2;
+        c[3] = c3;
+        /* the same largest |c| as col_x87's (values are finite here, -0 becomes +0) */
+        if ((double)mx[l] > (double)c[4])
+            c[4] = (double)mx[l];
+    }
+}
+
 __attribute__((target("avx2"))) static void cols_exact_f32(long double *s, const float *rv,
                                                             const float *xv, size_t nr,
                                                             size_t nc, size_t ld)
 {
-    for (size_t kb = 0; kb < nc; kb += 4)
-        for (size_t i = 0; i < nr; i += PIECE_ROWS)
-            cols_exact4(s, rv + i * ld, xv + i * ld, nr - i < PIECE_ROWS ? nr - i : PIECE_ROWS,
-                        ld, kb, nc - kb < 4 ? nc - kb : 4, true);
+    for (size_t kb = 0; kb < nc; kb += 8)
+        for (size_t i = 0; i < nr; i += PIECE_F32)
+            cols8_f32(s, rv + i * ld, xv + i * ld, nr - i < PIECE_F32 ? nr - i : PIECE_F32, ld,
+                      kb, nc - kb < 8 ? nc - kb : 8);
 }
 
 /* Row sums straight from f32 data, in column order. quiet() and the widening to double make
@@ -368,11 +431,20 @@ static void add_tiled(long double *s, golden_dtype rt, golden_dtype xt, const un
     if (exact && rt == GOLDEN_F32 && xt == GOLDEN_F32) {
         /* no tile to convert: the rows and the columns read the f32 data */
         const float *rf = (const void *)r, *xf = (const void *)x;
+        tr = PIECE_F32 * TILE_COLS / tc; /* no tile buffer: as tall as a piece */
         for (uint64_t rb = 0; rb < rows; rb += tr) {
             size_t nr = rows - rb < tr ? (size_t)(rows - rb) : tr;
             for (uint64_t cb = 0; cb < ncol; cb += tc) {
                 size_t nc = ncol - cb < tc ? (size_t)(ncol - cb) : tc;
                 const float *ra = rf + rb * ncol + cb, *xa = xf + rb * ncol + cb;
+                /* the next tile's rows, one short stream each (too many for the hardware
+                 * prefetcher to follow): asked for now, used after this tile */
+                if (cb + nc < ncol)
+                    for (size_t i = 0; i < nr; i++)
+                        for (size_t o = 0; o < TILE_COLS; o += 16) {
+                            __builtin_prefetch(ra + i * ncol + nc + o);
+                            __builtin_prefetch(xa + i * ncol + nc + o);
+                        }
                 if (rs)
                     rows_f32(rs + 3 * (row0 + rb), ra, xa, nr, nc, (size_t)ncol, cb == 0);
                 cols_exact_f32(s + cb * COL_SUMS, ra, xa, nr, nc, (size_t)ncol);
@@ -444,7 +516,23 @@ void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const v
                      uint64_t first, uint64_t n, long double *part)
 {
     memset(part, 0, diff_cols_size(j) * sizeof *part);
-    add_side(part, j, j->setup.dtype_ref, j->setup.dtype_cand, rb, cb, first, n, j->row_sums);
+    /* the row sums serve finish_probability only, which gives up at the first row whose
+     * minimum is not >= 0 (or whose sum is not 1) and then uses no row: once a chunk has
+     * such a row, no other chunk needs its rows summed (the report is the same) */
+    long double *rs = j->row_sums;
+    if (rs && (!golden_dtype_is_float(j->t->dtype_ref) || !golden_dtype_is_float(j->t->dtype_cand) ||
+               __atomic_load_n(&j->rows_moot, __ATOMIC_RELAXED)))
+        rs = NULL;
+    add_side(part, j, j->setup.dtype_ref, j->setup.dtype_cand, rb, cb, first, n, rs);
+    if (rs) {
+        /* the rows wholly in this chunk: this worker's alone */
+        uint64_t len = j->setup.row_len, k0 = (first + len - 1) / len, k1 = (first + n) / len;
+        for (uint64_t k = k0; k < k1; k++)
+            if (!(rs[3 * k + 2] >= 0)) {
+                __atomic_store_n(&j->rows_moot, 1, __ATOMIC_RELAXED);
+                break;
+            }
+    }
     if (j->with_base)
         add_side(part + j->col_n * COL_SUMS, j, j->setup.dtype_ref, j->bsetup.dtype_cand, rb, bb,
                  first, n, NULL);
@@ -525,6 +613,8 @@ static double sum_tol(golden_dtype t)
  * compute dtype's bound (the coarser). */
 static void finish_probability(golden_diff_job *j)
 {
+    if (j->rows_moot) /* a row's minimum is below 0 or NaN: the loop below would stop there */
+        return;
     golden_diff_tensor *t = j->t;
     uint64_t rows = j->count / j->setup.row_len;
     double rt = sum_tol(t->dtype_ref), ct = fmax(sum_tol(t->dtype_cand), sum_tol(t->judge.tol_dtype));
