@@ -541,11 +541,14 @@ void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const v
 void diff_cols_merge(golden_diff_job *j, const long double *part)
 {
     size_t n = diff_cols_size(j);
-    for (size_t i = 0; i < n; i++) {
-        if (i % COL_SUMS == 4)
-            j->cols[i] = part[i] > j->cols[i] ? part[i] : j->cols[i];
-        else
-            j->cols[i] += part[i];
+    for (size_t i = 0; i < n; i += COL_SUMS) { /* four sums, then the largest |c| */
+        long double *c = j->cols + i;
+        const long double *q = part + i;
+        c[0] += q[0];
+        c[1] += q[1];
+        c[2] += q[2];
+        c[3] += q[3];
+        c[4] = q[4] > c[4] ? q[4] : c[4];
     }
 }
 
