@@ -95,7 +95,10 @@ static void add_plain(long double *s, golden_dtype rt, golden_dtype xt, const un
  * along its columns, instead of a load and a store of every long double for every element
  * (and one 64-bit division per element for the row). Every sum still takes its terms in the
  * plain order: a column's in row order (tiles of rows are taken in order), a row's in column
- * order (the tiles of one band of rows are taken left to right), so the bits are the same. */
+ * order (the tiles of one band of rows are taken left to right), so the bits are the same.
+ * Pairs of f32 values form their products in AVX2 (cols_exact, cols8_f32: exact, the same
+ * terms), and an f32 pair is read where it lies, in tiles of TILE_COLS x PIECE_F32 rows, with
+ * no tile to convert. */
 /* A NaN with its quiet bit set. A signaling NaN (f16's widening keeps one) is quieted when x87
  * loads it, and the plain loop loads every term before adding it; here the compiler may add
  * it from memory instead, where x87 keeps the sum's own NaN rather than the term's: quieting
