@@ -8,6 +8,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "util/cpu.h"
 
 /* Per column and side: dot, |r|^2, |c|^2, |c - r|^2, max |c| (long double: squares of f64
  * values up to 1e308 stay finite on x86-64 and aarch64). */
@@ -90,7 +95,10 @@ static void add_plain(long double *s, golden_dtype rt, golden_dtype xt, const un
  * along its columns, instead of a load and a store of every long double for every element
  * (and one 64-bit division per element for the row). Every sum still takes its terms in the
  * plain order: a column's in row order (tiles of rows are taken in order), a row's in column
- * order (the tiles of one band of rows are taken left to right), so the bits are the same. */
+ * order (the tiles of one band of rows are taken left to right), so the bits are the same.
+ * Pairs of f32 values form their products in AVX2 (cols_exact, cols8_f32: exact, the same
+ * terms), and an f32 pair is read where it lies, in tiles of TILE_COLS x PIECE_F32 rows, with
+ * no tile to convert. */
 /* A NaN with its quiet bit set. A signaling NaN (f16's widening keeps one) is quieted when x87
  * loads it, and the plain loop loads every term before adding it; here the compiler may add
  * it from memory instead, where x87 keeps the sum's own NaN rather than the term's: quieting
@@ -108,6 +116,310 @@ static inline double quiet(double v)
 
 #define TILE_COLS 64
 #define TILE_ELEMS 2048
+
+/* One column of a tile summed the x87 way, element by element down its nr rows (stride nc
+ * elements; values T, double or float: a float widens exactly). Non-finite pairs are left to
+ * the element checks: here they become the pair (0, 0), which adds +0 to each sum and leaves
+ * it as it was (a sum that starts at +0 is never -0: +0 + -0 is +0, and an exact cancellation
+ * gives +0), and is no larger |c| than any. */
+#define COL_X87(name, T)                                                                      \
+    static void name(long double *c, const T *rv, const T *xv, size_t nr, size_t nc)          \
+    {                                                                                         \
+        long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];                               \
+        /* the largest |c| in double: every value it is ever set to is a double's (a          \
+         * chunk's sums start at 0), so the comparisons and the result are exact */           \
+        double c4 = (double)c[4];                                                             \
+        for (size_t i = 0; i < nr; i++) {                                                     \
+            double a = rv[i * nc], b = xv[i * nc];                                            \
+            if (!isfinite(a) || !isfinite(b))                                                 \
+                a = b = 0;                                                                    \
+            long double la = a, lb = b;                                                       \
+            c0 += la * lb;                                                                    \
+            c1 += la * la;                                                                    \
+            c2 += lb * lb;                                                                    \
+            c3 += (lb - la) * (lb - la);                                                      \
+            if (fabs(b) > c4)                                                                 \
+                c4 = fabs(b);                                                                 \
+        }                                                                                     \
+        c[0] = c0;                                                                            \
+        c[1] = c1;                                                                            \
+        c[2] = c2;                                                                            \
+        c[3] = c3;                                                                            \
+        c[4] = c4;                                                                            \
+    }
+COL_X87(col_x87, double)
+#if defined(__x86_64__)
+COL_X87(col_x87_f32, float)
+#endif
+
+static void cols_x87(long double *s, const double *rv, const double *xv, size_t nr, size_t nc)
+{
+    for (size_t k = 0; k < nc; k++)
+        col_x87(s + k * COL_SUMS, rv + k, xv + k, nr, nc);
+}
+
+/* Whether every value of dtype t is an f32's (24 significant bits at most, in f32's range):
+ * then the products a*b, a*a and b*b of two of them are exact in double (48 bits), and so
+ * are the long double products the x87 loop forms. */
+static bool f32_values(golden_dtype t)
+{
+    return t == GOLDEN_F32 || t == GOLDEN_F16 || t == GOLDEN_BF16 || t == GOLDEN_FP8_E4M3FN ||
+           t == GOLDEN_FP8_E5M2 || t == GOLDEN_I8 || t == GOLDEN_U8 || t == GOLDEN_I16 ||
+           t == GOLDEN_U16 || t == GOLDEN_BOOL;
+}
+
+#if defined(__x86_64__)
+/* col_x87's sums with every product formed in AVX2, 4 columns at a time, so that x87 only
+ * adds (one fadd per sum and element instead of loads, a multiply and an add): the pair
+ * (a, b) of f32 values gives a*b, a*a and b*b exactly in double, and (b - a)^2 too when
+ * b - a is exact in double (its TwoSum error is 0) and has at most 24 significant bits (it
+ * survives a round trip through float), so each term the x87 loop adds is the same value,
+ * added in the same order: the same bits. A column where some (b - a)^2 is not exact in
+ * double (b and a far apart in magnitude with tiny low bits: rare) or some value is not
+ * finite is summed by col_x87, over the piece of rows where it happens. */
+#define PIECE_ROWS 64
+/* Columns kb .. kb + w - 1 (w <= 4) over rows 0 .. nr - 1 (nr <= PIECE_ROWS), stride nc;
+ * the values double, or float when f32 (a constant where this is inlined). */
+static inline __attribute__((always_inline, target("avx2"))) void
+cols_exact4(long double *s, const void *rp, const void *xp, size_t nr, size_t nc, size_t kb,
+            size_t w, bool f32)
+{
+    /* per row: a*b, a*a, b*b, (b - a)^2, each of 4 columns */
+    double t[PIECE_ROWS * 16];
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    __m256i mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)w),
+                                      _mm256_setr_epi64x(0, 1, 2, 3));
+    __m128i mask32 = _mm_cmpgt_epi32(_mm_set1_epi32((int)w), _mm_setr_epi32(0, 1, 2, 3));
+    __m256d bad = _mm256_setzero_pd(), cmax = _mm256_setzero_pd();
+    for (size_t i = 0; i < nr; i++) {
+        __m256d a, b;
+        if (f32) {
+            a = _mm256_cvtps_pd(_mm_maskload_ps((const float *)rp + i * nc + kb, mask32));
+            b = _mm256_cvtps_pd(_mm_maskload_ps((const float *)xp + i * nc + kb, mask32));
+        } else {
+            a = _mm256_maskload_pd((const double *)rp + i * nc + kb, mask);
+            b = _mm256_maskload_pd((const double *)xp + i * nc + kb, mask);
+        }
+        __m256d d = _mm256_sub_pd(b, a);
+        /* TwoSum of b + (-a): the rounding error of d, exactly */
+        __m256d bv = _mm256_sub_pd(d, b);
+        __m256d av = _mm256_sub_pd(d, bv);
+        __m256d e = _mm256_sub_pd(_mm256_sub_pd(b, av), _mm256_add_pd(a, bv));
+        __m256d df = _mm256_cvtps_pd(_mm256_cvtpd_ps(d));
+        /* a non-finite a or b makes e NaN: that column's piece goes to col_x87 too */
+        bad = _mm256_or_pd(bad, _mm256_or_pd(_mm256_cmp_pd(e, _mm256_setzero_pd(), _CMP_NEQ_UQ),
+                                             _mm256_cmp_pd(df, d, _CMP_NEQ_UQ)));
+        cmax = _mm256_max_pd(cmax, _mm256_andnot_pd(sign, b));
+        double *o = t + i * 16;
+        _mm256_storeu_pd(o, _mm256_mul_pd(a, b));
+        _mm256_storeu_pd(o + 4, _mm256_mul_pd(a, a));
+        _mm256_storeu_pd(o + 8, _mm256_mul_pd(b, b));
+        _mm256_storeu_pd(o + 12, _mm256_mul_pd(d, d));
+    }
+    double mx[4];
+    _mm256_storeu_pd(mx, cmax);
+    int badm = _mm256_movemask_pd(bad);
+    for (size_t l = 0; l < w; l++) {
+        long double *c = s + (kb + l) * COL_SUMS;
+        if (badm >> l & 1) {
+            if (f32)
+                col_x87_f32(c, (const float *)rp + kb + l, (const float *)xp + kb + l, nr, nc);
+            else
+                col_x87(c, (const double *)rp + kb + l, (const double *)xp + kb + l, nr, nc);
+            continue;
+        }
+        long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+        const double *q = t + l;
+        for (size_t i = 0; i < nr; i++, q += 16) {
+            c0 += q[0];
+            c1 += q[4];
+            c2 += q[8];
+            c3 += q[12];
+        }
+        c[0] = c0;
+        c[1] = c1;
+        c[2] = c2;
+        c[3] = c3;
+        /* the same largest |c| as col_x87's (values are finite here, -0 becomes +0) */
+        if (mx[l] > (double)c[4])
+            c[4] = mx[l];
+    }
+}
+
+/* A tile's columns (s: the tile's first column's sums), nr rows of nc values, stride ld. */
+__attribute__((target("avx2"))) static void cols_exact(long double *s, const double *rv,
+                                                        const double *xv, size_t nr, size_t nc)
+{
+    for (size_t kb = 0; kb < nc; kb += 4)
+        for (size_t i = 0; i < nr; i += PIECE_ROWS)
+            cols_exact4(s, rv + i * nc, xv + i * nc, nr - i < PIECE_ROWS ? nr - i : PIECE_ROWS,
+                        nc, kb, nc - kb < 4 ? nc - kb : 4, false);
+}
+
+/* The same straight from f32 data (no tile to convert), 8 columns kb .. kb + w - 1 (w <= 8)
+ * at a time, ld values between rows. b - a is checked in float: its TwoSum error there is 0
+ * exactly when b - a is a float's value (at most 24 significant bits, no overflow), and then
+ * (double)(b - a) is b - a and its square is exact in double; a NaN or infinity makes the error
+ * NaN. The largest |b| is taken in float (exact). */
+#define PIECE_F32 128
+static inline __attribute__((always_inline, target("avx2"))) void
+cols8_f32(long double *s, const float *rp, const float *xp, size_t nr, size_t ld, size_t kb,
+          size_t w)
+{
+    /* per row: a*b, a*a, b*b, (b - a)^2, each of 8 columns (4 + 4) */
+    static _Thread_local double t[PIECE_F32 * 32];
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)w),
+                                      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256 bad = _mm256_setzero_ps(), cmax = _mm256_setzero_ps();
+    for (size_t i = 0; i < nr; i++) {
+        __m256 a = _mm256_maskload_ps(rp + i * ld + kb, mask);
+        __m256 b = _mm256_maskload_ps(xp + i * ld + kb, mask);
+        __m256 d = _mm256_sub_ps(b, a);
+        __m256 bv = _mm256_sub_ps(d, b);
+        __m256 av = _mm256_sub_ps(d, bv);
+        __m256 e = _mm256_sub_ps(_mm256_sub_ps(b, av), _mm256_add_ps(a, bv));
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(e, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+        cmax = _mm256_max_ps(cmax, _mm256_andnot_ps(sign, b));
+        double *o = t + i * 32;
+        for (int h = 0; h < 2; h++) {
+            __m128 a4 = h ? _mm256_extractf128_ps(a, 1) : _mm256_castps256_ps128(a);
+            __m128 b4 = h ? _mm256_extractf128_ps(b, 1) : _mm256_castps256_ps128(b);
+            __m128 d4 = h ? _mm256_extractf128_ps(d, 1) : _mm256_castps256_ps128(d);
+            __m256d ad = _mm256_cvtps_pd(a4), bd = _mm256_cvtps_pd(b4), dd = _mm256_cvtps_pd(d4);
+            _mm256_storeu_pd(o + 4 * h, _mm256_mul_pd(ad, bd));
+            _mm256_storeu_pd(o + 8 + 4 * h, _mm256_mul_pd(ad, ad));
+            _mm256_storeu_pd(o + 16 + 4 * h, _mm256_mul_pd(bd, bd));
+            _mm256_storeu_pd(o + 24 + 4 * h, _mm256_mul_pd(dd, dd));
+        }
+    }
+    float mx[8];
+    _mm256_storeu_ps(mx, cmax);
+    int badm = _mm256_movemask_ps(bad);
+    for (size_t l = 0; l < w; l++) {
+        long double *c = s + (kb + l) * COL_SUMS;
+        if (badm >> l & 1) {
+            col_x87_f32(c, rp + kb + l, xp + kb + l, nr, ld);
+            continue;
+        }
+        long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+        const double *q = t + l;
+        for (size_t i = 0; i < nr; i++, q += 32) {
+            c0 += q[0];
+            c1 += q[8];
+            c2 += q[16];
+            c3 += q[24];
+        }
+        c[0] = c0;
+        c[1] = c1;
+        c[2] = c2;
+        c[3] = c3;
+        /* the same largest |c| as col_x87's (values are finite here, -0 becomes +0) */
+        if ((double)mx[l] > (double)c[4])
+            c[4] = (double)mx[l];
+    }
+}
+
+__attribute__((target("avx2"))) static void cols_exact_f32(long double *s, const float *rv,
+                                                            const float *xv, size_t nr,
+                                                            size_t nc, size_t ld)
+{
+    for (size_t kb = 0; kb < nc; kb += 8)
+        for (size_t i = 0; i < nr; i += PIECE_F32)
+            cols8_f32(s, rv + i * ld, xv + i * ld, nr - i < PIECE_F32 ? nr - i : PIECE_F32, ld,
+                      kb, nc - kb < 8 ? nc - kb : 8);
+}
+
+/* Row sums straight from f32 data, in column order. quiet() and the widening to double make
+ * x87 see the operands the tile loop gives it (a signaling NaN quieted); first: the rows start
+ * here (their minimum is set by their first value). */
+static void row_f32_plain(long double *p, const float *r0, const float *x0, size_t nc, bool first)
+{
+    long double s0 = p[0], s1 = p[1], mn = p[2];
+    for (size_t k = 0; k < nc; k++) {
+        double a = quiet(r0[k]);
+        s0 += a;
+        s1 += quiet(x0[k]);
+        if (a < mn || (first && k == 0))
+            mn = a;
+    }
+    p[0] = s0;
+    p[1] = s1;
+    p[2] = mn;
+}
+
+/* Whether p[0 .. n - 1] holds a NaN, and its minimum (of the values, when none is NaN). */
+__attribute__((target("avx2"))) static bool seg_nan_min(const float *p, size_t n, float *min)
+{
+    __m256 nan = _mm256_setzero_ps(), m = _mm256_set1_ps(INFINITY);
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256 v = _mm256_loadu_ps(p + k);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        m = _mm256_min_ps(m, v);
+    }
+    float l[8], mm = INFINITY;
+    _mm256_storeu_ps(l, m);
+    bool any = _mm256_movemask_ps(nan) != 0;
+    for (int q = 0; q < 8; q++)
+        mm = l[q] < mm ? l[q] : mm;
+    for (; k < n; k++) {
+        any |= p[k] != p[k];
+        mm = p[k] < mm ? p[k] : mm;
+    }
+    *min = mm;
+    return any;
+}
+
+/* The rows of a tile: two at a time where their pieces hold no NaN and do not start the rows
+ * (four x87 chains, each adding its f32 from memory: the value the widening gives), the
+ * minimum by a vector pass first (the element scan runs only where it finds a new minimum,
+ * so every comparison that changes the minimum is the scan's). */
+static void rows_f32(long double *rs, const float *ra, const float *xa, size_t nr, size_t nc,
+                     size_t ld, bool first)
+{
+    for (size_t i = 0; i < nr; i += 2) {
+        size_t two = nr - i >= 2 ? 2 : 1;
+        const float *r0 = ra + i * ld, *x0 = xa + i * ld, *r1 = r0 + ld, *x1 = x0 + ld;
+        float m0, m1 = 0, mx;
+        bool slow = first || two == 1 || seg_nan_min(r0, nc, &m0) || seg_nan_min(x0, nc, &mx) ||
+                    seg_nan_min(r1, nc, &m1) || seg_nan_min(x1, nc, &mx);
+        if (slow) {
+            for (size_t q = 0; q < two; q++)
+                row_f32_plain(rs + 3 * (i + q), ra + (i + q) * ld, xa + (i + q) * ld, nc, first);
+            continue;
+        }
+        long double *p = rs + 3 * i, *q = p + 3;
+        long double s0 = p[0], s1 = p[1], u0 = q[0], u1 = q[1];
+        for (size_t k = 0; k < nc; k++) {
+            s0 += r0[k];
+            s1 += x0[k];
+            u0 += r1[k];
+            u1 += x1[k];
+        }
+        p[0] = s0;
+        p[1] = s1;
+        q[0] = u0;
+        q[1] = u1;
+        /* the scan's minimum, where some value is below the minimum so far (no NaN here) */
+        if (m0 < p[2]) {
+            long double mn = p[2];
+            for (size_t k = 0; k < nc; k++)
+                if (r0[k] < mn)
+                    mn = r0[k];
+            p[2] = mn;
+        }
+        if (m1 < q[2]) {
+            long double mn = q[2];
+            for (size_t k = 0; k < nc; k++)
+                if (r1[k] < mn)
+                    mn = r1[k];
+            q[2] = mn;
+        }
+    }
+}
+#endif
+
 static void add_tiled(long double *s, golden_dtype rt, golden_dtype xt, const unsigned char *r,
                       const unsigned char *x, uint64_t first, uint64_t n, uint64_t ncol,
                       long double *rs)
@@ -116,6 +428,34 @@ static void add_tiled(long double *s, golden_dtype rt, golden_dtype xt, const un
     size_t wr = golden_dtype_size(rt), wx = golden_dtype_size(xt);
     uint64_t rows = n / ncol, row0 = first / ncol;
     size_t tc = ncol < TILE_COLS ? (size_t)ncol : TILE_COLS, tr = TILE_ELEMS / tc;
+    bool exact = false;
+#if defined(__x86_64__)
+    exact = f32_values(rt) && f32_values(xt) && lg_cpu_avx2();
+    if (exact && rt == GOLDEN_F32 && xt == GOLDEN_F32) {
+        /* no tile to convert: the rows and the columns read the f32 data */
+        const float *rf = (const void *)r, *xf = (const void *)x;
+        tr = PIECE_F32 * TILE_COLS / tc; /* no tile buffer: as tall as a piece */
+        for (uint64_t rb = 0; rb < rows; rb += tr) {
+            size_t nr = rows - rb < tr ? (size_t)(rows - rb) : tr;
+            for (uint64_t cb = 0; cb < ncol; cb += tc) {
+                size_t nc = ncol - cb < tc ? (size_t)(ncol - cb) : tc;
+                const float *ra = rf + rb * ncol + cb, *xa = xf + rb * ncol + cb;
+                /* the next tile's rows, one short stream each (too many for the hardware
+                 * prefetcher to follow): asked for now, used after this tile */
+                if (cb + nc < ncol)
+                    for (size_t i = 0; i < nr; i++)
+                        for (size_t o = 0; o < TILE_COLS; o += 16) {
+                            __builtin_prefetch(ra + i * ncol + nc + o);
+                            __builtin_prefetch(xa + i * ncol + nc + o);
+                        }
+                if (rs)
+                    rows_f32(rs + 3 * (row0 + rb), ra, xa, nr, nc, (size_t)ncol, cb == 0);
+                cols_exact_f32(s + cb * COL_SUMS, ra, xa, nr, nc, (size_t)ncol);
+            }
+        }
+        return;
+    }
+#endif
     for (uint64_t rb = 0; rb < rows; rb += tr) {
         size_t nr = rows - rb < tr ? (size_t)(rows - rb) : tr;
         for (uint64_t cb = 0; cb < ncol; cb += tc) {
@@ -148,35 +488,12 @@ static void add_tiled(long double *s, golden_dtype rt, golden_dtype xt, const un
                     row[2] = mn;
                 }
             }
-            /* non-finite pairs are left to the element checks: here they become the pair
-             * (0, 0), which adds +0 to each sum and leaves it as it was (a sum that starts at
-             * +0 is never -0: +0 + -0 is +0, and an exact cancellation gives +0), and is no
-             * larger |c| than any; so no branch in the column loop */
-            for (size_t q = 0; q < nr * nc; q++)
-                if (!isfinite(rv[q]) || !isfinite(xv[q]))
-                    rv[q] = xv[q] = 0;
-            for (size_t k = 0; k < nc; k++) {
-                long double *c = s + (cb + k) * COL_SUMS;
-                long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
-                /* the largest |c| in double: every value it is ever set to is a double's
-                 * (a chunk's sums start at 0), so the comparisons and the result are exact */
-                double c4 = (double)c[4];
-                for (size_t i = 0; i < nr; i++) {
-                    double b = xv[i * nc + k];
-                    long double la = rv[i * nc + k], lb = b;
-                    c0 += la * lb;
-                    c1 += la * la;
-                    c2 += lb * lb;
-                    c3 += (lb - la) * (lb - la);
-                    if (fabs(b) > c4)
-                        c4 = fabs(b);
-                }
-                c[0] = c0;
-                c[1] = c1;
-                c[2] = c2;
-                c[3] = c3;
-                c[4] = c4;
-            }
+#if defined(__x86_64__)
+            if (exact)
+                cols_exact(s + cb * COL_SUMS, rv, xv, nr, nc);
+            else
+#endif
+                cols_x87(s + cb * COL_SUMS, rv, xv, nr, nc);
         }
     }
 }
@@ -202,7 +519,23 @@ void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const v
                      uint64_t first, uint64_t n, long double *part)
 {
     memset(part, 0, diff_cols_size(j) * sizeof *part);
-    add_side(part, j, j->setup.dtype_ref, j->setup.dtype_cand, rb, cb, first, n, j->row_sums);
+    /* the row sums serve finish_probability only, which gives up at the first row whose
+     * minimum is not >= 0 (or whose sum is not 1) and then uses no row: once a chunk has
+     * such a row, no other chunk needs its rows summed (the report is the same) */
+    long double *rs = j->row_sums;
+    if (rs && (!golden_dtype_is_float(j->t->dtype_ref) || !golden_dtype_is_float(j->t->dtype_cand) ||
+               __atomic_load_n(&j->rows_moot, __ATOMIC_RELAXED)))
+        rs = NULL;
+    add_side(part, j, j->setup.dtype_ref, j->setup.dtype_cand, rb, cb, first, n, rs);
+    if (rs) {
+        /* the rows wholly in this chunk: this worker's alone */
+        uint64_t len = j->setup.row_len, k0 = (first + len - 1) / len, k1 = (first + n) / len;
+        for (uint64_t k = k0; k < k1; k++)
+            if (!(rs[3 * k + 2] >= 0)) {
+                __atomic_store_n(&j->rows_moot, 1, __ATOMIC_RELAXED);
+                break;
+            }
+    }
     if (j->with_base)
         add_side(part + j->col_n * COL_SUMS, j, j->setup.dtype_ref, j->bsetup.dtype_cand, rb, bb,
                  first, n, NULL);
@@ -211,11 +544,14 @@ void diff_cols_chunk(golden_diff_job *j, const void *rb, const void *cb, const v
 void diff_cols_merge(golden_diff_job *j, const long double *part)
 {
     size_t n = diff_cols_size(j);
-    for (size_t i = 0; i < n; i++) {
-        if (i % COL_SUMS == 4)
-            j->cols[i] = part[i] > j->cols[i] ? part[i] : j->cols[i];
-        else
-            j->cols[i] += part[i];
+    for (size_t i = 0; i < n; i += COL_SUMS) { /* four sums, then the largest |c| */
+        long double *c = j->cols + i;
+        const long double *q = part + i;
+        c[0] += q[0];
+        c[1] += q[1];
+        c[2] += q[2];
+        c[3] += q[3];
+        c[4] = q[4] > c[4] ? q[4] : c[4];
     }
 }
 
@@ -283,6 +619,8 @@ static double sum_tol(golden_dtype t)
  * compute dtype's bound (the coarser). */
 static void finish_probability(golden_diff_job *j)
 {
+    if (j->rows_moot) /* a row's minimum is below 0 or NaN: the loop below would stop there */
+        return;
     golden_diff_tensor *t = j->t;
     uint64_t rows = j->count / j->setup.row_len;
     double rt = sum_tol(t->dtype_ref), ct = fmax(sum_tol(t->dtype_cand), sum_tol(t->judge.tol_dtype));

@@ -32,6 +32,9 @@ typedef struct {
     uint64_t col_n, col_inner;      /* columns (the channel axis's length) and the elements
                                      * after that axis (1 for the last axis) */
     long double *row_sums;          /* per row: sum r, sum c, min r (probability check) */
+    int rows_moot;                  /* some reference row's minimum is below 0 (or NaN): not a
+                                     * probability tensor, whatever the other rows hold, so
+                                     * the chunks after it sum no rows (atomic) */
 } golden_diff_job;
 
 /* The pass: every chunk of every job, on `threads` workers through util/pool.h, merged in

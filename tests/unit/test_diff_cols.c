@@ -132,6 +132,46 @@ static int same_rows(const long double *a, const long double *b, size_t n)
 
 static int fails;
 
+/* How x is made: fill()'s independent values, or near r (near = 1): the candidate of a real
+ * comparison, r with its low bits changed in most elements (so c - r is exact and short, the
+ * products' fast path of the x87 sums), r itself in some, an independent value in a few (a far
+ * pair: that column's slow path). */
+static int near;
+
+static void fill_near(golden_dtype dt, const unsigned char *r, unsigned char *x, uint64_t n)
+{
+    size_t w = golden_dtype_size(dt);
+    fill(dt, x, n);
+    if (dt == GOLDEN_F64 || dt == GOLDEN_I32)
+        return;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t u = next();
+        if ((u & 255) == 0)
+            continue; /* independent */
+        memcpy(x + i * w, r + i * w, w);
+        if ((u >> 8 & 7) == 0)
+            continue; /* equal */
+        if (dt == GOLDEN_F32) {
+            uint32_t v;
+            memcpy(&v, x + 4 * i, 4);
+            v ^= (uint32_t)(u >> 16) & 0xFFF;
+            if ((v & 0x7F800000) == 0x7F800000 && (v & 0x007FFFFF)) /* canonical NaNs */
+                v = (v & 0x80000000) | 0x7FC00000;
+            memcpy(x + 4 * i, &v, 4);
+        } else {
+            uint16_t v;
+            memcpy(&v, x + 2 * i, 2);
+            v ^= (uint16_t)((u >> 16) & 3);
+            /* keep a NaN canonical (see same_rows) */
+            int nan = dt == GOLDEN_F16 ? (v & 0x7C00) == 0x7C00 && (v & 0x03FF)
+                                       : (v & 0x7F80) == 0x7F80 && (v & 0x007F);
+            if (nan)
+                v = (uint16_t)((v & 0x8000) | (dt == GOLDEN_F16 ? 0x7E00 : 0x7FC0));
+            memcpy(x + 2 * i, &v, 2);
+        }
+    }
+}
+
 /* rows x ncol elements (x inner) split into chunks of `per` rows; both implementations see
  * the same chunks; each chunk's column sums start at zero (as diff_cols_chunk's part), the
  * row sums carry over as in the pass. */
@@ -149,7 +189,10 @@ static void one(golden_dtype rt, golden_dtype xt, uint64_t rows, uint64_t ncol, 
     memset(r1, 0, (nr + 1) * sizeof *r1);
     memset(r2, 0, (nr + 1) * sizeof *r2);
     fill(rt, r, n);
-    fill(xt, x, n);
+    if (near && rt == xt)
+        fill_near(xt, r, x, n);
+    else
+        fill(xt, x, n);
     int ok = 1;
     for (uint64_t row = 0; row < rows; row += per) {
         uint64_t m = (rows - row < per ? rows - row : per) * cols, first = row * cols;
@@ -196,6 +239,19 @@ static void test_tiled_same_bits(void)
             }
 }
 
+/* the same with candidates near the reference (the exact-product path of the tiles) */
+static void test_tiled_near_same_bits(void)
+{
+    near = 1;
+    test_tiled_same_bits();
+    static const golden_dtype types[] = {GOLDEN_F32, GOLDEN_BF16, GOLDEN_F16};
+    for (size_t t = 0; t < 3; t++) {
+        one(types[t], types[t], 300, 8192, 1, 128, 1); /* the benchmark's shape, 2 tile bands */
+        one(types[t], types[t], 2000, 3, 1, 333, 1);   /* 3 columns: tiles of 682 rows */
+    }
+    near = 0;
+}
+
 /* the plain path: a channel axis before the last (inner > 1), rows of ncol x inner */
 static void test_plain_same_bits(void)
 {
@@ -224,6 +280,8 @@ int main(void)
     static const golden_test tests[] = {
         {"a hand-worked 2x2 case", test_by_hand},
         {"tiled column and row sums: the plain order's bits", test_tiled_same_bits},
+        {"tiled sums, candidates near the reference: the plain order's bits",
+         test_tiled_near_same_bits},
         {"channel axis before the last: the plain order's bits", test_plain_same_bits},
         {0, 0}};
     return golden_test_run("diff_cols", tests);
