@@ -433,7 +433,7 @@ static int strict_element(builder *b, const scan *s, size_t p, size_t hi, elem_k
     return rc;
 }
 
-/* ---- the ops array on two cores: a reader thread runs the fast parser over the elements in
+/* ---- the ops and buffers arrays on two cores: a reader thread runs the fast parser over the elements in
  * document order into a ring of blocks of descriptions, while the caller judges and builds them
  * in the same order (the rules and the model stay on one thread). The reader never decides
  * anything: where it meets an element it does not take (not the plain shape, a separator other
@@ -445,10 +445,11 @@ static int strict_element(builder *b, const scan *s, size_t p, size_t hi, elem_k
  * when the thread cannot be started the one-thread loop reads the whole array. ---- */
 #define PIPE_BLOCK 256
 #define PIPE_NBLOCKS 8
-#define PIPE_MIN_BYTES ((size_t)1 << 20)  /* smaller arrays: not worth a thread */
+#define PIPE_MIN_BYTES ((size_t)1 << 20)  /* less left of the file: not worth a thread */
 
 typedef struct {
     op_desc d[PIPE_BLOCK];
+    buffer_desc bd[PIPE_BLOCK]; /* the buffers array: the same ring */
     size_t start[PIPE_BLOCK], end[PIPE_BLOCK]; /* each element's bytes */
     size_t n;
     int stop;       /* 0: more blocks follow; 1: stopped before the element at stop_at;
@@ -460,6 +461,7 @@ typedef struct {
     const scan *s;
     const golden_graph *g;  /* read only: its queues and buffers (complete before the ops) */
     size_t p, hi;           /* the first element's start, the array's bound */
+    elem_kind kind;         /* ELEM_OP or ELEM_BUFFER */
     pipe_block *blk;        /* PIPE_NBLOCKS of them */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -517,12 +519,14 @@ static void *pipe_reader(void *arg)
         while (B->n < PIPE_BLOCK) {
             op_desc *f = &B->d[B->n];
             size_t end = 0;
-            if (flat_parse_op(s, NULL, p, hi, f, &end) != 0) {
+            if (pp->kind == ELEM_OP ? flat_parse_op(s, NULL, p, hi, f, &end) != 0
+                                    : flat_parse_buffer(s, p, hi, &B->bd[B->n], &end) != 0) {
                 B->stop = 1;
                 B->stop_at = p;
                 break;
             }
-            pipe_resolve(pp->g, f, &last);
+            if (pp->kind == ELEM_OP)
+                pipe_resolve(pp->g, f, &last);
             B->start[B->n] = p;
             B->end[B->n++] = end;
             p = skip_ws(s, end);
@@ -546,8 +550,8 @@ static void *pipe_reader(void *arg)
 /* Judge and build the reader's elements. Returns GOLDEN_OK with where to go on: *after false:
  * element *ip starts at *pp; *after true: element *ip ended at *endp (its separator is next).
  * 1: the thread could not be started (nothing done); GOLDEN_ERR: failed (err set). */
-static int pipe_ops(builder *b, const scan *s, size_t p, size_t hi, uint32_t *last_buf,
-                    size_t *ip, size_t *pp_out, size_t *endp, bool *after)
+static int pipe_array(builder *b, const scan *s, elem_kind kind, size_t p, size_t hi,
+                      uint32_t *last_buf, size_t *ip, size_t *pp_out, size_t *endp, bool *after)
 {
     op_pipe pp;
     memset(&pp, 0, sizeof pp);
@@ -555,6 +559,7 @@ static int pipe_ops(builder *b, const scan *s, size_t p, size_t hi, uint32_t *la
     pp.g = b->g;
     pp.p = p;
     pp.hi = hi;
+    pp.kind = kind;
     if (!(pp.blk = calloc(PIPE_NBLOCKS, sizeof *pp.blk)))
         return 1;
     pthread_mutex_init(&pp.mu, NULL);
@@ -576,6 +581,25 @@ static int pipe_ops(builder *b, const scan *s, size_t p, size_t hi, uint32_t *la
         pthread_mutex_unlock(&pp.mu);
         pipe_block *B = &pp.blk[pp.consumed % PIPE_NBLOCKS];
         for (size_t k = 0; k < B->n && rc == GOLDEN_OK; k++, i++) {
+            size_t end = B->end[k];
+            int r;
+            if (kind == ELEM_BUFFER) {
+                buffer_desc *fb = &B->bd[k];
+                if ((r = graph_check_buffer(b, fb, i, false)) == 0)
+                    r = graph_build_buffer(b, fb);
+                else if (r < 0)
+                    r = graph_nomem(b);
+                if (r > 0)
+                    r = strict_element(b, s, B->start[k], hi, ELEM_BUFFER, i, &end);
+                if (r != 0) {
+                    rc = GOLDEN_ERR;
+                    break;
+                }
+                if (s->progress)
+                    golden_progress_update(s->progress, end);
+                *endp = end;
+                continue;
+            }
             /* the op map's slot of an id a few elements on: its miss overlaps this one's work */
             if (k + 4 < B->n) {
                 lg_idmap_prefetch(ops, B->d[k + 4].id_hash);
@@ -584,8 +608,7 @@ static int pipe_ops(builder *b, const scan *s, size_t p, size_t hi, uint32_t *la
             }
             op_desc *f = &B->d[k];
             f->last_buf = *last_buf;
-            size_t end = B->end[k];
-            int r = graph_check_op(b, f, i, false);
+            r = graph_check_op(b, f, i, false);
             if (r == 0)
                 r = graph_build_op(b, f);
             else if (r < 0)
@@ -626,8 +649,10 @@ static int pipe_ops(builder *b, const scan *s, size_t p, size_t hi, uint32_t *la
     pthread_cond_destroy(&pp.cv);
     pthread_mutex_destroy(&pp.mu);
     for (size_t k = 0; k < PIPE_NBLOCKS; k++)
-        for (size_t m = 0; m < PIPE_BLOCK; m++)
+        for (size_t m = 0; m < PIPE_BLOCK; m++) {
             graph_op_desc_free(&pp.blk[k].d[m]);
+            free(pp.blk[k].bd[m].live);
+        }
     free(pp.blk);
     return rc;
 }
@@ -658,8 +683,9 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
     int rc = GOLDEN_OK;
     size_t i = 0, end = 0;
     bool after = false; /* element i is read already (by the pipeline): its separator is next */
-    if (f && hi - p >= PIPE_MIN_BYTES && lg_cpu_count() >= 2) {
-        int r = pipe_ops(b, s, p, hi, &f->last_buf, &i, &p, &end, &after);
+    if ((f || fb) && hi - p >= PIPE_MIN_BYTES && lg_cpu_count() >= 2) {
+        uint32_t none = GOLDEN_NONE;
+        int r = pipe_array(b, s, kind, p, hi, f ? &f->last_buf : &none, &i, &p, &end, &after);
         if (r == GOLDEN_ERR)
             rc = GOLDEN_ERR;
     }

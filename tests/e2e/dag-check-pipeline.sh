@@ -1,12 +1,14 @@
 #!/bin/sh
-# The ops array read on two cores (issue 35: a reader thread runs the fast parser ahead, the
+# The ops and buffers arrays read on two cores (issue 35: a reader thread runs the fast parser ahead, the
 # caller judges and builds in document order) must give every verdict and every message of the
 # one-thread loaders. Graphs above the pipeline's 1 MiB floor (gen-graph, 5,000 ops, 1.7 MB)
 # with one defect each (a duplicate key, a bad type, an unknown buffer or queue, a duplicate op
 # id, an escape or a key the fast parser leaves to the strict loader, a missing ':', a bad
 # separator, a trailing comma, NUL, a negative or leading-zero number, a range outside its
 # buffer, an unknown kind, a truncated file, a dropped op) at the first op, mid-file and at
-# the last op (the reader's blocks are 256 ops); the ops array before or between the
+# the last op (the reader's blocks are 256 ops); defects in the buffers array (which the
+# reader reads too: a duplicate key or id, a bad type, an escape, a negative size, another
+# space, a truncation) at its first, middle and last buffer; the ops array before or between the
 # other members; a second "ops" key. Each is checked with the default loader against
 # GOLDEN_GRAPH_FAST_OPS=0 (every element through the strict loader, one thread): exit status,
 # stdout, stderr and the JSON report the same bytes, and the exit status the tree path's
@@ -78,6 +80,26 @@ def dump(order):
 open(os.path.join(out, "opsfirst.json"), "w").write(dump(["ops", "schema", "queues", "buffers"]))
 open(os.path.join(out, "opsmid.json"), "w").write(dump(["schema", "buffers", "ops", "queues"]))
 open(os.path.join(out, "dupops.json"), "w").write(dump(["schema", "queues", "buffers", "ops"])[:-1] + ',\n"ops":[]}')
+# defects in the buffers array (the pipeline reads it too)
+b0 = next(i for i, l in enumerate(lines) if l.startswith('"buffers"')) + 1
+bufs = [i for i in range(b0, o0 - 1) if lines[i].lstrip().startswith('{"id"')]
+nb = len(bufs)
+for frac in (0.0, 0.5, 0.999):
+    t = "%g" % frac
+    i = bufs[min(nb - 1, int(frac * nb))]
+    for name, f in (("bdupkey", lambda l: l.replace('{"id":', '{"id":"zz","id":', 1)),
+                    ("bbadtype", lambda l: l.replace('"chip":', '"chip":"0","x":', 1)),
+                    ("bescape", lambda l: l.replace('{"id":"', '{"id":"\\u0042', 1)),
+                    ("bnegsize", lambda l: re.sub(r'"size":(\d+)', r'"size":-\1', l, 1)),
+                    ("bspace", lambda l: l.replace('"space":"', '"space":"hbm', 1)),
+                    ("bdupid", lambda l: re.sub(r'"id":"[^"]*"', '"id":"%s"' % json.loads(lines[bufs[0]].rstrip(',').strip())["id"], l, 1) if i != bufs[0] else l.replace('"id":"', '"id":"q', 1)),
+                    ("btrunc", None)):
+        ls = list(lines)
+        if f is None:
+            ls = lines[:i] + [lines[i][:len(lines[i]) // 2]]
+        else:
+            ls[i] = f(ls[i]); assert ls[i] != lines[i], name
+        write(name + "-" + t, ls)
 PYEOF
 mkdir v && $PY mutate.py base.json v || { notok mutate; exit 1; }
 cp base.json race.json v/
@@ -98,7 +120,7 @@ for f in v/*.json; do
     rm -f r1.json r2.json
 done
 # the defects must be found (not all accepted by mistake): a few exit statuses by hand
-for c in dupkey-0.5:2 unkbuf-0.999:2 dupid-0.5:2 escape-0.5:0 extrakey-0:2 trunc-0.5:2 \
+for c in bdupkey-0.5:2 bdupid-0.999:2 bspace-0:0 dupkey-0.5:2 unkbuf-0.999:2 dupid-0.5:2 escape-0.5:0 extrakey-0:2 trunc-0.5:2 \
          opsfirst:0 dupops:2 race:1; do
     f=${c%:*}; want=${c#*:}
     expect_exit "pipeline-verdict-$f" "$want" dag-check -q "v/$f.json"
