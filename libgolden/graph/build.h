@@ -26,6 +26,7 @@ typedef struct {
     const json_t *node;   /* tree path: the access object (positions); NULL when streamed */
     uint32_t index;       /* position in its reads (or writes) list */
     uint32_t buf;         /* set by the rules: the buffer's index */
+    bool buf_known;       /* buf was found already (the pipeline's reader; the rules trust it) */
 } op_access;
 
 /* One op, as read. */
@@ -42,6 +43,8 @@ typedef struct {
     /* set by the rules */
     golden_op_kind k;
     uint32_t q;           /* the queue's index, GOLDEN_NONE for a barrier */
+    uint32_t q_pre;       /* the queue's index found already, when q_known (pipeline reader) */
+    bool q_known;
     uint32_t *qidx;       /* barrier: the listed queues' indices */
     size_t cap_qidx;
     uint32_t last_buf;    /* the buffer the previous access named (a cache; any value is safe) */

@@ -3,10 +3,12 @@
  * the rest by the document layer's strict loader) and judged by the same rules (rules.c). */
 #include "graph/build.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/pool.h"
 #include "util/suggest.h"
 
 typedef struct {
@@ -283,7 +285,8 @@ static int flat_accesses(const scan *s, size_t *p, size_t hi, op_desc *f, bool w
 static int flat_parse_op(const scan *s, const builder *b, size_t p, size_t hi, op_desc *f,
                          size_t *end)
 {
-    f->has_id_hash = f->has_ev_hash = false;
+    /* b NULL: the reader thread of the pipeline, which must not touch the builder */
+    f->has_id_hash = f->has_ev_hash = f->q_known = false;
     f->has_id = f->has_kind = f->has_queue = f->has_family = f->has_event = false;
     f->has_data_size = f->has_reads = f->has_writes = f->has_after = f->has_queues = false;
     f->nacc = f->nafter = f->nqueues = 0;
@@ -317,11 +320,13 @@ static int flat_parse_op(const scan *s, const builder *b, size_t p, size_t hi, o
                 if (r == 0 && k == 0) {
                     f->id_hash = lg_id_hash(f->id.s, f->id.n);
                     f->has_id_hash = true;
-                    lg_idmap_prefetch(&((const graph_index *)b->g->index)->ops, f->id_hash);
+                    if (b)
+                        lg_idmap_prefetch(&((const graph_index *)b->g->index)->ops, f->id_hash);
                 } else if (r == 0 && k == 4) {
                     f->ev_hash = lg_id_hash(f->event.s, f->event.n);
                     f->has_ev_hash = true;
-                    lg_idmap_prefetch(&b->events, f->ev_hash);
+                    if (b)
+                        lg_idmap_prefetch(&b->events, f->ev_hash);
                 }
             }
         if (matched) {
@@ -410,6 +415,248 @@ static int flat_parse_buffer(const scan *s, size_t p, size_t hi, buffer_desc *f,
 
 typedef enum { ELEM_QUEUE, ELEM_BUFFER, ELEM_OP } elem_kind;
 
+/* An element the fast path did not take (or the rules refused quietly): the strict loader makes
+ * a small tree of it and the rules speak with its file:line:col. */
+static int strict_element(builder *b, const scan *s, size_t p, size_t hi, elem_kind kind,
+                          size_t i, size_t *end)
+{
+    golden_doc *d = NULL;
+    if (strict_value(s, p, hi, 2, &d) != 0)
+        return GOLDEN_ERR;
+    *end = skip_value(s, p, NULL);
+    b->doc = d;
+    int rc = kind == ELEM_QUEUE ? graph_queue_from_json(b, golden_doc_root(d), i)
+             : kind == ELEM_BUFFER ? graph_buffer_from_json(b, golden_doc_root(d), i)
+                                   : graph_op_from_json(b, golden_doc_root(d), i);
+    b->doc = NULL;
+    golden_doc_free(d);
+    return rc;
+}
+
+/* ---- the ops and buffers arrays on two cores: a reader thread runs the fast parser over the elements in
+ * document order into a ring of blocks of descriptions, while the caller judges and builds them
+ * in the same order (the rules and the model stay on one thread). The reader never decides
+ * anything: where it meets an element it does not take (not the plain shape, a separator other
+ * than ',', out of memory) it stops, and the caller goes on from that element exactly as the
+ * one-thread loop does, so every verdict and message (the first error in document order) is
+ * the one-thread loader's. The descriptions and their vectors are allocated once per ring
+ * slot and reused (no allocation crosses threads per element). Not through util/pool: the two
+ * sides must run at once (a producer and a consumer), which lg_parallel_for does not promise;
+ * when the thread cannot be started the one-thread loop reads the whole array. ---- */
+#define PIPE_BLOCK 256
+#define PIPE_NBLOCKS 8
+#define PIPE_MIN_BYTES ((size_t)1 << 20)  /* less left of the file: not worth a thread */
+
+typedef struct {
+    op_desc d[PIPE_BLOCK];
+    buffer_desc bd[PIPE_BLOCK]; /* the buffers array: the same ring */
+    size_t start[PIPE_BLOCK], end[PIPE_BLOCK]; /* each element's bytes */
+    size_t n;
+    int stop;       /* 0: more blocks follow; 1: stopped before the element at stop_at;
+                     * 2: after the last element comes something other than ',' */
+    size_t stop_at;
+} pipe_block;
+
+typedef struct {
+    const scan *s;
+    const golden_graph *g;  /* read only: its queues and buffers (complete before the ops) */
+    size_t p, hi;           /* the first element's start, the array's bound */
+    elem_kind kind;         /* ELEM_OP or ELEM_BUFFER */
+    pipe_block *blk;        /* PIPE_NBLOCKS of them */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t produced, consumed; /* blocks */
+    bool cancel;
+} op_pipe;
+
+/* The reader looks up what the ops cannot change (every queue and buffer came before the ops
+ * stream): an access's buffer and the op's queue, when found (the rules look again otherwise,
+ * and speak). */
+static void pipe_resolve(const golden_graph *g, op_desc *f, uint32_t *last)
+{
+    const graph_index *ix = g->index;
+    for (size_t k = 0; k < f->nacc; k++) {
+        op_access *a = &f->acc[k];
+        slice x = a->buffer;
+        if (!x.n || memchr(x.s, '\0', x.n))
+            continue;
+        uint32_t buf;
+        if (*last < g->nbuffers && strncmp(g->buffers[*last].id, x.s, x.n) == 0 &&
+            g->buffers[*last].id[x.n] == '\0')
+            buf = *last;
+        else
+            buf = lg_idmap_find(&ix->buffers, x.s, x.n, lg_id_hash(x.s, x.n), NULL);
+        if (buf != GOLDEN_NONE) {
+            a->buf = *last = buf;
+            a->buf_known = true;
+        }
+    }
+    if (f->has_queue && f->queue.n) {
+        f->q_pre = lg_idmap_find(&ix->queues, f->queue.s, f->queue.n,
+                                 lg_id_hash(f->queue.s, f->queue.n), NULL);
+        f->q_known = f->q_pre != GOLDEN_NONE;
+    }
+}
+
+static void *pipe_reader(void *arg)
+{
+    op_pipe *pp = arg;
+    const scan *s = pp->s;
+    size_t p = pp->p, hi = pp->hi;
+    uint32_t last = GOLDEN_NONE;
+    for (;;) {
+        pthread_mutex_lock(&pp->mu);
+        while (!pp->cancel && pp->produced - pp->consumed >= PIPE_NBLOCKS)
+            pthread_cond_wait(&pp->cv, &pp->mu);
+        bool cancel = pp->cancel;
+        size_t k = pp->produced;
+        pthread_mutex_unlock(&pp->mu);
+        if (cancel)
+            return NULL;
+        pipe_block *B = &pp->blk[k % PIPE_NBLOCKS];
+        B->n = 0;
+        B->stop = 0;
+        while (B->n < PIPE_BLOCK) {
+            op_desc *f = &B->d[B->n];
+            size_t end = 0;
+            if (pp->kind == ELEM_OP ? flat_parse_op(s, NULL, p, hi, f, &end) != 0
+                                    : flat_parse_buffer(s, p, hi, &B->bd[B->n], &end) != 0) {
+                B->stop = 1;
+                B->stop_at = p;
+                break;
+            }
+            if (pp->kind == ELEM_OP)
+                pipe_resolve(pp->g, f, &last);
+            B->start[B->n] = p;
+            B->end[B->n++] = end;
+            p = skip_ws(s, end);
+            if (p < hi && s->buf[p] == ',') {
+                p = skip_ws(s, p + 1);
+                continue;
+            }
+            B->stop = 2;
+            break;
+        }
+        int stop = B->stop;
+        pthread_mutex_lock(&pp->mu);
+        pp->produced++;
+        pthread_cond_broadcast(&pp->cv);
+        pthread_mutex_unlock(&pp->mu);
+        if (stop)
+            return NULL;
+    }
+}
+
+/* Judge and build the reader's elements. Returns GOLDEN_OK with where to go on: *after false:
+ * element *ip starts at *pp; *after true: element *ip ended at *endp (its separator is next).
+ * 1: the thread could not be started (nothing done); GOLDEN_ERR: failed (err set). */
+static int pipe_array(builder *b, const scan *s, elem_kind kind, size_t p, size_t hi,
+                      uint32_t *last_buf, size_t *ip, size_t *pp_out, size_t *endp, bool *after)
+{
+    op_pipe pp;
+    memset(&pp, 0, sizeof pp);
+    pp.s = s;
+    pp.g = b->g;
+    pp.p = p;
+    pp.hi = hi;
+    pp.kind = kind;
+    if (!(pp.blk = calloc(PIPE_NBLOCKS, sizeof *pp.blk)))
+        return 1;
+    pthread_mutex_init(&pp.mu, NULL);
+    pthread_cond_init(&pp.cv, NULL);
+    pthread_t th;
+    if (pthread_create(&th, NULL, pipe_reader, &pp) != 0) {
+        pthread_cond_destroy(&pp.cv);
+        pthread_mutex_destroy(&pp.mu);
+        free(pp.blk);
+        return 1;
+    }
+    const lg_idmap *ops = &((const graph_index *)b->g->index)->ops;
+    int rc = GOLDEN_OK;
+    size_t i = 0;
+    for (bool done = false; !done;) {
+        pthread_mutex_lock(&pp.mu);
+        while (pp.produced == pp.consumed)
+            pthread_cond_wait(&pp.cv, &pp.mu);
+        pthread_mutex_unlock(&pp.mu);
+        pipe_block *B = &pp.blk[pp.consumed % PIPE_NBLOCKS];
+        for (size_t k = 0; k < B->n && rc == GOLDEN_OK; k++, i++) {
+            size_t end = B->end[k];
+            int r;
+            if (kind == ELEM_BUFFER) {
+                buffer_desc *fb = &B->bd[k];
+                if ((r = graph_check_buffer(b, fb, i, false)) == 0)
+                    r = graph_build_buffer(b, fb);
+                else if (r < 0)
+                    r = graph_nomem(b);
+                if (r > 0)
+                    r = strict_element(b, s, B->start[k], hi, ELEM_BUFFER, i, &end);
+                if (r != 0) {
+                    rc = GOLDEN_ERR;
+                    break;
+                }
+                if (s->progress)
+                    golden_progress_update(s->progress, end);
+                *endp = end;
+                continue;
+            }
+            /* the op map's slot of an id a few elements on: its miss overlaps this one's work */
+            if (k + 4 < B->n) {
+                lg_idmap_prefetch(ops, B->d[k + 4].id_hash);
+                if (B->d[k + 4].has_ev_hash)
+                    lg_idmap_prefetch(&b->events, B->d[k + 4].ev_hash);
+            }
+            op_desc *f = &B->d[k];
+            f->last_buf = *last_buf;
+            r = graph_check_op(b, f, i, false);
+            if (r == 0)
+                r = graph_build_op(b, f);
+            else if (r < 0)
+                r = graph_nomem(b);
+            *last_buf = f->last_buf;
+            if (r > 0)
+                r = strict_element(b, s, B->start[k], hi, ELEM_OP, i, &end);
+            if (r != 0) {
+                rc = GOLDEN_ERR;
+                break;
+            }
+            if (s->progress)
+                golden_progress_update(s->progress, end);
+            *endp = end;
+        }
+        if (rc != GOLDEN_OK)
+            break;
+        if (B->stop == 1) {
+            *after = false;
+            *pp_out = B->stop_at;
+            *ip = i;
+            done = true;
+        } else if (B->stop == 2) {
+            *after = true;
+            *ip = i - 1;
+            done = true;
+        }
+        pthread_mutex_lock(&pp.mu);
+        pp.consumed++;
+        pthread_cond_broadcast(&pp.cv);
+        pthread_mutex_unlock(&pp.mu);
+    }
+    pthread_mutex_lock(&pp.mu);
+    pp.cancel = true;
+    pthread_cond_broadcast(&pp.cv);
+    pthread_mutex_unlock(&pp.mu);
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&pp.cv);
+    pthread_mutex_destroy(&pp.mu);
+    for (size_t k = 0; k < PIPE_NBLOCKS; k++)
+        for (size_t m = 0; m < PIPE_BLOCK; m++) {
+            graph_op_desc_free(&pp.blk[k].d[m]);
+            free(pp.blk[k].bd[m].live);
+        }
+    free(pp.blk);
+    return rc;
+}
+
 /* One array of queues, buffers or ops, element by element. */
 static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const char *key,
                         elem_kind kind, bool fast, size_t *endp)
@@ -434,48 +681,42 @@ static int stream_array(builder *b, const scan *s, size_t lo, size_t hi, const c
     if (f)
         f->last_buf = GOLDEN_NONE;
     int rc = GOLDEN_OK;
-    for (size_t i = 0;; i++) {
-        size_t end = 0;
-        int r = 1;
-        /* the fast path reads the plain shape and asks the rules quietly; anything it does
-         * not take (or the rules refuse) goes through the strict loader and the same rules */
-        if (f) {
-            r = flat_parse_op(s, b, p, hi, f, &end);
-            if (r == 0 && (r = graph_check_op(b, f, i, false)) == 0)
-                r = graph_build_op(b, f);
-            else if (r < 0)
-                r = graph_nomem(b);
-        } else if (fb) {
-            r = flat_parse_buffer(s, p, hi, fb, &end);
-            if (r == 0 && (r = graph_check_buffer(b, fb, i, false)) == 0)
-                r = graph_build_buffer(b, fb);
-            else if (r < 0)
-                r = graph_nomem(b);
-        }
-        if (r < 0) {
+    size_t i = 0, end = 0;
+    bool after = false; /* element i is read already (by the pipeline): its separator is next */
+    if ((f || fb) && hi - p >= PIPE_MIN_BYTES && lg_cpu_count() >= 2) {
+        uint32_t none = GOLDEN_NONE;
+        int r = pipe_array(b, s, kind, p, hi, f ? &f->last_buf : &none, &i, &p, &end, &after);
+        if (r == GOLDEN_ERR)
             rc = GOLDEN_ERR;
-            break;
-        }
-        if (r > 0) {
-            /* not the fast path's shape: the strict loader makes a small tree of the element
-             * and the rules speak with its file:line:col */
-            golden_doc *d = NULL;
-            if (strict_value(s, p, hi, 2, &d) != 0) {
+    }
+    for (; rc == GOLDEN_OK; i++) {
+        if (!after) {
+            int r = 1;
+            /* the fast path reads the plain shape and asks the rules quietly; anything it does
+             * not take (or the rules refuse) goes through the strict loader and the same rules */
+            if (f) {
+                r = flat_parse_op(s, b, p, hi, f, &end);
+                if (r == 0 && (r = graph_check_op(b, f, i, false)) == 0)
+                    r = graph_build_op(b, f);
+                else if (r < 0)
+                    r = graph_nomem(b);
+            } else if (fb) {
+                r = flat_parse_buffer(s, p, hi, fb, &end);
+                if (r == 0 && (r = graph_check_buffer(b, fb, i, false)) == 0)
+                    r = graph_build_buffer(b, fb);
+                else if (r < 0)
+                    r = graph_nomem(b);
+            }
+            if (r < 0) {
                 rc = GOLDEN_ERR;
                 break;
             }
-            end = skip_value(s, p, NULL);
-            b->doc = d;
-            rc = kind == ELEM_QUEUE ? graph_queue_from_json(b, golden_doc_root(d), i)
-                 : kind == ELEM_BUFFER ? graph_buffer_from_json(b, golden_doc_root(d), i)
-                                       : graph_op_from_json(b, golden_doc_root(d), i);
-            b->doc = NULL;
-            golden_doc_free(d);
-            if (rc != 0)
+            if (r > 0 && (rc = strict_element(b, s, p, hi, kind, i, &end)) != 0)
                 break;
+            if (s->progress)
+                golden_progress_update(s->progress, end);
         }
-        if (s->progress)
-            golden_progress_update(s->progress, end);
+        after = false;
         p = skip_ws(s, end);
         if (p < hi && s->buf[p] == ',') {
             p = skip_ws(s, p + 1);

@@ -361,7 +361,9 @@ static int check_accesses(builder *b, op_desc *d, size_t idx, bool report)
             return BROKEN(a->node, p, "\"buffer\" %s", name_problem(a->buffer));
         /* tiles of one buffer come in runs: try the last buffer before hashing */
         uint32_t buf = GOLDEN_NONE;
-        if (d->last_buf < g->nbuffers &&
+        if (a->buf_known)
+            buf = a->buf;
+        else if (d->last_buf < g->nbuffers &&
             strncmp(g->buffers[d->last_buf].id, a->buffer.s, a->buffer.n) == 0 &&
             g->buffers[d->last_buf].id[a->buffer.n] == '\0')
             buf = d->last_buf;
@@ -451,7 +453,8 @@ int graph_check_op(builder *b, op_desc *d, size_t idx, bool report)
     if (r != 0)
         return r;
     d->q = GOLDEN_NONE;
-    if (d->has_queue && (d->q = id_lookup(&ix->queues, d->queue)) == GOLDEN_NONE)
+    if (d->has_queue &&
+        (d->q = d->q_known ? d->q_pre : id_lookup(&ix->queues, d->queue)) == GOLDEN_NONE)
         return BROKEN(json_object_get(d->node, "queue"), at(pb, sizeof pb, "/ops/%zu/queue", idx), "op \"%.*s\": unknown queue \"%.*s\"",
                       (int)d->id.n, d->id.s, (int)d->queue.n, d->queue.s);
     d->ev = GOLDEN_NONE;
