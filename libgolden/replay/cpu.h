@@ -86,6 +86,12 @@ void cpu_rmsnorm(const float *x, const cpu_weight *w, int64_t n, double eps, flo
  * portable one give the same bits. */
 void cpu_attend(const float *q, int G, int hd, const float *K, const float *V, int64_t kd,
                 int64_t n, float scale, float *o, float *s);
+/* P positions of one KV head at once (cpu_attend each, the same bits): position i's query
+ * heads at q + i * qs, its output at o + i * os, n[i] its keys; s is scratch of P * G rows of
+ * ld >= max n[i] floats. */
+void cpu_attend_block(const float *q, int P, int64_t qs, int G, int hd, const float *K,
+                      const float *V, int64_t kd, const int64_t *n, float scale, float *o,
+                      int64_t os, float *s, int64_t ld);
 /* Round every element to bf16 and back (dtype=bf16 mode). */
 void cpu_round_bf16(float *x, size_t n);
 
