@@ -561,7 +561,31 @@ __attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int
         int gn = G - g < 4 ? G - g : 4;
         const float *qg = q + (size_t)g * hd;
         __m256 acc[4][8];
-        for (int kk = 0; kk < 8; kk++) {
+        int kk = 0;
+        if (gn == 4) /* two keys at a time: 8 independent add chains hide the add latency */
+            for (; kk + 2 <= nk; kk += 2) {
+                const float *kr = K + kk * kd, *ks = kr + kd;
+                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+                __m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+                for (int i = 0; i < hd8; i += 8) {
+                    __m256 kv = _mm256_loadu_ps(kr + i), kw = _mm256_loadu_ps(ks + i);
+                    __m256 q0 = _mm256_loadu_ps(qg + i), q1 = _mm256_loadu_ps(qg + hd + i);
+                    a0 = _mm256_add_ps(a0, _mm256_mul_ps(q0, kv));
+                    b0 = _mm256_add_ps(b0, _mm256_mul_ps(q0, kw));
+                    a1 = _mm256_add_ps(a1, _mm256_mul_ps(q1, kv));
+                    b1 = _mm256_add_ps(b1, _mm256_mul_ps(q1, kw));
+                    __m256 q2 = _mm256_loadu_ps(qg + 2 * hd + i),
+                           q3 = _mm256_loadu_ps(qg + 3 * hd + i);
+                    a2 = _mm256_add_ps(a2, _mm256_mul_ps(q2, kv));
+                    b2 = _mm256_add_ps(b2, _mm256_mul_ps(q2, kw));
+                    a3 = _mm256_add_ps(a3, _mm256_mul_ps(q3, kv));
+                    b3 = _mm256_add_ps(b3, _mm256_mul_ps(q3, kw));
+                }
+                acc[0][kk] = a0, acc[1][kk] = a1, acc[2][kk] = a2, acc[3][kk] = a3;
+                acc[0][kk + 1] = b0, acc[1][kk + 1] = b1, acc[2][kk + 1] = b2;
+                acc[3][kk + 1] = b3;
+            }
+        for (; kk < 8; kk++) {
             __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             if (kk < nk) {
                 const float *kr = K + kk * kd;
@@ -603,8 +627,8 @@ __attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int
             const float *qh = qg + (size_t)h * hd;
             for (int i = hd8; i < hd; i++) { /* tail dims in order, one key a lane */
                 float kc[8] = {0};
-                for (int kk = 0; kk < nk; kk++)
-                    kc[kk] = K[kk * kd + i];
+                for (int kt = 0; kt < nk; kt++)
+                    kc[kt] = K[kt * kd + i];
                 d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(qh[i]), _mm256_loadu_ps(kc)));
             }
             d = _mm256_mul_ps(d, _mm256_set1_ps(scale));
@@ -629,13 +653,25 @@ __attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int
             for (int h = 0; h < gn; h++)
                 a[h] = _mm256_loadu_ps(o + (size_t)(g + h) * hd + i);
             const float *pg = p + (size_t)g * (size_t)ld;
-            if (gn == 8) {
+            if (gn == 8) { /* spelled out: eight accumulators in registers, not in memory */
+                __m256 a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5],
+                       a6 = a[6], a7 = a[7];
+                const float *p0 = pg, *p1 = pg + ld, *p2 = pg + 2 * ld, *p3 = pg + 3 * ld,
+                            *p4 = pg + 4 * ld, *p5 = pg + 5 * ld, *p6 = pg + 6 * ld,
+                            *p7 = pg + 7 * ld;
                 for (int64_t j = j0; j < j1; j++) {
                     __m256 v = _mm256_loadu_ps(V + j * kd + i);
-                    for (int h = 0; h < 8; h++)
-                        a[h] = _mm256_add_ps(a[h],
-                                             _mm256_mul_ps(_mm256_broadcast_ss(pg + h * ld + j), v));
+                    a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_broadcast_ss(p0 + j), v));
+                    a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_broadcast_ss(p1 + j), v));
+                    a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_broadcast_ss(p2 + j), v));
+                    a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_broadcast_ss(p3 + j), v));
+                    a4 = _mm256_add_ps(a4, _mm256_mul_ps(_mm256_broadcast_ss(p4 + j), v));
+                    a5 = _mm256_add_ps(a5, _mm256_mul_ps(_mm256_broadcast_ss(p5 + j), v));
+                    a6 = _mm256_add_ps(a6, _mm256_mul_ps(_mm256_broadcast_ss(p6 + j), v));
+                    a7 = _mm256_add_ps(a7, _mm256_mul_ps(_mm256_broadcast_ss(p7 + j), v));
                 }
+                a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3, a[4] = a4, a[5] = a5, a[6] = a6;
+                a[7] = a7;
             } else {
                 for (int64_t j = j0; j < j1; j++) {
                     __m256 v = _mm256_loadu_ps(V + j * kd + i);
