@@ -60,6 +60,8 @@ void cpu_kernels_init(void);
 /* Whether the AVX2 + FMA kernels run; on = 0 turns them off, 1 back on (when the CPU has them),
  * -1 only asks. Returns the previous state. For tests: the two attention paths must agree. */
 bool cpu_kernels_use_avx2(int on);
+/* The same for the AVX-512VL matmul block (4 x 6, same bits as 4 x 3): tests check both. */
+bool cpu_kernels_use_avx512(int on);
 /* Row r of w, elements [0, cols), converted to f32 exactly. */
 void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst);
 /* y[t][o] = sum_i w[o][i] * x[t][i] for t < n tokens; x is [n, w.cols], y [n, w.rows] with row

@@ -15,6 +15,14 @@
 float cpu_f16_table[65536];
 static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
 static bool use_avx2; /* AVX2 + FMA found at run time: the x86-64 baseline is only SSE2 */
+static bool use_avx512; /* and AVX-512F/VL: 32 ymm registers for the 4 x 6 matmul block */
+
+#if defined(__x86_64__)
+static bool have_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+}
+#endif
 
 static void f16_fill(void)
 {
@@ -23,6 +31,7 @@ static void f16_fill(void)
 #if defined(__x86_64__)
     __builtin_cpu_init();
     use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    use_avx512 = use_avx2 && have_avx512();
 #endif
 }
 
@@ -34,9 +43,24 @@ bool cpu_kernels_use_avx2(int on)
     bool was = use_avx2;
 #if defined(__x86_64__)
     if (on == 0)
-        use_avx2 = false;
-    else if (on > 0)
+        use_avx2 = use_avx512 = false;
+    else if (on > 0) {
         use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        use_avx512 = use_avx2 && have_avx512();
+    }
+#endif
+    return was;
+}
+
+bool cpu_kernels_use_avx512(int on)
+{
+    cpu_kernels_init();
+    bool was = use_avx512;
+#if defined(__x86_64__)
+    if (on == 0)
+        use_avx512 = false;
+    else if (on > 0)
+        use_avx512 = use_avx2 && have_avx512();
 #endif
     return was;
 }
@@ -271,6 +295,61 @@ __attribute__((target("avx2,fma"))) static void blk4x3_avx2(const float *w, int6
     _mm256_storeu_ps(p3, c30), _mm256_storeu_ps(p3 + 8, c31), _mm256_storeu_ps(p3 + 16, c32);
 }
 
+/* Four rows against six tokens, the same continued chains as blk4x3_avx2 (ymm FMAs, one
+ * 8-lane chain per (row, token)): AVX-512VL's 32 ymm registers hold 24 accumulators, 6 tokens
+ * and a row, 10 loads per 24 FMAs. */
+#define BLK6_ROW(wr, ca, cb, cc, cd, ce, cf)                                                     \
+    do {                                                                                         \
+        __m256 r_ = _mm256_loadu_ps((wr) + i);                                                   \
+        ca = _mm256_fmadd_ps(r_, u0, ca);                                                        \
+        cb = _mm256_fmadd_ps(r_, u1, cb);                                                        \
+        cc = _mm256_fmadd_ps(r_, u2, cc);                                                        \
+        cd = _mm256_fmadd_ps(r_, u3, cd);                                                        \
+        ce = _mm256_fmadd_ps(r_, u4, ce);                                                        \
+        cf = _mm256_fmadd_ps(r_, u5, cf);                                                        \
+    } while (0)
+#define BLK6_LOAD(pp, ca, cb, cc, cd, ce, cf)                                                    \
+    ca = _mm256_loadu_ps(pp), cb = _mm256_loadu_ps((pp) + 8), cc = _mm256_loadu_ps((pp) + 16),   \
+    cd = _mm256_loadu_ps((pp) + 24), ce = _mm256_loadu_ps((pp) + 32),                            \
+    cf = _mm256_loadu_ps((pp) + 40)
+#define BLK6_STORE(pp, ca, cb, cc, cd, ce, cf)                                                   \
+    _mm256_storeu_ps(pp, ca), _mm256_storeu_ps((pp) + 8, cb), _mm256_storeu_ps((pp) + 16, cc),   \
+        _mm256_storeu_ps((pp) + 24, cd), _mm256_storeu_ps((pp) + 32, ce),                        \
+        _mm256_storeu_ps((pp) + 40, cf)
+
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+blk4x6_avx512(const float *w, int64_t K, const float *x, int64_t k0, int64_t k1, float *p,
+              int64_t pld, bool first)
+{
+    __m256 c00, c01, c02, c03, c04, c05, c10, c11, c12, c13, c14, c15;
+    __m256 c20, c21, c22, c23, c24, c25, c30, c31, c32, c33, c34, c35;
+    float *p0 = p, *p1 = p + pld * 8, *p2 = p + 2 * pld * 8, *p3 = p + 3 * pld * 8;
+    if (first) {
+        c00 = _mm256_setzero_ps();
+        c01 = c02 = c03 = c04 = c05 = c10 = c11 = c12 = c13 = c14 = c15 = c00;
+        c20 = c21 = c22 = c23 = c24 = c25 = c30 = c31 = c32 = c33 = c34 = c35 = c00;
+    } else {
+        BLK6_LOAD(p0, c00, c01, c02, c03, c04, c05);
+        BLK6_LOAD(p1, c10, c11, c12, c13, c14, c15);
+        BLK6_LOAD(p2, c20, c21, c22, c23, c24, c25);
+        BLK6_LOAD(p3, c30, c31, c32, c33, c34, c35);
+    }
+    const float *w0 = w, *w1 = w + K, *w2 = w + 2 * K, *w3 = w + 3 * K;
+    for (int64_t i = k0; i < k1; i += 8) {
+        __m256 u0 = _mm256_loadu_ps(x + i), u1 = _mm256_loadu_ps(x + K + i),
+               u2 = _mm256_loadu_ps(x + 2 * K + i), u3 = _mm256_loadu_ps(x + 3 * K + i),
+               u4 = _mm256_loadu_ps(x + 4 * K + i), u5 = _mm256_loadu_ps(x + 5 * K + i);
+        BLK6_ROW(w0, c00, c01, c02, c03, c04, c05);
+        BLK6_ROW(w1, c10, c11, c12, c13, c14, c15);
+        BLK6_ROW(w2, c20, c21, c22, c23, c24, c25);
+        BLK6_ROW(w3, c30, c31, c32, c33, c34, c35);
+    }
+    BLK6_STORE(p0, c00, c01, c02, c03, c04, c05);
+    BLK6_STORE(p1, c10, c11, c12, c13, c14, c15);
+    BLK6_STORE(p2, c20, c21, c22, c23, c24, c25);
+    BLK6_STORE(p3, c30, c31, c32, c33, c34, c35);
+}
+
 #define MM_KC 256 /* K per slice: 16 rows of it (16 KiB) stay in L1 for a whole pass */
 #define MM_TB 48  /* tokens per pass: x of a pass (48 x K) stays in L2, the chains (24 KiB) too */
 
@@ -284,15 +363,19 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(const cpu_matmul_job *
     int64_t K8 = K & ~(int64_t)7, nq = nr & ~(int64_t)3, n = c->n;
     int64_t slices = K8 > 0 ? (K8 + MM_KC - 1) / MM_KC : 1;
     int64_t per = pf_lines > 0 ? pf_lines / (slices * ((n + 2) / 3)) + 1 : 0;
+    if (use_avx512)
+        per *= 2; /* one block call covers six tokens */
     for (int64_t t0 = 0; t0 < n; t0 += MM_TB) {
         int64_t t1 = t0 + MM_TB < n ? t0 + MM_TB : n, t3 = t0 + (t1 - t0) / 3 * 3;
         if (t3 > t0 && nq > 0) {
             for (int64_t k0 = 0;; k0 += MM_KC) {
                 int64_t k1 = k0 + MM_KC < K8 ? k0 + MM_KC : K8;
-                for (int64_t t = t0; t < t3; t += 3) {
+                for (int64_t t = t0, step; t < t3; t += step) {
+                    step = use_avx512 && t + 6 <= t3 ? 6 : 3;
                     for (int64_t r = 0; r < nq; r += 4)
-                        blk4x3_avx2(tile + r * K, K, c->x + t * K, k0, k1,
-                                    part + (r * MM_TB + (t - t0)) * 8, MM_TB, k0 == 0);
+                        (step == 6 ? blk4x6_avx512 : blk4x3_avx2)(
+                            tile + r * K, K, c->x + t * K, k0, k1,
+                            part + (r * MM_TB + (t - t0)) * 8, MM_TB, k0 == 0);
                     for (int64_t q = 0; q < per && pf_lines > 0; q++, pf_lines--, pf += 64)
                         _mm_prefetch(pf, _MM_HINT_T1);
                 }

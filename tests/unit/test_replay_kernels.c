@@ -249,6 +249,14 @@ static void test_matmul(void)
     static const int64_t ns[] = {1, 2, 3, 4, 5, 6, 17, 18, 19, 20, 37, 47, 48, 49, 100};
     check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
     check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
+    /* with AVX-512VL the 4 x 6 blocks ran above: the 4 x 3 ones alone must agree too */
+    bool was = cpu_kernels_use_avx512(0);
+    if (was) {
+        check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
+        check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
+    } else
+        fprintf(stderr, "no AVX-512VL here: the 4 x 3 blocks only\n");
+    cpu_kernels_use_avx512(was ? 1 : 0);
 }
 
 int main(void)
@@ -259,7 +267,8 @@ int main(void)
         {"cpu_attend_block (AVX2): each of 1-4 positions has the bits of attending it alone",
          test_attend_block_avx2},
         {"cpu_attend_block (portable): the same bits", test_attend_block_portable},
-        {"cpu_matmul: every register block has the bits of one (row, token) chain", test_matmul},
+        {"cpu_matmul: every register block (4 x 3, 4 x 6) has the bits of one (row, token) chain",
+         test_matmul},
         {0, 0}};
     return golden_test_run("replay_kernels", tests);
 }
