@@ -60,6 +60,8 @@ void cpu_kernels_init(void);
 /* Whether the AVX2 + FMA kernels run; on = 0 turns them off, 1 back on (when the CPU has them),
  * -1 only asks. Returns the previous state. For tests: the two attention paths must agree. */
 bool cpu_kernels_use_avx2(int on);
+/* The same for the AVX-512VL matmul block (4 x 6, same bits as 4 x 3): tests check both. */
+bool cpu_kernels_use_avx512(int on);
 /* Row r of w, elements [0, cols), converted to f32 exactly. */
 void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst);
 /* y[t][o] = sum_i w[o][i] * x[t][i] for t < n tokens; x is [n, w.cols], y [n, w.rows] with row
@@ -86,6 +88,12 @@ void cpu_rmsnorm(const float *x, const cpu_weight *w, int64_t n, double eps, flo
  * portable one give the same bits. */
 void cpu_attend(const float *q, int G, int hd, const float *K, const float *V, int64_t kd,
                 int64_t n, float scale, float *o, float *s);
+/* P positions of one KV head at once (cpu_attend each, the same bits): position i's query
+ * heads at q + i * qs, its output at o + i * os, n[i] its keys; s is scratch of P * G rows of
+ * ld >= max n[i] floats. */
+void cpu_attend_block(const float *q, int P, int64_t qs, int G, int hd, const float *K,
+                      const float *V, int64_t kd, const int64_t *n, float scale, float *o,
+                      int64_t os, float *s, int64_t ld);
 /* Round every element to bf16 and back (dtype=bf16 mode). */
 void cpu_round_bf16(float *x, size_t n);
 

@@ -22,6 +22,10 @@ static void fw_free(fw_buf *f)
     free(f->topi); free(f->rows);
 }
 
+/* 64-byte aligned (free() releases it): the matmul's 8-float loads of a row then never
+ * straddle a cache line (a large malloc lands 16 bytes past a page boundary). */
+static void *amalloc(size_t n) { return aligned_alloc(64, n ? (n + 63) / 64 * 64 : 64); }
+
 static int fw_alloc(const cpu_config *c, int64_t n, fw_buf *f, golden_error *err)
 {
     memset(f, 0, sizeof *f);
@@ -29,13 +33,13 @@ static int fw_alloc(const cpu_config *c, int64_t n, fw_buf *f, golden_error *err
            KD = (size_t)c->kv_heads * (size_t)c->head_dim, E = (size_t)(c->experts ? c->experts : 1),
            K = (size_t)(c->topk ? c->topk : 1);
     size_t I = (size_t)(c->moe_inter > c->inter ? c->moe_inter : c->inter);
-    f->x = malloc(N * H * 4); f->h = malloc(N * H * 4); f->q = malloc(N * QD * 4);
-    f->k = malloc(N * KD * 4); f->v = malloc(N * KD * 4); f->att = malloc(N * QD * 4);
-    f->tmp = malloc(N * H * 4); f->mlp = malloc(N * H * 4); f->router = malloc(N * E * 4);
+    f->x = amalloc(N * H * 4); f->h = amalloc(N * H * 4); f->q = amalloc(N * QD * 4);
+    f->k = amalloc(N * KD * 4); f->v = amalloc(N * KD * 4); f->att = amalloc(N * QD * 4);
+    f->tmp = amalloc(N * H * 4); f->mlp = amalloc(N * H * 4); f->router = amalloc(N * E * 4);
     /* expert rows: every (token, choice) pair once, grouped by expert */
     size_t R = N * K;
-    f->topw = malloc(N * K * 4); f->g = malloc(R * I * 4); f->u = malloc(R * I * 4);
-    f->gx = malloc(R * H * 4); f->dn = malloc(R * H * 4); f->topi = malloc(N * K * 4);
+    f->topw = malloc(N * K * 4); f->g = amalloc(R * I * 4); f->u = amalloc(R * I * 4);
+    f->gx = amalloc(R * H * 4); f->dn = amalloc(R * H * 4); f->topi = malloc(N * K * 4);
     f->rows = malloc(R * 4);
     if (!f->x || !f->h || !f->q || !f->k || !f->v || !f->att || !f->tmp || !f->mlp ||
         !f->router || !f->topw || !f->g || !f->u || !f->gx || !f->dn || !f->topi || !f->rows) {
@@ -106,24 +110,33 @@ static int64_t fault_upto(const att_ctx *a, int64_t t, int64_t upto)
     return upto;
 }
 
-/* One (position, KV head) of causal grouped-query attention, softmax in f32: every query
- * head of the group at once (cpu_attend), each score and sum in the order of one head alone. */
+#define ATT_POS 4 /* positions per item: a block of K or V read from L2 serves all of them */
+
+/* ATT_POS positions of one KV head of causal grouped-query attention, softmax in f32: every
+ * query head of the group at once (cpu_attend_block), each score and sum in the order of one
+ * head alone. Items run KV head by KV head, so one head's K and V stay in L2. */
 static int att_item(void *vctx, size_t item, int worker, golden_error *err)
 {
     (void)err;
     att_ctx *a = vctx;
     const cpu_config *c = &a->b->m.c;
     int hd = c->head_dim, H = c->heads, KVH = c->kv_heads, group = c->heads / c->kv_heads;
-    int64_t t = (int64_t)item / KVH;
-    int kvh = (int)((int64_t)item % KVH);
-    int64_t kd = (int64_t)KVH * hd, upto = a->pos + t + 1;
-    if (a->span > a->pos + a->n || a->leak || a->leak129)
-        upto = fault_upto(a, t, upto);
-    float *s = a->scores + (size_t)worker * (size_t)group * (size_t)a->span;
-    int64_t off = t * (int64_t)H * hd + (int64_t)kvh * group * hd;
-    cpu_attend(a->q + off, group, hd, a->lane->k[a->l] + (int64_t)kvh * hd,
-               a->lane->v[a->l] + (int64_t)kvh * hd, kd, upto, 1.0f / sqrtf((float)hd),
-               a->att + off, s);
+    int64_t blocks = (a->n + ATT_POS - 1) / ATT_POS;
+    int kvh = (int)((int64_t)item / blocks);
+    int64_t t0 = (int64_t)item % blocks * ATT_POS;
+    int np = a->n - t0 < ATT_POS ? (int)(a->n - t0) : ATT_POS;
+    int64_t kd = (int64_t)KVH * hd, upto[ATT_POS];
+    for (int i = 0; i < np; i++) {
+        upto[i] = a->pos + t0 + i + 1;
+        if (a->span > a->pos + a->n || a->leak || a->leak129)
+            upto[i] = fault_upto(a, t0 + i, upto[i]);
+    }
+    float *s = a->scores + (size_t)worker * ATT_POS * (size_t)group * (size_t)a->span;
+    int64_t off = t0 * (int64_t)H * hd + (int64_t)kvh * group * hd;
+    cpu_attend_block(a->q + off, np, (int64_t)H * hd, group, hd,
+                     a->lane->k[a->l] + (int64_t)kvh * hd, a->lane->v[a->l] + (int64_t)kvh * hd,
+                     kd, upto, 1.0f / sqrtf((float)hd), a->att + off, (int64_t)H * hd, s,
+                     a->span);
     return 0;
 }
 
@@ -201,11 +214,12 @@ static int attention(cpu_backend *b, cpu_lane *lane, int l, int64_t pos, int64_t
         a.span = lane->stale;
     if (a.leak33)
         a.span = 35;
-    a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * (size_t)(c->heads / c->kv_heads) *
-                      (size_t)a.span * 4);
+    a.scores = malloc((size_t)(threads < 1 ? 1 : threads) * ATT_POS *
+                      (size_t)(c->heads / c->kv_heads) * (size_t)a.span * 4);
     if (!a.scores)
         return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
-    int rc = lg_parallel_for((size_t)(n * c->kv_heads), threads, att_item, &a, err);
+    int rc = lg_parallel_for((size_t)((n + ATT_POS - 1) / ATT_POS * c->kv_heads), threads,
+                             att_item, &a, err);
     free(a.scores);
     if (rc)
         return rc;

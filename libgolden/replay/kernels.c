@@ -15,6 +15,14 @@
 float cpu_f16_table[65536];
 static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
 static bool use_avx2; /* AVX2 + FMA found at run time: the x86-64 baseline is only SSE2 */
+static bool use_avx512; /* and AVX-512F/VL: 32 ymm registers for the 4 x 6 matmul block */
+
+#if defined(__x86_64__)
+static bool have_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+}
+#endif
 
 static void f16_fill(void)
 {
@@ -23,6 +31,7 @@ static void f16_fill(void)
 #if defined(__x86_64__)
     __builtin_cpu_init();
     use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    use_avx512 = use_avx2 && have_avx512();
 #endif
 }
 
@@ -34,9 +43,24 @@ bool cpu_kernels_use_avx2(int on)
     bool was = use_avx2;
 #if defined(__x86_64__)
     if (on == 0)
-        use_avx2 = false;
-    else if (on > 0)
+        use_avx2 = use_avx512 = false;
+    else if (on > 0) {
         use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        use_avx512 = use_avx2 && have_avx512();
+    }
+#endif
+    return was;
+}
+
+bool cpu_kernels_use_avx512(int on)
+{
+    cpu_kernels_init();
+    bool was = use_avx512;
+#if defined(__x86_64__)
+    if (on == 0)
+        use_avx512 = false;
+    else if (on > 0)
+        use_avx512 = use_avx2 && have_avx512();
 #endif
     return was;
 }
@@ -223,18 +247,29 @@ __attribute__((target("avx2,fma"))) static void rows_f32_avx2(const float *w, in
         }
     }
 }
-/* Four converted rows against three tokens: 12 accumulators, 7 loads per 12 FMAs (the 4 x 2
- * block issues 6 per 8). Each (row, token) keeps the one chain and order of rows_f32_avx2. */
-__attribute__((target("avx2,fma"))) static void rows_f32_avx2_4x3(const float *w, int64_t K,
-                                                                   const float *const x[3],
-                                                                   float *const out[3])
+/* Four converted rows against three tokens over the 8-chunks [k0, k1) of K: 12 accumulators,
+ * 7 loads per 12 FMAs. The 12 chains are continued from p (pair (a, b) at p + (a * pld + b) * 8;
+ * zero when first) and stored back, so slicing K leaves each (row, token) the one chain and
+ * order of rows_f32_avx2 while a slice of the tile stays in L1 for every token of a pass. */
+__attribute__((target("avx2,fma"))) static void blk4x3_avx2(const float *w, int64_t K,
+                                                             const float *x, int64_t k0,
+                                                             int64_t k1, float *p, int64_t pld,
+                                                             bool first)
 {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
-    __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
-    const float *x0 = x[0], *x1 = x[1], *x2 = x[2];
+    __m256 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32;
+    float *p0 = p, *p1 = p + pld * 8, *p2 = p + 2 * pld * 8, *p3 = p + 3 * pld * 8;
+    if (first) {
+        c00 = _mm256_setzero_ps();
+        c01 = c02 = c10 = c11 = c12 = c20 = c21 = c22 = c30 = c31 = c32 = c00;
+    } else {
+        c00 = _mm256_loadu_ps(p0), c01 = _mm256_loadu_ps(p0 + 8), c02 = _mm256_loadu_ps(p0 + 16);
+        c10 = _mm256_loadu_ps(p1), c11 = _mm256_loadu_ps(p1 + 8), c12 = _mm256_loadu_ps(p1 + 16);
+        c20 = _mm256_loadu_ps(p2), c21 = _mm256_loadu_ps(p2 + 8), c22 = _mm256_loadu_ps(p2 + 16);
+        c30 = _mm256_loadu_ps(p3), c31 = _mm256_loadu_ps(p3 + 8), c32 = _mm256_loadu_ps(p3 + 16);
+    }
+    const float *x0 = x, *x1 = x + K, *x2 = x + 2 * K;
     const float *w0 = w, *w1 = w + K, *w2 = w + 2 * K, *w3 = w + 3 * K;
-    int64_t i = 0;
-    for (; i + 8 <= K; i += 8) {
+    for (int64_t i = k0; i < k1; i += 8) {
         __m256 u0 = _mm256_loadu_ps(x0 + i), u1 = _mm256_loadu_ps(x1 + i),
                u2 = _mm256_loadu_ps(x2 + i);
         __m256 r = _mm256_loadu_ps(w0 + i);
@@ -254,34 +289,146 @@ __attribute__((target("avx2,fma"))) static void rows_f32_avx2_4x3(const float *w
         c31 = _mm256_fmadd_ps(r, u1, c31);
         c32 = _mm256_fmadd_ps(r, u2, c32);
     }
-    __m256 c[4][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32}};
-    for (int r = 0; r < 4; r++)
-        for (int t = 0; t < 3; t++) {
-            float s = hsum256(c[r][t]);
-            for (int64_t k = i; k < K; k++)
-                s += w[r * K + k] * x[t][k];
-            out[t][r] = s;
+    _mm256_storeu_ps(p0, c00), _mm256_storeu_ps(p0 + 8, c01), _mm256_storeu_ps(p0 + 16, c02);
+    _mm256_storeu_ps(p1, c10), _mm256_storeu_ps(p1 + 8, c11), _mm256_storeu_ps(p1 + 16, c12);
+    _mm256_storeu_ps(p2, c20), _mm256_storeu_ps(p2 + 8, c21), _mm256_storeu_ps(p2 + 16, c22);
+    _mm256_storeu_ps(p3, c30), _mm256_storeu_ps(p3 + 8, c31), _mm256_storeu_ps(p3 + 16, c32);
+}
+
+/* Four rows against six tokens, the same continued chains as blk4x3_avx2 (ymm FMAs, one
+ * 8-lane chain per (row, token)): AVX-512VL's 32 ymm registers hold 24 accumulators, 6 tokens
+ * and a row, 10 loads per 24 FMAs. */
+#define BLK6_ROW(wr, ca, cb, cc, cd, ce, cf)                                                     \
+    do {                                                                                         \
+        __m256 r_ = _mm256_loadu_ps((wr) + i);                                                   \
+        ca = _mm256_fmadd_ps(r_, u0, ca);                                                        \
+        cb = _mm256_fmadd_ps(r_, u1, cb);                                                        \
+        cc = _mm256_fmadd_ps(r_, u2, cc);                                                        \
+        cd = _mm256_fmadd_ps(r_, u3, cd);                                                        \
+        ce = _mm256_fmadd_ps(r_, u4, ce);                                                        \
+        cf = _mm256_fmadd_ps(r_, u5, cf);                                                        \
+    } while (0)
+#define BLK6_LOAD(pp, ca, cb, cc, cd, ce, cf)                                                    \
+    ca = _mm256_loadu_ps(pp), cb = _mm256_loadu_ps((pp) + 8), cc = _mm256_loadu_ps((pp) + 16),   \
+    cd = _mm256_loadu_ps((pp) + 24), ce = _mm256_loadu_ps((pp) + 32),                            \
+    cf = _mm256_loadu_ps((pp) + 40)
+#define BLK6_STORE(pp, ca, cb, cc, cd, ce, cf)                                                   \
+    _mm256_storeu_ps(pp, ca), _mm256_storeu_ps((pp) + 8, cb), _mm256_storeu_ps((pp) + 16, cc),   \
+        _mm256_storeu_ps((pp) + 24, cd), _mm256_storeu_ps((pp) + 32, ce),                        \
+        _mm256_storeu_ps((pp) + 40, cf)
+
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+blk4x6_avx512(const float *w, int64_t K, const float *x, int64_t k0, int64_t k1, float *p,
+              int64_t pld, bool first)
+{
+    __m256 c00, c01, c02, c03, c04, c05, c10, c11, c12, c13, c14, c15;
+    __m256 c20, c21, c22, c23, c24, c25, c30, c31, c32, c33, c34, c35;
+    float *p0 = p, *p1 = p + pld * 8, *p2 = p + 2 * pld * 8, *p3 = p + 3 * pld * 8;
+    if (first) {
+        c00 = _mm256_setzero_ps();
+        c01 = c02 = c03 = c04 = c05 = c10 = c11 = c12 = c13 = c14 = c15 = c00;
+        c20 = c21 = c22 = c23 = c24 = c25 = c30 = c31 = c32 = c33 = c34 = c35 = c00;
+    } else {
+        BLK6_LOAD(p0, c00, c01, c02, c03, c04, c05);
+        BLK6_LOAD(p1, c10, c11, c12, c13, c14, c15);
+        BLK6_LOAD(p2, c20, c21, c22, c23, c24, c25);
+        BLK6_LOAD(p3, c30, c31, c32, c33, c34, c35);
+    }
+    const float *w0 = w, *w1 = w + K, *w2 = w + 2 * K, *w3 = w + 3 * K;
+    for (int64_t i = k0; i < k1; i += 8) {
+        __m256 u0 = _mm256_loadu_ps(x + i), u1 = _mm256_loadu_ps(x + K + i),
+               u2 = _mm256_loadu_ps(x + 2 * K + i), u3 = _mm256_loadu_ps(x + 3 * K + i),
+               u4 = _mm256_loadu_ps(x + 4 * K + i), u5 = _mm256_loadu_ps(x + 5 * K + i);
+        BLK6_ROW(w0, c00, c01, c02, c03, c04, c05);
+        BLK6_ROW(w1, c10, c11, c12, c13, c14, c15);
+        BLK6_ROW(w2, c20, c21, c22, c23, c24, c25);
+        BLK6_ROW(w3, c30, c31, c32, c33, c34, c35);
+    }
+    BLK6_STORE(p0, c00, c01, c02, c03, c04, c05);
+    BLK6_STORE(p1, c10, c11, c12, c13, c14, c15);
+    BLK6_STORE(p2, c20, c21, c22, c23, c24, c25);
+    BLK6_STORE(p3, c30, c31, c32, c33, c34, c35);
+}
+
+#define MM_KC 256 /* K per slice: 16 rows of it (16 KiB) stay in L1 for a whole pass */
+#define MM_TB 48  /* tokens per pass: x of a pass (48 x K) stays in L2, the chains (24 KiB) too */
+
+/* Rows [0, nr) of a converted tile against every token of job c, AVX2. pf/pf_lines: the next
+ * tile's weights, prefetched into L2 a few lines per block while this one computes. */
+__attribute__((target("avx2,fma"))) static void tile_avx2(const cpu_matmul_job *c,
+                                                           const float *tile, int64_t K,
+                                                           int64_t r0, int64_t nr, float *part,
+                                                           const char *pf, int64_t pf_lines)
+{
+    int64_t K8 = K & ~(int64_t)7, nq = nr & ~(int64_t)3, n = c->n;
+    int64_t slices = K8 > 0 ? (K8 + MM_KC - 1) / MM_KC : 1;
+    int64_t per = pf_lines > 0 ? pf_lines / (slices * ((n + 2) / 3)) + 1 : 0;
+    if (use_avx512)
+        per *= 2; /* one block call covers six tokens */
+    for (int64_t t0 = 0; t0 < n; t0 += MM_TB) {
+        int64_t t1 = t0 + MM_TB < n ? t0 + MM_TB : n, t3 = t0 + (t1 - t0) / 3 * 3;
+        if (t3 > t0 && nq > 0) {
+            for (int64_t k0 = 0;; k0 += MM_KC) {
+                int64_t k1 = k0 + MM_KC < K8 ? k0 + MM_KC : K8;
+                for (int64_t t = t0, step; t < t3; t += step) {
+                    step = use_avx512 && t + 6 <= t3 ? 6 : 3;
+                    for (int64_t r = 0; r < nq; r += 4)
+                        (step == 6 ? blk4x6_avx512 : blk4x3_avx2)(
+                            tile + r * K, K, c->x + t * K, k0, k1,
+                            part + (r * MM_TB + (t - t0)) * 8, MM_TB, k0 == 0);
+                    for (int64_t q = 0; q < per && pf_lines > 0; q++, pf_lines--, pf += 64)
+                        _mm_prefetch(pf, _MM_HINT_T1);
+                }
+                if (k1 >= K8)
+                    break;
+            }
+            for (int64_t t = t0; t < t3; t++) {
+                const float *xt = c->x + t * K;
+                float *yt = c->y + t * c->ldy + r0;
+                for (int64_t r = 0; r < nq; r++) {
+                    float s = hsum256(_mm256_loadu_ps(part + (r * MM_TB + (t - t0)) * 8));
+                    for (int64_t k = K8; k < K; k++)
+                        s += tile[r * K + k] * xt[k];
+                    yt[r] = s;
+                }
+            }
+            if (nq < nr) /* the last rows (fewer than 4) of these tokens */
+                for (int64_t t = t0; t < t3; t += 2) {
+                    bool two = t + 1 < t3;
+                    float *y0 = c->y + t * c->ldy + r0;
+                    rows_f32_avx2(tile + nq * K, K, (int)(nr - nq), c->x + t * K,
+                                  two ? c->x + (t + 1) * K : NULL, y0 + nq,
+                                  two ? y0 + c->ldy + nq : NULL);
+                }
         }
+        for (int64_t t = t3 > t0 && nq > 0 ? t3 : t0; t < t1; t += 2) { /* tokens left over */
+            bool two = t + 1 < t1;
+            float *y0 = c->y + t * c->ldy + r0, *y1 = two ? y0 + c->ldy : NULL;
+            for (int64_t r = 0; r < nr; r += 4)
+                rows_f32_avx2(tile + r * K, K, nr - r < 4 ? (int)(nr - r) : 4, c->x + t * K,
+                              two ? c->x + (t + 1) * K : NULL, y0 + r, two ? y1 + r : NULL);
+        }
+    }
 }
 
 #endif
 
 #define MM_ROWS 16     /* output rows per work item: one tile of converted weights */
-#define MM_TOKENS 18   /* tokens per pass over a tile (six 4 x 3 blocks), so x stays in cache too */
+#define MM_PART (MM_ROWS * MM_TB * 8) /* floats of a worker's partial chains */
 
 typedef struct {
     const cpu_matmul_job *jobs;
     size_t n_jobs;
     size_t *first_item; /* [n_jobs + 1]: item ranges of each job */
     int64_t max_cols;
-    float *scratch;     /* [threads][MM_ROWS * max_cols] */
+    float *scratch;     /* [threads][MM_ROWS * max_cols + MM_PART] */
+    int threads;
 } mm_ctx;
 
-static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
+/* The job whose item range holds `item`, and the tile's first row. */
+static size_t mm_job(const mm_ctx *m, size_t item, int64_t *r0)
 {
-    (void)err;
-    mm_ctx *m = vctx;
-    size_t lo = 0, hi = m->n_jobs - 1; /* the job whose item range holds `item` */
+    size_t lo = 0, hi = m->n_jobs - 1;
     while (lo < hi) {
         size_t mid = (lo + hi + 1) / 2;
         if (m->first_item[mid] <= item)
@@ -289,9 +436,18 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
         else
             hi = mid - 1;
     }
-    const cpu_matmul_job *c = &m->jobs[lo];
+    *r0 = (int64_t)(item - m->first_item[lo]) * MM_ROWS;
+    return lo;
+}
+
+static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
+{
+    (void)err;
+    mm_ctx *m = vctx;
+    int64_t r0;
+    const cpu_matmul_job *c = &m->jobs[mm_job(m, item, &r0)];
     const cpu_weight *w = c->w;
-    int64_t K = w->cols, r0 = (int64_t)(item - m->first_item[lo]) * MM_ROWS;
+    int64_t K = w->cols;
     int64_t nr = w->rows - r0 < MM_ROWS ? w->rows - r0 : MM_ROWS;
     if (c->n <= 2 && w->dt == GOLDEN_BF16) { /* stream the weights once, no converted copy */
         for (int64_t t = 0; t < c->n; t++)
@@ -309,45 +465,33 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
             }
         return 0;
     }
-    float *tile = m->scratch + (size_t)worker * MM_ROWS * (size_t)m->max_cols;
+    float *tile = m->scratch + (size_t)worker * (MM_ROWS * (size_t)m->max_cols + MM_PART);
     for (int64_t r = 0; r < nr; r++)
         cpu_weight_row(w, r0 + r, tile + r * K);
-    for (int64_t t0 = 0; t0 < c->n; t0 += MM_TOKENS) {
-        int64_t t1 = t0 + MM_TOKENS < c->n ? t0 + MM_TOKENS : c->n;
-        int64_t t = t0;
 #if defined(__x86_64__)
-        if (use_avx2) {
-            for (; t + 3 <= t1; t += 3) {
-                float *y0 = c->y + t * c->ldy + r0;
-                const float *const xs[3] = {c->x + t * K, c->x + (t + 1) * K, c->x + (t + 2) * K};
-                for (int64_t r = 0; r < nr; r += 4) {
-                    if (nr - r >= 4) {
-                        float *const ys[3] = {y0 + r, y0 + c->ldy + r, y0 + 2 * c->ldy + r};
-                        rows_f32_avx2_4x3(tile + r * K, K, xs, ys);
-                    } else {
-                        rows_f32_avx2(tile + r * K, K, (int)(nr - r), xs[0], xs[1], y0 + r,
-                                      y0 + c->ldy + r);
-                        rows_f32_avx2(tile + r * K, K, (int)(nr - r), xs[2], NULL,
-                                      y0 + 2 * c->ldy + r, NULL);
-                    }
-                }
-            }
-            for (; t < t1; t += 2) {
-                bool two = t + 1 < t1;
-                float *y0 = c->y + t * c->ldy + r0, *y1 = two ? y0 + c->ldy : NULL;
-                for (int64_t r = 0; r < nr; r += 4)
-                    rows_f32_avx2(tile + r * K, K, nr - r < 4 ? (int)(nr - r) : 4, c->x + t * K,
-                                  two ? c->x + (t + 1) * K : NULL, y0 + r, two ? y1 + r : NULL);
-            }
-            continue;
+    if (use_avx2) {
+        /* the tile this worker will most likely take next: the next `threads` items are shared
+         * out in order */
+        const char *pf = NULL;
+        int64_t pf_lines = 0;
+        size_t next = item + (size_t)m->threads;
+        if (next < m->first_item[m->n_jobs]) {
+            int64_t nr0;
+            const cpu_weight *nw = m->jobs[mm_job(m, next, &nr0)].w;
+            int64_t nn = nw->rows - nr0 < MM_ROWS ? nw->rows - nr0 : MM_ROWS;
+            size_t es = nw->dt == GOLDEN_F32 ? 4 : 2;
+            pf = (const char *)nw->data + (size_t)(nr0 * nw->cols) * es;
+            pf_lines = (int64_t)(((size_t)(nn * nw->cols) * es + 63) / 64);
         }
+        tile_avx2(c, tile, K, r0, nr, tile + MM_ROWS * m->max_cols, pf, pf_lines);
+        return 0;
+    }
 #endif
-        for (; t < t1; t++) {
-            const float *xt = c->x + t * K;
-            float *yt = c->y + t * c->ldy + r0;
-            for (int64_t r = 0; r < nr; r++)
-                yt[r] = dot(tile + r * K, xt, K);
-        }
+    for (int64_t t = 0; t < c->n; t++) {
+        const float *xt = c->x + t * K;
+        float *yt = c->y + t * c->ldy + r0;
+        for (int64_t r = 0; r < nr; r++)
+            yt[r] = dot(tile + r * K, xt, K);
     }
     return 0;
 }
@@ -356,7 +500,7 @@ int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, gol
 {
     if (n_jobs == 0)
         return 0;
-    mm_ctx m = {jobs, n_jobs, malloc((n_jobs + 1) * sizeof(size_t)), 0, NULL};
+    mm_ctx m = {jobs, n_jobs, malloc((n_jobs + 1) * sizeof(size_t)), 0, NULL, 1};
     if (!m.first_item)
         return golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
     double work = 0;
@@ -376,7 +520,11 @@ int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, gol
     /* Small products are not worth waking a second worker for. */
     if (work < 65536.0)
         threads = 1;
-    m.scratch = malloc((size_t)threads * MM_ROWS * (size_t)m.max_cols * sizeof(float));
+    m.threads = threads;
+    /* 64-byte aligned tiles and chains (max_cols rounded up to 16 floats) */
+    m.max_cols = (m.max_cols + 15) / 16 * 16;
+    m.scratch = aligned_alloc(64, (size_t)threads * (MM_ROWS * (size_t)m.max_cols + MM_PART) *
+                                      sizeof(float));
     int rc = m.scratch ? lg_parallel_for(items, threads, mm_item, &m, err)
                        : golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
     free(m.scratch);
@@ -496,7 +644,31 @@ __attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int
         int gn = G - g < 4 ? G - g : 4;
         const float *qg = q + (size_t)g * hd;
         __m256 acc[4][8];
-        for (int kk = 0; kk < 8; kk++) {
+        int kk = 0;
+        if (gn == 4) /* two keys at a time: 8 independent add chains hide the add latency */
+            for (; kk + 2 <= nk; kk += 2) {
+                const float *kr = K + kk * kd, *ks = kr + kd;
+                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+                __m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+                for (int i = 0; i < hd8; i += 8) {
+                    __m256 kv = _mm256_loadu_ps(kr + i), kw = _mm256_loadu_ps(ks + i);
+                    __m256 q0 = _mm256_loadu_ps(qg + i), q1 = _mm256_loadu_ps(qg + hd + i);
+                    a0 = _mm256_add_ps(a0, _mm256_mul_ps(q0, kv));
+                    b0 = _mm256_add_ps(b0, _mm256_mul_ps(q0, kw));
+                    a1 = _mm256_add_ps(a1, _mm256_mul_ps(q1, kv));
+                    b1 = _mm256_add_ps(b1, _mm256_mul_ps(q1, kw));
+                    __m256 q2 = _mm256_loadu_ps(qg + 2 * hd + i),
+                           q3 = _mm256_loadu_ps(qg + 3 * hd + i);
+                    a2 = _mm256_add_ps(a2, _mm256_mul_ps(q2, kv));
+                    b2 = _mm256_add_ps(b2, _mm256_mul_ps(q2, kw));
+                    a3 = _mm256_add_ps(a3, _mm256_mul_ps(q3, kv));
+                    b3 = _mm256_add_ps(b3, _mm256_mul_ps(q3, kw));
+                }
+                acc[0][kk] = a0, acc[1][kk] = a1, acc[2][kk] = a2, acc[3][kk] = a3;
+                acc[0][kk + 1] = b0, acc[1][kk + 1] = b1, acc[2][kk + 1] = b2;
+                acc[3][kk + 1] = b3;
+            }
+        for (; kk < 8; kk++) {
             __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             if (kk < nk) {
                 const float *kr = K + kk * kd;
@@ -538,8 +710,8 @@ __attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int
             const float *qh = qg + (size_t)h * hd;
             for (int i = hd8; i < hd; i++) { /* tail dims in order, one key a lane */
                 float kc[8] = {0};
-                for (int kk = 0; kk < nk; kk++)
-                    kc[kk] = K[kk * kd + i];
+                for (int kt = 0; kt < nk; kt++)
+                    kc[kt] = K[kt * kd + i];
                 d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(qh[i]), _mm256_loadu_ps(kc)));
             }
             d = _mm256_mul_ps(d, _mm256_set1_ps(scale));
@@ -564,13 +736,25 @@ __attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int
             for (int h = 0; h < gn; h++)
                 a[h] = _mm256_loadu_ps(o + (size_t)(g + h) * hd + i);
             const float *pg = p + (size_t)g * (size_t)ld;
-            if (gn == 8) {
+            if (gn == 8) { /* spelled out: eight accumulators in registers, not in memory */
+                __m256 a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], a4 = a[4], a5 = a[5],
+                       a6 = a[6], a7 = a[7];
+                const float *p0 = pg, *p1 = pg + ld, *p2 = pg + 2 * ld, *p3 = pg + 3 * ld,
+                            *p4 = pg + 4 * ld, *p5 = pg + 5 * ld, *p6 = pg + 6 * ld,
+                            *p7 = pg + 7 * ld;
                 for (int64_t j = j0; j < j1; j++) {
                     __m256 v = _mm256_loadu_ps(V + j * kd + i);
-                    for (int h = 0; h < 8; h++)
-                        a[h] = _mm256_add_ps(a[h],
-                                             _mm256_mul_ps(_mm256_broadcast_ss(pg + h * ld + j), v));
+                    a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_broadcast_ss(p0 + j), v));
+                    a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_broadcast_ss(p1 + j), v));
+                    a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_broadcast_ss(p2 + j), v));
+                    a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_broadcast_ss(p3 + j), v));
+                    a4 = _mm256_add_ps(a4, _mm256_mul_ps(_mm256_broadcast_ss(p4 + j), v));
+                    a5 = _mm256_add_ps(a5, _mm256_mul_ps(_mm256_broadcast_ss(p5 + j), v));
+                    a6 = _mm256_add_ps(a6, _mm256_mul_ps(_mm256_broadcast_ss(p6 + j), v));
+                    a7 = _mm256_add_ps(a7, _mm256_mul_ps(_mm256_broadcast_ss(p7 + j), v));
                 }
+                a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3, a[4] = a4, a[5] = a5, a[6] = a6;
+                a[7] = a7;
             } else {
                 for (int64_t j = j0; j < j1; j++) {
                     __m256 v = _mm256_loadu_ps(V + j * kd + i);
@@ -592,29 +776,51 @@ __attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int
         }
 }
 
-__attribute__((target("avx2,fma"))) static void attend_avx2(const float *q, int G, int hd,
-                                                            const float *K, const float *V,
-                                                            int64_t kd, int64_t n, float scale,
-                                                            float *o, float *s)
+/* P positions of one KV head: keys 8 at a time for every position that reaches them (an
+ * 8-key block of K loaded once from L2 serves all P x G query heads from L1), then V in
+ * 64-key tiles the same way. Each position's scores, softmax and sums are those of attending
+ * it alone: the blocking only changes which data is in cache. */
+__attribute__((target("avx2,fma"))) static void attend_block_avx2(
+    const float *q, int P, int64_t qs, int G, int hd, const float *K, const float *V, int64_t kd,
+    const int64_t *n, float scale, float *o, int64_t os, float *s, int64_t ld)
 {
-    for (int64_t j = 0; j < n; j += 8)
-        scores8_avx2(q, G, hd, K + j * kd, kd, n - j < 8 ? (int)(n - j) : 8, scale, s + j, n);
-    for (int g = 0; g < G; g++)
-        softmax_row(s + (size_t)g * (size_t)n, n);
-    memset(o, 0, (size_t)G * (size_t)hd * 4);
-    for (int64_t j = 0; j < n; j += ATT_VTILE)
-        pv_tile_avx2(s, n, G, hd, V, kd, j, n - j < ATT_VTILE ? n : j + ATT_VTILE, o);
+    int64_t nmax = 0;
+    for (int i = 0; i < P; i++)
+        nmax = n[i] > nmax ? n[i] : nmax;
+    for (int64_t j = 0; j < nmax; j += 8)
+        for (int i = 0; i < P; i++)
+            if (j < n[i])
+                scores8_avx2(q + i * qs, G, hd, K + j * kd, kd, n[i] - j < 8 ? (int)(n[i] - j) : 8,
+                             scale, s + (size_t)i * (size_t)G * (size_t)ld + j, ld);
+    for (int i = 0; i < P; i++) {
+        for (int g = 0; g < G; g++)
+            softmax_row(s + ((size_t)i * (size_t)G + (size_t)g) * (size_t)ld, n[i]);
+        memset(o + i * os, 0, (size_t)G * (size_t)hd * 4);
+    }
+    for (int64_t j = 0; j < nmax; j += ATT_VTILE)
+        for (int i = 0; i < P; i++)
+            if (j < n[i])
+                pv_tile_avx2(s + (size_t)i * (size_t)G * (size_t)ld, ld, G, hd, V, kd, j,
+                             n[i] - j < ATT_VTILE ? n[i] : j + ATT_VTILE, o + i * os);
 }
 #endif
+
+void cpu_attend_block(const float *q, int P, int64_t qs, int G, int hd, const float *K,
+                      const float *V, int64_t kd, const int64_t *n, float scale, float *o,
+                      int64_t os, float *s, int64_t ld)
+{
+#if defined(__x86_64__)
+    if (use_avx2) {
+        attend_block_avx2(q, P, qs, G, hd, K, V, kd, n, scale, o, os, s, ld);
+        return;
+    }
+#endif
+    for (int i = 0; i < P; i++)
+        attend_portable(q + i * qs, G, hd, K, V, kd, n[i], scale, o + i * os, s);
+}
 
 void cpu_attend(const float *q, int G, int hd, const float *K, const float *V, int64_t kd,
                 int64_t n, float scale, float *o, float *s)
 {
-#if defined(__x86_64__)
-    if (use_avx2) {
-        attend_avx2(q, G, hd, K, V, kd, n, scale, o, s);
-        return;
-    }
-#endif
-    attend_portable(q, G, hd, K, V, kd, n, scale, o, s);
+    cpu_attend_block(q, 1, 0, G, hd, K, V, kd, &n, scale, o, 0, s, n);
 }

@@ -1,6 +1,7 @@
 /* The CPU backend's blocked kernels against plain scalar references written here, summing in
  * the documented order (so equal order => equal bits): attention of G query heads sharing one
- * KV head (cpu_attend, AVX2 and portable), and the matmul's register blocks (cpu_matmul). */
+ * KV head (cpu_attend, cpu_attend_block: AVX2 and portable), and the matmul's register blocks
+ * and K slices (cpu_matmul). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -106,6 +107,67 @@ static void check_attend(int avx2)
     CU_ASSERT_EQUAL(equal, cases);
 }
 
+/* P positions at once (cpu_attend_block, what the forward pass calls): each position's output
+ * is ref_attend of that position alone, whatever the others' key counts. */
+static void check_attend_block(int avx2)
+{
+    static const int groups[] = {1, 4, 8}, dims[] = {128, 13};
+    static const int64_t lens[][4] = {{1, 2, 3, 4}, {64, 65, 66, 67}, {130, 9, 1, 71},
+                                      {8, 8, 8, 8}, {200, 199, 198, 197}};
+    cpu_kernels_init();
+    bool was = cpu_kernels_use_avx2(avx2);
+    int cases = 0, equal = 0;
+    for (int P = 1; P <= 4; P++)
+        for (size_t gi = 0; gi < 3; gi++)
+            for (size_t di = 0; di < 2; di++)
+                for (size_t li = 0; li < 5; li++) {
+                    int G = groups[gi], hd = dims[di];
+                    const int64_t *n = lens[li];
+                    int64_t kd = 3 * (int64_t)hd + 1, nmax = 0, qs = 2 * (int64_t)G * hd + 3;
+                    for (int i = 0; i < P; i++)
+                        nmax = n[i] > nmax ? n[i] : nmax;
+                    int64_t ld = nmax + 5;
+                    size_t qn = (size_t)(P * qs);
+                    float *q = malloc(qn * 4), *K = malloc((size_t)(nmax * kd) * 4),
+                          *V = malloc((size_t)(nmax * kd) * 4), *o = malloc(qn * 4),
+                          *r = malloc((size_t)G * hd * 4),
+                          *s = malloc((size_t)P * (size_t)G * (size_t)ld * 4);
+                    for (size_t i = 0; i < qn; i++)
+                        q[i] = 3 * frand();
+                    for (int64_t i = 0; i < nmax * kd; i++) {
+                        K[i] = 3 * frand();
+                        V[i] = frand();
+                    }
+                    float scale = 1.0f / sqrtf((float)hd);
+                    memset(o, 0xff, qn * 4);
+                    cpu_attend_block(q, P, qs, G, hd, K + 1, V + 1, kd, n, scale, o, qs, s, ld);
+                    for (int i = 0; i < P; i++) {
+                        ref_attend(q + i * qs, G, hd, K + 1, V + 1, kd, n[i], scale, r);
+                        cases++;
+                        if (memcmp(o + i * qs, r, (size_t)G * hd * 4) == 0)
+                            equal++;
+                        else
+                            fprintf(stderr, "attend block %s P=%d G=%d hd=%d n=%lld: bits differ\n",
+                                    avx2 ? "avx2" : "portable", P, G, hd, (long long)n[i]);
+                    }
+                    free(q); free(K); free(V); free(o); free(r); free(s);
+                }
+    cpu_kernels_use_avx2(was ? 1 : 0);
+    CU_ASSERT_EQUAL(cases, 10 * 3 * 2 * 5);
+    CU_ASSERT_EQUAL(equal, cases);
+}
+
+static void test_attend_block_avx2(void)
+{
+    if (!cpu_kernels_use_avx2(-1)) {
+        fprintf(stderr, "no AVX2 + FMA here: only the portable path is checked\n");
+        return;
+    }
+    check_attend_block(1);
+}
+
+static void test_attend_block_portable(void) { check_attend_block(0); }
+
 static void test_attend_avx2(void)
 {
     if (!cpu_kernels_use_avx2(-1)) {
@@ -135,7 +197,7 @@ static float ref_row(const float *w, const float *x, int64_t K)
 
 static void check_matmul(golden_dtype dt, const int64_t *ns, size_t n_ns)
 {
-    static const int64_t rows[] = {1, 3, 4, 5, 16, 17, 35}, cols[] = {8, 13, 64, 203};
+    static const int64_t rows[] = {1, 3, 4, 5, 16, 17, 35}, cols[] = {8, 13, 64, 203, 519, 1031};
     int cases = 0, equal = 0;
     for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++)
         for (size_t ci = 0; ci < sizeof cols / sizeof *cols; ci++)
@@ -171,7 +233,7 @@ static void check_matmul(golden_dtype dt, const int64_t *ns, size_t n_ns)
                             (long long)n);
                 free(wf); free(x); free(wb); free(y); free(r);
             }
-    CU_ASSERT_EQUAL(cases, (int)(7 * 4 * n_ns));
+    CU_ASSERT_EQUAL(cases, (int)(7 * 6 * n_ns));
     CU_ASSERT_EQUAL(equal, cases);
 }
 
@@ -182,10 +244,19 @@ static void test_matmul(void)
         fprintf(stderr, "no AVX2 + FMA here: the portable matmul sums in another order\n");
         return;
     }
-    /* tokens: decode (1, 2), the 4 x 3 blocks and their remainders, more than one pass */
-    static const int64_t ns[] = {1, 2, 3, 4, 5, 6, 17, 18, 19, 20, 37};
+    /* tokens: decode (1, 2), the 4 x 3 blocks and their remainders, more than one pass of
+     * MM_TB (48) tokens; K up to 1031: more than one MM_KC (256) slice, with a tail */
+    static const int64_t ns[] = {1, 2, 3, 4, 5, 6, 17, 18, 19, 20, 37, 47, 48, 49, 100};
     check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
     check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
+    /* with AVX-512VL the 4 x 6 blocks ran above: the 4 x 3 ones alone must agree too */
+    bool was = cpu_kernels_use_avx512(0);
+    if (was) {
+        check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
+        check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
+    } else
+        fprintf(stderr, "no AVX-512VL here: the 4 x 3 blocks only\n");
+    cpu_kernels_use_avx512(was ? 1 : 0);
 }
 
 int main(void)
@@ -193,7 +264,11 @@ int main(void)
     static const golden_test tests[] = {
         {"cpu_attend (AVX2): bits of the scalar reference, G 1-8, 1-130 keys", test_attend_avx2},
         {"cpu_attend (portable): the same bits", test_attend_portable},
-        {"cpu_matmul: every register block has the bits of one (row, token) chain", test_matmul},
+        {"cpu_attend_block (AVX2): each of 1-4 positions has the bits of attending it alone",
+         test_attend_block_avx2},
+        {"cpu_attend_block (portable): the same bits", test_attend_block_portable},
+        {"cpu_matmul: every register block (4 x 3, 4 x 6) has the bits of one (row, token) chain",
+         test_matmul},
         {0, 0}};
     return golden_test_run("replay_kernels", tests);
 }
