@@ -45,6 +45,7 @@ struct golden_reader {
     bool plain;       /* GOLDEN_READ_FOREIGN: an HDF5 file without the golden schema */
     lg_foreign *foreign; /* GOLDEN_READ_FOREIGN: not an HDF5 file (reader_foreign.c) */
     lg_skiplist skipped; /* plain HDF5: datasets that are not numeric tensors */
+    hid_t canon[GOLDEN_DTYPE_COUNT]; /* each dtype's stored type, made once per walk (or 0) */
 };
 
 /* The dataset attributes of the contract, read in one pass over a dataset's attributes. */
@@ -170,10 +171,11 @@ static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, 
  * and never written: HDF5 would hand out fill values, or leave the buffer as it was), -1 on
  * error. Chunked data counts its chunks: HDF5's space status calls a compressed dataset
  * "partly allocated" because its chunks are smaller than their nominal size. */
-static int storage_written(hid_t d, hid_t dcpl, const golden_tensor_info *t)
+static int storage_written(hid_t d, hid_t dcpl, H5D_layout_t lay, const golden_tensor_info *t)
 {
-    /* (dcpl: the dataset's creation list, fetched once by the caller) */
-    H5D_layout_t layout = H5Pget_layout(dcpl);
+    /* (dcpl: the dataset's creation list, fetched once by the caller; lay: its layout as the
+     * caller read it, asked again only when that failed) */
+    H5D_layout_t layout = lay >= 0 ? lay : H5Pget_layout(dcpl);
     hsize_t chunk[GOLDEN_MAX_RANK];
     int crank = layout == H5D_CHUNKED ? H5Pget_chunk(dcpl, GOLDEN_MAX_RANK, chunk) : 0;
     if (layout < 0 || crank < 0)
@@ -200,13 +202,18 @@ static int storage_written(hid_t d, hid_t dcpl, const golden_tensor_info *t)
  * (the committed /bfloat16 of newer goldens compares equal to the anonymous one of older
  * ones), never something HDF5 would convert on reading; and a tensor with elements must have
  * every byte of its storage written. */
-static int check_stored_type(hid_t d, hid_t ft, hid_t dcpl, const golden_tensor_info *t,
-                             const char *where, golden_error *err)
+static hid_t canon_type(golden_reader *r, golden_dtype dt)
 {
-    hid_t canon = lg_store_type(t->dtype);
+    if (r->canon[dt] <= 0)
+        r->canon[dt] = lg_store_type(dt);
+    return r->canon[dt];
+}
+
+static int check_stored_type(golden_reader *r, hid_t d, hid_t ft, hid_t dcpl, H5D_layout_t lay,
+                             const golden_tensor_info *t, const char *where, golden_error *err)
+{
+    hid_t canon = canon_type(r, t->dtype);
     htri_t same = canon >= 0 ? H5Tequal(ft, canon) : -1;
-    if (canon >= 0)
-        H5Tclose(canon);
     if (same < 0)
         return lg_store_hdf5_fail(err, where, "cannot compare the stored element type");
     if (!same) {
@@ -224,7 +231,7 @@ static int check_stored_type(hid_t d, hid_t ft, hid_t dcpl, const golden_tensor_
     }
     if (t->count == 0)
         return GOLDEN_OK;
-    int written = storage_written(d, dcpl, t);
+    int written = storage_written(d, dcpl, lay, t);
     if (written < 0)
         return lg_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
     if (!written)
@@ -238,14 +245,15 @@ static int check_stored_type(hid_t d, hid_t ft, hid_t dcpl, const golden_tensor_
  * bytes; -1 otherwise (then HDF5 reads it). Golden and plain datasets alike. canonical: the
  * stored type is already known to be the dtype's canonical one (a golden's tensor, checked by
  * check_stored_type), so it is not compared again. */
-static int64_t direct_offset(hid_t d, hid_t dcpl, hid_t ft, const golden_tensor_info *t,
-                             bool canonical)
+static int64_t direct_offset(hid_t d, hid_t dcpl, H5D_layout_t lay, hid_t ft,
+                             const golden_tensor_info *t, bool canonical)
 {
+    /* (lay: the layout the caller read; the caller already refused external storage) */
     int64_t at = -1;
     hid_t canon = canonical ? -1 : lg_store_type(t->dtype);
     haddr_t off = H5Dget_offset(d);
-    if ((canonical || canon >= 0) && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-        H5Pget_nfilters(dcpl) == 0 && H5Pget_external_count(dcpl) == 0 &&
+    if ((canonical || canon >= 0) && dcpl >= 0 && lay == H5D_CONTIGUOUS &&
+        H5Pget_nfilters(dcpl) == 0 &&
         off != HADDR_UNDEF && (canonical || H5Tequal(ft, canon) > 0) &&
         H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
         at = (int64_t)off;
@@ -340,10 +348,11 @@ static int load_tensor(golden_reader *r, const char *name, hid_t d)
                 snprintf(err->where, sizeof err->where, "%s", where);
         }
     }
+    H5D_layout_t lay = H5D_LAYOUT_ERROR;
     if (rc == GOLDEN_OK) {
         /* what a golden holds is what the tools see, whatever the working directory: data
          * kept in other files (external raw storage, a virtual dataset's sources) is refused */
-        H5D_layout_t lay = H5Pget_layout(dcpl);
+        lay = H5Pget_layout(dcpl);
         int ext = H5Pget_external_count(dcpl);
         if (lay == H5D_VIRTUAL || ext != 0)
             rc = golden_fail_what(err, GOLDEN_EINVAL, where,
@@ -354,7 +363,7 @@ static int load_tensor(golden_reader *r, const char *name, hid_t d)
                                                        "raw file");
     }
     if (rc == GOLDEN_OK) {
-        rc = check_stored_type(d, ft, dcpl, t, where, err);
+        rc = check_stored_type(r, d, ft, dcpl, lay, t, where, err);
     }
     for (int k = 0; rc == GOLDEN_OK && k < ATTR_COUNT; k++) {
         if (ta.bad & (1u << k))
@@ -374,7 +383,7 @@ static int load_tensor(golden_reader *r, const char *name, hid_t d)
     } else {
         t->op_family = ta.op_family;
         t->source = ta.source;
-        rt.offset = direct_offset(d, dcpl, ft, t, true);
+        rt.offset = direct_offset(d, dcpl, lay, ft, t, true);
     }
     free(dtype);
     free(sha);
@@ -481,14 +490,14 @@ static int load_plain(golden_reader *r, const char *name, hid_t d)
             if (rc != GOLDEN_OK)
                 snprintf(err->where, sizeof err->where, "%s", where);
         }
-        int written = rc == GOLDEN_OK && t->count ? storage_written(d, dcpl, t) : 1;
+        int written = rc == GOLDEN_OK && t->count ? storage_written(d, dcpl, lay, t) : 1;
         if (rc == GOLDEN_OK && written < 0)
             rc = lg_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
         else if (rc == GOLDEN_OK && !written)
             rc = golden_fail_what(err, GOLDEN_EINVAL, where,
                                   "dataset storage was never (completely) written: it holds no tensor");
         if (rc == GOLDEN_OK && !rt.enum_bool)
-            rt.offset = direct_offset(d, dcpl, ft, t, false);
+            rt.offset = direct_offset(d, dcpl, lay, ft, t, false);
     }
     close_dataset(d, ft, sp, dcpl);
     if (rc != GOLDEN_OK || !numeric)
@@ -1156,6 +1165,9 @@ void golden_reader_close(golden_reader *r)
     for (size_t i = 0; i < r->n; i++)
         if (r->t[i].dset >= 0)
             H5Dclose(r->t[i].dset);
+    for (int k = 0; k < GOLDEN_DTYPE_COUNT; k++)
+        if (r->canon[k] > 0)
+            H5Tclose(r->canon[k]);
     if (r->file >= 0)
         H5Fclose(r->file);
     golden_hdf5_unlock();
