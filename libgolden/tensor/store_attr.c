@@ -95,10 +95,7 @@ static char *attr_fixed_str(hid_t a, hid_t ft)
     if (sz == 0 || sz > (1u << 24) || pad < 0)
         return NULL;
     char *v = calloc(1, sz + 1);
-    hid_t mt = v ? H5Tcopy(ft) : -1;
-    int ok = mt >= 0 && H5Aread(a, mt, v) >= 0;
-    if (mt >= 0)
-        H5Tclose(mt);
+    int ok = v && H5Aread(a, ft, v) >= 0; /* (ft: the attribute's own type, a copy) */
     size_t len = v ? strlen(v) : 0;
     if (ok && pad == H5T_STR_NULLPAD)
         for (size_t i = len; i < sz; i++)

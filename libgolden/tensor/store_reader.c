@@ -45,6 +45,7 @@ struct golden_reader {
     bool plain;       /* GOLDEN_READ_FOREIGN: an HDF5 file without the golden schema */
     lg_foreign *foreign; /* GOLDEN_READ_FOREIGN: not an HDF5 file (reader_foreign.c) */
     lg_skiplist skipped; /* plain HDF5: datasets that are not numeric tensors */
+    hid_t canon[GOLDEN_DTYPE_COUNT]; /* each dtype's stored type, made once per walk (or 0) */
 };
 
 /* The dataset attributes of the contract, read in one pass over a dataset's attributes. */
@@ -170,10 +171,11 @@ static herr_t tensor_attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, 
  * and never written: HDF5 would hand out fill values, or leave the buffer as it was), -1 on
  * error. Chunked data counts its chunks: HDF5's space status calls a compressed dataset
  * "partly allocated" because its chunks are smaller than their nominal size. */
-static int storage_written(hid_t d, hid_t dcpl, const golden_tensor_info *t)
+static int storage_written(hid_t d, hid_t dcpl, H5D_layout_t lay, const golden_tensor_info *t)
 {
-    /* (dcpl: the dataset's creation list, fetched once by the caller) */
-    H5D_layout_t layout = H5Pget_layout(dcpl);
+    /* (dcpl: the dataset's creation list, fetched once by the caller; lay: its layout as the
+     * caller read it, asked again only when that failed) */
+    H5D_layout_t layout = lay >= 0 ? lay : H5Pget_layout(dcpl);
     hsize_t chunk[GOLDEN_MAX_RANK];
     int crank = layout == H5D_CHUNKED ? H5Pget_chunk(dcpl, GOLDEN_MAX_RANK, chunk) : 0;
     if (layout < 0 || crank < 0)
@@ -200,13 +202,18 @@ static int storage_written(hid_t d, hid_t dcpl, const golden_tensor_info *t)
  * (the committed /bfloat16 of newer goldens compares equal to the anonymous one of older
  * ones), never something HDF5 would convert on reading; and a tensor with elements must have
  * every byte of its storage written. */
-static int check_stored_type(hid_t d, hid_t ft, hid_t dcpl, const golden_tensor_info *t,
-                             const char *where, golden_error *err)
+static hid_t canon_type(golden_reader *r, golden_dtype dt)
 {
-    hid_t canon = lg_store_type(t->dtype);
+    if (r->canon[dt] <= 0)
+        r->canon[dt] = lg_store_type(dt);
+    return r->canon[dt];
+}
+
+static int check_stored_type(golden_reader *r, hid_t d, hid_t ft, hid_t dcpl, H5D_layout_t lay,
+                             const golden_tensor_info *t, const char *where, golden_error *err)
+{
+    hid_t canon = canon_type(r, t->dtype);
     htri_t same = canon >= 0 ? H5Tequal(ft, canon) : -1;
-    if (canon >= 0)
-        H5Tclose(canon);
     if (same < 0)
         return lg_store_hdf5_fail(err, where, "cannot compare the stored element type");
     if (!same) {
@@ -224,7 +231,7 @@ static int check_stored_type(hid_t d, hid_t ft, hid_t dcpl, const golden_tensor_
     }
     if (t->count == 0)
         return GOLDEN_OK;
-    int written = storage_written(d, dcpl, t);
+    int written = storage_written(d, dcpl, lay, t);
     if (written < 0)
         return lg_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
     if (!written)
@@ -238,14 +245,15 @@ static int check_stored_type(hid_t d, hid_t ft, hid_t dcpl, const golden_tensor_
  * bytes; -1 otherwise (then HDF5 reads it). Golden and plain datasets alike. canonical: the
  * stored type is already known to be the dtype's canonical one (a golden's tensor, checked by
  * check_stored_type), so it is not compared again. */
-static int64_t direct_offset(hid_t d, hid_t dcpl, hid_t ft, const golden_tensor_info *t,
-                             bool canonical)
+static int64_t direct_offset(hid_t d, hid_t dcpl, H5D_layout_t lay, hid_t ft,
+                             const golden_tensor_info *t, bool canonical)
 {
+    /* (lay: the layout the caller read; the caller already refused external storage) */
     int64_t at = -1;
     hid_t canon = canonical ? -1 : lg_store_type(t->dtype);
     haddr_t off = H5Dget_offset(d);
-    if ((canonical || canon >= 0) && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-        H5Pget_nfilters(dcpl) == 0 && H5Pget_external_count(dcpl) == 0 &&
+    if ((canonical || canon >= 0) && dcpl >= 0 && lay == H5D_CONTIGUOUS &&
+        H5Pget_nfilters(dcpl) == 0 &&
         off != HADDR_UNDEF && (canonical || H5Tequal(ft, canon) > 0) &&
         H5Dget_storage_size(d) == t->count * golden_dtype_size(t->dtype))
         at = (int64_t)off;
@@ -280,16 +288,21 @@ static int keep_tensor(golden_reader *r, reader_tensor *rt, int rc, const char *
     return GOLDEN_OK;
 }
 
-static int load_tensor(golden_reader *r, const char *name)
+/* d: the dataset, already open (it is closed here), or -1 to open it by name. */
+static int load_tensor(golden_reader *r, const char *name, hid_t d)
 {
     golden_error *err = &r->err;
     reader_tensor rt = {.dset = -1, .offset = -1};
     golden_tensor_info *t = &rt.info;
-    if (!(t->name = strdup(name)))
+    if (!(t->name = strdup(name))) {
+        if (d >= 0)
+            H5Dclose(d);
         return golden_fail_what(err, GOLDEN_ENOMEM, r->path, "out of memory");
+    }
     char where[1024];
     snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
-    hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
+    if (d < 0)
+        d = H5Dopen2(r->file, name, H5P_DEFAULT);
     if (d < 0) {
         free(t->name);
         return lg_store_hdf5_fail(err, where, "cannot open dataset");
@@ -335,10 +348,11 @@ static int load_tensor(golden_reader *r, const char *name)
                 snprintf(err->where, sizeof err->where, "%s", where);
         }
     }
+    H5D_layout_t lay = H5D_LAYOUT_ERROR;
     if (rc == GOLDEN_OK) {
         /* what a golden holds is what the tools see, whatever the working directory: data
          * kept in other files (external raw storage, a virtual dataset's sources) is refused */
-        H5D_layout_t lay = H5Pget_layout(dcpl);
+        lay = H5Pget_layout(dcpl);
         int ext = H5Pget_external_count(dcpl);
         if (lay == H5D_VIRTUAL || ext != 0)
             rc = golden_fail_what(err, GOLDEN_EINVAL, where,
@@ -349,7 +363,7 @@ static int load_tensor(golden_reader *r, const char *name)
                                                        "raw file");
     }
     if (rc == GOLDEN_OK) {
-        rc = check_stored_type(d, ft, dcpl, t, where, err);
+        rc = check_stored_type(r, d, ft, dcpl, lay, t, where, err);
     }
     for (int k = 0; rc == GOLDEN_OK && k < ATTR_COUNT; k++) {
         if (ta.bad & (1u << k))
@@ -369,7 +383,7 @@ static int load_tensor(golden_reader *r, const char *name)
     } else {
         t->op_family = ta.op_family;
         t->source = ta.source;
-        rt.offset = direct_offset(d, dcpl, ft, t, true);
+        rt.offset = direct_offset(d, dcpl, lay, ft, t, true);
     }
     free(dtype);
     free(sha);
@@ -434,14 +448,15 @@ static const char *class_text(H5T_class_t c)
  * no attribute is needed or read, nothing stored is believed (sha256 "", statistics NaN). The
  * trust checks of goldens hold (docs/hdf5-trust.md): no external or virtual storage, every
  * element written. A dataset that is not a numeric tensor is listed as skipped. */
-static int load_plain(golden_reader *r, const char *name)
+static int load_plain(golden_reader *r, const char *name, hid_t d)
 {
     golden_error *err = &r->err;
     reader_tensor rt = {.dset = -1, .offset = -1};
     golden_tensor_info *t = &rt.info;
     char where[1024];
     snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
-    hid_t d = H5Dopen2(r->file, name, H5P_DEFAULT);
+    if (d < 0)
+        d = H5Dopen2(r->file, name, H5P_DEFAULT);
     if (d < 0)
         return lg_store_hdf5_fail(err, where, "cannot open dataset");
     hid_t ft = H5Dget_type(d), sp = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
@@ -475,14 +490,14 @@ static int load_plain(golden_reader *r, const char *name)
             if (rc != GOLDEN_OK)
                 snprintf(err->where, sizeof err->where, "%s", where);
         }
-        int written = rc == GOLDEN_OK && t->count ? storage_written(d, dcpl, t) : 1;
+        int written = rc == GOLDEN_OK && t->count ? storage_written(d, dcpl, lay, t) : 1;
         if (rc == GOLDEN_OK && written < 0)
             rc = lg_store_hdf5_fail(err, where, "cannot tell whether the dataset's data was written");
         else if (rc == GOLDEN_OK && !written)
             rc = golden_fail_what(err, GOLDEN_EINVAL, where,
                                   "dataset storage was never (completely) written: it holds no tensor");
         if (rc == GOLDEN_OK && !rt.enum_bool)
-            rt.offset = direct_offset(d, dcpl, ft, t, false);
+            rt.offset = direct_offset(d, dcpl, lay, ft, t, false);
     }
     close_dataset(d, ft, sp, dcpl);
     if (rc != GOLDEN_OK || !numeric)
@@ -496,10 +511,8 @@ static int load_plain(golden_reader *r, const char *name)
 /* Every object of the file is met once by the object walk: datasets become tensors, groups hold
  * them, named datatypes (the /bfloat16 of newer goldens) are types. An object reachable by two
  * names would be judged under one name only, so it is refused. */
-static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+static int visit_object(golden_reader *r, const char *name, const H5O_info_t *info, hid_t d)
 {
-    (void)obj;
-    golden_reader *r = data;
     r->objects++;
     char where[1024];
     snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
@@ -508,8 +521,12 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
         golden_fail_what(&r->err, GOLDEN_EINVAL, where,
                          "object has %u hard links: a golden names each tensor once", info->rc);
         r->failed = 1;
+        if (d >= 0)
+            H5Oclose(d);
         return 1;
     }
+    if (info->type != H5O_TYPE_DATASET && d >= 0)
+        H5Oclose(d);
     if (info->type == H5O_TYPE_GROUP || info->type == H5O_TYPE_NAMED_DATATYPE)
         return 0;
     if (info->type != H5O_TYPE_DATASET) {
@@ -523,17 +540,34 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
         golden_fail_what(&r->err, GOLDEN_EINVAL, r->path, "a dataset's name is not a tensor name: %s",
                          nerr.what);
         r->failed = 1;
+        if (d >= 0)
+            H5Oclose(d);
         return 1;
     }
-    if ((r->plain ? load_plain(r, name) : load_tensor(r, name)) != GOLDEN_OK) {
+    if ((r->plain ? load_plain(r, name, d) : load_tensor(r, name, d)) != GOLDEN_OK) {
         r->failed = 1;
         return 1; /* stop */
     }
     return 0;
 }
 
+static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    (void)obj;
+    return visit_object(data, name, info, -1);
+}
+
 /* The link walk: only hard links (a soft or external link would show the tools a tensor twice,
  * or one outside the file); their number is checked against the objects found. */
+static void link_fail(const golden_reader *r, const char *name, H5L_type_t type, golden_error *e)
+{
+    char where[1024];
+    snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
+    golden_fail_what(e, GOLDEN_EINVAL, where, "%s link: a golden holds only its own tensors",
+                     type == H5L_TYPE_SOFT ? "soft" : type == H5L_TYPE_EXTERNAL ? "external"
+                                                                                : "user-defined");
+}
+
 static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *data)
 {
     (void)g;
@@ -541,13 +575,144 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
     r->links++;
     if (info->type == H5L_TYPE_HARD)
         return 0;
-    char where[1024];
-    snprintf(where, sizeof where, "%.600s:%.400s", r->path, name);
-    golden_fail_what(&r->err, GOLDEN_EINVAL, where, "%s link: a golden holds only its own tensors",
-                     info->type == H5L_TYPE_SOFT ? "soft" : info->type == H5L_TYPE_EXTERNAL ? "external"
-                                                                                           : "user-defined");
+    link_fail(r, name, info->type, &r->err);
     r->failed = 1;
     return 1;
+}
+
+/* The object walk and the link walk above, done as one walk over the links (each file's
+ * dominant cost with many small tensors was walking its groups twice). It meets every object
+ * exactly as H5Ovisit2 does: the root first as ".", then through each hard link in the same
+ * order (both walks are HDF5's H5G_visit), an object of more than one link only the first
+ * time; a dataset is opened by the address its link holds (once its name is checked to lead
+ * there). The first link that is not a hard one is the walk's error only when no object
+ * failed, as when the link walk came second. Any HDF5 call of this walk that fails (and that
+ * the two walks would not have made) sends the caller back to the two walks, so a corrupt
+ * file is described exactly as they describe it. */
+typedef struct {
+    golden_reader *r;
+    haddr_t *seen; /* objects of more than one link already met, sorted */
+    size_t n_seen, cap_seen;
+    golden_error link_err; /* the first link that is not a hard one */
+    bool link_bad, again;  /* again: walk the two ways instead */
+} one_walk;
+
+/* Where a lies in w->seen (or would be inserted); true when it is there. */
+static bool seen_at(const one_walk *w, haddr_t a, size_t *at)
+{
+    size_t lo = 0, hi = w->n_seen;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->seen[mid] == a) {
+            *at = mid;
+            return true;
+        }
+        if (w->seen[mid] < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *at = lo;
+    return false;
+}
+
+static int seen_add(one_walk *w, haddr_t a)
+{
+    size_t at;
+    if (seen_at(w, a, &at))
+        return 0;
+    if (VEC_GROW(w->seen, w->n_seen, w->cap_seen, 8) != 0)
+        return -1;
+    memmove(w->seen + at + 1, w->seen + at, (w->n_seen - at) * sizeof *w->seen);
+    w->seen[at] = a;
+    w->n_seen++;
+    return 0;
+}
+
+static int one_walk_object(one_walk *w, const char *name, const H5O_info_t *oi, hid_t o)
+{
+    golden_reader *r = w->r;
+    int rc = visit_object(r, name, oi, o);
+    if (rc == 0 && oi->rc > 1 && seen_add(w, oi->addr) != 0) {
+        golden_fail_what(&r->err, GOLDEN_ENOMEM, r->path, "out of memory");
+        r->failed = 1;
+        rc = 1;
+    }
+    return rc;
+}
+
+static herr_t one_walk_cb(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)g;
+    one_walk *w = data;
+    golden_reader *r = w->r;
+    r->links++;
+    if (info->type != H5L_TYPE_HARD) {
+        if (!w->link_bad)
+            link_fail(r, name, info->type, &w->link_err);
+        w->link_bad = true;
+        return 0;
+    }
+    size_t at;
+    if (seen_at(w, info->u.address, &at))
+        return 0;
+    hid_t o = H5Oopen_by_addr(r->file, info->u.address);
+    H5O_info_t oi;
+    bool same = o >= 0 && H5Oget_info2(o, &oi, H5O_INFO_BASIC) >= 0 && oi.addr == info->u.address;
+    if (same && oi.type == H5O_TYPE_DATASET) {
+        /* the two walks open a dataset by its name: that name must lead to this object (a
+         * crafted group can hold two links of one name) */
+        H5O_info_t by_name;
+        same = H5Oget_info_by_name2(r->file, name, &by_name, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+               by_name.addr == oi.addr;
+    }
+    if (!same) {
+        if (o >= 0)
+            H5Oclose(o);
+        w->again = true;
+        return -1;
+    }
+    return one_walk_object(w, name, &oi, o);
+}
+
+/* Forget what a walk found (before walking again). */
+static void walk_reset(golden_reader *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        golden_tensor_info_clear(&r->t[i].info);
+    r->n = 0;
+    lg_skip_free(&r->skipped);
+    r->objects = r->links = 0;
+    r->failed = 0;
+    golden_error_clear(&r->err);
+    H5Eclear2(H5E_DEFAULT);
+}
+
+/* Both walks: 0, > 0 stopped by a failure in r->err, < 0 HDF5 failed. Lock held. */
+static herr_t walk_objects(golden_reader *r)
+{
+    one_walk w = {.r = r};
+    H5O_info_t root;
+    herr_t rc = -1;
+    if (H5Oget_info2(r->file, &root, H5O_INFO_BASIC) >= 0) {
+        rc = one_walk_object(&w, ".", &root, -1);
+        if (rc == 0 && !r->failed)
+            rc = H5Lvisit(r->file, H5_INDEX_NAME, H5_ITER_INC, one_walk_cb, &w);
+    }
+    free(w.seen);
+    if (rc >= 0 && !w.again) {
+        if (!r->failed && w.link_bad) {
+            r->err = w.link_err;
+            r->failed = 1;
+            rc = 1;
+        }
+        return rc;
+    }
+    walk_reset(r);
+    rc = H5Ovisit2(r->file, H5_INDEX_NAME, H5_ITER_INC, visit_cb, r, H5O_INFO_BASIC);
+    if (rc == 0 && !r->failed)
+        rc = H5Lvisit(r->file, H5_INDEX_NAME, H5_ITER_INC, link_cb, r);
+    return rc;
 }
 
 static herr_t meta_cb(hid_t loc, const char *name, const H5A_info_t *ainfo, void *data)
@@ -673,9 +838,7 @@ static int walk_file(golden_reader *r, golden_error *err)
     /* a plain file's root attributes are its writer's own: not read */
     herr_t rc = r->plain ? 0 : H5Aiterate2(r->file, H5_INDEX_NAME, H5_ITER_INC, &idx, meta_cb, r);
     if (rc == 0 && !r->failed)
-        rc = H5Ovisit2(r->file, H5_INDEX_NAME, H5_ITER_INC, visit_cb, r, H5O_INFO_BASIC);
-    if (rc == 0 && !r->failed)
-        rc = H5Lvisit(r->file, H5_INDEX_NAME, H5_ITER_INC, link_cb, r);
+        rc = walk_objects(r);
     if (r->failed) {
         H5Eclear2(H5E_DEFAULT);
         if (err)
@@ -1002,6 +1165,9 @@ void golden_reader_close(golden_reader *r)
     for (size_t i = 0; i < r->n; i++)
         if (r->t[i].dset >= 0)
             H5Dclose(r->t[i].dset);
+    for (int k = 0; k < GOLDEN_DTYPE_COUNT; k++)
+        if (r->canon[k] > 0)
+            H5Tclose(r->canon[k]);
     if (r->file >= 0)
         H5Fclose(r->file);
     golden_hdf5_unlock();
