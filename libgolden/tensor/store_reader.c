@@ -527,6 +527,22 @@ static int visit_object(golden_reader *r, const char *name, const H5O_info_t *in
     }
     if (info->type != H5O_TYPE_DATASET && d >= 0)
         H5Oclose(d);
+    /* a golden's one named type is the /bfloat16 its writer commits: any other is no part of
+     * the contract's layout (as an extra dataset is not), whatever type it holds */
+    H5O_info_t bf;
+    if (info->type == H5O_TYPE_NAMED_DATATYPE && !r->plain &&
+        strcmp(name[0] == '/' ? name + 1 : name, GOLDEN_BF16_TYPE_NAME) != 0 &&
+        /* the /bfloat16 itself under a second name is the link count's finding */
+        !(H5Lexists(r->file, GOLDEN_BF16_TYPE_NAME, H5P_DEFAULT) > 0 &&
+          H5Oget_info_by_name2(r->file, GOLDEN_BF16_TYPE_NAME, &bf, H5O_INFO_BASIC,
+                               H5P_DEFAULT) >= 0 &&
+          bf.type == H5O_TYPE_NAMED_DATATYPE && bf.addr == info->addr)) {
+        golden_fail_what(&r->err, GOLDEN_EINVAL, where,
+                         "a named datatype other than /" GOLDEN_BF16_TYPE_NAME
+                         ": a golden holds groups, tensors and its bfloat16 type only");
+        r->failed = 1;
+        return 1;
+    }
     if (info->type == H5O_TYPE_GROUP || info->type == H5O_TYPE_NAMED_DATATYPE)
         return 0;
     if (info->type != H5O_TYPE_DATASET) {
