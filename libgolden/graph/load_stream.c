@@ -589,33 +589,26 @@ static int pipe_array(builder *b, const scan *s, elem_kind kind, size_t p, size_
                     r = graph_build_buffer(b, fb);
                 else if (r < 0)
                     r = graph_nomem(b);
-                if (r > 0)
-                    r = strict_element(b, s, B->start[k], hi, ELEM_BUFFER, i, &end);
-                if (r != 0) {
-                    rc = GOLDEN_ERR;
-                    break;
+            } else {
+                /* the op map's slot of an id a few elements on: its miss overlaps this one's
+                 * work */
+                if (k + 4 < B->n) {
+                    lg_idmap_prefetch(ops, B->d[k + 4].id_hash);
+                    if (B->d[k + 4].has_ev_hash)
+                        lg_idmap_prefetch(&b->events, B->d[k + 4].ev_hash);
                 }
-                if (s->progress)
-                    golden_progress_update(s->progress, end);
-                *endp = end;
-                continue;
+                op_desc *f = &B->d[k];
+                f->last_buf = *last_buf;
+                r = graph_check_op(b, f, i, false);
+                if (r == 0)
+                    r = graph_build_op(b, f);
+                else if (r < 0)
+                    r = graph_nomem(b);
+                *last_buf = f->last_buf;
             }
-            /* the op map's slot of an id a few elements on: its miss overlaps this one's work */
-            if (k + 4 < B->n) {
-                lg_idmap_prefetch(ops, B->d[k + 4].id_hash);
-                if (B->d[k + 4].has_ev_hash)
-                    lg_idmap_prefetch(&b->events, B->d[k + 4].ev_hash);
-            }
-            op_desc *f = &B->d[k];
-            f->last_buf = *last_buf;
-            r = graph_check_op(b, f, i, false);
-            if (r == 0)
-                r = graph_build_op(b, f);
-            else if (r < 0)
-                r = graph_nomem(b);
-            *last_buf = f->last_buf;
+            /* the rules spoke (r > 0): the strict loader's own message for this element */
             if (r > 0)
-                r = strict_element(b, s, B->start[k], hi, ELEM_OP, i, &end);
+                r = strict_element(b, s, B->start[k], hi, kind, i, &end);
             if (r != 0) {
                 rc = GOLDEN_ERR;
                 break;

@@ -177,6 +177,27 @@ static bool f32_values(golden_dtype t)
  * added in the same order: the same bits. A column where some (b - a)^2 is not exact in
  * double (b and a far apart in magnitude with tiny low bits: rare) or some value is not
  * finite is summed by col_x87, over the piece of rows where it happens. */
+/* One column's four product sums continued over nr rows of a products table (row: the table's
+ * values per row, lane: between a column's a*b, a*a, b*b and (b - a)^2), in row order as
+ * col_x87 adds them, then its largest |c| (finite here, -0 as +0). */
+static inline void add_products(long double *c, const double *q, size_t nr, size_t row,
+                                size_t lane, double mx)
+{
+    long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+    for (size_t i = 0; i < nr; i++, q += row) {
+        c0 += q[0];
+        c1 += q[lane];
+        c2 += q[2 * lane];
+        c3 += q[3 * lane];
+    }
+    c[0] = c0;
+    c[1] = c1;
+    c[2] = c2;
+    c[3] = c3;
+    if (mx > (double)c[4])
+        c[4] = mx;
+}
+
 #define PIECE_ROWS 64
 /* Columns kb .. kb + w - 1 (w <= 4) over rows 0 .. nr - 1 (nr <= PIECE_ROWS), stride nc;
  * the values double, or float when f32 (a constant where this is inlined). */
@@ -228,21 +249,7 @@ cols_exact4(long double *s, const void *rp, const void *xp, size_t nr, size_t nc
                 col_x87(c, (const double *)rp + kb + l, (const double *)xp + kb + l, nr, nc);
             continue;
         }
-        long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
-        const double *q = t + l;
-        for (size_t i = 0; i < nr; i++, q += 16) {
-            c0 += q[0];
-            c1 += q[4];
-            c2 += q[8];
-            c3 += q[12];
-        }
-        c[0] = c0;
-        c[1] = c1;
-        c[2] = c2;
-        c[3] = c3;
-        /* the same largest |c| as col_x87's (values are finite here, -0 becomes +0) */
-        if (mx[l] > (double)c[4])
-            c[4] = mx[l];
+        add_products(c, t + l, nr, 16, 4, mx[l]);
     }
 }
 
@@ -302,21 +309,7 @@ cols8_f32(long double *s, const float *rp, const float *xp, size_t nr, size_t ld
             col_x87_f32(c, rp + kb + l, xp + kb + l, nr, ld);
             continue;
         }
-        long double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
-        const double *q = t + l;
-        for (size_t i = 0; i < nr; i++, q += 32) {
-            c0 += q[0];
-            c1 += q[8];
-            c2 += q[16];
-            c3 += q[24];
-        }
-        c[0] = c0;
-        c[1] = c1;
-        c[2] = c2;
-        c[3] = c3;
-        /* the same largest |c| as col_x87's (values are finite here, -0 becomes +0) */
-        if ((double)mx[l] > (double)c[4])
-            c[4] = (double)mx[l];
+        add_products(c, t + l, nr, 32, 8, (double)mx[l]);
     }
 }
 
