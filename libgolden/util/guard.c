@@ -23,11 +23,13 @@ static const char *guard_tool = "libgolden";
  * from the signal handler never goes through the lazy (allocating) TLS path. */
 static _Thread_local volatile sig_atomic_t in_hdf5_here __attribute__((tls_model("initial-exec")));
 /* Process-wide, but written only by the thread holding the HDF5 lock (one at a time): the
- * watchdog looks at the section in progress, the crash path at its own thread's section. */
-static volatile sig_atomic_t in_hdf5;
+ * watchdog looks at the section in progress, the crash path at its own thread's section.
+ * Atomic (lock-free, so also safe in the signal path): the watchdog thread reads it while the
+ * lock holder writes it. */
+static atomic_int in_hdf5;
 static char hdf5_file[GUARD_PATH];
 static char temps[GUARD_TEMPS][GUARD_PATH];
-static volatile sig_atomic_t temp_used[GUARD_TEMPS];
+static atomic_int temp_used[GUARD_TEMPS]; /* read by the signal path without the lock */
 static pthread_mutex_t temps_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic long long entered_ms; /* when the current HDF5 section began */
 static _Atomic long long limit_ms = 120000; /* lg_guard_set_hdf5_timeout; tools pass
@@ -55,7 +57,7 @@ static void put(const char *s)
 static void die_in_hdf5(const char *what)
 {
     for (int i = 0; i < GUARD_TEMPS; i++)
-        if (temp_used[i])
+        if (atomic_load(&temp_used[i]))
             unlink(temps[i]);
     put(guard_tool);
     put(": ");
@@ -85,7 +87,7 @@ static void *watchdog(void *arg)
         sleep(1);
         long long t = atomic_load(&entered_ms);
         long long limit = atomic_load(&limit_ms);
-        if (in_hdf5 && t && now_ms() - t > limit) {
+        if (atomic_load(&in_hdf5) && t && now_ms() - t > limit) {
             char what[96];
             snprintf(what, sizeof what, "stopped responding (over %lld s)", limit / 1000);
             die_in_hdf5(what);
@@ -124,16 +126,16 @@ void lg_guard_enter_hdf5(const char *file)
         memcpy(hdf5_file, file, n);
         hdf5_file[n] = '\0';
     }
-    if (!in_hdf5)
+    if (!atomic_load(&in_hdf5))
         atomic_store(&entered_ms, now_ms());
-    in_hdf5 = 1;
+    atomic_store(&in_hdf5, 1);
     in_hdf5_here = 1;
 }
 
 void lg_guard_leave_hdf5(void)
 {
     in_hdf5_here = 0;
-    in_hdf5 = 0;
+    atomic_store(&in_hdf5, 0);
     atomic_store(&entered_ms, 0);
 }
 
@@ -165,6 +167,6 @@ void lg_guard_remove_temp(const char *path)
 void lg_guard_unlink_temps(void)
 {
     for (int i = 0; i < GUARD_TEMPS; i++)
-        if (temp_used[i])
+        if (atomic_load(&temp_used[i]))
             unlink(temps[i]);
 }
