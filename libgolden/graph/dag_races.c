@@ -294,7 +294,7 @@ static int cmp_access_dom_lo(const void *x, const void *y, void *gp)
  * conflicting pair ordered) holds byte by byte, so outside these bytes the visited pairs are
  * enough witnesses; on them every overlapping pair of the accesses that touch them is taken
  * (a superset of the pairs sharing a racy byte: any ordered conflicting pair is a witness that
- * must survive, so extra ones never change the answer). */
+ * must survive, so extra ones never change the answer), kept as the latest such op per lane. */
 int dag_racy_pair_witnesses(race_acc *ra)
 {
     const golden_graph *g = ra->g;
@@ -341,6 +341,17 @@ int dag_racy_pair_witnesses(race_acc *ra)
     }
     if (rc == 0 && n > 1)
         qsort_r(idx, n, sizeof *idx, cmp_access_dom_lo, (void *)g);
+    /* per later op b and lane: only the latest conflicting op a before b there. The ops of a
+     * lane before b are a prefix of it, so if that a stays before b, every earlier one does */
+    uint32_t K = ra->h->K;
+    size_t cells = n ? (size_t)ra->h->nnodes * K : 0;
+    uint32_t *best = NULL;
+    if (rc == 0 && cells) {
+        if (!(best = malloc(cells * sizeof *best)))
+            rc = -1;
+        else
+            memset(best, 0xff, cells * sizeof *best);
+    }
     uint32_t nact = 0, dom = UINT32_MAX;
     for (uint32_t k = 0; k < n && rc == 0 && !ra->wit->oom; k++) {
         uint32_t x = idx[k];
@@ -359,14 +370,24 @@ int dag_racy_pair_witnesses(race_acc *ra)
             if (!(X->write || Y->write) || X->op == Y->op ||
                 g->ops[X->op].queue == g->ops[Y->op].queue)
                 continue;
-            if (golden_hb_before(ra->h, Y->op, X->op))
-                dag_wit_add(ra->wit, Y->op, X->op, false);
-            else if (golden_hb_before(ra->h, X->op, Y->op))
-                dag_wit_add(ra->wit, X->op, Y->op, false);
+            uint32_t a = Y->op, b = X->op;
+            if (!golden_hb_before(ra->h, a, b)) {
+                a = X->op;
+                b = Y->op;
+                if (!golden_hb_before(ra->h, a, b))
+                    continue;
+            }
+            uint32_t *slot = &best[(size_t)b * K + ra->h->home_queue[a]];
+            if (*slot == GOLDEN_NONE || ra->h->home_pos[*slot] < ra->h->home_pos[a])
+                *slot = a;
         }
         nact = keep;
         active[nact++] = x;
     }
+    for (size_t c = 0; best && c < cells && rc == 0; c++)
+        if (best[c] != GOLDEN_NONE)
+            dag_wit_add(ra->wit, best[c], (uint32_t)(c / K), false);
+    free(best);
     free(rr);
     free(idx);
     free(active);
