@@ -106,8 +106,8 @@ typedef struct {
     size_t ncand;
     uint8_t *idle;
     size_t base_all_races, base_all_aliases;
-    bool use_all;
-    bool fast;                  /* base race-free: witnesses decide waits and after edges */
+    bool fast;                  /* witnesses decide waits, after edges and barriers */
+    bool racy;                  /* the base races: a barrier with accesses is re-checked */
     golden_progress *progress;  /* updated by the calling thread (worker 0) only */
     const uint32_t *wfirst;     /* witnesses grouped by their later op b */
     const uint32_t *wa;
@@ -232,22 +232,31 @@ static void scratch_free(idle_scratch *sc)
     free(sc->daf);
 }
 
+/* A sync that joins two queues' lanes changes the clock layout itself: re-check it in full.
+ * So is a barrier with accesses of its own on a graph that already races (removing it drops
+ * its accesses from the order, which the witnesses do not model). */
+static bool needs_recheck(const idle_job *job, const golden_sync *s)
+{
+    const golden_hb *h = job->base->hb;
+    if (s->kind == GOLDEN_SYNC_AFTER)
+        return h->link_after[s->after];
+    if (s->kind == GOLDEN_SYNC_WAIT)
+        return h->link_op[s->op];
+    return job->racy && job->base->g->ops[s->op].acc_count > 0;
+}
+
 /* One candidate sync: idle when removing it alone adds no race, alias or cycle. */
 static int idle_item(void *ctx, size_t i, int worker, golden_error *err)
 {
     idle_job *job = ctx;
     const golden_graph *g = job->base->g;
-    const golden_hb *h = job->base->hb;
     idle_scratch *sc = &job->scratch[worker];
     if (!sc->ready && scratch_init(job, sc) != 0)
         return golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
     if (job->progress && worker == 0)
         golden_progress_update(job->progress, i);
     const golden_sync *s = &job->cands[i];
-    /* a sync that joins two queues' lanes changes the clock layout itself: re-check */
-    bool link = s->kind == GOLDEN_SYNC_AFTER ? h->link_after[s->after]
-                : s->kind == GOLDEN_SYNC_WAIT ? h->link_op[s->op] : false;
-    if (job->fast && !link) {
+    if (job->fast && !needs_recheck(job, s)) {
         job->idle[i] = fast_idle(job, &sc->fs, s);
         return GOLDEN_OK;
     }
@@ -271,8 +280,13 @@ static int collect_witnesses(golden_dag_result *r, uint32_t **first, uint32_t **
 {
     const golden_graph *g = r->g;
     witness_set w = {0};
-    race_acc ra = {.g = g, .h = r->hb, .wit = &w};
+    race_acc ra = {.g = g, .h = r->hb, .wit = &w, .racy = r->nraces > 0};
     int rc = dag_sweep_races(&ra);
+    if (rc == 0 && ra.racy)
+        rc = dag_racy_pair_witnesses(&ra);
+    free(ra.rlo);
+    free(ra.rhi);
+    free(ra.rdom);
     free(ra.seen.keys);
     free(ra.v);
     golden_dag_result scratch = *r;
@@ -365,24 +379,23 @@ int golden_dag_redundant(golden_dag_result *r, int threads, golden_progress *pro
     int rc = GOLDEN_OK;
     uint32_t *wfirst = NULL, *wa = NULL;
     uint8_t *wle = NULL;
-    if (r->nraces == 0) {
+    if (nrest) {
         if (collect_witnesses(r, &wfirst, &wa, &wle) != 0) {
             rc = golden_fail_what(err, GOLDEN_ENOMEM, g->name, "out of memory");
             goto done;
         }
         job.fast = true;
+        job.racy = r->nraces > 0;
         job.wfirst = wfirst;
         job.wa = wa;
         job.wle = wle;
     }
-    job.use_all = r->nraces > 0;
     job.base_all_races = r->nraces;
     job.base_all_aliases = r->naliases;
     /* re-checks count every pair; the base's counts must be every pair's too */
-    bool rechecks = job.use_all;
+    bool rechecks = false;
     for (size_t i = 0; i < nrest && !rechecks; i++)
-        rechecks = rest[i].kind == GOLDEN_SYNC_AFTER ? h->link_after[rest[i].after]
-                   : rest[i].kind == GOLDEN_SYNC_WAIT ? h->link_op[rest[i].op] : false;
+        rechecks = needs_recheck(&job, &rest[i]);
     if (rechecks && !r->all) {
         golden_dag_result t;
         if (golden_dag_check(g, NULL, true, &t, err) != 0) {

@@ -43,12 +43,22 @@ typedef struct {
     uint32_t cur;
     int oom;
     witness_set *wit;
+    /* with wit and racy: every byte range where a check failed (domain, [lo, hi)) */
+    bool racy;
+    uint64_t seg_lo, seg_hi;
+    uint64_t *rlo, *rhi;
+    uint32_t *rdom;
+    size_t nracy, capracy;
 } race_acc;
 
 /* One pair for every racing byte range (domains on separate cores unless witnesses are
  * recorded), or every racing pair: 0 or -1 (out of memory). */
 int dag_sweep_races(race_acc *ra);
 int dag_sweep_all_pairs(race_acc *ra);
+/* After a sweep with wit and racy: witnesses for every ordered conflicting pair of accesses
+ * that both touch racy bytes and overlap (all pairs there; see golden_dag_redundant).
+ * Frees the racy ranges. 0 or -1 (out of memory). */
+int dag_racy_pair_witnesses(race_acc *ra);
 /* Races in report order (qsort_r with the graph as context). */
 int dag_cmp_race(const void *x, const void *y, void *gp);
 

@@ -45,17 +45,39 @@ static void add_race(race_acc *ra, uint32_t p, uint32_t q)
 static void check_prior(race_acc *ra, uint32_t prev)
 {
     uint32_t pa = ra->g->accesses[prev].op, pb = ra->g->accesses[ra->cur].op;
-    if (pa != pb && !golden_hb_before(ra->h, pa, pb))
+    if (pa != pb && !golden_hb_before(ra->h, pa, pb)) {
         add_race(ra, prev, ra->cur);
-    else if (ra->wit && ra->g->ops[pa].queue != ra->g->ops[pb].queue)
+        if (ra->racy && ra->wit) {
+            if (ra->nracy == ra->capracy) {
+                size_t nc = ra->capracy ? ra->capracy * 2 : 64;
+                uint64_t *nlo = realloc(ra->rlo, nc * sizeof *nlo);
+                if (nlo)
+                    ra->rlo = nlo;
+                uint64_t *nhi = realloc(ra->rhi, nc * sizeof *nhi);
+                if (nhi)
+                    ra->rhi = nhi;
+                uint32_t *nd = realloc(ra->rdom, nc * sizeof *nd);
+                if (nd)
+                    ra->rdom = nd;
+                if (!nlo || !nhi || !nd) {
+                    ra->oom = 1;
+                    return;
+                }
+                ra->capracy = nc;
+            }
+            ra->rlo[ra->nracy] = ra->seg_lo;
+            ra->rhi[ra->nracy] = ra->seg_hi;
+            ra->rdom[ra->nracy++] = ra->g->buffers[ra->g->accesses[ra->cur].buffer].domain;
+        }
+    } else if (ra->wit && ra->g->ops[pa].queue != ra->g->ops[pb].queue)
         dag_wit_add(ra->wit, pa, pb, false);
 }
 
 static void on_segment(void *ctx, const golden_imap_seg *seg, uint64_t lo, uint64_t hi)
 {
-    (void)lo;
-    (void)hi;
     race_acc *ra = ctx;
+    ra->seg_lo = lo;
+    ra->seg_hi = hi;
     if (seg->write != UINT32_MAX)
         check_prior(ra, seg->write);
     if (ra->g->accesses[ra->cur].write)
@@ -240,6 +262,136 @@ int dag_sweep_all_pairs(race_acc *ra)
     free(idx);
     free(active);
     return ra->oom ? -1 : 0;
+}
+
+typedef struct {
+    uint32_t dom;
+    uint64_t lo, hi;
+} racy_range;
+
+static int cmp_racy(const void *x, const void *y)
+{
+    const racy_range *a = x, *b = y;
+    if (a->dom != b->dom)
+        return a->dom < b->dom ? -1 : 1;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return 0;
+}
+
+static int cmp_access_dom_lo(const void *x, const void *y, void *gp)
+{
+    const golden_graph *g = gp;
+    const golden_access *a = &g->accesses[*(const uint32_t *)x];
+    const golden_access *b = &g->accesses[*(const uint32_t *)y];
+    uint32_t da = g->buffers[a->buffer].domain, db = g->buffers[b->buffer].domain;
+    if (da != db)
+        return da < db ? -1 : 1;
+    return cmp_access_lo(x, y, gp);
+}
+
+/* Bytes that race in the base: the sweep lemma (every visited pair ordered => every
+ * conflicting pair ordered) holds byte by byte, so outside these bytes the visited pairs are
+ * enough witnesses; on them every overlapping pair of the accesses that touch them is taken
+ * (a superset of the pairs sharing a racy byte: any ordered conflicting pair is a witness that
+ * must survive, so extra ones never change the answer), kept as the latest such op per lane. */
+int dag_racy_pair_witnesses(race_acc *ra)
+{
+    const golden_graph *g = ra->g;
+    size_t nr = ra->nracy;
+    racy_range *rr = malloc((nr ? nr : 1) * sizeof *rr);
+    uint32_t *idx = malloc(((size_t)g->naccesses + 1) * sizeof *idx);
+    uint32_t *active = malloc(((size_t)g->naccesses + 1) * sizeof *active);
+    int rc = rr && idx && active ? 0 : -1;
+    size_t m = 0;
+    for (size_t i = 0; i < nr && rc == 0; i++)
+        rr[i] = (racy_range){ra->rdom[i], ra->rlo[i], ra->rhi[i]};
+    free(ra->rlo);
+    free(ra->rhi);
+    free(ra->rdom);
+    ra->rlo = ra->rhi = NULL;
+    ra->rdom = NULL;
+    ra->nracy = ra->capracy = 0;
+    if (rc == 0 && nr) {
+        qsort(rr, nr, sizeof *rr, cmp_racy);
+        for (size_t i = 0; i < nr; i++) {
+            if (m && rr[m - 1].dom == rr[i].dom && rr[i].lo <= rr[m - 1].hi) {
+                if (rr[i].hi > rr[m - 1].hi)
+                    rr[m - 1].hi = rr[i].hi;
+            } else {
+                rr[m++] = rr[i];
+            }
+        }
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->naccesses && rc == 0 && m; i++) {
+        const golden_access *a = &g->accesses[i];
+        racy_range key = {g->buffers[a->buffer].domain, 0, 0};
+        /* the first merged range of the domain that ends after a->lo */
+        size_t lo = 0, hi = m;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (rr[mid].dom < key.dom || (rr[mid].dom == key.dom && rr[mid].hi <= a->lo))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < m && rr[lo].dom == key.dom && rr[lo].lo < a->hi)
+            idx[n++] = i;
+    }
+    if (rc == 0 && n > 1)
+        qsort_r(idx, n, sizeof *idx, cmp_access_dom_lo, (void *)g);
+    /* per later op b and lane: only the latest conflicting op a before b there. The ops of a
+     * lane before b are a prefix of it, so if that a stays before b, every earlier one does */
+    uint32_t K = ra->h->K;
+    size_t cells = n ? (size_t)ra->h->nnodes * K : 0;
+    uint32_t *best = NULL;
+    if (rc == 0 && cells) {
+        if (!(best = malloc(cells * sizeof *best)))
+            rc = -1;
+        else
+            memset(best, 0xff, cells * sizeof *best);
+    }
+    uint32_t nact = 0, dom = UINT32_MAX;
+    for (uint32_t k = 0; k < n && rc == 0 && !ra->wit->oom; k++) {
+        uint32_t x = idx[k];
+        const golden_access *X = &g->accesses[x];
+        if (g->buffers[X->buffer].domain != dom) {
+            dom = g->buffers[X->buffer].domain;
+            nact = 0;
+        }
+        uint32_t keep = 0;
+        for (uint32_t j = 0; j < nact; j++) {
+            uint32_t y = active[j];
+            const golden_access *Y = &g->accesses[y];
+            if (Y->hi <= X->lo)
+                continue;
+            active[keep++] = y;
+            if (!(X->write || Y->write) || X->op == Y->op ||
+                g->ops[X->op].queue == g->ops[Y->op].queue)
+                continue;
+            uint32_t a = Y->op, b = X->op;
+            if (!golden_hb_before(ra->h, a, b)) {
+                a = X->op;
+                b = Y->op;
+                if (!golden_hb_before(ra->h, a, b))
+                    continue;
+            }
+            uint32_t *slot = &best[(size_t)b * K + ra->h->home_queue[a]];
+            if (*slot == GOLDEN_NONE || ra->h->home_pos[*slot] < ra->h->home_pos[a])
+                *slot = a;
+        }
+        nact = keep;
+        active[nact++] = x;
+    }
+    for (size_t c = 0; best && c < cells && rc == 0; c++)
+        if (best[c] != GOLDEN_NONE)
+            dag_wit_add(ra->wit, best[c], (uint32_t)(c / K), false);
+    free(best);
+    free(rr);
+    free(idx);
+    free(active);
+    return rc != 0 || ra->wit->oom ? -1 : 0;
 }
 
 int dag_cmp_race(const void *x, const void *y, void *gp)
