@@ -920,7 +920,7 @@ static int cmd_soak(const args *a)
         free(exp_graph);
         return rc;
     }
-    golden_soak_opts so = {5, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
+    golden_soak_opts so = {6, b, sk.manifest, sk.side, sk.cases.n, sk.cases.v, sk.duration,
                            (int)sk.concurrency, sk.seed, sk.jitter * 1e6, &stop_flag,
                            sk.graph ? sk.graph : exp_graph, exp_id, sk.checkpoint,
                            sk.checkpoint_every, sk.resume, a->c->force, sk.rounds,
@@ -950,6 +950,8 @@ static int cmd_soak(const args *a)
                 (int)sk.concurrency, res.cases, res.requests, res.mismatches, res.faults,
                 res.retests_passed, res.retests, res.interrupted ? ", interrupted" : "",
                 res.mismatches || res.faults ? "FAIL" : "pass");
+    if (rc == 0 && out && res.stop_violation[0])
+        fprintf(out, "stop_violation: %s\n", res.stop_violation);
     if (rc == 0)
         rc = res.mismatches || res.faults ? 1 : 0;
     golden_soak_result_free(&res);

@@ -400,6 +400,11 @@ int replay_backend_stop_call(const golden_backend *b, size_t *lanes)
     return b->isolated ? replay_host_stop_call(b->self, lanes) : REPLAY_STOP_CALL_NONE;
 }
 
+const char *replay_backend_stop_why(const golden_backend *b)
+{
+    return b->isolated ? replay_host_stop_why(b->self) : NULL;
+}
+
 /* ---- ABI version 2 ---- */
 
 unsigned golden_backend_abi(const golden_backend *b) { return b->abi; }

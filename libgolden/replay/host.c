@@ -74,6 +74,7 @@ typedef struct {
     bool stop_handled, in_cancel;
     int stop_call;          /* REPLAY_STOP_CALL_* */
     size_t stop_lanes;      /* the lanes cancelled at the stop */
+    char stop_why[REPLAY_HOST_MSG]; /* a cancel at a stop that broke the protocol: which rule */
     int op;                 /* the call under way */
     struct { char name[96]; int64_t rows; } taps[MAX_CALL_TAPS];
     size_t n_taps;
@@ -646,7 +647,7 @@ static int on_stop(hostp *h, char *msg, size_t n)
         memcpy(lanes, h->call_lanes, k * sizeof *lanes);
         int op = h->op;
         const char *name = h->op_name;
-        char why[REPLAY_HOST_MSG];
+        char why[REPLAY_HOST_MSG] = "";
         int c = cancel_lanes(h, lanes, k, REPLAY_STOP_GRACE_S, why, sizeof why);
         h->op_name = name;
         if (c == 0 && cancelled_lanes_empty(h, REPLAY_STOP_GRACE_S, "at a stop", why,
@@ -659,6 +660,9 @@ static int on_stop(hostp *h, char *msg, size_t n)
             return snprintf(msg, n, "interrupted"), -2;
         }
         h->op = op;
+        if (h->op != REPLAY_OP_CLOSE) /* the cancel broke the protocol: say which rule */
+            snprintf(h->stop_why, sizeof h->stop_why, "%s",
+                     why[0] ? why : "the cancel was not answered: protocol violation");
     }
     if (h->op != REPLAY_OP_CLOSE)
         h->stop_call = REPLAY_STOP_CALL_KILLED;
@@ -1213,6 +1217,11 @@ int replay_host_stop_call(const void *self, size_t *lanes)
     const hostp *h = self;
     *lanes = h->stop_call == REPLAY_STOP_CALL_CANCELLED ? h->stop_lanes : 0;
     return h->stop_call;
+}
+const char *replay_host_stop_why(const void *self)
+{
+    const hostp *h = self;
+    return h->stop_call == REPLAY_STOP_CALL_KILLED && h->stop_why[0] ? h->stop_why : NULL;
 }
 const char *replay_host_name(const void *self) { return ((const hostp *)self)->name; }
 const char *replay_host_log(const void *self) { return ((const hostp *)self)->log; }

@@ -175,9 +175,12 @@ enum { REPLAY_STOP_CALL_NONE = 0, REPLAY_STOP_CALL_CANCELLED, REPLAY_STOP_CALL_K
  * none), and how the call under way at a stop ended (lanes: the lanes cancelled). */
 void replay_host_set_cut(void *self, uint64_t at_ns);
 int replay_host_stop_call(const void *self, size_t *lanes);
+/* the protocol rule a cancel at a stop broke (the host was killed for it), NULL when none */
+const char *replay_host_stop_why(const void *self);
 /* The same for any backend (one in this process: no cut, REPLAY_STOP_CALL_NONE). */
 void replay_backend_set_cut(golden_backend *b, uint64_t at_ns);
 int replay_backend_stop_call(const golden_backend *b, size_t *lanes);
+const char *replay_backend_stop_why(const golden_backend *b);
 /* The backend's own name (cleaned) and the host's log file. */
 const char *replay_host_name(const void *self);
 const char *replay_host_log(const void *self);

@@ -593,6 +593,11 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
                            : sc == REPLAY_STOP_CALL_KILLED  ? GOLDEN_SOAK_STOP_CALL_KILLED
                                                             : GOLDEN_SOAK_STOP_CALL_NONE;
             c->req_cancelled = lanes;
+            const char *why = replay_backend_stop_why(o->backend);
+            if (why && o->version >= 6) { /* a broken cancel is the backend's fault, not a stop */
+                snprintf(c->res->stop_violation, sizeof c->res->stop_violation, "%s", why);
+                c->res->faults++;
+            }
             rc = 0;
             break;
         }
@@ -624,10 +629,11 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
 int golden_soak_run(const golden_soak_opts *o, golden_soak_result *res, golden_error *err)
 {
     /* an older caller's result ends before rounds: never written past */
-    memset(res, 0, o->version >= 5   ? sizeof *res
+    memset(res, 0, o->version >= 6   ? sizeof *res
+                   : o->version >= 5 ? offsetof(golden_soak_result, stop_violation)
                    : o->version >= 3 ? offsetof(golden_soak_result, requests_cancelled)
                                      : offsetof(golden_soak_result, rounds));
-    if (o->version < 1 || o->version > 5)
+    if (o->version < 1 || o->version > 6)
         return golden_fail_what(err, GOLDEN_EINVAL, "soak", "options of an unknown version %u",
                                 o->version);
     const char *graph = o->version >= 2 ? o->graph : NULL;
@@ -699,7 +705,9 @@ json_t *golden_soak_json(const golden_soak_opts *o, const golden_soak_result *r)
               (o->version >= 5 &&
                (json_object_set_new(j, "requests_cancelled",
                                     json_integer((json_int_t)r->requests_cancelled)) ||
-                json_object_set_new(j, "stop_call", json_string(stop_call_name(r->stop_call))))))) {
+                json_object_set_new(j, "stop_call", json_string(stop_call_name(r->stop_call))))) ||
+              (o->version >= 6 && r->stop_violation[0] &&
+               json_object_set_new(j, "stop_violation", json_string(r->stop_violation))))) {
         json_decref(j);
         return NULL;
     }

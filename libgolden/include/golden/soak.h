@@ -18,7 +18,8 @@
 typedef struct {
     unsigned version;            /* 1, 2 with graph and experiment_id, 3 with checkpoint, 4
                                   * with the backend's options, 5: the result has
-                                  * requests_cancelled and stop_call */
+                                  * requests_cancelled and stop_call, 6:
+                                  * and stop_violation */
     golden_backend *backend;
     const char *manifest;
     const char *side;            /* "baseline" or "candidate" */
@@ -72,6 +73,9 @@ typedef struct {
     /* options version 5 on: the stop (SIGINT/SIGTERM) or --duration end that cut a round */
     size_t requests_cancelled;   /* requests of the dropped round whose call was cancelled */
     int stop_call;               /* GOLDEN_SOAK_STOP_CALL_*: how the call under way ended */
+    /* options version 6 on: the protocol rule a cancel at the stop broke (the host was killed
+     * for it; counted as a fault), "" when none */
+    char stop_violation[640];
 } golden_soak_result;
 
 /* golden_soak_result.stop_call, the result's "stop_call" */
