@@ -186,8 +186,12 @@ static void add_fault(soak_ctx *c, const golden_replay_case *k, const char *kind
     replay_fault_begin(&f);
     f.kind = kind;
     snprintf(f.case_id, sizeof f.case_id, "%s", k->case_id);
-    snprintf(f.request_id, sizeof f.request_id, "%s/soak/%s/%lld/lane%d", c->o->side, k->case_id,
-             (long long)round, lane);
+    if (lane >= 0)
+        snprintf(f.request_id, sizeof f.request_id, "%s/soak/%s/%lld/lane%d", c->o->side,
+                 k->case_id, (long long)round, lane);
+    else /* the call cut by a stop (its lanes are in the message) */
+        snprintf(f.request_id, sizeof f.request_id, "%s/soak/%s/%lld/stop", c->o->side,
+                 k->case_id, (long long)round);
     snprintf(f.message, sizeof f.message, "%s", msg);
     f.retest = retest;
     json_t *j = replay_fault_json(&f, c->o->side);
@@ -596,7 +600,9 @@ static int soak_cases(soak_ctx *c, golden_replay_case *cases, size_t n, golden_e
             const char *why = replay_backend_stop_why(o->backend);
             if (why && o->version >= 6) { /* a broken cancel is the backend's fault, not a stop */
                 snprintf(c->res->stop_violation, sizeof c->res->stop_violation, "%s", why);
-                c->res->faults++;
+                c->res->faults++; /* and its line in the faults file, as every fault has */
+                add_fault(c, &cases[sel[round % (int64_t)ns]], replay_fault_kind(why), round, -1,
+                          why, REPLAY_RETEST_NOT_RUN);
             }
             rc = 0;
             break;

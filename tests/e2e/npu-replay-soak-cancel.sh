@@ -120,6 +120,8 @@ expect_grep "leaking cancel: the text says the violation" '^stop_violation: .*a 
 if grep -q closed leak.log 2>/dev/null; then notok "leaking cancel: the host was killed" "$(head -c 200 leak.log)"; else ok "leaking cancel: the host was killed (no close)"; fi
 _g=$(jf leak.json '"requests=%d mismatches=%d faults=%d" % (d["requests"], d["mismatches"], d["faults"])')
 [ "$_g" = "requests=$((R * 2)) mismatches=0 faults=1" ] && ok "leaking cancel: the $R rounds before the stop and one fault (the violation)" || notok "leaking cancel: counts" "$_g"
+# every fault has its line: the violation's is the cut call's (request id .../stop), kind and rule
+[ "$(jf leak.json 'd["fault_lines"]')" = 1 ] && ok "leaking cancel: one fault line for the one fault" || notok "leaking cancel: one fault line" "$(jf leak.json 'd["fault_lines"]')"
 expect_exit "leaking cancel: manifest-verify the result" 0 manifest-verify --schema calculet-soak-result/v1 leak.json
 RLEAK=$R
 expect_exit "leaking cancel: resume (a fresh host; the violation stays counted)" 1 $PL --backend "$V2" --backend-opt delay_us=400000 --backend-opt cancel_leaks=1 --checkpoint leak.ck --resume -o leak.json --force
