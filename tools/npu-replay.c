@@ -697,20 +697,22 @@ static int write_conform(const args *a, const golden_conform_report *rep)
     return 0;
 }
 
-/* sampling-stats: one line a setting from the check's coverage. */
+/* sampling-stats: one line a setting and lane from the check's coverage. */
 static void print_sampling_stats(FILE *out, const json_t *cov)
 {
     const json_t *sets = json_object_get(cov, "settings"), *o;
     size_t i;
     if (!json_array_size(sets))
         return;
-    fprintf(out, "\nsampling-stats (alpha %.3g, per test %.3g)\n%-9s %8s %8s %10s %5s %10s  %s\n",
-            json_number_value(json_object_get(cov, "alpha")),
-            json_number_value(json_object_get(cov, "alpha_per_test")), "setting", "draws",
-            "classes", "chi2", "dof", "p", "verdict");
+    fprintf(out, "\nsampling-stats (alpha %.3g, per test %.3g, %lld tests)\n%-9s %4s %8s %8s %10s "
+            "%5s %10s  %s\n", json_number_value(json_object_get(cov, "alpha")),
+            json_number_value(json_object_get(cov, "alpha_per_test")),
+            (long long)json_integer_value(json_object_get(cov, "tests")), "setting", "lane",
+            "draws", "classes", "chi2", "dof", "p", "verdict");
     json_array_foreach(sets, i, o) {
         const json_t *chi2 = json_object_get(o, "chi2");
-        fprintf(out, "%-9s %8lld %8lld ", json_string_value(json_object_get(o, "setting")),
+        fprintf(out, "%-9s %4lld %8lld %8lld ", json_string_value(json_object_get(o, "setting")),
+                (long long)json_integer_value(json_object_get(o, "lane")),
                 (long long)json_integer_value(json_object_get(o, "draws")),
                 (long long)json_integer_value(json_object_get(o, "classes")));
         if (json_is_number(chi2))

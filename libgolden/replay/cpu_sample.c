@@ -17,12 +17,14 @@ enum {
     SF_NO_PENALTY = 1u << 2,       /* skips the repetition penalty */
     SF_BIASED = 1u << 3,           /* the least probable kept class boosted 1.5x */
     SF_SEED_IGNORED = 1u << 4,     /* a per-open call counter mixed into the seed */
-    SF_TEMP_FIRST = 1u << 5        /* temperature before top-k/top-p/min-p (Hugging Face's order) */
+    SF_TEMP_FIRST = 1u << 5,       /* temperature before top-k/top-p/min-p (Hugging Face's order) */
+    SF_LAST_LANE_BIASED = 1u << 6  /* SF_BIASED on the last lane only (of two or more) */
 };
 
 static const char *const sf_names[] = {"sample_ignores_temp", "sample_topp_off_by_one",
                                        "sample_no_penalty", "sample_biased",
-                                       "sample_seed_ignored", "sample_temp_first"};
+                                       "sample_seed_ignored", "sample_temp_first",
+                                       "sample_last_lane_biased"};
 
 bool lg_cpu_sample_fault(const char *name, unsigned *bits)
 {
@@ -107,7 +109,9 @@ int lg_cpu_sample(void *self, int lane, const golden_backend_sampling *s, int32_
         for (int i = 0; i < V; i++)
             c[i] = (lg_cand){i, row[i], 0};
         size_t k = lg_sample_chain(&p, c, (size_t)V, s->history, s->n_history);
-        if ((f & SF_BIASED) && k >= 2) { /* the rarest kept class 1.5x, renormalised */
+        bool biased = (f & SF_BIASED) ||
+                      ((f & SF_LAST_LANE_BIASED) && b->n_lanes > 1 && lane == b->n_lanes - 1);
+        if (biased && k >= 2) { /* the rarest kept class 1.5x, renormalised */
             float sum = 0;
             c[k - 1].p *= 1.5f;
             for (size_t i = 0; i < k; i++)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # npu-replay conform's sampling-stats (issue 28, handbook section 15; docs/conformance.md
 # "Sampling statistics"): the cpu backend's sample call passes at several seeds, in f32 and bf16,
-# through the backend host and in process; each of the six planted sampler faults fails it; a
+# through the backend host and in process; each of the seven planted sampler faults fails it (one
+# of them on the last lane only: every lane is checked, as its own test); a
 # version 2 plug-in without sample (NULL, or a table too small to hold it) is skipped in a run of
 # all checks and an error when named, never a pass; a version 1 plug-in likewise; a sample call
 # that answers a token outside the vocabulary is a violation. Cheap: one check, 8 x 4 calls.
@@ -13,18 +14,24 @@ expect_exit "make-model tiny" 0 "$NR" make-model --preset tiny --seed 11 -o m
 # ---- the clean cpu backend ----
 expect_exit "clean through the backend host passes" 0 "$NR" conform --model m -j1 --checks sampling-stats --json clean.json
 expect_grep "the table row passes" '^sampling-stats +pass' out.txt
-expect_grep "one line a setting below the table" '^top-p +16384 +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.e-]+ +pass' out.txt
-expect_grep "greedy is exact" '^greedy +16384 .* exact .* pass' out.txt
+expect_grep "one line a setting and lane below the table" '^top-p +3 +16384 +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.e-]+ +pass' out.txt
+expect_grep "greedy is exact" '^greedy +0 +16384 .* exact .* pass' out.txt
+expect_grep "the tests counted: 7 settings x 4 lanes" '^sampling-stats \(alpha 1e-06, per test 3.57e-08, 28 tests\)' out.txt
+if [ "$(grep -Ec '^(greedy|temp|top-k|top-p|min-p|penalty|llama|temp-cuts) +[0-3] +16384 ' out.txt)" -eq 32 ]; then
+    ok "32 lines: 8 settings on each of the 4 lanes"; else notok "32 lines: 8 settings on each of the 4 lanes" "$(grep -c 16384 out.txt)"; fi
 if [ -n "$PYTHON" ]; then
     expect_exit "clean: the JSON says per setting draws, classes, chi2, dof, p, verdict" 0 "$PYTHON" -c '
 import json, sys
 k = [c for c in json.load(open(sys.argv[1]))["checks"] if c["check"] == "sampling-stats"][0]
 cov = k["coverage"]
 assert k["status"] == "pass", k
-assert cov["alpha"] == 1e-6 and abs(cov["alpha_per_test"] - 1e-6 / 7) < 1e-18, cov
+# the cpu backend has 4 lanes: 7 chi-square settings on each, 28 tests
+assert cov["alpha"] == 1e-6 and abs(cov["alpha_per_test"] - 1e-6 / 28) < 1e-18, cov
+assert cov["lanes"] == [0, 1, 2, 3] and cov["tests"] == 28, cov
 assert cov["draws_per_position"] == 4096 and cov["positions_per_setting"] == 4
-names = [s["setting"] for s in cov["settings"]]
-assert names == ["greedy", "temp", "top-k", "top-p", "min-p", "penalty", "llama", "temp-cuts"], names
+names = [(s["setting"], s["lane"]) for s in cov["settings"]]
+assert names == [(n, l) for n in ["greedy", "temp", "top-k", "top-p", "min-p", "penalty", "llama",
+                                  "temp-cuts"] for l in range(4)], names
 for s in cov["settings"]:
     assert s["draws"] == 4 * 4096 and s["repeats"] == 32 and len(s["positions"]) == 4, s
     assert s["verdict"] == "pass" and s["zero_probability_draws"] == 0 and s["repeat_mismatches"] == 0
@@ -34,7 +41,7 @@ for s in cov["settings"]:
         assert s["dof"] >= 4 and s["classes"] == s["dof"] + 4, s  # 4 positions, classes - 1 each
         assert s["p"] >= cov["alpha_per_test"], s
 # the settings are what the docs table says
-t = {s["setting"]: s for s in cov["settings"]}
+t = {s["setting"]: s for s in cov["settings"] if s["lane"] == 0}
 assert t["top-k"]["top_k"] == 10 and t["top-k"]["temp"] == 1
 assert abs(t["top-p"]["top_p"] - 0.8) < 1e-6 and t["top-p"]["top_k"] == 0
 assert abs(t["min-p"]["min_p"] - 0.3) < 1e-6 and abs(t["temp"]["temp"] - 0.6) < 1e-6
@@ -64,12 +71,13 @@ while read -r fault pattern; do
     if grep -Eq -- "$pattern" out.txt err.txt; then ok "inject=$fault: a finding /$pattern/"; else
         notok "inject=$fault: a finding /$pattern/" "$(head -c 600 out.txt)"; fi
 done <<'T'
-sample_ignores_temp ^temp +16384 .* fail
-sample_topp_off_by_one top-p position [0-9]+ draw [0-9]+: token [0-9]+ has probability 0 under the host chain
-sample_no_penalty ^penalty +16384 .* fail
-sample_biased ^top-k +16384 .* fail
+sample_ignores_temp ^temp +0 +16384 .* fail
+sample_topp_off_by_one top-p lane [0-3] position [0-9]+ draw [0-9]+: token [0-9]+ has probability 0 under the host chain
+sample_no_penalty ^penalty +0 +16384 .* fail
+sample_biased ^top-k +0 +16384 .* fail
+sample_last_lane_biased ^top-k +3 +16384 .* fail
 sample_seed_ignored seed [0-9]+ gave token [0-9]+ in draw [0-9]+, then [0-9]+
-sample_temp_first ^temp-cuts +16384 .* fail
+sample_temp_first ^temp-cuts +0 +16384 .* fail
 T
 expect_exit "inject=sample_biased in process fails" 1 "$NR" conform --in-process --model m -j1 --checks sampling-stats --backend-opt inject=sample_biased --seed 9
 expect_exit "inject=sample_seed_ignored in process fails" 1 "$NR" conform --in-process --model m -j1 --checks sampling-stats --backend-opt inject=sample_seed_ignored
@@ -79,7 +87,36 @@ expect_exit "--sampling-draws 5 is refused" 2 "$NR" conform --model m --checks s
 expect_exit "--sampling-alpha 0 is refused" 2 "$NR" conform --model m --checks sampling-stats --sampling-alpha 0
 expect_exit "--sampling-positions 0 is refused" 2 "$NR" conform --model m --checks sampling-stats --sampling-positions 0
 expect_exit "--sampling-draws 5000: two calls a position" 0 "$NR" conform --model m -j1 --checks sampling-stats --sampling-draws 5000 --sampling-positions 2 --sampling-alpha 1e-3
-expect_grep "5000 draws: 10000 a setting" '^llama +10000 ' out.txt
+expect_grep "5000 draws: 10000 a setting" '^llama +0 +10000 ' out.txt
+
+# ---- the lanes: a sampler biased on the last lane only ----
+# 4 lanes: lanes 0-2 pass every setting, lane 3 fails top-k (the bias's largest effect)
+"$NR" conform --model m -j1 --checks sampling-stats --backend-opt inject=sample_last_lane_biased > ll.txt 2>&1
+if grep -Eq '^top-k +[012] +16384 .* pass$' ll.txt && [ "$(grep -Ec '^top-k +[012] +16384 .* pass$' ll.txt)" -eq 3 ] \
+   && ! grep -Eq '^[a-z-]+ +[012] +16384 .* fail$' ll.txt; then ok "last lane biased: lanes 0-2 pass"; else
+    notok "last lane biased: lanes 0-2 pass" "$(grep -E ' fail$' ll.txt | head -3)"; fi
+expect_grep "last lane biased: the first finding names lane 3" '^sampling-stats +FAIL .*top-k lane 3: chi-square' ll.txt
+expect_exit "lanes=2: the bias on lane 1 fails" 1 "$NR" conform --model m -j1 --checks sampling-stats --backend-opt inject=sample_last_lane_biased --backend-opt lanes=2
+expect_grep "lanes=2: 14 tests" 'per test 7.14e-08, 14 tests' out.txt
+expect_grep "lanes=2: top-k lane 1 fails" '^top-k +1 +16384 .* fail' out.txt
+# 12 lanes: 8 checked (the first and the last among them), 56 tests; the last lane's bias fails
+expect_exit "lanes=12: the bias on lane 11 fails" 1 "$NR" conform --model m -j1 --checks sampling-stats --backend-opt inject=sample_last_lane_biased --backend-opt lanes=12 --json l12.json
+expect_grep "lanes=12: top-k lane 11 fails" '^top-k +11 +16384 .* fail' out.txt
+if [ -n "$PYTHON" ]; then
+    expect_exit "lanes=12: 8 lanes checked, 0 and 11 among them, 56 tests" 0 "$PYTHON" -c '
+import json, sys
+cov = json.load(open(sys.argv[1]))["checks"][0]["coverage"]
+L = cov["lanes"]
+assert len(L) == 8 and L == sorted(set(L)) and L[0] == 0 and L[-1] == 11, L
+assert cov["tests"] == 56 and abs(cov["alpha_per_test"] - 1e-6 / 56) < 1e-18, cov
+assert len(cov["settings"]) == 64 and {s["lane"] for s in cov["settings"]} == set(L)
+bad = {(s["setting"], s["lane"]) for s in cov["settings"] if s["verdict"] == "fail"}
+assert bad and all(l == 11 for _, l in bad), bad
+' l12.json
+fi
+# one lane: nothing is planted (the fault needs two lanes), the check passes
+expect_exit "lanes=1: no last lane apart from lane 0, passes" 0 "$NR" conform --model m -j1 --checks sampling-stats --backend-opt inject=sample_last_lane_biased --backend-opt lanes=1
+expect_grep "lanes=1: 7 tests" 'per test 1.43e-07, 7 tests' out.txt
 
 # ---- plug-ins: sample present, absent, gated by size, wrong ----
 LIBA="$GOLDEN_BUILD/lib/libgolden.a"
