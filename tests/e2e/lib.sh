@@ -40,3 +40,15 @@ for _p in /usr/bin/python3 python3; do
         PYTHON=$_p; break
     fi
 done
+
+# mpi_private_session: Open MPI's session folder (/tmp/ompi.HOST.UID by default) made private to
+# this script, so two mpiruns started at once by parallel suites (build and build-san) do not
+# race to create the same folder ("A call to mkdir was unable to create the desired directory
+# ... File exists", seen in CI). A short path under TMPDIR (PMIx keeps sockets there), removed
+# when the script exits.
+mpi_private_session() {
+    _mpis=$(mktemp -d "${TMPDIR:-/tmp}/gmpi.XXXXXX") || { echo "not ok mpi-session-dir"; exit 0; }
+    OMPI_MCA_orte_tmpdir_base=$_mpis
+    export OMPI_MCA_orte_tmpdir_base
+    trap 'rm -rf "$_mpis"' EXIT
+}

@@ -14,6 +14,7 @@ if [ -z "$PYTHON" ]; then
     exit 0
 fi
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_private_session
 MPIRUN="mpirun --oversubscribe"
 
 "$PYTHON" - <<'PY' || echo "not ok mpi-verify-generate"

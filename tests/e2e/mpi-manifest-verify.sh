@@ -13,6 +13,7 @@ if ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$MPIBIN/manifest-verify" ]; th
     exit 0
 fi
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_private_session
 # a sanitized MPI build: Open MPI's own allocations at exit are not leaks of ours
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$GOLDEN_ROOT/tests/e2e/lsan-mpi.supp:print_suppressions=0"
 MPIRUN="mpirun --oversubscribe"

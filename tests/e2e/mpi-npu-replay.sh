@@ -18,6 +18,7 @@ if ! command -v h5dump >/dev/null 2>&1 || ! python3 -c 'import json' 2>/dev/null
     exit 0
 fi
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_private_session
 # a sanitized MPI build: Open MPI's own allocations at exit are not leaks of ours
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$GOLDEN_ROOT/tests/e2e/lsan-mpi.supp:print_suppressions=0"
 MPIRUN="mpirun --oversubscribe"

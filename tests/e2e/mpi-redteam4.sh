@@ -24,6 +24,7 @@ S=$GOLDEN_BIN
 MPI="mpirun --oversubscribe --allow-run-as-root"
 GMPI="$MB/golden-mpirun --oversubscribe --allow-run-as-root"
 TOP=$(pwd)
+mpi_private_session
 
 # h5norm FILE: h5dump's whole text without its first line (the file name) and with the root
 # `created` time blanked (scale.md: "only the root `created` time differs").
