@@ -42,6 +42,8 @@ for n in 10000 100000 1000000; do
         echo "$t0 $t1" | awk '{printf "          --baseline at 10^5 (one dropped wait): %.2f s\n", $2 - $1}'
         t0=$(secs); dag-check --all g.json > /dev/null 2>&1; t1=$(secs)
         echo "$t0 $t1" | awk '{printf "          --all at 10^5: %.2f s\n", $2 - $1}'
+        t0=$(secs); dag-check --redundant race.json > /dev/null 2>&1; t1=$(secs)
+        echo "$t0 $t1" | awk '{printf "          --redundant at 10^5, racy (one dropped wait): %.2f s\n", $2 - $1}'
     fi
     rm -f g.json race.json
 done
