@@ -23,7 +23,17 @@
  * settings and the history length, read by the faulty lanes), lasthist (the history of the previous sample call, any lane),
  * histhalf (the penalty window is the last repeat_last_n/2), xorlane (the lane mixed into every
  * seed: the distribution and the determinism on a lane are right), cache (a correct per-lane
- * cache keyed on the logits, settings and history). */
+ * cache keyed on the logits, settings and history), batchshift (in a batch, draw i >= 8 uses
+ * seeds[i-1]: every draw's distribution right, not "exactly as one call with seeds[i]"),
+ * singlediff (a one-draw call uses another generator than a batch), tempfirst (temperature
+ * before top-p and min-p), rarebias (the least probable kept class 1.5x, renormalised),
+ * callstream (a batch's draws continue the generator of its first seed), oov (the last draw of
+ * a call is the vocabulary size), err (sample fails with GOLDEN_BK_E_OTHER), pendup (the
+ * penalty once per occurrence in the window, not per distinct token), hist0 (lane L > 0 uses
+ * the history lane 0 last passed with the same length, when there is one), lastrow (one logits
+ * buffer for the device: sample reads the row of the lane most recently advanced by prefill,
+ * decode, decode_at, prefill_keep or step_batch, whatever lane it is given), switch (half the
+ * draws the top class on the first sample call after a call on another lane). */
 #include "golden/backend.h"
 #include "golden/replay.h"
 #include <math.h>
@@ -37,11 +47,15 @@
 #define MAXL 64
 
 enum { M_PASS, M_NOCUT, M_TEMP1, M_NOPEN, M_GREEDY2, M_BOOST, M_SEEDCTR, M_STREAM, M_LANE0,
-       M_NEXTLANE, M_STALECACHE, M_SHAREDCACHE, M_LASTHIST, M_HISTHALF, M_XORLANE, M_CACHE };
+       M_NEXTLANE, M_STALECACHE, M_SHAREDCACHE, M_LASTHIST, M_HISTHALF, M_XORLANE, M_CACHE,
+       M_BATCHSHIFT, M_SINGLEDIFF, M_TEMPFIRST, M_RAREBIAS, M_CALLSTREAM, M_OOV, M_ERR, M_PENDUP,
+       M_HIST0, M_LASTROW, M_SWITCH };
 static const char *const mode_names[] = {"pass", "nocut", "temp1", "nopen", "greedy2", "boost",
                                          "seedctr", "stream", "lane0", "nextlane", "stalecache",
                                          "sharedcache", "lasthist", "histhalf", "xorlane",
-                                         "cache", NULL};
+                                         "cache", "batchshift", "singlediff", "tempfirst",
+                                         "rarebias", "callstream", "oov", "err", "pendup",
+                                         "hist0", "lastrow", "switch", NULL};
 
 typedef struct {
     int n, id[MAXV];
@@ -70,6 +84,10 @@ typedef struct {
     int32_t last_hist[8192];
     size_t last_n_hist;
     int have_last;
+    int32_t hist0[96][96];
+    int have_hist0[96];
+    int last_adv;      /* the lane most recently advanced (-1: none) */
+    int last_sample;   /* the lane of the previous sample call (-1: none) */
 } inst;
 
 static inst *insts[MAXI];
@@ -180,6 +198,8 @@ static int rt_open(const golden_backend_open_args *args, void **self, char *msg,
     s->vocab = info.vocab_size;
     s->dtype = info.logits_dtype;
     s->after = after;
+    s->last_adv = -1;
+    s->last_sample = -1;
     if (want_nl && want_nl != info.num_lanes) s->mask = 0;
     insts[slot] = s;
     return 0;
@@ -192,6 +212,47 @@ static void rt_close(void *self) {
             insts[i] = NULL;
         }
     cpu->base.close(self);
+}
+
+static void advanced(void *self, int lane) {
+    inst *s = find(self);
+    if (s) s->last_adv = lane;
+}
+
+static int rt_prefill(void *self, int lane, int64_t pos, const int32_t *tokens, size_t n,
+                      char *msg, size_t len) {
+    int rc = cpu->base.prefill(self, lane, pos, tokens, n, msg, len);
+    if (!rc) advanced(self, lane);
+    return rc;
+}
+
+static int rt_decode(void *self, int lane, int32_t token, char *msg, size_t len) {
+    int rc = cpu->base.decode(self, lane, token, msg, len);
+    if (!rc) advanced(self, lane);
+    return rc;
+}
+
+static int rt_decode_at(void *self, int lane, int64_t pos, int32_t token, int64_t *written,
+                        char *msg, size_t len) {
+    int rc = cpu->decode_at(self, lane, pos, token, written, msg, len);
+    if (!rc) advanced(self, lane);
+    return rc;
+}
+
+static int rt_prefill_keep(void *self, int lane, int64_t pos, const int32_t *tokens, size_t n,
+                           const int64_t *keep, size_t n_keep, char *msg, size_t len) {
+    int rc = cpu->prefill_keep(self, lane, pos, tokens, n, keep, n_keep, msg, len);
+    if (!rc) advanced(self, lane);
+    return rc;
+}
+
+static int rt_step_batch(void *self, golden_backend_step *steps, size_t n_steps, char *msg,
+                         size_t len) {
+    int rc = cpu->step_batch(self, steps, n_steps, msg, len);
+    if (!rc)
+        for (size_t i = 0; i < n_steps; i++)
+            if (!steps[i].status) advanced(self, steps[i].lane);
+    return rc;
 }
 
 static int read_row(inst *s, int lane, float *row, char *msg, size_t len) {
@@ -209,6 +270,7 @@ static int read_row(inst *s, int lane, float *row, char *msg, size_t len) {
 }
 
 /* The documented chain on row (penalised here), into d; greedy: d->n = 1. */
+static int g_tempfirst, g_pendup;
 static void chain(const float *raw, int V, const golden_backend_sampling *sp, int last_n_div,
                   const int32_t *hist, size_t n_hist, dist *d, int greedy_rank) {
     static float l[MAXV];
@@ -221,12 +283,14 @@ static void chain(const float *raw, int V, const golden_backend_sampling *sp, in
         memset(seen, 0, (size_t)V);
         for (size_t i = n_hist - w; i < n_hist; i++) {
             int t = hist[i];
-            if (t < 0 || t >= V || seen[t]) continue;
+            if (t < 0 || t >= V || (seen[t] && !g_pendup)) continue;
             seen[t] = 1;
             if (l[t] > 0) l[t] /= sp->repeat_penalty;
             else l[t] *= sp->repeat_penalty;
         }
     }
+    if (g_tempfirst && sp->temp > 0)
+        for (int i = 0; i < V; i++) l[i] /= sp->temp;
     for (int i = 0; i < V; i++) idx[i] = i;
     /* insertion-free sort: simple selection into order (V <= 4096; fine for the tiny model) */
     for (int i = 1; i < V; i++) {
@@ -267,9 +331,10 @@ static void chain(const float *raw, int V, const golden_backend_sampling *sp, in
         while (k < n && l[idx[k]] >= thr) k++;
         n = k;
     }
-    float q[MAXV], m2 = l[idx[0]] / sp->temp, s2 = 0;
+    float tt = g_tempfirst ? 1.0f : sp->temp;
+    float q[MAXV], m2 = l[idx[0]] / tt, s2 = 0;
     for (int i = 0; i < n; i++) {
-        q[i] = expf(l[idx[i]] / sp->temp - m2);
+        q[i] = expf(l[idx[i]] / tt - m2);
         s2 += q[i];
     }
     d->n = n;
@@ -316,6 +381,9 @@ static int rt_sample(void *self, int lane, const golden_backend_sampling *sp, in
     int faulty = ((s->mask >> lane) & 1) && call >= s->after;
     int mode = faulty ? s->mode : M_PASS;
     int fill_shared = s->mode == M_SHAREDCACHE;
+    int switched = s->last_sample >= 0 && s->last_sample != lane;
+    s->last_sample = lane;
+    if (mode == M_SWITCH && !switched) mode = M_PASS;
     size_t nd = sp->n_draws > 1 ? sp->n_draws : 1;
     if (nd > GOLDEN_BK_MAX_DRAWS) {
         say(msg, len, "rt shim: too many draws");
@@ -334,7 +402,23 @@ static int rt_sample(void *self, int lane, const golden_backend_sampling *sp, in
     case M_GREEDY2: grank = 1; break;
     case M_LANE0: src = 0; break;
     case M_NEXTLANE: src = lane > 0 ? lane - 1 : lane; break;
+    case M_LASTROW: src = s->last_adv >= 0 ? s->last_adv : lane; break;
     case M_HISTHALF: last_div = 2; break;
+    case M_HIST0:
+        if (lane > 0 && n_hist < 96 && s->have_hist0[n_hist]) hist = s->hist0[n_hist];
+        break;
+    case M_ERR:
+        say(msg, len, "rt shim: the device sampler failed");
+        return GOLDEN_BK_E_OTHER;
+    case M_BATCHSHIFT:
+        for (size_t i = nd; i-- > 8;) seeds[i] = seeds[i - 1];
+        break;
+    case M_SINGLEDIFF:
+        if (nd == 1) seeds[0] = mix64(seeds[0] + 12345);
+        break;
+    case M_CALLSTREAM:
+        for (size_t i = 1; i < nd; i++) seeds[i] = mix64(seeds[0] + i);
+        break;
     case M_LASTHIST:
         if (s->have_last) hist = s->last_hist, n_hist = s->last_n_hist;
         break;
@@ -350,6 +434,10 @@ static int rt_sample(void *self, int lane, const golden_backend_sampling *sp, in
         break;
     default: break;
     }
+    if (lane == 0 && sp->n_history < 96) {
+        if (sp->n_history) memcpy(s->hist0[sp->n_history], sp->history, sp->n_history * sizeof(int32_t));
+        s->have_hist0[sp->n_history] = 1;
+    }
     /* remember this call's history for the next (lasthist) */
     if (sp->n_history <= sizeof s->last_hist / sizeof s->last_hist[0]) {
         if (sp->n_history) memcpy(s->last_hist, sp->history, sp->n_history * sizeof(int32_t));
@@ -358,7 +446,9 @@ static int rt_sample(void *self, int lane, const golden_backend_sampling *sp, in
     }
     int need_dist = s->base || mode == M_GREEDY2 || mode == M_BOOST || mode == M_STALECACHE ||
                     mode == M_SHAREDCACHE || mode == M_LASTHIST || mode == M_HISTHALF ||
-                    mode == M_CACHE || mode == M_NEXTLANE || mode == M_LANE0 || fill_shared;
+                    mode == M_CACHE || mode == M_NEXTLANE || mode == M_LANE0 || fill_shared ||
+                    mode == M_TEMPFIRST || mode == M_RAREBIAS || mode == M_PENDUP || mode == M_HIST0 ||
+                    mode == M_OOV || mode == M_LASTROW || mode == M_SWITCH;
     if (!need_dist) {
         /* the cpu backend's own sampler with the (changed) settings and seeds */
         t.n_draws = nd > 1 ? nd : sp->n_draws;
@@ -393,13 +483,23 @@ static int rt_sample(void *self, int lane, const golden_backend_sampling *sp, in
         }
         d = &c->d;
     } else {
+        g_tempfirst = mode == M_TEMPFIRST;
+        g_pendup = mode == M_PENDUP;
         chain(row, s->vocab, &t, last_div, hist, n_hist, &dd, grank);
+        g_tempfirst = g_pendup = 0;
+        if (mode == M_RAREBIAS && dd.n > 1) {
+            dd.p[dd.n - 1] *= 1.5;
+            double z = 0;
+            for (int i = 0; i < dd.n; i++) z += dd.p[i];
+            for (int i = 0; i < dd.n; i++) dd.p[i] /= z;
+        }
     }
     for (size_t i = 0; i < nd; i++) {
         int tok = draw(d, seeds[i]);
-        if (mode == M_BOOST && (mix64(seeds[i] ^ 0xabcdef1234567ULL) & 1)) tok = d->id[0];
+        if ((mode == M_BOOST || mode == M_SWITCH) && (mix64(seeds[i] ^ 0xabcdef1234567ULL) & 1)) tok = d->id[0];
         token[i] = tok;
     }
+    if (mode == M_OOV) token[nd - 1] = s->vocab;
     return 0;
 }
 
@@ -415,5 +515,10 @@ GOLDEN_API const golden_backend_vtable_v2 *golden_backend_entry_v2(void) {
     table.base.open = rt_open;
     table.base.close = rt_close;
     table.sample = rt_sample;
+    table.base.prefill = rt_prefill;
+    table.base.decode = rt_decode;
+    table.decode_at = rt_decode_at;
+    table.prefill_keep = rt_prefill_keep;
+    if (cpu->step_batch) table.step_batch = rt_step_batch;
     return &table;
 }

@@ -54,6 +54,15 @@ good() {
     if [ "$_rc" -eq 0 ] && grep -Eq '^sampling-stats +pass' out.txt; then ok "$T: good: $_n passes"
     else GF=$((GF + 1)); notok "$T: good: $_n passes" "exit $_rc, wanted 0 (conform --checks sampling-stats $*): $(sed -n 2p out.txt | head -c 300) $(head -c 300 err.txt)"; fi
 }
+# error NAME PATTERN OPTS...: the doc says the check could not run (exit 2, the row ERROR)
+error() {
+    _n=$1; _p=$2; shift 2; H=$((H + 1)); cf "$@"; _rc=$?
+    if [ "$_rc" -eq 2 ] && grep -Eq "^sampling-stats +ERROR .*$_p" out.txt; then ok "$T: hostile: $_n: could not run"
+    else
+        [ "$_rc" -eq 0 ] && HT=$((HT + 1))
+        notok "$T: hostile: $_n: could not run" "exit $_rc, wanted 2 and /$_p/ (conform --checks sampling-stats $*): $(sed -n 2p out.txt | head -c 300)"
+    fi
+}
 # info NAME OPTS...: the doc promises nothing; the outcome is printed
 info() {
     _n=$1; shift; I=$((I + 1)); cf "$@"; _rc=$?
@@ -91,6 +100,24 @@ good "a fault on lane 1 of a 1-lane backend (no such lane)" $(o rt_mode=nocut rt
 good "a fault only with 2 lanes, run on 4" $(o rt_mode=boost rt_lanes=1 rt_nl=2)
 good "a fault only with 12 lanes, run on 8" $(o rt_mode=nocut rt_nl=12 lanes=8)
 
+good "the independent chain, 64 lanes" --seed 9 $(o rt_base=indep lanes=64)
+report "64 lanes clean: 8 lanes with 0 and 63, 56 tests" 64 - 1e-6 4096 4 pass
+# --max-context: the prompt shortened so that the lane ends within it, at least 8 prompt tokens
+for mc in 32 12 11; do
+    G=$((G + 1)); cf --max-context $mc $(o rt_base=indep); _rc=$?
+    if [ $_rc -eq 0 ] && [ -n "$PY" ] && "$PY" -c '
+import json, sys
+mc = int(sys.argv[1])
+c = [c for c in json.load(open("r.json"))["checks"] if c["check"] == "sampling-stats"][0]
+for e in c["coverage"]["settings"]:
+    ps = [p["position"] for p in e["positions"]]
+    assert ps and max(ps) <= mc - 1 and min(ps) >= 7, (e["setting"], e["lane"], ps)
+' $mc > mc.txt 2>&1; then ok "$T: good: --max-context $mc: passes, every position inside the context, >= 8 prompt tokens"
+    elif [ $_rc -eq 0 ] && [ -z "$PY" ]; then ok "$T: good: --max-context $mc passes"
+    else GF=$((GF + 1)); notok "$T: good: --max-context $mc: passes, every position inside the context, >= 8 prompt tokens" "exit $_rc (docs: 8 prompt tokens + 3 decodes = $mc fit for 11): $(sed -n 2p out.txt | head -c 200) $(tail -c 300 mc.txt 2>/dev/null)"; fi
+done
+expect_exit "$T: --max-context 10 (7 prompt tokens): the check cannot run" 2 npu-replay conform --model m --backend ./shim.so -j1 --checks sampling-stats --max-context 10
+
 # ---- hostile: one lane, the last lane, lanes >= 2, odd lanes (4 lanes) ------------------------
 hostile "top-k/top-p/min-p ignored on lane 1" $(o rt_mode=nocut rt_lanes=1)
 report "fault on lane 1: only lane 1 fails, findings name lane 1" 4 1 1e-6 4096 4 fail
@@ -115,6 +142,20 @@ hostile "lane L samples lane L-1's logits, the last lane" $(o rt_mode=nextlane r
 hostile "top class boosted after 84 calls on every lane (temp-cuts only)" $(o rt_mode=boost rt_after=84)
 hostile "top class boosted after 40 calls on lane 3 (from top-p on)" $(o rt_mode=boost rt_lanes=3 rt_after=40)
 hostile "greedy second largest after 3 calls on lane 1 (greedy positions 2-4)" $(o rt_mode=greedy2 rt_lanes=1 rt_after=3)
+hostile "a one-draw call on another generator than a batch, lane 2" $(o rt_mode=singlediff rt_lanes=2)
+hostile "a batch continuing its first seed's generator, lane 3" $(o rt_mode=callstream rt_lanes=3)
+hostile "temperature before top-p and min-p on lane 2" $(o rt_mode=tempfirst rt_lanes=2)
+hostile "the rarest kept class 1.5x on lane 1 (sample_biased on one lane)" $(o rt_mode=rarebias rt_lanes=1)
+hostile "8 lanes: the rarest kept class 1.5x on lane 5" $(o rt_mode=rarebias rt_lanes=5 lanes=8)
+hostile "2 lanes: the rarest kept class 1.5x on lane 1" $(o rt_mode=rarebias rt_lanes=1 lanes=2)
+error "a token outside the vocabulary on lane 2" "outside the vocabulary" $(o rt_mode=oov rt_lanes=2)
+error "sample fails on lane 3" "the device sampler failed" $(o rt_mode=err rt_lanes=3)
+hostile "half the draws the top class on the first call after another lane's, lane 3" $(o rt_mode=switch rt_lanes=3)
+info "GAP: one logits buffer (the row of the lane advanced last, whatever lane is given), 4 lanes" $(o rt_mode=lastrow)
+info "GAP: one logits buffer, 12 lanes" $(o rt_mode=lastrow lanes=12)
+info "lanes >= 1 use the history lane 0 passed at the same length" $(o rt_mode=hist0 rt_lanes=ge1)
+info "a batch's draws past the 8th use the previous draw's seed (the re-asked seeds are the first 8)" $(o rt_mode=batchshift rt_lanes=2)
+info "the penalty once per occurrence in the window (doc: once per token?)" $(o rt_mode=pendup rt_lanes=2)
 info "the history of the previous sample call (another lane's on a lane's first call), lane 2" $(o rt_mode=lasthist rt_lanes=2)
 # ---- hostile: lane counts ----------------------------------------------------------------------
 hostile "1 lane: top class boosted on lane 0" $(o rt_mode=boost rt_lanes=0 lanes=1)
@@ -133,6 +174,8 @@ hostile "a fault only with 12 lanes, every lane" $(o rt_mode=nocut rt_nl=12 lane
 hostile "9 lanes: cuts ignored on lanes 1 and 2 (6 of the 7 between are checked)" $(o rt_mode=nocut rt_lanes=1+2 lanes=9)
 hostile "9 lanes: cuts ignored on lanes 6 and 7" $(o rt_mode=nocut rt_lanes=6+7 lanes=9)
 hostile "64 lanes: cuts ignored on the last lane" $(o rt_mode=nocut rt_lanes=last lanes=64)
+report "64 lanes, fault on lane 63" 64 63 1e-6 4096 4 fail
+hostile "a fault only with 8 lanes, on lane 4" $(o rt_mode=nocut rt_lanes=4 rt_nl=8 lanes=8)
 hostile "64 lanes: top class boosted on lanes >= 1" $(o rt_mode=boost rt_lanes=ge1 lanes=64)
 
 # ---- 12 lanes: the chosen lanes of a seed (from a clean run's coverage, which the doc says
