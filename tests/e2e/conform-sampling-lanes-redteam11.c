@@ -292,7 +292,7 @@ static void chain(const float *raw, int V, const golden_backend_sampling *sp, in
     if (g_tempfirst && sp->temp > 0)
         for (int i = 0; i < V; i++) l[i] /= sp->temp;
     for (int i = 0; i < V; i++) idx[i] = i;
-    /* insertion-free sort: simple selection into order (V <= 4096; fine for the tiny model) */
+    /* insertion sort, largest first, the lower id first among equals (V <= 4096) */
     for (int i = 1; i < V; i++) {
         int x = idx[i], j = i - 1;
         while (j >= 0 && (l[idx[j]] < l[x] || (l[idx[j]] == l[x] && idx[j] > x))) {

@@ -175,6 +175,42 @@ def main():
                  % (tag, e.get("verdict"), e.get("p"), apt, zp, rm))
         if e.get("verdict") == "fail":
             failed_lanes.add(lane)
+    # the values compared: every draw and every re-asked seed (the doc's cost line: 8 settings x
+    # positions x (draws + 8) a lane)
+    want_cmp = len(lanes) * 8 * positions * (draws + 8)
+    if c.get("comparisons") != want_cmp:
+        fail("comparisons %r, wanted %d lanes x 8 x %d x (%d + 8) = %d" % (c.get("comparisons"), len(lanes), positions, draws, want_cmp))
+    if len(c.get("findings") or []) > 16:
+        fail("%d findings kept, at most 16" % len(c["findings"]))
+    # each finding against its settings entry
+    ent = {(e.get("setting"), e.get("lane")): e for e in st}
+    for f in c.get("findings") or []:
+        case, what = f.get("case") or "", f.get("what") or ""
+        m = re.match(r"^(\S+) lane (\d+) position (\d+) draw (\d+)$", case)
+        if m and what.startswith("token "):
+            e = ent.get((m.group(1), int(m.group(2))))
+            mm = re.match(r"^token (\d+) has probability 0 under the host chain \(outside the kept classes; the chain keeps (\d+) classes, seed (\d+)\)$", what)
+            kept = [p["kept"] for p in (e or {}).get("positions", []) if p["position"] == int(m.group(3))]
+            if not e or not mm or kept != [int(mm.group(2))] or not e.get("zero_probability_draws"):
+                fail("probability-0 finding %r does not match its entry (kept %r)" % (f, kept))
+            continue
+        m = re.match(r"^(\S+) lane (\d+) position (\d+)$", case)
+        if m:
+            e = ent.get((m.group(1), int(m.group(2))))
+            if not e or not re.match(r"^seed \d+ gave token \d+ in draw \d+, then \d+", what) or not e.get("repeat_mismatches"):
+                fail("repeat finding %r does not match its entry" % f)
+            continue
+        m = re.match(r"^(\S+) lane (\d+)$", case)
+        if m and what.startswith("chi-square"):
+            e = ent.get((m.group(1), int(m.group(2))))
+            mm = re.match(r"^chi-square \S+ with (\d+) degrees of freedom over (\d+) draws in (\d+) classes: p = \S+, below the per-test alpha (\S+)$", what)
+            if not e or not mm or int(mm.group(1)) != e.get("dof") or int(mm.group(2)) != e.get("draws") \
+                    or int(mm.group(3)) != e.get("classes") or not close(float(mm.group(4)), apt, 5e-3):
+                fail("chi-square finding %r does not match its entry" % f)
+            continue
+        if m and m.group(1) == "greedy":
+            continue
+        fail("finding of no documented form: %r" % f)
     checked_faulty = faulty & set(lanes)
     if want == "fail":
         if not failed_lanes:
@@ -210,6 +246,8 @@ def main():
     if len(row) != 1 or row[0].split()[1] != wantrow:
         fail("table row %r, wanted sampling-stats %s" % (row, wantrow))
     elif want == "fail":
+        if not row[0].rstrip().endswith("(%d findings)" % c.get("findings_total", -1)) and c.get("findings_total", 0) > 1:
+            fail("the row does not end with (%r findings): %r" % (c.get("findings_total"), row[0][-80:]))
         m = re.search(r"\blane (\d+)\b", row[0])
         if not m or int(m.group(1)) not in checked_faulty:
             fail("the row's first finding names no faulty lane: %r" % row[0][:200])

@@ -118,6 +118,20 @@ for e in c["coverage"]["settings"]:
 done
 expect_exit "$T: --max-context 10 (7 prompt tokens): the check cannot run" 2 npu-replay conform --model m --backend ./shim.so -j1 --checks sampling-stats --max-context 10
 
+# "The same --seed gives the same draws, also in process and through the backend host"
+if [ -n "$PY" ]; then
+    rm -f h.json p.json
+    npu-replay conform --model m -j1 --checks sampling-stats --seed 2 --json h.json > /dev/null 2>&1
+    npu-replay conform --model m -j1 --checks sampling-stats --seed 2 --in-process --json p.json > /dev/null 2>&1
+    if "$PY" -c '
+import json, sys
+def st(f):
+    return [c for c in json.load(open(f))["checks"] if c["check"] == "sampling-stats"][0]["coverage"]["settings"]
+sys.exit(0 if st("h.json") == st("p.json") else "the settings entries differ")' > ip.txt 2>&1
+    then ok "$T: the same seed, the same draws in process and through the host"
+    else notok "$T: the same seed, the same draws in process and through the host" "$(cat ip.txt)"; fi
+fi
+
 # ---- hostile: one lane, the last lane, lanes >= 2, odd lanes (4 lanes) ------------------------
 hostile "top-k/top-p/min-p ignored on lane 1" $(o rt_mode=nocut rt_lanes=1)
 report "fault on lane 1: only lane 1 fails, findings name lane 1" 4 1 1e-6 4096 4 fail
