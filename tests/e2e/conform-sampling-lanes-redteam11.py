@@ -211,6 +211,14 @@ def main():
         if m and m.group(1) == "greedy":
             continue
         fail("finding of no documented form: %r" % f)
+    # "lane L > 0 with seeds mixed with L (independent draws)": the same prompt with lane 0's
+    # seeds would repeat lane 0's draws, chi-square for chi-square
+    base = {e["setting"]: e.get("chi2") for e in st if e.get("lane") == lanes[0]}
+    for l in lanes[1:]:
+        same = [e["setting"] for e in st if e.get("lane") == l and e.get("chi2") is not None
+                and e.get("chi2") == base.get(e["setting"])]
+        if len(same) == 7:
+            fail("lane %d repeats lane 0's chi-square in every setting: its seeds are not mixed with the lane" % l)
     checked_faulty = faulty & set(lanes)
     if want == "fail":
         if not failed_lanes:
