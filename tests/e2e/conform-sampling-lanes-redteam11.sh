@@ -92,6 +92,9 @@ report "12 lanes clean: 8 lanes with 0 and 11, 56 tests" 12 - 1e-6 4096 4 pass
 good "the independent chain, bf16 logits" --seed 1 $(o rt_base=indep dtype=bf16)
 good "the independent chain, 2 lanes, 5000 draws at 2 positions (two calls a position)" --seed 2 --sampling-draws 5000 --sampling-positions 2 $(o rt_base=indep lanes=2)
 report "--sampling-draws 5000 --sampling-positions 2" 2 - 1e-6 5000 2 pass
+good "the independent chain, --sampling-draws 20 (the smallest)" --sampling-draws 20 $(o rt_base=indep)
+report "--sampling-draws 20" 4 - 1e-6 20 4 pass
+info "temperature ignored on every lane, --sampling-draws 20 (every position pooled to one class)" --sampling-draws 20 $(o rt_mode=temp1)
 good "the independent chain, --sampling-alpha 1e-3, 2 lanes" --seed 8 --sampling-alpha 1e-3 $(o rt_base=indep lanes=2)
 report "--sampling-alpha 1e-3 on 2 lanes: per test 1e-3/14" 2 - 1e-3 4096 4 pass
 good "the lane mixed into every seed (right on each lane)" $(o rt_mode=xorlane)
