@@ -65,6 +65,16 @@ enum {
     F_LIMIT_CODE_LANES,      /* lanes != 0: a refusal past the limit says E_OTHER */
     F_REFUSED_PREFILL_LAST,  /* last lane: a refused prefill drops the lane's last position */
     F_DECODE_RUN16_LAST,     /* last lane: the 16th and later decode in a row writes wrong */
+    F_ROUTER_UNNORM_DECODE_LANES, /* lanes != 0: decode taps' router weights x 0.9 from 257 */
+    F_ROUTER_SWAP_PREFILL_LAST,   /* last lane: prefill rows >= 300 swap router ranks 0 and 1 */
+    F_CROSS_PREFILL_LAST,    /* a prefill on another lane spoils the last lane's next decode */
+    F_SAMPLE_SINGLE_LANES,   /* lanes != 0: a single-draw sample uses the seed + 1 */
+    F_LIMIT_MSG_LANES,       /* lanes != 0: a refusal's message loses context_limit_exceeded */
+    F_REFUSED_OVERWRITE_LANES, /* lanes != 0: a refused prefill overwrites the last slot */
+    F_NONDET_LAST_TAPSOFF,   /* last lane, taps off: logits() from position 47 on, per-open noise */
+    F_TAP_EXTRA_LAYER_DECODE, /* decodes at positions >= 44 also tap a layer the model lacks */
+    F_WRITTEN_LIE_LAST,      /* last lane: decode_at at >= 257 says it wrote pos + 1 */
+    F_DECODE_AT_ONLY,        /* decode_at (not decode) writes a wrong token, at every position */
     /* faithful variants */
     F_OWN_PATHS,             /* own topk from the row, decode as a one-token prefill, logits in
                                 pieces, own messages */
@@ -76,7 +86,10 @@ static const char *fault_names[F_COUNT] = {
     "keep_drop_17", "logits_at_decode_last", "topk_tie_high", "topk_k40_lanes",
     "bf16_decode_33", "second_open_last", "limit_decode_lanes", "step3", "keep_last_lane_64",
     "topk_vocab_last", "kv_lane2_ge300", "prefill1_below_last", "chunk_lane1_ge129",
-    "resetall_last_first", "limit_code_lanes", "refused_prefill_last", "decode_run16_last", "own_paths"};
+    "resetall_last_first", "limit_code_lanes", "refused_prefill_last", "decode_run16_last", "router_unnorm_decode_lanes",
+    "router_swap_prefill_last", "cross_prefill_last", "sample_single_lanes", "limit_msg_lanes",
+    "refused_overwrite_lanes", "nondet_last_tapsoff", "tap_extra_layer_decode",
+    "written_lie_last", "decode_at_only", "own_paths"};
 
 #define MAXL 64
 typedef struct {
@@ -95,7 +108,14 @@ typedef struct {
     int keep64[MAXL];
     int in_batch_step;
     int after_reset_all[MAXL];
-    int run[MAXL];           /* decodes in a row */       /* step3: which step is running (1-based), 0 outside */
+    int run[MAXL];           /* decodes in a row */
+    int cross_dirty[MAXL];
+    golden_backend_hooks h;  /* the harness's hooks */
+    int cur_lane, cur_decode;
+    int via_v1;              /* decode_at called from the version 1 decode */
+    int nlayers;
+    uint32_t noise;
+    int64_t cur_pos;       /* step3: which step is running (1-based), 0 outside */
 } shim;
 
 static int g_opens;
@@ -172,6 +192,13 @@ static int sh_open(const golden_backend_open_args *a, void **self, char *msg, si
     s->vocab = info.vocab_size;
     s->dtype = info.logits_dtype;
     s->limit = info.context_limit;
+    s->nlayers = info.num_layers;
+    if (s->fault == F_NONDET_LAST_TAPSOFF) {
+        FILE *r = fopen("/dev/urandom", "rb");
+        if (!r || fread(&s->noise, sizeof s->noise, 1, r) != 1) s->noise = 12345;
+        if (r) fclose(r);
+        s->noise = 1 + s->noise % 1000000u;
+    }
     s->want_taps = 1;
     s->openno = s->fault == F_SECOND_OPEN_LAST ? ++g_opens : 1; /* opens with that fault */
     *self = s;
@@ -194,11 +221,52 @@ static int sh_info(void *self, golden_backend_info *out, char *msg, size_t n)
 #endif
     return rc;
 }
+static int tap_wrap(void *ctx, const char *name, int layer, int dtype, int64_t rows, int64_t cols,
+                    const void *data)
+{
+    shim *s = ctx;
+    int w = s->fault == F_ROUTER_UNNORM_DECODE_LANES && s->cur_decode && s->cur_lane != 0 &&
+            s->cur_pos >= 257 && dtype == GOLDEN_BK_F32 && strstr(name, "router/topk_weights");
+    int sw = s->fault == F_ROUTER_SWAP_PREFILL_LAST && !s->cur_decode && s->cur_lane == s->nl - 1 &&
+             cols >= 2 && strstr(name, "router/topk_") && s->cur_pos + rows > 300;
+    if (s->fault == F_TAP_EXTRA_LAYER_DECODE && s->cur_decode && s->cur_pos >= 44 &&
+        layer == s->nlayers - 1 && strstr(name, "/hidden")) {
+        int rc = s->h.tap(s->h.ctx, name, layer, dtype, rows, cols, data);
+        char nm[64];
+        snprintf(nm, sizeof nm, "layers/%d/hidden", s->nlayers);
+        return rc ? rc : s->h.tap(s->h.ctx, nm, s->nlayers, dtype, rows, cols, data);
+    }
+    if (!w && !sw) return s->h.tap(s->h.ctx, name, layer, dtype, rows, cols, data);
+    size_t bytes = (size_t)rows * (size_t)cols * 4;
+    char *c = malloc(bytes ? bytes : 1);
+    if (!c) return 1;
+    memcpy(c, data, bytes);
+    for (int64_t r = 0; r < rows; r++) {
+        char *row = c + (size_t)r * (size_t)cols * 4;
+        if (w)
+            for (int64_t j = 0; j < cols; j++) ((float *)row)[j] *= 0.9f;
+        if (sw && s->cur_pos + r >= 300) { /* ids and weights alike: ranks 0 and 1 trade places */
+            char t[4];
+            memcpy(t, row, 4), memcpy(row, row + 4, 4), memcpy(row + 4, t, 4);
+        }
+    }
+    int rc = s->h.tap(s->h.ctx, name, layer, dtype, rows, cols, c);
+    free(c);
+    return rc;
+}
+static void mark_wrap(void *ctx, int stage, int is_end, uint64_t ns)
+{
+    shim *s = ctx;
+    s->h.mark(s->h.ctx, stage, is_end, ns);
+}
 static int sh_set_hooks(void *self, const golden_backend_hooks *h, char *msg, size_t n)
 {
     shim *s = self;
     s->want_taps = h ? h->want_taps : 0;
-    return s->in->base.set_hooks(s->is, h, msg, n);
+    if (!h) return s->in->base.set_hooks(s->is, h, msg, n);
+    s->h = *h;
+    golden_backend_hooks mine = {s, h->tap ? tap_wrap : NULL, h->mark ? mark_wrap : NULL, h->want_taps};
+    return s->in->base.set_hooks(s->is, &mine, msg, n);
 }
 static int64_t sh_length(void *self, int lane)
 {
@@ -212,6 +280,8 @@ static int64_t sh_length(void *self, int lane)
 }
 static int own_msg(shim *s, int rc, char *msg, size_t n)
 {
+    if (rc == GOLDEN_BK_E_CONTEXT_LIMIT && s->fault == F_LIMIT_MSG_LANES && s->cur_lane != 0)
+        snprintf(msg, n, "sequence does not fit the KV pool"); /* the code stays right */
     if (rc && s->fault == F_OWN_PATHS) {
         /* the code decides, never the message (docs/npu-replay.md, version 2) */
         if (rc == GOLDEN_BK_E_CONTEXT_LIMIT) snprintf(msg, n, "npu: sequence too long for the KV pool");
@@ -223,6 +293,7 @@ static int do_prefill(shim *s, int lane, int64_t pos, const int32_t *t, size_t n
                       const int64_t *keep, size_t nk, char *msg, size_t n)
 {
     int32_t *c = NULL;
+    s->cur_lane = lane;
     int64_t L0 = s->in->base.length(s->is, lane);
     int all = 0;
     if (lane >= 0 && lane < s->nl) {
@@ -257,6 +328,7 @@ static int do_prefill(shim *s, int lane, int64_t pos, const int32_t *t, size_t n
         keep = kk;
         nk = m;
     }
+    s->cur_lane = lane, s->cur_decode = 0, s->cur_pos = pos;
     int rc = nk ? s->in->prefill_keep(s->is, lane, pos, c ? c : t, nt, keep, nk, msg, n)
                 : s->in->base.prefill(s->is, lane, pos, c ? c : t, nt, msg, n);
     free(c);
@@ -264,11 +336,21 @@ static int do_prefill(shim *s, int lane, int64_t pos, const int32_t *t, size_t n
         char m2[256];
         s->in->base.truncate(s->is, lane, L0 - 1, m2, sizeof m2);
     }
+    if (rc == GOLDEN_BK_E_CONTEXT_LIMIT && s->fault == F_REFUSED_OVERWRITE_LANES && lane != 0 &&
+        L0 > 0 && nt > 0) { /* the lane keeps its length, its last slot gets the refused first token */
+        char m2[256];
+        if (!s->in->base.truncate(s->is, lane, L0 - 1, m2, sizeof m2))
+            s->in->base.prefill(s->is, lane, L0 - 1, t, 1, m2, sizeof m2);
+    }
     if (rc == GOLDEN_BK_E_CONTEXT_LIMIT && s->fault == F_LIMIT_CODE_LANES && lane != 0) rc = GOLDEN_BK_E_OTHER;
     if (!rc && lane >= 0 && lane < MAXL) {
         touch(s, lane);
         s->after_reset_all[lane] = 0;
         s->cut_flag[lane] = 0;
+        s->cross_dirty[lane] = 0;
+        if (s->fault == F_CROSS_PREFILL_LAST && lane != s->nl - 1 &&
+            s->in->base.length(s->is, s->nl - 1) > 0)
+            s->cross_dirty[s->nl - 1] = 1;
         s->dropped17[lane] = drop;
         s->keep64[lane] = k64 == 3;
     }
@@ -288,16 +370,20 @@ static int sh_decode_at(void *self, int lane, int64_t pos, int32_t tok, int64_t 
                         char *msg, size_t n)
 {
     shim *s = self;
+    s->cur_lane = lane;
     int sp = 0;
     if (lane >= 0 && lane < s->nl) {
         sp = spoil(s, lane, pos, 1);
         if (s->fault == F_TAIL_DECODE_CUT200 && s->cut_flag[lane]) sp = 1;
         if (s->fault == F_RESET_NEIGH_DECODE && s->neigh_dirty[lane]) sp = 1;
+        if (s->fault == F_CROSS_PREFILL_LAST && s->cross_dirty[lane]) sp = 1;
+        if (s->fault == F_DECODE_AT_ONLY && !s->via_v1) sp = 1;
         if (s->fault == F_DECODE_RUN16_LAST && lane == s->nl - 1 && s->run[lane] >= 15) sp = 1;
     }
     int32_t t = sp ? wrong(s, tok) : tok;
     int run = lane >= 0 && lane < MAXL ? s->run[lane] : 0;
     int rc;
+    s->cur_lane = lane, s->cur_decode = 1, s->cur_pos = pos;
     if (s->fault == F_OWN_PATHS) {
         /* a decode is a one-token prefill at the lane's length (bit for bit the same: npu-replay.md) */
         int64_t L = s->in->base.length(s->is, lane);
@@ -312,8 +398,10 @@ static int sh_decode_at(void *self, int lane, int64_t pos, int32_t tok, int64_t 
         touch(s, lane);
         s->cut_flag[lane] = 0;
         s->neigh_dirty[lane] = 0;
+        s->cross_dirty[lane] = 0;
         s->last_was_decode[lane] = 1;
         s->run[lane] = run + 1;
+        if (s->fault == F_WRITTEN_LIE_LAST && lane == s->nl - 1 && pos >= 257 && written) *written = pos + 1;
     }
     return own_msg(s, rc, msg, n);
 }
@@ -322,7 +410,10 @@ static int sh_decode(void *self, int lane, int32_t tok, char *msg, size_t n)
     shim *s = self;
     int64_t w, L = s->in->base.length(s->is, lane);
     if (L < 0) return bad(msg, n, "bad lane");
-    return sh_decode_at(self, lane, L, tok, &w, msg, n);
+    s->via_v1 = 1;
+    int rc = sh_decode_at(self, lane, L, tok, &w, msg, n);
+    s->via_v1 = 0;
+    return rc;
 }
 static void spoil_row(shim *s, void *dst, int first, int count)
 {
@@ -340,7 +431,12 @@ static int sh_logits(void *self, int lane, int first, int count, void *dst, char
         if (!rc) rc = s->in->base.logits(s->is, lane, first + a, count - a, (char *)dst + a * es, msg, n);
         return own_msg(s, rc, msg, n);
     }
-    return s->in->base.logits(s->is, lane, first, count, dst, msg, n);
+    int rc = s->in->base.logits(s->is, lane, first, count, dst, msg, n);
+    if (!rc && s->fault == F_NONDET_LAST_TAPSOFF && lane == s->nl - 1 && !s->want_taps &&
+        s->last_was_decode[lane] && s->in->base.length(s->is, lane) - 1 >= 47 && first == 0 &&
+        count > 0 && s->dtype == GOLDEN_BK_F32)
+        ((float *)dst)[0] += (float)s->noise * 0x1p-26f;
+    return rc;
 }
 static int sh_truncate(void *self, int lane, int64_t len, char *msg, size_t n)
 {
@@ -487,6 +583,11 @@ static int sh_sample(void *self, int lane, const golden_backend_sampling *sm, in
                      char *msg, size_t n)
 {
     shim *s = self;
+    if (s->fault == F_SAMPLE_SINGLE_LANES && lane != 0 && sm && sm->n_draws <= 1) {
+        golden_backend_sampling c = *sm;
+        c.seed = sm->seed + 1;
+        return s->in->sample(s->is, lane, &c, tok, msg, n);
+    }
     return s->in->sample(s->is, lane, sm, tok, msg, n);
 }
 
@@ -576,6 +677,16 @@ static void seq(void *s, const char *mode, int nl, float *row, int V)
         ck(T->step_batch(s, st, 3, msg, sizeof msg), "step_batch");
         for (int l = 0; l < 3; l++) ck(st[l].status, "step");
         ck(T->base.logits(s, 2, 0, V, row, msg, sizeof msg), "logits");
+    } else if (!strcmp(mode, "decode_at")) { /* lane 0: prefill 8, decode_at 8 and 9 */
+        ck(T->base.prefill(s, 0, 0, t, 8, msg, sizeof msg), "prefill");
+        ck(T->decode_at(s, 0, 8, t[8], &w, msg, sizeof msg), "decode_at");
+        ck(T->decode_at(s, 0, 9, t[9], &w, msg, sizeof msg), "decode_at");
+        ck(T->base.logits(s, 0, 0, V, row, msg, sizeof msg), "logits");
+    } else if (!strcmp(mode, "decode")) { /* the same through the version 1 decode */
+        ck(T->base.prefill(s, 0, 0, t, 8, msg, sizeof msg), "prefill");
+        ck(T->base.decode(s, 0, t[8], msg, sizeof msg), "decode");
+        ck(T->base.decode(s, 0, t[9], msg, sizeof msg), "decode");
+        ck(T->base.logits(s, 0, 0, V, row, msg, sizeof msg), "logits");
     } else if (!strcmp(mode, "lane2_300")) { /* lane 2: prefill 310 */
         ck(T->base.prefill(s, 2, 0, t, 310, msg, sizeof msg), "prefill");
         ck(T->base.logits(s, 2, 0, V, row, msg, sizeof msg), "logits");
@@ -746,6 +857,75 @@ if ./prove12 ./shim12.so m second_open_last second_open > out.prove 2> err.prove
     notok "$T-proof-second-open" "$(cat out.prove err.prove | head -c 300)"; fi
 must_fail second-open-last-lane second_open_last determinism determinism
 
+# ---- hostile: router taps on other lanes ----
+# router: "on every lane of the subset ...: a prefill of the whole context ..., every row, then a
+# decode step at every position of the boundary set (1, 2, 15-17, ..., 255-257, the last)";
+# "weights within `--router-tol` ... of the reference (renormalised when `norm_topk_prob`); ...
+# weights sum to 1". Lanes != 0: decode taps' top-k weights x 0.9 from position 257.
+must_fail router-weights-decode-lanes router_unnorm_decode_lanes router router
+# "every layer's `router/topk_ids` against the reference rule ... in id and order". Last lane:
+# prefill rows at positions >= 300 swap ranks 0 and 1 (ids and weights).
+must_fail router-swap-prefill-last300 router_swap_prefill_last router router
+
+# ---- hostile: one lane's prefill harms another ----
+# kv-lanes: "three interleavings (..., seeded random with prefills among other lanes' decodes)";
+# proves "a lane never reads what another lane wrote". A prefill on any other lane spoils the
+# last lane's next decode (a shared staging buffer).
+must_fail cross-prefill-spoils-last cross_prefill_last kv-lanes kv-lanes
+
+# ---- hostile: sampling, one draw at a time on lanes other than 0 ----
+# sampling-stats: "then the first 8 seeds are asked again, the first alone (`n_draws` 0, `seed`)
+# and the other 7 in reverse order in one call, and must give the same tokens"; "on every lane".
+# Lanes != 0: a single-draw call uses seed + 1.
+must_fail sample-single-draw-seed-lanes sample_single_lanes sampling-stats sampling-stats
+
+# ---- hostile: refusals ----
+# rejection: "each leaving the lane as it was (the same `length()`, the same logits)" ... "a
+# prefill crossing the limit from 8 is refused, the lane still holds 8 and decodes on as before".
+# Lanes != 0: a refused prefill leaves the length but overwrites the last slot with its first token.
+must_fail refused-prefill-overwrites-lanes refused_overwrite_lanes rejection rejection
+# Version 1 (npu-replay.md: "A request beyond the context limit must be refused with a message
+# starting `context_limit_exceeded`"; rejection: "refused with `context_limit_exceeded`"):
+# lanes != 0 refuse with another message (the code is the right version 2 code, which a version 1
+# harness must not rely on).
+npu-replay conform --model m --backend ./shim12v1.so --backend-opt fault=limit_msg_lanes \
+    --budget 0 --checks rejection > out.v1msg 2> err.v1msg
+_rc=$?
+if [ "$_rc" -eq 1 ] && grep -Eq "^rejection +FAIL" out.v1msg; then ok "$T-v1-limit-message-lanes"; else
+    notok "$T-v1-limit-message-lanes" "exit $_rc, wanted 1: $(tr '\n' '|' < out.v1msg | head -c 300)"; fi
+
+# ---- hostile: nondeterminism on the last lane, taps off, late ----
+# determinism: "(a prefill of 40 and 8 decode steps on lane 0 and on the last lane, taps on and
+# off): bitwise the same logits". Last lane, taps off, from position 47 (the 8th decode step):
+# logits() adds a per-open amount (1..10^6 x 2^-26) to id 0.
+must_fail nondet-last-lane-tapsoff nondet_last_tapsoff determinism determinism
+
+# ---- hostile: taps ----
+# taps: "no tap of a layer the model lacks"; "a prefill of 1 and of 40 tokens, then 8 decode
+# steps, each call's taps alone". Decodes at positions >= 44 also tap layers/<num_layers>/hidden.
+must_fail tap-extra-layer-late-decode tap_extra_layer_decode taps taps
+
+# ---- hostile: decode_at, the version 2 decode `run` uses ----
+# npu-replay.md: "`decode_at` ... `run` decodes through it; a version 1 backend gets `decode`";
+# kv-positions: "the decode path (prefill w, decode w and w+1)", proves "the decode ... paths
+# write and read the KV slot of each position as a one-shot prefill does". decode_at (not the
+# version 1 decode) writes a wrong token at every position. prove12: decode_at differs from the
+# clean shim, decode does not.
+if ./prove12 ./shim12.so m decode_at_only decode_at > out.pda 2> err.pda && grep -qx differs out.pda &&
+    ./prove12 ./shim12.so m decode_at_only decode > out.pd 2> err.pd && grep -qx same out.pd; then
+    ok "$T-proof-decode-at-only"; else
+    notok "$T-proof-decode-at-only" "$(cat out.pda err.pda out.pd err.pd | head -c 300)"; fi
+must_fail decode-at-only-wrong decode_at_only kv-positions kv-positions
+# npu-replay.md: "`written` is the position the backend wrote, and the harness requires
+# `written == pos` (`decode wrote position P, the harness counts Q`, a fault of the run)".
+# Last lane: decode_at at >= 257 says it wrote pos + 1 (the KV itself is right). Every lane
+# decodes past 264 in kv-lanes; a protocol fault is not a pass (exit 1 or 2, not 0).
+npu-replay conform --model m --backend ./shim12.so --backend-opt fault=written_lie_last \
+    --budget 0 --checks kv-lanes > out.wl 2> err.wl
+_rc=$?
+if [ "$_rc" -ne 0 ]; then ok "$T-written-lie-last-lane"; else
+    notok "$T-written-lie-last-lane" "exit 0, wanted 1 or 2: $(tr '\n' '|' < out.wl | head -c 200)"; fi
+
 # ---- faithful: must pass ----
 # The shim passing everything through: every check passes.
 must_pass clean-all shim12.so "" --backend-opt fault=none
@@ -764,3 +944,9 @@ must_pass v1-table-all shim12v1.so ""
 # A version 2 table built with the older header (size GOLDEN_BACKEND_V2_MIN_SIZE: "loads and is
 # driven without them").
 must_pass old-v2-table-all shim12old.so ""
+# Version 2: a refusal with the right code and another message (the harness "decides from the
+# code, never from the message").
+must_pass v2-limit-own-message shim12.so rejection --backend-opt fault=limit_msg_lanes
+# Version 1: a refusal with the right message and a code other than 2 (version 1 has no codes:
+# "nonzero with the message \"context_limit_exceeded: ...\"").
+must_pass v1-limit-other-code shim12v1.so rejection --backend-opt fault=limit_code_lanes
