@@ -75,6 +75,10 @@ enum {
     F_TAP_EXTRA_LAYER_DECODE, /* decodes at positions >= 44 also tap a layer the model lacks */
     F_WRITTEN_LIE_LAST,      /* last lane: decode_at at >= 257 says it wrote pos + 1 */
     F_DECODE_AT_ONLY,        /* decode_at (not decode) writes a wrong token, at every position */
+    F_LENGTH_CONT_LAST,      /* last lane: length() one short after a continued prefill */
+    F_LENGTH_DECODE_LAST257, /* last lane: length() one short after a decode at >= 257 */
+    F_TRUNC_ALSO_LANE0,      /* truncate of the last lane also cuts lane 0 */
+    F_TOPK_STALE_DECODE_LAST, /* last lane: topk after a decode repeats the lane's previous topk */
     /* faithful variants */
     F_OWN_PATHS,             /* own topk from the row, decode as a one-token prefill, logits in
                                 pieces, own messages */
@@ -89,7 +93,8 @@ static const char *fault_names[F_COUNT] = {
     "resetall_last_first", "limit_code_lanes", "refused_prefill_last", "decode_run16_last", "router_unnorm_decode_lanes",
     "router_swap_prefill_last", "cross_prefill_last", "sample_single_lanes", "limit_msg_lanes",
     "refused_overwrite_lanes", "nondet_last_tapsoff", "tap_extra_layer_decode",
-    "written_lie_last", "decode_at_only", "own_paths"};
+    "written_lie_last", "decode_at_only", "length_cont_last", "length_decode_last257",
+    "trunc_also_lane0", "topk_stale_decode_last", "own_paths"};
 
 #define MAXL 64
 typedef struct {
@@ -114,6 +119,9 @@ typedef struct {
     int cur_lane, cur_decode;
     int via_v1;              /* decode_at called from the version 1 decode */
     int nlayers;
+    int tk_k[MAXL];
+    float tk_v[MAXL][64];
+    int32_t tk_i[MAXL][64];
     uint32_t noise;
     int64_t cur_pos;       /* step3: which step is running (1-based), 0 outside */
 } shim;
@@ -273,6 +281,7 @@ static int64_t sh_length(void *self, int lane)
     shim *s = self;
     int64_t L = s->in->base.length(s->is, lane);
     if (lane >= 0 && lane < MAXL && L >= 0) {
+        if (s->len_lie[lane] == 3) return L - 1;
         if (s->len_lie[lane] == 1) return L + 1;
         if (s->len_lie[lane] == 2) return 0;
     }
@@ -352,6 +361,7 @@ static int do_prefill(shim *s, int lane, int64_t pos, const int32_t *t, size_t n
             s->in->base.length(s->is, s->nl - 1) > 0)
             s->cross_dirty[s->nl - 1] = 1;
         s->dropped17[lane] = drop;
+        if (s->fault == F_LENGTH_CONT_LAST && lane == s->nl - 1 && pos > 0 && nt > 1) s->len_lie[lane] = 3;
         s->keep64[lane] = k64 == 3;
     }
     return own_msg(s, rc, msg, n);
@@ -401,6 +411,7 @@ static int sh_decode_at(void *self, int lane, int64_t pos, int32_t tok, int64_t 
         s->cross_dirty[lane] = 0;
         s->last_was_decode[lane] = 1;
         s->run[lane] = run + 1;
+        if (s->fault == F_LENGTH_DECODE_LAST257 && lane == s->nl - 1 && pos >= 257) s->len_lie[lane] = 3;
         if (s->fault == F_WRITTEN_LIE_LAST && lane == s->nl - 1 && pos >= 257 && written) *written = pos + 1;
     }
     return own_msg(s, rc, msg, n);
@@ -442,6 +453,12 @@ static int sh_truncate(void *self, int lane, int64_t len, char *msg, size_t n)
 {
     shim *s = self;
     int rc = s->in->base.truncate(s->is, lane, len, msg, n);
+    if (!rc && s->fault == F_TRUNC_ALSO_LANE0 && lane == s->nl - 1 && lane != 0 &&
+        s->in->base.length(s->is, 0) > len) {
+        char m2[256];
+        s->in->base.truncate(s->is, 0, len, m2, sizeof m2);
+        touch(s, 0);
+    }
     if (!rc && lane >= 0 && lane < MAXL) {
         touch(s, lane);
         s->cut_flag[lane] = len >= 200;
@@ -531,8 +548,19 @@ static int sh_topk(void *self, int lane, int k, float *vals, int32_t *idx, char 
         idx[39] = ix[40];
         return 0;
     }
+    if (s->fault == F_TOPK_STALE_DECODE_LAST && lane == s->nl - 1 && lane < MAXL &&
+        s->last_was_decode[lane] && s->tk_k[lane] == k) { /* the output buffer was not refreshed */
+        memcpy(vals, s->tk_v[lane], (size_t)k * sizeof *vals);
+        memcpy(idx, s->tk_i[lane], (size_t)k * sizeof *idx);
+        return 0;
+    }
     int rc = s->in->topk(s->is, lane, k, vals, idx, msg, n);
     if (rc) return own_msg(s, rc, msg, n);
+    if (lane >= 0 && lane < MAXL && k <= 64) {
+        s->tk_k[lane] = k;
+        memcpy(s->tk_v[lane], vals, (size_t)k * sizeof *vals);
+        memcpy(s->tk_i[lane], idx, (size_t)k * sizeof *idx);
+    }
     if (s->fault == F_TOPK_TIE_HIGH) {
         for (int a = 0; a < k;) {
             int b = a;
@@ -687,6 +715,12 @@ static void seq(void *s, const char *mode, int nl, float *row, int V)
         ck(T->base.decode(s, 0, t[8], msg, sizeof msg), "decode");
         ck(T->base.decode(s, 0, t[9], msg, sizeof msg), "decode");
         ck(T->base.logits(s, 0, 0, V, row, msg, sizeof msg), "logits");
+    } else if (!strcmp(mode, "trunc_last")) { /* lane 0 holds 40; the last lane is cut to 10 */
+        ck(T->base.prefill(s, 0, 0, t, 40, msg, sizeof msg), "prefill");
+        ck(T->base.prefill(s, nl - 1, 0, t + 100, 20, msg, sizeof msg), "prefill");
+        ck(T->base.truncate(s, nl - 1, 10, msg, sizeof msg), "truncate");
+        memset(row, 0, (size_t)V * sizeof *row);
+        row[0] = (float)T->base.length(s, 0); /* lane 0's length: 40 */
     } else if (!strcmp(mode, "lane2_300")) { /* lane 2: prefill 310 */
         ck(T->base.prefill(s, 2, 0, t, 310, msg, sizeof msg), "prefill");
         ck(T->base.logits(s, 2, 0, V, row, msg, sizeof msg), "logits");
@@ -925,6 +959,29 @@ npu-replay conform --model m --backend ./shim12.so --backend-opt fault=written_l
 _rc=$?
 if [ "$_rc" -ne 0 ]; then ok "$T-written-lie-last-lane"; else
     notok "$T-written-lie-last-lane" "exit 0, wanted 1 or 2: $(tr '\n' '|' < out.wl | head -c 200)"; fi
+
+# ---- hostile: length() on the last lane after a continued prefill / a late decode ----
+# "**length()** is held to the harness's own count after every kind of call the checks make (a
+# prefill from 0, a continued or chunked prefill, ..., decodes, ...)"; kv-lanes: "every lane at
+# once past 264 positions (prefill of 65 lanes in order, the rest at 65 lanes in reverse, 4
+# decode steps round robin, taps off, `length()` after each)".
+must_fail length-last-after-continued-prefill length_cont_last kv-lanes kv-lanes
+must_fail length-last-after-decode-ge257 length_decode_last257 kv-lanes kv-lanes
+
+# ---- hostile: topk after a decode repeats the previous output (a stale output buffer) ----
+# kv-lanes: "then 2 decode steps, each with `logits_at` of the last position and `topk(40)`
+# against `logits()`". Last lane only.
+must_fail topk-stale-after-decode-last topk_stale_decode_last kv-lanes kv-lanes
+
+# ---- hostile: truncate of the last lane also cuts lane 0 ----
+# kv-tail: "the cuts dealt over the lanes in turn", proves "truncate cuts the lane it names".
+# (Read as: only that lane. The check does not say it looks at the other lanes after a cut; a
+# reset's row says "the others unchanged".) prove12: lane 0 holds 40, the last lane is cut to
+# 10, lane 0 then holds 10.
+if ./prove12 ./shim12.so m trunc_also_lane0 trunc_last > out.ptl 2> err.ptl && grep -qx differs out.ptl; then
+    ok "$T-proof-truncate-also-lane0"; else
+    notok "$T-proof-truncate-also-lane0" "$(cat out.ptl err.ptl | head -c 300)"; fi
+must_fail truncate-last-also-cuts-lane0 trunc_also_lane0 kv-tail kv-tail
 
 # ---- faithful: must pass ----
 # The shim passing everything through: every check passes.
