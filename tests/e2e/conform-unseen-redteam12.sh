@@ -79,9 +79,12 @@ enum {
     F_LENGTH_DECODE_LAST257, /* last lane: length() one short after a decode at >= 257 */
     F_TRUNC_ALSO_LANE0,      /* truncate of the last lane also cuts lane 0 */
     F_TOPK_STALE_DECODE_LAST, /* last lane: topk after a decode repeats the lane's previous topk */
+    F_CANCEL_NOOP,           /* cancel on an idle lane leaves it holding its positions */
+    F_LANE2_DECODE_100,      /* lane 2: decodes at positions 100..126 write wrong */
     /* faithful variants */
     F_OWN_PATHS,             /* own topk from the row, decode as a one-token prefill, logits in
                                 pieces, own messages */
+    F_BF16_OUT,              /* an f32 device that returns bf16 logits (nearest even) */
     F_COUNT
 };
 static const char *fault_names[F_COUNT] = {
@@ -94,7 +97,7 @@ static const char *fault_names[F_COUNT] = {
     "router_swap_prefill_last", "cross_prefill_last", "sample_single_lanes", "limit_msg_lanes",
     "refused_overwrite_lanes", "nondet_last_tapsoff", "tap_extra_layer_decode",
     "written_lie_last", "decode_at_only", "length_cont_last", "length_decode_last257",
-    "trunc_also_lane0", "topk_stale_decode_last", "own_paths"};
+    "trunc_also_lane0", "topk_stale_decode_last", "cancel_noop", "lane2_decode_100", "own_paths", "bf16_out"};
 
 #define MAXL 64
 typedef struct {
@@ -146,6 +149,7 @@ static int spoil(shim *s, int l, int64_t p, int decode)
     case F_LIMIT_DECODE_LANES: return decode && l != 0 && p == s->limit - 1;
     case F_STEP3: return s->in_batch_step == 3;
     case F_KV_LANE2_GE300: return l == 2 && p >= 300;
+    case F_LANE2_DECODE_100: return decode && l == 2 && p >= 100 && p <= 126;
     default: return 0;
     }
 }
@@ -222,6 +226,7 @@ static int sh_info(void *self, golden_backend_info *out, char *msg, size_t n)
 {
     shim *s = self;
     int rc = s->in->base.info(s->is, out, msg, n);
+    if (!rc && s->fault == F_BF16_OUT) out->logits_dtype = GOLDEN_BK_BF16;
 #ifdef SHIM_V1
     if (!rc) out->version = 1;
 #else
@@ -432,6 +437,27 @@ static void spoil_row(shim *s, void *dst, int first, int count)
     if (s->dtype == GOLDEN_BK_BF16) ((uint16_t *)dst)[0] ^= 1u;
     else ((float *)dst)[0] += 0.0625f;
 }
+static uint16_t f2bf(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+/* bf16_out: read count f32 entries through get (logits or logits_at) and convert them. */
+static int bf16_read(shim *s, int lane, int64_t pos, int at, int first, int count, void *dst,
+                     char *msg, size_t n)
+{
+    float *tmp = malloc((size_t)(count > 0 ? count : 1) * sizeof *tmp);
+    if (!tmp) return bad(msg, n, "oom");
+    int rc = at ? s->in->logits_at(s->is, lane, pos, first, count, tmp, msg, n)
+                : s->in->base.logits(s->is, lane, first, count, tmp, msg, n);
+    if (!rc)
+        for (int i = 0; i < count; i++) ((uint16_t *)dst)[i] = f2bf(tmp[i]);
+    free(tmp);
+    return rc;
+}
 static int sh_logits(void *self, int lane, int first, int count, void *dst, char *msg, size_t n)
 {
     shim *s = self;
@@ -442,6 +468,7 @@ static int sh_logits(void *self, int lane, int first, int count, void *dst, char
         if (!rc) rc = s->in->base.logits(s->is, lane, first + a, count - a, (char *)dst + a * es, msg, n);
         return own_msg(s, rc, msg, n);
     }
+    if (s->fault == F_BF16_OUT) return bf16_read(s, lane, 0, 0, first, count, dst, msg, n);
     int rc = s->in->base.logits(s->is, lane, first, count, dst, msg, n);
     if (!rc && s->fault == F_NONDET_LAST_TAPSOFF && lane == s->nl - 1 && !s->want_taps &&
         s->last_was_decode[lane] && s->in->base.length(s->is, lane) - 1 >= 47 && first == 0 &&
@@ -499,6 +526,7 @@ static int sh_logits_at(void *self, int lane, int64_t pos, int first, int count,
         p = L - 1; /* the row was not kept: the last one is what the buffer holds */
     if (s->fault == F_KEEP_LAST_LANE_64 && lane >= 0 && lane < MAXL && s->keep64[lane] && pos == 64)
         p = 65;
+    if (s->fault == F_BF16_OUT) return bf16_read(s, lane, p, 1, first, count, dst, msg, n);
     int rc = s->in->logits_at(s->is, lane, p, first, count, dst, msg, n);
     if (!rc && s->fault == F_LOGITS_AT_DECODE_LAST && lane == s->nl - 1 && pos == L - 1 &&
         s->last_was_decode[lane])
@@ -519,13 +547,17 @@ static int sh_topk(void *self, int lane, int k, float *vals, int32_t *idx, char 
 {
     shim *s = self;
     if (k < 1 || k > s->vocab || k > GOLDEN_BK_MAX_TOPK) return own_msg(s, GOLDEN_BK_E_INVALID, msg, n);
-    if (s->fault == F_OWN_PATHS) {
-        size_t es = s->dtype == GOLDEN_BK_BF16 ? 2 : 4;
+    if (s->fault == F_OWN_PATHS || s->fault == F_BF16_OUT) {
+        int bo = s->fault == F_BF16_OUT;
+        size_t es = s->dtype == GOLDEN_BK_BF16 || bo ? 2 : 4;
         void *row = malloc((size_t)s->vocab * es);
         char *used = calloc((size_t)s->vocab, 1);
         if (!row || !used) return free(row), free(used), bad(msg, n, "oom");
-        int rc = s->in->base.logits(s->is, lane, 0, s->vocab, row, msg, n);
+        int rc = bo ? bf16_read(s, lane, 0, 0, 0, s->vocab, row, msg, n)
+                    : s->in->base.logits(s->is, lane, 0, s->vocab, row, msg, n);
         if (rc) return free(row), free(used), own_msg(s, rc, msg, n);
+        int dt = s->dtype;
+        if (bo) s->dtype = GOLDEN_BK_BF16;
         for (int r = 0; r < k; r++) { /* selection: largest, lower index first among equals */
             int best = -1;
             for (int i = 0; i < s->vocab; i++)
@@ -534,6 +566,7 @@ static int sh_topk(void *self, int lane, int k, float *vals, int32_t *idx, char 
             vals[r] = to_f32(s, row, best);
             idx[r] = best;
         }
+        s->dtype = dt;
         free(row), free(used);
         return 0;
     }
@@ -603,6 +636,7 @@ static int sh_step_batch(void *self, golden_backend_step *st, size_t ns, char *m
 static int sh_cancel(void *self, int lane, char *msg, size_t n)
 {
     shim *s = self;
+    if (s->fault == F_CANCEL_NOOP) return 0;
     int rc = s->in->cancel(s->is, lane, msg, n);
     if (!rc && lane >= 0 && lane < MAXL) touch(s, lane);
     return rc;
@@ -983,6 +1017,18 @@ if ./prove12 ./shim12.so m trunc_also_lane0 trunc_last > out.ptl 2> err.ptl && g
     notok "$T-proof-truncate-also-lane0" "$(cat out.ptl err.ptl | head -c 300)"; fi
 must_fail truncate-last-also-cuts-lane0 trunc_also_lane0 kv-tail kv-tail
 
+# ---- hostile: 9 lanes (a seeded 8 with the first and the last): the last lane past 256 ----
+# kv-lanes: "every lane (or a seeded 8, first and last in)"; the long sequence as above.
+must_fail last-of-9-lanes-kv-ge257 kv_last_ge257 kv-lanes kv-lanes --backend-opt lanes=9
+
+# ---- hostile: a bf16-logits device whose sampler reads its f32 row ----
+# npu-replay.md, sample: "one token drawn on the device from the lane's last processed
+# position's logits (the values `logits()` returns)"; sampling-stats: "compares them with the
+# probabilities llama.cpp's chain gives over the logits the backend itself returned for that
+# position". bf16_out returns bf16 logits (nearest even) of the f32 computation, but `sample`
+# draws from the f32 row (the faithful run of the same shim without sampling-stats is below).
+must_fail bf16-out-sampler-reads-f32 bf16_out sampling-stats sampling-stats
+
 # ---- faithful: must pass ----
 # The shim passing everything through: every check passes.
 must_pass clean-all shim12.so "" --backend-opt fault=none
@@ -997,13 +1043,19 @@ must_pass own-paths-bf16 shim12.so "$OWN" --backend-opt fault=own_paths --backen
 must_pass bf16-fault-inert-f32 shim12.so kv-positions --backend-opt fault=bf16_decode_33
 # A version 1 table (no logits_at, topk, sample: "a version 1 backend has neither call",
 # sampling-stats skipped, "no change to the exit status").
-must_pass v1-table-all shim12v1.so ""
+must_pass v1-table-all shim12v1.so "" --max-context 160
 # A version 2 table built with the older header (size GOLDEN_BACKEND_V2_MIN_SIZE: "loads and is
 # driven without them").
-must_pass old-v2-table-all shim12old.so ""
+must_pass old-v2-table-all shim12old.so "" --max-context 160
 # Version 2: a refusal with the right code and another message (the harness "decides from the
 # code, never from the message").
 must_pass v2-limit-own-message shim12.so rejection --backend-opt fault=limit_msg_lanes
 # Version 1: a refusal with the right message and a code other than 2 (version 1 has no codes:
 # "nonzero with the message \"context_limit_exceeded: ...\"").
 must_pass v1-limit-other-code shim12v1.so rejection --backend-opt fault=limit_code_lanes
+# An f32 device that returns bf16 logits (round to nearest even) in logits() and logits_at(),
+# info saying bf16, topk from that row: every path agrees, so every check but sampling-stats
+# (whose sampler reads the f32 row: hostile case above) passes.
+must_pass bf16-out-device shim12.so causal-mask,kv-positions,kv-lanes,kv-tail,kv-reset,rejection,router,taps,determinism,sampling-topk --backend-opt fault=bf16_out
+# 9 lanes: kv-lanes and kv-reset take a seeded 8 with the first and the last.
+must_pass clean-9-lanes shim12.so kv-lanes,kv-tail,kv-reset,rejection --backend-opt fault=none --backend-opt lanes=9
