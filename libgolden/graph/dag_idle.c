@@ -284,9 +284,7 @@ static int collect_witnesses(golden_dag_result *r, uint32_t **first, uint32_t **
     int rc = dag_sweep_races(&ra);
     if (rc == 0 && ra.racy)
         rc = dag_racy_pair_witnesses(&ra);
-    free(ra.rlo);
-    free(ra.rhi);
-    free(ra.rdom);
+    free(ra.rr);
     free(ra.seen.keys);
     free(ra.v);
     golden_dag_result scratch = *r;

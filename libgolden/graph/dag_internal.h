@@ -34,6 +34,12 @@ void dag_wit_add(witness_set *w, uint32_t a, uint32_t b, bool le);
 void dag_wit_free(witness_set *w);
 
 /* ---- races (dag_races.c) ---- */
+/* A byte range where a check failed: [lo, hi) of a domain. */
+typedef struct {
+    uint32_t dom;
+    uint64_t lo, hi;
+} racy_range;
+
 typedef struct {
     const golden_graph *g;
     const golden_hb *h;
@@ -46,8 +52,7 @@ typedef struct {
     /* with wit and racy: every byte range where a check failed (domain, [lo, hi)) */
     bool racy;
     uint64_t seg_lo, seg_hi;
-    uint64_t *rlo, *rhi;
-    uint32_t *rdom;
+    racy_range *rr;
     size_t nracy, capracy;
 } race_acc;
 

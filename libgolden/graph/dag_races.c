@@ -48,26 +48,12 @@ static void check_prior(race_acc *ra, uint32_t prev)
     if (pa != pb && !golden_hb_before(ra->h, pa, pb)) {
         add_race(ra, prev, ra->cur);
         if (ra->racy && ra->wit) {
-            if (ra->nracy == ra->capracy) {
-                size_t nc = ra->capracy ? ra->capracy * 2 : 64;
-                uint64_t *nlo = realloc(ra->rlo, nc * sizeof *nlo);
-                if (nlo)
-                    ra->rlo = nlo;
-                uint64_t *nhi = realloc(ra->rhi, nc * sizeof *nhi);
-                if (nhi)
-                    ra->rhi = nhi;
-                uint32_t *nd = realloc(ra->rdom, nc * sizeof *nd);
-                if (nd)
-                    ra->rdom = nd;
-                if (!nlo || !nhi || !nd) {
-                    ra->oom = 1;
-                    return;
-                }
-                ra->capracy = nc;
+            if (VEC_GROW(ra->rr, ra->nracy, ra->capracy, 64)) {
+                ra->oom = 1;
+                return;
             }
-            ra->rlo[ra->nracy] = ra->seg_lo;
-            ra->rhi[ra->nracy] = ra->seg_hi;
-            ra->rdom[ra->nracy++] = ra->g->buffers[ra->g->accesses[ra->cur].buffer].domain;
+            ra->rr[ra->nracy++] = (racy_range){
+                ra->g->buffers[ra->g->accesses[ra->cur].buffer].domain, ra->seg_lo, ra->seg_hi};
         }
     } else if (ra->wit && ra->g->ops[pa].queue != ra->g->ops[pb].queue)
         dag_wit_add(ra->wit, pa, pb, false);
@@ -264,11 +250,6 @@ int dag_sweep_all_pairs(race_acc *ra)
     return ra->oom ? -1 : 0;
 }
 
-typedef struct {
-    uint32_t dom;
-    uint64_t lo, hi;
-} racy_range;
-
 static int cmp_racy(const void *x, const void *y)
 {
     const racy_range *a = x, *b = y;
@@ -299,18 +280,12 @@ int dag_racy_pair_witnesses(race_acc *ra)
 {
     const golden_graph *g = ra->g;
     size_t nr = ra->nracy;
-    racy_range *rr = malloc((nr ? nr : 1) * sizeof *rr);
+    racy_range *rr = ra->rr; /* ours now: merged in place, freed below */
     uint32_t *idx = malloc(((size_t)g->naccesses + 1) * sizeof *idx);
     uint32_t *active = malloc(((size_t)g->naccesses + 1) * sizeof *active);
-    int rc = rr && idx && active ? 0 : -1;
+    int rc = idx && active ? 0 : -1;
     size_t m = 0;
-    for (size_t i = 0; i < nr && rc == 0; i++)
-        rr[i] = (racy_range){ra->rdom[i], ra->rlo[i], ra->rhi[i]};
-    free(ra->rlo);
-    free(ra->rhi);
-    free(ra->rdom);
-    ra->rlo = ra->rhi = NULL;
-    ra->rdom = NULL;
+    ra->rr = NULL;
     ra->nracy = ra->capracy = 0;
     if (rc == 0 && nr) {
         qsort(rr, nr, sizeof *rr, cmp_racy);

@@ -124,6 +124,8 @@ int cf_open_ref(cf_ctx *c, cf_ctx *ref)
     ref->chk = c->chk;
     ref->tap_discard = true;
     ref->rng = c->rng;
+    ref->path_rng = c->path_rng; /* the other open takes the other path at each step */
+    memset(ref->path_n, 1, sizeof ref->path_n);
     if (cf_open(ref, NULL) == 0)
         return 0;
     c->err = ref->err;
@@ -228,10 +230,28 @@ int cf_prefill_logits(cf_ctx *c, int lane, int64_t pos, const int32_t *t, size_t
     return dst ? cf_logits(c, lane, dst) : 0;
 }
 
+/* One decode step. A version 2 backend has two decode paths and the tools use both (`run` and
+ * soak decode through decode_at at the harness's count, matrix and score through decode): the
+ * steps of a lane alternate between them, from a phase a lane drawn from the check's own seed
+ * (not the stream of its positions and tokens), so any two decodes of a lane take both paths
+ * and a fault in either is seen where the check looks. decode_at goes at the lane's length and
+ * must say it wrote there (abi.c: a violation else). */
 int cf_decode_logits(cf_ctx *c, int lane, int32_t tok, float *dst)
 {
-    if (golden_backend_decode(c->b, lane, tok, &c->err))
+    unsigned slot = (unsigned)lane & 63u;
+    uint64_t z = c->path_rng ^ (0x9e3779b97f4a7c15ull * (slot + 1));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    bool at = (((z ^ (z >> 31)) ^ c->path_n[slot]++) & 1) != 0;
+    if (golden_backend_abi(c->b) >= 2 && at) {
+        int64_t pos;
+        if (cf_length(c, lane, &pos))
+            return 1;
+        if (golden_backend_decode_at(c->b, lane, pos, tok, &c->err))
+            return cf_error(c, NULL);
+    } else if (golden_backend_decode(c->b, lane, tok, &c->err)) {
         return cf_error(c, NULL);
+    }
     return dst ? cf_logits(c, lane, dst) : 0;
 }
 
@@ -538,6 +558,7 @@ int golden_conform_run(const golden_conform_opts *given, golden_conform_report *
         c.o = o;
         c.chk = k;
         c.rng = o->seed ^ (0x5bd1e995ull * (i + 1));
+        c.path_rng = o->seed ^ (0x64656361ull * (i + 7));
         double t0 = cf_now();
         if (cf_open(&c, NULL) != 0 && !c.b && rep->n == 1) {
             /* the backend cannot even be loaded (no model folder, a bad config, a plug-in that

@@ -109,20 +109,46 @@ static int lanes_long(cf_ctx *c, const int *lanes, int m)
     for (int i = 0; i < m; i++)
         if (cf_prefill_logits(c, lanes[i], 0, t + i * (P + LLD), LLCUT, NULL))
             goto out;
-    for (int s = -1; s < LLD; s++)
+    /* a backend with step_batch (run's rounds of lanes in flight): the rest of the prefills and
+     * the 2nd and 4th decode steps of every lane go as one step_batch (lanes in the same order),
+     * each lane's logits read after it */
+    bool batch = golden_backend_has_step_batch(c->b) && m <= MAXL;
+    for (int s = -1; s < LLD; s++) {
+        bool in_batch = batch && (s < 0 || s % 2 == 1);
+        if (in_batch) {
+            golden_backend_step st[MAXL];
+            for (int j = 0; j < m; j++) {
+                int i = s < 0 ? m - 1 - j : j;
+                const int32_t *rq = t + i * (P + LLD);
+                st[j] = (golden_backend_step){lanes[i],
+                                              s < 0 ? GOLDEN_BK_STEP_PREFILL : GOLDEN_BK_STEP_DECODE,
+                                              s < 0 ? LLCUT : P + s, s < 0 ? rq + LLCUT : rq + P + s,
+                                              s < 0 ? (size_t)(P - LLCUT) : 1, 0, 0};
+            }
+            if (golden_backend_step_batch(c->b, st, (size_t)m, &c->err)) {
+                cf_error(c, NULL);
+                goto out;
+            }
+        }
         for (int j = 0; j < m; j++) {
             int i = s < 0 ? m - 1 - j : j;
             const int32_t *rq = t + i * (P + LLD);
             char kase[64], what[128];
             snprintf(kase, sizeof kase, "lane %d", lanes[i]);
-            if ((s < 0 ? cf_prefill_logits(c, lanes[i], LLCUT, rq + LLCUT, (size_t)(P - LLCUT), got)
-                       : cf_decode_logits(c, lanes[i], rq[P + s], got)) ||
-                cf_expect_length(c, lanes[i], P + s + 1, kase, s < 0 ? "a prefill" : "a decode"))
+            if ((in_batch ? cf_logits(c, lanes[i], got)
+                 : s < 0  ? cf_prefill_logits(c, lanes[i], LLCUT, rq + LLCUT, (size_t)(P - LLCUT), got)
+                          : cf_decode_logits(c, lanes[i], rq[P + s], got)) ||
+                cf_expect_length(c, lanes[i], P + s + 1, kase,
+                                 in_batch ? "a step_batch" : s < 0 ? "a prefill" : "a decode"))
                 goto out;
-            snprintf(what, sizeof what, "every lane past %d (taps off), position %d vs the request "
-                     "alone on a fresh instance", LLCUT, P + s);
+            snprintf(what, sizeof what, "every lane past %d (taps off), position %d%s vs the "
+                     "request alone on a fresh instance", LLCUT, P + s,
+                     in_batch ? " in a step_batch" : "");
             cf_cmp_logits(c, kase, what, got, ref + ((size_t)i * (LLD + 1) + (size_t)(s + 1)) * (size_t)V);
         }
+    }
+    if (batch)
+        cf_cover(c, "step_batch_lanes", m);
     cf_cover(c, "long_context", P + LLD);
     rc = 0;
 out:
@@ -167,15 +193,15 @@ out:
     return rc;
 }
 
-enum { TN = 264, TD = 4, MAXCUT = 48 };
+enum { TN = 264, TD = 4, MAXCUT = 48, TB = 40 };
 
 /* One cut L on a lane: truncate a lane of N to L, length() must say L, then D new tokens
  * decoded; a prefill of them at L over the old tail, and a one-token prefill at L below the
  * length that leaves; all
  * against the new sequence on lane 0 of a fresh instance, length() after every call; taps on
  * then off (both), or off only. */
-static int tail_at(cf_ctx *c, cf_ctx *ref, int lane, const int32_t *a, int N, int L, bool both,
-                   float *want, float *got)
+static int tail_at(cf_ctx *c, cf_ctx *ref, int lane, int by, const int32_t *a, int N, int L,
+                   bool both, float *want, float *got)
 {
     int64_t V = c->info->vocab_size;
     int32_t nw[TN + TD];
@@ -195,7 +221,8 @@ static int tail_at(cf_ctx *c, cf_ctx *ref, int lane, const int32_t *a, int N, in
             return 1;
         if (golden_backend_truncate(c->b, lane, L, &c->err))
             return cf_error(c, NULL);
-        if (cf_expect_length(c, lane, L, kase, "the cut"))
+        if (cf_expect_length(c, lane, L, kase, "the cut") ||
+            (by >= 0 && cf_expect_length(c, by, TB, kase, "another lane's cut")))
             return 1;
         for (int s = 0; s < TD; s++) {
             if (cf_decode_logits(c, lane, nw[L + s], got))
@@ -227,7 +254,9 @@ static int tail_at(cf_ctx *c, cf_ctx *ref, int lane, const int32_t *a, int N, in
 /* The boundary set below N - 4 (aligned cuts and their neighbours: 15-17, ..., 127-129,
  * 255-257), 5, 37, 100 (off every tile) and one seeded cut, of a lane of 264 (or the context),
  * the cuts dealt over the lanes (cf_lanes) in turn; every cut taps off, every other one taps on
- * too. */
+ * too. With two lanes or more, the next lane of the list holds 40 tokens of its own through
+ * each cut: its length() after every truncate, then one decode against a fresh instance
+ * (truncate cuts the lane it names and no other). */
 int cf_check_kv_tail(cf_ctx *c)
 {
     int64_t V = c->info->vocab_size;
@@ -260,9 +289,35 @@ int cf_check_kv_tail(cf_ctx *c)
         goto out;
     }
     opened = 1;
-    for (size_t i = 0; i < nc; i++)
-        if (tail_at(c, &ref, lanes[i % (size_t)m], a, N, (int)cuts[i], i % 2 == 0, want, got))
+    int32_t bt[TB + 1];
+    float *wantb = m > 1 ? malloc((size_t)(2 * V) * 4) : NULL;
+    cf_tokens(c, bt, TB + 1);
+    if (m > 1 && (!wantb || run_seq(&ref, 0, bt, TB, 1, wantb))) {
+        if (wantb)
+            c->err = ref.err;
+        cf_error(c, wantb ? NULL : "out of memory");
+        free(wantb);
+        goto out;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        int lane = lanes[i % (size_t)m], by = m > 1 ? lanes[(i + 1) % (size_t)m] : -1;
+        char kase[64];
+        snprintf(kase, sizeof kase, "cut at %d, lane %d", (int)cuts[i], lane);
+        if ((by >= 0 && cf_prefill_logits(c, by, 0, bt, TB, NULL)) ||
+            tail_at(c, &ref, lane, by, a, N, (int)cuts[i], i % 2 == 0, want, got) ||
+            (by >= 0 && (cf_expect_length(c, by, TB, kase, "another lane's cut") ||
+                         cf_decode_logits(c, by, bt[TB], got)))) {
+            free(wantb);
             goto out;
+        }
+        if (by >= 0) {
+            char what[128];
+            snprintf(what, sizeof what, "lane %d's decode at %d after lane %d's cut vs a fresh "
+                     "lane", by, TB, lane);
+            cf_cmp_logits(c, kase, what, got, wantb + V);
+        }
+    }
+    free(wantb);
     rc = 0;
 out:
     if (opened)

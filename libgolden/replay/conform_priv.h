@@ -24,6 +24,8 @@ typedef struct {
     bool tap_oom;
     int64_t limit; /* the context the checks use: min(limit, max_context) */
     uint64_t rng;
+    uint64_t path_rng;   /* cf_decode_logits: decode or decode_at (version 2), by lane, */
+    uint8_t path_n[64];  /* alternating from a seeded phase */
     golden_error err;
     bool tap_discard; /* taps are asked for (the tapped path runs) but not kept */
     bool taps_on;     /* the backend is asked for taps now (cf_set_taps) */

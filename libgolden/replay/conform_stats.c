@@ -40,23 +40,34 @@ static const st_setting settings[] = {
     {"temp-cuts", 0.5f, 0, 0.7f, 0.2f, 1.0f, 64, 24}};
 #define N_SETTINGS (sizeof settings / sizeof *settings)
 
-/* One setting's tally over its positions. */
+/* One setting's tally on one lane over its positions. */
 typedef struct {
-    size_t draws, classes, zero_draws, repeat_diff, repeats;
+    size_t draws, classes, zero_draws, repeat_diff, repeats, cross_repeats, cross_diff;
+    size_t max_kept; /* the most classes the chain kept at a position */
     double chi2;
     int dof;
     json_t *positions;
 } st_tally;
 
+/* One lane's sequence in a setting: the lanes advance together, every lane's position read
+ * before any lane draws, so a sampler that reads the wrong lane's row draws from it. */
+typedef struct {
+    int lane;
+    size_t n_hist;
+    int32_t *hist;                /* the lane's tokens */
+    float *row;                   /* the backend's logits of the position, read as it advanced */
+    int32_t rep[ST_REPEATS];      /* the tokens of the draws asked again */
+    uint64_t rep_seed[ST_REPEATS];
+    size_t n_rep;
+    st_tally t;
+} st_lane;
+
 typedef struct {
     int V;
     int32_t *prompt; /* the setting's prompt, the same on every lane */
-    int32_t *hist;   /* the lane's tokens */
-    float *row;      /* the backend's logits of the position */
     lg_cand *cand;   /* the host chain's classes */
     int32_t *rank;   /* id -> class index, -1 = probability 0 */
     size_t *count;   /* draws a class */
-    int32_t *first;  /* the tokens of the first ST_REPEATS draws */
     uint64_t *seeds; /* [GOLDEN_BK_MAX_DRAWS] one call's seeds */
     int32_t *toks;   /* [GOLDEN_BK_MAX_DRAWS] and its tokens */
 } st_buf;
@@ -131,72 +142,118 @@ static int draw(cf_ctx *c, int lane, golden_backend_sampling *s, const uint64_t 
     return 0;
 }
 
-/* The draws of one position: every drawn token held to the chain's classes, the repeats (the
- * first draw alone, then draws 1..7 in reverse in one call: another batch, the same tokens),
- * the chi-square. 1 when the check cannot go on. */
-static int one_position(cf_ctx *c, const st_setting *st, size_t si, int lane, int step,
-                        size_t n_hist, golden_backend_sampling *s, st_buf *B, st_tally *t,
-                        int draws)
+/* The draws asked again at a position of `draws`: the first, then 7 spread over the draws (the
+ * last among them), ascending; all of them when there are at most 8. */
+static size_t repeat_index(size_t draws, size_t *idx)
+{
+    size_t nr = draws < ST_REPEATS ? draws : ST_REPEATS;
+    for (size_t r = 0; r < nr; r++)
+        idx[r] = draws <= ST_REPEATS ? r : r + 1 == nr ? draws - 1 : r * draws / ST_REPEATS;
+    return nr;
+}
+
+/* The draws of one position on lane L->lane: every drawn token held to the chain's classes over
+ * the row the lane gave when it advanced, the repeats (the first asked alone, then the other
+ * ones in reverse in one call: another batch, the same tokens), the chi-square. 1 when the
+ * check cannot go on. */
+static int one_position(cf_ctx *c, const st_setting *st, size_t si, int step,
+                        golden_backend_sampling *s, st_buf *B, st_lane *L, int draws)
 {
     int V = B->V;
+    st_tally *t = &L->t;
     lg_sample_params p = {st->temp, st->top_k, st->top_p, st->min_p, st->repeat_penalty,
                           st->repeat_last_n, 0, 0};
     for (int i = 0; i < V; i++)
-        B->cand[i] = (lg_cand){i, B->row[i], 0};
-    size_t k = lg_sample_chain(&p, B->cand, (size_t)V, B->hist, n_hist);
+        B->cand[i] = (lg_cand){i, L->row[i], 0};
+    size_t k = lg_sample_chain(&p, B->cand, (size_t)V, L->hist, L->n_hist);
+    if (k > t->max_kept)
+        t->max_kept = k;
     for (int i = 0; i < V; i++)
         B->rank[i] = -1;
     for (size_t i = 0; i < k; i++)
         if (B->cand[i].p > 0)
             B->rank[B->cand[i].id] = (int32_t)i;
     memset(B->count, 0, k * sizeof *B->count);
-    s->history = B->hist;
-    s->n_history = n_hist;
+    s->history = L->hist;
+    s->n_history = L->n_hist;
     uint64_t base = mix(c->o->seed ^ 0x73616d706c65ull, si * 1000003u + (uint64_t)step);
-    if (lane > 0) /* lane 0 keeps the seeds it had before lanes were checked */
-        base = mix(base ^ 0x6c616e65ull, (uint64_t)lane);
+    if (L->lane > 0) /* lane 0 keeps the seeds it had before lanes were checked */
+        base = mix(base ^ 0x6c616e65ull, (uint64_t)L->lane);
+    size_t idx[ST_REPEATS], nr = repeat_index((size_t)draws, idx), next = 0;
     for (size_t d0 = 0; d0 < (size_t)draws; d0 += GOLDEN_BK_MAX_DRAWS) {
         size_t nd = (size_t)draws - d0 < GOLDEN_BK_MAX_DRAWS ? (size_t)draws - d0
                                                                : GOLDEN_BK_MAX_DRAWS;
         for (size_t d = 0; d < nd; d++)
             B->seeds[d] = mix(base, d0 + d);
-        if (draw(c, lane, s, B->seeds, nd, B->toks))
+        if (draw(c, L->lane, s, B->seeds, nd, B->toks))
             return 1;
         for (size_t d = 0; d < nd; d++) {
             int32_t tok = B->toks[d];
-            if (d0 + d < ST_REPEATS)
-                B->first[d0 + d] = tok;
+            if (next < nr && idx[next] == d0 + d)
+                L->rep_seed[next] = B->seeds[d], L->rep[next++] = tok;
             c->chk->comparisons++;
             if (B->rank[tok] >= 0)
                 B->count[B->rank[tok]]++;
             else if (t->zero_draws++ == 0)
-                zero_finding(c, st, lane, n_hist, d0 + d, tok, B, k, B->seeds[d]);
+                zero_finding(c, st, L->lane, L->n_hist, d0 + d, tok, B, k, B->seeds[d]);
         }
     }
-    size_t nr = draws < ST_REPEATS ? (size_t)draws : ST_REPEATS;
+    L->n_rep = nr;
     uint64_t rs[ST_REPEATS];
     int32_t rt[ST_REPEATS];
-    for (size_t r = 0; r < nr; r++) /* rs[0] alone, then the rest reversed in one call */
-        rs[r] = mix(base, r == 0 ? 0 : nr - r);
-    if (draw(c, lane, s, rs, 1, rt) || (nr > 1 && draw(c, lane, s, rs + 1, nr - 1, rt + 1)))
+    size_t at[ST_REPEATS];
+    for (size_t r = 0; r < nr; r++) /* the first alone, then the rest reversed in one call */
+        at[r] = r == 0 ? 0 : nr - r, rs[r] = L->rep_seed[at[r]];
+    if (draw(c, L->lane, s, rs, 1, rt) ||
+        (nr > 1 && draw(c, L->lane, s, rs + 1, nr - 1, rt + 1)))
         return 1;
     for (size_t r = 0; r < nr; r++) {
-        size_t d = r == 0 ? 0 : nr - r;
         c->chk->comparisons++;
         t->repeats++;
-        if (rt[r] != B->first[d] && t->repeat_diff++ == 0) {
+        if (rt[r] != L->rep[at[r]] && t->repeat_diff++ == 0) {
             char kase[80];
-            snprintf(kase, sizeof kase, "%s lane %d position %lld", st->name, lane,
-                     (long long)n_hist - 1);
+            snprintf(kase, sizeof kase, "%s lane %d position %lld", st->name, L->lane,
+                     (long long)L->n_hist - 1);
             cf_find(c, kase, "seed %llu gave token %d in draw %zu, then %d (the same seed, logits "
                     "and settings must give the same token)", (unsigned long long)rs[r],
-                    (int)B->first[d], d, (int)rt[r]);
+                    (int)L->rep[at[r]], idx[at[r]], (int)rt[r]);
         }
     }
     t->draws += (size_t)draws;
     size_t m = chi2_position(B->cand, k, B->count, (size_t)draws, t);
     json_array_append_new(t->positions, json_pack("{s:I, s:I, s:I}", "position",
-                          (json_int_t)n_hist - 1, "kept", (json_int_t)k, "classes", (json_int_t)m));
+                          (json_int_t)L->n_hist - 1, "kept", (json_int_t)k, "classes", (json_int_t)m));
+    return 0;
+}
+
+/* At the first position, a lane whose row and history are lane 0's bit for bit: lane 0's
+ * repeated seeds asked on it in one call must give lane 0's tokens (the same seed, logits and
+ * settings; the lane is none of them). Lanes whose rows differ are not compared. */
+static int cross_lane(cf_ctx *c, const st_setting *st, golden_backend_sampling *s,
+                      const st_buf *B, const st_lane *L0, st_lane *L)
+{
+    if (L0->n_rep == 0 || L->n_hist != L0->n_hist ||
+        memcmp(L->row, L0->row, (size_t)B->V * sizeof *L->row) != 0 ||
+        memcmp(L->hist, L0->hist, L->n_hist * sizeof *L->hist) != 0)
+        return 0;
+    int32_t rt[ST_REPEATS];
+    s->history = L->hist;
+    s->n_history = L->n_hist;
+    if (draw(c, L->lane, s, L0->rep_seed, L0->n_rep, rt))
+        return 1;
+    for (size_t r = 0; r < L0->n_rep; r++) {
+        c->chk->comparisons++;
+        L->t.cross_repeats++;
+        if (rt[r] != L0->rep[r] && L->t.cross_diff++ == 0) {
+            char kase[80];
+            snprintf(kase, sizeof kase, "%s lane %d position %lld", st->name, L->lane,
+                     (long long)L->n_hist - 1);
+            cf_find(c, kase, "seed %llu gave token %d on lane %d and %d on lane %d (the same "
+                    "seed, logits and settings must give the same token on every lane)",
+                    (unsigned long long)L0->rep_seed[r], (int)L0->rep[r], L0->lane, (int)rt[r],
+                    L->lane);
+        }
+    }
     return 0;
 }
 
@@ -205,74 +262,104 @@ static json_t *num_or_null(bool have, double v)
     return have ? golden_json_real(v) : json_null();
 }
 
-/* One setting on one lane: a fresh sequence from the setting's prompt (drawn on its first lane,
- * the same on the others), positions visited by decoding the first draw. */
-static int one_setting(cf_ctx *c, size_t si, int lane, bool first, st_buf *B, int draws,
-                       int positions, double alpha_test)
+/* A lane's verdict of a setting: the finding of a failed chi-square, the JSON entry. A setting
+ * whose every position pooled into one class although the chain kept more than one has no test:
+ * an error (the check could not judge it), never a pass. */
+static int lane_verdict(cf_ctx *c, const st_setting *st, st_lane *L, double alpha_test, int draws)
 {
-    const st_setting *st = &settings[si];
-    st_tally t = {0};
-    t.positions = json_array();
-    golden_backend_sampling s = {st->temp, st->top_k, st->top_p, st->min_p, st->repeat_penalty,
-                                 st->repeat_last_n, NULL, 0, 0, 0, NULL};
-    /* the prompt, shortened to fit --max-context: the lane ends holding prompt + positions - 1 */
-    int64_t room = c->limit - positions + 1;
-    size_t n_hist = (size_t)(room < st->prompt ? room : st->prompt);
-    int rc = 0;
-    if (golden_backend_reset(c->b, lane, &c->err)) {
-        rc = cf_error(c, NULL);
-        goto out;
+    st_tally *t = &L->t;
+    bool greedy = !(st->temp > 0), tested = !greedy && t->dof > 0;
+    if (!greedy && !tested && t->max_kept > 1) {
+        char why[256];
+        snprintf(why, sizeof why, "%s lane %d: every position pooled into one class (the chain "
+                 "kept up to %zu classes, expected counts below %g past the first): no test at "
+                 "--sampling-draws %d; raise it", st->name, L->lane, t->max_kept,
+                 ST_MIN_EXPECTED, draws);
+        return cf_error(c, why);
     }
-    if (first)
-        cf_tokens(c, B->prompt, n_hist);
-    memcpy(B->hist, B->prompt, n_hist * sizeof *B->hist);
-    if ((rc = cf_prefill_logits(c, lane, 0, B->hist, n_hist, B->row)) != 0)
-        goto out;
-    for (int step = 0; step < positions; step++) {
-        if ((rc = one_position(c, st, si, lane, step, n_hist, &s, B, &t, draws)) != 0)
-            goto out;
-        if (step + 1 == positions)
-            break;
-        B->hist[n_hist] = B->first[0];
-        if ((rc = cf_decode_logits(c, lane, B->hist[n_hist++], B->row)) != 0)
-            goto out;
-    }
-    bool greedy = !(st->temp > 0), tested = !greedy && t.dof > 0;
-    double p = tested ? lg_chisq_sf(t.chi2, t.dof) : 0;
-    bool fail = t.zero_draws || t.repeat_diff || (tested && !(p >= alpha_test));
+    double p = tested ? lg_chisq_sf(t->chi2, t->dof) : 0;
+    bool fail = t->zero_draws || t->repeat_diff || t->cross_diff || (tested && !(p >= alpha_test));
     if (tested && !(p >= alpha_test)) {
         char kase[64];
-        snprintf(kase, sizeof kase, "%s lane %d", st->name, lane);
+        snprintf(kase, sizeof kase, "%s lane %d", st->name, L->lane);
         cf_find(c, kase, "chi-square %.4g with %d degrees of freedom over %zu draws in %zu "
-                "classes: p = %.3g, below the per-test alpha %.3g", t.chi2, t.dof, t.draws,
-                t.classes, p, alpha_test);
+                "classes: p = %.3g, below the per-test alpha %.3g", t->chi2, t->dof, t->draws,
+                t->classes, p, alpha_test);
     }
-    if (!c->chk->coverage)
-        c->chk->coverage = json_object();
     json_t *arr = json_object_get(c->chk->coverage, "settings");
-    json_t *o = json_pack("{s:s, s:i, s:o, s:i, s:o, s:o, s:o, s:i, s:O, s:I, s:I, s:o, s:o, s:o, s:I, "
-                          "s:s}", "setting", st->name, "lane", lane, "temp", golden_json_real(st->temp), "top_k",
-                          st->top_k, "top_p", golden_json_real(st->top_p), "min_p",
-                          golden_json_real(st->min_p), "repeat_penalty",
-                          golden_json_real(st->repeat_penalty), "repeat_last_n", st->repeat_last_n,
-                          "positions", t.positions, "draws", (json_int_t)t.draws, "classes",
-                          (json_int_t)t.classes, "chi2", num_or_null(tested, t.chi2), "dof",
-                          tested ? json_integer(t.dof) : json_null(), "p", num_or_null(tested, p),
-                          "repeats", (json_int_t)t.repeats, "verdict", fail ? "fail" : "pass");
+    json_t *o = json_pack("{s:s, s:i, s:o, s:i, s:o, s:o, s:o, s:i, s:O, s:I, s:I, s:o, s:o, s:o, "
+                          "s:I, s:s}", "setting", st->name, "lane", L->lane, "temp",
+                          golden_json_real(st->temp), "top_k", st->top_k, "top_p",
+                          golden_json_real(st->top_p), "min_p", golden_json_real(st->min_p),
+                          "repeat_penalty", golden_json_real(st->repeat_penalty), "repeat_last_n",
+                          st->repeat_last_n, "positions", t->positions, "draws",
+                          (json_int_t)t->draws, "classes", (json_int_t)t->classes, "chi2",
+                          num_or_null(tested, t->chi2), "dof",
+                          tested ? json_integer(t->dof) : json_null(), "p", num_or_null(tested, p),
+                          "repeats", (json_int_t)t->repeats, "verdict", fail ? "fail" : "pass");
     if (o) {
-        json_object_set_new(o, "zero_probability_draws", json_integer((json_int_t)t.zero_draws));
-        json_object_set_new(o, "repeat_mismatches", json_integer((json_int_t)t.repeat_diff));
+        json_object_set_new(o, "zero_probability_draws", json_integer((json_int_t)t->zero_draws));
+        json_object_set_new(o, "repeat_mismatches", json_integer((json_int_t)t->repeat_diff));
+        json_object_set_new(o, "cross_lane_repeats", json_integer((json_int_t)t->cross_repeats));
+        json_object_set_new(o, "cross_lane_mismatches", json_integer((json_int_t)t->cross_diff));
         if (greedy)
-            json_object_set_new(o, "mismatches", json_integer((json_int_t)t.zero_draws));
-        else if (!tested) /* every position one class: every draw was checked exactly */
+            json_object_set_new(o, "mismatches", json_integer((json_int_t)t->zero_draws));
+        else if (!tested) /* every position kept one class: every draw was checked exactly */
             json_object_set_new(o, "exact", json_true());
     }
     if (arr && o)
         json_array_append_new(arr, o);
     else
         json_decref(o);
-out:
-    json_decref(t.positions);
+    return 0;
+}
+
+/* One setting on every checked lane: each lane reset and prefilled with the setting's prompt,
+ * then position by position every lane draws (each from the row it gave), then every lane
+ * decodes the token of its first draw. */
+static int one_setting(cf_ctx *c, size_t si, st_lane *Ls, int n_lanes, st_buf *B, int draws,
+                       int positions, double alpha_test)
+{
+    const st_setting *st = &settings[si];
+    golden_backend_sampling s = {st->temp, st->top_k, st->top_p, st->min_p, st->repeat_penalty,
+                                 st->repeat_last_n, NULL, 0, 0, 0, NULL};
+    /* the prompt, shortened to fit --max-context: the lane ends holding prompt + positions - 1 */
+    int64_t room = c->limit - positions + 1;
+    size_t n_hist = (size_t)(room < st->prompt ? room : st->prompt);
+    int rc = 0;
+    for (int l = 0; l < n_lanes; l++) {
+        memset(&Ls[l].t, 0, sizeof Ls[l].t);
+        Ls[l].t.positions = json_array();
+        Ls[l].n_hist = n_hist;
+        Ls[l].n_rep = 0;
+    }
+    cf_tokens(c, B->prompt, n_hist);
+    for (int l = 0; l < n_lanes && rc == 0; l++) {
+        memcpy(Ls[l].hist, B->prompt, n_hist * sizeof *B->prompt);
+        if (golden_backend_reset(c->b, Ls[l].lane, &c->err))
+            rc = cf_error(c, NULL);
+        else
+            rc = cf_prefill_logits(c, Ls[l].lane, 0, Ls[l].hist, n_hist, Ls[l].row);
+    }
+    for (int step = 0; step < positions && rc == 0; step++) {
+        for (int l = 0; l < n_lanes && rc == 0; l++)
+            rc = one_position(c, st, si, step, &s, B, &Ls[l], draws);
+        for (int l = 1; step == 0 && l < n_lanes && rc == 0; l++)
+            rc = cross_lane(c, st, &s, B, &Ls[0], &Ls[l]);
+        if (step + 1 == positions)
+            break;
+        for (int l = 0; l < n_lanes && rc == 0; l++) {
+            st_lane *L = &Ls[l];
+            L->hist[L->n_hist] = L->rep[0];
+            rc = cf_decode_logits(c, L->lane, L->hist[L->n_hist++], L->row);
+        }
+    }
+    for (int l = 0; l < n_lanes && rc == 0; l++)
+        rc = lane_verdict(c, st, &Ls[l], alpha_test, draws);
+    for (int l = 0; l < n_lanes; l++) {
+        json_decref(Ls[l].t.positions);
+        Ls[l].t.positions = NULL;
+    }
     return rc;
 }
 
@@ -299,20 +386,26 @@ int cf_check_sampling_stats(cf_ctx *c)
     tests *= (size_t)n_lanes; /* one test a setting and lane */
     double alpha_test = alpha / (double)tests;
     int V = c->info->vocab_size, need = 64 + positions;
-    if (c->limit < positions + 8)
+    /* 8 prompt tokens at least: the lane ends holding prompt + positions - 1 */
+    if (c->limit - positions + 1 < 8)
         return cf_error(c, "the context is too short for sampling-stats (8 prompt tokens and "
                         "the positions)");
     if (cf_set_taps(c, false)) /* the production path */
         return 1;
-    st_buf B = {V, malloc(64 * sizeof(int32_t)), malloc((size_t)need * sizeof(int32_t)),
-                malloc((size_t)V * sizeof(float)),
-                malloc((size_t)V * sizeof(lg_cand)), malloc((size_t)V * sizeof(int32_t)),
-                malloc((size_t)V * sizeof(size_t)), malloc(ST_REPEATS * sizeof(int32_t)),
+    st_buf B = {V, malloc(64 * sizeof(int32_t)), malloc((size_t)V * sizeof(lg_cand)),
+                malloc((size_t)V * sizeof(int32_t)), malloc((size_t)V * sizeof(size_t)),
                 malloc(GOLDEN_BK_MAX_DRAWS * sizeof(uint64_t)),
                 malloc(GOLDEN_BK_MAX_DRAWS * sizeof(int32_t))};
+    st_lane Ls[8];
+    bool ok = B.prompt && B.cand && B.rank && B.count && B.seeds && B.toks;
+    for (int l = 0; l < n_lanes; l++) {
+        Ls[l] = (st_lane){.lane = lanes[l]};
+        Ls[l].hist = malloc((size_t)need * sizeof(int32_t));
+        Ls[l].row = malloc((size_t)V * sizeof(float));
+        ok = ok && Ls[l].hist && Ls[l].row;
+    }
     int rc = 0;
-    if (!B.prompt || !B.hist || !B.row || !B.cand || !B.rank || !B.count || !B.first || !B.seeds ||
-        !B.toks) {
+    if (!ok) {
         rc = cf_error(c, "out of memory");
     } else {
         c->chk->coverage = json_object();
@@ -327,10 +420,10 @@ int cf_check_sampling_stats(cf_ctx *c)
         json_object_set_new(c->chk->coverage, "lanes", ln);
         json_object_set_new(c->chk->coverage, "tests", json_integer((json_int_t)tests));
         for (size_t i = 0; rc == 0 && i < N_SETTINGS; i++)
-            for (int l = 0; rc == 0 && l < n_lanes; l++)
-                rc = one_setting(c, i, lanes[l], l == 0, &B, draws, positions, alpha_test);
+            rc = one_setting(c, i, Ls, n_lanes, &B, draws, positions, alpha_test);
     }
-    free(B.prompt), free(B.hist), free(B.row), free(B.cand), free(B.rank), free(B.count);
-    free(B.first), free(B.seeds), free(B.toks);
+    free(B.prompt), free(B.cand), free(B.rank), free(B.count), free(B.seeds), free(B.toks);
+    for (int l = 0; l < n_lanes; l++)
+        free(Ls[l].hist), free(Ls[l].row);
     return rc;
 }

@@ -2,7 +2,8 @@
 # A stop (SIGTERM, SIGINT) or the --duration end that lands inside a call of a soak (issue 33,
 # docs/npu-replay.md "Stops"): on a version 2 backend with cancel the call's lanes are cancelled
 # and the backend host closed the normal way (stop_call "cancelled"); with a cancel that leaves
-# a lane holding positions (the test plug-in's cancel_leaks=1) and with a version 1 plug-in (no
+# a lane holding positions (the test plug-in's cancel_leaks=1), with a cancel answered after the
+# 2 s grace (cancel_late=1: both a fault, named in stop_violation) and with a version 1 plug-in (no
 # cancel) the host is killed ("killed"). Either way the round under way is dropped whole: the
 # counts are an uninterrupted soak's of the rounds before it (requests = N a round, and with
 # the cpu backend's inject=kv_lane2_zero one mismatch a round: worked out from the round count,
@@ -124,6 +125,21 @@ _g=$(jf leak.json '"requests=%d mismatches=%d faults=%d" % (d["requests"], d["mi
 [ "$(jf leak.json 'd["fault_lines"]')" = 1 ] && ok "leaking cancel: one fault line for the one fault" || notok "leaking cancel: one fault line" "$(jf leak.json 'd["fault_lines"]')"
 expect_exit "leaking cancel: manifest-verify the result" 0 manifest-verify --schema calculet-soak-result/v1 leak.json
 RLEAK=$R
+
+# ---- a cancel answered too late (the test plug-in's cancel_late=1: the call ends 5 s after the
+# cancel, the harness waits 2 s): the host is killed within the bound, the rule is named ----
+stopsoak late TERM $PL --backend "$V2" --backend-opt delay_us=400000 --backend-opt cancel_late=1 --backend-log late.log
+[ "$st" = 1 ] && ok "late cancel SIGTERM: exit 1 (the unanswered cancel is a fault)" || notok "late cancel SIGTERM: exit 1" "exit $st: $(head -c 300 late.err)"
+[ "$took" -lt 4500 ] && ok "late cancel SIGTERM: ended within the 2 s grace, not the plug-in's 5 s ($took ms)" || notok "late cancel SIGTERM: ended within the grace" "$took ms"
+[ "$(jf late.json '(d["interrupted"], d.get("stop_call"), d.get("requests_cancelled"))')" = "(True, 'killed', 0)" ] \
+    && ok "late cancel SIGTERM: stop_call killed" || notok "late cancel SIGTERM: stop_call killed" "$(jf late.json '(d["interrupted"], d.get("stop_call"))')"
+jf late.json 'd.get("stop_violation", "")' | grep -Eq 'not answered' \
+    && ok "late cancel: stop_violation says the cancel was not answered" || notok "late cancel: stop_violation says not answered" "$(jf late.json 'd.get("stop_violation")')"
+expect_grep "late cancel: the text says the violation" '^stop_violation: .*not answered' late.out
+if grep -q closed late.log 2>/dev/null; then notok "late cancel: the host was killed" "$(head -c 200 late.log)"; else ok "late cancel: the host was killed (no close)"; fi
+_g=$(jf late.json '"requests=%d mismatches=%d faults=%d fault_lines=%d" % (d["requests"], d["mismatches"], d["faults"], d["fault_lines"])')
+[ "$_g" = "requests=$((R * 2)) mismatches=0 faults=1 fault_lines=1" ] && ok "late cancel: the $R rounds before the stop and one fault with its line" || notok "late cancel: counts" "$_g"
+expect_exit "late cancel: manifest-verify the result" 0 manifest-verify --schema calculet-soak-result/v1 late.json
 expect_exit "leaking cancel: resume (a fresh host; the violation stays counted)" 1 $PL --backend "$V2" --backend-opt delay_us=400000 --backend-opt cancel_leaks=1 --checkpoint leak.ck --resume -o leak.json --force
 _g=$(jf leak.json '"requests=%d mismatches=%d faults=%d" % (d["requests"], d["mismatches"], d["faults"])')
 [ "$_g" = "requests=16 mismatches=0 faults=1" ] && ok "leaking cancel resumed: 8 rounds and the one fault" || notok "leaking cancel resumed: counts" "$_g"

@@ -11,7 +11,10 @@
 expect_exit "make-model tiny" 0 npu-replay make-model --preset tiny --seed 2 -o m
 expect_exit "matrix" 0 npu-replay matrix --model m --max-len 16 --random 1 --repeated 0 -o man.jsonl -j1
 N=70
-S="npu-replay soak --model m --manifest man.jsonl --cases random-prefill-* -j1 --duration 1h --rounds $N --concurrency 3 --seed 5 --jitter 1ms --backend-opt inject=kv_lane2_zero --checkpoint-every 0"
+# delay_us: a seeded device delay of up to 10 ms a call (no bit changes), so the 70 rounds take
+# about 1.4 s: without it they took 0.18 s on a quiet machine, less than the poll below needs to
+# see round 10, and the kill came after the end (a flake seen in a full make check)
+S="npu-replay soak --model m --manifest man.jsonl --cases random-prefill-* -j1 --duration 1h --rounds $N --concurrency 3 --seed 5 --jitter 1ms --backend-opt inject=kv_lane2_zero --backend-opt delay_us=10000 --checkpoint-every 0"
 counts() {
     python3 -c '
 import json, sys

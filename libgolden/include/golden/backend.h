@@ -156,7 +156,8 @@ typedef struct {
     int repeat_last_n;
     const int32_t *history; /* the lane's tokens so far, oldest first (the penalty's window) */
     size_t n_history;
-    uint64_t seed;          /* the draw's seed: the same seed, logits and settings, the same token */
+    uint64_t seed;          /* the draw's seed: the same seed, logits and settings, the same
+                             * token, on every lane */
     /* Several draws from the same logits and settings in one call (parallel or best-of-n
      * sampling; and what lets a statistical test make thousands of draws without a call each):
      * n_draws > 1 fills token[0..n_draws), draw i exactly as one call with seed seeds[i] would

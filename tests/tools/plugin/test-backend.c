@@ -28,7 +28,8 @@
  * it and ends the call with "cancelled" and the lane emptied; any later call on the lane (the
  * harness's length() first) empties a lane whose flag is up. `cancel_leaks=1` is the broken
  * cancel: the call still writes its positions and says "cancelled", an idle lane keeps what it
- * holds, so a cancelled lane is not empty. */
+ * holds, so a cancelled lane is not empty. `cancel_late=1` is the slow cancel: a wait that sees the
+ * flag goes on 5 s more before it ends the call "cancelled" (the harness gives a cancel 2 s). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,6 +61,7 @@ typedef struct {
     long calls;
     long delay_us;       /* every prefill and decode waits this long first */
     int cancel_leaks;    /* the broken cancel: a cancelled lane keeps its positions */
+    int cancel_late;     /* the slow cancel: the call ends 5 s after it */
     int cancel_req[LANES]; /* raised by cancel (another thread), __atomic */
     golden_backend_hooks hooks;
 } tb;
@@ -151,6 +153,8 @@ static int tb_open(const golden_backend_open_args *a, void **self, char *msg, si
             b->delay_us = atol(a->values[i]);
         else if (strcmp(a->keys[i], "cancel_leaks") == 0)
             b->cancel_leaks = atoi(a->values[i]);
+        else if (strcmp(a->keys[i], "cancel_late") == 0)
+            b->cancel_late = atoi(a->values[i]);
         else if (strcmp(a->keys[i], "hostile") == 0 &&
                  sscanf(a->values[i], "%31[a-z0-9]@%31[a-z_]:%d", hostile_what, hostile_call,
                         &hostile_n) >= 2)
@@ -220,8 +224,11 @@ static int settle(tb *b, int lane)
 static int tb_wait(tb *b, int lane)
 {
     for (long left = b->delay_us; left > 0; left -= 1000) {
-        if (__atomic_load_n(&b->cancel_req[lane], __ATOMIC_SEQ_CST))
+        if (__atomic_load_n(&b->cancel_req[lane], __ATOMIC_SEQ_CST)) {
+            if (b->cancel_late) /* the answer comes 5 s late */
+                nanosleep(&(struct timespec){5, 0}, NULL);
             return 1;
+        }
         long us = left < 1000 ? left : 1000;
         nanosleep(&(struct timespec){0, us * 1000}, NULL);
     }
