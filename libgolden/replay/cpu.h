@@ -62,6 +62,9 @@ void cpu_kernels_init(void);
 bool cpu_kernels_use_avx2(int on);
 /* The same for the AVX-512VL matmul block (4 x 6, same bits as 4 x 3): tests check both. */
 bool cpu_kernels_use_avx512(int on);
+/* Only the 8 x 6 zmm block (on = 0: the 4 x 6 ymm block runs instead; use_avx512(0) turns
+ * both off). Same bits as the others: tests check each. */
+bool cpu_kernels_use_zmm(int on);
 /* Row r of w, elements [0, cols), converted to f32 exactly. */
 void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst);
 /* y[t][o] = sum_i w[o][i] * x[t][i] for t < n tokens; x is [n, w.cols], y [n, w.rows] with row

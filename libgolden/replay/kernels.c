@@ -16,6 +16,7 @@ float cpu_f16_table[65536];
 static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
 static bool use_avx2; /* AVX2 + FMA found at run time: the x86-64 baseline is only SSE2 */
 static bool use_avx512; /* and AVX-512F/VL: 32 ymm registers for the 4 x 6 matmul block */
+static bool use_zmm;    /* and the 8 x 6 zmm block (two rows' chains in one register) */
 
 #if defined(__x86_64__)
 static bool have_avx512(void)
@@ -32,6 +33,7 @@ static void f16_fill(void)
     __builtin_cpu_init();
     use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     use_avx512 = use_avx2 && have_avx512();
+    use_zmm = use_avx512;
 #endif
 }
 
@@ -43,10 +45,10 @@ bool cpu_kernels_use_avx2(int on)
     bool was = use_avx2;
 #if defined(__x86_64__)
     if (on == 0)
-        use_avx2 = use_avx512 = false;
+        use_avx2 = use_avx512 = use_zmm = false;
     else if (on > 0) {
         use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        use_avx512 = use_avx2 && have_avx512();
+        use_zmm = use_avx512 = use_avx2 && have_avx512();
     }
 #endif
     return was;
@@ -58,9 +60,22 @@ bool cpu_kernels_use_avx512(int on)
     bool was = use_avx512;
 #if defined(__x86_64__)
     if (on == 0)
-        use_avx512 = false;
+        use_avx512 = use_zmm = false;
     else if (on > 0)
-        use_avx512 = use_avx2 && have_avx512();
+        use_zmm = use_avx512 = use_avx2 && have_avx512();
+#endif
+    return was;
+}
+
+bool cpu_kernels_use_zmm(int on)
+{
+    cpu_kernels_init();
+    bool was = use_zmm;
+#if defined(__x86_64__)
+    if (on == 0)
+        use_zmm = false;
+    else if (on > 0)
+        use_zmm = use_avx512;
 #endif
     return was;
 }
@@ -411,17 +426,198 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(const cpu_matmul_job *
     }
 }
 
+/* The zmm path. A packed tile holds the rows in pairs: pair q, 8-chunk i at tp + q * ps + 2 * i
+ * (ps = 2 * K8) is [row 2q dims i..i+7 | row 2q+1 dims i..i+7], so one zmm FMA against a token's
+ * 8 dims broadcast to both halves (a 256-bit broadcast load, no shuffle) is, half by half,
+ * exactly the ymm FMA of each row's chain: every (row, token) keeps its one 8-lane chain, in K
+ * order, continued across slices (chain of pair q, token t at p + (q * MM_TB + t) * 16), then
+ * the same horizontal sum and tail. Eight rows (4 pairs) x T tokens: 4T accumulators, 4 + T
+ * loads per 4T FMAs of 16 lanes. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"), always_inline)) static inline void
+blk8_zmm(const float *wp, int64_t ps, const float *x, int64_t K, int64_t k0, int64_t k1,
+         float *p, bool first, const int T)
+{
+    __m512 c[4][6];
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++)
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++)
+            c[q][t] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (q * MM_TB + t) * 16);
+    for (int64_t i = k0; i < k1; i += 8) {
+        __m512 b[6];
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++)
+            b[t] = _mm512_castpd_ps(
+                _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(x + t * K + i))));
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            __m512 r = _mm512_loadu_ps(wp + q * ps + 2 * i);
+#pragma GCC unroll 6
+            for (int t = 0; t < T; t++)
+                c[q][t] = _mm512_fmadd_ps(r, b[t], c[q][t]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++)
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++)
+            _mm512_storeu_ps(p + (q * MM_TB + t) * 16, c[q][t]);
+}
+
+#define BLK8_ZMM(T)                                                                              \
+    __attribute__((target("avx2,fma,avx512f,avx512vl"))) static void blk8x##T##_zmm(           \
+        const float *wp, int64_t ps, const float *x, int64_t K, int64_t k0, int64_t k1,          \
+        float *p, bool first)                                                                    \
+    {                                                                                            \
+        blk8_zmm(wp, ps, x, K, k0, k1, p, first, T);                                             \
+    }
+BLK8_ZMM(1)
+BLK8_ZMM(2)
+BLK8_ZMM(3)
+BLK8_ZMM(4)
+BLK8_ZMM(5)
+BLK8_ZMM(6)
+typedef void blk8_fn(const float *, int64_t, const float *, int64_t, int64_t, int64_t, float *,
+                     bool);
+static blk8_fn *const blk8_zmm_fn[7] = {NULL,        blk8x1_zmm, blk8x2_zmm, blk8x3_zmm,
+                                        blk8x4_zmm,  blk8x5_zmm, blk8x6_zmm};
+
+/* hsum256 of the eight chains of four row pairs (each zmm [row 2q | row 2q+1]) at once, the
+ * same additions with the same operands: lanes j + (j + 4), then (0 + 2) and (1 + 3), then
+ * those two; lane r of the result is row r's sum. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static inline __m256
+hsum8_pairs(const float *p0, const float *p1, const float *p2, const float *p3)
+{
+    __m512 a = _mm512_loadu_ps(p0), b = _mm512_loadu_ps(p1), c = _mm512_loadu_ps(p2),
+           d = _mm512_loadu_ps(p3);
+    a = _mm512_add_ps(a, _mm512_shuffle_f32x4(a, a, _MM_SHUFFLE(2, 3, 0, 1)));
+    b = _mm512_add_ps(b, _mm512_shuffle_f32x4(b, b, _MM_SHUFFLE(2, 3, 0, 1)));
+    c = _mm512_add_ps(c, _mm512_shuffle_f32x4(c, c, _MM_SHUFFLE(2, 3, 0, 1)));
+    d = _mm512_add_ps(d, _mm512_shuffle_f32x4(d, d, _MM_SHUFFLE(2, 3, 0, 1)));
+    __m512 ab = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* rows 0-3, 4 lanes each */
+    __m512 cd = _mm512_shuffle_f32x4(c, d, _MM_SHUFFLE(2, 0, 2, 0)); /* rows 4-7 */
+    ab = _mm512_add_ps(ab, _mm512_permute_ps(ab, _MM_SHUFFLE(1, 0, 3, 2)));
+    cd = _mm512_add_ps(cd, _mm512_permute_ps(cd, _MM_SHUFFLE(1, 0, 3, 2)));
+    ab = _mm512_add_ps(ab, _mm512_permute_ps(ab, _MM_SHUFFLE(2, 3, 0, 1)));
+    cd = _mm512_add_ps(cd, _mm512_permute_ps(cd, _MM_SHUFFLE(2, 3, 0, 1)));
+    const __m512i lanes = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castps512_ps256(_mm512_permutex2var_ps(ab, lanes, cd));
+}
+
+/* Rows [0, nr) of tile against every token of job c with the zmm blocks; tp is the tile
+ * packed in row pairs, (nr + 7) / 8 * 4 pairs (a missing row zero: its half is thrown away). */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+tile_zmm(const cpu_matmul_job *c, const float *tile, const float *tp, int64_t K, int64_t r0,
+         int64_t nr, float *part, const char *pf, int64_t pf_lines)
+{
+    int64_t K8 = K & ~(int64_t)7, n = c->n, ps = 2 * K8;
+    int64_t slices = K8 > 0 ? (K8 + MM_KC - 1) / MM_KC : 1;
+    int64_t per = pf_lines > 0 ? pf_lines / (slices * ((n + 5) / 6)) + 1 : 0;
+    for (int64_t t0 = 0; t0 < n; t0 += MM_TB) {
+        int64_t t1 = t0 + MM_TB < n ? t0 + MM_TB : n;
+        for (int64_t k0 = 0;; k0 += MM_KC) {
+            int64_t k1 = k0 + MM_KC < K8 ? k0 + MM_KC : K8;
+            for (int64_t t = t0, step; t < t1; t += step) {
+                step = t1 - t < 6 ? t1 - t : 6;
+                for (int64_t r = 0; r < nr; r += 8)
+                    blk8_zmm_fn[step](tp + r / 2 * ps, ps, c->x + t * K, K, k0, k1,
+                                      part + (r / 2 * MM_TB + (t - t0)) * 16, k0 == 0);
+                for (int64_t q = 0; q < per && pf_lines > 0; q++, pf_lines--, pf += 64)
+                    _mm_prefetch(pf, _MM_HINT_T1);
+            }
+            if (k1 >= K8)
+                break;
+        }
+        for (int64_t t = t0; t < t1; t++) {
+            const float *xt = c->x + t * K;
+            float *yt = c->y + t * c->ldy + r0;
+            for (int64_t g = 0; g < nr; g += 8) {
+                const float *pg = part + (g / 2 * MM_TB + (t - t0)) * 16;
+                __m256 s8 = hsum8_pairs(pg, pg + MM_TB * 16, pg + 2 * MM_TB * 16,
+                                        pg + 3 * MM_TB * 16);
+                if (nr - g >= 8)
+                    _mm256_storeu_ps(yt + g, s8);
+                else
+                    _mm256_mask_storeu_ps(yt + g, (__mmask8)((1u << (nr - g)) - 1), s8);
+            }
+            if (K8 < K)
+                for (int64_t r = 0; r < nr; r++) {
+                    float s = yt[r];
+                    for (int64_t k = K8; k < K; k++)
+                        s += tile[r * K + k] * xt[k];
+                    yt[r] = s;
+                }
+        }
+    }
+}
+
+/* Rows [r0, r0 + nr) of a bf16 weight widened (exact: a shift) straight into row pairs for
+ * tile_zmm, as pack_pairs lays them out; only the tails (dims K & ~7 on) go to tile. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+widen_pairs_bf16(const cpu_weight *w, int64_t r0, int64_t nr, float *tile, float *tp)
+{
+    int64_t K = w->cols, K8 = K & ~(int64_t)7, np = (nr + 7) / 8 * 4;
+    const uint16_t *s = (const uint16_t *)w->data + r0 * K;
+    for (int64_t q = 0; q < np; q++) {
+        float *d = tp + q * 2 * K8;
+        const uint16_t *a = s + 2 * q * K, *b = a + K;
+        if (2 * q + 1 < nr)
+            for (int64_t i = 0; i < K8; i += 8) {
+                __m256i ab = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + i))),
+                    _mm_loadu_si128((const __m128i *)(b + i)), 1);
+                _mm512_storeu_si512(d + 2 * i,
+                                    _mm512_slli_epi32(_mm512_cvtepu16_epi32(ab), 16));
+            }
+        else if (2 * q < nr) /* the last row alone: a zero row beside it */
+            for (int64_t i = 0; i < K8; i += 8) {
+                __m256i ab = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + i)));
+                ab = _mm256_inserti128_si256(ab, _mm_setzero_si128(), 1);
+                _mm512_storeu_si512(d + 2 * i,
+                                    _mm512_slli_epi32(_mm512_cvtepu16_epi32(ab), 16));
+            }
+        else
+            for (int64_t i = 0; i < K8; i += 8)
+                _mm512_storeu_ps(d + 2 * i, _mm512_setzero_ps());
+    }
+    for (int64_t r = 0; r < nr; r++)
+        for (int64_t k = K8; k < K; k++)
+            tile[r * K + k] = bf16f(s[r * K + k]);
+}
+
+/* The tile's rows [0, nr) into row pairs for tile_zmm, padded with zero rows to a multiple
+ * of 8. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+pack_pairs(const float *tile, int64_t K, int64_t nr, float *tp)
+{
+    int64_t K8 = K & ~(int64_t)7, np = (nr + 7) / 8 * 4;
+    for (int64_t q = 0; q < np; q++)
+        for (int h = 0; h < 2; h++) {
+            int64_t r = 2 * q + h;
+            float *d = tp + q * 2 * K8 + h * 8;
+            if (r < nr) {
+                const float *s = tile + r * K;
+                for (int64_t i = 0; i < K8; i += 8)
+                    _mm256_storeu_ps(d + 2 * i, _mm256_loadu_ps(s + i));
+            } else
+                for (int64_t i = 0; i < K8; i += 8)
+                    _mm256_storeu_ps(d + 2 * i, _mm256_setzero_ps());
+        }
+}
+
 #endif
 
 #define MM_ROWS 16     /* output rows per work item: one tile of converted weights */
 #define MM_PART (MM_ROWS * MM_TB * 8) /* floats of a worker's partial chains */
+/* a worker's floats: the tile, the chains, the tile packed in row pairs (zmm path) */
+#define MM_SCRATCH(cols) (2 * MM_ROWS * (size_t)(cols) + MM_PART)
 
 typedef struct {
     const cpu_matmul_job *jobs;
     size_t n_jobs;
     size_t *first_item; /* [n_jobs + 1]: item ranges of each job */
     int64_t max_cols;
-    float *scratch;     /* [threads][MM_ROWS * max_cols + MM_PART] */
+    float *scratch;     /* [threads][MM_SCRATCH(max_cols)] */
     int threads;
 } mm_ctx;
 
@@ -465,9 +661,15 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
             }
         return 0;
     }
-    float *tile = m->scratch + (size_t)worker * (MM_ROWS * (size_t)m->max_cols + MM_PART);
-    for (int64_t r = 0; r < nr; r++)
-        cpu_weight_row(w, r0 + r, tile + r * K);
+    float *tile = m->scratch + (size_t)worker * MM_SCRATCH(m->max_cols);
+    float *part = tile + MM_ROWS * m->max_cols, *tp = part + MM_PART;
+#if defined(__x86_64__)
+    if (use_zmm && w->dt == GOLDEN_BF16) /* widened straight into row pairs */
+        widen_pairs_bf16(w, r0, nr, tile, tp);
+    else
+#endif
+        for (int64_t r = 0; r < nr; r++)
+            cpu_weight_row(w, r0 + r, tile + r * K);
 #if defined(__x86_64__)
     if (use_avx2) {
         /* the tile this worker will most likely take next: the next `threads` items are shared
@@ -483,7 +685,12 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
             pf = (const char *)nw->data + (size_t)(nr0 * nw->cols) * es;
             pf_lines = (int64_t)(((size_t)(nn * nw->cols) * es + 63) / 64);
         }
-        tile_avx2(c, tile, K, r0, nr, tile + MM_ROWS * m->max_cols, pf, pf_lines);
+        if (use_zmm) {
+            if (w->dt != GOLDEN_BF16)
+                pack_pairs(tile, K, nr, tp);
+            tile_zmm(c, tile, tp, K, r0, nr, part, pf, pf_lines);
+        } else
+            tile_avx2(c, tile, K, r0, nr, part, pf, pf_lines);
         return 0;
     }
 #endif
@@ -523,8 +730,7 @@ int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, gol
     m.threads = threads;
     /* 64-byte aligned tiles and chains (max_cols rounded up to 16 floats) */
     m.max_cols = (m.max_cols + 15) / 16 * 16;
-    m.scratch = aligned_alloc(64, (size_t)threads * (MM_ROWS * (size_t)m.max_cols + MM_PART) *
-                                      sizeof(float));
+    m.scratch = aligned_alloc(64, (size_t)threads * MM_SCRATCH(m.max_cols) * sizeof(float));
     int rc = m.scratch ? lg_parallel_for(items, threads, mm_item, &m, err)
                        : golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
     free(m.scratch);

@@ -195,10 +195,27 @@ static float ref_row(const float *w, const float *x, int64_t K)
     return s;
 }
 
-static void check_matmul(golden_dtype dt, const int64_t *ns, size_t n_ns)
+/* The matmul paths a test can choose: every one must give the bits of ref_row. */
+enum { MM_DEFAULT, MM_NO_ZMM, MM_NO_AVX512, MM_MODES };
+static const char *const mm_mode_name[MM_MODES] = {"default (8 x 6 zmm with AVX-512)",
+                                                    "4 x 6 ymm (zmm off)", "4 x 3 (AVX-512 off)"};
+
+static void mm_mode(int mode)
 {
-    static const int64_t rows[] = {1, 3, 4, 5, 16, 17, 35}, cols[] = {8, 13, 64, 203, 519, 1031};
-    int cases = 0, equal = 0;
+    cpu_kernels_use_avx512(1);
+    if (mode == MM_NO_ZMM)
+        cpu_kernels_use_zmm(0);
+    else if (mode == MM_NO_AVX512)
+        cpu_kernels_use_avx512(0);
+}
+
+/* Every (rows, K, tokens) case against ref_row, in f32 and bf16 weights, on every path in
+ * modes[]; returns how many (case, dtype, mode) runs differed. */
+static int check_matmul(const int *modes, int n_modes, const int64_t *ns, size_t n_ns)
+{
+    static const int64_t rows[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 28, 35},
+                         cols[] = {7, 8, 13, 64, 203, 519, 1031};
+    int runs = 0, equal = 0;
     for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++)
         for (size_t ci = 0; ci < sizeof cols / sizeof *cols; ci++)
             for (size_t ni = 0; ni < n_ns; ni++) {
@@ -216,26 +233,43 @@ static void check_matmul(golden_dtype dt, const int64_t *ns, size_t n_ns)
                 }
                 for (int64_t i = 0; i < n * K; i++)
                     x[i] = frand();
-                memset(y, 0, (size_t)(n * ldy) * 4);
                 memset(r, 0, (size_t)(n * ldy) * 4);
                 for (int64_t t = 0; t < n; t++)
                     for (int64_t o = 0; o < R; o++)
                         r[t * ldy + o] = ref_row(wf + o * K, x + t * K, K);
-                cpu_weight w = {dt == GOLDEN_F32 ? (const void *)wf : (const void *)wb, dt, R, K};
-                golden_error err;
-                CU_ASSERT_EQUAL(cpu_matmul(&w, x, n, y, ldy, 2, &err), 0);
-                cases++;
-                if (memcmp(y, r, (size_t)(n * ldy) * 4) == 0)
-                    equal++;
-                else
-                    fprintf(stderr, "matmul %s R=%lld K=%lld n=%lld: bits differ\n",
-                            dt == GOLDEN_F32 ? "f32" : "bf16", (long long)R, (long long)K,
-                            (long long)n);
+                for (int d = 0; d < 2; d++)
+                    for (int mi = 0; mi < n_modes; mi++) {
+                        golden_dtype dt = d ? GOLDEN_BF16 : GOLDEN_F32;
+                        cpu_weight w = {d ? (const void *)wb : (const void *)wf, dt, R, K};
+                        golden_error err;
+                        mm_mode(modes[mi]);
+                        memset(y, 0, (size_t)(n * ldy) * 4);
+                        CU_ASSERT_EQUAL(cpu_matmul(&w, x, n, y, ldy, 1 + (int)(ni % 2), &err),
+                                        0);
+                        runs++;
+                        if (memcmp(y, r, (size_t)(n * ldy) * 4) == 0)
+                            equal++;
+                        else
+                            fprintf(stderr, "matmul %s, %s: R=%lld K=%lld n=%lld: bits differ\n",
+                                    mm_mode_name[modes[mi]], d ? "bf16" : "f32", (long long)R,
+                                    (long long)K, (long long)n);
+                    }
                 free(wf); free(x); free(wb); free(y); free(r);
             }
-    CU_ASSERT_EQUAL(cases, (int)(7 * 6 * n_ns));
-    CU_ASSERT_EQUAL(equal, cases);
+    mm_mode(MM_DEFAULT);
+    CU_ASSERT_EQUAL(runs, (int)(15 * 7 * n_ns) * 2 * n_modes);
+    CU_ASSERT_EQUAL(equal, runs);
+    return runs - equal;
 }
+
+/* tokens: decode (1, 2), every block width and remainder up to 50 (the zmm blocks take 1-6
+ * tokens, the 4 x 3 / 4 x 6 ones 3 or 6 and leave 1-2), more than one pass of MM_TB (48)
+ * tokens; K 7 to 1031: no 8-chunk at all, one, several MM_KC (256) slices, with a tail; rows:
+ * below, at and above the 8 rows of a zmm block and the 16 of a tile */
+static const int64_t mm_ns[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14,
+                                15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+                                43, 44, 45, 46, 47, 48, 49, 50, 97, 100};
 
 static void test_matmul(void)
 {
@@ -244,19 +278,10 @@ static void test_matmul(void)
         fprintf(stderr, "no AVX2 + FMA here: the portable matmul sums in another order\n");
         return;
     }
-    /* tokens: decode (1, 2), the 4 x 3 blocks and their remainders, more than one pass of
-     * MM_TB (48) tokens; K up to 1031: more than one MM_KC (256) slice, with a tail */
-    static const int64_t ns[] = {1, 2, 3, 4, 5, 6, 17, 18, 19, 20, 37, 47, 48, 49, 100};
-    check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
-    check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
-    /* with AVX-512VL the 4 x 6 blocks ran above: the 4 x 3 ones alone must agree too */
-    bool was = cpu_kernels_use_avx512(0);
-    if (was) {
-        check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
-        check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
-    } else
+    static const int modes[] = {MM_DEFAULT, MM_NO_ZMM, MM_NO_AVX512};
+    if (!cpu_kernels_use_avx512(-1))
         fprintf(stderr, "no AVX-512VL here: the 4 x 3 blocks only\n");
-    cpu_kernels_use_avx512(was ? 1 : 0);
+    check_matmul(modes, 3, mm_ns, sizeof mm_ns / sizeof *mm_ns);
 }
 
 int main(void)
@@ -267,7 +292,8 @@ int main(void)
         {"cpu_attend_block (AVX2): each of 1-4 positions has the bits of attending it alone",
          test_attend_block_avx2},
         {"cpu_attend_block (portable): the same bits", test_attend_block_portable},
-        {"cpu_matmul: every register block (4 x 3, 4 x 6) has the bits of one (row, token) chain",
+        {"cpu_matmul: every register block (4 x 3, 4 x 6, 8 x 1-6 zmm) has the bits of one (row, "
+         "token) chain",
          test_matmul},
         {0, 0}};
     return golden_test_run("replay_kernels", tests);
