@@ -932,10 +932,11 @@ __attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int
  * once; per element the sum still runs over keys in order, mul then add. */
 __attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int64_t ld, int G,
                                                              int hd, const float *V, int64_t kd,
-                                                             int64_t j0, int64_t j1, float *o)
+                                                             int64_t j0, int64_t j1, float *o,
+                                                             int i0)
 {
     int hd8 = hd & ~7;
-    for (int i = 0; i < hd8; i += 8) {
+    for (int i = i0; i < hd8; i += 8) {
         for (int g = 0; g < G; g += 8) {
             int gn = G - g < 8 ? G - g : 8;
             __m256 a[8];
@@ -982,6 +983,64 @@ __attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int
         }
 }
 
+/* pv_tile_avx2's sums 16 dims at a time (each element its own mul-then-add sum over keys in
+ * order: the lanes are independent, so the width does not change a bit), dims from
+ * hd & ~15 on by pv_tile_avx2. */
+#define PV16_ACC(h) a##h = _mm512_add_ps(a##h, _mm512_mul_ps(_mm512_set1_ps(p##h[j]), v))
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+pv_tile_zmm(const float *p, int64_t ld, int G, int hd, const float *V, int64_t kd, int64_t j0,
+            int64_t j1, float *o)
+{
+    int hd16 = hd & ~15;
+    for (int i = 0; i < hd16; i += 16) {
+        for (int g = 0; g < G; g += 8) {
+            int gn = G - g < 8 ? G - g : 8;
+            const float *pg = p + (size_t)g * (size_t)ld;
+            float *og = o + (size_t)g * hd + i;
+            if (gn == 8) {
+                __m512 a0 = _mm512_loadu_ps(og), a1 = _mm512_loadu_ps(og + hd),
+                       a2 = _mm512_loadu_ps(og + 2 * hd), a3 = _mm512_loadu_ps(og + 3 * hd),
+                       a4 = _mm512_loadu_ps(og + 4 * hd), a5 = _mm512_loadu_ps(og + 5 * hd),
+                       a6 = _mm512_loadu_ps(og + 6 * hd), a7 = _mm512_loadu_ps(og + 7 * hd);
+                const float *p0 = pg, *p1 = pg + ld, *p2 = pg + 2 * ld, *p3 = pg + 3 * ld,
+                            *p4 = pg + 4 * ld, *p5 = pg + 5 * ld, *p6 = pg + 6 * ld,
+                            *p7 = pg + 7 * ld;
+                for (int64_t j = j0; j < j1; j++) {
+                    __m512 v = _mm512_loadu_ps(V + j * kd + i);
+                    PV16_ACC(0);
+                    PV16_ACC(1);
+                    PV16_ACC(2);
+                    PV16_ACC(3);
+                    PV16_ACC(4);
+                    PV16_ACC(5);
+                    PV16_ACC(6);
+                    PV16_ACC(7);
+                }
+                _mm512_storeu_ps(og, a0), _mm512_storeu_ps(og + hd, a1);
+                _mm512_storeu_ps(og + 2 * hd, a2), _mm512_storeu_ps(og + 3 * hd, a3);
+                _mm512_storeu_ps(og + 4 * hd, a4), _mm512_storeu_ps(og + 5 * hd, a5);
+                _mm512_storeu_ps(og + 6 * hd, a6), _mm512_storeu_ps(og + 7 * hd, a7);
+            } else
+                for (int h = 0; h < gn; h++) {
+                    __m512 a = _mm512_loadu_ps(og + (size_t)h * hd);
+                    for (int64_t j = j0; j < j1; j++)
+                        a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_set1_ps(pg[h * ld + j]),
+                                                           _mm512_loadu_ps(V + j * kd + i)));
+                    _mm512_storeu_ps(og + (size_t)h * hd, a);
+                }
+        }
+    }
+    pv_tile_avx2(p, ld, G, hd, V, kd, j0, j1, o, hd16);
+}
+
+__attribute__((target("avx2,fma"))) static void pv_tile_avx2_0(const float *p, int64_t ld,
+                                                               int G, int hd, const float *V,
+                                                               int64_t kd, int64_t j0,
+                                                               int64_t j1, float *o)
+{
+    pv_tile_avx2(p, ld, G, hd, V, kd, j0, j1, o, 0);
+}
+
 /* P positions of one KV head: keys 8 at a time for every position that reaches them (an
  * 8-key block of K loaded once from L2 serves all P x G query heads from L1), then V in
  * 64-key tiles the same way. Each position's scores, softmax and sums are those of attending
@@ -1006,8 +1065,9 @@ __attribute__((target("avx2,fma"))) static void attend_block_avx2(
     for (int64_t j = 0; j < nmax; j += ATT_VTILE)
         for (int i = 0; i < P; i++)
             if (j < n[i])
-                pv_tile_avx2(s + (size_t)i * (size_t)G * (size_t)ld, ld, G, hd, V, kd, j,
-                             n[i] - j < ATT_VTILE ? n[i] : j + ATT_VTILE, o + i * os);
+                (use_zmm ? pv_tile_zmm : pv_tile_avx2_0)(
+                    s + (size_t)i * (size_t)G * (size_t)ld, ld, G, hd, V, kd, j,
+                    n[i] - j < ATT_VTILE ? n[i] : j + ATT_VTILE, o + i * os);
 }
 #endif
 

@@ -69,15 +69,29 @@ static void ref_attend(const float *q, int G, int hd, const float *K, const floa
     free(s);
 }
 
+/* avx2: 0 the portable path, 1 AVX2 with the zmm kernels where there is AVX-512, 2 AVX2 with
+ * the zmm kernels off */
+static const char *const att_name[3] = {"portable", "avx2+zmm", "avx2"};
+
+static void att_mode(int avx2)
+{
+    cpu_kernels_use_avx2(avx2 ? 1 : 0);
+    if (avx2 == 2)
+        cpu_kernels_use_zmm(0);
+}
+
 static void check_attend(int avx2)
 {
-    static const int groups[] = {1, 2, 4, 8}, dims[] = {128, 16, 13, 5};
+    /* head dims: 16-wide zmm chunks only (128, 16), then an 8-wide one (24), with a tail
+     * (29, 13, 5) */
+    static const int groups[] = {1, 2, 4, 8}, dims[] = {128, 16, 24, 29, 13, 5};
     static const int64_t keys[] = {1, 7, 8, 9, 63, 64, 65, 130};
     cpu_kernels_init();
-    bool was = cpu_kernels_use_avx2(avx2);
+    bool was = cpu_kernels_use_avx2(-1);
+    att_mode(avx2);
     int cases = 0, equal = 0;
     for (size_t gi = 0; gi < 4; gi++)
-        for (size_t di = 0; di < 4; di++)
+        for (size_t di = 0; di < 6; di++)
             for (size_t ki = 0; ki < 8; ki++) {
                 int G = groups[gi], hd = dims[di];
                 int64_t n = keys[ki], kd = 3 * (int64_t)hd + 1; /* other KV heads between rows */
@@ -99,11 +113,11 @@ static void check_attend(int avx2)
                     equal++;
                 else
                     fprintf(stderr, "attend %s G=%d hd=%d n=%lld: bits differ\n",
-                            avx2 ? "avx2" : "portable", G, hd, (long long)n);
+                            att_name[avx2], G, hd, (long long)n);
                 free(q); free(K); free(V); free(o); free(r); free(s);
             }
     cpu_kernels_use_avx2(was ? 1 : 0);
-    CU_ASSERT_EQUAL(cases, 128);
+    CU_ASSERT_EQUAL(cases, 4 * 6 * 8);
     CU_ASSERT_EQUAL(equal, cases);
 }
 
@@ -111,15 +125,16 @@ static void check_attend(int avx2)
  * is ref_attend of that position alone, whatever the others' key counts. */
 static void check_attend_block(int avx2)
 {
-    static const int groups[] = {1, 4, 8}, dims[] = {128, 13};
+    static const int groups[] = {1, 4, 8}, dims[] = {128, 13, 24, 29};
     static const int64_t lens[][4] = {{1, 2, 3, 4}, {64, 65, 66, 67}, {130, 9, 1, 71},
                                       {8, 8, 8, 8}, {200, 199, 198, 197}};
     cpu_kernels_init();
-    bool was = cpu_kernels_use_avx2(avx2);
+    bool was = cpu_kernels_use_avx2(-1);
+    att_mode(avx2);
     int cases = 0, equal = 0;
     for (int P = 1; P <= 4; P++)
         for (size_t gi = 0; gi < 3; gi++)
-            for (size_t di = 0; di < 2; di++)
+            for (size_t di = 0; di < 4; di++)
                 for (size_t li = 0; li < 5; li++) {
                     int G = groups[gi], hd = dims[di];
                     const int64_t *n = lens[li];
@@ -148,12 +163,12 @@ static void check_attend_block(int avx2)
                             equal++;
                         else
                             fprintf(stderr, "attend block %s P=%d G=%d hd=%d n=%lld: bits differ\n",
-                                    avx2 ? "avx2" : "portable", P, G, hd, (long long)n[i]);
+                                    att_name[avx2], P, G, hd, (long long)n[i]);
                     }
                     free(q); free(K); free(V); free(o); free(r); free(s);
                 }
     cpu_kernels_use_avx2(was ? 1 : 0);
-    CU_ASSERT_EQUAL(cases, 10 * 3 * 2 * 5);
+    CU_ASSERT_EQUAL(cases, 10 * 3 * 4 * 5);
     CU_ASSERT_EQUAL(equal, cases);
 }
 
@@ -164,6 +179,7 @@ static void test_attend_block_avx2(void)
         return;
     }
     check_attend_block(1);
+    check_attend_block(2);
 }
 
 static void test_attend_block_portable(void) { check_attend_block(0); }
@@ -175,6 +191,7 @@ static void test_attend_avx2(void)
         return;
     }
     check_attend(1);
+    check_attend(2);
 }
 
 static void test_attend_portable(void) { check_attend(0); }
