@@ -928,6 +928,106 @@ __attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int
     }
 }
 
+/* scores8_avx2 for G a multiple of 8 with the query heads packed in pairs (pair h, 8-chunk i
+ * at qp + h * 2 * hd8 + 2 * i: [head 2h dims i..i+7 | head 2h+1 dims i..i+7]): a key's chunk
+ * broadcast to both halves (a load, no shuffle), so each half of a zmm sum is exactly the ymm
+ * lane sums of that (head, key), mul then add; then the same transpose, tail and scale. */
+#define SC_ACC(a, qv, kv) a = _mm512_add_ps(a, _mm512_mul_ps(qv, kv))
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+scores8_zmm(const float *qp, const float *q, int G, int hd, const float *K, int64_t kd, int nk,
+            float scale, float *s, int64_t ld)
+{
+    int hd8 = hd & ~7;
+    float buf[4 * 8 * 16] __attribute__((aligned(64))); /* [pair][key][16] */
+    for (int g = 0; g < G; g += 8) {
+        const float *qg = qp + (size_t)g * hd8;
+        for (int kk = 0; kk < 8; kk += 2) {
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            __m512 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            if (kk + 1 < nk) {
+                const float *kr = K + kk * kd, *ks = kr + kd;
+                for (int i = 0; i < hd8; i += 8) {
+                    __m512 kv = _mm512_castpd_ps(
+                        _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(kr + i))));
+                    __m512 kw = _mm512_castpd_ps(
+                        _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(ks + i))));
+                    __m512 q0 = _mm512_loadu_ps(qg + 2 * i),
+                           q1 = _mm512_loadu_ps(qg + 2 * hd8 + 2 * i);
+                    SC_ACC(a0, q0, kv);
+                    SC_ACC(b0, q0, kw);
+                    SC_ACC(a1, q1, kv);
+                    SC_ACC(b1, q1, kw);
+                    __m512 q2 = _mm512_loadu_ps(qg + 4 * hd8 + 2 * i),
+                           q3 = _mm512_loadu_ps(qg + 6 * hd8 + 2 * i);
+                    SC_ACC(a2, q2, kv);
+                    SC_ACC(b2, q2, kw);
+                    SC_ACC(a3, q3, kv);
+                    SC_ACC(b3, q3, kw);
+                }
+            } else if (kk < nk) {
+                const float *kr = K + kk * kd;
+                for (int i = 0; i < hd8; i += 8) {
+                    __m512 kv = _mm512_castpd_ps(
+                        _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(kr + i))));
+                    SC_ACC(a0, _mm512_loadu_ps(qg + 2 * i), kv);
+                    SC_ACC(a1, _mm512_loadu_ps(qg + 2 * hd8 + 2 * i), kv);
+                    SC_ACC(a2, _mm512_loadu_ps(qg + 4 * hd8 + 2 * i), kv);
+                    SC_ACC(a3, _mm512_loadu_ps(qg + 6 * hd8 + 2 * i), kv);
+                }
+            }
+            _mm512_store_ps(buf + (0 * 8 + kk) * 16, a0);
+            _mm512_store_ps(buf + (1 * 8 + kk) * 16, a1);
+            _mm512_store_ps(buf + (2 * 8 + kk) * 16, a2);
+            _mm512_store_ps(buf + (3 * 8 + kk) * 16, a3);
+            _mm512_store_ps(buf + (0 * 8 + kk + 1) * 16, b0);
+            _mm512_store_ps(buf + (1 * 8 + kk + 1) * 16, b1);
+            _mm512_store_ps(buf + (2 * 8 + kk + 1) * 16, b2);
+            _mm512_store_ps(buf + (3 * 8 + kk + 1) * 16, b3);
+        }
+        for (int h = 0; h < 8; h++) {
+            __m256 r[8]; /* r[key]: lane m = dims m, m+8, ... of that key */
+            for (int k = 0; k < 8; k++)
+                r[k] = _mm256_load_ps(buf + ((h / 2) * 8 + k) * 16 + (h & 1) * 8);
+            __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            __m256 l0 = _mm256_permute2f128_ps(u0, u4, 0x20), l4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+            __m256 l1 = _mm256_permute2f128_ps(u1, u5, 0x20), l5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+            __m256 l2 = _mm256_permute2f128_ps(u2, u6, 0x20), l6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+            __m256 l3 = _mm256_permute2f128_ps(u3, u7, 0x20), l7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+            __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l0, l4), _mm256_add_ps(l1, l5)),
+                                     _mm256_add_ps(_mm256_add_ps(l2, l6), _mm256_add_ps(l3, l7)));
+            const float *qh = q + (size_t)(g + h) * hd;
+            for (int i = hd8; i < hd; i++) { /* tail dims in order, one key a lane */
+                float kc[8] = {0};
+                for (int kt = 0; kt < nk; kt++)
+                    kc[kt] = K[kt * kd + i];
+                d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(qh[i]), _mm256_loadu_ps(kc)));
+            }
+            d = _mm256_mul_ps(d, _mm256_set1_ps(scale));
+            float out[8];
+            _mm256_storeu_ps(out, d);
+            memcpy(s + (size_t)(g + h) * (size_t)ld, out, (size_t)nk * 4);
+        }
+    }
+}
+
+/* A position's G query heads (hd dims each) packed in pairs for scores8_zmm. */
+__attribute__((target("avx2,fma"))) static void pack_heads(const float *q, int G, int hd,
+                                                           float *qp)
+{
+    int hd8 = hd & ~7;
+    for (int h = 0; h < G; h++)
+        for (int i = 0; i < hd8; i += 8)
+            _mm256_storeu_ps(qp + (size_t)(h / 2) * 2 * hd8 + 2 * i + (h & 1) * 8,
+                             _mm256_loadu_ps(q + (size_t)h * hd + i));
+}
+
 /* o_g += p_g[j] * v_j for keys [j0, j1), every head of the group against each V chunk loaded
  * once; per element the sum still runs over keys in order, mul then add. */
 __attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int64_t ld, int G,
@@ -1052,9 +1152,20 @@ __attribute__((target("avx2,fma"))) static void attend_block_avx2(
     int64_t nmax = 0;
     for (int i = 0; i < P; i++)
         nmax = n[i] > nmax ? n[i] : nmax;
+    /* the zmm scores: groups of 8 heads, every position's heads packed (at most 32 KiB) */
+    float qp[8192] __attribute__((aligned(64)));
+    int hd8 = hd & ~7;
+    bool zs = use_zmm && G % 8 == 0 && hd8 > 0 && (int64_t)P * G * hd8 <= 8192;
+    if (zs)
+        for (int i = 0; i < P; i++)
+            pack_heads(q + i * qs, G, hd, qp + (size_t)i * G * hd8);
     for (int64_t j = 0; j < nmax; j += 8)
         for (int i = 0; i < P; i++)
-            if (j < n[i])
+            if (j < n[i] && zs)
+                scores8_zmm(qp + (size_t)i * G * hd8, q + i * qs, G, hd, K + j * kd, kd,
+                            n[i] - j < 8 ? (int)(n[i] - j) : 8, scale,
+                            s + (size_t)i * (size_t)G * (size_t)ld + j, ld);
+            else if (j < n[i])
                 scores8_avx2(q + i * qs, G, hd, K + j * kd, kd, n[i] - j < 8 ? (int)(n[i] - j) : 8,
                              scale, s + (size_t)i * (size_t)G * (size_t)ld + j, ld);
     for (int i = 0; i < P; i++) {
