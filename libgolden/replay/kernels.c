@@ -1141,6 +1141,36 @@ __attribute__((target("avx2,fma"))) static void pv_tile_avx2_0(const float *p, i
     pv_tile_avx2(p, ld, G, hd, V, kd, j0, j1, o, 0);
 }
 
+/* softmax_row with the max and the division 8 keys at a time. The division is elementwise;
+ * the max skips NaNs as `s[j] > mx` does (max_ps(x, m) is m unless x > m) and can differ
+ * from the scalar one only in the sign of a zero, which no s[j] - max changes (x - 0 = x for
+ * x != 0, and expf(+-0) = 1). The exps and their sum stay scalar, in key order. */
+__attribute__((target("avx2,fma"))) static void softmax_row_avx2(float *s, int64_t n)
+{
+    __m256 m8 = _mm256_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        m8 = _mm256_max_ps(_mm256_loadu_ps(s + j), m8);
+    float mv[8], mx = -INFINITY;
+    _mm256_storeu_ps(mv, m8);
+    for (int k = 0; k < 8; k++)
+        if (mv[k] > mx)
+            mx = mv[k];
+    for (; j < n; j++)
+        if (s[j] > mx)
+            mx = s[j];
+    float sum = 0;
+    for (j = 0; j < n; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    __m256 d8 = _mm256_set1_ps(sum);
+    for (j = 0; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(s + j, _mm256_div_ps(_mm256_loadu_ps(s + j), d8));
+    for (; j < n; j++)
+        s[j] = s[j] / sum;
+}
+
 /* P positions of one KV head: keys 8 at a time for every position that reaches them (an
  * 8-key block of K loaded once from L2 serves all P x G query heads from L1), then V in
  * 64-key tiles the same way. Each position's scores, softmax and sums are those of attending
@@ -1170,7 +1200,7 @@ __attribute__((target("avx2,fma"))) static void attend_block_avx2(
                              scale, s + (size_t)i * (size_t)G * (size_t)ld + j, ld);
     for (int i = 0; i < P; i++) {
         for (int g = 0; g < G; g++)
-            softmax_row(s + ((size_t)i * (size_t)G + (size_t)g) * (size_t)ld, n[i]);
+            softmax_row_avx2(s + ((size_t)i * (size_t)G + (size_t)g) * (size_t)ld, n[i]);
         memset(o + i * os, 0, (size_t)G * (size_t)hd * 4);
     }
     for (int64_t j = 0; j < nmax; j += ATT_VTILE)
