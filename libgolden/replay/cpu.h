@@ -65,6 +65,9 @@ bool cpu_kernels_use_avx512(int on);
 /* Only the 8 x 6 zmm block (on = 0: the 4 x 6 ymm block runs instead; use_avx512(0) turns
  * both off). Same bits as the others: tests check each. */
 bool cpu_kernels_use_zmm(int on);
+/* y[i] = expf(x[i]) as the zmm softmax computes it (8 at a time, expf's own bits); false when
+ * that path is off and plain expf ran. For tests. */
+bool cpu_expf_vec(const float *x, float *y, int64_t n);
 /* Row r of w, elements [0, cols), converted to f32 exactly. */
 void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst);
 /* y[t][o] = sum_i w[o][i] * x[t][i] for t < n tokens; x is [n, w.cols], y [n, w.rows] with row

@@ -1171,6 +1171,112 @@ __attribute__((target("avx2,fma"))) static void softmax_row_avx2(float *s, int64
         s[j] = s[j] / sum;
 }
 
+/* expf of 8 floats at once, glibc's expf (2.36, its FMA build __expf_fma) step for step in
+ * double lanes: the same table (2^(i/32) less i << 47), constants, FMAs and roundings, so the
+ * same bits. Lanes glibc sends down its special path (|x| >= 88 by the top bits, NaN, inf)
+ * are flagged in *special and left to expf itself. tests/unit/test_replay_kernels.c checks
+ * this against expf over a spread of every float pattern. */
+static const uint64_t expf_tab[32] = {
+    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+    0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+    0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+    0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+    0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+    0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+    0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540};
+
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static inline __m256
+expf8_zmm(__m256 x, __mmask8 *special)
+{
+    __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20),
+                                   _mm256_set1_epi32(0x7ff));
+    *special = _mm256_cmpgt_epi32_mask(top, _mm256_set1_epi32(0x42a));
+    const __m512d inv_ln2n = _mm512_castsi512_pd(_mm512_set1_epi64(0x40471547652b82fe)),
+                  shift = _mm512_castsi512_pd(_mm512_set1_epi64(0x4338000000000000)),
+                  c0 = _mm512_castsi512_pd(_mm512_set1_epi64(0x3ebc6af84b912394)),
+                  c1 = _mm512_castsi512_pd(_mm512_set1_epi64(0x3f2ebfce50fac4f3)),
+                  c2 = _mm512_castsi512_pd(_mm512_set1_epi64(0x3f962e42ff0c52d6));
+    __m512d xd = _mm512_cvtps_pd(x);
+    __m512d kd = _mm512_fmadd_pd(inv_ln2n, xd, shift); /* z + SHIFT, z = InvLn2N * x fused */
+    __m512i ki = _mm512_castpd_si512(kd);
+    kd = _mm512_sub_pd(kd, shift);
+    __m512d r = _mm512_fmsub_pd(inv_ln2n, xd, kd); /* z - kd, z fused again */
+    __m512i lo = _mm512_permutex2var_epi64(_mm512_loadu_si512(expf_tab), ki,
+                                           _mm512_loadu_si512(expf_tab + 8));
+    __m512i hi = _mm512_permutex2var_epi64(_mm512_loadu_si512(expf_tab + 16), ki,
+                                           _mm512_loadu_si512(expf_tab + 24));
+    __m512i t = _mm512_mask_blend_epi64(_mm512_test_epi64_mask(ki, _mm512_set1_epi64(16)), lo,
+                                        hi); /* T[ki % 32] */
+    t = _mm512_add_epi64(t, _mm512_slli_epi64(ki, 47));
+    __m512d z = _mm512_fmadd_pd(r, c0, c1);
+    __m512d r2 = _mm512_mul_pd(r, r);
+    __m512d y = _mm512_fmadd_pd(r, c2, _mm512_set1_pd(1.0));
+    y = _mm512_fmadd_pd(z, r2, y);
+    y = _mm512_mul_pd(y, _mm512_castsi512_pd(t));
+    return _mm512_cvtpd_ps(y);
+}
+
+/* y[i] = expf(x[i]) through expf8_zmm (the special lanes by expf): for the unit test. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void expf_zmm(const float *x,
+                                                                          float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __mmask8 sp;
+        _mm256_storeu_ps(y + i, expf8_zmm(_mm256_loadu_ps(x + i), &sp));
+        for (int k = 0; sp; k++, sp >>= 1)
+            if (sp & 1)
+                y[i + k] = expf(x[i + k]);
+    }
+    for (; i < n; i++)
+        y[i] = expf(x[i]);
+}
+
+/* softmax_row_avx2 with the exps 8 at a time (expf8_zmm: expf's bits); the sum still adds
+ * them one by one in key order. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void softmax_row_zmm(float *s,
+                                                                                 int64_t n)
+{
+    __m256 m8 = _mm256_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        m8 = _mm256_max_ps(_mm256_loadu_ps(s + j), m8);
+    float mv[8], mx = -INFINITY;
+    _mm256_storeu_ps(mv, m8);
+    for (int k = 0; k < 8; k++)
+        if (mv[k] > mx)
+            mx = mv[k];
+    for (; j < n; j++)
+        if (s[j] > mx)
+            mx = s[j];
+    float sum = 0;
+    __m256 mx8 = _mm256_set1_ps(mx);
+    for (j = 0; j + 8 <= n; j += 8) {
+        __m256 xv = _mm256_sub_ps(_mm256_loadu_ps(s + j), mx8);
+        __mmask8 sp;
+        _mm256_storeu_ps(s + j, expf8_zmm(xv, &sp));
+        if (sp) {
+            float xs[8];
+            _mm256_storeu_ps(xs, xv);
+            for (int k = 0; k < 8; k++)
+                if (sp >> k & 1)
+                    s[j + k] = expf(xs[k]);
+        }
+        for (int k = 0; k < 8; k++)
+            sum += s[j + k];
+    }
+    for (; j < n; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    __m256 d8 = _mm256_set1_ps(sum);
+    for (j = 0; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(s + j, _mm256_div_ps(_mm256_loadu_ps(s + j), d8));
+    for (; j < n; j++)
+        s[j] = s[j] / sum;
+}
+
 /* P positions of one KV head: keys 8 at a time for every position that reaches them (an
  * 8-key block of K loaded once from L2 serves all P x G query heads from L1), then V in
  * 64-key tiles the same way. Each position's scores, softmax and sums are those of attending
@@ -1200,7 +1306,8 @@ __attribute__((target("avx2,fma"))) static void attend_block_avx2(
                              scale, s + (size_t)i * (size_t)G * (size_t)ld + j, ld);
     for (int i = 0; i < P; i++) {
         for (int g = 0; g < G; g++)
-            softmax_row_avx2(s + ((size_t)i * (size_t)G + (size_t)g) * (size_t)ld, n[i]);
+            (use_zmm ? softmax_row_zmm : softmax_row_avx2)(
+                s + ((size_t)i * (size_t)G + (size_t)g) * (size_t)ld, n[i]);
         memset(o + i * os, 0, (size_t)G * (size_t)hd * 4);
     }
     for (int64_t j = 0; j < nmax; j += ATT_VTILE)
@@ -1211,6 +1318,20 @@ __attribute__((target("avx2,fma"))) static void attend_block_avx2(
                     n[i] - j < ATT_VTILE ? n[i] : j + ATT_VTILE, o + i * os);
 }
 #endif
+
+bool cpu_expf_vec(const float *x, float *y, int64_t n)
+{
+    cpu_kernels_init();
+#if defined(__x86_64__)
+    if (use_zmm) {
+        expf_zmm(x, y, n);
+        return true;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++)
+        y[i] = expf(x[i]);
+    return false;
+}
 
 void cpu_attend_block(const float *q, int P, int64_t qs, int G, int hd, const float *K,
                       const float *V, int64_t kd, const int64_t *n, float scale, float *o,
