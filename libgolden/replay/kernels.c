@@ -16,7 +16,7 @@ float cpu_f16_table[65536];
 static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
 static bool use_avx2; /* AVX2 + FMA found at run time: the x86-64 baseline is only SSE2 */
 static bool use_avx512; /* and AVX-512F/VL: 32 ymm registers for the 4 x 6 matmul block */
-static bool use_zmm;    /* and the 8 x 6 zmm block (two rows' chains in one register) */
+static bool use_zmm;    /* and the zmm kernels: matmul 8 x 6, scores, P x V, softmax */
 
 #if defined(__x86_64__)
 static bool have_avx512(void)
