@@ -60,8 +60,15 @@ void cpu_kernels_init(void);
 /* Whether the AVX2 + FMA kernels run; on = 0 turns them off, 1 back on (when the CPU has them),
  * -1 only asks. Returns the previous state. For tests: the two attention paths must agree. */
 bool cpu_kernels_use_avx2(int on);
-/* The same for the AVX-512VL matmul block (4 x 6, same bits as 4 x 3): tests check both. */
+/* The same for AVX-512 (F + VL): the 4 x 6 ymm matmul block and the zmm kernels (matmul 8 x 6,
+ * attention scores, P x V, softmax); off = the AVX2 4 x 3 path. Same bits: tests check each. */
 bool cpu_kernels_use_avx512(int on);
+/* Only the 8 x 6 zmm block (on = 0: the 4 x 6 ymm block runs instead; use_avx512(0) turns
+ * both off). Same bits as the others: tests check each. */
+bool cpu_kernels_use_zmm(int on);
+/* y[i] = expf(x[i]) as the zmm softmax computes it (8 at a time, expf's own bits); false when
+ * that path is off and plain expf ran. For tests. */
+bool cpu_expf_vec(const float *x, float *y, int64_t n);
 /* Row r of w, elements [0, cols), converted to f32 exactly. */
 void cpu_weight_row(const cpu_weight *w, int64_t r, float *dst);
 /* y[t][o] = sum_i w[o][i] * x[t][i] for t < n tokens; x is [n, w.cols], y [n, w.rows] with row

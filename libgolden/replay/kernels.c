@@ -16,6 +16,7 @@ float cpu_f16_table[65536];
 static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
 static bool use_avx2; /* AVX2 + FMA found at run time: the x86-64 baseline is only SSE2 */
 static bool use_avx512; /* and AVX-512F/VL: 32 ymm registers for the 4 x 6 matmul block */
+static bool use_zmm;    /* and the zmm kernels: matmul 8 x 6, scores, P x V, softmax */
 
 #if defined(__x86_64__)
 static bool have_avx512(void)
@@ -32,6 +33,7 @@ static void f16_fill(void)
     __builtin_cpu_init();
     use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     use_avx512 = use_avx2 && have_avx512();
+    use_zmm = use_avx512;
 #endif
 }
 
@@ -43,10 +45,10 @@ bool cpu_kernels_use_avx2(int on)
     bool was = use_avx2;
 #if defined(__x86_64__)
     if (on == 0)
-        use_avx2 = use_avx512 = false;
+        use_avx2 = use_avx512 = use_zmm = false;
     else if (on > 0) {
         use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        use_avx512 = use_avx2 && have_avx512();
+        use_zmm = use_avx512 = use_avx2 && have_avx512();
     }
 #endif
     return was;
@@ -58,9 +60,22 @@ bool cpu_kernels_use_avx512(int on)
     bool was = use_avx512;
 #if defined(__x86_64__)
     if (on == 0)
-        use_avx512 = false;
+        use_avx512 = use_zmm = false;
     else if (on > 0)
-        use_avx512 = use_avx2 && have_avx512();
+        use_zmm = use_avx512 = use_avx2 && have_avx512();
+#endif
+    return was;
+}
+
+bool cpu_kernels_use_zmm(int on)
+{
+    cpu_kernels_init();
+    bool was = use_zmm;
+#if defined(__x86_64__)
+    if (on == 0)
+        use_zmm = false;
+    else if (on > 0)
+        use_zmm = use_avx512;
 #endif
     return was;
 }
@@ -411,17 +426,198 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(const cpu_matmul_job *
     }
 }
 
+/* The zmm path. A packed tile holds the rows in pairs: pair q, 8-chunk i at tp + q * ps + 2 * i
+ * (ps = 2 * K8) is [row 2q dims i..i+7 | row 2q+1 dims i..i+7], so one zmm FMA against a token's
+ * 8 dims broadcast to both halves (a 256-bit broadcast load, no shuffle) is, half by half,
+ * exactly the ymm FMA of each row's chain: every (row, token) keeps its one 8-lane chain, in K
+ * order, continued across slices (chain of pair q, token t at p + (q * MM_TB + t) * 16), then
+ * the same horizontal sum and tail. Eight rows (4 pairs) x T tokens: 4T accumulators, 4 + T
+ * loads per 4T FMAs of 16 lanes. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"), always_inline)) static inline void
+blk8_zmm(const float *wp, int64_t ps, const float *x, int64_t K, int64_t k0, int64_t k1,
+         float *p, bool first, const int T)
+{
+    __m512 c[4][6];
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++)
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++)
+            c[q][t] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (q * MM_TB + t) * 16);
+    for (int64_t i = k0; i < k1; i += 8) {
+        __m512 b[6];
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++)
+            b[t] = _mm512_castpd_ps(
+                _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(x + t * K + i))));
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            __m512 r = _mm512_loadu_ps(wp + q * ps + 2 * i);
+#pragma GCC unroll 6
+            for (int t = 0; t < T; t++)
+                c[q][t] = _mm512_fmadd_ps(r, b[t], c[q][t]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++)
+#pragma GCC unroll 6
+        for (int t = 0; t < T; t++)
+            _mm512_storeu_ps(p + (q * MM_TB + t) * 16, c[q][t]);
+}
+
+#define BLK8_ZMM(T)                                                                              \
+    __attribute__((target("avx2,fma,avx512f,avx512vl"))) static void blk8x##T##_zmm(           \
+        const float *wp, int64_t ps, const float *x, int64_t K, int64_t k0, int64_t k1,          \
+        float *p, bool first)                                                                    \
+    {                                                                                            \
+        blk8_zmm(wp, ps, x, K, k0, k1, p, first, T);                                             \
+    }
+BLK8_ZMM(1)
+BLK8_ZMM(2)
+BLK8_ZMM(3)
+BLK8_ZMM(4)
+BLK8_ZMM(5)
+BLK8_ZMM(6)
+typedef void blk8_fn(const float *, int64_t, const float *, int64_t, int64_t, int64_t, float *,
+                     bool);
+static blk8_fn *const blk8_zmm_fn[7] = {NULL,        blk8x1_zmm, blk8x2_zmm, blk8x3_zmm,
+                                        blk8x4_zmm,  blk8x5_zmm, blk8x6_zmm};
+
+/* hsum256 of the eight chains of four row pairs (each zmm [row 2q | row 2q+1]) at once, the
+ * same additions with the same operands: lanes j + (j + 4), then (0 + 2) and (1 + 3), then
+ * those two; lane r of the result is row r's sum. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static inline __m256
+hsum8_pairs(const float *p0, const float *p1, const float *p2, const float *p3)
+{
+    __m512 a = _mm512_loadu_ps(p0), b = _mm512_loadu_ps(p1), c = _mm512_loadu_ps(p2),
+           d = _mm512_loadu_ps(p3);
+    a = _mm512_add_ps(a, _mm512_shuffle_f32x4(a, a, _MM_SHUFFLE(2, 3, 0, 1)));
+    b = _mm512_add_ps(b, _mm512_shuffle_f32x4(b, b, _MM_SHUFFLE(2, 3, 0, 1)));
+    c = _mm512_add_ps(c, _mm512_shuffle_f32x4(c, c, _MM_SHUFFLE(2, 3, 0, 1)));
+    d = _mm512_add_ps(d, _mm512_shuffle_f32x4(d, d, _MM_SHUFFLE(2, 3, 0, 1)));
+    __m512 ab = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* rows 0-3, 4 lanes each */
+    __m512 cd = _mm512_shuffle_f32x4(c, d, _MM_SHUFFLE(2, 0, 2, 0)); /* rows 4-7 */
+    ab = _mm512_add_ps(ab, _mm512_permute_ps(ab, _MM_SHUFFLE(1, 0, 3, 2)));
+    cd = _mm512_add_ps(cd, _mm512_permute_ps(cd, _MM_SHUFFLE(1, 0, 3, 2)));
+    ab = _mm512_add_ps(ab, _mm512_permute_ps(ab, _MM_SHUFFLE(2, 3, 0, 1)));
+    cd = _mm512_add_ps(cd, _mm512_permute_ps(cd, _MM_SHUFFLE(2, 3, 0, 1)));
+    const __m512i lanes = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_castps512_ps256(_mm512_permutex2var_ps(ab, lanes, cd));
+}
+
+/* Rows [0, nr) of tile against every token of job c with the zmm blocks; tp is the tile
+ * packed in row pairs, (nr + 7) / 8 * 4 pairs (a missing row zero: its half is thrown away). */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+tile_zmm(const cpu_matmul_job *c, const float *tile, const float *tp, int64_t K, int64_t r0,
+         int64_t nr, float *part, const char *pf, int64_t pf_lines)
+{
+    int64_t K8 = K & ~(int64_t)7, n = c->n, ps = 2 * K8;
+    int64_t slices = K8 > 0 ? (K8 + MM_KC - 1) / MM_KC : 1;
+    int64_t per = pf_lines > 0 ? pf_lines / (slices * ((n + 5) / 6)) + 1 : 0;
+    for (int64_t t0 = 0; t0 < n; t0 += MM_TB) {
+        int64_t t1 = t0 + MM_TB < n ? t0 + MM_TB : n;
+        for (int64_t k0 = 0;; k0 += MM_KC) {
+            int64_t k1 = k0 + MM_KC < K8 ? k0 + MM_KC : K8;
+            for (int64_t t = t0, step; t < t1; t += step) {
+                step = t1 - t < 6 ? t1 - t : 6;
+                for (int64_t r = 0; r < nr; r += 8)
+                    blk8_zmm_fn[step](tp + r / 2 * ps, ps, c->x + t * K, K, k0, k1,
+                                      part + (r / 2 * MM_TB + (t - t0)) * 16, k0 == 0);
+                for (int64_t q = 0; q < per && pf_lines > 0; q++, pf_lines--, pf += 64)
+                    _mm_prefetch(pf, _MM_HINT_T1);
+            }
+            if (k1 >= K8)
+                break;
+        }
+        for (int64_t t = t0; t < t1; t++) {
+            const float *xt = c->x + t * K;
+            float *yt = c->y + t * c->ldy + r0;
+            for (int64_t g = 0; g < nr; g += 8) {
+                const float *pg = part + (g / 2 * MM_TB + (t - t0)) * 16;
+                __m256 s8 = hsum8_pairs(pg, pg + MM_TB * 16, pg + 2 * MM_TB * 16,
+                                        pg + 3 * MM_TB * 16);
+                if (nr - g >= 8)
+                    _mm256_storeu_ps(yt + g, s8);
+                else
+                    _mm256_mask_storeu_ps(yt + g, (__mmask8)((1u << (nr - g)) - 1), s8);
+            }
+            if (K8 < K)
+                for (int64_t r = 0; r < nr; r++) {
+                    float s = yt[r];
+                    for (int64_t k = K8; k < K; k++)
+                        s += tile[r * K + k] * xt[k];
+                    yt[r] = s;
+                }
+        }
+    }
+}
+
+/* Rows [r0, r0 + nr) of a bf16 weight widened (exact: a shift) straight into row pairs for
+ * tile_zmm, as pack_pairs lays them out; only the tails (dims K & ~7 on) go to tile. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+widen_pairs_bf16(const cpu_weight *w, int64_t r0, int64_t nr, float *tile, float *tp)
+{
+    int64_t K = w->cols, K8 = K & ~(int64_t)7, np = (nr + 7) / 8 * 4;
+    const uint16_t *s = (const uint16_t *)w->data + r0 * K;
+    for (int64_t q = 0; q < np; q++) {
+        float *d = tp + q * 2 * K8;
+        const uint16_t *a = s + 2 * q * K, *b = a + K;
+        if (2 * q + 1 < nr)
+            for (int64_t i = 0; i < K8; i += 8) {
+                __m256i ab = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + i))),
+                    _mm_loadu_si128((const __m128i *)(b + i)), 1);
+                _mm512_storeu_si512(d + 2 * i,
+                                    _mm512_slli_epi32(_mm512_cvtepu16_epi32(ab), 16));
+            }
+        else if (2 * q < nr) /* the last row alone: a zero row beside it */
+            for (int64_t i = 0; i < K8; i += 8) {
+                __m256i ab = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + i)));
+                ab = _mm256_inserti128_si256(ab, _mm_setzero_si128(), 1);
+                _mm512_storeu_si512(d + 2 * i,
+                                    _mm512_slli_epi32(_mm512_cvtepu16_epi32(ab), 16));
+            }
+        else
+            for (int64_t i = 0; i < K8; i += 8)
+                _mm512_storeu_ps(d + 2 * i, _mm512_setzero_ps());
+    }
+    for (int64_t r = 0; r < nr; r++)
+        for (int64_t k = K8; k < K; k++)
+            tile[r * K + k] = bf16f(s[r * K + k]);
+}
+
+/* The tile's rows [0, nr) into row pairs for tile_zmm, padded with zero rows to a multiple
+ * of 8. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+pack_pairs(const float *tile, int64_t K, int64_t nr, float *tp)
+{
+    int64_t K8 = K & ~(int64_t)7, np = (nr + 7) / 8 * 4;
+    for (int64_t q = 0; q < np; q++)
+        for (int h = 0; h < 2; h++) {
+            int64_t r = 2 * q + h;
+            float *d = tp + q * 2 * K8 + h * 8;
+            if (r < nr) {
+                const float *s = tile + r * K;
+                for (int64_t i = 0; i < K8; i += 8)
+                    _mm256_storeu_ps(d + 2 * i, _mm256_loadu_ps(s + i));
+            } else
+                for (int64_t i = 0; i < K8; i += 8)
+                    _mm256_storeu_ps(d + 2 * i, _mm256_setzero_ps());
+        }
+}
+
 #endif
 
 #define MM_ROWS 16     /* output rows per work item: one tile of converted weights */
 #define MM_PART (MM_ROWS * MM_TB * 8) /* floats of a worker's partial chains */
+/* a worker's floats: the tile, the chains, the tile packed in row pairs (zmm path) */
+#define MM_SCRATCH(cols) (2 * MM_ROWS * (size_t)(cols) + MM_PART)
 
 typedef struct {
     const cpu_matmul_job *jobs;
     size_t n_jobs;
     size_t *first_item; /* [n_jobs + 1]: item ranges of each job */
     int64_t max_cols;
-    float *scratch;     /* [threads][MM_ROWS * max_cols + MM_PART] */
+    float *scratch;     /* [threads][MM_SCRATCH(max_cols)] */
     int threads;
 } mm_ctx;
 
@@ -465,9 +661,15 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
             }
         return 0;
     }
-    float *tile = m->scratch + (size_t)worker * (MM_ROWS * (size_t)m->max_cols + MM_PART);
-    for (int64_t r = 0; r < nr; r++)
-        cpu_weight_row(w, r0 + r, tile + r * K);
+    float *tile = m->scratch + (size_t)worker * MM_SCRATCH(m->max_cols);
+    float *part = tile + MM_ROWS * m->max_cols, *tp = part + MM_PART;
+#if defined(__x86_64__)
+    if (use_zmm && w->dt == GOLDEN_BF16) /* widened straight into row pairs */
+        widen_pairs_bf16(w, r0, nr, tile, tp);
+    else
+#endif
+        for (int64_t r = 0; r < nr; r++)
+            cpu_weight_row(w, r0 + r, tile + r * K);
 #if defined(__x86_64__)
     if (use_avx2) {
         /* the tile this worker will most likely take next: the next `threads` items are shared
@@ -483,7 +685,12 @@ static int mm_item(void *vctx, size_t item, int worker, golden_error *err)
             pf = (const char *)nw->data + (size_t)(nr0 * nw->cols) * es;
             pf_lines = (int64_t)(((size_t)(nn * nw->cols) * es + 63) / 64);
         }
-        tile_avx2(c, tile, K, r0, nr, tile + MM_ROWS * m->max_cols, pf, pf_lines);
+        if (use_zmm) {
+            if (w->dt != GOLDEN_BF16)
+                pack_pairs(tile, K, nr, tp);
+            tile_zmm(c, tile, tp, K, r0, nr, part, pf, pf_lines);
+        } else
+            tile_avx2(c, tile, K, r0, nr, part, pf, pf_lines);
         return 0;
     }
 #endif
@@ -523,8 +730,7 @@ int cpu_matmul_batch(const cpu_matmul_job *jobs, size_t n_jobs, int threads, gol
     m.threads = threads;
     /* 64-byte aligned tiles and chains (max_cols rounded up to 16 floats) */
     m.max_cols = (m.max_cols + 15) / 16 * 16;
-    m.scratch = aligned_alloc(64, (size_t)threads * (MM_ROWS * (size_t)m.max_cols + MM_PART) *
-                                      sizeof(float));
+    m.scratch = aligned_alloc(64, (size_t)threads * MM_SCRATCH(m.max_cols) * sizeof(float));
     int rc = m.scratch ? lg_parallel_for(items, threads, mm_item, &m, err)
                        : golden_fail_what(err, GOLDEN_ENOMEM, "cpu backend", "out of memory");
     free(m.scratch);
@@ -722,14 +928,115 @@ __attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int
     }
 }
 
+/* scores8_avx2 for G a multiple of 8 with the query heads packed in pairs (pair h, 8-chunk i
+ * at qp + h * 2 * hd8 + 2 * i: [head 2h dims i..i+7 | head 2h+1 dims i..i+7]): a key's chunk
+ * broadcast to both halves (a load, no shuffle), so each half of a zmm sum is exactly the ymm
+ * lane sums of that (head, key), mul then add; then the same transpose, tail and scale. */
+#define SC_ACC(a, qv, kv) a = _mm512_add_ps(a, _mm512_mul_ps(qv, kv))
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+scores8_zmm(const float *qp, const float *q, int G, int hd, const float *K, int64_t kd, int nk,
+            float scale, float *s, int64_t ld)
+{
+    int hd8 = hd & ~7;
+    float buf[4 * 8 * 16] __attribute__((aligned(64))); /* [pair][key][16] */
+    for (int g = 0; g < G; g += 8) {
+        const float *qg = qp + (size_t)g * hd8;
+        for (int kk = 0; kk < 8; kk += 2) {
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            __m512 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            if (kk + 1 < nk) {
+                const float *kr = K + kk * kd, *ks = kr + kd;
+                for (int i = 0; i < hd8; i += 8) {
+                    __m512 kv = _mm512_castpd_ps(
+                        _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(kr + i))));
+                    __m512 kw = _mm512_castpd_ps(
+                        _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(ks + i))));
+                    __m512 q0 = _mm512_loadu_ps(qg + 2 * i),
+                           q1 = _mm512_loadu_ps(qg + 2 * hd8 + 2 * i);
+                    SC_ACC(a0, q0, kv);
+                    SC_ACC(b0, q0, kw);
+                    SC_ACC(a1, q1, kv);
+                    SC_ACC(b1, q1, kw);
+                    __m512 q2 = _mm512_loadu_ps(qg + 4 * hd8 + 2 * i),
+                           q3 = _mm512_loadu_ps(qg + 6 * hd8 + 2 * i);
+                    SC_ACC(a2, q2, kv);
+                    SC_ACC(b2, q2, kw);
+                    SC_ACC(a3, q3, kv);
+                    SC_ACC(b3, q3, kw);
+                }
+            } else if (kk < nk) {
+                const float *kr = K + kk * kd;
+                for (int i = 0; i < hd8; i += 8) {
+                    __m512 kv = _mm512_castpd_ps(
+                        _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(kr + i))));
+                    SC_ACC(a0, _mm512_loadu_ps(qg + 2 * i), kv);
+                    SC_ACC(a1, _mm512_loadu_ps(qg + 2 * hd8 + 2 * i), kv);
+                    SC_ACC(a2, _mm512_loadu_ps(qg + 4 * hd8 + 2 * i), kv);
+                    SC_ACC(a3, _mm512_loadu_ps(qg + 6 * hd8 + 2 * i), kv);
+                }
+            }
+            _mm512_store_ps(buf + (0 * 8 + kk) * 16, a0);
+            _mm512_store_ps(buf + (1 * 8 + kk) * 16, a1);
+            _mm512_store_ps(buf + (2 * 8 + kk) * 16, a2);
+            _mm512_store_ps(buf + (3 * 8 + kk) * 16, a3);
+            _mm512_store_ps(buf + (0 * 8 + kk + 1) * 16, b0);
+            _mm512_store_ps(buf + (1 * 8 + kk + 1) * 16, b1);
+            _mm512_store_ps(buf + (2 * 8 + kk + 1) * 16, b2);
+            _mm512_store_ps(buf + (3 * 8 + kk + 1) * 16, b3);
+        }
+        for (int h = 0; h < 8; h++) {
+            __m256 r[8]; /* r[key]: lane m = dims m, m+8, ... of that key */
+            for (int k = 0; k < 8; k++)
+                r[k] = _mm256_load_ps(buf + ((h / 2) * 8 + k) * 16 + (h & 1) * 8);
+            __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            __m256 l0 = _mm256_permute2f128_ps(u0, u4, 0x20), l4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+            __m256 l1 = _mm256_permute2f128_ps(u1, u5, 0x20), l5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+            __m256 l2 = _mm256_permute2f128_ps(u2, u6, 0x20), l6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+            __m256 l3 = _mm256_permute2f128_ps(u3, u7, 0x20), l7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+            __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l0, l4), _mm256_add_ps(l1, l5)),
+                                     _mm256_add_ps(_mm256_add_ps(l2, l6), _mm256_add_ps(l3, l7)));
+            const float *qh = q + (size_t)(g + h) * hd;
+            for (int i = hd8; i < hd; i++) { /* tail dims in order, one key a lane */
+                float kc[8] = {0};
+                for (int kt = 0; kt < nk; kt++)
+                    kc[kt] = K[kt * kd + i];
+                d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(qh[i]), _mm256_loadu_ps(kc)));
+            }
+            d = _mm256_mul_ps(d, _mm256_set1_ps(scale));
+            float out[8];
+            _mm256_storeu_ps(out, d);
+            memcpy(s + (size_t)(g + h) * (size_t)ld, out, (size_t)nk * 4);
+        }
+    }
+}
+
+/* A position's G query heads (hd dims each) packed in pairs for scores8_zmm. */
+__attribute__((target("avx2,fma"))) static void pack_heads(const float *q, int G, int hd,
+                                                           float *qp)
+{
+    int hd8 = hd & ~7;
+    for (int h = 0; h < G; h++)
+        for (int i = 0; i < hd8; i += 8)
+            _mm256_storeu_ps(qp + (size_t)(h / 2) * 2 * hd8 + 2 * i + (h & 1) * 8,
+                             _mm256_loadu_ps(q + (size_t)h * hd + i));
+}
+
 /* o_g += p_g[j] * v_j for keys [j0, j1), every head of the group against each V chunk loaded
  * once; per element the sum still runs over keys in order, mul then add. */
 __attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int64_t ld, int G,
                                                              int hd, const float *V, int64_t kd,
-                                                             int64_t j0, int64_t j1, float *o)
+                                                             int64_t j0, int64_t j1, float *o,
+                                                             int i0)
 {
     int hd8 = hd & ~7;
-    for (int i = 0; i < hd8; i += 8) {
+    for (int i = i0; i < hd8; i += 8) {
         for (int g = 0; g < G; g += 8) {
             int gn = G - g < 8 ? G - g : 8;
             __m256 a[8];
@@ -776,6 +1083,200 @@ __attribute__((target("avx2,fma"))) static void pv_tile_avx2(const float *p, int
         }
 }
 
+/* pv_tile_avx2's sums 16 dims at a time (each element its own mul-then-add sum over keys in
+ * order: the lanes are independent, so the width does not change a bit), dims from
+ * hd & ~15 on by pv_tile_avx2. */
+#define PV16_ACC(h) a##h = _mm512_add_ps(a##h, _mm512_mul_ps(_mm512_set1_ps(p##h[j]), v))
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void
+pv_tile_zmm(const float *p, int64_t ld, int G, int hd, const float *V, int64_t kd, int64_t j0,
+            int64_t j1, float *o)
+{
+    int hd16 = hd & ~15;
+    for (int i = 0; i < hd16; i += 16) {
+        for (int g = 0; g < G; g += 8) {
+            int gn = G - g < 8 ? G - g : 8;
+            const float *pg = p + (size_t)g * (size_t)ld;
+            float *og = o + (size_t)g * hd + i;
+            if (gn == 8) {
+                __m512 a0 = _mm512_loadu_ps(og), a1 = _mm512_loadu_ps(og + hd),
+                       a2 = _mm512_loadu_ps(og + 2 * hd), a3 = _mm512_loadu_ps(og + 3 * hd),
+                       a4 = _mm512_loadu_ps(og + 4 * hd), a5 = _mm512_loadu_ps(og + 5 * hd),
+                       a6 = _mm512_loadu_ps(og + 6 * hd), a7 = _mm512_loadu_ps(og + 7 * hd);
+                const float *p0 = pg, *p1 = pg + ld, *p2 = pg + 2 * ld, *p3 = pg + 3 * ld,
+                            *p4 = pg + 4 * ld, *p5 = pg + 5 * ld, *p6 = pg + 6 * ld,
+                            *p7 = pg + 7 * ld;
+                for (int64_t j = j0; j < j1; j++) {
+                    __m512 v = _mm512_loadu_ps(V + j * kd + i);
+                    PV16_ACC(0);
+                    PV16_ACC(1);
+                    PV16_ACC(2);
+                    PV16_ACC(3);
+                    PV16_ACC(4);
+                    PV16_ACC(5);
+                    PV16_ACC(6);
+                    PV16_ACC(7);
+                }
+                _mm512_storeu_ps(og, a0), _mm512_storeu_ps(og + hd, a1);
+                _mm512_storeu_ps(og + 2 * hd, a2), _mm512_storeu_ps(og + 3 * hd, a3);
+                _mm512_storeu_ps(og + 4 * hd, a4), _mm512_storeu_ps(og + 5 * hd, a5);
+                _mm512_storeu_ps(og + 6 * hd, a6), _mm512_storeu_ps(og + 7 * hd, a7);
+            } else
+                for (int h = 0; h < gn; h++) {
+                    __m512 a = _mm512_loadu_ps(og + (size_t)h * hd);
+                    for (int64_t j = j0; j < j1; j++)
+                        a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_set1_ps(pg[h * ld + j]),
+                                                           _mm512_loadu_ps(V + j * kd + i)));
+                    _mm512_storeu_ps(og + (size_t)h * hd, a);
+                }
+        }
+    }
+    pv_tile_avx2(p, ld, G, hd, V, kd, j0, j1, o, hd16);
+}
+
+__attribute__((target("avx2,fma"))) static void pv_tile_avx2_0(const float *p, int64_t ld,
+                                                               int G, int hd, const float *V,
+                                                               int64_t kd, int64_t j0,
+                                                               int64_t j1, float *o)
+{
+    pv_tile_avx2(p, ld, G, hd, V, kd, j0, j1, o, 0);
+}
+
+/* softmax_row with the max and the division 8 keys at a time. The division is elementwise;
+ * the max skips NaNs as `s[j] > mx` does (max_ps(x, m) is m unless x > m) and can differ
+ * from the scalar one only in the sign of a zero, which no s[j] - max changes (x - 0 = x for
+ * x != 0, and expf(+-0) = 1). The exps and their sum stay scalar, in key order. */
+__attribute__((target("avx2,fma"))) static void softmax_row_avx2(float *s, int64_t n)
+{
+    __m256 m8 = _mm256_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        m8 = _mm256_max_ps(_mm256_loadu_ps(s + j), m8);
+    float mv[8], mx = -INFINITY;
+    _mm256_storeu_ps(mv, m8);
+    for (int k = 0; k < 8; k++)
+        if (mv[k] > mx)
+            mx = mv[k];
+    for (; j < n; j++)
+        if (s[j] > mx)
+            mx = s[j];
+    float sum = 0;
+    for (j = 0; j < n; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    __m256 d8 = _mm256_set1_ps(sum);
+    for (j = 0; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(s + j, _mm256_div_ps(_mm256_loadu_ps(s + j), d8));
+    for (; j < n; j++)
+        s[j] = s[j] / sum;
+}
+
+/* expf of 8 floats at once, glibc's expf (2.36, its FMA build __expf_fma) step for step in
+ * double lanes: the same table (2^(i/32) less i << 47), constants, FMAs and roundings, so the
+ * same bits. Lanes glibc sends down its special path (|x| >= 88 by the top bits, NaN, inf)
+ * are flagged in *special and left to expf itself. tests/unit/test_replay_kernels.c checks
+ * this against expf over a spread of every float pattern. */
+static const uint64_t expf_tab[32] = {
+    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+    0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+    0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+    0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+    0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+    0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+    0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540};
+
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static inline __m256
+expf8_zmm(__m256 x, __mmask8 *special)
+{
+    __m256i top = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(x), 20),
+                                   _mm256_set1_epi32(0x7ff));
+    *special = _mm256_cmpgt_epi32_mask(top, _mm256_set1_epi32(0x42a));
+    const __m512d inv_ln2n = _mm512_castsi512_pd(_mm512_set1_epi64(0x40471547652b82fe)),
+                  shift = _mm512_castsi512_pd(_mm512_set1_epi64(0x4338000000000000)),
+                  c0 = _mm512_castsi512_pd(_mm512_set1_epi64(0x3ebc6af84b912394)),
+                  c1 = _mm512_castsi512_pd(_mm512_set1_epi64(0x3f2ebfce50fac4f3)),
+                  c2 = _mm512_castsi512_pd(_mm512_set1_epi64(0x3f962e42ff0c52d6));
+    __m512d xd = _mm512_cvtps_pd(x);
+    __m512d kd = _mm512_fmadd_pd(inv_ln2n, xd, shift); /* z + SHIFT, z = InvLn2N * x fused */
+    __m512i ki = _mm512_castpd_si512(kd);
+    kd = _mm512_sub_pd(kd, shift);
+    __m512d r = _mm512_fmsub_pd(inv_ln2n, xd, kd); /* z - kd, z fused again */
+    __m512i lo = _mm512_permutex2var_epi64(_mm512_loadu_si512(expf_tab), ki,
+                                           _mm512_loadu_si512(expf_tab + 8));
+    __m512i hi = _mm512_permutex2var_epi64(_mm512_loadu_si512(expf_tab + 16), ki,
+                                           _mm512_loadu_si512(expf_tab + 24));
+    __m512i t = _mm512_mask_blend_epi64(_mm512_test_epi64_mask(ki, _mm512_set1_epi64(16)), lo,
+                                        hi); /* T[ki % 32] */
+    t = _mm512_add_epi64(t, _mm512_slli_epi64(ki, 47));
+    __m512d z = _mm512_fmadd_pd(r, c0, c1);
+    __m512d r2 = _mm512_mul_pd(r, r);
+    __m512d y = _mm512_fmadd_pd(r, c2, _mm512_set1_pd(1.0));
+    y = _mm512_fmadd_pd(z, r2, y);
+    y = _mm512_mul_pd(y, _mm512_castsi512_pd(t));
+    return _mm512_cvtpd_ps(y);
+}
+
+/* y[i] = expf(x[i]) through expf8_zmm (the special lanes by expf): for the unit test. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void expf_zmm(const float *x,
+                                                                          float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __mmask8 sp;
+        _mm256_storeu_ps(y + i, expf8_zmm(_mm256_loadu_ps(x + i), &sp));
+        for (int k = 0; sp; k++, sp >>= 1)
+            if (sp & 1)
+                y[i + k] = expf(x[i + k]);
+    }
+    for (; i < n; i++)
+        y[i] = expf(x[i]);
+}
+
+/* softmax_row_avx2 with the exps 8 at a time (expf8_zmm: expf's bits); the sum still adds
+ * them one by one in key order. */
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) static void softmax_row_zmm(float *s,
+                                                                                 int64_t n)
+{
+    __m256 m8 = _mm256_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        m8 = _mm256_max_ps(_mm256_loadu_ps(s + j), m8);
+    float mv[8], mx = -INFINITY;
+    _mm256_storeu_ps(mv, m8);
+    for (int k = 0; k < 8; k++)
+        if (mv[k] > mx)
+            mx = mv[k];
+    for (; j < n; j++)
+        if (s[j] > mx)
+            mx = s[j];
+    float sum = 0;
+    __m256 mx8 = _mm256_set1_ps(mx);
+    for (j = 0; j + 8 <= n; j += 8) {
+        __m256 xv = _mm256_sub_ps(_mm256_loadu_ps(s + j), mx8);
+        __mmask8 sp;
+        _mm256_storeu_ps(s + j, expf8_zmm(xv, &sp));
+        if (sp) {
+            float xs[8];
+            _mm256_storeu_ps(xs, xv);
+            for (int k = 0; k < 8; k++)
+                if (sp >> k & 1)
+                    s[j + k] = expf(xs[k]);
+        }
+        for (int k = 0; k < 8; k++)
+            sum += s[j + k];
+    }
+    for (; j < n; j++) {
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    __m256 d8 = _mm256_set1_ps(sum);
+    for (j = 0; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(s + j, _mm256_div_ps(_mm256_loadu_ps(s + j), d8));
+    for (; j < n; j++)
+        s[j] = s[j] / sum;
+}
+
 /* P positions of one KV head: keys 8 at a time for every position that reaches them (an
  * 8-key block of K loaded once from L2 serves all P x G query heads from L1), then V in
  * 64-key tiles the same way. Each position's scores, softmax and sums are those of attending
@@ -787,23 +1288,50 @@ __attribute__((target("avx2,fma"))) static void attend_block_avx2(
     int64_t nmax = 0;
     for (int i = 0; i < P; i++)
         nmax = n[i] > nmax ? n[i] : nmax;
+    /* the zmm scores: groups of 8 heads, every position's heads packed (at most 32 KiB) */
+    float qp[8192] __attribute__((aligned(64)));
+    int hd8 = hd & ~7;
+    bool zs = use_zmm && G % 8 == 0 && hd8 > 0 && (int64_t)P * G * hd8 <= 8192;
+    if (zs)
+        for (int i = 0; i < P; i++)
+            pack_heads(q + i * qs, G, hd, qp + (size_t)i * G * hd8);
     for (int64_t j = 0; j < nmax; j += 8)
         for (int i = 0; i < P; i++)
-            if (j < n[i])
+            if (j < n[i] && zs)
+                scores8_zmm(qp + (size_t)i * G * hd8, q + i * qs, G, hd, K + j * kd, kd,
+                            n[i] - j < 8 ? (int)(n[i] - j) : 8, scale,
+                            s + (size_t)i * (size_t)G * (size_t)ld + j, ld);
+            else if (j < n[i])
                 scores8_avx2(q + i * qs, G, hd, K + j * kd, kd, n[i] - j < 8 ? (int)(n[i] - j) : 8,
                              scale, s + (size_t)i * (size_t)G * (size_t)ld + j, ld);
     for (int i = 0; i < P; i++) {
         for (int g = 0; g < G; g++)
-            softmax_row(s + ((size_t)i * (size_t)G + (size_t)g) * (size_t)ld, n[i]);
+            (use_zmm ? softmax_row_zmm : softmax_row_avx2)(
+                s + ((size_t)i * (size_t)G + (size_t)g) * (size_t)ld, n[i]);
         memset(o + i * os, 0, (size_t)G * (size_t)hd * 4);
     }
     for (int64_t j = 0; j < nmax; j += ATT_VTILE)
         for (int i = 0; i < P; i++)
             if (j < n[i])
-                pv_tile_avx2(s + (size_t)i * (size_t)G * (size_t)ld, ld, G, hd, V, kd, j,
-                             n[i] - j < ATT_VTILE ? n[i] : j + ATT_VTILE, o + i * os);
+                (use_zmm ? pv_tile_zmm : pv_tile_avx2_0)(
+                    s + (size_t)i * (size_t)G * (size_t)ld, ld, G, hd, V, kd, j,
+                    n[i] - j < ATT_VTILE ? n[i] : j + ATT_VTILE, o + i * os);
 }
 #endif
+
+bool cpu_expf_vec(const float *x, float *y, int64_t n)
+{
+    cpu_kernels_init();
+#if defined(__x86_64__)
+    if (use_zmm) {
+        expf_zmm(x, y, n);
+        return true;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++)
+        y[i] = expf(x[i]);
+    return false;
+}
 
 void cpu_attend_block(const float *q, int P, int64_t qs, int G, int hd, const float *K,
                       const float *V, int64_t kd, const int64_t *n, float scale, float *o,

@@ -73,9 +73,20 @@ PY
     else notok "$_name: goldens differ from the reference" "$(cat "$_name.cmp")"; fi
 }
 
-compare tiny-bf16 tb "" 1 3 4 5 47 48 49 64 65 130 300
-compare tiny-f32w tf "" 1 7 48 65 257
-compare tiny-dtype-bf16 tb "--backend-opt dtype=bf16" 1 9 64 200
+compare tiny-bf16 tb "" 1 3 4 5 7 47 48 49 64 65 130 300
+compare tiny-f32w tf "" 1 7 48 65 130 257
+compare tiny-dtype-bf16 tb "--backend-opt dtype=bf16" 1 7 9 64 130 200
+compare tiny-f32w-dtype-bf16 tf "--backend-opt dtype=bf16" 1 7 130
+# past tiny's 512 positions: the same weights with the context raised to 4,096
+for _m in tb tf; do
+    cp -r "$_m" "${_m}4k"
+    sed -i 's/"max_position_embeddings": 512/"max_position_embeddings": 4096/' "${_m}4k/config.json"
+done
+compare tiny-bf16-513 tb4k "" 513
+compare tiny-bf16-513-dtype-bf16 tb4k "--backend-opt dtype=bf16" 513
+compare tiny-f32w-513 tf4k "" 513
+compare tiny-f32w-513-dtype-bf16 tf4k "--backend-opt dtype=bf16" 513
 if [ -n "${GOLDEN_REPLAY_REF_MODEL:-}" ] && [ -f "$GOLDEN_REPLAY_REF_MODEL/config.json" ]; then
-    compare own-model "$GOLDEN_REPLAY_REF_MODEL" "" 1 7 130
+    compare own-model "$GOLDEN_REPLAY_REF_MODEL" "" 1 7 130 513
+    compare own-model-dtype-bf16 "$GOLDEN_REPLAY_REF_MODEL" "--backend-opt dtype=bf16" 1 7 130 513
 fi

@@ -69,15 +69,29 @@ static void ref_attend(const float *q, int G, int hd, const float *K, const floa
     free(s);
 }
 
+/* avx2: 0 the portable path, 1 AVX2 with the zmm kernels where there is AVX-512, 2 AVX2 with
+ * the zmm kernels off */
+static const char *const att_name[3] = {"portable", "avx2+zmm", "avx2"};
+
+static void att_mode(int avx2)
+{
+    cpu_kernels_use_avx2(avx2 ? 1 : 0);
+    if (avx2 == 2)
+        cpu_kernels_use_zmm(0);
+}
+
 static void check_attend(int avx2)
 {
-    static const int groups[] = {1, 2, 4, 8}, dims[] = {128, 16, 13, 5};
+    /* head dims: 16-wide zmm chunks only (128, 16), then an 8-wide one (24), with a tail
+     * (29, 13, 5) */
+    static const int groups[] = {1, 2, 4, 8}, dims[] = {128, 16, 24, 29, 13, 5};
     static const int64_t keys[] = {1, 7, 8, 9, 63, 64, 65, 130};
     cpu_kernels_init();
-    bool was = cpu_kernels_use_avx2(avx2);
+    bool was = cpu_kernels_use_avx2(-1);
+    att_mode(avx2);
     int cases = 0, equal = 0;
     for (size_t gi = 0; gi < 4; gi++)
-        for (size_t di = 0; di < 4; di++)
+        for (size_t di = 0; di < 6; di++)
             for (size_t ki = 0; ki < 8; ki++) {
                 int G = groups[gi], hd = dims[di];
                 int64_t n = keys[ki], kd = 3 * (int64_t)hd + 1; /* other KV heads between rows */
@@ -99,11 +113,11 @@ static void check_attend(int avx2)
                     equal++;
                 else
                     fprintf(stderr, "attend %s G=%d hd=%d n=%lld: bits differ\n",
-                            avx2 ? "avx2" : "portable", G, hd, (long long)n);
+                            att_name[avx2], G, hd, (long long)n);
                 free(q); free(K); free(V); free(o); free(r); free(s);
             }
     cpu_kernels_use_avx2(was ? 1 : 0);
-    CU_ASSERT_EQUAL(cases, 128);
+    CU_ASSERT_EQUAL(cases, 4 * 6 * 8);
     CU_ASSERT_EQUAL(equal, cases);
 }
 
@@ -111,15 +125,16 @@ static void check_attend(int avx2)
  * is ref_attend of that position alone, whatever the others' key counts. */
 static void check_attend_block(int avx2)
 {
-    static const int groups[] = {1, 4, 8}, dims[] = {128, 13};
+    static const int groups[] = {1, 4, 8}, dims[] = {128, 13, 24, 29};
     static const int64_t lens[][4] = {{1, 2, 3, 4}, {64, 65, 66, 67}, {130, 9, 1, 71},
                                       {8, 8, 8, 8}, {200, 199, 198, 197}};
     cpu_kernels_init();
-    bool was = cpu_kernels_use_avx2(avx2);
+    bool was = cpu_kernels_use_avx2(-1);
+    att_mode(avx2);
     int cases = 0, equal = 0;
     for (int P = 1; P <= 4; P++)
         for (size_t gi = 0; gi < 3; gi++)
-            for (size_t di = 0; di < 2; di++)
+            for (size_t di = 0; di < 4; di++)
                 for (size_t li = 0; li < 5; li++) {
                     int G = groups[gi], hd = dims[di];
                     const int64_t *n = lens[li];
@@ -148,12 +163,12 @@ static void check_attend_block(int avx2)
                             equal++;
                         else
                             fprintf(stderr, "attend block %s P=%d G=%d hd=%d n=%lld: bits differ\n",
-                                    avx2 ? "avx2" : "portable", P, G, hd, (long long)n[i]);
+                                    att_name[avx2], P, G, hd, (long long)n[i]);
                     }
                     free(q); free(K); free(V); free(o); free(r); free(s);
                 }
     cpu_kernels_use_avx2(was ? 1 : 0);
-    CU_ASSERT_EQUAL(cases, 10 * 3 * 2 * 5);
+    CU_ASSERT_EQUAL(cases, 10 * 3 * 4 * 5);
     CU_ASSERT_EQUAL(equal, cases);
 }
 
@@ -164,6 +179,7 @@ static void test_attend_block_avx2(void)
         return;
     }
     check_attend_block(1);
+    check_attend_block(2);
 }
 
 static void test_attend_block_portable(void) { check_attend_block(0); }
@@ -175,6 +191,7 @@ static void test_attend_avx2(void)
         return;
     }
     check_attend(1);
+    check_attend(2);
 }
 
 static void test_attend_portable(void) { check_attend(0); }
@@ -195,10 +212,27 @@ static float ref_row(const float *w, const float *x, int64_t K)
     return s;
 }
 
-static void check_matmul(golden_dtype dt, const int64_t *ns, size_t n_ns)
+/* The matmul paths a test can choose: every one must give the bits of ref_row. */
+enum { MM_DEFAULT, MM_NO_ZMM, MM_NO_AVX512, MM_MODES };
+static const char *const mm_mode_name[MM_MODES] = {"default (8 x 6 zmm with AVX-512)",
+                                                    "4 x 6 ymm (zmm off)", "4 x 3 (AVX-512 off)"};
+
+static void mm_mode(int mode)
 {
-    static const int64_t rows[] = {1, 3, 4, 5, 16, 17, 35}, cols[] = {8, 13, 64, 203, 519, 1031};
-    int cases = 0, equal = 0;
+    cpu_kernels_use_avx512(1);
+    if (mode == MM_NO_ZMM)
+        cpu_kernels_use_zmm(0);
+    else if (mode == MM_NO_AVX512)
+        cpu_kernels_use_avx512(0);
+}
+
+/* Every (rows, K, tokens) case against ref_row, in f32 and bf16 weights, on every path in
+ * modes[]; returns how many (case, dtype, mode) runs differed. */
+static int check_matmul(const int *modes, int n_modes, const int64_t *ns, size_t n_ns)
+{
+    static const int64_t rows[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 28, 35},
+                         cols[] = {7, 8, 13, 64, 203, 519, 1031};
+    int runs = 0, equal = 0;
     for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++)
         for (size_t ci = 0; ci < sizeof cols / sizeof *cols; ci++)
             for (size_t ni = 0; ni < n_ns; ni++) {
@@ -216,26 +250,43 @@ static void check_matmul(golden_dtype dt, const int64_t *ns, size_t n_ns)
                 }
                 for (int64_t i = 0; i < n * K; i++)
                     x[i] = frand();
-                memset(y, 0, (size_t)(n * ldy) * 4);
                 memset(r, 0, (size_t)(n * ldy) * 4);
                 for (int64_t t = 0; t < n; t++)
                     for (int64_t o = 0; o < R; o++)
                         r[t * ldy + o] = ref_row(wf + o * K, x + t * K, K);
-                cpu_weight w = {dt == GOLDEN_F32 ? (const void *)wf : (const void *)wb, dt, R, K};
-                golden_error err;
-                CU_ASSERT_EQUAL(cpu_matmul(&w, x, n, y, ldy, 2, &err), 0);
-                cases++;
-                if (memcmp(y, r, (size_t)(n * ldy) * 4) == 0)
-                    equal++;
-                else
-                    fprintf(stderr, "matmul %s R=%lld K=%lld n=%lld: bits differ\n",
-                            dt == GOLDEN_F32 ? "f32" : "bf16", (long long)R, (long long)K,
-                            (long long)n);
+                for (int d = 0; d < 2; d++)
+                    for (int mi = 0; mi < n_modes; mi++) {
+                        golden_dtype dt = d ? GOLDEN_BF16 : GOLDEN_F32;
+                        cpu_weight w = {d ? (const void *)wb : (const void *)wf, dt, R, K};
+                        golden_error err;
+                        mm_mode(modes[mi]);
+                        memset(y, 0, (size_t)(n * ldy) * 4);
+                        CU_ASSERT_EQUAL(cpu_matmul(&w, x, n, y, ldy, 1 + (int)(ni % 2), &err),
+                                        0);
+                        runs++;
+                        if (memcmp(y, r, (size_t)(n * ldy) * 4) == 0)
+                            equal++;
+                        else
+                            fprintf(stderr, "matmul %s, %s: R=%lld K=%lld n=%lld: bits differ\n",
+                                    mm_mode_name[modes[mi]], d ? "bf16" : "f32", (long long)R,
+                                    (long long)K, (long long)n);
+                    }
                 free(wf); free(x); free(wb); free(y); free(r);
             }
-    CU_ASSERT_EQUAL(cases, (int)(7 * 6 * n_ns));
-    CU_ASSERT_EQUAL(equal, cases);
+    mm_mode(MM_DEFAULT);
+    CU_ASSERT_EQUAL(runs, (int)(15 * 7 * n_ns) * 2 * n_modes);
+    CU_ASSERT_EQUAL(equal, runs);
+    return runs - equal;
 }
+
+/* tokens: decode (1, 2), every block width and remainder up to 50 (the zmm blocks take 1-6
+ * tokens, the 4 x 3 / 4 x 6 ones 3 or 6 and leave 1-2), more than one pass of MM_TB (48)
+ * tokens; K 7 to 1031: no 8-chunk at all, one, several MM_KC (256) slices, with a tail; rows:
+ * below, at and above the 8 rows of a zmm block and the 16 of a tile */
+static const int64_t mm_ns[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14,
+                                15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+                                43, 44, 45, 46, 47, 48, 49, 50, 97, 100};
 
 static void test_matmul(void)
 {
@@ -244,19 +295,58 @@ static void test_matmul(void)
         fprintf(stderr, "no AVX2 + FMA here: the portable matmul sums in another order\n");
         return;
     }
-    /* tokens: decode (1, 2), the 4 x 3 blocks and their remainders, more than one pass of
-     * MM_TB (48) tokens; K up to 1031: more than one MM_KC (256) slice, with a tail */
-    static const int64_t ns[] = {1, 2, 3, 4, 5, 6, 17, 18, 19, 20, 37, 47, 48, 49, 100};
-    check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
-    check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
-    /* with AVX-512VL the 4 x 6 blocks ran above: the 4 x 3 ones alone must agree too */
-    bool was = cpu_kernels_use_avx512(0);
-    if (was) {
-        check_matmul(GOLDEN_F32, ns, sizeof ns / sizeof *ns);
-        check_matmul(GOLDEN_BF16, ns, sizeof ns / sizeof *ns);
-    } else
+    static const int modes[] = {MM_DEFAULT, MM_NO_ZMM, MM_NO_AVX512};
+    if (!cpu_kernels_use_avx512(-1))
         fprintf(stderr, "no AVX-512VL here: the 4 x 3 blocks only\n");
-    cpu_kernels_use_avx512(was ? 1 : 0);
+    check_matmul(modes, 3, mm_ns, sizeof mm_ns / sizeof *mm_ns);
+}
+
+/* The zmm softmax's 8-wide expf against expf itself: every 61st float bit pattern (all
+ * exponents, both signs, NaNs, infinities), every 3rd one in [-88, -0.5] (where softmax's
+ * s - max mostly lies and the reduction has the most bits to lose), 90 M values, and the
+ * edges of expf's special path. (Checked once on all 2^32 patterns against glibc 2.36: none
+ * differs.) */
+static void test_expf_vec(void)
+{
+    enum { N = 1 << 20 };
+    static const uint64_t ranges[][3] = {{0, 1ull << 32, 61}, {0xBF000000u, 0xC2B00000u, 3}};
+    float *x = malloc((size_t)N * 4), *y = malloc((size_t)N * 4);
+    static const float edge[] = {0.0f,  -0.0f,       INFINITY, -INFINITY, NAN,     88.0f,
+                                 -88.0f, 88.72283f, 88.72284f, -103.97f, -103.98f, -87.33655f,
+                                 1e-40f, -1e-40f,    0.5f,     -0.5f,     -1e-8f,  -20.0f};
+    int64_t n = 0, total = 0, bad = 0;
+    bool vec = true;
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
+        x[n++] = edge[i];
+    for (size_t ri = 0; ri < 2; ri++)
+        for (uint64_t u = ranges[ri][0];; u += ranges[ri][2]) {
+            bool end = u >= ranges[ri][1];
+            if (!end) {
+                uint32_t b = (uint32_t)u;
+                memcpy(&x[n++], &b, 4);
+            }
+            if (n == N || (end && n > 0)) {
+                vec = cpu_expf_vec(x, y, n) && vec;
+                for (int64_t i = 0; i < n; i++) {
+                    float e = expf(x[i]);
+                    if (memcmp(&e, &y[i], 4) != 0 && bad++ < 5) {
+                        uint32_t b;
+                        memcpy(&b, &x[i], 4);
+                        fprintf(stderr, "expf of %08x: %a, 8-wide %a\n", (unsigned)b, e, y[i]);
+                    }
+                }
+                total += n;
+                n = 0;
+            }
+            if (end)
+                break;
+        }
+    if (!vec)
+        fprintf(stderr, "no AVX-512 here: plain expf only\n");
+    CU_ASSERT(total > 90000000);
+    CU_ASSERT_EQUAL(bad, 0);
+    free(x);
+    free(y);
 }
 
 int main(void)
@@ -267,8 +357,10 @@ int main(void)
         {"cpu_attend_block (AVX2): each of 1-4 positions has the bits of attending it alone",
          test_attend_block_avx2},
         {"cpu_attend_block (portable): the same bits", test_attend_block_portable},
-        {"cpu_matmul: every register block (4 x 3, 4 x 6) has the bits of one (row, token) chain",
+        {"cpu_matmul: every register block (4 x 3, 4 x 6, 8 x 1-6 zmm) has the bits of one (row, "
+         "token) chain",
          test_matmul},
+        {"cpu_expf_vec: the softmax's 8-wide expf has expf's bits", test_expf_vec},
         {0, 0}};
     return golden_test_run("replay_kernels", tests);
 }
