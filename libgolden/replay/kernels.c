@@ -837,6 +837,40 @@ static void attend_portable(const float *q, int G, int hd, const float *K, const
 #if defined(__x86_64__)
 #define ATT_VTILE 64 /* keys per pass of the V accumulation: a 64-key tile of V stays in L1/L2 */
 
+/* The scores of one head against up to 8 keys, from r[key] (lane m: the key's sum over dims m,
+ * m+8, ... of the 8-chunks below hd8): transposed and added in the fixed order (lane k of the
+ * result: key k), the tail dims hd8..hd added in order, scaled, the first nk stored at row. The
+ * end of scores8_avx2 and of scores8_zmm, whose lane sums are the same bits. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+score_row8(const __m256 *r, const float *qh, const float *K, int64_t kd, int nk, int hd8, int hd,
+           float scale, float *row)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    __m256 l0 = _mm256_permute2f128_ps(u0, u4, 0x20), l4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+    __m256 l1 = _mm256_permute2f128_ps(u1, u5, 0x20), l5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+    __m256 l2 = _mm256_permute2f128_ps(u2, u6, 0x20), l6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+    __m256 l3 = _mm256_permute2f128_ps(u3, u7, 0x20), l7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+    __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l0, l4), _mm256_add_ps(l1, l5)),
+                             _mm256_add_ps(_mm256_add_ps(l2, l6), _mm256_add_ps(l3, l7)));
+    for (int i = hd8; i < hd; i++) { /* tail dims in order, one key a lane */
+        float kc[8] = {0};
+        for (int kt = 0; kt < nk; kt++)
+            kc[kt] = K[kt * kd + i];
+        d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(qh[i]), _mm256_loadu_ps(kc)));
+    }
+    d = _mm256_mul_ps(d, _mm256_set1_ps(scale));
+    float out[8];
+    _mm256_storeu_ps(out, d);
+    memcpy(row, out, (size_t)nk * 4);
+}
+
 /* Scores of up to 8 keys (nk) for every head of the group: each key's row chunk is loaded
  * once for all G heads; the 8 lane sums of each (head, key) are the ones head_dot builds (mul
  * then add, no FMA), and an 8 x 8 transpose turns its fixed horizontal sum into vertical adds
@@ -898,32 +932,8 @@ __attribute__((target("avx2,fma"))) static void scores8_avx2(const float *q, int
         }
         for (int h = 0; h < gn; h++) {
             __m256 *r = acc[h]; /* r[key]: lane m = dims m, m+8, ... of that key */
-            __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-            __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-            __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-            __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-            /* lane m of column k: key k's lane sum m */
-            __m256 l0 = _mm256_permute2f128_ps(u0, u4, 0x20), l4 = _mm256_permute2f128_ps(u0, u4, 0x31);
-            __m256 l1 = _mm256_permute2f128_ps(u1, u5, 0x20), l5 = _mm256_permute2f128_ps(u1, u5, 0x31);
-            __m256 l2 = _mm256_permute2f128_ps(u2, u6, 0x20), l6 = _mm256_permute2f128_ps(u2, u6, 0x31);
-            __m256 l3 = _mm256_permute2f128_ps(u3, u7, 0x20), l7 = _mm256_permute2f128_ps(u3, u7, 0x31);
-            __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l0, l4), _mm256_add_ps(l1, l5)),
-                                     _mm256_add_ps(_mm256_add_ps(l2, l6), _mm256_add_ps(l3, l7)));
-            const float *qh = qg + (size_t)h * hd;
-            for (int i = hd8; i < hd; i++) { /* tail dims in order, one key a lane */
-                float kc[8] = {0};
-                for (int kt = 0; kt < nk; kt++)
-                    kc[kt] = K[kt * kd + i];
-                d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(qh[i]), _mm256_loadu_ps(kc)));
-            }
-            d = _mm256_mul_ps(d, _mm256_set1_ps(scale));
-            float out[8];
-            _mm256_storeu_ps(out, d);
-            memcpy(s + (size_t)(g + h) * (size_t)ld, out, (size_t)nk * 4);
+            score_row8(r, qg + (size_t)h * hd, K, kd, nk, hd8, hd, scale,
+                       s + (size_t)(g + h) * (size_t)ld);
         }
     }
 }
@@ -988,31 +998,8 @@ scores8_zmm(const float *qp, const float *q, int G, int hd, const float *K, int6
             __m256 r[8]; /* r[key]: lane m = dims m, m+8, ... of that key */
             for (int k = 0; k < 8; k++)
                 r[k] = _mm256_load_ps(buf + ((h / 2) * 8 + k) * 16 + (h & 1) * 8);
-            __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-            __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-            __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-            __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-            __m256 l0 = _mm256_permute2f128_ps(u0, u4, 0x20), l4 = _mm256_permute2f128_ps(u0, u4, 0x31);
-            __m256 l1 = _mm256_permute2f128_ps(u1, u5, 0x20), l5 = _mm256_permute2f128_ps(u1, u5, 0x31);
-            __m256 l2 = _mm256_permute2f128_ps(u2, u6, 0x20), l6 = _mm256_permute2f128_ps(u2, u6, 0x31);
-            __m256 l3 = _mm256_permute2f128_ps(u3, u7, 0x20), l7 = _mm256_permute2f128_ps(u3, u7, 0x31);
-            __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l0, l4), _mm256_add_ps(l1, l5)),
-                                     _mm256_add_ps(_mm256_add_ps(l2, l6), _mm256_add_ps(l3, l7)));
-            const float *qh = q + (size_t)(g + h) * hd;
-            for (int i = hd8; i < hd; i++) { /* tail dims in order, one key a lane */
-                float kc[8] = {0};
-                for (int kt = 0; kt < nk; kt++)
-                    kc[kt] = K[kt * kd + i];
-                d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_set1_ps(qh[i]), _mm256_loadu_ps(kc)));
-            }
-            d = _mm256_mul_ps(d, _mm256_set1_ps(scale));
-            float out[8];
-            _mm256_storeu_ps(out, d);
-            memcpy(s + (size_t)(g + h) * (size_t)ld, out, (size_t)nk * 4);
+            score_row8(r, q + (size_t)(g + h) * hd, K, kd, nk, hd8, hd, scale,
+                       s + (size_t)(g + h) * (size_t)ld);
         }
     }
 }
