@@ -1128,11 +1128,10 @@ __attribute__((target("avx2,fma"))) static void pv_tile_avx2_0(const float *p, i
     pv_tile_avx2(p, ld, G, hd, V, kd, j0, j1, o, 0);
 }
 
-/* softmax_row with the max and the division 8 keys at a time. The division is elementwise;
- * the max skips NaNs as `s[j] > mx` does (max_ps(x, m) is m unless x > m) and can differ
- * from the scalar one only in the sign of a zero, which no s[j] - max changes (x - 0 = x for
- * x != 0, and expf(+-0) = 1). The exps and their sum stay scalar, in key order. */
-__attribute__((target("avx2,fma"))) static void softmax_row_avx2(float *s, int64_t n)
+/* The two ends the softmax rows share: the largest of s[0..n) (8 at a time, NaNs skipped as
+ * `s[j] > mx` skips them), and every s[j] divided by sum (elementwise: the scalar bits). */
+__attribute__((target("avx2,fma"), always_inline)) static inline float
+row_max_avx2(const float *s, int64_t n)
 {
     __m256 m8 = _mm256_set1_ps(-INFINITY);
     int64_t j = 0;
@@ -1146,16 +1145,33 @@ __attribute__((target("avx2,fma"))) static void softmax_row_avx2(float *s, int64
     for (; j < n; j++)
         if (s[j] > mx)
             mx = s[j];
-    float sum = 0;
+    return mx;
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+row_div_avx2(float *s, int64_t n, float sum)
+{
+    __m256 d8 = _mm256_set1_ps(sum);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(s + j, _mm256_div_ps(_mm256_loadu_ps(s + j), d8));
+    for (; j < n; j++)
+        s[j] = s[j] / sum;
+}
+
+/* softmax_row with the max and the division 8 keys at a time. The division is elementwise;
+ * the max skips NaNs as `s[j] > mx` does (max_ps(x, m) is m unless x > m) and can differ
+ * from the scalar one only in the sign of a zero, which no s[j] - max changes (x - 0 = x for
+ * x != 0, and expf(+-0) = 1). The exps and their sum stay scalar, in key order. */
+__attribute__((target("avx2,fma"))) static void softmax_row_avx2(float *s, int64_t n)
+{
+    float mx = row_max_avx2(s, n), sum = 0;
+    int64_t j;
     for (j = 0; j < n; j++) {
         s[j] = expf(s[j] - mx);
         sum += s[j];
     }
-    __m256 d8 = _mm256_set1_ps(sum);
-    for (j = 0; j + 8 <= n; j += 8)
-        _mm256_storeu_ps(s + j, _mm256_div_ps(_mm256_loadu_ps(s + j), d8));
-    for (; j < n; j++)
-        s[j] = s[j] / sum;
+    row_div_avx2(s, n, sum);
 }
 
 /* expf of 8 floats at once, glibc's expf (2.36, its FMA build __expf_fma) step for step in
@@ -1225,19 +1241,8 @@ __attribute__((target("avx2,fma,avx512f,avx512vl"))) static void expf_zmm(const 
 __attribute__((target("avx2,fma,avx512f,avx512vl"))) static void softmax_row_zmm(float *s,
                                                                                  int64_t n)
 {
-    __m256 m8 = _mm256_set1_ps(-INFINITY);
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        m8 = _mm256_max_ps(_mm256_loadu_ps(s + j), m8);
-    float mv[8], mx = -INFINITY;
-    _mm256_storeu_ps(mv, m8);
-    for (int k = 0; k < 8; k++)
-        if (mv[k] > mx)
-            mx = mv[k];
-    for (; j < n; j++)
-        if (s[j] > mx)
-            mx = s[j];
-    float sum = 0;
+    float mx = row_max_avx2(s, n), sum = 0;
+    int64_t j;
     __m256 mx8 = _mm256_set1_ps(mx);
     for (j = 0; j + 8 <= n; j += 8) {
         __m256 xv = _mm256_sub_ps(_mm256_loadu_ps(s + j), mx8);
@@ -1257,11 +1262,7 @@ __attribute__((target("avx2,fma,avx512f,avx512vl"))) static void softmax_row_zmm
         s[j] = expf(s[j] - mx);
         sum += s[j];
     }
-    __m256 d8 = _mm256_set1_ps(sum);
-    for (j = 0; j + 8 <= n; j += 8)
-        _mm256_storeu_ps(s + j, _mm256_div_ps(_mm256_loadu_ps(s + j), d8));
-    for (; j < n; j++)
-        s[j] = s[j] / sum;
+    row_div_avx2(s, n, sum);
 }
 
 /* P positions of one KV head: keys 8 at a time for every position that reaches them (an
